@@ -1,0 +1,109 @@
+# vitals — build with GNU make.
+#
+#   make               build build/vitals, the targets and the test programs
+#   make check         build and run every test (unit, fuzz corpus replay, integration)
+#   make SAN=1 check   the same under ASan+UBSan, in build-san/
+#   make fuzz          libFuzzer binaries (clang) in build-fuzz/
+#   make WERROR=0      do not treat warnings as errors (they are errors by default)
+#
+# Sources are found by wildcard: a new .c file in src/<module>/ joins libvitals.a,
+# a new tests/unit/test_*.c becomes a test program, a new targets/*.c a target.
+
+CC      ?= cc
+WERROR  ?= 1
+SAN     ?= 0
+PKGS    := libelf jansson
+
+ifeq ($(SAN),1)
+  B        ?= build-san
+  SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+  OPT      := -O1 -g
+else
+  B        ?= build
+  SANFLAGS :=
+  OPT      := -O2 -g
+endif
+
+# make V=1 shows the full commands
+ifeq ($(V),1)
+  Q :=
+else
+  Q := @
+endif
+
+WARN := -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wpointer-arith -Wvla -Wno-missing-field-initializers
+ifeq ($(WERROR),1)
+  WARN += -Werror
+endif
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+CFLAGS  += -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) -MMD -MP
+LDFLAGS += $(SANFLAGS)
+LDLIBS  += $(PKG_LIBS) -lpthread -lm
+
+LIB_SRC    := $(sort $(wildcard src/base/*.c src/proc/*.c src/alloc/*.c src/sample/*.c src/render/*.c))
+CLI_SRC    := $(sort $(wildcard src/cli/*.c))
+TARGET_SRC := $(sort $(wildcard targets/*.c))
+UNIT_SRC   := $(sort $(wildcard tests/unit/test_*.c))
+FUZZ_SRC   := $(sort $(wildcard fuzz/fuzz_*.c))
+
+LIB_OBJ    := $(LIB_SRC:%.c=$(B)/%.o)
+CLI_OBJ    := $(CLI_SRC:%.c=$(B)/%.o)
+TARGETS    := $(TARGET_SRC:targets/%.c=$(B)/targets/%)
+UNITS      := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+FUZZ_REPLAY:= $(FUZZ_SRC:fuzz/%.c=$(B)/fuzz/%)
+
+.PHONY: all check unit integration fuzz-replay fuzz clean deps
+all: $(B)/vitals $(TARGETS) $(UNITS) $(FUZZ_REPLAY)
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+$(B)/libvitals.a: $(LIB_OBJ)
+	@rm -f $@
+	$(Q)ar rcs $@ $^
+
+$(B)/vitals: $(CLI_OBJ) $(B)/libvitals.a
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# Targets reproduce phenomena; they link nothing of ours so that what they
+# measure is plain glibc behaviour.
+$(B)/targets/%: targets/%.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE $(SANFLAGS) -MMD -MP -o $@ $< -lpthread -lm
+
+$(B)/tests/%: $(B)/tests/unit/%.o $(B)/libvitals.a
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# Fuzz targets replayed over their corpus with a small driver (gcc, no libFuzzer needed).
+$(B)/fuzz/%: $(B)/fuzz/%.o $(B)/fuzz/replay_main.o $(B)/libvitals.a
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/fuzz/replay_main.o: fuzz/replay_main.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+check: all
+	@B=$(B) tests/run
+
+# Real fuzzing with libFuzzer: make fuzz && build-fuzz/fuzz/fuzz_stat -max_total_time=60 fuzz/corpus/stat
+fuzz:
+	$(MAKE) B=build-fuzz CC=clang SAN=0 \
+	  SANFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer" \
+	  build-fuzz/libvitals.a
+	@mkdir -p build-fuzz/fuzz
+	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
+	  echo "  FUZZ $$n"; \
+	  clang -std=gnu11 -g -O1 -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
+	    -o build-fuzz/fuzz/$$n $$f build-fuzz/libvitals.a $(PKG_LIBS) -lpthread -lm || exit 1; done
+
+deps:
+	scripts/deps.sh
+
+clean:
+	rm -rf build build-san build-fuzz
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

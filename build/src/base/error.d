@@ -1,0 +1,2 @@
+build/src/base/error.o: src/base/error.c src/base/error.h
+src/base/error.h:

@@ -1,0 +1,65 @@
+/*
+ * detect.h — which malloc a process runs, and how we know.
+ *
+ * Decided from the target's mappings and the ELF files behind them, read
+ * through <proc root>/PID/root/<path> so it works for processes in other
+ * mount namespaces (containers).  Nothing here reads target memory or stops
+ * the target.
+ *
+ * Order of evidence (the dynamic linker's symbol lookup order, simplified):
+ *   1. the executable itself defines malloc (statically linked allocator);
+ *   2. an LD_PRELOAD'ed library (from environ) defines malloc;
+ *   3. a mapped known allocator library (libjemalloc, libtcmalloc*, libmimalloc)
+ *      that defines malloc in .dynsym;
+ *   4. musl's dynamic loader/libc (ld-musl-*.so.1);
+ *   5. glibc's libc.so.6 — version from its banner string ("release version
+ *      2.36") or, failing that, the highest GLIBC_2.x version definition;
+ *   6. no libc mapped at all: a static executable, classified by its symbol
+ *      table (je_malloc or mallctl, tc_malloc, mi_malloc, __libc_malloc) or
+ *      "unknown (static)".
+ */
+#ifndef VT_ALLOC_DETECT_H
+#define VT_ALLOC_DETECT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "base/error.h"
+#include "proc/maps.h"
+#include "proc/procfs.h"
+
+enum vt_alloc_kind {
+	VT_ALLOC_UNKNOWN = 0,
+	VT_ALLOC_GLIBC,
+	VT_ALLOC_JEMALLOC,
+	VT_ALLOC_TCMALLOC,
+	VT_ALLOC_MIMALLOC,
+	VT_ALLOC_MUSL,
+};
+
+const char *vt_alloc_kind_name(enum vt_alloc_kind kind);   /* "glibc", "jemalloc", ... */
+
+struct vt_alloc_info {
+	enum vt_alloc_kind kind;
+	char version[32];        /* "2.36", "" when unknown */
+	bool is_static;          /* allocator linked into the executable */
+	char path[512];          /* file that provides malloc ("" if none) */
+	char evidence[256];      /* one line: how this was decided */
+};
+
+/*
+ * Decide the allocator of the process with directory pid_fd and mappings
+ * regions (maps or smaps).  environ is the raw /proc/PID/environ block (may be
+ * NULL when unreadable: LD_PRELOAD is then not considered and the evidence
+ * says so).  Returns VT_OK with kind UNKNOWN when nothing decides it.
+ */
+int vt_alloc_detect(const struct vt_procfs *pfs, int pid_fd, pid_t pid,
+		    const struct vt_region_list *regions, const char *environ, size_t environ_len,
+		    struct vt_alloc_info *out, struct vt_err *err);
+
+/* ---- exposed for tests and fuzzers ---- */
+
+/* Find "release version X.Y" in a glibc banner inside bytes. */
+bool vt_glibc_banner_version(const char *bytes, size_t len, char *version, size_t cap);
+
+#endif

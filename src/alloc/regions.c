@@ -1,0 +1,268 @@
+/*
+ * regions.c — classify mappings (see regions.h for the evidence order).
+ *
+ * glibc facts relied on (malloc/arena.c, malloc/malloc.c, nptl/allocatestack.c,
+ * glibc 2.26–2.40):
+ *   - new_heap() maps 2*HEAP_MAX_SIZE PROT_NONE, keeps the HEAP_MAX_SIZE
+ *     aligned half and mprotects its first pages rw: maps shows rw-p then
+ *     ---p, together 64 MiB, starting on a 64 MiB boundary;
+ *   - the heap starts with heap_info { ar_ptr, prev, size, mprotect_size, ...};
+ *     the first heap of an arena has prev == NULL and its malloc_state right
+ *     after heap_info, so ar_ptr points a few bytes past the heap start;
+ *   - an mmapped chunk starts with prev_size (alignment slack, normally 0) and
+ *     size | IS_MMAPPED (0x2), and prev_size + size is the mapping length;
+ *   - thread stacks are mapped with the guard at the low end (stacks grow down).
+ * The kernel merges adjacent anonymous mappings with equal flags, so one
+ * rw-p region may hold several mmapped chunks: they are walked header by header.
+ */
+#include "alloc/regions.h"
+#include "proc/procfs.h"
+
+#include <string.h>
+
+#define IS_MMAPPED 0x2ull
+#define GUARD_MAX (1ull << 20)          /* a ---p run this small below rw-p is a guard */
+#define CHUNK_WALK_MAX 4096             /* headers read per region at most */
+
+static bool is_anon(const struct vt_region *r)
+{
+	return r->inode == 0 && r->path[0] == '\0';
+}
+
+static bool perms_are(const struct vt_region *r, const char *perms)
+{
+	return memcmp(r->perms, perms, 4) == 0;
+}
+
+static void set_kind(struct vt_region *r, enum vt_region_kind kind, uint32_t flags)
+{
+	r->kind = kind;
+	r->kind_flags |= flags;
+}
+
+/* Kinds decided by the name alone. */
+static bool classify_by_name(struct vt_region *r)
+{
+	const char *p = r->path;
+
+	if (!strcmp(p, "[heap]"))
+		set_kind(r, VT_REGION_MAIN_HEAP, VT_KIND_BY_NAME);
+	else if (!strcmp(p, "[stack]"))
+		set_kind(r, VT_REGION_MAIN_STACK, VT_KIND_BY_NAME);
+	else if (!strcmp(p, "[vdso]") || !strcmp(p, "[vvar]") || !strcmp(p, "[vsyscall]") ||
+		 !strncmp(p, "[vvar_", 6) || !strcmp(p, "[uprobes]"))
+		set_kind(r, VT_REGION_SPECIAL, VT_KIND_BY_NAME);
+	/* glibc >= 2.39 names its mappings when glibc.mem.decorate_maps=1 */
+	else if (!strncmp(p, "[anon: glibc: malloc arena", 26))
+		set_kind(r, VT_REGION_ARENA_HEAP, VT_KIND_BY_NAME);
+	else if (!strncmp(p, "[anon: glibc: pthread stack", 27))
+		set_kind(r, VT_REGION_THREAD_STACK, VT_KIND_BY_NAME);
+	else if (!strncmp(p, "[anon: glibc: malloc", 20))
+		set_kind(r, VT_REGION_MMAP_CHUNK, VT_KIND_BY_NAME);
+	else if (r->perms[3] == 's' || !strncmp(p, "/dev/shm/", 9) || !strncmp(p, "/memfd:", 7) ||
+		 !strncmp(p, "/SYSV", 5))
+		set_kind(r, VT_REGION_SHMEM, VT_KIND_BY_NAME);
+	else if (r->inode != 0)
+		set_kind(r, VT_REGION_FILE, VT_KIND_BY_NAME);
+	else
+		return false;
+	return true;
+}
+
+/* heap_info fields we check (the rest differs between glibc versions). */
+struct heap_info_head {
+	uint64_t ar_ptr, prev, size, mprotect_size;
+};
+
+enum heap_verdict { HEAP_UNREAD, HEAP_NOT, HEAP_FIRST, HEAP_MORE };
+
+static enum heap_verdict read_heap_info(const struct vt_classify_ctx *ctx, uint64_t start,
+					uint64_t rw_len)
+{
+	struct heap_info_head h;
+
+	if (!ctx->read_mem)
+		return HEAP_UNREAD;
+	if (ctx->read_mem(ctx->read_ctx, start, &h, sizeof(h)) != VT_OK)
+		return HEAP_UNREAD;
+	if (!h.ar_ptr || h.size == 0 || h.size > VT_HEAP_MAX_SIZE ||
+	    h.mprotect_size > VT_HEAP_MAX_SIZE || h.size > h.mprotect_size ||
+	    h.size > rw_len || (h.prev % VT_HEAP_MAX_SIZE) != 0)
+		return HEAP_NOT;
+	if (h.prev == 0 && h.ar_ptr > start && h.ar_ptr < start + 256)
+		return HEAP_FIRST;
+	if (h.prev != 0)
+		return HEAP_MORE;
+	return HEAP_NOT;
+}
+
+static void add_heap(struct vt_arena_summary *a, enum heap_verdict v, const struct vt_region *rw,
+		     uint64_t rw_len)
+{
+	a->heaps++;
+	a->reserved_bytes += VT_HEAP_MAX_SIZE;
+	a->mapped_bytes += rw_len;
+	if (v == HEAP_FIRST && a->arenas >= 0)
+		a->arenas++;
+	if (vt_known(rw->rss) && vt_known(a->rss_bytes)) {
+		a->rss_bytes += rw->rss;
+		a->swap_bytes += rw->swap;
+	} else {
+		a->rss_bytes = a->swap_bytes = VT_NA;
+	}
+}
+
+/*
+ * Arena heaps.  Anchor on the reservation's ---p tail ending on a 64 MiB
+ * boundary right after an anonymous rw-p region, or on a full-size rw-p
+ * heap starting on a boundary (no tail left).
+ */
+static void find_arena_heaps(struct vt_region_list *list, const struct vt_classify_ctx *ctx,
+			     struct vt_arena_summary *a)
+{
+	size_t i;
+
+	for (i = 0; i < list->n; i++) {
+		struct vt_region *rw = &list->v[i], *tail = i + 1 < list->n ? &list->v[i + 1] : NULL;
+		uint64_t heap_start, rw_len;
+		enum heap_verdict v;
+
+		if (!is_anon(rw) || !perms_are(rw, "rw-p") || rw->kind != VT_REGION_OTHER)
+			continue;
+		if (tail && is_anon(tail) && perms_are(tail, "---p") && tail->start == rw->end &&
+		    tail->end % VT_HEAP_MAX_SIZE == 0 &&
+		    tail->end - VT_HEAP_MAX_SIZE >= rw->start && vt_region_size(tail) < VT_HEAP_MAX_SIZE) {
+			heap_start = tail->end - VT_HEAP_MAX_SIZE;
+			rw_len = rw->end - heap_start;
+			v = read_heap_info(ctx, heap_start, rw_len);
+			if (v == HEAP_NOT)
+				continue;
+			add_heap(a, v, rw, rw_len);
+			set_kind(rw, VT_REGION_ARENA_HEAP, VT_KIND_BY_LAYOUT |
+				 (v == HEAP_UNREAD ? 0 : VT_KIND_BY_MEMORY));
+			set_kind(tail, VT_REGION_ARENA_RESERVE, rw->kind_flags);
+			if (v == HEAP_UNREAD)
+				a->arenas = -1;
+			continue;
+		}
+		/* Full heaps: a rw-p run of whole 64 MiB heaps starting on a boundary. */
+		if (rw->start % VT_HEAP_MAX_SIZE == 0 && vt_region_size(rw) % VT_HEAP_MAX_SIZE == 0) {
+			uint64_t addr;
+			int found = 0;
+			for (addr = rw->start; addr < rw->end; addr += VT_HEAP_MAX_SIZE) {
+				v = read_heap_info(ctx, addr, VT_HEAP_MAX_SIZE);
+				/* Without memory, a bare aligned 64 MiB mapping is too weak to call. */
+				if (v == HEAP_NOT || v == HEAP_UNREAD)
+					break;
+				add_heap(a, v, rw, VT_HEAP_MAX_SIZE);
+				found++;
+			}
+			if (found) {
+				/* per-heap rss cannot be split: count the region once */
+				set_kind(rw, VT_REGION_ARENA_HEAP, VT_KIND_BY_LAYOUT | VT_KIND_BY_MEMORY);
+			}
+		}
+	}
+	a->verified = a->heaps > 0 && a->arenas >= 0;
+}
+
+/* Walk mmapped-chunk headers through a region; true if they tile it exactly. */
+static bool is_mmapped_chunks(const struct vt_classify_ctx *ctx, const struct vt_region *r)
+{
+	uint64_t addr = r->start, hdr[2];
+	int n;
+
+	if (!ctx->read_mem)
+		return false;
+	for (n = 0; addr < r->end && n < CHUNK_WALK_MAX; n++) {
+		uint64_t prev_size, size;
+		if (ctx->read_mem(ctx->read_ctx, addr, hdr, sizeof(hdr)) != VT_OK)
+			return false;
+		prev_size = hdr[0];
+		size = hdr[1] & ~7ull;
+		if (!(hdr[1] & IS_MMAPPED) || prev_size % 16 || size == 0 ||
+		    prev_size >= r->end - addr || size > r->end - addr - prev_size || (size & 4095))
+			return false;
+		addr += prev_size + size;
+	}
+	return addr == r->end;
+}
+
+static int thread_in(const struct vt_classify_ctx *ctx, const struct vt_region *r)
+{
+	size_t i;
+
+	for (i = 0; i < ctx->n_threads; i++)
+		if (ctx->thread_sp[i] >= r->start && ctx->thread_sp[i] < r->end)
+			return ctx->thread_tid ? (int)ctx->thread_tid[i] : -1;
+	return 0;
+}
+
+static bool has_guard_below(const struct vt_region_list *list, size_t i)
+{
+	const struct vt_region *g = i ? &list->v[i - 1] : NULL;
+
+	return g && is_anon(g) && perms_are(g, "---p") && g->end == list->v[i].start &&
+	       vt_region_size(g) <= GUARD_MAX && g->kind == VT_REGION_OTHER;
+}
+
+static void classify_anon(struct vt_region_list *list, size_t i, const struct vt_classify_ctx *ctx)
+{
+	struct vt_region *r = &list->v[i];
+	int tid;
+
+	if (perms_are(r, "---p")) {
+		if (i + 1 < list->n && list->v[i + 1].start == r->end &&
+		    list->v[i + 1].kind == VT_REGION_THREAD_STACK)
+			set_kind(r, VT_REGION_GUARD, VT_KIND_BY_LAYOUT);
+		return;
+	}
+	tid = thread_in(ctx, r);
+	if (tid) {
+		set_kind(r, VT_REGION_THREAD_STACK, VT_KIND_BY_THREAD_SP |
+			 (has_guard_below(list, i) ? VT_KIND_BY_LAYOUT : 0));
+		r->owner_tid = tid > 0 ? tid : 0;
+	} else if (ctx->alloc == VT_ALLOC_GLIBC && is_mmapped_chunks(ctx, r)) {
+		set_kind(r, VT_REGION_MMAP_CHUNK, VT_KIND_BY_MEMORY);
+	} else if (has_guard_below(list, i)) {
+		set_kind(r, VT_REGION_THREAD_STACK, VT_KIND_BY_LAYOUT);
+	} else if (ctx->alloc == VT_ALLOC_JEMALLOC || ctx->alloc == VT_ALLOC_TCMALLOC ||
+		   ctx->alloc == VT_ALLOC_MIMALLOC) {
+		set_kind(r, VT_REGION_ALLOC_OTHER, VT_KIND_BY_LAYOUT);
+	} else {
+		set_kind(r, VT_REGION_ANON, 0);
+	}
+}
+
+void vt_regions_classify(struct vt_region_list *list, const struct vt_classify_ctx *ctx,
+			 struct vt_arena_summary *a)
+{
+	size_t i;
+
+	memset(a, 0, sizeof(*a));
+	a->main_heap_rss = VT_NA;
+	for (i = 0; i < list->n; i++) {
+		struct vt_region *r = &list->v[i];
+		r->kind = VT_REGION_OTHER;
+		r->kind_flags = 0;
+		r->owner_tid = 0;
+		if (classify_by_name(r) && r->kind == VT_REGION_MAIN_HEAP) {
+			a->main_heap_bytes += vt_region_size(r);
+			a->main_heap_rss = r->rss;
+		}
+	}
+	if (!list->has_smaps)
+		a->rss_bytes = a->swap_bytes = VT_NA;
+	if (ctx->alloc == VT_ALLOC_GLIBC)
+		find_arena_heaps(list, ctx, a);
+	/* Stacks first (their guards sit below them), then everything else. */
+	for (i = 0; i < list->n; i++)
+		if (list->v[i].kind == VT_REGION_OTHER && is_anon(&list->v[i]))
+			classify_anon(list, i, ctx);
+	for (i = 0; i + 1 < list->n; i++) {
+		struct vt_region *g = &list->v[i];
+		if (g->kind == VT_REGION_OTHER && is_anon(g) && perms_are(g, "---p") &&
+		    list->v[i + 1].kind == VT_REGION_THREAD_STACK && list->v[i + 1].start == g->end)
+			set_kind(g, VT_REGION_GUARD, VT_KIND_BY_LAYOUT);
+	}
+}

@@ -1,0 +1,59 @@
+/*
+ * regions.h — what each mapping of a process is: glibc heaps and arenas,
+ * thread stacks, mmapped malloc chunks, files, shared memory.
+ *
+ * Classification uses, strongest first:
+ *   - names the kernel or glibc gave the mapping ([heap], [stack], [anon: ...]);
+ *   - glibc's own headers read from target memory with process_vm_readv
+ *     (never stopping it): heap_info at the start of each arena heap, the
+ *     chunk header of an mmapped chunk;
+ *   - a thread's user stack pointer (from /proc/PID/task/TID/syscall) inside
+ *     the mapping;
+ *   - layout: non-main arena heaps live in HEAP_MAX_SIZE (64 MiB on 64-bit)
+ *     aligned reservations, a rw-p part followed by a ---p remainder; thread
+ *     stacks are rw-p with a ---p guard directly below.
+ * Each region's kind_flags records which of these decided it.
+ */
+#ifndef VT_ALLOC_REGIONS_H
+#define VT_ALLOC_REGIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "alloc/detect.h"
+#include "base/error.h"
+#include "proc/maps.h"
+
+#define VT_HEAP_MAX_SIZE (64ull << 20)   /* glibc HEAP_MAX_SIZE on 64-bit */
+
+struct vt_arena_summary {
+	int heaps;                 /* non-main arena heaps found */
+	int arenas;                /* distinct non-main arenas; -1 when memory was unreadable */
+	bool verified;             /* heap_info headers read and checked */
+	uint64_t reserved_bytes;   /* address space of the reservations (heaps x 64 MiB) */
+	uint64_t mapped_bytes;     /* rw-p part */
+	uint64_t rss_bytes;        /* resident, VT_NA without smaps */
+	uint64_t swap_bytes;       /* swapped, VT_NA without smaps */
+	uint64_t main_heap_bytes;  /* [heap] size, 0 if none */
+	uint64_t main_heap_rss;    /* [heap] resident, VT_NA without smaps */
+};
+
+/* Read target memory; NULL when memory may not be read (fixtures, no permission). */
+typedef int (*vt_mem_reader)(void *ctx, uint64_t addr, void *out, size_t len);
+
+struct vt_classify_ctx {
+	enum vt_alloc_kind alloc;      /* from vt_alloc_detect */
+	vt_mem_reader read_mem;        /* may be NULL */
+	void *read_ctx;
+	const uint64_t *thread_sp;     /* user stack pointers of threads, may be NULL */
+	const pid_t *thread_tid;       /* tid for each sp */
+	size_t n_threads;
+};
+
+/* Set kind, kind_flags and owner_tid of every region; fill *arenas. */
+void vt_regions_classify(struct vt_region_list *regions, const struct vt_classify_ctx *ctx,
+			 struct vt_arena_summary *arenas);
+
+#endif

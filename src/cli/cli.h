@@ -1,0 +1,39 @@
+/*
+ * cli.h — what the subcommands share.  Only src/cli prints errors and picks
+ * exit statuses; everything below returns codes.
+ */
+#ifndef VT_CLI_CLI_H
+#define VT_CLI_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "proc/procfs.h"
+
+#define VT_EXIT_OK 0
+#define VT_EXIT_PARTIAL 1
+
+/* Print "vitals: <msg>" and the hint on stderr; return the exit status. */
+int vt_cli_error(const struct vt_err *err);
+/* Print a usage error for cmd on stderr; return 64. */
+int vt_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Open /proc and /sys, or the roots given by --proc-root/--sys-root or
+ * VITALS_PROC_ROOT/VITALS_SYS_ROOT (recorded trees, for tests). */
+int vt_cli_open_procfs(struct vt_procfs *pfs, struct vt_err *err);
+/* Global options, set by main before the subcommand runs. */
+extern const char *vt_cli_proc_root;
+extern const char *vt_cli_sys_root;
+
+/* "8M", "8MiB", "512k", "1G", "4096" -> bytes.  false on garbage. */
+bool vt_cli_parse_size(const char *text, uint64_t *bytes);
+/* A pid argument: a positive decimal that fits pid_t. */
+bool vt_cli_parse_pid(const char *text, int *pid);
+/* "30", "30s", "5m", "2h" -> seconds.  false on garbage. */
+bool vt_cli_parse_duration(const char *text, double *seconds);
+
+int cmd_snap(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+#endif

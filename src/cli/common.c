@@ -1,0 +1,118 @@
+/*
+ * common.c — error printing and argument parsing shared by subcommands.
+ */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const char *vt_cli_proc_root;
+const char *vt_cli_sys_root;
+
+int vt_cli_error(const struct vt_err *err)
+{
+	fprintf(stderr, "vitals: %s\n", err->msg[0] ? err->msg : vt_code_str(err->code));
+	if (err->hint[0])
+		fprintf(stderr, "  hint: %s\n", err->hint);
+	return vt_code_exit(err->code);
+}
+
+int vt_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "vitals %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n  see 'vitals %s --help'\n", cmd);
+	return vt_code_exit(VT_E_USAGE);
+}
+
+int vt_cli_open_procfs(struct vt_procfs *pfs, struct vt_err *err)
+{
+	const char *proc_root = vt_cli_proc_root ? vt_cli_proc_root : getenv("VITALS_PROC_ROOT");
+	const char *sys_root = vt_cli_sys_root ? vt_cli_sys_root : getenv("VITALS_SYS_ROOT");
+
+	if (proc_root && !*proc_root)
+		proc_root = NULL;
+	if (sys_root && !*sys_root)
+		sys_root = NULL;
+	return vt_procfs_open(pfs, proc_root, sys_root, err);
+}
+
+bool vt_cli_parse_size(const char *text, uint64_t *bytes)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t mult;
+	} units[] = {
+		{ "", 1 }, { "b", 1 },
+		{ "k", 1ull << 10 }, { "kb", 1ull << 10 }, { "kib", 1ull << 10 },
+		{ "m", 1ull << 20 }, { "mb", 1ull << 20 }, { "mib", 1ull << 20 },
+		{ "g", 1ull << 30 }, { "gb", 1ull << 30 }, { "gib", 1ull << 30 },
+	};
+	unsigned long long v;
+	char *end;
+	size_t i;
+
+	if (!text || !*text || *text == '-')
+		return false;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno || end == text)
+		return false;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcasecmp(end, units[i].suffix))
+			continue;
+		if (v > UINT64_MAX / units[i].mult)
+			return false;
+		*bytes = v * units[i].mult;
+		return true;
+	}
+	return false;
+}
+
+bool vt_cli_parse_pid(const char *text, int *pid)
+{
+	char *end;
+	long v;
+
+	if (!text || *text < '0' || *text > '9')
+		return false;
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || *end || v <= 0 || v > 0x3fffffff)
+		return false;
+	*pid = (int)v;
+	return true;
+}
+
+bool vt_cli_parse_duration(const char *text, double *seconds)
+{
+	double v, mult = 1;
+	char *end;
+
+	if (!text || !*text || *text == '-')
+		return false;
+	errno = 0;
+	v = strtod(text, &end);
+	if (errno || end == text || v != v)
+		return false;
+	if (!strcmp(end, "") || !strcmp(end, "s"))
+		mult = 1;
+	else if (!strcmp(end, "ms"))
+		mult = 0.001;
+	else if (!strcmp(end, "m"))
+		mult = 60;
+	else if (!strcmp(end, "h"))
+		mult = 3600;
+	else
+		return false;
+	*seconds = v * mult;
+	return true;
+}

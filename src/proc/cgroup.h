@@ -1,0 +1,114 @@
+/*
+ * cgroup.h — the memory cgroup a process is in, v1 or v2.
+ *
+ * Finds the process's memory cgroup from /proc/PID/cgroup and the mounts in
+ * <proc root>/self/mountinfo, then reads the controller files under the sys
+ * root:
+ *   v2: memory.current memory.max memory.peak memory.swap.current
+ *       memory.swap.max memory.events memory.pressure
+ *   v1: memory.usage_in_bytes memory.limit_in_bytes memory.max_usage_in_bytes
+ *       memory.memsw.usage_in_bytes memory.memsw.limit_in_bytes memory.failcnt
+ *       memory.oom_control
+ * A file that is absent or unreadable leaves its figure VT_NA; nothing is
+ * guessed.  v1 has no PSI: psi_some/psi_full stay not present.
+ */
+#ifndef VT_PROC_CGROUP_H
+#define VT_PROC_CGROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "proc/procfs.h"
+
+struct vt_psi_line {
+	bool present;
+	double avg10, avg60, avg300;   /* percent of wall time stalled */
+	uint64_t total_us;             /* cumulative stall time */
+};
+
+struct vt_cgroup_mem {
+	int version;                /* 1 or 2; 0 when no memory cgroup was found */
+	char path[512];             /* as listed in /proc/PID/cgroup ("/system.slice/x") */
+	char dir[512];              /* directory read, relative to the sys root */
+	uint64_t usage;             /* v2 memory.current, v1 memory.usage_in_bytes */
+	uint64_t limit;             /* v2 memory.max, v1 memory.limit_in_bytes; VT_NA if limit_is_max */
+	bool limit_is_max;          /* no limit ("max", or v1 at or above VT_CGROUP_V1_UNLIMITED) */
+	uint64_t peak;              /* v2 memory.peak, v1 memory.max_usage_in_bytes */
+	uint64_t swap_usage;        /* v2 memory.swap.current; v1 memsw.usage - usage */
+	uint64_t swap_limit;        /* v2 memory.swap.max; v1 memsw.limit - limit; VT_NA if max */
+	bool swap_limit_is_max;
+	/* v2 memory.events; v1: max = memory.failcnt, oom_kill from memory.oom_control */
+	uint64_t events_low, events_high, events_max, events_oom, events_oom_kill;
+	struct vt_psi_line psi_some, psi_full;  /* v2 memory.pressure */
+};
+
+/*
+ * v1 reports "no limit" as the page counter's maximum (PAGE_COUNTER_MAX *
+ * PAGE_SIZE, 9223372036854771712 with 4 KiB pages); anything at or above
+ * 2^62 is treated as that.
+ */
+#define VT_CGROUP_V1_UNLIMITED (UINT64_C(1) << 62)
+
+/*
+ * Fill *out for the process whose directory is pid_fd.  VT_OK with
+ * version 0 (and empty path/dir) when the process has no memory cgroup: no
+ * /proc/PID/cgroup, no mounted memory hierarchy, or a v2 cgroup without
+ * memory.current (the root, or memory not enabled).  Errors: VT_E_GONE (the
+ * process exited), VT_E_NOTFOUND (its cgroup is not reachable under the sys
+ * root: mounted outside /sys, or outside the mounted part of the hierarchy;
+ * or no <proc root>/self/mountinfo), VT_E_PARSE (a malformed file, named in
+ * err).  Missing or unreadable controller files are not errors.  On error
+ * *out is left as for version 0.
+ */
+int vt_cgroup_read(const struct vt_procfs *pfs, int pid_fd, struct vt_cgroup_mem *out,
+		   struct vt_err *err);
+
+/* ---- pure parsers, exposed for tests and fuzzers ---- */
+
+/*
+ * From /proc/PID/cgroup text, the v2 path ("0::/path") and the v1 memory
+ * controller path ("N:...memory...:/path").  Either may be absent (empty).
+ * VT_E_PARSE on a malformed line or a path that does not fit its cap.
+ */
+int vt_cgroup_parse_membership(const char *buf, size_t len, char *v2_path, size_t v2_cap,
+			       char *v1_mem_path, size_t v1_cap, struct vt_err *err);
+
+/*
+ * From mountinfo text, the mount point and the mount's root for the cgroup2
+ * filesystem (want_v1_memory false) or the v1 hierarchy carrying the memory
+ * controller (true).  The first such mount under /sys/ wins, else the first
+ * one.  Octal escapes (\040) are decoded.  false when there is none, or it
+ * does not fit the caps.  Malformed lines are skipped.
+ */
+bool vt_mountinfo_find_cgroup(const char *buf, size_t len, bool want_v1_memory, char *mount_point,
+			      size_t mp_cap, char *mount_root, size_t root_cap);
+
+/*
+ * "low 0\nhigh 3\nmax 7\noom 1\noom_kill 1\n" (v2 memory.events).  Sets the
+ * five events_* fields (VT_NA for a key the file lacks); unknown keys such as
+ * oom_group_kill are ignored.  VT_E_PARSE on a malformed line or no known key.
+ */
+int vt_cgroup_parse_events(const char *buf, size_t len, struct vt_cgroup_mem *out,
+			   struct vt_err *err);
+/*
+ * v1 memory.oom_control: "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n".
+ * Sets only events_oom_kill (VT_NA before Linux 4.13, which lacks the line).
+ */
+int vt_cgroup_parse_oom_control(const char *buf, size_t len, struct vt_cgroup_mem *out,
+				struct vt_err *err);
+/*
+ * "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\nfull ..." (PSI).  A line
+ * needs all four keys; "some" is required, "full" optional (present false).
+ */
+int vt_psi_parse(const char *buf, size_t len, struct vt_psi_line *some, struct vt_psi_line *full,
+		 struct vt_err *err);
+/*
+ * A single number or "max", with an optional trailing newline; for "max"
+ * *is_max is set and *value is VT_NA.
+ */
+int vt_cgroup_parse_limit(const char *buf, size_t len, uint64_t *value, bool *is_max,
+			  struct vt_err *err);
+
+#endif

@@ -1,0 +1,149 @@
+/*
+ * procfs.c — roots, pid directories and whole-file reads.
+ */
+#include "proc/procfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int vt_procfs_open(struct vt_procfs *pfs, const char *proc_root, const char *sys_root,
+		   struct vt_err *err)
+{
+	memset(pfs, 0, sizeof(*pfs));
+	pfs->live = !proc_root && !sys_root;
+	snprintf(pfs->proc_root, sizeof(pfs->proc_root), "%s", proc_root ? proc_root : "/proc");
+	snprintf(pfs->sys_root, sizeof(pfs->sys_root), "%s", sys_root ? sys_root : "/sys");
+	pfs->page_size = sysconf(_SC_PAGESIZE);
+	pfs->clk_tck = sysconf(_SC_CLK_TCK);
+	pfs->proc_fd = open(pfs->proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfs->proc_fd < 0)
+		return vt_err_set(err, VT_E_IO, errno, "cannot open proc root '%s': %s",
+				  pfs->proc_root, strerror(errno));
+	pfs->sys_fd = open(pfs->sys_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return VT_OK;
+}
+
+void vt_procfs_close(struct vt_procfs *pfs)
+{
+	if (pfs->proc_fd >= 0)
+		close(pfs->proc_fd);
+	if (pfs->sys_fd >= 0)
+		close(pfs->sys_fd);
+	pfs->proc_fd = pfs->sys_fd = -1;
+}
+
+int vt_pid_open(const struct vt_procfs *pfs, pid_t pid, int *dirfd, struct vt_err *err)
+{
+	char name[32];
+	int fd, e;
+
+	*dirfd = -1;
+	if (pid <= 0)
+		return vt_err_set(err, VT_E_NOPROC, 0, "'%d' is not a process id", (int)pid);
+	snprintf(name, sizeof(name), "%d", (int)pid);
+	fd = openat(pfs->proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		if (e == ENOENT)
+			return vt_err_set(err, VT_E_NOPROC, e, "no process %d", (int)pid);
+		if (e == EACCES || e == EPERM) {
+			vt_err_set(err, VT_E_PERM, e, "cannot open %s/%d: %s", pfs->proc_root,
+				   (int)pid, strerror(e));
+			vt_err_hint(err, "%s is mounted with hidepid; run as the process's user or root",
+				    pfs->proc_root);
+			return VT_E_PERM;
+		}
+		return vt_err_set(err, VT_E_IO, e, "cannot open %s/%d: %s", pfs->proc_root,
+				  (int)pid, strerror(e));
+	}
+	*dirfd = fd;
+	return VT_OK;
+}
+
+/* read() until EOF; /proc files must be read in one pass, not stat'ed for size. */
+static int read_fd(int fd, struct vt_buf *buf, int *sys_errno)
+{
+	ssize_t n;
+	int rc;
+
+	for (;;) {
+		rc = vt_buf_reserve(buf, 64 * 1024 < buf->max - buf->len ? 64 * 1024
+									 : buf->max - buf->len);
+		if (rc)
+			return rc;
+		if (buf->cap - 1 - buf->len == 0)
+			return VT_E_NOMEM;
+		n = read(fd, buf->data + buf->len, buf->cap - 1 - buf->len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			*sys_errno = errno;
+			return vt_code_from_errno(errno);
+		}
+		if (n == 0)
+			break;
+		buf->len += (size_t)n;
+		buf->data[buf->len] = '\0';
+	}
+	return VT_OK;
+}
+
+int vt_read_at(int dirfd, const char *name, struct vt_buf *buf, struct vt_err *err)
+{
+	struct stat st;
+	int fd, rc, e = 0;
+
+	vt_buf_reset(buf);
+	if (vt_buf_reserve(buf, 0))
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory reading '%s'", name);
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		if (e == ENOENT) {
+			/* A missing file under a vanished process reads as ENOENT too. */
+			if (fstatat(dirfd, "stat", &st, 0) < 0 && (errno == ENOENT || errno == ESRCH))
+				return vt_err_set(err, VT_E_GONE, e, "process exited while reading '%s'", name);
+			return vt_err_set(err, VT_E_NOTFOUND, e, "'%s' does not exist", name);
+		}
+		rc = vt_code_from_errno(e);
+		return vt_err_set(err, rc, e, "cannot open '%s': %s", name, strerror(e));
+	}
+	rc = read_fd(fd, buf, &e);
+	close(fd);
+	if (rc == VT_E_NOMEM && !e)
+		return vt_err_set(err, rc, 0, "'%s' is larger than %zu bytes", name, buf->max);
+	if (rc)
+		return vt_err_set(err, rc, e, rc == VT_E_GONE ? "process exited while reading '%s'"
+							     : "cannot read '%s'", name);
+	return VT_OK;
+}
+
+int vt_procfs_read(const struct vt_procfs *pfs, const char *name, struct vt_buf *buf,
+		   struct vt_err *err)
+{
+	int rc = vt_read_at(pfs->proc_fd, name, buf, err);
+
+	/* Not a process file: a missing one is just missing. */
+	if (rc == VT_E_GONE)
+		rc = vt_err_set(err, VT_E_NOTFOUND, err ? err->sys_errno : 0,
+				"'%s/%s' does not exist", pfs->proc_root, name);
+	return rc;
+}
+
+int vt_sysfs_read(const struct vt_procfs *pfs, const char *name, struct vt_buf *buf,
+		  struct vt_err *err)
+{
+	int rc;
+
+	if (pfs->sys_fd < 0)
+		return vt_err_set(err, VT_E_NOTFOUND, ENOENT, "'%s' is not available", pfs->sys_root);
+	rc = vt_read_at(pfs->sys_fd, name, buf, err);
+	if (rc == VT_E_GONE)
+		rc = vt_err_set(err, VT_E_NOTFOUND, err ? err->sys_errno : 0,
+				"'%s/%s' does not exist", pfs->sys_root, name);
+	return rc;
+}

@@ -1,0 +1,71 @@
+/*
+ * procfs.h — where /proc and /sys are, and reading files from them.
+ *
+ * Every reader takes a struct vt_procfs, so tests point vitals at a recorded
+ * tree (tests/fixtures/...) by opening it with other roots; nothing else in
+ * the code names "/proc".  A process is read through a directory fd opened
+ * once (vt_pid_open): if the process exits and its pid is reused, reads
+ * through the old fd fail instead of silently describing the new process.
+ */
+#ifndef VT_PROC_PROCFS_H
+#define VT_PROC_PROCFS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+
+/* Marks a figure that could not be read.  Renderers print it as n/a / null. */
+#define VT_NA UINT64_MAX
+static inline bool vt_known(uint64_t v)
+{
+	return v != VT_NA;
+}
+
+/* Largest /proc file we accept (smaps of a 100k-mapping process is ~30 MB). */
+#define VT_PROC_FILE_MAX (256u << 20)
+
+struct vt_procfs {
+	int proc_fd;          /* directory fd of the proc root */
+	int sys_fd;           /* directory fd of the sys root, -1 if absent */
+	bool live;            /* roots are the real /proc and /sys of this machine */
+	long page_size;
+	long clk_tck;
+	char proc_root[256];
+	char sys_root[256];
+};
+
+/*
+ * Open the roots.  NULL means the real /proc or /sys.  On a recorded tree
+ * (live == false) nothing reads target memory or calls ptrace.
+ */
+int vt_procfs_open(struct vt_procfs *pfs, const char *proc_root, const char *sys_root,
+		   struct vt_err *err);
+void vt_procfs_close(struct vt_procfs *pfs);
+
+/*
+ * Open the directory of one process.  VT_E_NOPROC when it does not exist (or
+ * is hidden by hidepid=2/invisible), VT_E_PERM when hidden by hidepid=1.
+ * The caller closes *dirfd.
+ */
+int vt_pid_open(const struct vt_procfs *pfs, pid_t pid, int *dirfd, struct vt_err *err);
+
+/*
+ * Read the whole file dirfd/name into buf (reset first).  Errors:
+ *   VT_E_GONE      the process exited (ESRCH, or ENOENT while its stat is gone)
+ *   VT_E_NOTFOUND  the file does not exist although the process does (old kernel)
+ *   VT_E_PERM      EACCES/EPERM
+ *   VT_E_NOMEM     file larger than buf->max
+ */
+int vt_read_at(int dirfd, const char *name, struct vt_buf *buf, struct vt_err *err);
+
+/* Read a small file under the proc root ("uptime", "self/mountinfo"). */
+int vt_procfs_read(const struct vt_procfs *pfs, const char *name, struct vt_buf *buf,
+		   struct vt_err *err);
+/* Read a small file under the sys root ("fs/cgroup/memory.max"). */
+int vt_sysfs_read(const struct vt_procfs *pfs, const char *name, struct vt_buf *buf,
+		  struct vt_err *err);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * render.h — every view of a sample goes through here: a table of formats,
+ * each a set of functions over the same struct vt_sample.
+ */
+#ifndef VT_RENDER_RENDER_H
+#define VT_RENDER_RENDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sample/sample.h"
+
+/* A pid that could not be sampled: reported, never rendered as zeros. */
+struct vt_snap_failure {
+	pid_t pid;
+	struct vt_err err;
+};
+
+struct vt_snap_report {
+	const struct vt_sample *samples;
+	size_t n;
+	const struct vt_snap_failure *failures;
+	size_t n_failures;
+	uint64_t min_region;          /* regions at or above this size are listed */
+	bool all_regions;             /* list every region, guards included */
+	const char *title;            /* optional heading, e.g. arm names in the demo */
+	const char *const *labels;    /* optional column label per sample (n entries) */
+};
+
+struct vt_format {
+	const char *name;             /* "text", "json" */
+	int (*snap)(FILE *out, const struct vt_snap_report *report);
+};
+
+/* NULL when there is no such format. */
+const struct vt_format *vt_format_find(const char *name);
+
+/* Memory counters shown by every view, in order; also documents them. */
+struct vt_mem_field {
+	const char *key;              /* kernel name, "VmRSS" */
+	const char *json;             /* JSON key, "vm_rss" */
+	const char *meaning;          /* for people */
+	uint64_t (*get)(const struct vt_sample *s);
+};
+extern const struct vt_mem_field vt_mem_fields[];
+extern const size_t vt_mem_fields_count;
+
+int vt_render_snap_text(FILE *out, const struct vt_snap_report *report);
+int vt_render_snap_json(FILE *out, const struct vt_snap_report *report);
+
+/* Regions worth listing under the report's rules. */
+bool vt_region_listed(const struct vt_region *r, const struct vt_snap_report *report);
+/* "layout+memory" style evidence text for a region (static buffer per call site). */
+const char *vt_region_evidence(const struct vt_region *r, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,414 @@
+/*
+ * snap_text.c — `vitals snap` as aligned text: one column per process for
+ * the summary sections, then one region table per process, then what could
+ * not be read and why.
+ */
+#include "render/render.h"
+#include "render/table.h"
+
+#include <string.h>
+#include <time.h>
+
+#define B(v) vt_fmt_bytes((v), bufs[(slot++) % 8], 32)
+
+/* Row-building helpers: key, one value per process, meaning. */
+struct grid {
+	struct vt_table t;
+	size_t n;
+};
+
+static void grid_init(struct grid *g, const struct vt_snap_report *r, const char *title)
+{
+	size_t i;
+
+	g->n = r->n;
+	vt_table_init(&g->t, (int)r->n + 2);
+	for (i = 0; i < r->n; i++)
+		vt_table_align(&g->t, (int)i + 1, VT_RIGHT);
+	vt_table_cell(&g->t, "%s", title);
+	for (i = 0; i < r->n; i++) {
+		if (r->labels && r->labels[i])
+			vt_table_cell(&g->t, "%s", r->labels[i]);
+		else
+			vt_table_cell(&g->t, "pid %d", (int)r->samples[i].pid);
+	}
+	vt_table_cell(&g->t, "%s", "");
+}
+
+static void grid_print(struct grid *g, FILE *out)
+{
+	vt_table_print(&g->t, out, 0, true);
+	vt_table_release(&g->t);
+	fputc('\n', out);
+}
+
+static void print_identity(FILE *out, const struct vt_snap_report *r)
+{
+	struct grid g;
+	char buf[64];
+	size_t i;
+
+	grid_init(&g, r, "PROCESS");
+	for (i = 0, vt_table_cell(&g.t, "comm"); i < r->n; i++)
+		vt_table_cell(&g.t, "%s", r->samples[i].comm);
+	vt_table_cell(&g.t, "%s", "");
+	for (i = 0, vt_table_cell(&g.t, "uptime"); i < r->n; i++)
+		vt_table_cell(&g.t, "%s", vt_fmt_duration(r->samples[i].uptime_s, buf, sizeof(buf)));
+	vt_table_cell(&g.t, "since the process started");
+	for (i = 0, vt_table_cell(&g.t, "threads"); i < r->n; i++)
+		vt_table_cell(&g.t, "%lld", (long long)r->samples[i].num_threads);
+	vt_table_cell(&g.t, "%s", "");
+	for (i = 0, vt_table_cell(&g.t, "  by state"); i < r->n; i++) {
+		const struct vt_thread_states *t = &r->samples[i].threads;
+		if (!r->samples[i].threads_st.available) {
+			vt_table_cell(&g.t, "n/a");
+			continue;
+		}
+		vt_table_cell(&g.t, "%dR %dS %dD%s", t->running, t->sleeping, t->disk,
+			      t->stopped || t->zombie || t->other ? " +other" : "");
+	}
+	vt_table_cell(&g.t, "running, sleeping, uninterruptible (disk)");
+	grid_print(&g, out);
+	for (i = 0; i < r->n; i++)
+		fprintf(out, "  %d: %s\n", (int)r->samples[i].pid,
+			r->samples[i].cmdline && *r->samples[i].cmdline ? r->samples[i].cmdline
+								       : "(no command line)");
+	fputc('\n', out);
+}
+
+static void print_memory(FILE *out, const struct vt_snap_report *r)
+{
+	char bufs[8][32];
+	unsigned slot = 0;
+	struct grid g;
+	size_t f, i;
+
+	grid_init(&g, r, "MEMORY");
+	for (f = 0; f < vt_mem_fields_count; f++) {
+		vt_table_cell(&g.t, "%s", vt_mem_fields[f].key);
+		for (i = 0; i < r->n; i++)
+			vt_table_cell(&g.t, "%s", B(vt_mem_fields[f].get(&r->samples[i])));
+		vt_table_cell(&g.t, "%s", vt_mem_fields[f].meaning);
+	}
+	grid_print(&g, out);
+}
+
+static void print_arenas(FILE *out, const struct vt_snap_report *r)
+{
+	char bufs[8][32];
+	unsigned slot = 0;
+	struct grid g;
+	size_t i;
+
+	grid_init(&g, r, "GLIBC ARENAS");
+	vt_table_cell(&g.t, "arena heaps");
+	for (i = 0; i < r->n; i++) {
+		const struct vt_sample *s = &r->samples[i];
+		if (!s->regions_st.available || s->alloc.kind != VT_ALLOC_GLIBC)
+			vt_table_cell(&g.t, s->regions_st.available ? "not glibc" : "n/a");
+		else
+			vt_table_cell(&g.t, "%d", s->arenas.heaps);
+	}
+	vt_table_cell(&g.t, "64 MiB-aligned heaps of non-main arenas");
+	vt_table_cell(&g.t, "arenas");
+	for (i = 0; i < r->n; i++) {
+		const struct vt_sample *s = &r->samples[i];
+		if (!s->regions_st.available || s->alloc.kind != VT_ALLOC_GLIBC)
+			vt_table_cell(&g.t, "n/a");
+		else if (s->arenas.arenas >= 0)
+			vt_table_cell(&g.t, "%d + main", s->arenas.arenas);
+		else
+			vt_table_cell(&g.t, "≤%d + main", s->arenas.heaps);
+	}
+	vt_table_cell(&g.t, "distinct arenas (from heap_info headers when readable)");
+	vt_table_cell(&g.t, "arena cap");
+	for (i = 0; i < r->n; i++) {
+		const struct vt_sample *s = &r->samples[i];
+		if (s->cap.source == VT_CAP_UNKNOWN)
+			vt_table_cell(&g.t, "n/a");
+		else
+			vt_table_cell(&g.t, "%llu", (unsigned long long)s->cap.value);
+	}
+	vt_table_cell(&g.t, "most arenas glibc will create");
+	vt_table_cell(&g.t, "  from");
+	for (i = 0; i < r->n; i++)
+		vt_table_cell(&g.t, "%s", vt_cap_source_name(r->samples[i].cap.source));
+	vt_table_cell(&g.t, "env = MALLOC_ARENA_MAX, tunable = GLIBC_TUNABLES, default = 8 x CPUs");
+	vt_table_cell(&g.t, "arena mapped");
+	for (i = 0; i < r->n; i++)
+		vt_table_cell(&g.t, "%s", r->samples[i].arenas.heaps ? B(r->samples[i].arenas.mapped_bytes) : "0 B");
+	vt_table_cell(&g.t, "read-write part of the arena heaps");
+	vt_table_cell(&g.t, "arena Rss");
+	for (i = 0; i < r->n; i++)
+		vt_table_cell(&g.t, "%s", r->samples[i].arenas.heaps ? B(r->samples[i].arenas.rss_bytes) : "0 B");
+	vt_table_cell(&g.t, "resident in arena heaps (smaps)");
+	vt_table_cell(&g.t, "main heap");
+	for (i = 0; i < r->n; i++)
+		vt_table_cell(&g.t, "%s", B(r->samples[i].arenas.main_heap_bytes));
+	vt_table_cell(&g.t, "[heap]: the main arena's brk heap");
+	vt_table_cell(&g.t, "main heap Rss");
+	for (i = 0; i < r->n; i++)
+		vt_table_cell(&g.t, "%s", B(r->samples[i].arenas.main_heap_rss));
+	vt_table_cell(&g.t, "%s", "");
+	grid_print(&g, out);
+	for (i = 0; i < r->n; i++) {
+		const struct vt_sample *s = &r->samples[i];
+		fprintf(out, "  %d: cap %s%s%s\n", (int)s->pid, s->cap.source_text,
+			s->cap.note[0] ? "; " : "", s->cap.note);
+	}
+	fputc('\n', out);
+}
+
+static void print_allocator(FILE *out, const struct vt_snap_report *r)
+{
+	size_t i;
+
+	fprintf(out, "ALLOCATOR\n");
+	for (i = 0; i < r->n; i++) {
+		const struct vt_sample *s = &r->samples[i];
+		if (!s->alloc_st.available) {
+			fprintf(out, "  %d: unknown — %s\n", (int)s->pid, s->alloc_st.reason);
+			continue;
+		}
+		fprintf(out, "  %d: %s%s%s%s — %s\n", (int)s->pid, vt_alloc_kind_name(s->alloc.kind),
+			s->alloc.version[0] ? " " : "", s->alloc.version,
+			s->alloc.is_static ? " (static)" : "", s->alloc.evidence);
+	}
+	fputc('\n', out);
+}
+
+static const char *limit_text(uint64_t v, bool is_max, char *buf, size_t cap)
+{
+	if (is_max)
+		return "none";
+	return vt_fmt_bytes(v, buf, cap);
+}
+
+static const char *count_text(uint64_t v, char *buf, size_t cap)
+{
+	if (!vt_known(v))
+		return "n/a";
+	snprintf(buf, cap, "%llu", (unsigned long long)v);
+	return buf;
+}
+
+static void print_cgroup(FILE *out, const struct vt_snap_report *r)
+{
+	char bufs[8][32];
+	unsigned slot = 0;
+	struct grid g;
+	size_t i;
+
+	grid_init(&g, r, "CGROUP (memory)");
+	vt_table_cell(&g.t, "version");
+	for (i = 0; i < r->n; i++) {
+		const struct vt_sample *s = &r->samples[i];
+		if (!s->cgroup_st.available)
+			vt_table_cell(&g.t, "n/a");
+		else if (!s->cgroup.version)
+			vt_table_cell(&g.t, "none");
+		else
+			vt_table_cell(&g.t, "v%d", s->cgroup.version);
+	}
+	vt_table_cell(&g.t, "%s", "");
+#define CG_ROW(label, expr, meaning)                                        \
+	do {                                                                \
+		vt_table_cell(&g.t, label);                                 \
+		for (i = 0; i < r->n; i++) {                                \
+			const struct vt_cgroup_mem *c = &r->samples[i].cgroup; \
+			if (!r->samples[i].cgroup_st.available || !c->version) \
+				vt_table_cell(&g.t, "n/a");                 \
+			else                                                \
+				vt_table_cell(&g.t, "%s", expr);            \
+		}                                                           \
+		vt_table_cell(&g.t, meaning);                               \
+	} while (0)
+	CG_ROW("usage", B(c->usage), "charged to the cgroup (includes page cache)");
+	CG_ROW("limit", limit_text(c->limit, c->limit_is_max, bufs[(slot++) % 8], 32),
+	       "memory.max / limit_in_bytes");
+	CG_ROW("peak", B(c->peak), "highest usage seen");
+	CG_ROW("swap", B(c->swap_usage), "swap charged to the cgroup");
+	CG_ROW("swap limit", limit_text(c->swap_limit, c->swap_limit_is_max, bufs[(slot++) % 8], 32),
+	       "memory.swap.max (v1: memsw limit minus memory limit)");
+	CG_ROW("limit hit", count_text(c->events_max, bufs[(slot++) % 8], 32),
+	       "times usage reached the limit (events max / failcnt)");
+	CG_ROW("high hit", count_text(c->events_high, bufs[(slot++) % 8], 32),
+	       "times usage passed memory.high (throttled)");
+	CG_ROW("oom", count_text(c->events_oom, bufs[(slot++) % 8], 32), "OOM situations");
+	CG_ROW("oom kills", count_text(c->events_oom_kill, bufs[(slot++) % 8], 32),
+	       "processes killed by the OOM killer");
+#undef CG_ROW
+	vt_table_cell(&g.t, "pressure");
+	for (i = 0; i < r->n; i++) {
+		const struct vt_cgroup_mem *c = &r->samples[i].cgroup;
+		if (!r->samples[i].cgroup_st.available || !c->psi_some.present)
+			vt_table_cell(&g.t, "n/a");
+		else
+			vt_table_cell(&g.t, "%.2f%% / %.2f%%", c->psi_some.avg60,
+				      c->psi_full.present ? c->psi_full.avg60 : 0.0);
+	}
+	vt_table_cell(&g.t, "PSI some / full, avg60: share of time stalled on memory");
+	grid_print(&g, out);
+	for (i = 0; i < r->n; i++) {
+		const struct vt_sample *s = &r->samples[i];
+		const struct vt_cgroup_mem *c = &s->cgroup;
+		if (!s->cgroup_st.available || !c->version)
+			continue;
+		fprintf(out, "  %d: %s", (int)s->pid, c->path);
+		if (vt_known(c->events_max))
+			fprintf(out, c->events_max ? " — the limit was reached %llu times" :
+				" — the limit was never reached", (unsigned long long)c->events_max);
+		if (vt_known(c->events_oom_kill) && c->events_oom_kill)
+			fprintf(out, ", %llu OOM kills", (unsigned long long)c->events_oom_kill);
+		fputc('\n', out);
+	}
+	fputc('\n', out);
+}
+
+static void print_regions(FILE *out, const struct vt_snap_report *r, const struct vt_sample *s)
+{
+	char bufs[8][32], ev[64], size_text[32];
+	unsigned slot = 0;
+	struct vt_table t;
+	size_t i, listed = 0;
+
+	vt_fmt_bytes(r->min_region, size_text, sizeof(size_text));
+	if (!s->regions_st.available) {
+		fprintf(out, "REGIONS · pid %d: not available — %s\n\n", (int)s->pid, s->regions_st.reason);
+		return;
+	}
+	vt_table_init(&t, 9);
+	vt_table_align(&t, 1, VT_RIGHT);
+	vt_table_align(&t, 2, VT_RIGHT);
+	vt_table_align(&t, 3, VT_RIGHT);
+	vt_table_align(&t, 4, VT_RIGHT);
+	vt_table_cell(&t, "ADDRESS");
+	vt_table_cell(&t, "SIZE");
+	vt_table_cell(&t, "RSS");
+	vt_table_cell(&t, "TOUCHED");
+	vt_table_cell(&t, "SWAP");
+	vt_table_cell(&t, "PERM");
+	vt_table_cell(&t, "KIND");
+	vt_table_cell(&t, "BASIS");
+	vt_table_cell(&t, "PATH");
+	for (i = 0; i < s->regions.n; i++) {
+		const struct vt_region *g = &s->regions.v[i];
+		if (!vt_region_listed(g, r))
+			continue;
+		listed++;
+		vt_table_cell(&t, "%012llx", (unsigned long long)g->start);
+		vt_table_cell(&t, "%s", B(vt_region_size(g)));
+		vt_table_cell(&t, "%s", B(g->rss));
+		vt_table_cell(&t, "%s", vt_fmt_pct(g->rss, vt_region_size(g), bufs[(slot++) % 8], 32));
+		vt_table_cell(&t, "%s", B(g->swap));
+		vt_table_cell(&t, "%s", g->perms);
+		vt_table_cell(&t, "%s", vt_region_kind_label(g->kind));
+		vt_table_cell(&t, "%s", vt_region_evidence(g, ev, sizeof(ev)));
+		if (g->owner_tid)
+			vt_table_cell(&t, "tid %d", g->owner_tid);
+		else
+			vt_table_cell(&t, "%s", g->path);
+	}
+	fprintf(out, "REGIONS ≥ %s · pid %d (%s) · %zu of %zu mappings%s\n", size_text, (int)s->pid,
+		s->comm, listed, s->regions.n,
+		s->light ? " · light: from maps, no Rss (run without --light for smaps)" : "");
+	if (listed)
+		vt_table_print(&t, out, 0, true);
+	else
+		fprintf(out, "  none at or above %s (--min-region to change)\n", size_text);
+	vt_table_release(&t);
+	fputc('\n', out);
+}
+
+/* A few plain sentences on what the figures say, each with its numbers. */
+static void print_reading(FILE *out, const struct vt_sample *s)
+{
+	char a[32], b[32], c[32];
+	const struct vt_proc_status *st = &s->status;
+	int lines = 0;
+
+	fprintf(out, "READING · pid %d\n", (int)s->pid);
+	if (vt_known(st->vm_rss) && vt_known(st->rss_anon) && st->vm_rss) {
+		double share = (double)st->rss_anon / (double)st->vm_rss;
+		fprintf(out, "  - %.0f%% of resident memory is anonymous (%s of %s): %s\n", share * 100,
+			vt_fmt_bytes(st->rss_anon, a, sizeof(a)), vt_fmt_bytes(st->vm_rss, b, sizeof(b)),
+			share > 0.8 ? "it is allocated, not mapped files; page-cache tuning will not move it"
+				    : "file-backed pages are a large share; they can be dropped and re-read");
+		lines++;
+	}
+	if (vt_known(st->vm_swap) && st->vm_swap && vt_known(s->committed)) {
+		fprintf(out, "  - %s is swapped out: RSS understates what the process holds; "
+			"committed (%s) is the size to watch\n", vt_fmt_bytes(st->vm_swap, a, sizeof(a)),
+			vt_fmt_bytes(s->committed, b, sizeof(b)));
+		lines++;
+	}
+	if (s->alloc.kind == VT_ALLOC_GLIBC && s->arenas.heaps && vt_known(s->arenas.rss_bytes) &&
+	    vt_known(st->rss_anon) && st->rss_anon) {
+		fprintf(out, "  - %d arena heap%s hold %s resident, %.0f%% of RssAnon; cap is %llu (%s)\n",
+			s->arenas.heaps, s->arenas.heaps == 1 ? "" : "s",
+			vt_fmt_bytes(s->arenas.rss_bytes, a, sizeof(a)),
+			100.0 * (double)s->arenas.rss_bytes / (double)st->rss_anon,
+			(unsigned long long)s->cap.value, vt_cap_source_name(s->cap.source));
+		lines++;
+		if (s->cap.source == VT_CAP_DEFAULT && s->arenas.heaps > 2)
+			fprintf(out, "    each arena keeps the memory its threads freed: how much of this is live\n"
+				"    data and how much is free-but-held takes the allocator's own figures (mallinfo2)\n"), lines++;
+	}
+	if (vt_known(s->cgroup.limit) && !s->cgroup.limit_is_max && s->cgroup.limit &&
+	    vt_known(s->cgroup.usage)) {
+		fprintf(out, "  - the cgroup is at %.1f%% of its %s limit (%s)\n",
+			100.0 * (double)s->cgroup.usage / (double)s->cgroup.limit,
+			vt_fmt_bytes(s->cgroup.limit, a, sizeof(a)), vt_fmt_bytes(s->cgroup.usage, c, sizeof(c)));
+		lines++;
+	}
+	if (!lines)
+		fprintf(out, "  - nothing stands out from these figures\n");
+	fputc('\n', out);
+}
+
+static void print_unavailable(FILE *out, const struct vt_sample *s)
+{
+	const struct {
+		const char *name;
+		const struct vt_section *sec;
+	} parts[] = {
+		{ "regions", &s->regions_st }, { "environ", &s->environ_st },
+		{ "allocator", &s->alloc_st }, { "cgroup", &s->cgroup_st },
+		{ "threads", &s->threads_st }, { "memory", &s->memory_st },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		const struct vt_section *sec = parts[i].sec;
+		if (sec->available)
+			continue;
+		fprintf(out, "note: %d: %s unavailable — %s%s%s\n", (int)s->pid, parts[i].name,
+			sec->reason, sec->hint[0] ? "; " : "", sec->hint);
+	}
+}
+
+int vt_render_snap_text(FILE *out, const struct vt_snap_report *r)
+{
+	char when[64];
+	time_t now;
+	size_t i;
+
+	/* failures are printed by the CLI on stderr; the text view shows samples only */
+	if (!r->n)
+		return 0;
+	now = (time_t)r->samples[0].taken_at;
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+	fprintf(out, "vitals snap · %s%s%s\n\n", when, r->title ? " · " : "", r->title ? r->title : "");
+	print_identity(out, r);
+	print_memory(out, r);
+	print_arenas(out, r);
+	print_allocator(out, r);
+	print_cgroup(out, r);
+	for (i = 0; i < r->n; i++)
+		print_regions(out, r, &r->samples[i]);
+	for (i = 0; i < r->n; i++)
+		print_reading(out, &r->samples[i]);
+	for (i = 0; i < r->n; i++)
+		print_unavailable(out, &r->samples[i]);
+	return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,166 @@
+/*
+ * table.c — aligned text tables and unit formatting.
+ */
+#include "render/table.h"
+#include "proc/procfs.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void vt_table_init(struct vt_table *t, int ncols)
+{
+	memset(t, 0, sizeof(*t));
+	t->ncols = ncols > VT_TABLE_MAX_COLS ? VT_TABLE_MAX_COLS : ncols;
+}
+
+void vt_table_align(struct vt_table *t, int col, enum vt_align align)
+{
+	if (col >= 0 && col < t->ncols)
+		t->align[col] = align;
+}
+
+void vt_table_cell(struct vt_table *t, const char *fmt, ...)
+{
+	va_list ap;
+	char *text = NULL;
+	size_t idx;
+
+	if (t->oom)
+		return;
+	if (t->cur_col == 0) {
+		if (t->nrows == t->cap_rows) {
+			size_t cap = t->cap_rows ? t->cap_rows * 2 : 16;
+			char **cells = realloc(t->cells, cap * (size_t)t->ncols * sizeof(*cells));
+			if (!cells) {
+				t->oom = true;
+				return;
+			}
+			t->cells = cells;
+			t->cap_rows = cap;
+		}
+		memset(t->cells + t->nrows * (size_t)t->ncols, 0, (size_t)t->ncols * sizeof(char *));
+		t->nrows++;
+	}
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) < 0)
+		text = NULL;
+	va_end(ap);
+	idx = (t->nrows - 1) * (size_t)t->ncols + (size_t)t->cur_col;
+	t->cells[idx] = text;
+	t->cur_col = (t->cur_col + 1) % t->ncols;
+}
+
+/* Display width: count UTF-8 lead bytes only. */
+static size_t text_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; s && *s; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			w++;
+	return w;
+}
+
+void vt_table_print(const struct vt_table *t, FILE *out, int indent, bool underline)
+{
+	size_t width[VT_TABLE_MAX_COLS] = { 0 }, r, w;
+	int c;
+
+	for (r = 0; r < t->nrows; r++)
+		for (c = 0; c < t->ncols; c++) {
+			w = text_width(t->cells[r * (size_t)t->ncols + (size_t)c]);
+			if (w > width[c])
+				width[c] = w;
+		}
+	for (r = 0; r < t->nrows; r++) {
+		int last = t->ncols - 1;
+		/* drop trailing empty cells so lines do not end in spaces */
+		while (last > 0 && !*(t->cells[r * (size_t)t->ncols + (size_t)last] ?
+				      t->cells[r * (size_t)t->ncols + (size_t)last] : ""))
+			last--;
+		fprintf(out, "%*s", indent, "");
+		for (c = 0; c <= last; c++) {
+			const char *cell = t->cells[r * (size_t)t->ncols + (size_t)c];
+			size_t pad;
+			cell = cell ? cell : "";
+			pad = width[c] - text_width(cell);
+			if (c)
+				fputs("  ", out);
+			if (t->align[c] == VT_RIGHT)
+				fprintf(out, "%*s%s", (int)pad, "", cell);
+			else if (c == last)
+				fputs(cell, out);
+			else
+				fprintf(out, "%s%*s", cell, (int)pad, "");
+		}
+		fputc('\n', out);
+		if (r == 0 && underline) {
+			size_t total = 0;
+			for (c = 0; c < t->ncols; c++)
+				total += width[c] + (c ? 2 : 0);
+			fprintf(out, "%*s", indent, "");
+			for (w = 0; w < total; w++)
+				fputs("─", out);
+			fputc('\n', out);
+		}
+	}
+}
+
+void vt_table_release(struct vt_table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nrows * (size_t)t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	t->cells = NULL;
+	t->nrows = t->cap_rows = 0;
+}
+
+const char *vt_fmt_bytes(uint64_t bytes, char *buf, size_t cap)
+{
+	static const char *unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v;
+	int u;
+
+	if (!vt_known(bytes)) {
+		snprintf(buf, cap, "n/a");
+		return buf;
+	}
+	if (bytes < 1024) {
+		snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
+		return buf;
+	}
+	v = (double)bytes / 1024.0;
+	for (u = 0; v >= 1024.0 && u < 4; u++)
+		v /= 1024.0;
+	snprintf(buf, cap, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, unit[u]);
+	return buf;
+}
+
+const char *vt_fmt_pct(uint64_t part, uint64_t whole, char *buf, size_t cap)
+{
+	if (!vt_known(part) || !vt_known(whole) || whole == 0)
+		snprintf(buf, cap, "n/a");
+	else
+		snprintf(buf, cap, "%.0f%%", 100.0 * (double)part / (double)whole);
+	return buf;
+}
+
+const char *vt_fmt_duration(double s, char *buf, size_t cap)
+{
+	unsigned long long t = s < 0 ? 0 : (unsigned long long)s;
+
+	if (s < 0)
+		snprintf(buf, cap, "n/a");
+	else if (t >= 86400)
+		snprintf(buf, cap, "%llud %02lluh", t / 86400, t % 86400 / 3600);
+	else if (t >= 3600)
+		snprintf(buf, cap, "%lluh %02llum", t / 3600, t % 3600 / 60);
+	else if (t >= 60)
+		snprintf(buf, cap, "%llum %02llus", t / 60, t % 60);
+	else
+		snprintf(buf, cap, "%llus", t);
+	return buf;
+}

@@ -1,0 +1,417 @@
+/*
+ * sample.c — fill a struct vt_sample from /proc (and target memory).
+ *
+ * Order matters: stat first (kernel thread? zombie?), then the cheap files,
+ * then maps/smaps (the expensive part: smaps walks page tables under the
+ * target's mmap lock), and a final stat read through the same directory fd
+ * to prove the process did not exit (or its pid get reused) meanwhile.
+ */
+#include "sample/sample.h"
+#include "proc/access.h"
+#include "proc/environ.h"
+#include "proc/mem.h"
+#include "proc/stat.h"
+#include "proc/task.h"
+#include "base/scan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct reader {
+	const struct vt_procfs *pfs;
+	int fd;                    /* the process directory */
+	pid_t pid;
+	struct vt_buf buf;         /* reused for every file */
+};
+
+static double now_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double now_wall(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void section_ok(struct vt_section *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->available = true;
+}
+
+static void section_fail(struct vt_section *s, const struct vt_err *e)
+{
+	s->available = false;
+	s->code = e->code;
+	snprintf(s->reason, sizeof(s->reason), "%s", e->msg);
+	snprintf(s->hint, sizeof(s->hint), "%s", e->hint);
+}
+
+/* A denied read: name the access rule that refused it. */
+static void section_denied(struct vt_section *s, const struct reader *rd, const char *what,
+			   long uid)
+{
+	s->available = false;
+	s->code = VT_E_PERM;
+	vt_access_explain(rd->pfs, what, uid, rd->fd, s->reason, sizeof(s->reason), s->hint,
+			  sizeof(s->hint));
+}
+
+static void join_cmdline(struct vt_sample *s, const char *buf, size_t len)
+{
+	size_t i, o = 0;
+	char *out;
+
+	while (len && buf[len - 1] == '\0')
+		len--;
+	out = malloc(len * 4 + 1);
+	if (!out)
+		return;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)buf[i];
+		if (c == '\0')
+			out[o++] = ' ';
+		else if (c < 0x20 || c == 0x7f)
+			o += (size_t)sprintf(out + o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+	}
+	out[o] = '\0';
+	s->cmdline = out;
+}
+
+static void read_uptime(struct reader *rd, const struct vt_proc_stat *st, struct vt_sample *s)
+{
+	struct vt_scan sc;
+	uint64_t secs, centis = 0;
+
+	s->uptime_s = -1;
+	if (vt_procfs_read(rd->pfs, "uptime", &rd->buf, NULL) != VT_OK)
+		return;
+	sc = vt_scan_init(rd->buf.data, rd->buf.len);
+	if (!vt_scan_u64(&sc, &secs))
+		return;
+	if (vt_scan_char(&sc, '.'))
+		vt_scan_u64(&sc, &centis);
+	s->uptime_s = (double)secs + (double)centis / 100.0 -
+		      (double)st->start_ticks / (double)rd->pfs->clk_tck;
+	if (s->uptime_s < 0)
+		s->uptime_s = 0;
+}
+
+static void count_state(struct vt_thread_states *t, char state)
+{
+	t->total++;
+	switch (state) {
+	case 'R': t->running++; break;
+	case 'S': t->sleeping++; break;
+	case 'D': t->disk++; break;
+	case 'T': case 't': t->stopped++; break;
+	case 'Z': t->zombie++; break;
+	case 'I': t->idle++; break;
+	default: t->other++; break;
+	}
+}
+
+/*
+ * Thread states from task/TID/stat, and (unless light) each thread's user
+ * stack pointer from task/TID/syscall for stack classification.  Threads that
+ * exit meanwhile are skipped: they no longer exist.
+ */
+static void read_threads(struct reader *rd, struct vt_sample *s, bool want_sp, uint64_t **sps,
+			 pid_t **sp_tids, size_t *n_sps)
+{
+	struct vt_err e;
+	pid_t *tids = NULL;
+	size_t n, i;
+	char name[64];
+
+	*sps = NULL;
+	*sp_tids = NULL;
+	*n_sps = 0;
+	if (vt_task_list(rd->fd, &tids, &n, &e) != VT_OK) {
+		section_fail(&s->threads_st, &e);
+		return;
+	}
+	section_ok(&s->threads_st);
+	if (want_sp) {
+		*sps = calloc(n ? n : 1, sizeof(**sps));
+		*sp_tids = calloc(n ? n : 1, sizeof(**sp_tids));
+		if (!*sps || !*sp_tids) {
+			free(*sps);
+			free(*sp_tids);
+			*sps = NULL;
+			*sp_tids = NULL;
+			want_sp = false;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		struct vt_proc_stat ts;
+		uint64_t sp;
+		snprintf(name, sizeof(name), "task/%d/stat", (int)tids[i]);
+		if (vt_read_at(rd->fd, name, &rd->buf, NULL) != VT_OK ||
+		    vt_proc_stat_parse(rd->buf.data, rd->buf.len, &ts, NULL) != VT_OK)
+			continue;
+		count_state(&s->threads, ts.state);
+		if (!want_sp)
+			continue;
+		snprintf(name, sizeof(name), "task/%d/syscall", (int)tids[i]);
+		if (vt_read_at(rd->fd, name, &rd->buf, NULL) == VT_OK &&
+		    vt_syscall_parse_sp(rd->buf.data, rd->buf.len, &sp)) {
+			(*sps)[*n_sps] = sp;
+			(*sp_tids)[*n_sps] = tids[i];
+			(*n_sps)++;
+		}
+	}
+	free(tids);
+}
+
+static int mem_reader(void *ctx, uint64_t addr, void *out, size_t len)
+{
+	return vt_mem_read(*(pid_t *)ctx, addr, out, len, NULL);
+}
+
+/* Can we read target memory at all?  Try the first readable mapping. */
+static bool probe_memory(struct reader *rd, struct vt_sample *s)
+{
+	struct vt_err e;
+	uint64_t word;
+	size_t i;
+
+	for (i = 0; i < s->regions.n; i++) {
+		const struct vt_region *r = &s->regions.v[i];
+		if (r->perms[0] != 'r' || vt_region_size(r) < sizeof(word) ||
+		    !strcmp(r->path, "[vvar]") || !strcmp(r->path, "[vsyscall]"))
+			continue;
+		if (vt_mem_read(rd->pid, r->start, &word, sizeof(word), &e) == VT_OK)
+			return true;
+		if (e.code == VT_E_PERM) {
+			section_denied(&s->memory_st, rd, "memory (process_vm_readv)", (long)s->uid);
+			return false;
+		}
+	}
+	vt_err_set(&e, VT_E_IO, 0, "no readable mapping found");
+	section_fail(&s->memory_st, &e);
+	return false;
+}
+
+static int online_cpus(struct reader *rd)
+{
+	struct vt_scan sc;
+	uint64_t a, b;
+	int n = 0;
+
+	if (vt_sysfs_read(rd->pfs, "devices/system/cpu/online", &rd->buf, NULL) != VT_OK)
+		return rd->pfs->live ? (int)sysconf(_SC_NPROCESSORS_ONLN) : 0;
+	/* "0-3,5,7-8" */
+	sc = vt_scan_init(rd->buf.data, rd->buf.len);
+	while (vt_scan_u64(&sc, &a)) {
+		b = a;
+		if (vt_scan_char(&sc, '-') && !vt_scan_u64(&sc, &b))
+			break;
+		if (b >= a && b - a < 65536)
+			n += (int)(b - a + 1);
+		if (!vt_scan_char(&sc, ','))
+			break;
+	}
+	return n;
+}
+
+static int check_target(const struct vt_proc_stat *st, struct vt_err *err)
+{
+	if (st->flags & VT_PF_KTHREAD) {
+		vt_err_set(err, VT_E_KTHREAD, 0, "%d (%s) is a kernel thread: it has no user memory "
+			   "or allocator to inspect", st->pid, st->comm);
+		vt_err_hint(err, "pick a user-space process (ps -e --ppid 2 -N lists them)");
+		return VT_E_KTHREAD;
+	}
+	if (st->state == 'Z' || st->state == 'X') {
+		vt_err_set(err, VT_E_ZOMBIE, 0, "%d (%s) is a zombie: it has exited and holds no "
+			   "memory; its parent %d has not reaped it yet", st->pid, st->comm, st->ppid);
+		vt_err_hint(err, "look at the parent process, or at the restarted service's new pid");
+		return VT_E_ZOMBIE;
+	}
+	return VT_OK;
+}
+
+static void read_regions(struct reader *rd, struct vt_sample *s, bool light)
+{
+	struct vt_err e;
+	int rc = vt_read_at(rd->fd, light ? "maps" : "smaps", &rd->buf, &e);
+
+	if (rc == VT_E_PERM) {
+		section_denied(&s->regions_st, rd, light ? "maps" : "smaps", (long)s->uid);
+		return;
+	}
+	if (rc == VT_OK)
+		rc = vt_maps_parse(rd->buf.data, rd->buf.len, &s->regions, &e);
+	if (rc != VT_OK) {
+		section_fail(&s->regions_st, &e);
+		vt_region_list_release(&s->regions);
+		return;
+	}
+	section_ok(&s->regions_st);
+}
+
+static void read_allocator(struct reader *rd, struct vt_sample *s, const char *env, size_t env_len)
+{
+	struct vt_err e;
+
+	if (!s->regions_st.available) {
+		s->alloc_st.available = false;
+		s->alloc_st.code = s->regions_st.code;
+		snprintf(s->alloc_st.reason, sizeof(s->alloc_st.reason),
+			 "needs the process's mappings, which could not be read");
+		return;
+	}
+	if (vt_alloc_detect(rd->pfs, rd->fd, rd->pid, &s->regions, env, env_len, &s->alloc, &e))
+		section_fail(&s->alloc_st, &e);
+	else
+		section_ok(&s->alloc_st);
+}
+
+static void classify(struct reader *rd, struct vt_sample *s, const struct vt_sample_opts *opts,
+		     uint64_t *sps, pid_t *sp_tids, size_t n_sps)
+{
+	struct vt_classify_ctx ctx = { 0 };
+
+	section_ok(&s->memory_st);
+	if (!s->regions_st.available)
+		return;
+	ctx.alloc = s->alloc.kind;
+	if (opts->no_memory || !rd->pfs->live) {
+		s->memory_st.available = false;
+		snprintf(s->memory_st.reason, sizeof(s->memory_st.reason),
+			 opts->no_memory ? "not read (--no-memory)" : "recorded /proc tree");
+	} else if (probe_memory(rd, s)) {
+		ctx.read_mem = mem_reader;
+		ctx.read_ctx = &rd->pid;
+		s->memory_read = true;
+	}
+	ctx.thread_sp = sps;
+	ctx.thread_tid = sp_tids;
+	ctx.n_threads = n_sps;
+	vt_regions_classify(&s->regions, &ctx, &s->arenas);
+}
+
+static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_sample *s,
+		struct vt_err *err)
+{
+	struct vt_proc_stat st;
+	struct vt_err e;
+	char *env = NULL;
+	size_t env_len = 0, n_sps = 0;
+	uint64_t *sps = NULL;
+	pid_t *sp_tids = NULL;
+	int rc;
+
+	rc = vt_read_at(rd->fd, "stat", &rd->buf, err);
+	if (rc == VT_E_GONE)
+		return vt_err_set(err, VT_E_NOPROC, err->sys_errno, "no process %d", (int)rd->pid);
+	if (rc || (rc = vt_proc_stat_parse(rd->buf.data, rd->buf.len, &st, err)))
+		return rc;
+	if ((rc = check_target(&st, err)))
+		return rc;
+	s->pid = rd->pid;
+	snprintf(s->comm, sizeof(s->comm), "%s", st.comm);
+	s->num_threads = st.num_threads;
+	read_uptime(rd, &st, s);
+
+	if ((rc = vt_read_at(rd->fd, "status", &rd->buf, err)) ||
+	    (rc = vt_proc_status_parse(rd->buf.data, rd->buf.len, &s->status, err)))
+		return rc;
+	s->uid = (uid_t)s->status.uid_real;
+	if (vt_known(s->status.rss_anon) && vt_known(s->status.vm_swap))
+		s->committed = s->status.rss_anon + s->status.vm_swap;
+	else
+		s->committed = VT_NA;
+
+	if (vt_read_at(rd->fd, "cmdline", &rd->buf, NULL) == VT_OK)
+		join_cmdline(s, rd->buf.data, rd->buf.len);
+
+	read_threads(rd, s, !opts->light && rd->pfs->live, &sps, &sp_tids, &n_sps);
+	read_regions(rd, s, opts->light);
+
+	rc = vt_read_at(rd->fd, "environ", &rd->buf, &e);
+	if (rc == VT_OK) {
+		section_ok(&s->environ_st);
+		env = malloc(rd->buf.len + 1);
+		if (env) {
+			memcpy(env, rd->buf.data, rd->buf.len + 1);
+			env_len = rd->buf.len;
+		}
+	} else if (rc == VT_E_PERM) {
+		section_denied(&s->environ_st, rd, "environ", (long)s->uid);
+	} else {
+		section_fail(&s->environ_st, &e);
+	}
+	s->ncpus = online_cpus(rd);
+	vt_arena_cap_decide(env, env_len, s->ncpus, &s->cap);
+
+	read_allocator(rd, s, env, env_len);
+	free(env);
+	classify(rd, s, opts, sps, sp_tids, n_sps);
+	free(sps);
+	free(sp_tids);
+
+	rc = vt_cgroup_read(rd->pfs, rd->fd, &s->cgroup, &e);
+	if (rc == VT_OK)
+		section_ok(&s->cgroup_st);
+	else if (rc == VT_E_GONE)
+		goto gone;
+	else
+		section_fail(&s->cgroup_st, &e);
+
+	/* Still the same, still alive?  Reads through a dead process's fd fail. */
+	if (vt_read_at(rd->fd, "stat", &rd->buf, &e) != VT_OK ||
+	    vt_proc_stat_parse(rd->buf.data, rd->buf.len, &st, NULL) != VT_OK || st.state == 'Z' ||
+	    st.state == 'X')
+		goto gone;
+	return VT_OK;
+gone:
+	return vt_err_set(err, VT_E_GONE, 0, "process %d exited while vitals was reading it",
+			  (int)rd->pid);
+}
+
+int vt_sample_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_sample_opts *opts,
+		   struct vt_sample *out, struct vt_err *err)
+{
+	struct reader rd = { pfs, -1, pid, VT_BUF_INIT(VT_PROC_FILE_MAX) };
+	double t0 = now_mono();
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->light = opts->light;
+	out->taken_at = now_wall();
+	rc = vt_pid_open(pfs, pid, &rd.fd, err);
+	if (rc == VT_OK)
+		rc = take(&rd, opts, out, err);
+	if (rd.fd >= 0)
+		close(rd.fd);
+	vt_buf_release(&rd.buf);
+	out->read_ms = (now_mono() - t0) * 1000.0;
+	if (rc)
+		vt_sample_release(out);
+	return rc;
+}
+
+void vt_sample_release(struct vt_sample *s)
+{
+	free(s->cmdline);
+	s->cmdline = NULL;
+	vt_region_list_release(&s->regions);
+}
+
+bool vt_sample_partial(const struct vt_sample *s)
+{
+	return !s->regions_st.available || !s->environ_st.available || !s->alloc_st.available ||
+	       !s->cgroup_st.available || !s->threads_st.available;
+}

@@ -1,0 +1,105 @@
+/*
+ * sample.h — the one data model: everything vitals knows about a process at
+ * one moment.  Probes fill it (sample.c); the JSON, text and (later) store
+ * and analysis read it.  Unknown numbers are VT_NA, never 0; a section that
+ * could not be read says why in its struct vt_section.
+ *
+ * Schema: docs/json.md describes the JSON rendering; bump VT_SCHEMA_VERSION
+ * when a field changes meaning or is removed (adding fields is compatible).
+ */
+#ifndef VT_SAMPLE_SAMPLE_H
+#define VT_SAMPLE_SAMPLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "alloc/arena_cap.h"
+#include "alloc/detect.h"
+#include "alloc/regions.h"
+#include "base/error.h"
+#include "proc/cgroup.h"
+#include "proc/maps.h"
+#include "proc/procfs.h"
+#include "proc/status.h"
+
+#define VT_SCHEMA_VERSION 1
+
+/* Why a part of the sample is missing. */
+struct vt_section {
+	bool available;
+	int code;               /* VT_E_* when not available */
+	char reason[VT_ERR_MSG_MAX];
+	char hint[VT_ERR_MSG_MAX];
+};
+
+struct vt_thread_states {
+	int total;
+	int running;            /* R */
+	int sleeping;           /* S */
+	int disk;               /* D uninterruptible */
+	int stopped;            /* T t */
+	int zombie;             /* Z */
+	int idle;               /* I */
+	int other;
+};
+
+struct vt_sample {
+	/* identity */
+	pid_t pid;
+	char comm[64];
+	char *cmdline;                   /* owned; args joined by spaces, non-printables escaped */
+	double uptime_s;                 /* since the process started */
+	uid_t uid;
+	int64_t num_threads;
+	struct vt_thread_states threads;
+	struct vt_section threads_st;
+
+	/* kernel memory counters (status) */
+	struct vt_proc_status status;
+	uint64_t committed;              /* RssAnon + VmSwap: anonymous memory the process holds */
+
+	/* mappings */
+	bool light;                      /* from maps only (no smaps): no Rss per region */
+	struct vt_region_list regions;
+	struct vt_section regions_st;
+	struct vt_arena_summary arenas;
+	bool memory_read;                /* glibc headers were read from target memory */
+	struct vt_section memory_st;     /* why target memory could not be read */
+
+	/* allocator */
+	struct vt_alloc_info alloc;
+	struct vt_section alloc_st;
+	struct vt_arena_cap cap;
+	struct vt_section environ_st;
+	int ncpus;
+
+	/* cgroup */
+	struct vt_cgroup_mem cgroup;
+	struct vt_section cgroup_st;
+
+	/* when and at what cost */
+	double taken_at;                 /* unix time, seconds */
+	double read_ms;                  /* wall time vitals spent reading */
+};
+
+struct vt_sample_opts {
+	bool light;                      /* maps + status only, no smaps */
+	bool no_memory;                  /* do not read target memory at all */
+};
+
+/*
+ * Take a sample of pid.  Fatal conditions return an error and leave *out
+ * released: VT_E_NOPROC, VT_E_GONE (exited during the read), VT_E_KTHREAD,
+ * VT_E_ZOMBIE, VT_E_PERM (status itself unreadable).  Parts that cannot be
+ * read (smaps, environ without permission) are marked in their section and
+ * the call succeeds.  *out is owned by the caller: vt_sample_release().
+ */
+int vt_sample_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_sample_opts *opts,
+		   struct vt_sample *out, struct vt_err *err);
+void vt_sample_release(struct vt_sample *s);
+
+/* True when some section could not be read (the CLI exits 1: partial). */
+bool vt_sample_partial(const struct vt_sample *s);
+
+#endif

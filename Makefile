@@ -1,6 +1,8 @@
 # vitals — build with GNU make.
 #
 #   make               build build/vitals, the targets and the test programs
+#   make demo          install missing packages, build, run `vitals demo`
+#   make test          install missing packages, build (normal + ASan/UBSan), run every test
 #   make check         build and run every test (unit, fuzz corpus replay, integration)
 #   make SAN=1 check   the same under ASan+UBSan, in build-san/
 #   make fuzz          libFuzzer binaries (clang) in build-fuzz/
@@ -56,7 +58,7 @@ TARGETS    := $(TARGET_SRC:targets/%.c=$(B)/targets/%)
 UNITS      := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 FUZZ_REPLAY:= $(FUZZ_SRC:fuzz/%.c=$(B)/fuzz/%)
 
-.PHONY: all check unit integration fuzz-replay fuzz clean deps
+.PHONY: all check check-unit test demo fuzz clean deps
 all: $(B)/vitals $(TARGETS) $(UNITS) $(FUZZ_REPLAY)
 
 $(B)/%.o: %.c
@@ -88,6 +90,24 @@ $(B)/fuzz/replay_main.o: fuzz/replay_main.c
 
 check: all
 	@B=$(B) tests/run
+
+check-unit: all
+	@B=$(B) tests/run unit
+
+# The README's two commands.  Each installs missing Debian packages first,
+# then re-enters make so pkg-config sees them.
+demo:
+	@scripts/deps.sh
+	@$(MAKE) --no-print-directory -j2 all
+	@$(B)/vitals demo
+
+# Everything: normal build + ASan/UBSan build; unit tests and fuzz-corpus
+# replays run under both, integration tests on the normal build.
+test:
+	@scripts/deps.sh --test
+	@$(MAKE) --no-print-directory -j2 all
+	@$(MAKE) --no-print-directory -j2 SAN=1 all
+	@SAN_B=build-san B=build tests/run
 
 # Real fuzzing with libFuzzer: make fuzz && build-fuzz/fuzz/fuzz_stat -max_total_time=60 fuzz/corpus/stat
 fuzz:

@@ -7,7 +7,10 @@
  * the target.
  *
  * Order of evidence (the dynamic linker's symbol lookup order, simplified):
- *   1. the executable itself defines malloc (statically linked allocator);
+ *   1. the executable itself defines malloc (statically linked allocator),
+ *      or defines je_malloc: a jemalloc built in with prefix je_ (redis
+ *      from source, zmalloc) is reported as jemalloc although plain malloc
+ *      stays libc's, since that is where the program's heap lives;
  *   2. an LD_PRELOAD'ed library (from environ) defines malloc;
  *   3. a mapped known allocator library (libjemalloc, libtcmalloc*, libmimalloc)
  *      that defines malloc in .dynsym;
@@ -15,8 +18,13 @@
  *   5. glibc's libc.so.6 — version from its banner string ("release version
  *      2.36") or, failing that, the highest GLIBC_2.x version definition;
  *   6. no libc mapped at all: a static executable, classified by its symbol
- *      table (je_malloc or mallctl, tc_malloc, mi_malloc, __libc_malloc) or
- *      "unknown (static)".
+ *      table (je_malloc or mallctl, tc_malloc, mi_malloc, __libc_malloc)
+ *      or, when stripped, glibc malloc's messages in .rodata; else "unknown
+ *      (static)".
+ *
+ * A file that cannot be read never fails the call: an allocator library
+ * known by name then decides by name ("malloc not verified"), and the
+ * evidence line ends with "; "-separated notes on what was not checked.
  */
 #ifndef VT_ALLOC_DETECT_H
 #define VT_ALLOC_DETECT_H
@@ -59,7 +67,12 @@ int vt_alloc_detect(const struct vt_procfs *pfs, int pid_fd, pid_t pid,
 
 /* ---- exposed for tests and fuzzers ---- */
 
-/* Find "release version X.Y" in a glibc banner inside bytes. */
+/*
+ * Find "release version X.Y" or "X.Y.Z" in a glibc banner inside bytes (not
+ * NUL-terminated, e.g. libc's .rodata): the words must follow "GNU C Library"
+ * within the same C string.  Writes the numbers into version (cap bytes) and
+ * returns true; else false with version "".
+ */
 bool vt_glibc_banner_version(const char *bytes, size_t len, char *version, size_t cap);
 
 #endif

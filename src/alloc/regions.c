@@ -96,27 +96,69 @@ static enum heap_verdict read_heap_info(const struct vt_classify_ctx *ctx, uint6
 	return HEAP_NOT;
 }
 
-static void add_heap(struct vt_arena_summary *a, enum heap_verdict v, const struct vt_region *rw,
-		     uint64_t rw_len)
+static void add_heap(struct vt_arena_summary *a, enum heap_verdict v, uint64_t rw_len)
 {
 	a->heaps++;
 	a->reserved_bytes += VT_HEAP_MAX_SIZE;
 	a->mapped_bytes += rw_len;
 	if (v == HEAP_FIRST && a->arenas >= 0)
 		a->arenas++;
-	if (vt_known(rw->rss) && vt_known(a->rss_bytes)) {
-		a->rss_bytes += rw->rss;
-		a->swap_bytes += rw->swap;
+	if (v == HEAP_UNREAD)
+		a->arenas = -1;
+}
+
+/* Resident figures are per region: add a heap region once, however many heaps it holds. */
+static void add_region_rss(struct vt_arena_summary *a, const struct vt_region *r)
+{
+	if (vt_known(r->rss) && vt_known(a->rss_bytes)) {
+		a->rss_bytes += r->rss;
+		a->swap_bytes += r->swap;
 	} else {
 		a->rss_bytes = a->swap_bytes = VT_NA;
 	}
 }
 
 /*
- * Arena heaps.  Anchor on the reservation's ---p tail ending on a 64 MiB
- * boundary right after an anonymous rw-p region, or on a full-size rw-p
- * heap starting on a boundary (no tail left).
+ * The heaps inside one anonymous rw-p region.  The kernel merges adjacent
+ * mappings with equal flags, so a region may hold whole heaps, end in a
+ * partial heap whose ---p reservation follows it, or start with unrelated
+ * memory below the first boundary.  A partial heap is recognised by its
+ * layout (confirmed by heap_info when memory is readable); a whole 64 MiB
+ * heap has no ---p tail and is only counted when heap_info confirms it.
  */
+static int heaps_in_region(const struct vt_region *rw, const struct vt_region *tail,
+			   const struct vt_classify_ctx *ctx, struct vt_arena_summary *a,
+			   uint32_t *flags)
+{
+	uint64_t addr = (rw->start + VT_HEAP_MAX_SIZE - 1) & ~(VT_HEAP_MAX_SIZE - 1);
+	enum heap_verdict v;
+	int found = 0;
+
+	for (; addr < rw->end; addr += VT_HEAP_MAX_SIZE) {
+		uint64_t heap_end = addr + VT_HEAP_MAX_SIZE;
+		uint64_t rw_len = (heap_end < rw->end ? heap_end : rw->end) - addr;
+
+		if (heap_end > rw->end) {
+			if (!tail || !is_anon(tail) || !perms_are(tail, "---p") ||
+			    tail->start != rw->end || tail->end < heap_end)
+				break;
+			v = read_heap_info(ctx, addr, rw_len);
+			if (v == HEAP_NOT)
+				continue;
+			*flags |= VT_KIND_BY_LAYOUT;
+		} else {
+			v = read_heap_info(ctx, addr, rw_len);
+			if (v == HEAP_NOT || v == HEAP_UNREAD)
+				continue;
+		}
+		if (v != HEAP_UNREAD)
+			*flags |= VT_KIND_BY_MEMORY;
+		add_heap(a, v, rw_len);
+		found++;
+	}
+	return found;
+}
+
 static void find_arena_heaps(struct vt_region_list *list, const struct vt_classify_ctx *ctx,
 			     struct vt_arena_summary *a)
 {
@@ -124,44 +166,17 @@ static void find_arena_heaps(struct vt_region_list *list, const struct vt_classi
 
 	for (i = 0; i < list->n; i++) {
 		struct vt_region *rw = &list->v[i], *tail = i + 1 < list->n ? &list->v[i + 1] : NULL;
-		uint64_t heap_start, rw_len;
-		enum heap_verdict v;
+		uint32_t flags = 0;
 
 		if (!is_anon(rw) || !perms_are(rw, "rw-p") || rw->kind != VT_REGION_OTHER)
 			continue;
-		if (tail && is_anon(tail) && perms_are(tail, "---p") && tail->start == rw->end &&
-		    tail->end % VT_HEAP_MAX_SIZE == 0 &&
-		    tail->end - VT_HEAP_MAX_SIZE >= rw->start && vt_region_size(tail) < VT_HEAP_MAX_SIZE) {
-			heap_start = tail->end - VT_HEAP_MAX_SIZE;
-			rw_len = rw->end - heap_start;
-			v = read_heap_info(ctx, heap_start, rw_len);
-			if (v == HEAP_NOT)
-				continue;
-			add_heap(a, v, rw, rw_len);
-			set_kind(rw, VT_REGION_ARENA_HEAP, VT_KIND_BY_LAYOUT |
-				 (v == HEAP_UNREAD ? 0 : VT_KIND_BY_MEMORY));
-			set_kind(tail, VT_REGION_ARENA_RESERVE, rw->kind_flags);
-			if (v == HEAP_UNREAD)
-				a->arenas = -1;
+		if (!heaps_in_region(rw, tail, ctx, a, &flags))
 			continue;
-		}
-		/* Full heaps: a rw-p run of whole 64 MiB heaps starting on a boundary. */
-		if (rw->start % VT_HEAP_MAX_SIZE == 0 && vt_region_size(rw) % VT_HEAP_MAX_SIZE == 0) {
-			uint64_t addr;
-			int found = 0;
-			for (addr = rw->start; addr < rw->end; addr += VT_HEAP_MAX_SIZE) {
-				v = read_heap_info(ctx, addr, VT_HEAP_MAX_SIZE);
-				/* Without memory, a bare aligned 64 MiB mapping is too weak to call. */
-				if (v == HEAP_NOT || v == HEAP_UNREAD)
-					break;
-				add_heap(a, v, rw, VT_HEAP_MAX_SIZE);
-				found++;
-			}
-			if (found) {
-				/* per-heap rss cannot be split: count the region once */
-				set_kind(rw, VT_REGION_ARENA_HEAP, VT_KIND_BY_LAYOUT | VT_KIND_BY_MEMORY);
-			}
-		}
+		add_region_rss(a, rw);
+		set_kind(rw, VT_REGION_ARENA_HEAP, flags);
+		if (tail && tail->start == rw->end && is_anon(tail) && perms_are(tail, "---p") &&
+		    tail->end % VT_HEAP_MAX_SIZE == 0)
+			set_kind(tail, VT_REGION_ARENA_RESERVE, flags);
 	}
 	a->verified = a->heaps > 0 && a->arenas >= 0;
 }

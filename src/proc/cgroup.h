@@ -33,7 +33,7 @@ struct vt_cgroup_mem {
 	char path[512];             /* as listed in /proc/PID/cgroup ("/system.slice/x") */
 	char dir[512];              /* directory read, relative to the sys root */
 	uint64_t usage;             /* v2 memory.current, v1 memory.usage_in_bytes */
-	uint64_t limit;             /* v2 memory.max, v1 memory.limit_in_bytes; VT_NA if limit_is_max */
+	uint64_t limit;             /* v2 memory.max, v1 memory.limit_in_bytes; VT_NA if max */
 	bool limit_is_max;          /* no limit ("max", or v1 at or above VT_CGROUP_V1_UNLIMITED) */
 	uint64_t peak;              /* v2 memory.peak, v1 memory.max_usage_in_bytes */
 	uint64_t swap_usage;        /* v2 memory.swap.current; v1 memsw.usage - usage */

@@ -1,0 +1,344 @@
+/*
+ * elfsym.c — symbol, section and version questions about one ELF file.
+ *
+ * All reading goes through libelf (ELF_C_READ: headers and sections are read
+ * with pread on demand and checked against the file size by libelf), so a
+ * truncated, hostile or huge file costs at most VT_ELFSYM_SECTION_MAX per
+ * section and answers "no".  Loops over tables are bounded by the data size
+ * libelf gives us, never by counts taken from the file alone.
+ */
+#include "alloc/elfsym.h"
+
+#include <gelf.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/scan.h"
+
+/* Version definitions we look at before giving up (glibc has ~45). */
+#define VERDEF_MAX 4096
+
+struct vt_elfsym {
+	Elf *elf;
+	int fd;              /* -1 for an in-memory image */
+	size_t shstrndx;     /* section name string table */
+	bool has_shstrndx;
+};
+
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+static bool lib_ready;
+
+static void lib_init(void)
+{
+	lib_ready = elf_version(EV_CURRENT) != EV_NONE;
+}
+
+static const char *elf_why(void)
+{
+	const char *msg = elf_errmsg(-1);
+
+	return msg ? msg : "unknown libelf error";
+}
+
+/* Wrap an Elf handle from elf_begin/elf_memory; on failure release elf and fd. */
+static int wrap(Elf *elf, int fd, struct vt_elfsym **out, struct vt_err *err)
+{
+	struct vt_elfsym *ef;
+	GElf_Ehdr ehdr;
+	int rc;
+
+	if (!elf) {
+		rc = vt_err_set(err, VT_E_PARSE, 0, "cannot read ELF: %s", elf_why());
+		goto close_fd;
+	}
+	if (elf_kind(elf) != ELF_K_ELF) {
+		rc = vt_err_set(err, VT_E_PARSE, 0, "not an ELF file");
+		goto end_elf;
+	}
+	if (!gelf_getehdr(elf, &ehdr)) {
+		rc = vt_err_set(err, VT_E_PARSE, 0, "bad ELF header: %s", elf_why());
+		goto end_elf;
+	}
+	ef = calloc(1, sizeof(*ef));
+	if (!ef) {
+		rc = vt_err_set(err, VT_E_NOMEM, 0, "out of memory opening an ELF file");
+		goto end_elf;
+	}
+	ef->elf = elf;
+	ef->fd = fd;
+	ef->has_shstrndx = elf_getshdrstrndx(elf, &ef->shstrndx) == 0;
+	*out = ef;
+	return VT_OK;
+
+end_elf:
+	elf_end(elf);
+close_fd:
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+int vt_elfsym_open_fd(int fd, struct vt_elfsym **out, struct vt_err *err)
+{
+	*out = NULL;
+	pthread_once(&lib_once, lib_init);
+	if (!lib_ready) {
+		close(fd);
+		return vt_err_set(err, VT_E_UNSUPPORTED, 0, "libelf refuses EV_CURRENT");
+	}
+	return wrap(elf_begin(fd, ELF_C_READ, NULL), fd, out, err);
+}
+
+int vt_elfsym_open_mem(void *image, size_t len, struct vt_elfsym **out, struct vt_err *err)
+{
+	*out = NULL;
+	pthread_once(&lib_once, lib_init);
+	if (!lib_ready)
+		return vt_err_set(err, VT_E_UNSUPPORTED, 0, "libelf refuses EV_CURRENT");
+	if (!image || len == 0)
+		return vt_err_set(err, VT_E_PARSE, 0, "not an ELF file");
+	return wrap(elf_memory(image, len), -1, out, err);
+}
+
+void vt_elfsym_free(struct vt_elfsym **ef)
+{
+	if (!ef || !*ef)
+		return;
+	elf_end((*ef)->elf);
+	if ((*ef)->fd >= 0)
+		close((*ef)->fd);
+	free(*ef);
+	*ef = NULL;
+}
+
+/* A definition the dynamic linker (or static linker) could bind malloc to. */
+static bool is_defined_func(const GElf_Sym *sym)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	if (sym->st_shndx == SHN_UNDEF || GELF_ST_BIND(sym->st_info) == STB_LOCAL)
+		return false;
+	return type == STT_FUNC || type == STT_GNU_IFUNC;
+}
+
+static uint32_t scan_symbols(struct vt_elfsym *ef, Elf_Scn *scn, const GElf_Shdr *sh,
+			     const char *const *names, size_t n, uint32_t found)
+{
+	uint32_t all = n >= 32 ? UINT32_MAX : (UINT32_C(1) << n) - 1;
+	size_t entsize, count, i, j;
+	Elf_Data *data;
+	const char *name;
+	GElf_Sym sym;
+
+	if (sh->sh_size > VT_ELFSYM_SECTION_MAX)
+		return found;
+	entsize = gelf_fsize(ef->elf, ELF_T_SYM, 1, EV_CURRENT);
+	data = elf_getdata(scn, NULL);
+	if (!entsize || !data || data->d_type != ELF_T_SYM)
+		return found;
+	count = data->d_size / entsize;
+	for (i = 1; i < count && i <= INT_MAX && found != all; i++) {
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		if (!is_defined_func(&sym))
+			continue;
+		name = elf_strptr(ef->elf, sh->sh_link, sym.st_name);
+		if (!name)
+			continue;
+		for (j = 0; j < n; j++)
+			if (!(found & (UINT32_C(1) << j)) && strcmp(name, names[j]) == 0)
+				found |= UINT32_C(1) << j;
+	}
+	return found;
+}
+
+uint32_t vt_elfsym_defines(struct vt_elfsym *ef, enum vt_elfsym_tables tables,
+			   const char *const *names, size_t n)
+{
+	Elf_Scn *scn = NULL;
+	uint32_t found = 0;
+	GElf_Shdr sh;
+
+	if (n > 32)
+		n = 32;
+	while ((scn = elf_nextscn(ef->elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if ((sh.sh_type == SHT_DYNSYM && (tables & VT_ELFSYM_DYNSYM)) ||
+		    (sh.sh_type == SHT_SYMTAB && (tables & VT_ELFSYM_SYMTAB)))
+			found = scan_symbols(ef, scn, &sh, names, n, found);
+	}
+	return found;
+}
+
+bool vt_elfsym_has_interp(struct vt_elfsym *ef)
+{
+	size_t n, i;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(ef->elf, &n) != 0)
+		return false;
+	for (i = 0; i < n && i <= INT_MAX; i++)
+		if (gelf_getphdr(ef->elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+			return true;
+	return false;
+}
+
+bool vt_elfsym_section(struct vt_elfsym *ef, const char *name, const char **bytes,
+		       size_t *len)
+{
+	Elf_Scn *scn = NULL;
+	const char *sname;
+	Elf_Data *data;
+	GElf_Shdr sh;
+
+	*bytes = NULL;
+	*len = 0;
+	if (!ef->has_shstrndx)
+		return false;
+	while ((scn = elf_nextscn(ef->elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		sname = elf_strptr(ef->elf, ef->shstrndx, sh.sh_name);
+		if (!sname || strcmp(sname, name) != 0)
+			continue;
+		if (sh.sh_type == SHT_NOBITS || sh.sh_size > VT_ELFSYM_SECTION_MAX)
+			return false;
+		data = elf_rawdata(scn, NULL);
+		if (!data || !data->d_buf)
+			return false;
+		*bytes = data->d_buf;
+		*len = data->d_size;
+		return true;
+	}
+	return false;
+}
+
+/* "2.36" or "2.2.5" -> up to 4 numbers; false unless the whole string is that. */
+static bool parse_dotted(const char *s, uint64_t v[4])
+{
+	struct vt_scan sc = vt_scan_init(s, strlen(s));
+	int i;
+
+	memset(v, 0, 4 * sizeof(v[0]));
+	for (i = 0; i < 4; i++) {
+		if (sc.p >= sc.end || *sc.p < '0' || *sc.p > '9' || !vt_scan_u64(&sc, &v[i]))
+			return false;
+		if (vt_scan_eof(&sc))
+			return true;
+		if (!vt_scan_char(&sc, '.'))
+			return false;
+	}
+	return false;
+}
+
+static int cmp_dotted(const uint64_t a[4], const uint64_t b[4])
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
+struct best_version {
+	const char *prefix;
+	size_t prefix_len;
+	uint64_t v[4];
+	const char *text;    /* numbers part of the best name, owned by libelf */
+};
+
+static void consider_version(struct best_version *best, const char *name)
+{
+	uint64_t v[4];
+
+	if (!name || strncmp(name, best->prefix, best->prefix_len) != 0)
+		return;
+	if (!parse_dotted(name + best->prefix_len, v))
+		return;
+	if (!best->text || cmp_dotted(v, best->v) > 0) {
+		memcpy(best->v, v, sizeof(v));
+		best->text = name + best->prefix_len;
+	}
+}
+
+static void scan_verdefs(struct vt_elfsym *ef, Elf_Scn *scn, const GElf_Shdr *sh,
+			 struct best_version *best)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	GElf_Verdaux aux;
+	GElf_Verdef vd;
+	size_t offset = 0;
+	unsigned i;
+
+	if (!data)
+		return;
+	for (i = 0; i < sh->sh_info && i < VERDEF_MAX; i++) {
+		if (offset > INT_MAX || !gelf_getverdef(data, (int)offset, &vd))
+			return;
+		if (!(vd.vd_flags & VER_FLG_BASE) && vd.vd_cnt > 0 &&
+		    offset + vd.vd_aux <= INT_MAX &&
+		    gelf_getverdaux(data, (int)(offset + vd.vd_aux), &aux))
+			consider_version(best, elf_strptr(ef->elf, sh->sh_link, aux.vda_name));
+		if (vd.vd_next == 0)
+			return;
+		offset += vd.vd_next;
+	}
+}
+
+bool vt_elfsym_verdef_max(struct vt_elfsym *ef, const char *prefix, char *out, size_t cap)
+{
+	struct best_version best = { prefix, strlen(prefix), { 0 }, NULL };
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (cap)
+		out[0] = '\0';
+	while ((scn = elf_nextscn(ef->elf, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_GNU_verdef &&
+		    sh.sh_size <= VT_ELFSYM_SECTION_MAX)
+			scan_verdefs(ef, scn, &sh, &best);
+	if (!best.text || strlen(best.text) >= cap)
+		return false;
+	memcpy(out, best.text, strlen(best.text) + 1);
+	return true;
+}
+
+bool vt_elfsym_soname(struct vt_elfsym *ef, char *out, size_t cap)
+{
+	size_t entsize, count, i;
+	Elf_Scn *scn = NULL;
+	const char *name;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	GElf_Dyn dyn;
+
+	if (cap)
+		out[0] = '\0';
+	entsize = gelf_fsize(ef->elf, ELF_T_DYN, 1, EV_CURRENT);
+	while ((scn = elf_nextscn(ef->elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC ||
+		    sh.sh_size > VT_ELFSYM_SECTION_MAX)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !entsize)
+			continue;
+		count = data->d_size / entsize;
+		for (i = 0; i < count && i <= INT_MAX; i++) {
+			if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag != DT_SONAME)
+				continue;
+			name = elf_strptr(ef->elf, sh.sh_link, dyn.d_un.d_val);
+			if (!name || strlen(name) >= cap)
+				return false;
+			memcpy(out, name, strlen(name) + 1);
+			return true;
+		}
+	}
+	return false;
+}

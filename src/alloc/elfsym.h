@@ -1,0 +1,84 @@
+/*
+ * elfsym.h — the few questions vitals asks of an ELF file, answered by libelf.
+ *
+ * Does the file define a function (in .dynsym or .symtab), what bytes does a
+ * section hold (.rodata, for version banners), which is the highest version
+ * definition with a prefix (GLIBC_2.36), what is its DT_SONAME, does it have
+ * an interpreter.  The files are untrusted (another user's process, a
+ * container image, a file being rewritten): every answer is bounded, a
+ * malformed file reads as "no", and nothing here parses ELF by hand.
+ *
+ * This module knows nothing about /proc or allocators: callers open the file
+ * and decide what the answers mean (src/alloc/detect.c).
+ */
+#ifndef VT_ALLOC_ELFSYM_H
+#define VT_ALLOC_ELFSYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+/* Largest section we read (symbol table, .rodata); larger ones read as absent. */
+#define VT_ELFSYM_SECTION_MAX (128u << 20)
+
+/* An open ELF file.  Opaque; created by vt_elfsym_open_*, freed by vt_elfsym_free. */
+struct vt_elfsym;
+
+/*
+ * Open the ELF file on fd.  fd is consumed: it is closed by vt_elfsym_free,
+ * or before returning on failure.  Sections are read lazily with pread (no
+ * mmap, so a file truncated under us cannot SIGBUS).  Errors:
+ *   VT_E_PARSE  not an ELF file, or its headers are unreadable (err->msg says which)
+ *   VT_E_NOMEM
+ */
+int vt_elfsym_open_fd(int fd, struct vt_elfsym **out, struct vt_err *err);
+
+/*
+ * Open an ELF image held in memory (fuzzers, tests).  The image is not copied:
+ * it must stay valid, writable and unchanged until vt_elfsym_free (libelf may
+ * convert data in place).  Errors as vt_elfsym_open_fd.
+ */
+int vt_elfsym_open_mem(void *image, size_t len, struct vt_elfsym **out, struct vt_err *err);
+
+/* Release the file and close its fd; sets *ef to NULL.  NULL or *ef NULL is a no-op. */
+void vt_elfsym_free(struct vt_elfsym **ef);
+
+/* Which symbol tables to search. */
+enum vt_elfsym_tables {
+	VT_ELFSYM_DYNSYM = 1 << 0,   /* .dynsym: what the dynamic linker sees */
+	VT_ELFSYM_SYMTAB = 1 << 1,   /* .symtab: link-time symbols, absent when stripped */
+};
+
+/*
+ * Which of names[0..n) (n <= 32) the file defines as functions: a symbol of
+ * that name with st_shndx != SHN_UNDEF, type FUNC or GNU_IFUNC and binding
+ * other than LOCAL, in one of the tables.  Returns a mask, bit i for names[i].
+ */
+uint32_t vt_elfsym_defines(struct vt_elfsym *ef, enum vt_elfsym_tables tables,
+			   const char *const *names, size_t n);
+
+/* The file has a PT_INTERP program header (it is dynamically linked). */
+bool vt_elfsym_has_interp(struct vt_elfsym *ef);
+
+/*
+ * The contents of the first section called name (".rodata"), unless it is
+ * SHT_NOBITS or larger than VT_ELFSYM_SECTION_MAX.  *bytes points into memory
+ * owned by ef, valid until vt_elfsym_free; it is not NUL-terminated.
+ */
+bool vt_elfsym_section(struct vt_elfsym *ef, const char *name, const char **bytes,
+		       size_t *len);
+
+/*
+ * The highest version definition (.gnu.version_d) named prefix followed by
+ * numbers ("GLIBC_" -> "2.36" from GLIBC_2.36; GLIBC_PRIVATE is ignored).
+ * Writes the numbers without the prefix into out (cap bytes, NUL-terminated).
+ * False when there is none or it does not fit.
+ */
+bool vt_elfsym_verdef_max(struct vt_elfsym *ef, const char *prefix, char *out, size_t cap);
+
+/* DT_SONAME ("libjemalloc.so.2") into out (cap bytes).  False when absent or too long. */
+bool vt_elfsym_soname(struct vt_elfsym *ef, char *out, size_t cap);
+
+#endif

@@ -49,11 +49,11 @@ static void demo_usage(FILE *out)
 "\n"
 "Reproduces glibc arena sprawl (field report 000) on the bundled arena_churn\n"
 "target: the same multi-threaded churn runs twice, once with default glibc and\n"
-"once with MALLOC_ARENA_MAX=2, for N seconds (default 40).  Then both are\n"
+"once with MALLOC_ARENA_MAX=2, for N seconds (default 30).  Then both are\n"
 "snapped side by side: arenas, RssAnon, committed, and the target's own count\n"
 "of live bytes, so you see how much of the resident heap is live data.\n"
 "\n"
-"  --seconds N   how long both arms churn before the snapshot (default 40)\n"
+"  --seconds N   how long both arms churn before the snapshot (default 30)\n"
 "  --threads N   worker threads per arm (default 8)\n"
 "  --json        the two snapshots as vitals.snap JSON\n");
 }
@@ -155,8 +155,9 @@ static void print_verdict(const struct vt_sample *s, const struct arm *arms)
 	printf("WHAT THIS SHOWS\n");
 	for (i = 0; i < ARMS; i++) {
 		const struct vt_sample *x = &s[i];
-		printf("  %-20s %2d arena heaps, RssAnon %s, live (target's own count) %s",
-		       arms[i].label, x->arenas.heaps, vt_fmt_bytes(x->status.rss_anon, a, sizeof(a)),
+		printf("  %-20s %2d arena heap%s, RssAnon %s, live (target's own count) %s",
+		       arms[i].label, x->arenas.heaps, x->arenas.heaps == 1 ? "" : "s",
+		       vt_fmt_bytes(x->status.rss_anon, a, sizeof(a)),
 		       vt_fmt_bytes(arms[i].live_bytes, b, sizeof(b)));
 		if (vt_known(arms[i].live_bytes) && vt_known(x->status.rss_anon) && x->status.rss_anon)
 			printf(" = %.0f%% of RssAnon", 100.0 * (double)arms[i].live_bytes /
@@ -197,7 +198,7 @@ int cmd_demo(int argc, char **argv)
 	char target[PATH_MAX], tmpdir[] = "/tmp/vitals-demo-XXXXXX";
 	struct vt_procfs pfs;
 	struct vt_err err;
-	double seconds = 40;
+	double seconds = 30;
 	int threads = 8, c, i, taken = 0, status = 0;
 	bool json = false;
 
@@ -270,7 +271,7 @@ int cmd_demo(int argc, char **argv)
 		report.samples = samples;
 		report.n = ARMS;
 		report.labels = labels;
-		report.min_region = 32ull << 20;
+		report.min_region = 16ull << 20;
 		report.title = "demo: default glibc vs MALLOC_ARENA_MAX=2";
 		if (json) {
 			vt_render_snap_json(stdout, &report);

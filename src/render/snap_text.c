@@ -344,8 +344,8 @@ static void print_reading(FILE *out, const struct vt_sample *s)
 	}
 	if (s->alloc.kind == VT_ALLOC_GLIBC && s->arenas.heaps && vt_known(s->arenas.rss_bytes) &&
 	    vt_known(st->rss_anon) && st->rss_anon) {
-		fprintf(out, "  - %d arena heap%s hold %s resident, %.0f%% of RssAnon; cap is %llu (%s)\n",
-			s->arenas.heaps, s->arenas.heaps == 1 ? "" : "s",
+		fprintf(out, "  - %d arena heap%s %s resident, %.0f%% of RssAnon; cap is %llu (%s)\n",
+			s->arenas.heaps, s->arenas.heaps == 1 ? " holds" : "s hold",
 			vt_fmt_bytes(s->arenas.rss_bytes, a, sizeof(a)),
 			100.0 * (double)s->arenas.rss_bytes / (double)st->rss_anon,
 			(unsigned long long)s->cap.value, vt_cap_source_name(s->cap.source));

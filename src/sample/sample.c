@@ -289,6 +289,7 @@ static void classify(struct reader *rd, struct vt_sample *s, const struct vt_sam
 	ctx.alloc = s->alloc.kind;
 	if (opts->no_memory || !rd->pfs->live) {
 		s->memory_st.available = false;
+		s->memory_st.code = VT_E_UNSUPPORTED;
 		snprintf(s->memory_st.reason, sizeof(s->memory_st.reason),
 			 opts->no_memory ? "not read (--no-memory)" : "recorded /proc tree");
 	} else if (probe_memory(rd, s)) {

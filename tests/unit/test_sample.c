@@ -1,0 +1,117 @@
+/*
+ * test_sample.c — a whole snapshot from recorded /proc + /sys trees, and its
+ * JSON rendering: the path `vitals --proc-root ... snap PID` takes.
+ */
+#include "harness.h"
+
+#include "render/render.h"
+#include "sample/sample.h"
+
+#include <jansson.h>
+
+static int take(const char *name, int pid, bool light, struct vt_sample *s, struct vt_err *err)
+{
+	struct vt_sample_opts opts = { .light = light };
+	struct vt_procfs pfs;
+	char proc[1100], sys[1100];
+	int rc;
+
+	snprintf(proc, sizeof(proc), "%s/proc", vt_fixture_path(name));
+	snprintf(sys, sizeof(sys), "%s/sys", vt_fixture_path(name));
+	CHECK_EQ_I64(vt_procfs_open(&pfs, proc, sys, err), VT_OK);
+	rc = vt_sample_take(&pfs, pid, &opts, s, err);
+	vt_procfs_close(&pfs);
+	return rc;
+}
+
+static void test_sample__arena_sprawl_fixture(void)
+{
+	struct vt_sample s;
+	struct vt_err err;
+
+	CHECK_EQ_I64(take("proc/arena_default", 9277, false, &s, &err), VT_OK);
+	CHECK_STR(s.comm, "arena_churn");
+	CHECK_EQ_I64(s.num_threads, 9);
+	CHECK_EQ_I64(s.threads.total, 9);
+	CHECK(s.uptime_s > 5 && s.uptime_s < 30);
+	CHECK_EQ_U64(s.committed, s.status.rss_anon + s.status.vm_swap);
+	CHECK_EQ_I64(s.arenas.heaps, 8);
+	CHECK_EQ_I64(s.arenas.arenas, -1);        /* a recorded tree has no memory to read */
+	CHECK(!s.memory_read);
+	CHECK(s.cap.source == VT_CAP_DEFAULT);
+	CHECK_EQ_I64(s.ncpus, 2);
+	CHECK_EQ_U64(s.cap.value, 16);
+	CHECK(s.alloc.kind == VT_ALLOC_GLIBC);
+	CHECK_EQ_I64(s.cgroup.version, 1);
+	CHECK(vt_known(s.cgroup.usage));
+	CHECK(!vt_sample_partial(&s));
+	CHECK(s.cmdline && strstr(s.cmdline, "arena_churn --seconds 30"));
+	vt_sample_release(&s);
+}
+
+static void test_sample__capped_fixture_light(void)
+{
+	struct vt_sample s;
+	struct vt_err err;
+	size_t i;
+
+	CHECK_EQ_I64(take("proc/arena_max2", 9278, true, &s, &err), VT_OK);
+	CHECK(s.light);
+	CHECK_EQ_I64(s.arenas.heaps, 1);
+	CHECK(s.cap.source == VT_CAP_ENV);
+	CHECK_EQ_U64(s.cap.value, 2);
+	CHECK(!vt_known(s.arenas.rss_bytes));     /* maps only: unknown, not 0 */
+	for (i = 0; i < s.regions.n; i++)
+		CHECK(!vt_known(s.regions.v[i].rss));
+	vt_sample_release(&s);
+}
+
+static void test_sample__missing_kthread_zombie(void)
+{
+	struct vt_sample s;
+	struct vt_err err;
+
+	CHECK_EQ_I64(take("proc/arena_default", 4242, false, &s, &err), VT_E_NOPROC);
+	CHECK(strstr(err.msg, "4242") != NULL);
+	CHECK_EQ_I64(take("proc/kthread", 2, false, &s, &err), VT_E_KTHREAD);
+	CHECK(strstr(err.msg, "kthreadd") != NULL && err.hint[0]);
+	CHECK_EQ_I64(take("proc/zombie", 9772, false, &s, &err), VT_E_ZOMBIE);
+	CHECK(strstr(err.msg, "zombie") != NULL);
+	CHECK_EQ_I64(vt_code_exit(VT_E_KTHREAD), 6);
+	CHECK_EQ_I64(vt_code_exit(VT_E_ZOMBIE), 7);
+}
+
+static void test_sample__json_has_nulls_not_zeros(void)
+{
+	struct vt_snap_report r = { 0 };
+	struct vt_sample s;
+	struct vt_err err;
+	json_error_t jerr;
+	json_t *root, *p;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+
+	CHECK_EQ_I64(take("proc/arena_max2", 9278, true, &s, &err), VT_OK);
+	r.samples = &s;
+	r.n = 1;
+	r.min_region = 8u << 20;
+	mem = open_memstream(&text, &len);
+	CHECK_EQ_I64(vt_render_snap_json(mem, &r), 0);
+	fclose(mem);
+	root = json_loads(text, 0, &jerr);
+	CHECK(root != NULL);
+	CHECK_STR(json_string_value(json_object_get(root, "schema")), "vitals.snap");
+	p = json_array_get(json_object_get(root, "processes"), 0);
+	CHECK(json_is_null(json_object_get(json_object_get(p, "arenas"), "rss_bytes")));
+	CHECK(json_is_null(json_object_get(json_object_get(p, "arenas"), "arenas")));
+	CHECK_EQ_I64(json_integer_value(json_object_get(json_object_get(p, "arenas"), "heaps")), 1);
+	CHECK(json_is_integer(json_object_get(json_object_get(p, "memory"), "committed")));
+	CHECK(json_is_true(json_object_get(p, "regions_light")));
+	json_decref(root);
+	free(text);
+	vt_sample_release(&s);
+}
+
+VT_TEST_MAIN(test_sample__arena_sprawl_fixture, test_sample__capped_fixture_light,
+	     test_sample__missing_kthread_zombie, test_sample__json_has_nulls_not_zeros)

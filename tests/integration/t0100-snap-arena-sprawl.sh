@@ -9,9 +9,11 @@ start_target arena_churn --seconds 60 --threads 8
 DEF=$TPID DEF_TRUTH=$TRUTH
 MALLOC_ARENA_MAX=2 start_target arena_churn --seconds 60 --threads 8
 CAP=$TPID CAP_TRUTH=$TRUTH
+start_target arena_churn --seconds 60 --threads 2
+FEW=$TPID
 sleep 8
 
-vitals snap --json "$DEF" "$CAP" >"$WORK/snap.json"
+vitals snap --json "$DEF" "$CAP" "$FEW" >"$WORK/snap.json"
 check "snap exits 0 on two readable processes" test $? -eq 0
 # independent read of maps, right after: 64 MiB-aligned anonymous rw-p+---p pairs
 count_aligned() {
@@ -37,7 +39,10 @@ indep_cap=$(count_aligned "$CAP")
 heaps_def=$(jq_py "$WORK/snap.json" 'j["processes"][0]["arenas"]["heaps"]')
 heaps_cap=$(jq_py "$WORK/snap.json" 'j["processes"][1]["arenas"]["heaps"]')
 arenas_def=$(jq_py "$WORK/snap.json" 'j["processes"][0]["arenas"]["arenas"]')
-echo "default: heaps=$heaps_def arenas=$arenas_def (independent: $indep_def); capped: heaps=$heaps_cap (independent: $indep_cap)"
+heaps_few=$(jq_py "$WORK/snap.json" 'j["processes"][2]["arenas"]["heaps"]')
+echo "default: heaps=$heaps_def arenas=$arenas_def (independent: $indep_def); capped: heaps=$heaps_cap (independent: $indep_cap); 2 threads: heaps=$heaps_few"
+check "arena heaps rise with threads (2 threads: $heaps_few, 8 threads: $heaps_def)" \
+	test "$heaps_few" -ge 1 -a "$heaps_few" -le 3 -a "$heaps_few" -lt "$heaps_def"
 check "default glibc makes several arenas with 8 threads" test "$heaps_def" -ge 3
 check "heap_info confirms one arena per heap here" test "$arenas_def" = "$heaps_def"
 check "MALLOC_ARENA_MAX=2 keeps at most 1 arena heap (+ main)" test "$heaps_cap" -le 1

@@ -1,0 +1,441 @@
+/*
+ * step_growth: hold a steady footprint, then grow by a known step.
+ *
+ * --threads "churn-N" threads allocate and free blocks of 64 B .. 16 KiB
+ * at --churn-per-s around a steady live set of --churn-mb.  At --step-at
+ * seconds the main thread allocates --step-mb more in chunks of
+ * --step-chunk-kb, touches every byte and keeps it until exit.  With the
+ * default 64 KiB chunks the step lands in the main heap; chunks at or
+ * above the mmap threshold (128 KiB by default) become separate mappings.
+ * A soak should report one step of that size at that time and a plateau
+ * on either side, not a leak.
+ *
+ * live_bytes = step_held_bytes + churn_live_bytes, each the exact sum of
+ * the sizes passed to malloc() for blocks still allocated; step_at_t is
+ * when the step was complete (null before), step_at_s when it was due.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TICK_NS		10000000L	/* threads wake every 10 ms */
+
+/* A chunk of the step: a link to the previous one, then filler. */
+struct chunk {
+	struct chunk *prev;
+};
+
+struct churner {
+	pthread_t thread;
+	uint64_t rng;
+	void **slot;		/* blocks held, random replacement */
+	size_t *slot_size;
+	size_t nslots;
+};
+
+static struct {
+	double seconds;
+	const char *truth;
+	double step_at;
+	size_t step_bytes;
+	size_t chunk_bytes;
+	int threads;
+	size_t churn_bytes;
+	double churn_per_s;
+} opt = {
+	.seconds = 60,
+	.step_at = 20,
+	.step_bytes = (size_t)64 << 20,
+	.chunk_bytes = 64 << 10,
+	.threads = 1,
+	.churn_bytes = (size_t)16 << 20,
+	.churn_per_s = 2000,
+};
+
+static struct churner *churners;
+static pthread_barrier_t ready;	/* churners filled, main may start */
+static struct chunk *step;	/* newest chunk of the step */
+static uint64_t step_held;
+static double step_done_t = -1;
+static FILE *truth;
+static double t0;
+static sigset_t waited;
+
+static atomic_int stop;
+static _Atomic uint64_t churn_live_bytes;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, what,
+		strerror(errno));
+	exit(1);
+}
+
+static void check(int rc, const char *what)
+{
+	if (rc) {
+		errno = rc;
+		die(what);
+	}
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts))
+		die("clock_gettime");
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void tick_sleep(void)
+{
+	struct timespec tick = { 0, TICK_NS };
+	int rc = clock_nanosleep(CLOCK_MONOTONIC, 0, &tick, NULL);
+
+	if (rc && rc != EINTR)
+		check(rc, "clock_nanosleep");
+}
+
+static uint64_t next_rand(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dULL;
+}
+
+static void *alloc_filled(size_t size, int fill)
+{
+	void *p = malloc(size);
+
+	if (!p)
+		die("malloc");
+	memset(p, fill, size);
+	return p;
+}
+
+/* Replace one random held block by a new one of 64 B .. 16 KiB. */
+static void churn_one(struct churner *c)
+{
+	size_t i = next_rand(&c->rng) % c->nslots;
+	size_t size = 64 + next_rand(&c->rng) % (16 << 10);
+
+	free(c->slot[i]);
+	atomic_fetch_sub(&churn_live_bytes, c->slot_size[i]);
+	c->slot[i] = alloc_filled(size, 0x43);
+	c->slot_size[i] = size;
+	atomic_fetch_add(&churn_live_bytes, size);
+}
+
+/* Fill every slot first, so that the churn's live set starts steady. */
+static void churn_fill(struct churner *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nslots; i++) {
+		c->slot_size[i] = 64 + next_rand(&c->rng) % (16 << 10);
+		c->slot[i] = alloc_filled(c->slot_size[i], 0x43);
+		atomic_fetch_add(&churn_live_bytes, c->slot_size[i]);
+	}
+}
+
+static void *churner_main(void *arg)
+{
+	struct churner *c = arg;
+	double per_tick = opt.churn_per_s / opt.threads * TICK_NS / 1e9;
+	double credit = 0;
+	int rc;
+
+	churn_fill(c);
+	rc = pthread_barrier_wait(&ready);
+	if (rc && rc != PTHREAD_BARRIER_SERIAL_THREAD)
+		check(rc, "pthread_barrier_wait");
+	while (!atomic_load(&stop)) {
+		for (credit += per_tick; credit >= 1; credit--)
+			churn_one(c);
+		tick_sleep();
+	}
+	return NULL;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+
+	if (!p)
+		die("calloc");
+	return p;
+}
+
+/* Start the churners and wait until their live sets are in place. */
+static void start_churners(void)
+{
+	/* Mean block is about 8 KiB. */
+	size_t nslots = opt.churn_bytes / opt.threads / (8 << 10) + 1;
+	int i, rc;
+
+	check(pthread_barrier_init(&ready, NULL, opt.threads + 1),
+	      "pthread_barrier_init");
+	churners = xcalloc(opt.threads, sizeof(*churners));
+	for (i = 0; i < opt.threads; i++) {
+		struct churner *c = &churners[i];
+		char name[32];
+
+		c->rng = 0x9e3779b97f4a7c15ULL * (i + 1);
+		c->nslots = nslots;
+		c->slot = xcalloc(nslots, sizeof(*c->slot));
+		c->slot_size = xcalloc(nslots, sizeof(*c->slot_size));
+		check(pthread_create(&c->thread, NULL, churner_main, c),
+		      "pthread_create");
+		snprintf(name, sizeof(name), "churn-%d", i);
+		name[15] = '\0';	/* the kernel keeps 15 characters */
+		check(pthread_setname_np(c->thread, name), "pthread_setname_np");
+	}
+	rc = pthread_barrier_wait(&ready);
+	if (rc && rc != PTHREAD_BARRIER_SERIAL_THREAD)
+		check(rc, "pthread_barrier_wait");
+}
+
+static void stop_threads(void)
+{
+	int i;
+
+	atomic_store(&stop, 1);
+	for (i = 0; i < opt.threads; i++)
+		check(pthread_join(churners[i].thread, NULL), "pthread_join");
+}
+
+static void free_churn(void)
+{
+	int i;
+
+	for (i = 0; i < opt.threads; i++) {
+		struct churner *c = &churners[i];
+		size_t j;
+
+		for (j = 0; j < c->nslots; j++)
+			free(c->slot[j]);
+		free(c->slot);
+		free(c->slot_size);
+	}
+	free(churners);
+	check(pthread_barrier_destroy(&ready), "pthread_barrier_destroy");
+}
+
+/* Allocate the step in chunks, touch it all, and keep it. */
+static void take_step(void)
+{
+	while (step_held + opt.chunk_bytes <= opt.step_bytes) {
+		struct chunk *c = alloc_filled(opt.chunk_bytes, 0x53);
+
+		c->prev = step;
+		step = c;
+		step_held += opt.chunk_bytes;
+	}
+	step_done_t = now() - t0;
+}
+
+static void free_step(void)
+{
+	while (step) {
+		struct chunk *prev = step->prev;
+
+		free(step);
+		step = prev;
+	}
+}
+
+static void truth_write(const char *phase)
+{
+	uint64_t churn = atomic_load(&churn_live_bytes);
+	char done_t[32] = "null";
+
+	if (!truth)
+		return;
+	if (step_done_t >= 0)
+		snprintf(done_t, sizeof(done_t), "%.3f", step_done_t);
+	if (!phase)
+		phase = step_done_t >= 0 ? "after" : "before";
+	fprintf(truth, "{\"t\":%.3f,\"phase\":\"%s\",\"step_at_s\":%.3f,"
+		"\"step_done\":%s,\"step_at_t\":%s,\"step_bytes\":%zu,"
+		"\"step_chunk_bytes\":%zu,\"step_held_bytes\":%" PRIu64 ","
+		"\"churn_live_bytes\":%" PRIu64 ",\"live_bytes\":%" PRIu64 ","
+		"\"threads\":%d,\"churn_per_s\":%.0f}\n",
+		now() - t0, phase, opt.step_at,
+		step_done_t >= 0 ? "true" : "false", done_t, opt.step_bytes,
+		opt.chunk_bytes, step_held, churn, step_held + churn,
+		opt.threads, opt.churn_per_s);
+	if (fflush(truth))
+		die("write truth file");
+}
+
+/* Wait for one of the signals in 'waited' until 'until'; 0 on timeout. */
+static int wait_signal(double until)
+{
+	double left = until - now();
+	struct timespec ts;
+	int sig;
+
+	if (left < 0)
+		left = 0;
+	ts.tv_sec = (time_t)left;
+	ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
+	sig = sigtimedwait(&waited, NULL, &ts);
+	if (sig < 0 && errno != EAGAIN && errno != EINTR)
+		die("sigtimedwait");
+	return sig < 0 ? 0 : sig;
+}
+
+static void run(void)
+{
+	double end = t0 + opt.seconds, next = t0, at = t0 + opt.step_at;
+
+	for (;;) {
+		double t = now(), until;
+
+		if (t >= at && step_done_t < 0) {
+			take_step();
+			next = t;	/* report it at once */
+		}
+		if (t >= next) {
+			truth_write(NULL);
+			next = t + 1;
+		}
+		if (t >= end)
+			return;
+		until = next < end ? next : end;
+		if (step_done_t < 0 && at < until)
+			until = at;
+		if (wait_signal(until))
+			return;
+	}
+}
+
+static void usage(FILE *out, int status)
+{
+	fprintf(out,
+		"usage: step_growth [options]\n"
+		"  --seconds N        exit after N seconds (default 60)\n"
+		"  --truth FILE       append ground truth as JSON lines\n"
+		"  --step-at S        take the step S seconds after start (default 20)\n"
+		"  --step-mb N        grow by N MiB (default 64)\n"
+		"  --step-chunk-kb N  in malloc() chunks of N KiB (default 64)\n"
+		"  --threads N        churn threads (default 1)\n"
+		"  --churn-mb N       churn live set in MiB (default 16)\n"
+		"  --churn-per-s N    churn allocations per second (default 2000)\n");
+	exit(status);
+}
+
+static double parse_num(const char *name, const char *arg, double lo,
+			double hi)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v >= lo && v <= hi)) {
+		fprintf(stderr, "%s: bad value '%s' for --%s, expected %g..%g\n",
+			program_invocation_short_name, arg, name, lo, hi);
+		exit(64);
+	}
+	return v;
+}
+
+static void parse_options(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "seconds", required_argument, NULL, 's' },
+		{ "truth", required_argument, NULL, 't' },
+		{ "step-at", required_argument, NULL, 'a' },
+		{ "step-mb", required_argument, NULL, 'm' },
+		{ "step-chunk-kb", required_argument, NULL, 'k' },
+		{ "threads", required_argument, NULL, 'n' },
+		{ "churn-mb", required_argument, NULL, 'c' },
+		{ "churn-per-s", required_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c, i = 0;
+
+	while ((c = getopt_long(argc, argv, "", longopts, &i)) != -1) {
+		const char *name = longopts[i].name;
+
+		switch (c) {
+		case 's':
+			opt.seconds = parse_num(name, optarg, 0, 1e7);
+			break;
+		case 't':
+			opt.truth = optarg;
+			break;
+		case 'a':
+			opt.step_at = parse_num(name, optarg, 0, 1e7);
+			break;
+		case 'm':
+			opt.step_bytes = parse_num(name, optarg, 0, 1 << 14) *
+					 (1 << 20);
+			break;
+		case 'k':
+			opt.chunk_bytes = parse_num(name, optarg, 1, 1 << 20) *
+					  1024;
+			break;
+		case 'n':
+			opt.threads = parse_num(name, optarg, 1, 256);
+			break;
+		case 'c':
+			opt.churn_bytes = parse_num(name, optarg, 0, 4096) *
+					  (1 << 20);
+			break;
+		case 'C':
+			opt.churn_per_s = parse_num(name, optarg, 0, 1e7);
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		default:
+			usage(stderr, 64);
+		}
+	}
+	if (optind < argc)
+		usage(stderr, 64);
+}
+
+/* Blocked here, inherited by every thread, taken by sigtimedwait(). */
+static void block_signals(void)
+{
+	if (sigemptyset(&waited) || sigaddset(&waited, SIGTERM) ||
+	    sigaddset(&waited, SIGINT))
+		die("sigaddset");
+	check(pthread_sigmask(SIG_BLOCK, &waited, NULL), "pthread_sigmask");
+}
+
+int main(int argc, char **argv)
+{
+	parse_options(argc, argv);
+	block_signals();
+	if (opt.truth && !(truth = fopen(opt.truth, "a")))
+		die(opt.truth);
+	printf("pid %d\n", (int)getpid());
+	if (fflush(stdout))
+		die("stdout");
+	start_churners();
+	t0 = now();
+	run();
+	stop_threads();
+	truth_write("exit");
+	free_churn();
+	free_step();
+	if (truth && fclose(truth))
+		die("close truth file");
+	return 0;
+}

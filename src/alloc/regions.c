@@ -23,6 +23,7 @@
 #define IS_MMAPPED 0x2ull
 #define GUARD_MAX (1ull << 20)          /* a ---p run this small below rw-p is a guard */
 #define CHUNK_WALK_MAX 4096             /* headers read per region at most */
+#define MAX_WHOLE_HEAPS 1024            /* 64 GiB of whole heaps checked per region */
 
 static bool is_anon(const struct vt_region *r)
 {
@@ -130,31 +131,34 @@ static int heaps_in_region(const struct vt_region *rw, const struct vt_region *t
 			   const struct vt_classify_ctx *ctx, struct vt_arena_summary *a,
 			   uint32_t *flags)
 {
-	uint64_t addr = (rw->start + VT_HEAP_MAX_SIZE - 1) & ~(VT_HEAP_MAX_SIZE - 1);
+	uint64_t first = (rw->start + VT_HEAP_MAX_SIZE - 1) & ~(VT_HEAP_MAX_SIZE - 1);
+	uint64_t last = rw->end & ~(VT_HEAP_MAX_SIZE - 1);   /* start of a partial heap */
+	uint64_t addr;
 	enum heap_verdict v;
-	int found = 0;
+	int found = 0, n = 0;
 
-	for (; addr < rw->end; addr += VT_HEAP_MAX_SIZE) {
-		uint64_t heap_end = addr + VT_HEAP_MAX_SIZE;
-		uint64_t rw_len = (heap_end < rw->end ? heap_end : rw->end) - addr;
-
-		if (heap_end > rw->end) {
-			if (!tail || !is_anon(tail) || !perms_are(tail, "---p") ||
-			    tail->start != rw->end || tail->end < heap_end)
-				break;
-			v = read_heap_info(ctx, addr, rw_len);
-			if (v == HEAP_NOT)
-				continue;
-			*flags |= VT_KIND_BY_LAYOUT;
-		} else {
-			v = read_heap_info(ctx, addr, rw_len);
-			if (v == HEAP_NOT || v == HEAP_UNREAD)
-				continue;
-		}
-		if (v != HEAP_UNREAD)
-			*flags |= VT_KIND_BY_MEMORY;
-		add_heap(a, v, rw_len);
+	if (first >= rw->end)
+		return 0;
+	/* Whole heaps only count when heap_info confirms them: without target
+	 * memory there is nothing to read, and a bounded walk keeps a huge
+	 * mapping from costing a read per 64 MiB. */
+	for (addr = first; ctx->read_mem && addr < last && n < MAX_WHOLE_HEAPS; addr += VT_HEAP_MAX_SIZE, n++) {
+		v = read_heap_info(ctx, addr, VT_HEAP_MAX_SIZE);
+		if (v != HEAP_FIRST && v != HEAP_MORE)
+			continue;
+		*flags |= VT_KIND_BY_MEMORY;
+		add_heap(a, v, VT_HEAP_MAX_SIZE);
 		found++;
+	}
+	/* A partial heap at the end, its ---p reservation right after. */
+	if (last >= first && last < rw->end && tail && is_anon(tail) && perms_are(tail, "---p") &&
+	    tail->start == rw->end && tail->end - last >= VT_HEAP_MAX_SIZE) {
+		v = read_heap_info(ctx, last, rw->end - last);
+		if (v != HEAP_NOT) {
+			*flags |= VT_KIND_BY_LAYOUT | (v == HEAP_UNREAD ? 0 : VT_KIND_BY_MEMORY);
+			add_heap(a, v, rw->end - last);
+			found++;
+		}
 	}
 	return found;
 }

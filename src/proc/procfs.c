@@ -48,7 +48,7 @@ int vt_pid_open(const struct vt_procfs *pfs, pid_t pid, int *dirfd, struct vt_er
 	fd = openat(pfs->proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		e = errno;
-		if (e == ENOENT)
+		if (e == ENOENT || e == ESRCH)   /* ESRCH: exiting as we open it */
 			return vt_err_set(err, VT_E_NOPROC, e, "no process %d", (int)pid);
 		if (e == EACCES || e == EPERM) {
 			vt_err_set(err, VT_E_PERM, e, "cannot open %s/%d: %s", pfs->proc_root,
@@ -110,6 +110,8 @@ int vt_read_at(int dirfd, const char *name, struct vt_buf *buf, struct vt_err *e
 			return vt_err_set(err, VT_E_NOTFOUND, e, "'%s' does not exist", name);
 		}
 		rc = vt_code_from_errno(e);
+		if (rc == VT_E_GONE)
+			return vt_err_set(err, rc, e, "process exited while reading '%s'", name);
 		return vt_err_set(err, rc, e, "cannot open '%s': %s", name, strerror(e));
 	}
 	rc = read_fd(fd, buf, &e);

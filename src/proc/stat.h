@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 
+#define VT_PF_EXITING 0x00000004u   /* include/linux/sched.h PF_EXITING: exit has begun */
 #define VT_PF_KTHREAD 0x00200000u   /* include/linux/sched.h PF_KTHREAD */
 
 struct vt_proc_stat {

@@ -371,10 +371,16 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 	else
 		section_fail(&s->cgroup_st, &e);
 
-	/* Still the same, still alive?  Reads through a dead process's fd fail. */
+	/* A part that saw the process vanish makes the whole sample void. */
+	if (s->regions_st.code == VT_E_GONE || s->environ_st.code == VT_E_GONE ||
+	    s->alloc_st.code == VT_E_GONE || s->threads_st.code == VT_E_GONE)
+		goto gone;
+	/* Still the same, still alive?  Reads through a dead process's fd fail;
+	 * a process between releasing its memory and becoming a zombie is
+	 * PF_EXITING. */
 	if (vt_read_at(rd->fd, "stat", &rd->buf, &e) != VT_OK ||
 	    vt_proc_stat_parse(rd->buf.data, rd->buf.len, &st, NULL) != VT_OK || st.state == 'Z' ||
-	    st.state == 'X')
+	    st.state == 'X' || (st.flags & VT_PF_EXITING))
 		goto gone;
 	return VT_OK;
 gone:
@@ -395,6 +401,9 @@ int vt_sample_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_sampl
 	rc = vt_pid_open(pfs, pid, &rd.fd, err);
 	if (rc == VT_OK)
 		rc = take(&rd, opts, out, err);
+	if (rc == VT_E_GONE)
+		vt_err_set(err, VT_E_GONE, err ? err->sys_errno : 0,
+			   "process %d exited while vitals was reading it", (int)pid);
 	if (rd.fd >= 0)
 		close(rd.fd);
 	vt_buf_release(&rd.buf);

@@ -193,19 +193,18 @@ print()
 # where a snapshot's CPU goes: the parts, same calls as src/sample/sample.c
 stat_ms = part["stat"][0] * big_threads / 1000
 sys_ms = part["syscall"][0] * big_threads / 1000
-probe_light = anon_rw                                  # stacks too: --light has no thread SPs
-probe_full = max(anon_rw - (big_threads - 1), 0)       # stacks found by SP are not probed
+probe_light = probe_full = anon_rw    # anonymous rw-p mappings >= 128 KiB (glibc's mmap floor)
 W3 = (66, 11, 11)
 print(row(("where the CPU goes (medians of the parts)", "--light", "full"), W3))
 breakdown = [
     ("fixed: exec, libraries, ELF scan, small files (on a `sleep`)", m["light_tiny"],
      m["full_tiny"]),
-    ("threads: list task/, read+parse %d x task/TID/stat" % big_threads, stat_ms, stat_ms),
+    ("threads: list task/, read+parse %d x task/TID/stat" % big_threads, None, stat_ms),
     ("threads: read+parse %d x task/TID/syscall" % big_threads, None, sys_ms),
     ("maps / smaps: the kernel producing the text (read)", part["maps_read"][0] / 1000,
      part["smaps_read"][0] / 1000),
     ("maps / smaps: vt_maps_parse", part["maps_parse"][0] / 1000, part["smaps_parse"][0] / 1000),
-    ("memory probes: process_vm_readv x %d / ~%d anon rw-p mappings" % (probe_light, probe_full),
+    ("memory probes: process_vm_readv x %d anon rw-p mappings >= 128 KiB" % probe_light,
      part["probe"][0] * probe_light / 1000, part["probe"][0] * probe_full / 1000),
     ("vt_regions_classify without memory reads (full: + thread SPs)",
      part["classify_light"][0] / 1000, part["classify_full"][0] / 1000),

@@ -32,6 +32,7 @@
 #include "proc/stat.h"
 #include "proc/task.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,9 +73,16 @@ static void die(const char *what, const struct vt_err *e)
 	exit(2);
 }
 
+/* What vitals probes for a glibc mmapped-chunk header (src/alloc/regions.c). */
+static bool probed(const struct vt_region *r)
+{
+	return r->inode == 0 && r->path[0] == '\0' && !memcmp(r->perms, "rw-p", 4) &&
+	       vt_region_size(r) >= VT_MMAP_THRESHOLD_MIN;
+}
+
 /*
  * Read, then parse, maps or smaps, timing both; returns the number of
- * anonymous rw-p mappings.
+ * mappings vitals would probe.
  */
 static size_t regions(const char *file, struct vt_region_list *list, double *t_read,
 		      double *t_parse)
@@ -92,8 +100,7 @@ static size_t regions(const char *file, struct vt_region_list *list, double *t_r
 		die(file, &err);
 	*t_parse = cpu_us() - t0;
 	for (i = 0; i < list->n; i++)
-		n += list->v[i].inode == 0 && list->v[i].path[0] == '\0' &&
-		     !memcmp(list->v[i].perms, "rw-p", 4);
+		n += probed(&list->v[i]);
 	return n;
 }
 
@@ -104,8 +111,8 @@ int main(int argc, char **argv)
 	double *t[NPARTS], t0;
 	size_t n = 0, i, nthreads = 0, anon_rw = 0;
 	int iters, it, k;
-	pid_t *tids, *sp_tids;
-	uint64_t *sps;
+	pid_t *tids;
+	struct vt_thread_sp *sps;
 	char name[64];
 
 	if (argc != 3 || (pid = (pid_t)atoi(argv[1])) <= 0 || (iters = atoi(argv[2])) <= 0) {
@@ -145,31 +152,29 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		sps = calloc(n, sizeof(*sps));
-		sp_tids = calloc(n, sizeof(*sp_tids));
-		if (!sps || !sp_tids)
+		if (!sps)
 			return 2;
 		t0 = cpu_us();
 		for (i = 0; i < n; i++) {
 			snprintf(name, sizeof(name), "task/%d/syscall", (int)tids[i]);
 			if (vt_read_at(pid_fd, name, &buf, NULL) == VT_OK &&
-			    vt_syscall_parse_sp(buf.data, buf.len, &sps[n_sps]))
-				sp_tids[n_sps++] = tids[i];
+			    vt_syscall_parse_sp(buf.data, buf.len, &sps[n_sps].sp))
+				sps[n_sps++].tid = tids[i];
 		}
+		vt_thread_sp_sort(sps, n_sps);
 		t[SYSCALL][it] = (cpu_us() - t0) / (double)n;
 		free(tids);
 		nthreads = n;
 
 		regions("smaps", &list, &t[SMAPS_READ][it], &t[SMAPS_PARSE][it]);
 		ctx.alloc = VT_ALLOC_GLIBC;
-		ctx.thread_sp = sps;
-		ctx.thread_tid = sp_tids;
+		ctx.threads = sps;
 		ctx.n_threads = n_sps;
 		t0 = cpu_us();
 		vt_regions_classify(&list, &ctx, &arenas);
 		t[CLASSIFY_FULL][it] = cpu_us() - t0;
 		vt_region_list_release(&list);
 		free(sps);
-		free(sp_tids);
 
 		anon_rw = regions("maps", &list, &t[MAPS_READ][it], &t[MAPS_PARSE][it]);
 		memset(&ctx, 0, sizeof(ctx));
@@ -182,8 +187,7 @@ int main(int argc, char **argv)
 		for (i = 0; i < list.n; i++) {
 			const struct vt_region *r = &list.v[i];
 
-			if (r->inode == 0 && r->path[0] == '\0' && !memcmp(r->perms, "rw-p", 4) &&
-			    vt_mem_read(pid, r->start, word, sizeof(word), &err) != VT_OK)
+			if (probed(r) && vt_mem_read(pid, r->start, word, sizeof(word), &err) != VT_OK)
 				die("process_vm_readv", &err);
 		}
 		t[PROBE][it] = (cpu_us() - t0) / (double)(anon_rw ? anon_rw : 1);

@@ -70,3 +70,26 @@ void vt_arena_cap_decide(const char *env, size_t len, int ncpus, struct vt_arena
 		snprintf(out->note, sizeof(out->note),
 			 "a mallopt(M_ARENA_MAX) call inside the program would not show here");
 }
+
+uint64_t vt_mmap_threshold_floor(const char *env, size_t len)
+{
+	const char *tun, *val;
+	size_t tun_len, val_len;
+	uint64_t floor = 128u << 10, n;
+	struct vt_scan s;
+
+	if (!env)
+		return floor;
+	if (vt_environ_get(env, len, "GLIBC_TUNABLES", &tun, &tun_len) &&
+	    vt_tunables_get(tun, tun_len, "glibc.malloc.mmap_threshold", &val, &val_len)) {
+		s = vt_scan_init(val, val_len);
+		if (vt_scan_u64(&s, &n) && n < floor)
+			floor = n;
+	}
+	if (vt_environ_get(env, len, "MALLOC_MMAP_THRESHOLD_", &val, &val_len)) {
+		s = vt_scan_init(val, val_len);
+		if (vt_scan_u64(&s, &n) && n < floor)
+			floor = n;
+	}
+	return floor ? floor : 4096;
+}

@@ -39,4 +39,12 @@ void vt_arena_cap_decide(const char *environ, size_t len, int ncpus, struct vt_a
 
 const char *vt_cap_source_name(enum vt_cap_source s);   /* "tunable", "env", "default" */
 
+/*
+ * The smallest mapping glibc may serve as an mmapped chunk: its threshold
+ * floor (128 KiB), or a lower MALLOC_MMAP_THRESHOLD_ / glibc.malloc.
+ * mmap_threshold from the environ block (NULL: the floor).  Used to skip
+ * probing small mappings.
+ */
+uint64_t vt_mmap_threshold_floor(const char *environ, size_t len);
+
 #endif

@@ -18,6 +18,7 @@
 #include "alloc/regions.h"
 #include "proc/procfs.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define IS_MMAPPED 0x2ull
@@ -207,13 +208,33 @@ static bool is_mmapped_chunks(const struct vt_classify_ctx *ctx, const struct vt
 	return addr == r->end;
 }
 
+static int cmp_sp(const void *a, const void *b)
+{
+	const struct vt_thread_sp *x = a, *y = b;
+
+	return x->sp < y->sp ? -1 : x->sp > y->sp;
+}
+
+void vt_thread_sp_sort(struct vt_thread_sp *threads, size_t n)
+{
+	if (n > 1)
+		qsort(threads, n, sizeof(*threads), cmp_sp);
+}
+
+/* The thread whose stack pointer lies in r: binary search over sorted sps. */
 static int thread_in(const struct vt_classify_ctx *ctx, const struct vt_region *r)
 {
-	size_t i;
+	size_t lo = 0, hi = ctx->n_threads;
 
-	for (i = 0; i < ctx->n_threads; i++)
-		if (ctx->thread_sp[i] >= r->start && ctx->thread_sp[i] < r->end)
-			return ctx->thread_tid ? (int)ctx->thread_tid[i] : -1;
+	while (lo < hi) {            /* first sp >= r->start */
+		size_t mid = lo + (hi - lo) / 2;
+		if (ctx->threads[mid].sp < r->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < ctx->n_threads && ctx->threads[lo].sp < r->end)
+		return ctx->threads[lo].tid > 0 ? (int)ctx->threads[lo].tid : -1;
 	return 0;
 }
 
@@ -241,7 +262,10 @@ static void classify_anon(struct vt_region_list *list, size_t i, const struct vt
 		set_kind(r, VT_REGION_THREAD_STACK, VT_KIND_BY_THREAD_SP |
 			 (has_guard_below(list, i) ? VT_KIND_BY_LAYOUT : 0));
 		r->owner_tid = tid > 0 ? tid : 0;
-	} else if (ctx->alloc == VT_ALLOC_GLIBC && is_mmapped_chunks(ctx, r)) {
+	} else if (ctx->alloc == VT_ALLOC_GLIBC &&
+		   vt_region_size(r) >= (ctx->mmap_threshold ? ctx->mmap_threshold
+							   : VT_MMAP_THRESHOLD_MIN) &&
+		   is_mmapped_chunks(ctx, r)) {
 		set_kind(r, VT_REGION_MMAP_CHUNK, VT_KIND_BY_MEMORY);
 	} else if (has_guard_below(list, i)) {
 		set_kind(r, VT_REGION_THREAD_STACK, VT_KIND_BY_LAYOUT);

@@ -43,14 +43,29 @@ struct vt_arena_summary {
 /* Read target memory; NULL when memory may not be read (fixtures, no permission). */
 typedef int (*vt_mem_reader)(void *ctx, uint64_t addr, void *out, size_t len);
 
+/* A thread's user stack pointer (from /proc/PID/task/TID/syscall). */
+struct vt_thread_sp {
+	uint64_t sp;
+	pid_t tid;
+};
+
 struct vt_classify_ctx {
 	enum vt_alloc_kind alloc;      /* from vt_alloc_detect */
 	vt_mem_reader read_mem;        /* may be NULL */
 	void *read_ctx;
-	const uint64_t *thread_sp;     /* user stack pointers of threads, may be NULL */
-	const pid_t *thread_tid;       /* tid for each sp */
+	const struct vt_thread_sp *threads;  /* sorted by sp (vt_thread_sp_sort), may be NULL */
 	size_t n_threads;
+	/*
+	 * Smallest mapping that may be a glibc mmapped chunk: glibc's mmap
+	 * threshold floor (128 KiB) unless the environment sets a lower one.
+	 * Smaller anonymous mappings are not probed.  0 means the default.
+	 */
+	uint64_t mmap_threshold;
 };
+
+#define VT_MMAP_THRESHOLD_MIN (128u << 10)   /* glibc DEFAULT_MMAP_THRESHOLD_MIN */
+
+void vt_thread_sp_sort(struct vt_thread_sp *threads, size_t n);
 
 /* Set kind, kind_flags and owner_tid of every region; fill *arenas. */
 void vt_regions_classify(struct vt_region_list *regions, const struct vt_classify_ctx *ctx,

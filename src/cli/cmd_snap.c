@@ -25,7 +25,8 @@ static void snap_usage(FILE *out)
 "\n"
 "options:\n"
 "  --json              machine-readable output (schema: docs/json.md)\n"
-"  --light             read /proc/PID/maps instead of smaps: no per-region Rss,\n"
+"  --light             read /proc/PID/maps instead of smaps and skip the\n"
+"                      per-thread files: no per-region Rss or thread states,\n"
 "                      but no page-table walk either (see COST)\n"
 "  --min-region SIZE   list regions of at least SIZE (default 8M; 0 = all)\n"
 "  --all-regions       list every mapping, guards and reservations included\n"
@@ -33,14 +34,16 @@ static void snap_usage(FILE *out)
 "  -h, --help          this help\n"
 "\n"
 "COST: reading /proc/PID/smaps walks the target's page tables under its mmap\n"
-"lock.  On a 2 GB, 5,000-mapping process that costs the reader 20-32 ms and\n"
-"holds off the target's own mmap/munmap for about as long (pmap -X does the\n"
-"same).  --light reads maps only: cheap and non-blocking.\n"
+"lock.  On a 2 GB, 5,000-mapping process the kernel spends 20-70 ms producing\n"
+"it, and the target's own mmap/munmap wait about as long (pmap -X does the\n"
+"same).  --light reads maps and no per-thread files: no page-table walk.\n"
 "\n"
 "exit status: 0 ok; 1 partial (a part could not be read; a note says which and\n"
 "why); 3 no such process; 4 it exited while being read; 5 permission denied;\n"
 "6 kernel thread; 7 zombie; 64 usage.  With several PIDs, the first failure's\n"
-"status is returned and the others are still shown.\n");
+"status is returned and the others are still shown.\n"
+"\n"
+"See vitals(1) (man -l man/vitals.1) and docs/json.md.\n");
 }
 
 int cmd_snap(int argc, char **argv)

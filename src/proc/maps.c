@@ -95,17 +95,20 @@ static bool parse_header(const char *line, size_t len, struct vt_region *r)
 	return true;
 }
 
+#define SMAPS_KEY(name, member) { name, sizeof(name) - 1, offsetof(struct vt_region, member) }
 static const struct {
 	const char *key;
+	size_t key_len;
 	size_t offset;
 } smaps_keys[] = {
-	{ "Rss", offsetof(struct vt_region, rss) },
-	{ "Pss", offsetof(struct vt_region, pss) },
-	{ "Private_Dirty", offsetof(struct vt_region, private_dirty) },
-	{ "Anonymous", offsetof(struct vt_region, anonymous) },
-	{ "Swap", offsetof(struct vt_region, swap) },
-	{ "Locked", offsetof(struct vt_region, locked) },
+	SMAPS_KEY("Rss", rss),
+	SMAPS_KEY("Pss", pss),
+	SMAPS_KEY("Private_Dirty", private_dirty),
+	SMAPS_KEY("Anonymous", anonymous),
+	SMAPS_KEY("Swap", swap),
+	SMAPS_KEY("Locked", locked),
 };
+#undef SMAPS_KEY
 
 static void parse_smaps_line(const char *line, size_t len, struct vt_region *r)
 {
@@ -118,7 +121,7 @@ static void parse_smaps_line(const char *line, size_t len, struct vt_region *r)
 		return;
 	key_len = (size_t)(colon - line);
 	for (i = 0; i < sizeof(smaps_keys) / sizeof(smaps_keys[0]); i++) {
-		if (strlen(smaps_keys[i].key) != key_len || memcmp(smaps_keys[i].key, line, key_len))
+		if (smaps_keys[i].key_len != key_len || memcmp(smaps_keys[i].key, line, key_len))
 			continue;
 		s = vt_scan_init(colon + 1, len - key_len - 1);
 		if (vt_scan_u64(&s, &v) && v <= UINT64_MAX / 1024)
@@ -127,9 +130,28 @@ static void parse_smaps_line(const char *line, size_t len, struct vt_region *r)
 	}
 }
 
+/* smaps field lines start with a capitalised key ("Rss:", "VmFlags:");
+ * mapping lines with a lowercase hex address. */
+static bool is_field_line(const char *line)
+{
+	return *line >= 'A' && *line <= 'Z';
+}
+
 static void region_mark_unread(struct vt_region *r)
 {
 	r->rss = r->pss = r->private_dirty = r->anonymous = r->swap = r->locked = VT_NA;
+}
+
+/* The first field line tells us this is smaps: every region so far gets zeros, not n/a. */
+static void mark_smaps(struct vt_region_list *list)
+{
+	size_t i;
+
+	list->has_smaps = true;
+	for (i = 0; i < list->n; i++) {
+		struct vt_region *r = &list->v[i];
+		r->rss = r->pss = r->private_dirty = r->anonymous = r->swap = r->locked = 0;
+	}
 }
 
 int vt_maps_parse(const char *buf, size_t len, struct vt_region_list *list, struct vt_err *err)
@@ -145,34 +167,32 @@ int vt_maps_parse(const char *buf, size_t len, struct vt_region_list *list, stru
 		lineno++;
 		if (line_len == 0)
 			continue;
-		memset(&tmp, 0, sizeof(tmp));
-		if (parse_header(line, line_len, &tmp)) {
-			if (list_push(list, &cur)) {
-				free(tmp.path);
-				return vt_err_set(err, VT_E_NOMEM, 0, "maps: out of memory");
-			}
-			*cur = tmp;
-			region_mark_unread(cur);
+		if (is_field_line(line)) {
+			if (!cur || !memchr(line, ':', line_len))
+				goto bad_line;
+			if (!list->has_smaps)
+				mark_smaps(list);
+			if (cur->rss == VT_NA)
+				cur->rss = cur->pss = cur->private_dirty = cur->anonymous = cur->swap =
+					cur->locked = 0;
+			parse_smaps_line(line, line_len, cur);
 			continue;
 		}
-		free(tmp.path);
-		if (!cur || !memchr(line, ':', line_len))
-			return vt_err_set(err, VT_E_PARSE, 0, "maps: line %d is neither a mapping nor a field",
-					  lineno);
-		if (!list->has_smaps) {
-			/* First field line: this is smaps; every region gets zeros, not n/a. */
-			size_t i;
-			list->has_smaps = true;
-			for (i = 0; i < list->n; i++) {
-				struct vt_region *r = &list->v[i];
-				r->rss = r->pss = r->private_dirty = r->anonymous = r->swap = r->locked = 0;
-			}
+		memset(&tmp, 0, sizeof(tmp));
+		if (!parse_header(line, line_len, &tmp)) {
+			free(tmp.path);
+			goto bad_line;
 		}
-		if (cur->rss == VT_NA)
-			cur->rss = cur->pss = cur->private_dirty = cur->anonymous = cur->swap = cur->locked = 0;
-		parse_smaps_line(line, line_len, cur);
+		if (list_push(list, &cur)) {
+			free(tmp.path);
+			return vt_err_set(err, VT_E_NOMEM, 0, "maps: out of memory");
+		}
+		*cur = tmp;
+		region_mark_unread(cur);
 	}
 	return VT_OK;
+bad_line:
+	return vt_err_set(err, VT_E_PARSE, 0, "maps: line %d is neither a mapping nor a field", lineno);
 }
 
 void vt_region_list_release(struct vt_region_list *list)

@@ -173,17 +173,17 @@ static json_t *unavailable_json(const struct vt_sample *s)
 {
 	json_t *arr = json_array();
 
-	if (!s->regions_st.available)
+	if (!s->regions_st.available && !s->regions_st.skipped)
 		json_array_append_new(arr, section_json("regions", &s->regions_st));
-	if (!s->environ_st.available)
+	if (!s->environ_st.available && !s->environ_st.skipped)
 		json_array_append_new(arr, section_json("environ", &s->environ_st));
-	if (!s->alloc_st.available)
+	if (!s->alloc_st.available && !s->alloc_st.skipped)
 		json_array_append_new(arr, section_json("allocator", &s->alloc_st));
-	if (!s->cgroup_st.available)
+	if (!s->cgroup_st.available && !s->cgroup_st.skipped)
 		json_array_append_new(arr, section_json("cgroup", &s->cgroup_st));
-	if (!s->threads_st.available)
+	if (!s->threads_st.available && !s->threads_st.skipped)
 		json_array_append_new(arr, section_json("threads", &s->threads_st));
-	if (!s->memory_st.available)
+	if (!s->memory_st.available && !s->memory_st.skipped)
 		json_array_append_new(arr, section_json("memory", &s->memory_st));
 	return arr;
 }

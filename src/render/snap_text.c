@@ -61,7 +61,7 @@ static void print_identity(FILE *out, const struct vt_snap_report *r)
 	for (i = 0, vt_table_cell(&g.t, "  by state"); i < r->n; i++) {
 		const struct vt_thread_states *t = &r->samples[i].threads;
 		if (!r->samples[i].threads_st.available) {
-			vt_table_cell(&g.t, "n/a");
+			vt_table_cell(&g.t, r->samples[i].threads_st.skipped ? "not read" : "n/a");
 			continue;
 		}
 		vt_table_cell(&g.t, "%dR %dS %dD%s", t->running, t->sleeping, t->disk,
@@ -380,7 +380,7 @@ static void print_unavailable(FILE *out, const struct vt_sample *s)
 
 	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		const struct vt_section *sec = parts[i].sec;
-		if (sec->available)
+		if (sec->available || sec->skipped)
 			continue;
 		fprintf(out, "note: %d: %s unavailable — %s%s%s\n", (int)s->pid, parts[i].name,
 			sec->reason, sec->hint[0] ? "; " : "", sec->hint);

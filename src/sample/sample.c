@@ -47,6 +47,14 @@ static void section_ok(struct vt_section *s)
 	s->available = true;
 }
 
+/* Not read on purpose (an option said so): not a failure, not partial. */
+static void section_skip(struct vt_section *s, const char *why)
+{
+	memset(s, 0, sizeof(*s));
+	s->skipped = true;
+	snprintf(s->reason, sizeof(s->reason), "%s", why);
+}
+
 static void section_fail(struct vt_section *s, const struct vt_err *e)
 {
 	s->available = false;
@@ -124,10 +132,10 @@ static void count_state(struct vt_thread_states *t, char state)
 /*
  * Thread states from task/TID/stat, and (unless light) each thread's user
  * stack pointer from task/TID/syscall for stack classification.  Threads that
- * exit meanwhile are skipped: they no longer exist.
+ * exit meanwhile are skipped: they no longer exist.  *sps is sorted by sp.
  */
-static void read_threads(struct reader *rd, struct vt_sample *s, bool want_sp, uint64_t **sps,
-			 pid_t **sp_tids, size_t *n_sps)
+static void read_threads(struct reader *rd, struct vt_sample *s, bool want_sp,
+			 struct vt_thread_sp **sps, size_t *n_sps)
 {
 	struct vt_err e;
 	pid_t *tids = NULL;
@@ -135,24 +143,14 @@ static void read_threads(struct reader *rd, struct vt_sample *s, bool want_sp, u
 	char name[64];
 
 	*sps = NULL;
-	*sp_tids = NULL;
 	*n_sps = 0;
 	if (vt_task_list(rd->fd, &tids, &n, &e) != VT_OK) {
 		section_fail(&s->threads_st, &e);
 		return;
 	}
 	section_ok(&s->threads_st);
-	if (want_sp) {
-		*sps = calloc(n ? n : 1, sizeof(**sps));
-		*sp_tids = calloc(n ? n : 1, sizeof(**sp_tids));
-		if (!*sps || !*sp_tids) {
-			free(*sps);
-			free(*sp_tids);
-			*sps = NULL;
-			*sp_tids = NULL;
-			want_sp = false;
-		}
-	}
+	if (want_sp && !(*sps = calloc(n ? n : 1, sizeof(**sps))))
+		want_sp = false;
 	for (i = 0; i < n; i++) {
 		struct vt_proc_stat ts;
 		uint64_t sp;
@@ -166,12 +164,13 @@ static void read_threads(struct reader *rd, struct vt_sample *s, bool want_sp, u
 		snprintf(name, sizeof(name), "task/%d/syscall", (int)tids[i]);
 		if (vt_read_at(rd->fd, name, &rd->buf, NULL) == VT_OK &&
 		    vt_syscall_parse_sp(rd->buf.data, rd->buf.len, &sp)) {
-			(*sps)[*n_sps] = sp;
-			(*sp_tids)[*n_sps] = tids[i];
+			(*sps)[*n_sps].sp = sp;
+			(*sps)[*n_sps].tid = tids[i];
 			(*n_sps)++;
 		}
 	}
 	free(tids);
+	vt_thread_sp_sort(*sps, *n_sps);
 }
 
 static int mem_reader(void *ctx, uint64_t addr, void *out, size_t len)
@@ -279,7 +278,7 @@ static void read_allocator(struct reader *rd, struct vt_sample *s, const char *e
 }
 
 static void classify(struct reader *rd, struct vt_sample *s, const struct vt_sample_opts *opts,
-		     uint64_t *sps, pid_t *sp_tids, size_t n_sps)
+		     const struct vt_thread_sp *sps, size_t n_sps, uint64_t mmap_threshold)
 {
 	struct vt_classify_ctx ctx = { 0 };
 
@@ -288,18 +287,16 @@ static void classify(struct reader *rd, struct vt_sample *s, const struct vt_sam
 		return;
 	ctx.alloc = s->alloc.kind;
 	if (opts->no_memory || !rd->pfs->live) {
-		s->memory_st.available = false;
-		s->memory_st.code = VT_E_UNSUPPORTED;
-		snprintf(s->memory_st.reason, sizeof(s->memory_st.reason),
-			 opts->no_memory ? "not read (--no-memory)" : "recorded /proc tree");
+		section_skip(&s->memory_st, opts->no_memory ? "not read (--no-memory)"
+							    : "not read (recorded /proc tree)");
 	} else if (probe_memory(rd, s)) {
 		ctx.read_mem = mem_reader;
 		ctx.read_ctx = &rd->pid;
 		s->memory_read = true;
 	}
-	ctx.thread_sp = sps;
-	ctx.thread_tid = sp_tids;
+	ctx.threads = sps;
 	ctx.n_threads = n_sps;
+	ctx.mmap_threshold = mmap_threshold;
 	vt_regions_classify(&s->regions, &ctx, &s->arenas);
 }
 
@@ -310,8 +307,8 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 	struct vt_err e;
 	char *env = NULL;
 	size_t env_len = 0, n_sps = 0;
-	uint64_t *sps = NULL;
-	pid_t *sp_tids = NULL;
+	struct vt_thread_sp *sps = NULL;
+	uint64_t mmap_threshold;
 	int rc;
 
 	rc = vt_read_at(rd->fd, "stat", &rd->buf, err);
@@ -338,7 +335,11 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 	if (vt_read_at(rd->fd, "cmdline", &rd->buf, NULL) == VT_OK)
 		join_cmdline(s, rd->buf.data, rd->buf.len);
 
-	read_threads(rd, s, !opts->light && rd->pfs->live, &sps, &sp_tids, &n_sps);
+	/* --light reads no per-thread files: the count comes from stat. */
+	if (opts->light)
+		section_skip(&s->threads_st, "not read (--light)");
+	else
+		read_threads(rd, s, rd->pfs->live, &sps, &n_sps);
 	read_regions(rd, s, opts->light);
 
 	rc = vt_read_at(rd->fd, "environ", &rd->buf, &e);
@@ -356,12 +357,12 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 	}
 	s->ncpus = online_cpus(rd);
 	vt_arena_cap_decide(env, env_len, s->ncpus, &s->cap);
+	mmap_threshold = vt_mmap_threshold_floor(env, env_len);
 
 	read_allocator(rd, s, env, env_len);
 	free(env);
-	classify(rd, s, opts, sps, sp_tids, n_sps);
+	classify(rd, s, opts, sps, n_sps, mmap_threshold);
 	free(sps);
-	free(sp_tids);
 
 	rc = vt_cgroup_read(rd->pfs, rd->fd, &s->cgroup, &e);
 	if (rc == VT_OK)
@@ -420,8 +421,13 @@ void vt_sample_release(struct vt_sample *s)
 	vt_region_list_release(&s->regions);
 }
 
+static bool missing(const struct vt_section *sec)
+{
+	return !sec->available && !sec->skipped;
+}
+
 bool vt_sample_partial(const struct vt_sample *s)
 {
-	return !s->regions_st.available || !s->environ_st.available || !s->alloc_st.available ||
-	       !s->cgroup_st.available || !s->threads_st.available;
+	return missing(&s->regions_st) || missing(&s->environ_st) || missing(&s->alloc_st) ||
+	       missing(&s->cgroup_st) || missing(&s->threads_st);
 }

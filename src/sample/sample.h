@@ -28,6 +28,7 @@
 /* Why a part of the sample is missing. */
 struct vt_section {
 	bool available;
+	bool skipped;           /* not read on purpose (e.g. --light); not a failure */
 	int code;               /* VT_E_* when not available */
 	char reason[VT_ERR_MSG_MAX];
 	char hint[VT_ERR_MSG_MAX];

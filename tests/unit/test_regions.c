@@ -198,11 +198,13 @@ static void test_regions__merged_mmapped_chunks(void)
 	 * and a 2 MiB mapping whose header is not a chunk's */
 	const char *text =
 		"7f1000000000-7f1000400000 rw-p 00000000 00:00 0 \n"
-		"7f2000000000-7f2000200000 rw-p 00000000 00:00 0 \n";
+		"7f2000000000-7f2000200000 rw-p 00000000 00:00 0 \n"
+		"7f3000000000-7f3000010000 rw-p 00000000 00:00 0 \n";   /* 64 KiB: below the threshold */
 	const struct fake_word words[] = {
 		{ 0x7f1000000008, (3 * MiB) | 2 },
 		{ 0x7f1000300008, (1 * MiB) | 2 },
 		{ 0x7f2000000008, 12345 },
+		{ 0x7f3000000008, 0x10000 | 2 },
 	};
 	struct fake_mem mem = { words, sizeof(words) / sizeof(words[0]) };
 	struct vt_classify_ctx ctx = { .alloc = VT_ALLOC_GLIBC, .read_mem = fake_read, .read_ctx = &mem };
@@ -213,6 +215,13 @@ static void test_regions__merged_mmapped_chunks(void)
 	vt_regions_classify(&list, &ctx, &a);
 	CHECK(list.v[0].kind == VT_REGION_MMAP_CHUNK);
 	CHECK(list.v[1].kind == VT_REGION_ANON);
+	CHECK(list.v[2].kind == VT_REGION_ANON);       /* not probed */
+	vt_region_list_release(&list);
+	/* a lower threshold from the environment makes it a candidate */
+	ctx.mmap_threshold = 4096;
+	parse_text(text, &list);
+	vt_regions_classify(&list, &ctx, &a);
+	CHECK(list.v[2].kind == VT_REGION_MMAP_CHUNK);
 	vt_region_list_release(&list);
 }
 
@@ -222,13 +231,13 @@ static void test_regions__thread_stack_by_sp(void)
 		"7f3000000000-7f3000001000 ---p 00000000 00:00 0 \n"
 		"7f3000001000-7f3000800000 rw-p 00000000 00:00 0 \n"
 		"7f4000000000-7f4000800000 rw-p 00000000 00:00 0 \n";
-	const uint64_t sp[] = { 0x7f30007ff000, 0x7f40007ff000 };
-	const pid_t tid[] = { 101, 102 };
-	struct vt_classify_ctx ctx = { .alloc = VT_ALLOC_GLIBC, .thread_sp = sp, .thread_tid = tid,
-				       .n_threads = 2 };
+	struct vt_thread_sp threads[] = { { 0x7f40007ff000, 102 }, { 0x7f30007ff000, 101 },
+					   { 0x7fff00000000, 1 } };
+	struct vt_classify_ctx ctx = { .alloc = VT_ALLOC_GLIBC, .threads = threads, .n_threads = 3 };
 	struct vt_region_list list;
 	struct vt_arena_summary a;
 
+	vt_thread_sp_sort(threads, 3);
 	parse_text(text, &list);
 	vt_regions_classify(&list, &ctx, &a);
 	CHECK(list.v[0].kind == VT_REGION_GUARD);

@@ -1,13 +1,14 @@
 # lib.sh — sourced by every tests/integration/t*.sh.
 #
-#   start_target NAME [ARGS...]   run build/targets/NAME in the background; sets
+#   start_target NAME [ARGS...]   run $T/targets/NAME in the background; sets
 #                                 $TPID and $TRUTH (its ground-truth file); killed at exit
 #   vitals ARGS...                the binary under test
 #   jq_py FILE EXPR               evaluate a Python expression on the JSON in FILE (as j)
 #   skip "why" / fail "why"       exit 77 / exit 1 with a message
 #   check "desc" COND...          run COND; fail with desc if it fails
 set -u
-B=${VT_BUILD:-$PWD/build}
+B=${VT_BUILD:-$PWD/build}               # the vitals under test (maybe an ASan build)
+T=${VT_TARGETS:-$B}                      # the targets: always a plain glibc build
 WORK=$(mktemp -d /tmp/vitals-test.XXXXXX)
 PIDS=()
 
@@ -34,7 +35,7 @@ start_target() {
 	local name=$1
 	shift
 	TRUTH=$WORK/$name.$RANDOM.truth
-	"$B/targets/$name" --truth "$TRUTH" "$@" >"$WORK/$name.out" 2>&1 &
+	"$T/targets/$name" --truth "$TRUTH" "$@" >"$WORK/$name.out" 2>&1 &
 	TPID=$!
 	PIDS+=("$TPID")
 	local i

@@ -87,6 +87,9 @@ check "text view states the cap's source" grep -q "glibc default 8 x" "$WORK/sna
 
 # --light: no smaps, same arenas, no per-region Rss
 vitals snap --light --json "$DEF" >"$WORK/light.json"
+check "--light exits 0 (skipping thread files is not a partial result)" test $? -eq 0
+check "--light reads no thread states" test "$(jq_py "$WORK/light.json" \
+	'(j["processes"][0]["threads"]["by_state"], j["processes"][0]["threads"]["total"], j["processes"][0]["unavailable"])')" = '[null, 9, []]'
 check "--light finds the same heaps" test "$(jq_py "$WORK/light.json" 'j["processes"][0]["arenas"]["heaps"]')" = "$heaps_def"
 check "--light has no per-region Rss (null, not 0)" test "$(jq_py "$WORK/light.json" \
 	'j["processes"][0]["regions"][0]["rss_bytes"]')" = null

@@ -313,7 +313,8 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 
 	rc = vt_read_at(rd->fd, "stat", &rd->buf, err);
 	if (rc == VT_E_GONE)
-		return vt_err_set(err, VT_E_NOPROC, err->sys_errno, "no process %d", (int)rd->pid);
+		return vt_err_set(err, VT_E_NOPROC, err ? err->sys_errno : 0, "no process %d",
+				  (int)rd->pid);
 	if (rc || (rc = vt_proc_stat_parse(rd->buf.data, rd->buf.len, &st, err)))
 		return rc;
 	if ((rc = check_target(&st, err)))
@@ -326,6 +327,12 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 	if ((rc = vt_read_at(rd->fd, "status", &rd->buf, err)) ||
 	    (rc = vt_proc_status_parse(rd->buf.data, rd->buf.len, &s->status, err)))
 		return rc;
+	if (s->status.tgid > 0 && s->status.tgid != rd->pid) {
+		vt_err_set(err, VT_E_USAGE, 0, "%d is a thread of process %lld, not a process",
+			   (int)rd->pid, (long long)s->status.tgid);
+		vt_err_hint(err, "run vitals snap %lld", (long long)s->status.tgid);
+		return VT_E_USAGE;
+	}
 	s->uid = (uid_t)s->status.uid_real;
 	if (vt_known(s->status.rss_anon) && vt_known(s->status.vm_swap))
 		s->committed = s->status.rss_anon + s->status.vm_swap;
@@ -385,8 +392,7 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 		goto gone;
 	return VT_OK;
 gone:
-	return vt_err_set(err, VT_E_GONE, 0, "process %d exited while vitals was reading it",
-			  (int)rd->pid);
+	return VT_E_GONE;   /* vt_sample_take words it */
 }
 
 int vt_sample_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_sample_opts *opts,
@@ -402,7 +408,7 @@ int vt_sample_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_sampl
 	rc = vt_pid_open(pfs, pid, &rd.fd, err);
 	if (rc == VT_OK)
 		rc = take(&rd, opts, out, err);
-	if (rc == VT_E_GONE)
+	if (rc == VT_E_GONE)   /* whichever read noticed it, say it one way */
 		vt_err_set(err, VT_E_GONE, err ? err->sys_errno : 0,
 			   "process %d exited while vitals was reading it", (int)pid);
 	if (rd.fd >= 0)

@@ -94,7 +94,8 @@ struct vt_sample_opts {
  * released: VT_E_NOPROC, VT_E_GONE (exited during the read), VT_E_KTHREAD,
  * VT_E_ZOMBIE, VT_E_PERM (status itself unreadable).  Parts that cannot be
  * read (smaps, environ without permission) are marked in their section and
- * the call succeeds.  *out is owned by the caller: vt_sample_release().
+ * the call succeeds.  A thread id that is not its process's id is
+ * VT_E_USAGE, with the process id in the hint.  *out is owned by the caller: vt_sample_release().
  */
 int vt_sample_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_sample_opts *opts,
 		   struct vt_sample *out, struct vt_err *err);

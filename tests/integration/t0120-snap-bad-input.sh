@@ -64,6 +64,11 @@ expect 64 "not a size" -- snap --min-region lots 1
 expect 64 "unknown option" -- snap --bogus 1
 expect 64 "not a vitals command" -- frobnicate
 
+# a thread id is not a process id: say whose thread it is
+start_target lock_convoy --seconds 30 --threads 2
+tid=$(ls "/proc/$TPID/task" | grep -vx "$TPID" | head -1)
+expect 64 "is a thread of process $TPID" -- snap "$tid"
+
 # several pids: the good one is shown, the bad one reported, exit is the bad one's
 sleep 30 &
 GOOD=$!

@@ -14,7 +14,7 @@
 CC      ?= cc
 WERROR  ?= 1
 SAN     ?= 0
-PKGS    := libelf jansson
+PKGS    := libelf jansson expat
 
 ifeq ($(SAN),1)
   B        ?= build-san

@@ -7,6 +7,7 @@
  * to prove the process did not exit (or its pid get reused) meanwhile.
  */
 #include "sample/sample.h"
+#include "sample/target.h"
 #include "proc/access.h"
 #include "proc/environ.h"
 #include "proc/mem.h"
@@ -224,23 +225,6 @@ static int online_cpus(struct reader *rd)
 	return n;
 }
 
-static int check_target(const struct vt_proc_stat *st, struct vt_err *err)
-{
-	if (st->flags & VT_PF_KTHREAD) {
-		vt_err_set(err, VT_E_KTHREAD, 0, "%d (%s) is a kernel thread: it has no user memory "
-			   "or allocator to inspect", st->pid, st->comm);
-		vt_err_hint(err, "pick a user-space process (ps -e --ppid 2 -N lists them)");
-		return VT_E_KTHREAD;
-	}
-	if (st->state == 'Z' || st->state == 'X') {
-		vt_err_set(err, VT_E_ZOMBIE, 0, "%d (%s) is a zombie: it has exited and holds no "
-			   "memory; its parent %d has not reaped it yet", st->pid, st->comm, st->ppid);
-		vt_err_hint(err, "look at the parent process, or at the restarted service's new pid");
-		return VT_E_ZOMBIE;
-	}
-	return VT_OK;
-}
-
 static void read_regions(struct reader *rd, struct vt_sample *s, bool light)
 {
 	struct vt_err e;
@@ -311,28 +295,12 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 	uint64_t mmap_threshold;
 	int rc;
 
-	rc = vt_read_at(rd->fd, "stat", &rd->buf, err);
-	if (rc == VT_E_GONE)
-		return vt_err_set(err, VT_E_NOPROC, err ? err->sys_errno : 0, "no process %d",
-				  (int)rd->pid);
-	if (rc || (rc = vt_proc_stat_parse(rd->buf.data, rd->buf.len, &st, err)))
-		return rc;
-	if ((rc = check_target(&st, err)))
+	if ((rc = vt_target_check(rd->fd, rd->pid, &rd->buf, &st, &s->status, err)))
 		return rc;
 	s->pid = rd->pid;
 	snprintf(s->comm, sizeof(s->comm), "%s", st.comm);
 	s->num_threads = st.num_threads;
 	read_uptime(rd, &st, s);
-
-	if ((rc = vt_read_at(rd->fd, "status", &rd->buf, err)) ||
-	    (rc = vt_proc_status_parse(rd->buf.data, rd->buf.len, &s->status, err)))
-		return rc;
-	if (s->status.tgid > 0 && s->status.tgid != rd->pid) {
-		vt_err_set(err, VT_E_USAGE, 0, "%d is a thread of process %lld, not a process",
-			   (int)rd->pid, (long long)s->status.tgid);
-		vt_err_hint(err, "run vitals snap %lld", (long long)s->status.tgid);
-		return VT_E_USAGE;
-	}
 	s->uid = (uid_t)s->status.uid_real;
 	if (vt_known(s->status.rss_anon) && vt_known(s->status.vm_swap))
 		s->committed = s->status.rss_anon + s->status.vm_swap;

@@ -1,0 +1,104 @@
+/*
+ * heap_json.c — `vitals heap --json`, schema "vitals.heap" version 1
+ * (docs/json.md).  Bytes are integers; what was not measured is null.
+ */
+#include "render/heap.h"
+#include "base/version.h"
+
+#include <jansson.h>
+#include <time.h>
+
+static json_t *mallinfo_json(const struct vt_mallinfo *mi)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}",
+			 "arena", (json_int_t)mi->arena, "ordblks", (json_int_t)mi->ordblks,
+			 "smblks", (json_int_t)mi->smblks, "hblks", (json_int_t)mi->hblks,
+			 "hblkhd", (json_int_t)mi->hblkhd, "usmblks", (json_int_t)mi->usmblks,
+			 "fsmblks", (json_int_t)mi->fsmblks, "uordblks", (json_int_t)mi->uordblks,
+			 "fordblks", (json_int_t)mi->fordblks, "keepcost", (json_int_t)mi->keepcost,
+			 "wide", mi->wide);
+}
+
+static json_t *arenas_json(const struct vt_heap_sample *h, uint64_t page)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; i < h->info.n_arenas; i++) {
+		const struct vt_mi_arena *a = &h->info.arenas[i];
+		uint64_t free_b = vt_mi_free_bytes(&a->t);
+		struct vt_trim_estimate e;
+		vt_malloc_info_trim_estimate(a, page, &e);
+		json_array_append_new(arr, json_pack("{s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"nr", a->nr, "system_bytes", (json_int_t)a->t.system_current,
+			"system_max_bytes", (json_int_t)a->t.system_max,
+			"in_use_bytes", (json_int_t)(a->t.system_current > free_b ? a->t.system_current - free_b : 0),
+			"free_bytes", (json_int_t)free_b,
+			"free_chunks", (json_int_t)(a->t.fast_count + a->t.rest_count),
+			"fast_bytes", (json_int_t)a->t.fast_bytes, "heaps", (json_int_t)a->t.subheaps,
+			"trim_low_bytes", (json_int_t)e.low_bytes, "trim_high_bytes", (json_int_t)e.high_bytes));
+	}
+	return arr;
+}
+
+static json_t *trim_json(const struct vt_heap_trim *tr)
+{
+	if (!tr->done)
+		return json_null();
+	return json_pack("{s:i, s:f, s:o, s:o, s:I, s:I, s:I, s:I}", "returned", tr->returned,
+			 "took_ms", tr->took_ms, "before", mallinfo_json(&tr->before),
+			 "after", mallinfo_json(&tr->after),
+			 "rss_anon_before", (json_int_t)tr->rss_anon_before,
+			 "rss_anon_after", (json_int_t)tr->rss_anon_after,
+			 "committed_before", (json_int_t)tr->committed_before,
+			 "committed_after", (json_int_t)tr->committed_after);
+}
+
+static json_t *jemalloc_json(const struct vt_jemalloc_stats *je)
+{
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "version", je->version,
+			 "allocated", (json_int_t)je->allocated, "active", (json_int_t)je->active,
+			 "metadata", (json_int_t)je->metadata, "resident", (json_int_t)je->resident,
+			 "mapped", (json_int_t)je->mapped, "retained", (json_int_t)je->retained,
+			 "narenas", (json_int_t)je->narenas);
+}
+
+int vt_render_heap_json(FILE *out, const struct vt_heap_sample *h, const struct vt_heap_verdict *v,
+			uint64_t page)
+{
+	json_t *root, *evidence = json_array();
+	char when[64];
+	time_t t = (time_t)h->taken_at;
+	int i, rc;
+
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+	for (i = 0; i < v->n_evidence; i++)
+		json_array_append_new(evidence, json_string(v->evidence[i]));
+	root = json_pack("{s:s, s:i, s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:f, s:f}",
+			 "schema", "vitals.heap", "schema_version", 1, "vitals_version", VT_VERSION,
+			 "taken_at", when, "pid", (int)h->pid, "comm", h->comm,
+			 "allocator", vt_alloc_kind_name(h->alloc.kind), "allocator_version",
+			 h->alloc.version, "method", h->method == VT_HEAP_PTRACE ? "ptrace" : "agent",
+			 "stopped_us", h->method == VT_HEAP_PTRACE ? h->stopped_us : 0.0,
+			 "total_ms", h->total_ms);
+	if (!root)
+		return -1;
+	json_object_set_new(root, "method_detail", json_string(h->method_detail));
+	json_object_set_new(root, "mallinfo2", h->has_je ? json_null() : mallinfo_json(&h->mi));
+	json_object_set_new(root, "live_fraction", h->has_je ? json_null()
+				: json_real(vt_heap_live_fraction(&h->mi)));
+	json_object_set_new(root, "arenas", h->has_info ? arenas_json(h, page) : json_null());
+	json_object_set_new(root, "mmapped", h->has_info ? json_pack("{s:I, s:I}", "count",
+				(json_int_t)h->info.total.mmap_count, "bytes",
+				(json_int_t)h->info.total.mmap_bytes) : json_null());
+	json_object_set_new(root, "jemalloc", h->has_je ? jemalloc_json(&h->je) : json_null());
+	json_object_set_new(root, "trim", trim_json(&h->trim));
+	json_object_set_new(root, "verdict", json_pack("{s:s, s:s, s:o, s:I, s:I}",
+				"lever", vt_heap_lever_name(v->lever), "headline", v->headline,
+				"evidence", evidence, "trim_low_bytes", (json_int_t)v->trim_low,
+				"trim_high_bytes", (json_int_t)v->trim_high));
+	rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', out);
+	json_decref(root);
+	return rc;
+}

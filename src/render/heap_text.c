@@ -1,0 +1,169 @@
+/*
+ * heap_text.c — `vitals heap` as text: the allocator's own figures, the
+ * arenas side by side, what a trim could return, and the verdict with its
+ * evidence.
+ */
+#include "render/heap.h"
+#include "render/table.h"
+
+#include <time.h>
+
+/* One buffer per call site: never two B() with the same slot in one statement. */
+#define B(v) vt_fmt_bytes((v), bufs[(slot++) % 8], 32)
+#define BN(v, n) vt_fmt_bytes((v), bufs[n], 32)
+
+static void print_header(FILE *out, const struct vt_heap_sample *h)
+{
+	char when[64];
+	time_t t = (time_t)h->taken_at;
+
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime(&t));
+	fprintf(out, "vitals heap · %s · pid %d (%s) · %s%s%s\n", when, (int)h->pid, h->comm,
+		vt_alloc_kind_name(h->alloc.kind), h->alloc.version[0] ? " " : "", h->alloc.version);
+	if (h->method == VT_HEAP_PTRACE)
+		fprintf(out, "read with ptrace from %s: that thread was stopped %.0f µs, no other "
+			"thread was stopped; %.1f ms end to end\n\n", h->method_detail, h->stopped_us,
+			h->total_ms);
+	else
+		fprintf(out, "read from the in-process agent at %s; %.1f ms end to end\n\n",
+			h->method_detail, h->total_ms);
+}
+
+static void print_mallinfo(FILE *out, const struct vt_mallinfo *mi)
+{
+	char bufs[8][32];
+	unsigned slot = 0;
+	struct vt_table t;
+
+	vt_table_init(&t, 4);
+	vt_table_align(&t, 2, VT_RIGHT);
+	vt_table_cell(&t, mi->wide ? "MALLINFO2" : "MALLINFO (32-bit)");
+	vt_table_cell(&t, "%s", "");
+	vt_table_cell(&t, "value");
+	vt_table_cell(&t, "meaning");
+#define ROW(field, name, value, meaning)                              \
+	do {                                                          \
+		vt_table_cell(&t, field);                             \
+		vt_table_cell(&t, name);                              \
+		vt_table_cell(&t, "%s", value);                       \
+		vt_table_cell(&t, meaning);                           \
+	} while (0)
+	ROW("uordblks", "live", B(mi->uordblks), "bytes in chunks the program holds");
+	ROW("fordblks", "free-held", B(mi->fordblks), "free chunks malloc keeps (incl. the tops)");
+	ROW("arena", "from system", B(mi->arena), "heap memory from the system, all arenas");
+	ROW("hblkhd", "mmapped", B(mi->hblkhd), "bytes in mmapped chunks (big allocations)");
+	ROW("keepcost", "top pad", B(mi->keepcost), "top chunk of the main arena");
+	vt_table_cell(&t, "ordblks");
+	vt_table_cell(&t, "free chunks");
+	vt_table_cell(&t, "%llu", (unsigned long long)mi->ordblks);
+	vt_table_cell(&t, "free chunks outside fast bins: scattered free memory");
+	vt_table_cell(&t, "smblks");
+	vt_table_cell(&t, "fast chunks");
+	vt_table_cell(&t, "%llu (%s)", (unsigned long long)mi->smblks, B(mi->fsmblks));
+	vt_table_cell(&t, "free fast-bin chunks and their bytes (fsmblks)");
+	vt_table_cell(&t, "hblks");
+	vt_table_cell(&t, "mmapped chunks");
+	vt_table_cell(&t, "%llu", (unsigned long long)mi->hblks);
+	vt_table_cell(&t, "%s", "");
+	vt_table_cell(&t, "live_fraction");
+	vt_table_cell(&t, "%s", "");
+	vt_table_cell(&t, "%.3f", vt_heap_live_fraction(mi));
+	vt_table_cell(&t, "uordblks / (arena + hblkhd)");
+#undef ROW
+	vt_table_print(&t, out, 0, true);
+	vt_table_release(&t);
+	fputc('\n', out);
+}
+
+static void print_arenas(FILE *out, const struct vt_heap_sample *h, uint64_t page)
+{
+	char bufs[8][32];
+	unsigned slot = 0;
+	struct vt_table t;
+	size_t i;
+
+	vt_table_init(&t, 7);
+	for (i = 1; i < 7; i++)
+		vt_table_align(&t, (int)i, VT_RIGHT);
+	vt_table_cell(&t, "ARENA");
+	vt_table_cell(&t, "SYSTEM");
+	vt_table_cell(&t, "IN USE");
+	vt_table_cell(&t, "FREE");
+	vt_table_cell(&t, "FREE CHUNKS");
+	vt_table_cell(&t, "TRIM COULD RETURN");
+	vt_table_cell(&t, "HEAPS");
+	for (i = 0; i < h->info.n_arenas; i++) {
+		const struct vt_mi_arena *a = &h->info.arenas[i];
+		uint64_t free_b = vt_mi_free_bytes(&a->t);
+		struct vt_trim_estimate e;
+		vt_malloc_info_trim_estimate(a, page, &e);
+		vt_table_cell(&t, a->nr ? "%d" : "%d (main)", a->nr);
+		vt_table_cell(&t, "%s", B(a->t.system_current));
+		vt_table_cell(&t, "%s", B(a->t.system_current > free_b ? a->t.system_current - free_b : 0));
+		vt_table_cell(&t, "%s", B(free_b));
+		vt_table_cell(&t, "%llu", (unsigned long long)(a->t.fast_count + a->t.rest_count));
+		vt_table_cell(&t, "%s–%s", BN(e.low_bytes, 6), BN(e.high_bytes, 7));
+		vt_table_cell(&t, a->nr ? "%llu" : "brk", (unsigned long long)a->t.subheaps);
+	}
+	vt_table_cell(&t, "total");
+	vt_table_cell(&t, "%s", B(h->info.total.system_current));
+	vt_table_cell(&t, "%s", "");
+	vt_table_cell(&t, "%s", B(vt_mi_free_bytes(&h->info.total)));
+	vt_table_cell(&t, "%llu", (unsigned long long)(h->info.total.fast_count + h->info.total.rest_count));
+	vt_table_cell(&t, "%s", "");
+	vt_table_cell(&t, "%s", "");
+	fprintf(out, "ARENAS (malloc_info)  +  %llu mmapped chunks, %s\n",
+		(unsigned long long)h->info.total.mmap_count, BN(h->info.total.mmap_bytes, 7));
+	vt_table_print(&t, out, 0, true);
+	vt_table_release(&t);
+	fprintf(out, "  in use = system - free (includes malloc's own chunk headers); trim estimate: "
+		"whole pages inside free chunks plus the top,\n  as address space: pages an "
+		"earlier trim released are counted but no longer resident\n\n");
+}
+
+static void print_jemalloc(FILE *out, const struct vt_jemalloc_stats *je)
+{
+	char bufs[8][32];
+
+	fprintf(out, "JEMALLOC %s\n", je->version);
+	fprintf(out, "  allocated %s (live)   active %s   resident %s   mapped %s   retained %s   "
+		"metadata %s   arenas %llu\n\n", BN(je->allocated, 0), BN(je->active, 1),
+		BN(je->resident, 2), BN(je->mapped, 3), BN(je->retained, 4), BN(je->metadata, 5),
+		(unsigned long long)je->narenas);
+}
+
+static void print_trim(FILE *out, const struct vt_heap_trim *tr)
+{
+	char bufs[8][32];
+
+	fprintf(out, "TRIM  malloc_trim(0) returned %d in %.1f ms (measured, /proc status before and after)\n",
+		tr->returned, tr->took_ms);
+	fprintf(out, "  RssAnon    %s -> %s\n", BN(tr->rss_anon_before, 0), BN(tr->rss_anon_after, 1));
+	fprintf(out, "  committed  %s -> %s\n", BN(tr->committed_before, 0),
+		BN(tr->committed_after, 1));
+	fprintf(out, "  fordblks   %s -> %s   (free-held: trim releases pages, the chunks stay free)\n",
+		BN(tr->before.fordblks, 0), BN(tr->after.fordblks, 1));
+	fprintf(out, "  uordblks   %s -> %s\n\n", BN(tr->before.uordblks, 0),
+		BN(tr->after.uordblks, 1));
+}
+
+int vt_render_heap_text(FILE *out, const struct vt_heap_sample *h, const struct vt_heap_verdict *v,
+			uint64_t page)
+{
+	int i;
+
+	print_header(out, h);
+	if (h->has_je) {
+		print_jemalloc(out, &h->je);
+	} else {
+		print_mallinfo(out, &h->mi);
+		if (h->has_info)
+			print_arenas(out, h, page);
+	}
+	if (h->trim.done)
+		print_trim(out, &h->trim);
+	fprintf(out, "VERDICT  %s\n", v->headline);
+	for (i = 0; i < v->n_evidence; i++)
+		fprintf(out, "  - %s\n", v->evidence[i]);
+	return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,101 @@
+/*
+ * heap.h — the allocator's own figures for one process at one moment:
+ * glibc mallinfo2() and malloc_info() per arena, or jemalloc's stats.*,
+ * read from the running process (ptrace call injection or the in-process
+ * agent), plus what malloc_trim(0) did when the user asked for it.
+ *
+ * Filled by src/sample/heap.c; rendered by src/render/heap_*.c; judged by
+ * src/analyze/heap_verdict.c.  Unknown figures are VT_NA.
+ */
+#ifndef VT_SAMPLE_HEAP_H
+#define VT_SAMPLE_HEAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "alloc/detect.h"
+#include "alloc/malloc_info.h"
+#include "base/error.h"
+#include "proc/procfs.h"
+#include "proc/status.h"
+
+/* glibc struct mallinfo2 (malloc.h), in bytes/counts. */
+struct vt_mallinfo {
+	uint64_t arena;      /* non-mmapped space from the system (all arenas) */
+	uint64_t ordblks;    /* free chunks (not fast bins) */
+	uint64_t smblks;     /* free fast-bin chunks */
+	uint64_t hblks;      /* mmapped chunks */
+	uint64_t hblkhd;     /* bytes in mmapped chunks */
+	uint64_t usmblks;    /* always 0 since glibc 2.?; kept for completeness */
+	uint64_t fsmblks;    /* bytes in free fast-bin chunks */
+	uint64_t uordblks;   /* bytes in use (live) */
+	uint64_t fordblks;   /* bytes free but held (incl. top) */
+	uint64_t keepcost;   /* top chunk of the main arena: what a plain sbrk trim returns */
+	bool wide;           /* from mallinfo2; false: 32-bit mallinfo(), fields may wrap */
+};
+
+/* jemalloc stats.* after an epoch refresh (bytes). */
+struct vt_jemalloc_stats {
+	uint64_t allocated;  /* stats.allocated: live */
+	uint64_t active;     /* stats.active: pages with live data */
+	uint64_t metadata;   /* stats.metadata */
+	uint64_t resident;   /* stats.resident */
+	uint64_t mapped;     /* stats.mapped */
+	uint64_t retained;   /* stats.retained: virtual, kept for reuse */
+	uint64_t narenas;    /* arenas.narenas */
+	char version[64];    /* version string */
+};
+
+enum vt_heap_method { VT_HEAP_PTRACE = 1, VT_HEAP_AGENT };
+
+struct vt_heap_trim {
+	bool done;
+	int returned;                 /* malloc_trim's return: 1 if memory was released */
+	struct vt_mallinfo before, after;
+	uint64_t rss_anon_before, rss_anon_after;     /* /proc status, bytes */
+	uint64_t committed_before, committed_after;
+	double took_ms;               /* the malloc_trim call itself */
+};
+
+struct vt_heap_sample {
+	pid_t pid;
+	char comm[64];
+	struct vt_alloc_info alloc;
+	enum vt_heap_method method;
+	char method_detail[256];      /* "thread 123 (blocked in nanosleep)" or the agent socket */
+	struct vt_proc_status status; /* read right before the probe */
+	/* glibc */
+	struct vt_mallinfo mi;
+	struct vt_malloc_info info;   /* per arena; owned */
+	bool has_info;
+	/* jemalloc */
+	struct vt_jemalloc_stats je;
+	bool has_je;
+	struct vt_heap_trim trim;
+	/* cost */
+	double stopped_us;            /* the probed thread was stopped this long (ptrace) */
+	double total_ms;              /* end to end */
+	double taken_at;              /* unix time */
+};
+
+struct vt_heap_opts {
+	bool trim;                    /* call malloc_trim(0): changes the target */
+	bool no_agent;                /* use ptrace even if an agent answers */
+	bool no_ptrace;               /* agent only */
+	int timeout_ms;               /* per injected call */
+};
+
+/*
+ * Probe pid.  Errors: VT_E_NOPROC, VT_E_GONE, VT_E_KTHREAD, VT_E_ZOMBIE,
+ * VT_E_UNSUPPORTED (not glibc or jemalloc: the message names the allocator),
+ * VT_E_PERM (ptrace refused and no agent: the message says why).
+ */
+int vt_heap_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_heap_opts *opts,
+		 struct vt_heap_sample *out, struct vt_err *err);
+void vt_heap_release(struct vt_heap_sample *h);
+
+/* live / (arena + mmapped): the share of the allocator's memory that is live. */
+double vt_heap_live_fraction(const struct vt_mallinfo *mi);
+
+#endif

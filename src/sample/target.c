@@ -1,0 +1,46 @@
+/*
+ * target.c — the checks before inspecting a process (see target.h).
+ */
+#include "sample/target.h"
+#include "proc/procfs.h"
+
+static int check_target(const struct vt_proc_stat *st, struct vt_err *err)
+{
+	if (st->flags & VT_PF_KTHREAD) {
+		vt_err_set(err, VT_E_KTHREAD, 0, "%d (%s) is a kernel thread: it has no user memory "
+			   "or allocator to inspect", st->pid, st->comm);
+		vt_err_hint(err, "pick a user-space process (ps -e --ppid 2 -N lists them)");
+		return VT_E_KTHREAD;
+	}
+	if (st->state == 'Z' || st->state == 'X') {
+		vt_err_set(err, VT_E_ZOMBIE, 0, "%d (%s) is a zombie: it has exited and holds no "
+			   "memory; its parent %d has not reaped it yet", st->pid, st->comm, st->ppid);
+		vt_err_hint(err, "look at the parent process, or at the restarted service's new pid");
+		return VT_E_ZOMBIE;
+	}
+	return VT_OK;
+}
+
+int vt_target_check(int dirfd, pid_t pid, struct vt_buf *buf, struct vt_proc_stat *st,
+		    struct vt_proc_status *status, struct vt_err *err)
+{
+	int rc = vt_read_at(dirfd, "stat", buf, err);
+
+	if (rc == VT_E_GONE)
+		return vt_err_set(err, VT_E_NOPROC, err ? err->sys_errno : 0, "no process %d",
+				  (int)pid);
+	if (rc || (rc = vt_proc_stat_parse(buf->data, buf->len, st, err)))
+		return rc;
+	if ((rc = check_target(st, err)))
+		return rc;
+	if ((rc = vt_read_at(dirfd, "status", buf, err)) ||
+	    (rc = vt_proc_status_parse(buf->data, buf->len, status, err)))
+		return rc;
+	if (status->tgid > 0 && status->tgid != pid) {
+		vt_err_set(err, VT_E_USAGE, 0, "%d is a thread of process %lld, not a process",
+			   (int)pid, (long long)status->tgid);
+		vt_err_hint(err, "give the process id, %lld", (long long)status->tgid);
+		return VT_E_USAGE;
+	}
+	return VT_OK;
+}

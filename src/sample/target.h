@@ -1,0 +1,25 @@
+/*
+ * target.h — may vitals inspect this pid?  The checks every command makes
+ * before it reads a process: it exists, it is not a kernel thread, not a
+ * zombie, and it is a process rather than one of its threads.
+ */
+#ifndef VT_SAMPLE_TARGET_H
+#define VT_SAMPLE_TARGET_H
+
+#include <sys/types.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+#include "proc/stat.h"
+#include "proc/status.h"
+
+/*
+ * Read and check stat and status through the process directory dirfd.
+ * Errors: VT_E_NOPROC (gone before we looked), VT_E_KTHREAD, VT_E_ZOMBIE,
+ * VT_E_USAGE (a thread id: the hint names its process), VT_E_PARSE.
+ * buf is scratch space for the reads.
+ */
+int vt_target_check(int dirfd, pid_t pid, struct vt_buf *buf, struct vt_proc_stat *st,
+		    struct vt_proc_status *status, struct vt_err *err);
+
+#endif

@@ -21,19 +21,12 @@
  * --pause-signal, SIGUSR1 brings every worker to a quiescent point (no
  * thread inside malloc or free) and SIGUSR2 resumes them.
  */
-#include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
+
+#include "common.h"
 
 #define TICK_NS		1000000L	/* workers wake every millisecond */
 #define MAX_TICK_S	0.01		/* never catch up more than this */
@@ -60,8 +53,6 @@ struct worker {
 } __attribute__((aligned(64)));
 
 static struct {
-	double seconds;
-	const char *truth;
 	int threads;
 	size_t live_target;
 	double allocs_per_s;
@@ -71,7 +62,6 @@ static struct {
 	double warmup_seconds;
 	int pause_signal;
 } opt = {
-	.seconds = 60,
 	.threads = 8,
 	.live_target = (size_t)32 << 20,
 	.allocs_per_s = 20000,
@@ -81,9 +71,6 @@ static struct {
 };
 
 static struct worker *workers;
-static FILE *truth;
-static double t0;
-static sigset_t waited;
 
 static atomic_int stop;
 static atomic_int pause_requested;
@@ -93,30 +80,6 @@ static pthread_mutex_t pause_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t resume_cond = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t paused_cond = PTHREAD_COND_INITIALIZER;
 static int npaused;
-
-static void die(const char *what)
-{
-	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, what,
-		strerror(errno));
-	exit(1);
-}
-
-static void check(int rc, const char *what)
-{
-	if (rc) {
-		errno = rc;
-		die(what);
-	}
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts))
-		die("clock_gettime");
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static uint64_t next_rand(uint64_t *s)
 {
@@ -320,16 +283,9 @@ static void start_workers(void)
 		check(pthread_mutex_init(&w->inbox_lock, NULL),
 		      "pthread_mutex_init");
 	}
-	for (i = 0; i < opt.threads; i++) {
-		char name[32];
-
-		check(pthread_create(&workers[i].thread, NULL, worker_main,
-				     &workers[i]), "pthread_create");
-		snprintf(name, sizeof(name), "churn-%d", i);
-		name[15] = '\0';	/* the kernel keeps 15 characters */
-		check(pthread_setname_np(workers[i].thread, name),
-		      "pthread_setname_np");
-	}
+	for (i = 0; i < opt.threads; i++)
+		start_thread(&workers[i].thread, NULL, worker_main, &workers[i],
+			     "churn", i);
 }
 
 static void stop_workers(void)
@@ -386,203 +342,118 @@ static void resume_workers(void)
 	check(pthread_mutex_unlock(&pause_lock), "pthread_mutex_unlock");
 }
 
-static void truth_write(const char *phase)
-{
-	if (!truth)
-		return;
-	fprintf(truth, "{\"t\":%.3f,\"phase\":\"%s\",\"threads\":%d,"
-		"\"live_target_bytes\":%zu,\"allocs_per_s\":%.0f,"
-		"\"hot_threads\":%d,\"hot_share\":%.3f,\"epoch_ms\":%.0f,"
-		"\"live_bytes\":%" PRIu64 ",\"live_blocks\":%" PRIu64 ","
-		"\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 "}\n",
-		now() - t0, phase, opt.threads, opt.live_target,
-		opt.allocs_per_s, opt.hot_threads, opt.hot_share, opt.epoch_ms,
-		atomic_load(&live_bytes), atomic_load(&live_blocks),
-		atomic_load(&allocs), atomic_load(&frees));
-	if (fflush(truth))
-		die("write truth file");
-}
-
 static const char *phase_now(void)
 {
 	if (atomic_load(&pause_requested))
 		return "paused";
-	return now() - t0 < opt.warmup_seconds ? "warmup" : "steady";
+	return elapsed() < opt.warmup_seconds ? "warmup" : "steady";
 }
 
-/* Wait for one of the signals in 'waited' until 'until'; 0 on timeout. */
-static int wait_signal(double until)
+/* A truth line; phase NULL for the phase now. */
+static void truth_write(const char *phase)
 {
-	double left = until - now();
-	struct timespec ts;
-	int sig;
+	FILE *f = truth_begin(phase ? phase : phase_now());
 
-	if (left < 0)
-		left = 0;
-	ts.tv_sec = (time_t)left;
-	ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
-	sig = sigtimedwait(&waited, NULL, &ts);
-	if (sig < 0 && errno != EAGAIN && errno != EINTR)
-		die("sigtimedwait");
-	return sig < 0 ? 0 : sig;
+	if (!f)
+		return;
+	fprintf(f, ",\"threads\":%d,\"live_target_bytes\":%zu,"
+		"\"allocs_per_s\":%.0f,\"hot_threads\":%d,\"hot_share\":%.3f,"
+		"\"epoch_ms\":%.0f,\"live_bytes\":%" PRIu64 ","
+		"\"live_blocks\":%" PRIu64 ",\"allocs\":%" PRIu64 ","
+		"\"frees\":%" PRIu64, opt.threads, opt.live_target,
+		opt.allocs_per_s, opt.hot_threads, opt.hot_share, opt.epoch_ms,
+		atomic_load(&live_bytes), atomic_load(&live_blocks),
+		atomic_load(&allocs), atomic_load(&frees));
+	truth_end();
 }
 
-static void run(void)
+/* With --pause-signal: SIGUSR1 pauses every worker, SIGUSR2 resumes. */
+static void on_pause_signal(int sig)
 {
-	double end = t0 + opt.seconds, next = t0;
-
-	for (;;) {
-		double t = now();
-		int sig;
-
-		if (t >= next) {
-			truth_write(phase_now());
-			next = t + 1;
-		}
-		if (t >= end)
-			return;
-		sig = wait_signal(next < end ? next : end);
-		if (sig == SIGTERM || sig == SIGINT)
-			return;
-		if (sig == SIGUSR1 && !atomic_load(&pause_requested)) {
-			pause_workers();
-			truth_write("paused");
-		} else if (sig == SIGUSR2 && atomic_load(&pause_requested)) {
-			resume_workers();
-			truth_write(phase_now());
-		}
+	if (sig == SIGUSR1 && !atomic_load(&pause_requested)) {
+		pause_workers();
+		truth_write("paused");
+	} else if (sig == SIGUSR2 && atomic_load(&pause_requested)) {
+		resume_workers();
+		truth_write(NULL);
 	}
 }
 
-static void usage(FILE *out, int status)
+static void option(int val, const char *name, const char *arg)
 {
-	fprintf(out,
-		"usage: arena_churn [options]\n"
-		"  --seconds N         exit after N seconds (default 60)\n"
-		"  --truth FILE        append ground truth as JSON lines\n"
-		"  --threads N         worker threads (default 8)\n"
-		"  --live-mb N         live set bound in MiB (default 32)\n"
-		"  --allocs-per-s N    allocations per second, all workers (default 20000)\n"
-		"  --hot-threads N     workers doing most allocations at a time (default 1)\n"
-		"  --hot-share F       fraction of allocations they do (default 0.75)\n"
-		"  --epoch-ms N        rotate the hot role every N ms (default 250)\n"
-		"  --warmup-seconds N  report phase \"warmup\" for N seconds (default 0)\n"
-		"  --pause-signal      SIGUSR1 pauses every worker, SIGUSR2 resumes\n");
-	exit(status);
+	switch (val) {
+	case 'n':
+		opt.threads = parse_num(name, arg, 1, 1024);
+		break;
+	case 'l':
+		opt.live_target = parse_num(name, arg, 1, 1024) * (1 << 20);
+		break;
+	case 'r':
+		opt.allocs_per_s = parse_num(name, arg, 1, 1e7);
+		break;
+	case 'H':
+		opt.hot_threads = parse_num(name, arg, 1, 1024);
+		break;
+	case 'S':
+		opt.hot_share = parse_num(name, arg, 0, 1);
+		break;
+	case 'e':
+		opt.epoch_ms = parse_num(name, arg, 1, 1e6);
+		break;
+	case 'w':
+		opt.warmup_seconds = parse_num(name, arg, 0, 1e7);
+		break;
+	case 'p':
+		opt.pause_signal = 1;
+		break;
+	}
 }
 
-static double parse_num(const char *name, const char *arg, double lo,
-			double hi)
+static const struct option options[] = {
+	{ "threads", required_argument, NULL, 'n' },
+	{ "live-mb", required_argument, NULL, 'l' },
+	{ "allocs-per-s", required_argument, NULL, 'r' },
+	{ "hot-threads", required_argument, NULL, 'H' },
+	{ "hot-share", required_argument, NULL, 'S' },
+	{ "epoch-ms", required_argument, NULL, 'e' },
+	{ "warmup-seconds", required_argument, NULL, 'w' },
+	{ "pause-signal", no_argument, NULL, 'p' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static const struct cli cli = {
+	.usage =
+	"usage: arena_churn [options]\n"
+	"  --seconds N         exit after N seconds (default 60)\n"
+	"  --truth FILE        append ground truth as JSON lines\n"
+	"  --threads N         worker threads (default 8)\n"
+	"  --live-mb N         live set bound in MiB (default 32)\n"
+	"  --allocs-per-s N    allocations per second, all workers (default 20000)\n"
+	"  --hot-threads N     workers doing most allocations at a time (default 1)\n"
+	"  --hot-share F       fraction of allocations they do (default 0.75)\n"
+	"  --epoch-ms N        rotate the hot role every N ms (default 250)\n"
+	"  --warmup-seconds N  report phase \"warmup\" for N seconds (default 0)\n"
+	"  --pause-signal      SIGUSR1 pauses every worker, SIGUSR2 resumes\n",
+	.options = options,
+	.option = option,
+};
+
+int main(int argc, char **argv)
 {
-	char *end;
-	double v;
+	static const int pause_signals[] = { SIGUSR1, SIGUSR2, 0 };
 
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v >= lo && v <= hi)) {
-		fprintf(stderr, "%s: bad value '%s' for --%s, expected %g..%g\n",
-			program_invocation_short_name, arg, name, lo, hi);
-		exit(64);
-	}
-	return v;
-}
-
-static void parse_options(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "seconds", required_argument, NULL, 's' },
-		{ "truth", required_argument, NULL, 't' },
-		{ "threads", required_argument, NULL, 'n' },
-		{ "live-mb", required_argument, NULL, 'l' },
-		{ "allocs-per-s", required_argument, NULL, 'r' },
-		{ "hot-threads", required_argument, NULL, 'H' },
-		{ "hot-share", required_argument, NULL, 'S' },
-		{ "epoch-ms", required_argument, NULL, 'e' },
-		{ "warmup-seconds", required_argument, NULL, 'w' },
-		{ "pause-signal", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int c, i = 0;
-
-	while ((c = getopt_long(argc, argv, "", longopts, &i)) != -1) {
-		const char *name = longopts[i].name;
-
-		switch (c) {
-		case 's':
-			opt.seconds = parse_num(name, optarg, 0, 1e7);
-			break;
-		case 't':
-			opt.truth = optarg;
-			break;
-		case 'n':
-			opt.threads = parse_num(name, optarg, 1, 1024);
-			break;
-		case 'l':
-			opt.live_target = parse_num(name, optarg, 1, 1024) *
-					  (1 << 20);
-			break;
-		case 'r':
-			opt.allocs_per_s = parse_num(name, optarg, 1, 1e7);
-			break;
-		case 'H':
-			opt.hot_threads = parse_num(name, optarg, 1, 1024);
-			break;
-		case 'S':
-			opt.hot_share = parse_num(name, optarg, 0, 1);
-			break;
-		case 'e':
-			opt.epoch_ms = parse_num(name, optarg, 1, 1e6);
-			break;
-		case 'w':
-			opt.warmup_seconds = parse_num(name, optarg, 0, 1e7);
-			break;
-		case 'p':
-			opt.pause_signal = 1;
-			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		default:
-			usage(stderr, 64);
-		}
-	}
-	if (optind < argc)
-		usage(stderr, 64);
+	parse_options(argc, argv, &cli);
 	if (opt.hot_threads >= opt.threads) {
 		opt.hot_threads = opt.threads;
 		opt.hot_share = 1;
 	}
-}
-
-/* Blocked here, inherited by every thread, taken by sigtimedwait(). */
-static void block_signals(void)
-{
-	if (sigemptyset(&waited) || sigaddset(&waited, SIGTERM) ||
-	    sigaddset(&waited, SIGINT))
-		die("sigaddset");
-	if (opt.pause_signal &&
-	    (sigaddset(&waited, SIGUSR1) || sigaddset(&waited, SIGUSR2)))
-		die("sigaddset");
-	check(pthread_sigmask(SIG_BLOCK, &waited, NULL), "pthread_sigmask");
-}
-
-int main(int argc, char **argv)
-{
-	parse_options(argc, argv);
-	block_signals();
-	if (opt.truth && !(truth = fopen(opt.truth, "a")))
-		die(opt.truth);
-	t0 = now();
-	printf("pid %d\n", (int)getpid());
-	if (fflush(stdout))
-		die("stdout");
+	target_begin(opt.pause_signal ? pause_signals : NULL);
 	start_workers();
-	run();
+	main_loop(&(struct main_loop){ .report = truth_write,
+				       .signal = on_pause_signal });
 	stop_workers();
 	truth_write("exit");
 	release_all();
-	if (truth && fclose(truth))
-		die("close truth file");
+	truth_close();
 	return 0;
 }

@@ -16,30 +16,20 @@
  * The truth says "starting" until everything is in place, then "ready";
  * its counts are what is in place at the time.
  */
-#include <errno.h>
-#include <getopt.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
+
+#include "common.h"
 
 #define STACK_BYTES	(64 << 10)
 #define POPULATE_CHUNK	((size_t)64 << 20)
 
 static struct {
-	double seconds;
-	const char *truth;
 	int threads;
 	long mappings;
 	size_t resident_bytes;
 } opt = {
-	.seconds = 60,
 	.threads = 1000,
 	.mappings = 5000,
 	.resident_bytes = (size_t)2048 << 20,
@@ -56,49 +46,22 @@ static char *mapped;		/* first of the one-page mappings */
 static long nmapped;
 static size_t page;
 static double startup_seconds = -1;
-static FILE *truth;
-static double t0, next_report;
-static sigset_t waited;
-
-static void die(const char *what)
-{
-	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, what,
-		strerror(errno));
-	exit(1);
-}
-
-static void check(int rc, const char *what)
-{
-	if (rc) {
-		errno = rc;
-		die(what);
-	}
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts))
-		die("clock_gettime");
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+static double next_report;
 
 static void truth_write(const char *phase)
 {
 	char startup[32] = "null";
+	FILE *f = truth_begin(phase);
 
-	if (!truth)
+	if (!f)
 		return;
 	if (startup_seconds >= 0)
 		snprintf(startup, sizeof(startup), "%.3f", startup_seconds);
-	fprintf(truth, "{\"t\":%.3f,\"phase\":\"%s\",\"threads\":%d,"
-		"\"stack_bytes\":%d,\"mappings\":%ld,\"mapping_bytes\":%zu,"
-		"\"resident_bytes\":%zu,\"startup_seconds\":%s}\n",
-		now() - t0, phase, nsleepers, STACK_BYTES, nmapped,
+	fprintf(f, ",\"threads\":%d,\"stack_bytes\":%d,\"mappings\":%ld,"
+		"\"mapping_bytes\":%zu,\"resident_bytes\":%zu,"
+		"\"startup_seconds\":%s", nsleepers, STACK_BYTES, nmapped,
 		nmapped * page, touched, startup);
-	if (fflush(truth))
-		die("write truth file");
+	truth_end();
 }
 
 /* Keep reporting once a second while starting up. */
@@ -212,14 +175,8 @@ static void start_sleepers(void)
 	check(pthread_attr_setstacksize(&attr, STACK_BYTES),
 	      "pthread_attr_setstacksize");
 	for (; nsleepers < opt.threads; nsleepers++) {
-		pthread_t *th = &sleepers[nsleepers];
-		char name[32];
-
-		check(pthread_create(th, &attr, sleeper_main, NULL),
-		      "pthread_create");
-		snprintf(name, sizeof(name), "sleeper-%d", nsleepers);
-		name[15] = '\0';	/* the kernel keeps 15 characters */
-		check(pthread_setname_np(*th, name), "pthread_setname_np");
+		start_thread(&sleepers[nsleepers], &attr, sleeper_main, NULL,
+			     "sleeper", nsleepers);
 		progress();
 	}
 	check(pthread_attr_destroy(&attr), "pthread_attr_destroy");
@@ -227,158 +184,70 @@ static void start_sleepers(void)
 
 static void stop_sleepers(void)
 {
-	int i;
-
 	check(pthread_mutex_lock(&sleep_lock), "pthread_mutex_lock");
 	atomic_store(&stop, 1);
 	check(pthread_cond_broadcast(&sleep_cond), "pthread_cond_broadcast");
 	check(pthread_mutex_unlock(&sleep_lock), "pthread_mutex_unlock");
-	for (i = 0; i < nsleepers; i++)
-		check(pthread_join(sleepers[i], NULL), "pthread_join");
+	join_threads(sleepers, nsleepers);
 	free(sleepers);
 }
 
-/* Wait for one of the signals in 'waited' until 'until'; 0 on timeout. */
-static int wait_signal(double until)
+static void option(int val, const char *name, const char *arg)
 {
-	double left = until - now();
-	struct timespec ts;
-	int sig;
-
-	if (left < 0)
-		left = 0;
-	ts.tv_sec = (time_t)left;
-	ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
-	sig = sigtimedwait(&waited, NULL, &ts);
-	if (sig < 0 && errno != EAGAIN && errno != EINTR)
-		die("sigtimedwait");
-	return sig < 0 ? 0 : sig;
-}
-
-static void run(void)
-{
-	double end = t0 + opt.seconds, next = now();
-
-	for (;;) {
-		double t = now();
-
-		if (t >= next) {
-			truth_write("ready");
-			next = t + 1;
-		}
-		if (t >= end || wait_signal(next < end ? next : end))
-			return;
+	switch (val) {
+	case 'n':
+		opt.threads = parse_num(name, arg, 0, 30000);
+		break;
+	case 'm':
+		opt.mappings = parse_num(name, arg, 0, 60000);
+		break;
+	case 'r':
+		opt.resident_bytes = parse_num(name, arg, 0, 1 << 20) *
+				     (1 << 20);
+		break;
 	}
 }
 
-static void usage(FILE *out, int status)
-{
-	fprintf(out,
-		"usage: big_process [options]\n"
-		"  --seconds N      exit after N seconds (default 60)\n"
-		"  --truth FILE     append ground truth as JSON lines\n"
-		"  --threads N      sleeping threads, 64 KiB stacks (default 1000)\n"
-		"  --mappings N     separate one-page mappings (default 5000)\n"
-		"  --resident-mb N  touched anonymous memory in MiB (default 2048)\n");
-	exit(status);
-}
+static const struct option options[] = {
+	{ "threads", required_argument, NULL, 'n' },
+	{ "mappings", required_argument, NULL, 'm' },
+	{ "resident-mb", required_argument, NULL, 'r' },
+	{ NULL, 0, NULL, 0 }
+};
 
-static double parse_num(const char *name, const char *arg, double lo,
-			double hi)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v >= lo && v <= hi)) {
-		fprintf(stderr, "%s: bad value '%s' for --%s, expected %g..%g\n",
-			program_invocation_short_name, arg, name, lo, hi);
-		exit(64);
-	}
-	return v;
-}
-
-static void parse_options(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "seconds", required_argument, NULL, 's' },
-		{ "truth", required_argument, NULL, 't' },
-		{ "threads", required_argument, NULL, 'n' },
-		{ "mappings", required_argument, NULL, 'm' },
-		{ "resident-mb", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int c, i = 0;
-
-	while ((c = getopt_long(argc, argv, "", longopts, &i)) != -1) {
-		const char *name = longopts[i].name;
-
-		switch (c) {
-		case 's':
-			opt.seconds = parse_num(name, optarg, 0, 1e7);
-			break;
-		case 't':
-			opt.truth = optarg;
-			break;
-		case 'n':
-			opt.threads = parse_num(name, optarg, 0, 30000);
-			break;
-		case 'm':
-			opt.mappings = parse_num(name, optarg, 0, 60000);
-			break;
-		case 'r':
-			opt.resident_bytes = parse_num(name, optarg, 0,
-						       1 << 20) * (1 << 20);
-			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		default:
-			usage(stderr, 64);
-		}
-	}
-	if (optind < argc)
-		usage(stderr, 64);
-}
-
-/* Blocked here, inherited by every thread, taken by sigtimedwait(). */
-static void block_signals(void)
-{
-	if (sigemptyset(&waited) || sigaddset(&waited, SIGTERM) ||
-	    sigaddset(&waited, SIGINT))
-		die("sigaddset");
-	check(pthread_sigmask(SIG_BLOCK, &waited, NULL), "pthread_sigmask");
-}
+static const struct cli cli = {
+	.usage =
+	"usage: big_process [options]\n"
+	"  --seconds N      exit after N seconds (default 60)\n"
+	"  --truth FILE     append ground truth as JSON lines\n"
+	"  --threads N      sleeping threads, 64 KiB stacks (default 1000)\n"
+	"  --mappings N     separate one-page mappings (default 5000)\n"
+	"  --resident-mb N  touched anonymous memory in MiB (default 2048)\n",
+	.options = options,
+	.option = option,
+};
 
 int main(int argc, char **argv)
 {
 	long sz;
 
-	parse_options(argc, argv);
-	block_signals();
+	parse_options(argc, argv, &cli);
 	sz = sysconf(_SC_PAGESIZE);
 	if (sz <= 0)
 		die("sysconf(_SC_PAGESIZE)");
 	page = sz;
-	if (opt.truth && !(truth = fopen(opt.truth, "a")))
-		die(opt.truth);
-	t0 = now();
-	printf("pid %d\n", (int)getpid());
-	if (fflush(stdout))
-		die("stdout");
+	target_begin(NULL);
 	next_report = t0;
 	progress();
 	make_resident();
 	make_mappings();
 	start_sleepers();
-	startup_seconds = now() - t0;
-	run();
+	startup_seconds = elapsed();
+	main_loop(&(struct main_loop){ .report = truth_write,
+				       .phase = "ready" });
 	stop_sleepers();
 	truth_write("exit");
 	unmap_all();
-	if (truth && fclose(truth))
-		die("close truth file");
+	truth_close();
 	return 0;
 }

@@ -12,31 +12,21 @@
  * The truth gives the configured rate, the wakeups counted so far and the
  * rate the program itself measured over the last interval.
  */
-#include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/eventfd.h>
-#include <time.h>
-#include <unistd.h>
+
+#include "common.h"
 
 #define MAX_THREADS	1024
 
 static struct {
-	double seconds;
-	const char *truth;
 	double hz;
 	int use_ppoll;
 	int threads;
 } opt = {
-	.seconds = 60,
 	.hz = 2000,
 	.threads = 2,
 };
@@ -52,35 +42,8 @@ static pthread_t idlers[MAX_THREADS];
 static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
 static int event_fd = -1;
-static FILE *truth;
-static double t0;
-static sigset_t waited;
 static atomic_int stop;
 static _Atomic uint64_t wakeups;
-
-static void die(const char *what)
-{
-	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, what,
-		strerror(errno));
-	exit(1);
-}
-
-static void check(int rc, const char *what)
-{
-	if (rc) {
-		errno = rc;
-		die(what);
-	}
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts))
-		die("clock_gettime");
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void timespec_add_ns(struct timespec *ts, long ns)
 {
@@ -171,32 +134,19 @@ static void start_threads(void)
 		if (event_fd < 0)
 			die("eventfd");
 	}
-	check(pthread_create(&poller, NULL, poller_main, NULL),
-	      "pthread_create");
-	check(pthread_setname_np(poller, "poller"), "pthread_setname_np");
-	for (i = 0; i < opt.threads; i++) {
-		char name[32];
-
-		check(pthread_create(&idlers[i], NULL, idler_main, NULL),
-		      "pthread_create");
-		snprintf(name, sizeof(name), "idle-%d", i);
-		name[15] = '\0';	/* the kernel keeps 15 characters */
-		check(pthread_setname_np(idlers[i], name),
-		      "pthread_setname_np");
-	}
+	start_thread(&poller, NULL, poller_main, NULL, "poller", -1);
+	for (i = 0; i < opt.threads; i++)
+		start_thread(&idlers[i], NULL, idler_main, NULL, "idle", i);
 }
 
 static void stop_threads(void)
 {
-	int i;
-
 	check(pthread_mutex_lock(&idle_lock), "pthread_mutex_lock");
 	atomic_store(&stop, 1);
 	check(pthread_cond_broadcast(&idle_cond), "pthread_cond_broadcast");
 	check(pthread_mutex_unlock(&idle_lock), "pthread_mutex_unlock");
 	check(pthread_join(poller, NULL), "pthread_join");
-	for (i = 0; i < opt.threads; i++)
-		check(pthread_join(idlers[i], NULL), "pthread_join");
+	join_threads(idlers, opt.threads);
 	if (event_fd >= 0 && close(event_fd))
 		die("close");
 }
@@ -206,157 +156,70 @@ static void truth_write(const char *phase)
 {
 	static double last_t;
 	static uint64_t last_n;
-	double t = now() - t0;
+	double t = elapsed();
 	uint64_t n = atomic_load(&wakeups);
 	double rate = t > last_t ? (n - last_n) / (t - last_t) : 0;
+	FILE *f;
 
 	last_t = t;
 	last_n = n;
-	if (!truth)
+	f = truth_begin_at(t, phase);
+	if (!f)
 		return;
-	fprintf(truth, "{\"t\":%.3f,\"phase\":\"%s\",\"hz\":%.1f,"
-		"\"mode\":\"%s\",\"idle_threads\":%d,\"wakeups\":%" PRIu64 ","
-		"\"wakeups_per_s\":%.1f}\n", t, phase, opt.hz,
-		opt.use_ppoll ? "ppoll" : "nanosleep", opt.threads, n,
-		rate);
-	if (fflush(truth))
-		die("write truth file");
+	fprintf(f, ",\"hz\":%.1f,\"mode\":\"%s\",\"idle_threads\":%d,"
+		"\"wakeups\":%" PRIu64 ",\"wakeups_per_s\":%.1f", opt.hz,
+		opt.use_ppoll ? "ppoll" : "nanosleep", opt.threads, n, rate);
+	truth_end();
 }
 
-/* Wait for one of the signals in 'waited' until 'until'; 0 on timeout. */
-static int wait_signal(double until)
+static void option(int val, const char *name, const char *arg)
 {
-	double left = until - now();
-	struct timespec ts;
-	int sig;
-
-	if (left < 0)
-		left = 0;
-	ts.tv_sec = (time_t)left;
-	ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
-	sig = sigtimedwait(&waited, NULL, &ts);
-	if (sig < 0 && errno != EAGAIN && errno != EINTR)
-		die("sigtimedwait");
-	return sig < 0 ? 0 : sig;
-}
-
-static void run(void)
-{
-	double end = t0 + opt.seconds, next = t0;
-
-	for (;;) {
-		double t = now();
-
-		if (t >= next) {
-			truth_write("polling");
-			next = t + 1;
+	switch (val) {
+	case 'z':
+		opt.hz = parse_num(name, arg, 0.1, 1e6);
+		break;
+	case 'm':
+		if (strcmp(arg, "nanosleep") && strcmp(arg, "ppoll")) {
+			fprintf(stderr, "%s: bad value '%s' for --mode, expected nanosleep or ppoll\n",
+				program_invocation_short_name, arg);
+			exit(EXIT_USAGE);
 		}
-		if (t >= end || wait_signal(next < end ? next : end))
-			return;
+		opt.use_ppoll = !strcmp(arg, "ppoll");
+		break;
+	case 'n':
+		opt.threads = parse_num(name, arg, 0, MAX_THREADS);
+		break;
 	}
 }
 
-static void usage(FILE *out, int status)
-{
-	fprintf(out,
-		"usage: busy_poll [options]\n"
-		"  --seconds N   exit after N seconds (default 60)\n"
-		"  --truth FILE  append ground truth as JSON lines\n"
-		"  --hz N        poller wakeups per second (default 2000)\n"
-		"  --mode M      nanosleep (default) or ppoll\n"
-		"  --threads N   idle threads besides the poller (default 2)\n");
-	exit(status);
-}
+static const struct option options[] = {
+	{ "hz", required_argument, NULL, 'z' },
+	{ "mode", required_argument, NULL, 'm' },
+	{ "threads", required_argument, NULL, 'n' },
+	{ NULL, 0, NULL, 0 }
+};
 
-static double parse_num(const char *name, const char *arg, double lo,
-			double hi)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v >= lo && v <= hi)) {
-		fprintf(stderr, "%s: bad value '%s' for --%s, expected %g..%g\n",
-			program_invocation_short_name, arg, name, lo, hi);
-		exit(64);
-	}
-	return v;
-}
-
-static void parse_options(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "seconds", required_argument, NULL, 's' },
-		{ "truth", required_argument, NULL, 't' },
-		{ "hz", required_argument, NULL, 'z' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "threads", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int c, i = 0;
-
-	while ((c = getopt_long(argc, argv, "", longopts, &i)) != -1) {
-		const char *name = longopts[i].name;
-
-		switch (c) {
-		case 's':
-			opt.seconds = parse_num(name, optarg, 0, 1e7);
-			break;
-		case 't':
-			opt.truth = optarg;
-			break;
-		case 'z':
-			opt.hz = parse_num(name, optarg, 0.1, 1e6);
-			break;
-		case 'm':
-			if (strcmp(optarg, "nanosleep") &&
-			    strcmp(optarg, "ppoll")) {
-				fprintf(stderr, "%s: bad value '%s' for --mode, expected nanosleep or ppoll\n",
-					program_invocation_short_name, optarg);
-				exit(64);
-			}
-			opt.use_ppoll = !strcmp(optarg, "ppoll");
-			break;
-		case 'n':
-			opt.threads = parse_num(name, optarg, 0, MAX_THREADS);
-			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		default:
-			usage(stderr, 64);
-		}
-	}
-	if (optind < argc)
-		usage(stderr, 64);
-}
-
-/* Blocked here, inherited by every thread, taken by sigtimedwait(). */
-static void block_signals(void)
-{
-	if (sigemptyset(&waited) || sigaddset(&waited, SIGTERM) ||
-	    sigaddset(&waited, SIGINT))
-		die("sigaddset");
-	check(pthread_sigmask(SIG_BLOCK, &waited, NULL), "pthread_sigmask");
-}
+static const struct cli cli = {
+	.usage =
+	"usage: busy_poll [options]\n"
+	"  --seconds N   exit after N seconds (default 60)\n"
+	"  --truth FILE  append ground truth as JSON lines\n"
+	"  --hz N        poller wakeups per second (default 2000)\n"
+	"  --mode M      nanosleep (default) or ppoll\n"
+	"  --threads N   idle threads besides the poller (default 2)\n",
+	.options = options,
+	.option = option,
+};
 
 int main(int argc, char **argv)
 {
-	parse_options(argc, argv);
-	block_signals();
-	if (opt.truth && !(truth = fopen(opt.truth, "a")))
-		die(opt.truth);
-	t0 = now();
-	printf("pid %d\n", (int)getpid());
-	if (fflush(stdout))
-		die("stdout");
+	parse_options(argc, argv, &cli);
+	target_begin(NULL);
 	start_threads();
-	run();
+	main_loop(&(struct main_loop){ .report = truth_write,
+				       .phase = "polling" });
 	stop_threads();
 	truth_write("exit");
-	if (truth && fclose(truth))
-		die("close truth file");
+	truth_close();
 	return 0;
 }

@@ -13,27 +13,17 @@
  * phase began.  While busy the process uses busy_threads cores, as far as
  * the machine has them.
  */
-#include <errno.h>
-#include <getopt.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
+
+#include "common.h"
 
 #define MAX_THREADS	1024
 
 static struct {
-	double seconds;
-	const char *truth;
 	double idle_seconds;
 	int busy_threads;
 } opt = {
-	.seconds = 60,
 	.idle_seconds = 10,
 	.busy_threads = 1,
 };
@@ -44,34 +34,7 @@ static pthread_cond_t phase_cond = PTHREAD_COND_INITIALIZER;
 static atomic_int busy;
 static atomic_int stop;
 static double busy_since = -1;
-static FILE *truth;
-static double t0;
-static sigset_t waited;
 static _Atomic uint64_t sink;	/* keeps the computation alive */
-
-static void die(const char *what)
-{
-	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, what,
-		strerror(errno));
-	exit(1);
-}
-
-static void check(int rc, const char *what)
-{
-	if (rc) {
-		errno = rc;
-		die(what);
-	}
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts))
-		die("clock_gettime");
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Block until the busy phase (or the end), then compute until the end. */
 static void *burner_main(void *arg)
@@ -96,16 +59,8 @@ static void start_burners(void)
 {
 	int i;
 
-	for (i = 0; i < opt.busy_threads; i++) {
-		char name[32];
-
-		check(pthread_create(&burners[i], NULL, burner_main, NULL),
-		      "pthread_create");
-		snprintf(name, sizeof(name), "burn-%d", i);
-		name[15] = '\0';	/* the kernel keeps 15 characters */
-		check(pthread_setname_np(burners[i], name),
-		      "pthread_setname_np");
-	}
+	for (i = 0; i < opt.busy_threads; i++)
+		start_thread(&burners[i], NULL, burner_main, NULL, "burn", i);
 }
 
 /* Set 'flag' and wake every burner to look at it. */
@@ -117,167 +72,76 @@ static void announce(atomic_int *flag)
 	check(pthread_mutex_unlock(&phase_lock), "pthread_mutex_unlock");
 }
 
+/* The change from idle to busy, 't' seconds after the start. */
+static void become_busy(double t)
+{
+	busy_since = t;
+	announce(&busy);
+}
+
 static void stop_burners(void)
 {
-	int i;
-
 	announce(&stop);
-	for (i = 0; i < opt.busy_threads; i++)
-		check(pthread_join(burners[i], NULL), "pthread_join");
+	join_threads(burners, opt.busy_threads);
 }
 
 static void truth_write(const char *phase)
 {
 	char since[32] = "null";
+	FILE *f;
 
-	if (!truth)
-		return;
 	if (busy_since >= 0)
 		snprintf(since, sizeof(since), "%.3f", busy_since);
 	if (!phase)
 		phase = busy_since >= 0 ? "busy" : "idle";
-	fprintf(truth, "{\"t\":%.3f,\"phase\":\"%s\",\"idle_seconds\":%.3f,"
-		"\"busy_threads\":%d,\"busy_since_t\":%s}\n", now() - t0,
-		phase, opt.idle_seconds, opt.busy_threads, since);
-	if (fflush(truth))
-		die("write truth file");
+	f = truth_begin(phase);
+	if (!f)
+		return;
+	fprintf(f, ",\"idle_seconds\":%.3f,\"busy_threads\":%d,"
+		"\"busy_since_t\":%s", opt.idle_seconds, opt.busy_threads,
+		since);
+	truth_end();
 }
 
-/* Wait for one of the signals in 'waited' until 'until'; 0 on timeout. */
-static int wait_signal(double until)
+static void option(int val, const char *name, const char *arg)
 {
-	double left = until - now();
-	struct timespec ts;
-	int sig;
-
-	if (left < 0)
-		left = 0;
-	ts.tv_sec = (time_t)left;
-	ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
-	sig = sigtimedwait(&waited, NULL, &ts);
-	if (sig < 0 && errno != EAGAIN && errno != EINTR)
-		die("sigtimedwait");
-	return sig < 0 ? 0 : sig;
-}
-
-static void run(void)
-{
-	double end = t0 + opt.seconds, next = t0;
-	double change = t0 + opt.idle_seconds;
-
-	for (;;) {
-		double t = now(), until;
-
-		if (t >= change && busy_since < 0) {
-			busy_since = t - t0;
-			announce(&busy);
-			next = t;	/* report it at once */
-		}
-		if (t >= next) {
-			truth_write(NULL);
-			next = t + 1;
-		}
-		if (t >= end)
-			return;
-		until = next < end ? next : end;
-		if (busy_since < 0 && change < until)
-			until = change;
-		if (wait_signal(until))
-			return;
+	switch (val) {
+	case 'i':
+		opt.idle_seconds = parse_num(name, arg, 0, 1e7);
+		break;
+	case 'n':
+		opt.busy_threads = parse_num(name, arg, 1, MAX_THREADS);
+		break;
 	}
 }
 
-static void usage(FILE *out, int status)
-{
-	fprintf(out,
-		"usage: load_change [options]\n"
-		"  --seconds N       exit after N seconds (default 60)\n"
-		"  --truth FILE      append ground truth as JSON lines\n"
-		"  --idle-seconds N  sleep for N seconds first (default 10)\n"
-		"  --busy-threads N  then burn CPU on N threads (default 1)\n");
-	exit(status);
-}
+static const struct option options[] = {
+	{ "idle-seconds", required_argument, NULL, 'i' },
+	{ "busy-threads", required_argument, NULL, 'n' },
+	{ NULL, 0, NULL, 0 }
+};
 
-static double parse_num(const char *name, const char *arg, double lo,
-			double hi)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v >= lo && v <= hi)) {
-		fprintf(stderr, "%s: bad value '%s' for --%s, expected %g..%g\n",
-			program_invocation_short_name, arg, name, lo, hi);
-		exit(64);
-	}
-	return v;
-}
-
-static void parse_options(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "seconds", required_argument, NULL, 's' },
-		{ "truth", required_argument, NULL, 't' },
-		{ "idle-seconds", required_argument, NULL, 'i' },
-		{ "busy-threads", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int c, i = 0;
-
-	while ((c = getopt_long(argc, argv, "", longopts, &i)) != -1) {
-		const char *name = longopts[i].name;
-
-		switch (c) {
-		case 's':
-			opt.seconds = parse_num(name, optarg, 0, 1e7);
-			break;
-		case 't':
-			opt.truth = optarg;
-			break;
-		case 'i':
-			opt.idle_seconds = parse_num(name, optarg, 0, 1e7);
-			break;
-		case 'n':
-			opt.busy_threads = parse_num(name, optarg, 1,
-						     MAX_THREADS);
-			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		default:
-			usage(stderr, 64);
-		}
-	}
-	if (optind < argc)
-		usage(stderr, 64);
-}
-
-/* Blocked here, inherited by every thread, taken by sigtimedwait(). */
-static void block_signals(void)
-{
-	if (sigemptyset(&waited) || sigaddset(&waited, SIGTERM) ||
-	    sigaddset(&waited, SIGINT))
-		die("sigaddset");
-	check(pthread_sigmask(SIG_BLOCK, &waited, NULL), "pthread_sigmask");
-}
+static const struct cli cli = {
+	.usage =
+	"usage: load_change [options]\n"
+	"  --seconds N       exit after N seconds (default 60)\n"
+	"  --truth FILE      append ground truth as JSON lines\n"
+	"  --idle-seconds N  sleep for N seconds first (default 10)\n"
+	"  --busy-threads N  then burn CPU on N threads (default 1)\n",
+	.options = options,
+	.option = option,
+};
 
 int main(int argc, char **argv)
 {
-	parse_options(argc, argv);
-	block_signals();
-	if (opt.truth && !(truth = fopen(opt.truth, "a")))
-		die(opt.truth);
-	t0 = now();
-	printf("pid %d\n", (int)getpid());
-	if (fflush(stdout))
-		die("stdout");
+	parse_options(argc, argv, &cli);
+	target_begin(NULL);
 	start_burners();
-	run();
+	main_loop(&(struct main_loop){ .report = truth_write,
+				       .change = become_busy,
+				       .change_at = opt.idle_seconds });
 	stop_burners();
 	truth_write("exit");
-	if (truth && fclose(truth))
-		die("close truth file");
+	truth_close();
 	return 0;
 }

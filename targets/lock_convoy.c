@@ -19,30 +19,20 @@
  * The truth gives the lock acquisitions in total and per worker, in
  * thread order (worker-N is acquisitions[N]).
  */
-#include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
+
+#include "common.h"
 
 #define MAX_THREADS	256
 
 static struct {
-	double seconds;
-	const char *truth;
 	int threads;
 	double hold_us;
 	double outside_us;
 	double nap_us;
 } opt = {
-	.seconds = 60,
 	.threads = 4,
 	.hold_us = 100,
 	.outside_us = 10,
@@ -52,35 +42,8 @@ static struct {
 static pthread_t workers[MAX_THREADS];
 static _Atomic uint64_t acquisitions[MAX_THREADS];
 static pthread_mutex_t convoy_lock = PTHREAD_MUTEX_INITIALIZER;
-static FILE *truth;
-static double t0;
-static sigset_t waited;
 static atomic_int stop;
 static _Atomic uint64_t sink;	/* keeps the computation alive */
-
-static void die(const char *what)
-{
-	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, what,
-		strerror(errno));
-	exit(1);
-}
-
-static void check(int rc, const char *what)
-{
-	if (rc) {
-		errno = rc;
-		die(what);
-	}
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts))
-		die("clock_gettime");
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Compute (a hash chain: pure CPU, never sleeps) for 'us' microseconds. */
 static uint64_t compute(uint64_t h, double us)
@@ -130,182 +93,86 @@ static void start_workers(void)
 {
 	int i;
 
-	for (i = 0; i < opt.threads; i++) {
-		char name[32];
-
-		check(pthread_create(&workers[i], NULL, worker_main,
-				     &acquisitions[i]), "pthread_create");
-		snprintf(name, sizeof(name), "worker-%d", i);
-		name[15] = '\0';	/* the kernel keeps 15 characters */
-		check(pthread_setname_np(workers[i], name),
-		      "pthread_setname_np");
-	}
+	for (i = 0; i < opt.threads; i++)
+		start_thread(&workers[i], NULL, worker_main, &acquisitions[i],
+			     "worker", i);
 }
 
 static void stop_workers(void)
 {
-	int i;
-
 	atomic_store(&stop, 1);
-	for (i = 0; i < opt.threads; i++)
-		check(pthread_join(workers[i], NULL), "pthread_join");
+	join_threads(workers, opt.threads);
 }
 
 static void truth_write(const char *phase)
 {
+	FILE *f = truth_begin(phase);
 	uint64_t total = 0;
 	int i;
 
-	if (!truth)
+	if (!f)
 		return;
-	fprintf(truth, "{\"t\":%.3f,\"phase\":\"%s\",\"threads\":%d,"
-		"\"hold_us\":%.1f,\"outside_us\":%.1f,\"nap_us\":%.1f,"
-		"\"acquisitions\":[", now() - t0, phase, opt.threads,
-		opt.hold_us, opt.outside_us, opt.nap_us);
+	fprintf(f, ",\"threads\":%d,\"hold_us\":%.1f,\"outside_us\":%.1f,"
+		"\"nap_us\":%.1f,\"acquisitions\":[", opt.threads, opt.hold_us,
+		opt.outside_us, opt.nap_us);
 	for (i = 0; i < opt.threads; i++) {
 		uint64_t n = atomic_load(&acquisitions[i]);
 
-		fprintf(truth, "%s%" PRIu64, i ? "," : "", n);
+		fprintf(f, "%s%" PRIu64, i ? "," : "", n);
 		total += n;
 	}
-	fprintf(truth, "],\"lock_acquisitions\":%" PRIu64 "}\n", total);
-	if (fflush(truth))
-		die("write truth file");
+	fprintf(f, "],\"lock_acquisitions\":%" PRIu64, total);
+	truth_end();
 }
 
-/* Wait for one of the signals in 'waited' until 'until'; 0 on timeout. */
-static int wait_signal(double until)
+static void option(int val, const char *name, const char *arg)
 {
-	double left = until - now();
-	struct timespec ts;
-	int sig;
-
-	if (left < 0)
-		left = 0;
-	ts.tv_sec = (time_t)left;
-	ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
-	sig = sigtimedwait(&waited, NULL, &ts);
-	if (sig < 0 && errno != EAGAIN && errno != EINTR)
-		die("sigtimedwait");
-	return sig < 0 ? 0 : sig;
-}
-
-static void run(void)
-{
-	double end = t0 + opt.seconds, next = t0;
-
-	for (;;) {
-		double t = now();
-
-		if (t >= next) {
-			truth_write("running");
-			next = t + 1;
-		}
-		if (t >= end || wait_signal(next < end ? next : end))
-			return;
+	switch (val) {
+	case 'n':
+		opt.threads = parse_num(name, arg, 1, MAX_THREADS);
+		break;
+	case 'H':
+		opt.hold_us = parse_num(name, arg, 0, 1e6);
+		break;
+	case 'o':
+		opt.outside_us = parse_num(name, arg, 0, 1e6);
+		break;
+	case 'N':
+		opt.nap_us = parse_num(name, arg, 0, 999999);
+		break;
 	}
 }
 
-static void usage(FILE *out, int status)
-{
-	fprintf(out,
-		"usage: lock_convoy [options]\n"
-		"  --seconds N     exit after N seconds (default 60)\n"
-		"  --truth FILE    append ground truth as JSON lines\n"
-		"  --threads N     workers sharing the lock (default 4, max 256)\n"
-		"  --hold-us N     computation inside the lock (default 100)\n"
-		"  --outside-us N  computation outside the lock (default 10)\n"
-		"  --nap-us N      then sleep N us before the next turn (default 50)\n");
-	exit(status);
-}
+static const struct option options[] = {
+	{ "threads", required_argument, NULL, 'n' },
+	{ "hold-us", required_argument, NULL, 'H' },
+	{ "outside-us", required_argument, NULL, 'o' },
+	{ "nap-us", required_argument, NULL, 'N' },
+	{ NULL, 0, NULL, 0 }
+};
 
-static double parse_num(const char *name, const char *arg, double lo,
-			double hi)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v >= lo && v <= hi)) {
-		fprintf(stderr, "%s: bad value '%s' for --%s, expected %g..%g\n",
-			program_invocation_short_name, arg, name, lo, hi);
-		exit(64);
-	}
-	return v;
-}
-
-static void parse_options(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "seconds", required_argument, NULL, 's' },
-		{ "truth", required_argument, NULL, 't' },
-		{ "threads", required_argument, NULL, 'n' },
-		{ "hold-us", required_argument, NULL, 'H' },
-		{ "outside-us", required_argument, NULL, 'o' },
-		{ "nap-us", required_argument, NULL, 'N' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int c, i = 0;
-
-	while ((c = getopt_long(argc, argv, "", longopts, &i)) != -1) {
-		const char *name = longopts[i].name;
-
-		switch (c) {
-		case 's':
-			opt.seconds = parse_num(name, optarg, 0, 1e7);
-			break;
-		case 't':
-			opt.truth = optarg;
-			break;
-		case 'n':
-			opt.threads = parse_num(name, optarg, 1, MAX_THREADS);
-			break;
-		case 'H':
-			opt.hold_us = parse_num(name, optarg, 0, 1e6);
-			break;
-		case 'o':
-			opt.outside_us = parse_num(name, optarg, 0, 1e6);
-			break;
-		case 'N':
-			opt.nap_us = parse_num(name, optarg, 0, 999999);
-			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		default:
-			usage(stderr, 64);
-		}
-	}
-	if (optind < argc)
-		usage(stderr, 64);
-}
-
-/* Blocked here, inherited by every thread, taken by sigtimedwait(). */
-static void block_signals(void)
-{
-	if (sigemptyset(&waited) || sigaddset(&waited, SIGTERM) ||
-	    sigaddset(&waited, SIGINT))
-		die("sigaddset");
-	check(pthread_sigmask(SIG_BLOCK, &waited, NULL), "pthread_sigmask");
-}
+static const struct cli cli = {
+	.usage =
+	"usage: lock_convoy [options]\n"
+	"  --seconds N     exit after N seconds (default 60)\n"
+	"  --truth FILE    append ground truth as JSON lines\n"
+	"  --threads N     workers sharing the lock (default 4, max 256)\n"
+	"  --hold-us N     computation inside the lock (default 100)\n"
+	"  --outside-us N  computation outside the lock (default 10)\n"
+	"  --nap-us N      then sleep N us before the next turn (default 50)\n",
+	.options = options,
+	.option = option,
+};
 
 int main(int argc, char **argv)
 {
-	parse_options(argc, argv);
-	block_signals();
-	if (opt.truth && !(truth = fopen(opt.truth, "a")))
-		die(opt.truth);
-	t0 = now();
-	printf("pid %d\n", (int)getpid());
-	if (fflush(stdout))
-		die("stdout");
+	parse_options(argc, argv, &cli);
+	target_begin(NULL);
 	start_workers();
-	run();
+	main_loop(&(struct main_loop){ .report = truth_write,
+				       .phase = "running" });
 	stop_workers();
 	truth_write("exit");
-	if (truth && fclose(truth))
-		die("close truth file");
+	truth_close();
 	return 0;
 }

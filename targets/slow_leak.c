@@ -13,18 +13,11 @@
  * live_bytes = leaked_bytes + churn_live_bytes, each the exact sum of
  * the sizes passed to malloc() for blocks still allocated.
  */
-#include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
+
+#include "common.h"
 
 #define LEAK_BLOCK	4096
 #define TICK_NS		10000000L	/* threads wake every 10 ms */
@@ -43,15 +36,12 @@ struct churner {
 };
 
 static struct {
-	double seconds;
-	const char *truth;
 	double rate;		/* bytes per second */
 	size_t max_leak;
 	int threads;
 	size_t churn_bytes;
 	double churn_per_s;
 } opt = {
-	.seconds = 60,
 	.rate = 512 * 1024,
 	.max_leak = (size_t)1024 << 20,
 	.threads = 1,
@@ -63,36 +53,9 @@ static struct churner *churners;
 static pthread_barrier_t ready;	/* churners filled, main may start */
 static pthread_t leaker;
 static struct leak *leaked;	/* newest leaked block */
-static FILE *truth;
-static double t0;
-static sigset_t waited;
 
 static atomic_int stop;
 static _Atomic uint64_t leaked_bytes, churn_live_bytes;
-
-static void die(const char *what)
-{
-	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, what,
-		strerror(errno));
-	exit(1);
-}
-
-static void check(int rc, const char *what)
-{
-	if (rc) {
-		errno = rc;
-		die(what);
-	}
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts))
-		die("clock_gettime");
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void tick_sleep(void)
 {
@@ -213,17 +176,12 @@ static void start_churners(void)
 	churners = xcalloc(opt.threads, sizeof(*churners));
 	for (i = 0; i < opt.threads; i++) {
 		struct churner *c = &churners[i];
-		char name[32];
 
 		c->rng = 0x9e3779b97f4a7c15ULL * (i + 1);
 		c->nslots = nslots;
 		c->slot = xcalloc(nslots, sizeof(*c->slot));
 		c->slot_size = xcalloc(nslots, sizeof(*c->slot_size));
-		check(pthread_create(&c->thread, NULL, churner_main, c),
-		      "pthread_create");
-		snprintf(name, sizeof(name), "churn-%d", i);
-		name[15] = '\0';	/* the kernel keeps 15 characters */
-		check(pthread_setname_np(c->thread, name), "pthread_setname_np");
+		start_thread(&c->thread, NULL, churner_main, c, "churn", i);
 	}
 	rc = pthread_barrier_wait(&ready);
 	if (rc && rc != PTHREAD_BARRIER_SERIAL_THREAD)
@@ -232,9 +190,7 @@ static void start_churners(void)
 
 static void start_leaker(void)
 {
-	check(pthread_create(&leaker, NULL, leaker_main, NULL),
-	      "pthread_create");
-	check(pthread_setname_np(leaker, "leaker"), "pthread_setname_np");
+	start_thread(&leaker, NULL, leaker_main, NULL, "leaker", -1);
 }
 
 static void stop_threads(void)
@@ -268,165 +224,78 @@ static void truth_write(const char *phase)
 {
 	uint64_t leak = atomic_load(&leaked_bytes);
 	uint64_t churn = atomic_load(&churn_live_bytes);
+	FILE *f;
 
-	if (!truth)
-		return;
 	if (!phase)
 		phase = leak + LEAK_BLOCK > opt.max_leak ? "capped" : "leaking";
-	fprintf(truth, "{\"t\":%.3f,\"phase\":\"%s\",\"rate_bytes_per_s\":%.0f,"
-		"\"max_leak_bytes\":%zu,\"leak_block_bytes\":%d,"
-		"\"leaked_bytes\":%" PRIu64 ",\"leaked_blocks\":%" PRIu64 ","
-		"\"churn_live_bytes\":%" PRIu64 ",\"live_bytes\":%" PRIu64 ","
-		"\"threads\":%d,\"churn_per_s\":%.0f}\n",
-		now() - t0, phase, opt.rate, opt.max_leak, LEAK_BLOCK, leak,
-		leak / LEAK_BLOCK, churn, leak + churn, opt.threads,
+	f = truth_begin(phase);
+	if (!f)
+		return;
+	fprintf(f, ",\"rate_bytes_per_s\":%.0f,\"max_leak_bytes\":%zu,"
+		"\"leak_block_bytes\":%d,\"leaked_bytes\":%" PRIu64 ","
+		"\"leaked_blocks\":%" PRIu64 ",\"churn_live_bytes\":%" PRIu64
+		",\"live_bytes\":%" PRIu64 ",\"threads\":%d,"
+		"\"churn_per_s\":%.0f", opt.rate, opt.max_leak, LEAK_BLOCK,
+		leak, leak / LEAK_BLOCK, churn, leak + churn, opt.threads,
 		opt.churn_per_s);
-	if (fflush(truth))
-		die("write truth file");
+	truth_end();
 }
 
-/* Wait for one of the signals in 'waited' until 'until'; 0 on timeout. */
-static int wait_signal(double until)
+static void option(int val, const char *name, const char *arg)
 {
-	double left = until - now();
-	struct timespec ts;
-	int sig;
-
-	if (left < 0)
-		left = 0;
-	ts.tv_sec = (time_t)left;
-	ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
-	sig = sigtimedwait(&waited, NULL, &ts);
-	if (sig < 0 && errno != EAGAIN && errno != EINTR)
-		die("sigtimedwait");
-	return sig < 0 ? 0 : sig;
-}
-
-static void run(void)
-{
-	double end = t0 + opt.seconds, next = t0;
-
-	for (;;) {
-		double t = now();
-
-		if (t >= next) {
-			truth_write(NULL);
-			next = t + 1;
-		}
-		if (t >= end || wait_signal(next < end ? next : end))
-			return;
+	switch (val) {
+	case 'r':
+		opt.rate = parse_num(name, arg, 0, 1 << 20) * 1024;
+		break;
+	case 'm':
+		opt.max_leak = parse_num(name, arg, 0, 1 << 16) * (1 << 20);
+		break;
+	case 'n':
+		opt.threads = parse_num(name, arg, 1, 256);
+		break;
+	case 'c':
+		opt.churn_bytes = parse_num(name, arg, 0, 4096) * (1 << 20);
+		break;
+	case 'C':
+		opt.churn_per_s = parse_num(name, arg, 0, 1e7);
+		break;
 	}
 }
 
-static void usage(FILE *out, int status)
-{
-	fprintf(out,
-		"usage: slow_leak [options]\n"
-		"  --seconds N        exit after N seconds (default 60)\n"
-		"  --truth FILE       append ground truth as JSON lines\n"
-		"  --rate-kb-per-s N  leak N KiB per second (default 512)\n"
-		"  --max-leak-mb N    stop leaking at N MiB (default 1024)\n"
-		"  --threads N        churn threads (default 1)\n"
-		"  --churn-mb N       churn live set in MiB (default 16)\n"
-		"  --churn-per-s N    churn allocations per second (default 2000)\n");
-	exit(status);
-}
+static const struct option options[] = {
+	{ "rate-kb-per-s", required_argument, NULL, 'r' },
+	{ "max-leak-mb", required_argument, NULL, 'm' },
+	{ "threads", required_argument, NULL, 'n' },
+	{ "churn-mb", required_argument, NULL, 'c' },
+	{ "churn-per-s", required_argument, NULL, 'C' },
+	{ NULL, 0, NULL, 0 }
+};
 
-static double parse_num(const char *name, const char *arg, double lo,
-			double hi)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v >= lo && v <= hi)) {
-		fprintf(stderr, "%s: bad value '%s' for --%s, expected %g..%g\n",
-			program_invocation_short_name, arg, name, lo, hi);
-		exit(64);
-	}
-	return v;
-}
-
-static void parse_options(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "seconds", required_argument, NULL, 's' },
-		{ "truth", required_argument, NULL, 't' },
-		{ "rate-kb-per-s", required_argument, NULL, 'r' },
-		{ "max-leak-mb", required_argument, NULL, 'm' },
-		{ "threads", required_argument, NULL, 'n' },
-		{ "churn-mb", required_argument, NULL, 'c' },
-		{ "churn-per-s", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int c, i = 0;
-
-	while ((c = getopt_long(argc, argv, "", longopts, &i)) != -1) {
-		const char *name = longopts[i].name;
-
-		switch (c) {
-		case 's':
-			opt.seconds = parse_num(name, optarg, 0, 1e7);
-			break;
-		case 't':
-			opt.truth = optarg;
-			break;
-		case 'r':
-			opt.rate = parse_num(name, optarg, 0, 1 << 20) * 1024;
-			break;
-		case 'm':
-			opt.max_leak = parse_num(name, optarg, 0, 1 << 16) *
-				       (1 << 20);
-			break;
-		case 'n':
-			opt.threads = parse_num(name, optarg, 1, 256);
-			break;
-		case 'c':
-			opt.churn_bytes = parse_num(name, optarg, 0, 4096) *
-					  (1 << 20);
-			break;
-		case 'C':
-			opt.churn_per_s = parse_num(name, optarg, 0, 1e7);
-			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		default:
-			usage(stderr, 64);
-		}
-	}
-	if (optind < argc)
-		usage(stderr, 64);
-}
-
-/* Blocked here, inherited by every thread, taken by sigtimedwait(). */
-static void block_signals(void)
-{
-	if (sigemptyset(&waited) || sigaddset(&waited, SIGTERM) ||
-	    sigaddset(&waited, SIGINT))
-		die("sigaddset");
-	check(pthread_sigmask(SIG_BLOCK, &waited, NULL), "pthread_sigmask");
-}
+static const struct cli cli = {
+	.usage =
+	"usage: slow_leak [options]\n"
+	"  --seconds N        exit after N seconds (default 60)\n"
+	"  --truth FILE       append ground truth as JSON lines\n"
+	"  --rate-kb-per-s N  leak N KiB per second (default 512)\n"
+	"  --max-leak-mb N    stop leaking at N MiB (default 1024)\n"
+	"  --threads N        churn threads (default 1)\n"
+	"  --churn-mb N       churn live set in MiB (default 16)\n"
+	"  --churn-per-s N    churn allocations per second (default 2000)\n",
+	.options = options,
+	.option = option,
+};
 
 int main(int argc, char **argv)
 {
-	parse_options(argc, argv);
-	block_signals();
-	if (opt.truth && !(truth = fopen(opt.truth, "a")))
-		die(opt.truth);
-	printf("pid %d\n", (int)getpid());
-	if (fflush(stdout))
-		die("stdout");
+	parse_options(argc, argv, &cli);
+	target_begin(NULL);
 	start_churners();
-	t0 = now();
+	start_clock();	/* the leak's schedule starts with the churn in place */
 	start_leaker();
-	run();
+	main_loop(&(struct main_loop){ .report = truth_write });
 	stop_threads();
 	truth_write("exit");
 	free_churn();	/* the leak stays reachable from 'leaked' */
-	if (truth && fclose(truth))
-		die("close truth file");
+	truth_close();
 	return 0;
 }

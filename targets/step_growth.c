@@ -14,18 +14,11 @@
  * the sizes passed to malloc() for blocks still allocated; step_at_t is
  * when the step was complete (null before), step_at_s when it was due.
  */
-#include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
+
+#include "common.h"
 
 #define TICK_NS		10000000L	/* threads wake every 10 ms */
 
@@ -43,8 +36,6 @@ struct churner {
 };
 
 static struct {
-	double seconds;
-	const char *truth;
 	double step_at;
 	size_t step_bytes;
 	size_t chunk_bytes;
@@ -52,7 +43,6 @@ static struct {
 	size_t churn_bytes;
 	double churn_per_s;
 } opt = {
-	.seconds = 60,
 	.step_at = 20,
 	.step_bytes = (size_t)64 << 20,
 	.chunk_bytes = 64 << 10,
@@ -66,36 +56,9 @@ static pthread_barrier_t ready;	/* churners filled, main may start */
 static struct chunk *step;	/* newest chunk of the step */
 static uint64_t step_held;
 static double step_done_t = -1;
-static FILE *truth;
-static double t0;
-static sigset_t waited;
 
 static atomic_int stop;
 static _Atomic uint64_t churn_live_bytes;
-
-static void die(const char *what)
-{
-	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, what,
-		strerror(errno));
-	exit(1);
-}
-
-static void check(int rc, const char *what)
-{
-	if (rc) {
-		errno = rc;
-		die(what);
-	}
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts))
-		die("clock_gettime");
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void tick_sleep(void)
 {
@@ -189,17 +152,12 @@ static void start_churners(void)
 	churners = xcalloc(opt.threads, sizeof(*churners));
 	for (i = 0; i < opt.threads; i++) {
 		struct churner *c = &churners[i];
-		char name[32];
 
 		c->rng = 0x9e3779b97f4a7c15ULL * (i + 1);
 		c->nslots = nslots;
 		c->slot = xcalloc(nslots, sizeof(*c->slot));
 		c->slot_size = xcalloc(nslots, sizeof(*c->slot_size));
-		check(pthread_create(&c->thread, NULL, churner_main, c),
-		      "pthread_create");
-		snprintf(name, sizeof(name), "churn-%d", i);
-		name[15] = '\0';	/* the kernel keeps 15 characters */
-		check(pthread_setname_np(c->thread, name), "pthread_setname_np");
+		start_thread(&c->thread, NULL, churner_main, c, "churn", i);
 	}
 	rc = pthread_barrier_wait(&ready);
 	if (rc && rc != PTHREAD_BARRIER_SERIAL_THREAD)
@@ -232,9 +190,13 @@ static void free_churn(void)
 	check(pthread_barrier_destroy(&ready), "pthread_barrier_destroy");
 }
 
-/* Allocate the step in chunks, touch it all, and keep it. */
-static void take_step(void)
+/*
+ * Allocate the step in chunks, touch it all, and keep it; it is complete
+ * (step_at_t) once it is all in place, not when it was due ('due').
+ */
+static void take_step(double due)
 {
+	(void)due;
 	while (step_held + opt.chunk_bytes <= opt.step_bytes) {
 		struct chunk *c = alloc_filled(opt.chunk_bytes, 0x53);
 
@@ -242,7 +204,7 @@ static void take_step(void)
 		step = c;
 		step_held += opt.chunk_bytes;
 	}
-	step_done_t = now() - t0;
+	step_done_t = elapsed();
 }
 
 static void free_step(void)
@@ -259,183 +221,88 @@ static void truth_write(const char *phase)
 {
 	uint64_t churn = atomic_load(&churn_live_bytes);
 	char done_t[32] = "null";
+	FILE *f;
 
-	if (!truth)
-		return;
 	if (step_done_t >= 0)
 		snprintf(done_t, sizeof(done_t), "%.3f", step_done_t);
 	if (!phase)
 		phase = step_done_t >= 0 ? "after" : "before";
-	fprintf(truth, "{\"t\":%.3f,\"phase\":\"%s\",\"step_at_s\":%.3f,"
-		"\"step_done\":%s,\"step_at_t\":%s,\"step_bytes\":%zu,"
-		"\"step_chunk_bytes\":%zu,\"step_held_bytes\":%" PRIu64 ","
-		"\"churn_live_bytes\":%" PRIu64 ",\"live_bytes\":%" PRIu64 ","
-		"\"threads\":%d,\"churn_per_s\":%.0f}\n",
-		now() - t0, phase, opt.step_at,
+	f = truth_begin(phase);
+	if (!f)
+		return;
+	fprintf(f, ",\"step_at_s\":%.3f,\"step_done\":%s,\"step_at_t\":%s,"
+		"\"step_bytes\":%zu,\"step_chunk_bytes\":%zu,"
+		"\"step_held_bytes\":%" PRIu64 ",\"churn_live_bytes\":%" PRIu64
+		",\"live_bytes\":%" PRIu64 ",\"threads\":%d,"
+		"\"churn_per_s\":%.0f", opt.step_at,
 		step_done_t >= 0 ? "true" : "false", done_t, opt.step_bytes,
 		opt.chunk_bytes, step_held, churn, step_held + churn,
 		opt.threads, opt.churn_per_s);
-	if (fflush(truth))
-		die("write truth file");
+	truth_end();
 }
 
-/* Wait for one of the signals in 'waited' until 'until'; 0 on timeout. */
-static int wait_signal(double until)
+static void option(int val, const char *name, const char *arg)
 {
-	double left = until - now();
-	struct timespec ts;
-	int sig;
-
-	if (left < 0)
-		left = 0;
-	ts.tv_sec = (time_t)left;
-	ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
-	sig = sigtimedwait(&waited, NULL, &ts);
-	if (sig < 0 && errno != EAGAIN && errno != EINTR)
-		die("sigtimedwait");
-	return sig < 0 ? 0 : sig;
-}
-
-static void run(void)
-{
-	double end = t0 + opt.seconds, next = t0, at = t0 + opt.step_at;
-
-	for (;;) {
-		double t = now(), until;
-
-		if (t >= at && step_done_t < 0) {
-			take_step();
-			next = t;	/* report it at once */
-		}
-		if (t >= next) {
-			truth_write(NULL);
-			next = t + 1;
-		}
-		if (t >= end)
-			return;
-		until = next < end ? next : end;
-		if (step_done_t < 0 && at < until)
-			until = at;
-		if (wait_signal(until))
-			return;
+	switch (val) {
+	case 'a':
+		opt.step_at = parse_num(name, arg, 0, 1e7);
+		break;
+	case 'm':
+		opt.step_bytes = parse_num(name, arg, 0, 1 << 14) * (1 << 20);
+		break;
+	case 'k':
+		opt.chunk_bytes = parse_num(name, arg, 1, 1 << 20) * 1024;
+		break;
+	case 'n':
+		opt.threads = parse_num(name, arg, 1, 256);
+		break;
+	case 'c':
+		opt.churn_bytes = parse_num(name, arg, 0, 4096) * (1 << 20);
+		break;
+	case 'C':
+		opt.churn_per_s = parse_num(name, arg, 0, 1e7);
+		break;
 	}
 }
 
-static void usage(FILE *out, int status)
-{
-	fprintf(out,
-		"usage: step_growth [options]\n"
-		"  --seconds N        exit after N seconds (default 60)\n"
-		"  --truth FILE       append ground truth as JSON lines\n"
-		"  --step-at S        take the step S seconds after start (default 20)\n"
-		"  --step-mb N        grow by N MiB (default 64)\n"
-		"  --step-chunk-kb N  in malloc() chunks of N KiB (default 64)\n"
-		"  --threads N        churn threads (default 1)\n"
-		"  --churn-mb N       churn live set in MiB (default 16)\n"
-		"  --churn-per-s N    churn allocations per second (default 2000)\n");
-	exit(status);
-}
+static const struct option options[] = {
+	{ "step-at", required_argument, NULL, 'a' },
+	{ "step-mb", required_argument, NULL, 'm' },
+	{ "step-chunk-kb", required_argument, NULL, 'k' },
+	{ "threads", required_argument, NULL, 'n' },
+	{ "churn-mb", required_argument, NULL, 'c' },
+	{ "churn-per-s", required_argument, NULL, 'C' },
+	{ NULL, 0, NULL, 0 }
+};
 
-static double parse_num(const char *name, const char *arg, double lo,
-			double hi)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v >= lo && v <= hi)) {
-		fprintf(stderr, "%s: bad value '%s' for --%s, expected %g..%g\n",
-			program_invocation_short_name, arg, name, lo, hi);
-		exit(64);
-	}
-	return v;
-}
-
-static void parse_options(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "seconds", required_argument, NULL, 's' },
-		{ "truth", required_argument, NULL, 't' },
-		{ "step-at", required_argument, NULL, 'a' },
-		{ "step-mb", required_argument, NULL, 'm' },
-		{ "step-chunk-kb", required_argument, NULL, 'k' },
-		{ "threads", required_argument, NULL, 'n' },
-		{ "churn-mb", required_argument, NULL, 'c' },
-		{ "churn-per-s", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int c, i = 0;
-
-	while ((c = getopt_long(argc, argv, "", longopts, &i)) != -1) {
-		const char *name = longopts[i].name;
-
-		switch (c) {
-		case 's':
-			opt.seconds = parse_num(name, optarg, 0, 1e7);
-			break;
-		case 't':
-			opt.truth = optarg;
-			break;
-		case 'a':
-			opt.step_at = parse_num(name, optarg, 0, 1e7);
-			break;
-		case 'm':
-			opt.step_bytes = parse_num(name, optarg, 0, 1 << 14) *
-					 (1 << 20);
-			break;
-		case 'k':
-			opt.chunk_bytes = parse_num(name, optarg, 1, 1 << 20) *
-					  1024;
-			break;
-		case 'n':
-			opt.threads = parse_num(name, optarg, 1, 256);
-			break;
-		case 'c':
-			opt.churn_bytes = parse_num(name, optarg, 0, 4096) *
-					  (1 << 20);
-			break;
-		case 'C':
-			opt.churn_per_s = parse_num(name, optarg, 0, 1e7);
-			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		default:
-			usage(stderr, 64);
-		}
-	}
-	if (optind < argc)
-		usage(stderr, 64);
-}
-
-/* Blocked here, inherited by every thread, taken by sigtimedwait(). */
-static void block_signals(void)
-{
-	if (sigemptyset(&waited) || sigaddset(&waited, SIGTERM) ||
-	    sigaddset(&waited, SIGINT))
-		die("sigaddset");
-	check(pthread_sigmask(SIG_BLOCK, &waited, NULL), "pthread_sigmask");
-}
+static const struct cli cli = {
+	.usage =
+	"usage: step_growth [options]\n"
+	"  --seconds N        exit after N seconds (default 60)\n"
+	"  --truth FILE       append ground truth as JSON lines\n"
+	"  --step-at S        take the step S seconds after start (default 20)\n"
+	"  --step-mb N        grow by N MiB (default 64)\n"
+	"  --step-chunk-kb N  in malloc() chunks of N KiB (default 64)\n"
+	"  --threads N        churn threads (default 1)\n"
+	"  --churn-mb N       churn live set in MiB (default 16)\n"
+	"  --churn-per-s N    churn allocations per second (default 2000)\n",
+	.options = options,
+	.option = option,
+};
 
 int main(int argc, char **argv)
 {
-	parse_options(argc, argv);
-	block_signals();
-	if (opt.truth && !(truth = fopen(opt.truth, "a")))
-		die(opt.truth);
-	printf("pid %d\n", (int)getpid());
-	if (fflush(stdout))
-		die("stdout");
+	parse_options(argc, argv, &cli);
+	target_begin(NULL);
 	start_churners();
-	t0 = now();
-	run();
+	start_clock();	/* t counts from when the churn is in place */
+	main_loop(&(struct main_loop){ .report = truth_write,
+				       .change = take_step,
+				       .change_at = opt.step_at });
 	stop_threads();
 	truth_write("exit");
 	free_churn();
 	free_step();
-	if (truth && fclose(truth))
-		die("close truth file");
+	truth_close();
 	return 0;
 }

@@ -51,15 +51,17 @@ CLI_SRC    := $(sort $(wildcard src/cli/*.c))
 TARGET_SRC := $(sort $(wildcard targets/*.c))
 UNIT_SRC   := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC   := $(sort $(wildcard fuzz/fuzz_*.c))
+AGENT_SRC  := $(sort $(wildcard agent/*.c))
 
 LIB_OBJ    := $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ    := $(CLI_SRC:%.c=$(B)/%.o)
 TARGETS    := $(TARGET_SRC:targets/%.c=$(B)/targets/%)
 UNITS      := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 FUZZ_REPLAY:= $(FUZZ_SRC:fuzz/%.c=$(B)/fuzz/%)
+AGENT      := $(B)/agent/libvitals-agent.so
 
 .PHONY: all check check-unit test demo fuzz clean deps
-all: $(B)/vitals $(TARGETS) $(UNITS) $(FUZZ_REPLAY)
+all: $(B)/vitals $(TARGETS) $(UNITS) $(FUZZ_REPLAY) $(AGENT)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -77,6 +79,13 @@ $(B)/vitals: $(CLI_OBJ) $(B)/libvitals.a
 $(B)/targets/%: targets/%.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE $(SANFLAGS) -MMD -MP -o $@ $< -lpthread -lm
+
+# The agent is preloaded into other people's processes: never sanitized (not
+# even under SAN=1), hidden symbols but vitals_agent_json, libc only.
+$(AGENT): $(AGENT_SRC) $(wildcard agent/*.h) agent/vitals-agent.map
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
+	  -Wl,--version-script=agent/vitals-agent.map -Wl,--no-undefined -o $@ $(AGENT_SRC) -lpthread
 
 $(B)/tests/%: $(B)/tests/unit/%.o $(B)/libvitals.a
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

@@ -1,0 +1,439 @@
+/*
+ * preload.c — the LD_PRELOAD entry of libvitals-agent.so: a constructor
+ * that opens a Unix socket and starts one listener thread serving the core
+ * (agent/core.c) over agent/protocol.h.
+ *
+ *   LD_PRELOAD=/path/to/libvitals-agent.so  some-service ...
+ *   vitals heap $(pidof some-service)
+ *
+ * The socket is /tmp/vitals-agent-<euid>/<pid>.sock, in a directory of mode
+ * 0700 owned by the euid (created if missing; refused if it exists with
+ * another owner or any group/other bit), with mode 0600.  No TCP.
+ *
+ * What this file must never do to its host:
+ *  - crash it, block it, or print: every failure leaves the agent silent and
+ *    the host untouched (VITALS_AGENT_DEBUG=1 says why on stderr);
+ *  - let a client stall it: one connection at a time, a request of at most
+ *    4 KiB, read and send deadlines (SO_RCVTIMEO/SO_SNDTIMEO plus poll), and
+ *    MSG_NOSIGNAL so a client that hangs up raises no SIGPIPE;
+ *  - take its signals: the thread blocks every signal (glibc keeps its
+ *    internal setxid/cancel signals deliverable, so setuid() still works);
+ *  - call malloc from the listener thread (see core.c);
+ *  - touch a descriptor it does not own: the listening socket is checked by
+ *    inode before each accept.  A daemon that closes every descriptor at
+ *    start closes ours too; the agent then binds a fresh socket (at most
+ *    MAX_RECREATE times) and never closes a number that is no longer its.
+ *
+ * fork: the child of a fork() has no listener thread.  The pthread_atfork
+ * child handler notes that and closes the inherited sockets; the child does
+ * NOT start a listener of its own (a thread started between fork and exec
+ * would bind and leave a socket for a short-lived pid, and starting one
+ * after fork in a multithreaded process is not safe).  A child that execs
+ * loads the agent afresh through the inherited LD_PRELOAD; a pre-forked
+ * worker that does not exec is not served (use vitals' ptrace path, or
+ * vitals_agent_json() on its own route).  Only the process that created the
+ * socket removes it: the exit handlers compare getpid().
+ *
+ * Known limits: the thread exists before main(), so a host that must be
+ * single-threaded (unshare(CLONE_NEWUSER), some sandboxes) should run with
+ * VITALS_AGENT=0.  A host that drops privileges after start keeps serving
+ * from its first euid's directory (vitals also looks in root's) but can no
+ * longer unlink its socket at exit; the stale file is harmless (the next
+ * process with that pid replaces it, and clients get ECONNREFUSED).  The library is linked against the build machine's glibc
+ * and needs at least that symbol version set (2.34 for pthread_create).
+ */
+#include "core.h"
+#include "protocol.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LISTEN_BACKLOG 8
+#define MAX_RECREATE   8
+#define MAX_ACCEPT_FAILURES 50
+#define THREAD_STACK   (256u << 10)
+
+static struct {
+	int lfd;                 /* listening socket, -1 when none */
+	dev_t dev;               /* its identity, to recognise it later */
+	ino_t ino;
+	pid_t owner;             /* the process that bound path */
+	char dir[64];
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	bool debug;
+	int recreated;
+} L = { .lfd = -1 };
+
+static atomic_int path_bound;        /* 1 while path is ours to unlink */
+static atomic_int conn_fd = -1;      /* the connection being served */
+
+/*
+ * Debug lines go to stderr only with VITALS_AGENT_DEBUG=1.  DBG tests that
+ * before evaluating its arguments: strerror() may allocate (unknown errno,
+ * translated messages), and the listener thread must not call malloc.
+ */
+#define DBG(...)                          \
+	do {                              \
+		if (L.debug)              \
+			dbg(__VA_ARGS__); \
+	} while (0)
+
+static void dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void dbg(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n, saved = errno;
+
+	if (!L.debug)
+		return;
+	n = snprintf(line, sizeof(line), "vitals-agent[%d]: ", (int)getpid());
+	va_start(ap, fmt);
+	if (n > 0 && (size_t)n < sizeof(line))
+		n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (n > 0) {
+		if ((size_t)n >= sizeof(line) - 1)
+			n = (int)sizeof(line) - 2;
+		line[n++] = '\n';
+		if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+			/* nothing to do: debugging output only */
+		}
+	}
+	errno = saved;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the socket -------------------------------------------------------- */
+
+static bool lfd_is_ours(void)
+{
+	struct stat st;
+
+	return L.lfd >= 0 && fstat(L.lfd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	       st.st_dev == L.dev && st.st_ino == L.ino;
+}
+
+static void unlink_socket(void)
+{
+	if (L.owner != getpid())
+		return;            /* a forked child: the socket is its parent's */
+	if (atomic_exchange(&path_bound, 0))
+		unlink(L.path);
+}
+
+/* Create the directory if needed, check it, bind and listen.  0 or -1. */
+static int socket_open(void)
+{
+	uid_t euid = geteuid();
+	struct sockaddr_un sa;
+	struct stat st = { 0 };
+	char name[32];
+	int dfd, fd = -1, n;
+
+	snprintf(L.dir, sizeof(L.dir), VT_AGENT_DIR_FMT, (unsigned)euid);
+	snprintf(name, sizeof(name), VT_AGENT_SOCK_FMT, (int)getpid());
+	n = snprintf(L.path, sizeof(L.path), "%s/%s", L.dir, name);
+	if (n < 0 || (size_t)n >= sizeof(L.path)) {
+		DBG("socket path too long");
+		return -1;
+	}
+	if (mkdir(L.dir, 0700) < 0 && errno != EEXIST) {
+		DBG("cannot create '%s': %s", L.dir, strerror(errno));
+		return -1;
+	}
+	dfd = open(L.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		DBG("cannot open '%s': %s", L.dir, strerror(errno));
+		return -1;
+	}
+	if (fstat(dfd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != euid ||
+	    (st.st_mode & 077) != 0) {
+		DBG("not using '%s': owner %u mode %03o, want owner %u mode 700", L.dir,
+		    (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777), (unsigned)euid);
+		goto fail;
+	}
+	/* A socket left by an earlier process with our pid is stale: it is named for us. */
+	if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT) {
+		DBG("cannot remove stale '%s': %s", L.path, strerror(errno));
+		goto fail;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		DBG("socket: %s", strerror(errno));
+		goto fail;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, L.path, strlen(L.path) + 1);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		DBG("cannot bind '%s': %s", L.path, strerror(errno));
+		goto fail;
+	}
+	L.owner = getpid();
+	atomic_store(&path_bound, 1);
+	/* The 0700 directory already keeps others out; 0600 says so on the socket too. */
+	if (fchmodat(dfd, name, 0600, 0) < 0 || listen(fd, LISTEN_BACKLOG) < 0 ||
+	    fstat(fd, &st) < 0) {
+		DBG("cannot listen on '%s': %s", L.path, strerror(errno));
+		unlink_socket();
+		goto fail;
+	}
+	L.dev = st.st_dev;
+	L.ino = st.st_ino;
+	L.lfd = fd;
+	close(dfd);
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	close(dfd);
+	return -1;
+}
+
+/* ---- one connection ------------------------------------------------------ */
+
+static void set_timeouts(int c)
+{
+	struct timeval rt = { VT_AGENT_READ_TIMEOUT_MS / 1000, (VT_AGENT_READ_TIMEOUT_MS % 1000) * 1000 };
+	struct timeval st = { VT_AGENT_SEND_TIMEOUT_MS / 1000, (VT_AGENT_SEND_TIMEOUT_MS % 1000) * 1000 };
+
+	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &rt, sizeof(rt));
+	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &st, sizeof(st));
+}
+
+/* Wait for ev on c until deadline; 1 ready, 0 timed out or failed. */
+static int wait_fd(int c, short ev, long long deadline)
+{
+	for (;;) {
+		long long left = deadline - now_ms();
+		struct pollfd p = { .fd = c, .events = ev };
+		int r;
+
+		if (left <= 0)
+			return 0;
+		r = poll(&p, 1, (int)left);
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r > 0;
+	}
+}
+
+static void send_all(int c, const char *p, size_t n)
+{
+	long long deadline = now_ms() + VT_AGENT_SEND_TIMEOUT_MS;
+
+	while (n > 0) {
+		ssize_t k;
+
+		if (!wait_fd(c, POLLOUT, deadline))
+			return;
+		k = send(c, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return;          /* EPIPE, ECONNRESET: the client left */
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+}
+
+static void serve(int c)
+{
+	static const char oom[] = "{\"v\":1,\"error\":\"agent out of memory\"}\n";
+	char req[VT_AGENT_REQ_MAX];
+	long long deadline = now_ms() + VT_AGENT_READ_TIMEOUT_MS;
+	struct agent_sink out;
+	size_t n = 0;
+	bool line = false, eof = false;
+	char *nl;
+
+	set_timeouts(c);
+	while (!line && n < sizeof(req)) {
+		ssize_t k;
+
+		if (!wait_fd(c, POLLIN, deadline))
+			break;
+		k = recv(c, req + n, sizeof(req) - n, MSG_DONTWAIT);
+		if (k < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			break;
+		}
+		if (k == 0) {
+			eof = true;
+			break;
+		}
+		nl = memchr(req + n, '\n', (size_t)k);
+		if (nl) {
+			n = (size_t)(nl - req);
+			line = true;
+		} else {
+			n += (size_t)k;
+		}
+	}
+
+	agent_sink_init(&out, VT_AGENT_REPLY_MAX);
+	if (line || (eof && n > 0))
+		agent_core_answer(req, n, agent_core_trim_allowed(), &out);
+	else if (n >= sizeof(req))
+		agent_core_error(&out, "request longer than 4096 bytes");
+	else if (eof)
+		agent_core_error(&out, "empty request");
+	else
+		agent_core_error(&out, "no request line within 1000 ms");
+	if (out.failed || !out.p)
+		send_all(c, oom, sizeof(oom) - 1);
+	else
+		send_all(c, out.p, out.len);
+	agent_sink_release(&out);
+}
+
+/* ---- the listener thread --------------------------------------------------- */
+
+static void *listener_main(void *arg)
+{
+	sigset_t all;
+	int failures = 0;
+
+	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	pthread_setname_np(pthread_self(), "vitals-agent");
+
+	for (;;) {
+		struct timespec pause = { 0, 100 * 1000 * 1000 };
+		int c;
+
+		if (failures > MAX_ACCEPT_FAILURES) {
+			DBG("accept keeps failing: %s; agent stops", strerror(errno));
+			break;
+		}
+
+		if (!lfd_is_ours()) {
+			/* The host closed our socket (and may reuse the number): never touch it. */
+			L.lfd = -1;
+			if (++L.recreated > MAX_RECREATE || socket_open() < 0) {
+				DBG("listening socket lost; agent stops");
+				break;
+			}
+			DBG("listening socket was closed by the process; bound a new one");
+		}
+		c = accept4(L.lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0) {
+			switch (errno) {
+			case EINTR: case ECONNABORTED: case EPROTO: case EAGAIN:
+				continue;
+			case EMFILE: case ENFILE: case ENOBUFS: case ENOMEM:
+				nanosleep(&pause, NULL);    /* the host is short; back off */
+				continue;
+			default:                             /* EBADF, ENOTSOCK, EINVAL */
+				failures++;
+				nanosleep(&pause, NULL);
+				continue;                    /* the identity check decides */
+			}
+		}
+		failures = 0;
+		atomic_store(&conn_fd, c);
+		serve(c);
+		atomic_store(&conn_fd, -1);
+		close(c);
+	}
+	return NULL;
+}
+
+/* ---- process hooks ------------------------------------------------------------ */
+
+/*
+ * In the child: no listener thread exists.  Close the copies of the parent's
+ * sockets (async-signal-safe calls only) and stay silent; the exit handlers
+ * leave the parent's socket alone because getpid() differs from L.owner.
+ */
+static void atfork_child(void)
+{
+	int c = atomic_exchange(&conn_fd, -1);
+
+	if (c >= 0)
+		close(c);
+	if (lfd_is_ours())
+		close(L.lfd);
+	L.lfd = -1;
+}
+
+static void agent_exit(void)
+{
+	unlink_socket();
+}
+
+__attribute__((constructor)) static void agent_start(void)
+{
+	const char *on = getenv(VT_AGENT_ENV_ENABLE);
+	const char *debug = getenv(VT_AGENT_ENV_DEBUG);
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t t;
+	int rc;
+
+	L.debug = debug && strcmp(debug, "1") == 0;
+	/* The core is set up even when disabled: vitals_agent_json() still works. */
+	if (agent_core_init() < 0)
+		DBG("cannot create the malloc_info stream; requests will get an error");
+	if (on && strcmp(on, "0") == 0) {
+		DBG("disabled by " VT_AGENT_ENV_ENABLE "=0");
+		return;
+	}
+	if (socket_open() < 0)
+		return;
+	if (pthread_atfork(NULL, NULL, atfork_child) != 0 ||
+	    atexit(agent_exit) != 0) {
+		DBG("cannot register fork/exit handlers; agent not started");
+		goto fail;
+	}
+	if (pthread_attr_init(&attr) != 0)
+		goto fail;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, THREAD_STACK);
+	/* The thread inherits this mask: no host signal is ever delivered to it. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&t, &attr, listener_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		DBG("cannot start the listener thread: %s", strerror(rc));
+		goto fail;
+	}
+	DBG("listening on %s", L.path);
+	return;
+fail:
+	close(L.lfd);
+	L.lfd = -1;
+	unlink_socket();
+}
+
+__attribute__((destructor)) static void agent_stop(void)
+{
+	unlink_socket();
+}

@@ -1,0 +1,87 @@
+/*
+ * protocol.h — the vitals agent protocol, shared by the agent
+ * (agent/core.c, agent/preload.c) and vitals (src/alloc/agent_client.c).
+ *
+ * This header is plain C with no includes from src/ or agent/: the agent is
+ * built apart from libvitals and must not depend on it.  It holds only
+ * constants and the description of the wire format; each side writes and
+ * reads it with its own code (hand-written JSON in the agent, jansson in
+ * vitals).
+ *
+ * Where the socket is
+ *   /tmp/vitals-agent-<euid>/<pid>.sock
+ *   <euid> is the agent process's geteuid() and <pid> its getpid(), both as
+ *   seen inside the process's own user and pid namespaces.  The directory is
+ *   mode 0700 and owned by <euid>; the agent refuses to use one with another
+ *   owner or any group/other permission bit.  The socket is mode 0600.
+ *   From the host, vitals reaches it through /proc/<hostpid>/root (the
+ *   process's own mount namespace, so containers work), uses the last NSpid
+ *   of /proc/<hostpid>/status as <pid>, maps <euid> through
+ *   /proc/<hostpid>/uid_map, and after connecting checks SO_PEERCRED: the
+ *   socket must be served by <hostpid> itself.
+ *
+ * Exchange (one per connection, Unix stream socket, no TCP)
+ *   client -> agent: one line of JSON, at most VT_AGENT_REQ_MAX bytes
+ *   including the '\n' (end of stream also ends the line):
+ *       {"v":1,"want":"heap"}
+ *       {"v":1,"want":"heap","trim":true}
+ *   Members: "v" (integer, required) the protocol version the client
+ *   speaks; "want" (string, required) "heap"; "trim" (true/false, optional)
+ *   call malloc_trim(0).  Other members are ignored; values must be scalars.
+ *
+ *   agent -> client: one JSON object, then the agent closes the connection.
+ *       {"v":1,"pid":N,"glibc":"2.36",
+ *        "mallinfo2":{"arena":..,"ordblks":..,"smblks":..,"hblks":..,
+ *                     "hblkhd":..,"usmblks":..,"fsmblks":..,"uordblks":..,
+ *                     "fordblks":..,"keepcost":..},
+ *        "malloc_info":"<malloc version=\"1\">...</malloc>\n",
+ *        "took_us":N,
+ *        "trim":{"returned":0|1,"before":{mallinfo2},"after":{mallinfo2},
+ *                "took_us":N}}
+ *   "pid" is getpid() in the agent's pid namespace.  "mallinfo2" and
+ *   "malloc_info" are read back to back (before any trim); "took_us" is
+ *   the time both calls took.  "trim" is present only when asked for:
+ *   mallinfo2 right before and right after malloc_trim(0), its return
+ *   value, and the time malloc_trim took.
+ *   On failure the reply is {"v":1,"pid":N,"error":"<message>"} and nothing
+ *   in the process was changed, e.g.
+ *       "trim not allowed: start the process with VITALS_AGENT_ALLOW_TRIM=1"
+ *       "not glibc malloc"
+ *       "unsupported protocol version 2: this agent speaks 1"
+ *       "request longer than 4096 bytes"
+ *
+ * Versioning: VT_AGENT_PROTO_VERSION rises when a member changes meaning or
+ * a required one is added; new optional members keep the version.  Both
+ * sides ignore members they do not know.  An agent answers a request of
+ * another version with an error reply that carries its own "v".
+ */
+#ifndef VT_AGENT_PROTOCOL_H
+#define VT_AGENT_PROTOCOL_H
+
+#define VT_AGENT_PROTO_VERSION 1
+
+/* Directory and socket name: snprintf(VT_AGENT_DIR_FMT, euid), then "/" + VT_AGENT_SOCK_FMT. */
+#define VT_AGENT_DIR_FMT   "/tmp/vitals-agent-%u"   /* unsigned euid */
+#define VT_AGENT_SOCK_FMT  "%d.sock"                /* int pid */
+
+/* Largest request line, '\n' included. */
+#define VT_AGENT_REQ_MAX   4096
+/* Largest reply; the client refuses anything longer. */
+#define VT_AGENT_REPLY_MAX (8u << 20)
+
+/* The agent waits this long for the request line, then gives up on the client. */
+#define VT_AGENT_READ_TIMEOUT_MS 1000
+/* ... and this long for the client to take the whole reply. */
+#define VT_AGENT_SEND_TIMEOUT_MS 3000
+/*
+ * A client's timeout should cover one other client's whole turn: the agent
+ * serves one connection at a time.
+ */
+#define VT_AGENT_CLIENT_TIMEOUT_MS 5000
+
+/* Environment read by the agent when the process starts. */
+#define VT_AGENT_ENV_ENABLE     "VITALS_AGENT"            /* "0": no listener */
+#define VT_AGENT_ENV_ALLOW_TRIM "VITALS_AGENT_ALLOW_TRIM" /* "1": honour "trim":true */
+#define VT_AGENT_ENV_DEBUG      "VITALS_AGENT_DEBUG"      /* "1": say on stderr why it is not listening */
+
+#endif

@@ -1,0 +1,1078 @@
+/*
+ * test_agent.c — libvitals-agent.so preloaded into real child processes,
+ * found and queried through src/alloc/agent_client.c.
+ *
+ * The child ("host") is a tiny plain-glibc program compiled here with cc
+ * (the test itself may be an ASan build, whose malloc is not glibc's): it
+ * mallocs a known amount, reports its own mallinfo2, and waits until its
+ * stdin closes, then exits 0.  Every test ends by checking that exit status:
+ * whatever a client did to the agent, the host must run on and end normally.
+ * The agent is found at $VT_BUILD/agent/libvitals-agent.so, else next to
+ * this program (<build>/tests/../agent/).
+ */
+#include "harness.h"
+
+#include "alloc/agent_client.h"
+#include "alloc/malloc_info.h"
+#include "proc/status.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gnu/libc-version.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* The host program: nblocks size keep_every [fork|-] */
+static const char host_src[] =
+	"#define _GNU_SOURCE\n"
+	"#include <malloc.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+	"#include <sys/wait.h>\n#include <unistd.h>\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"	size_t n = argc > 1 ? strtoul(argv[1], 0, 10) : 0, sz = argc > 2 ? strtoul(argv[2], 0, 10) : 0, i;\n"
+	"	size_t keep = argc > 3 ? strtoul(argv[3], 0, 10) : 1;\n"
+	"	char **v = calloc(n ? n : 1, sizeof(*v)), line[128], c;\n"
+	"	struct mallinfo2 mi;\n"
+	"	int k;\n"
+	"	for (i = 0; i < n; i++) { v[i] = malloc(sz); memset(v[i], (int)i, sz); }\n"
+	"	for (i = 0; i + 1 < n; i++) if (keep > 1 && i % keep) { free(v[i]); v[i] = 0; }\n"
+	"	if (argc > 4 && strcmp(argv[4], \"fork\") == 0) {\n"
+	"		int st; pid_t p = fork();\n"
+	"		if (p == 0) exit(0);\n"
+	"		if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st)) return 3;\n"
+	"	}\n"
+	"	mi = mallinfo2();\n"
+	"	k = snprintf(line, sizeof(line), \"ready %d %zu\\n\", (int)getpid(), mi.uordblks);\n"
+	"	if (write(1, line, (size_t)k) != k) return 4;\n"
+	"	while (read(0, &c, 1) > 0) ;\n"
+	"	for (i = 0; i < n; i++) free(v[i]);\n"
+	"	free(v);\n"
+	"	return 0;\n"
+	"}\n";
+
+/* A malloc that is not glibc's (it forwards to glibc's internals). */
+static const char shim_src[] =
+	"#include <stddef.h>\n"
+	"extern void *__libc_malloc(size_t), *__libc_calloc(size_t, size_t), *__libc_realloc(void *, size_t);\n"
+	"extern void __libc_free(void *);\n"
+	"void *malloc(size_t n) { return __libc_malloc(n); }\n"
+	"void *calloc(size_t a, size_t b) { return __libc_calloc(a, b); }\n"
+	"void *realloc(void *p, size_t n) { return __libc_realloc(p, n); }\n"
+	"void free(void *p) { __libc_free(p); }\n";
+
+static char workdir[256];
+static char host_bin[512], shim_so[512], agent_so[4096];
+static int setup_state;   /* 0 not tried, 1 ready, -1 failed */
+
+struct host {
+	pid_t pid;          /* as we see it */
+	pid_t waiter;       /* the process to wait for (== pid, or a namespace parent) */
+	int in, out;        /* its stdin (we write), its stdout (we read) */
+	long ns_pid;        /* pid it printed */
+	uint64_t uord;      /* mallinfo2().uordblks it printed */
+};
+
+static void cleanup_workdir(void)
+{
+	char cmd[600];
+
+	if (workdir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", workdir);
+		if (system(cmd) != 0)
+			printf("# cannot remove %s\n", workdir);
+	}
+}
+
+static bool write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fputs(text, f) >= 0;
+	return fclose(f) == 0 && ok;
+}
+
+static bool setup(void)
+{
+	char src[600], cmd[2048], exe[2048];
+	const char *b = getenv("VT_BUILD");
+	ssize_t n;
+
+	if (setup_state)
+		return setup_state > 0;
+	setup_state = -1;
+	if (b && *b) {
+		snprintf(agent_so, sizeof(agent_so), "%s/agent/libvitals-agent.so", b);
+	} else {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n <= 0)
+			return false;
+		exe[n] = '\0';
+		*strrchr(exe, '/') = '\0';              /* <build>/tests */
+		snprintf(agent_so, sizeof(agent_so), "%s/../agent/libvitals-agent.so", exe);
+	}
+	if (access(agent_so, R_OK) != 0) {
+		printf("# no agent at %s: build it first\n", agent_so);
+		return false;
+	}
+	snprintf(workdir, sizeof(workdir), "/tmp/vt-test-agent.XXXXXX");
+	if (!mkdtemp(workdir)) {
+		workdir[0] = '\0';
+		return false;
+	}
+	atexit(cleanup_workdir);
+	snprintf(src, sizeof(src), "%s/host.c", workdir);
+	snprintf(host_bin, sizeof(host_bin), "%s/host", workdir);
+	if (!write_file(src, host_src))
+		return false;
+	snprintf(cmd, sizeof(cmd), "cc -std=gnu11 -O1 -o '%s' '%s'", host_bin, src);
+	if (system(cmd) != 0) {
+		printf("# cannot compile the host program with cc\n");
+		return false;
+	}
+	snprintf(src, sizeof(src), "%s/shim.c", workdir);
+	snprintf(shim_so, sizeof(shim_so), "%s/shim.so", workdir);
+	if (!write_file(src, shim_src))
+		return false;
+	snprintf(cmd, sizeof(cmd), "cc -O1 -fPIC -shared -o '%s' '%s'", shim_so, src);
+	if (system(cmd) != 0)
+		return false;
+	setup_state = 1;
+	return true;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* environ without our variables, plus LD_PRELOAD=preload and extra. */
+static char **child_env(const char *preload, const char *const *extra)
+{
+	static char ld[8192];
+	char **env;
+	size_t n = 0, i, k = 0;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 16, sizeof(*env));
+	if (!env)
+		abort();
+	for (i = 0; i < n; i++)
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 && strncmp(environ[i], "VITALS_AGENT", 12) != 0)
+			env[k++] = environ[i];
+	if (preload) {
+		snprintf(ld, sizeof(ld), "LD_PRELOAD=%s", preload);
+		env[k++] = ld;
+	}
+	for (i = 0; extra && extra[i] && i < 8; i++)
+		env[k++] = (char *)extra[i];
+	env[k] = NULL;
+	return env;
+}
+
+/* Read the host's "ready PID UORD" line. */
+static bool read_ready(struct host *h, int timeout_ms)
+{
+	char line[128];
+	size_t n = 0;
+	long long deadline = now_ms() + timeout_ms;
+	unsigned long long uord;
+
+	while (n + 1 < sizeof(line)) {
+		struct pollfd p = { .fd = h->out, .events = POLLIN };
+		long long left = deadline - now_ms();
+		ssize_t k;
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return false;
+		k = read(h->out, line + n, 1);
+		if (k <= 0)
+			return false;
+		if (line[n] == '\n')
+			break;
+		n++;
+	}
+	line[n] = '\0';
+	if (sscanf(line, "ready %ld %llu", &h->ns_pid, &uord) != 2)
+		return false;
+	h->uord = uord;
+	return true;
+}
+
+typedef void (*before_exec_fn)(pid_t pid, void *arg);
+
+/*
+ * Start argv with the agent preloaded (unless preload is NULL) and extra
+ * environment.  before(pid) runs after fork and before the child execs.
+ * wait_ready: argv is the host program; wait for its ready line.
+ */
+static bool host_start(struct host *h, const char *const *argv, const char *preload,
+		       const char *const *extra, before_exec_fn before, void *arg, bool wait_ready)
+{
+	int in[2], out[2], go[2];
+	char **env = child_env(preload, extra);
+	char c = 0;
+
+	memset(h, 0, sizeof(*h));
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(go, O_CLOEXEC))
+		abort();
+	fflush(stdout);
+	h->pid = fork();
+	if (h->pid < 0)
+		abort();
+	if (h->pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		if (read(go[0], &c, 1) != 1)
+			_exit(126);
+		execve(argv[0], (char *const *)argv, env);
+		_exit(127);
+	}
+	free(env);
+	h->waiter = h->pid;
+	close(in[0]);
+	close(out[1]);
+	close(go[0]);
+	h->in = in[1];
+	h->out = out[0];
+	if (before)
+		before(h->pid, arg);
+	if (write(go[1], &c, 1) != 1)
+		abort();
+	close(go[1]);
+	return !wait_ready || read_ready(h, 5000);
+}
+
+/* Close its stdin and wait: its exit status, 128+signal, or -1 if it hung (then killed). */
+static int host_stop(struct host *h)
+{
+	long long deadline = now_ms() + 5000;
+	int st;
+
+	if (h->in >= 0)
+		close(h->in);
+	if (h->out >= 0)
+		close(h->out);
+	h->in = h->out = -1;
+	for (;;) {
+		pid_t r = waitpid(h->waiter, &st, WNOHANG);
+		if (r == h->waiter)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		if (r < 0)
+			return -1;
+		if (now_ms() > deadline) {
+			kill(h->waiter, SIGKILL);
+			kill(h->pid, SIGKILL);
+			waitpid(h->waiter, &st, 0);
+			return -1;
+		}
+		sleep_ms(10);
+	}
+}
+
+static int find(pid_t pid, char *path, size_t cap)
+{
+	struct vt_procfs pfs;
+	struct vt_err err;
+	int rc;
+
+	if (vt_procfs_open(&pfs, NULL, NULL, &err))
+		return -1;
+	rc = vt_agent_find(&pfs, pid, geteuid(), path, cap);
+	vt_procfs_close(&pfs);
+	return rc;
+}
+
+/* The socket appears within timeout_ms (for hosts that print nothing). */
+static int find_wait(pid_t pid, char *path, size_t cap, int timeout_ms)
+{
+	long long deadline = now_ms() + timeout_ms;
+	int rc;
+
+	while ((rc = find(pid, path, cap)) == VT_E_NOTFOUND && now_ms() < deadline)
+		sleep_ms(10);
+	return rc;
+}
+
+static uint64_t rss_anon(pid_t pid)
+{
+	struct vt_buf buf = VT_BUF_INIT(1 << 20);
+	struct vt_proc_status st;
+	struct vt_procfs pfs;
+	uint64_t v = VT_NA;
+	int dirfd;
+
+	if (vt_procfs_open(&pfs, NULL, NULL, NULL))
+		return VT_NA;
+	if (vt_pid_open(&pfs, pid, &dirfd, NULL) == VT_OK) {
+		if (vt_read_at(dirfd, "status", &buf, NULL) == VT_OK &&
+		    vt_proc_status_parse(buf.data, buf.len, &st, NULL) == VT_OK)
+			v = st.rss_anon;
+		close(dirfd);
+	}
+	vt_buf_release(&buf);
+	vt_procfs_close(&pfs);
+	return v;
+}
+
+/*
+ * The host's threads: how many, and whether one is named "vitals-agent"
+ * with SIGINT, SIGTERM, SIGPIPE, SIGCHLD and SIGUSR1 blocked.
+ */
+static void agent_thread(pid_t pid, int *threads, bool *named, bool *blocked)
+{
+	char dir[64], file[400], buf[4096];
+	struct dirent *de;
+	DIR *d;
+
+	*threads = 0;
+	*named = *blocked = false;
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	d = opendir(dir);
+	while (d && (de = readdir(d)) != NULL) {
+		FILE *f;
+		char *sig;
+
+		if (de->d_name[0] == '.')
+			continue;
+		(*threads)++;
+		snprintf(file, sizeof(file), "%s/%s/comm", dir, de->d_name);
+		f = fopen(file, "r");
+		if (!f || !fgets(buf, sizeof(buf), f) || strcmp(buf, "vitals-agent\n") != 0) {
+			if (f)
+				fclose(f);
+			continue;
+		}
+		fclose(f);
+		*named = true;
+		snprintf(file, sizeof(file), "%s/%s/status", dir, de->d_name);
+		f = fopen(file, "r");
+		while (f && fgets(buf, sizeof(buf), f)) {
+			unsigned long long mask;
+			sig = strstr(buf, "SigBlk:");
+			if (sig && sscanf(sig + 7, "%llx", &mask) == 1) {
+#define BIT(s) (1ull << ((s) - 1))
+				unsigned long long want = BIT(SIGINT) | BIT(SIGTERM) | BIT(SIGPIPE) |
+							  BIT(SIGCHLD) | BIT(SIGUSR1) | BIT(SIGHUP);
+#undef BIT
+				*blocked = (mask & want) == want;
+			}
+		}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+}
+
+static void dir_path(char *out, size_t cap)
+{
+	snprintf(out, cap, VT_AGENT_DIR_FMT, (unsigned)geteuid());
+}
+
+static void sock_path(pid_t pid, char *out, size_t cap)
+{
+	snprintf(out, cap, VT_AGENT_DIR_FMT "/" VT_AGENT_SOCK_FMT, (unsigned)geteuid(), (int)pid);
+}
+
+/* A Unix socket bound at path: listening (returns its fd) or closed (stale, returns -2). */
+static int plant_socket(const char *path, bool listening)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[128];
+	int fd;
+
+	dir_path(dir, sizeof(dir));
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -1;
+	unlink(path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -1;
+	if (listening) {
+		if (listen(fd, 4) < 0)
+			return -1;
+		return fd;
+	}
+	close(fd);
+	return -2;
+}
+
+/* Connect without any check, for the hostile clients. */
+static int raw_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Read until EOF/error or timeout into buf (NUL-terminated). */
+static size_t raw_read_all(int fd, char *buf, size_t cap, int timeout_ms)
+{
+	long long deadline = now_ms() + timeout_ms;
+	size_t n = 0;
+
+	while (n + 1 < cap) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		long long left = deadline - now_ms();
+		ssize_t k;
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			break;
+		k = recv(fd, buf + n, cap - 1 - n, 0);
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+/* One exchange with the agent, by hand: the raw reply. */
+static size_t raw_exchange(const char *path, const char *req, size_t len, char *buf, size_t cap)
+{
+	int fd = raw_connect(path);
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return 0;
+	if (send(fd, req, len, MSG_NOSIGNAL) == (ssize_t)len)
+		n = raw_read_all(fd, buf, cap, 5000);
+	close(fd);
+	return n;
+}
+
+/* A normal query must work: the agent is still alive. */
+static void check_query_ok(pid_t pid, const char *path)
+{
+	struct vt_agent_reply r;
+	struct vt_err err;
+	int rc = vt_agent_query(path, pid, false, VT_AGENT_CLIENT_TIMEOUT_MS, &r, &err);
+
+	CHECK_EQ_I64(rc, VT_OK);
+	if (rc)
+		printf("#   query: %s\n", err.msg);
+	CHECK(r.mi.uordblks > 0);
+	vt_agent_reply_release(&r);
+}
+
+#define HOST(...) ((const char *const[]){ host_bin, __VA_ARGS__, NULL })
+
+static void test_agent__heap_figures(void)
+{
+	struct vt_agent_reply r;
+	struct vt_malloc_info mi;
+	struct vt_err err;
+	struct host h;
+	char path[512];
+	bool named, blocked;
+	int threads;
+
+	if (!setup()) {
+		CHECK(!"setup");
+		return;
+	}
+	/* 100 live blocks of 10 000 bytes: 1 MB in the main arena. */
+	CHECK(host_start(&h, HOST("100", "10000", "1", "-"), agent_so, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(h.ns_pid, h.pid);
+	agent_thread(h.pid, &threads, &named, &blocked);
+	CHECK_EQ_I64(threads, 2);              /* the host's own thread + one listener */
+	CHECK(named);
+	CHECK(blocked);
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	CHECK(strstr(path, "/root/tmp/vitals-agent-") != NULL);
+	CHECK_EQ_I64(vt_agent_query(path, h.pid, false, VT_AGENT_CLIENT_TIMEOUT_MS, &r, &err), VT_OK);
+	CHECK_EQ_I64(r.version, 1);
+	CHECK_EQ_I64(r.pid, h.pid);
+	CHECK_STR(r.glibc, gnu_get_libc_version());
+	/*
+	 * The host is idle in read(): its own mallinfo2 and the agent's must be
+	 * equal to the byte, which also shows the agent's thread allocated nothing.
+	 */
+	CHECK_EQ_U64(r.mi.uordblks, h.uord);
+	CHECK(r.mi.uordblks >= 100 * 10000);
+	CHECK(r.mi.uordblks < 100 * 10000 + 256 * 1024);
+	CHECK_EQ_U64(r.mi.uordblks + r.mi.fordblks, r.mi.arena);
+	CHECK(r.took_us < 1000000);
+	CHECK(!r.has_trim);
+	CHECK(r.malloc_info_xml && r.malloc_info_len == strlen(r.malloc_info_xml));
+	CHECK_EQ_I64(vt_malloc_info_parse(r.malloc_info_xml, r.malloc_info_len, &mi, &err), VT_OK);
+	/* One arena: the agent's thread did not get one of its own. */
+	CHECK_EQ_U64(mi.n_arenas, 1);
+	if (mi.n_arenas == 1)
+		CHECK_EQ_U64(mi.arenas[0].t.system_current, r.mi.arena);
+	vt_malloc_info_release(&mi);
+	vt_agent_reply_release(&r);
+	vt_agent_reply_release(&r);     /* twice is harmless */
+	vt_agent_reply_release(NULL);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+static void test_agent__sleep_exits_and_removes_socket(void)
+{
+	const char *const argv[] = { "/bin/sleep", "1", NULL };
+	char path[512], plain[256];
+	struct host h;
+
+	if (!setup())
+		return;
+	CHECK(host_start(&h, argv, agent_so, NULL, NULL, NULL, false));
+	CHECK_EQ_I64(find_wait(h.pid, path, sizeof(path), 3000), VT_OK);
+	check_query_ok(h.pid, path);
+	sock_path(h.pid, plain, sizeof(plain));
+	CHECK(access(plain, F_OK) == 0);
+	CHECK_EQ_I64(host_stop(&h), 0);
+	CHECK(access(plain, F_OK) != 0 && errno == ENOENT);    /* unlinked at exit */
+}
+
+static void test_agent__trim_refused_without_env(void)
+{
+	struct vt_agent_reply r;
+	struct vt_err err;
+	struct host h;
+	char path[512];
+
+	if (!setup())
+		return;
+	CHECK(host_start(&h, HOST("300", "100000", "10", "-"), agent_so, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	CHECK_EQ_I64(vt_agent_query(path, h.pid, true, VT_AGENT_CLIENT_TIMEOUT_MS, &r, &err),
+		     VT_E_UNSUPPORTED);
+	CHECK(strstr(err.msg, "trim not allowed") != NULL);
+	CHECK(strstr(err.msg, "VITALS_AGENT_ALLOW_TRIM=1") != NULL);
+	CHECK(r.malloc_info_xml == NULL);
+	vt_agent_reply_release(&r);
+	check_query_ok(h.pid, path);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+static void test_agent__trim_with_env(void)
+{
+	const char *const env[] = { "VITALS_AGENT_ALLOW_TRIM=1", NULL };
+	struct vt_agent_reply r;
+	struct vt_err err;
+	struct host h;
+	uint64_t rss_before, rss_after;
+	char path[512];
+	int rc;
+
+	if (!setup())
+		return;
+	/* 300 blocks of 100 kB, 9 in 10 freed: ~27 MB of free holes below a live top. */
+	CHECK(host_start(&h, HOST("300", "100000", "10", "-"), agent_so, env, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	rss_before = rss_anon(h.pid);
+	rc = vt_agent_query(path, h.pid, true, VT_AGENT_CLIENT_TIMEOUT_MS, &r, &err);
+	CHECK_EQ_I64(rc, VT_OK);
+	if (rc)
+		printf("#   %s\n", err.msg);
+	rss_after = rss_anon(h.pid);
+	CHECK(r.has_trim);
+	CHECK_EQ_I64(r.trim.returned, 1);
+	CHECK_EQ_U64(r.mi.uordblks, h.uord);
+	CHECK(r.trim.before.fordblks > 20u << 20);
+	CHECK_EQ_U64(r.trim.after.uordblks, r.trim.before.uordblks);   /* live data untouched */
+	CHECK(r.trim.took_us < 2000000);
+	CHECK(vt_known(rss_before) && vt_known(rss_after));
+	CHECK(rss_after + (15u << 20) < rss_before);                   /* pages went back */
+	printf("#   trim: RssAnon %" PRIu64 " -> %" PRIu64 " kB in %" PRIu64 " us\n",
+	       rss_before >> 10, rss_after >> 10, r.trim.took_us);
+	vt_agent_reply_release(&r);
+	check_query_ok(h.pid, path);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+static void plant_stale(pid_t pid, void *arg)
+{
+	char path[256];
+
+	(void)arg;
+	sock_path(pid, path, sizeof(path));
+	CHECK_EQ_I64(plant_socket(path, false), -2);
+}
+
+static void test_agent__stale_socket(void)
+{
+	const char *const off[] = { "VITALS_AGENT=0", NULL };
+	struct vt_agent_reply r;
+	struct vt_err err;
+	struct host h;
+	char path[512], plain[256];
+	struct stat st;
+
+	if (!setup())
+		return;
+	/* Agent side: a stale socket named for the host's pid is replaced. */
+	CHECK(host_start(&h, HOST("10", "1000", "1", "-"), agent_so, NULL, plant_stale, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	check_query_ok(h.pid, path);
+	sock_path(h.pid, plain, sizeof(plain));
+	CHECK(stat(plain, &st) == 0 && (st.st_mode & 0777) == 0600);
+	CHECK_EQ_I64(host_stop(&h), 0);
+
+	/* Client side: a stale file for a live process without agent is "not found". */
+	CHECK(host_start(&h, HOST("10", "1000", "1", "-"), agent_so, off, plant_stale, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);      /* the file is there... */
+	CHECK_EQ_I64(vt_agent_query(path, h.pid, false, 2000, &r, &err), VT_E_NOTFOUND);
+	CHECK(strstr(err.msg, "stale") != NULL);                    /* ...nobody listens */
+	vt_agent_reply_release(&r);
+	sock_path(h.pid, plain, sizeof(plain));
+	unlink(plain);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+static void test_agent__wrong_peer_rejected(void)
+{
+	const char *const off[] = { "VITALS_AGENT=0", NULL };
+	struct vt_agent_reply r;
+	struct vt_err err;
+	struct host h;
+	char path[512], plain[256];
+	int lfd;
+
+	if (!setup())
+		return;
+	/* A socket named for the host, but served by this test process. */
+	CHECK(host_start(&h, HOST("10", "1000", "1", "-"), agent_so, off, NULL, NULL, true));
+	sock_path(h.pid, plain, sizeof(plain));
+	lfd = plant_socket(plain, true);
+	CHECK(lfd >= 0);
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	CHECK_EQ_I64(vt_agent_query(path, h.pid, false, 2000, &r, &err), VT_E_NOTFOUND);
+	CHECK(strstr(err.msg, "not its agent") != NULL);
+	vt_agent_reply_release(&r);
+	if (lfd >= 0)
+		close(lfd);
+	unlink(plain);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+static void test_agent__disabled(void)
+{
+	const char *const off[] = { "VITALS_AGENT=0", NULL };
+	const char *const argv[] = { "/bin/sleep", "0.3", NULL };
+	char path[512], plain[256];
+	struct host h;
+
+	if (!setup())
+		return;
+	CHECK(host_start(&h, HOST("10", "1000", "1", "-"), agent_so, off, NULL, NULL, true));
+	/* The constructor ran before main printed "ready". */
+	sock_path(h.pid, plain, sizeof(plain));
+	CHECK(access(plain, F_OK) != 0);
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_E_NOTFOUND);
+	CHECK(strstr(path, ".sock") != NULL);                     /* the place looked at */
+	CHECK_EQ_I64(find(0x3ffffff0, path, sizeof(path)), VT_E_NOPROC);
+	CHECK_EQ_I64(host_stop(&h), 0);
+
+	CHECK(host_start(&h, argv, agent_so, off, NULL, NULL, false));
+	sleep_ms(100);
+	sock_path(h.pid, plain, sizeof(plain));
+	CHECK(access(plain, F_OK) != 0);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+static void test_agent__silent_client(void)
+{
+	struct vt_agent_reply r;
+	struct vt_err err;
+	struct host h;
+	char path[512], buf[1024];
+	long long t0, took;
+	int fd, rc;
+
+	if (!setup())
+		return;
+	CHECK(host_start(&h, HOST("10", "1000", "1", "-"), agent_so, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	fd = raw_connect(path);                 /* connects, then says nothing */
+	CHECK(fd >= 0);
+	sleep_ms(50);
+	t0 = now_ms();
+	rc = vt_agent_query(path, h.pid, false, VT_AGENT_CLIENT_TIMEOUT_MS, &r, &err);
+	took = now_ms() - t0;
+	CHECK_EQ_I64(rc, VT_OK);                /* served after the silent one timed out */
+	CHECK(took >= VT_AGENT_READ_TIMEOUT_MS / 2 && took < VT_AGENT_READ_TIMEOUT_MS * 3);
+	vt_agent_reply_release(&r);
+	if (fd >= 0) {
+		raw_read_all(fd, buf, sizeof(buf), 100);
+		CHECK(strstr(buf, "no request line") != NULL);
+		close(fd);
+	}
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+static void test_agent__garbage_client(void)
+{
+	static char junk[1 << 20];
+	struct host h;
+	char path[512], buf[4096];
+	size_t sent = 0;
+	long long deadline;
+	int fd;
+
+	if (!setup())
+		return;
+	CHECK(host_start(&h, HOST("10", "1000", "1", "-"), agent_so, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+
+	/* 1 MiB without a newline: the agent reads 4 KiB, answers, hangs up. */
+	memset(junk, 'x', sizeof(junk));
+	fd = raw_connect(path);
+	CHECK(fd >= 0);
+	deadline = now_ms() + 5000;
+	while (fd >= 0 && sent < sizeof(junk) && now_ms() < deadline) {
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		ssize_t k;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		k = send(fd, junk + sent, sizeof(junk) - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (k < 0)
+			break;                  /* EPIPE/ECONNRESET: the agent hung up */
+		sent += (size_t)k;
+	}
+	CHECK(sent < sizeof(junk));             /* it did not swallow the megabyte */
+	if (fd >= 0) {
+		raw_read_all(fd, buf, sizeof(buf), 2000);
+		CHECK(strstr(buf, "longer than 4096") != NULL);
+		close(fd);
+	}
+
+	/* Binary bytes with NULs and a newline. */
+	{
+		static const char bin[] = "\x00\xff{\"v\":1\x01\n";
+		raw_exchange(path, bin, sizeof(bin) - 1, buf, sizeof(buf));
+		CHECK(strstr(buf, "\"error\"") != NULL);
+	}
+	/* Connect and hang up at once. */
+	fd = raw_connect(path);
+	if (fd >= 0)
+		close(fd);
+	/* Ask, then hang up before the reply: the agent's send must not raise SIGPIPE. */
+	fd = raw_connect(path);
+	if (fd >= 0) {
+		static const char req[] = "{\"v\":1,\"want\":\"heap\"}\n";
+		CHECK(send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) == (ssize_t)sizeof(req) - 1);
+		close(fd);
+		sleep_ms(50);
+	}
+
+	check_query_ok(h.pid, path);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+static void test_agent__bad_requests(void)
+{
+	static const struct {
+		const char *req;
+		const char *words;
+	} cases[] = {
+		{ "hello\n", "not a JSON object" },
+		{ "{\"v\":2,\"want\":\"heap\"}\n", "unsupported protocol version 2" },
+		{ "{\"want\":\"heap\"}\n", "no \\\"v\\\"" },
+		{ "{\"v\":1}\n", "no \\\"want\\\"" },
+		{ "{\"v\":1,\"want\":\"stack\"}\n", "unknown want" },
+		{ "{\"v\":1,\"want\":\"heap\",\"trim\":1}\n", "must be true or false" },
+		{ "{\"v\":1,\"want\":{\"heap\":1}}\n", "must be strings" },
+		{ "{\"v\":1,\"want\":\"heap\"\n", "not valid JSON" },
+		{ "{\"v\":1.5,\"want\":\"heap\"}\n", "must be an integer" },
+		{ "{\"v\":1,\"want\":\"heap\"} x\n", "not valid JSON" },
+		{ "\n", "not a JSON object" },
+	};
+	struct vt_agent_reply r;
+	struct vt_err err;
+	struct host h;
+	char path[512], buf[4096];
+	size_t i, n;
+
+	if (!setup())
+		return;
+	CHECK(host_start(&h, HOST("10", "1000", "1", "-"), agent_so, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		n = raw_exchange(path, cases[i].req, strlen(cases[i].req), buf, sizeof(buf));
+		if (!strstr(buf, cases[i].words)) {
+			printf("#   request %zu: %s", i, buf);
+			CHECK(!"error reply");
+		}
+		/* The client maps every error reply to UNSUPPORTED with the agent's words. */
+		CHECK_EQ_I64(vt_agent_reply_parse(buf, n, false, &r, &err), VT_E_UNSUPPORTED);
+		CHECK(strncmp(err.msg, "agent: ", 7) == 0);
+		vt_agent_reply_release(&r);
+	}
+	/* Unknown members are ignored; no newline but end of stream ends the line. */
+	{
+		static const char ok[] = "{ \"v\" : 1 , \"x\":null, \"want\" : \"heap\", \"y\":-2e3 }";
+		int fd = raw_connect(path);
+		CHECK(fd >= 0);
+		if (fd >= 0) {
+			CHECK(send(fd, ok, sizeof(ok) - 1, MSG_NOSIGNAL) == (ssize_t)sizeof(ok) - 1);
+			shutdown(fd, SHUT_WR);
+			n = raw_read_all(fd, buf, sizeof(buf), 5000);
+			close(fd);
+			/* Too long for buf: only check it is not an error reply. */
+			CHECK(n > 0 && strstr(buf, "\"mallinfo2\"") != NULL);
+		}
+	}
+	check_query_ok(h.pid, path);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+static void test_agent__fork_child_leaves_socket(void)
+{
+	struct host h;
+	char path[512];
+
+	if (!setup())
+		return;
+	/* The host forks a child that exits (running atexit) before "ready". */
+	CHECK(host_start(&h, HOST("10", "1000", "1", "fork"), agent_so, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	check_query_ok(h.pid, path);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+static void test_agent__not_glibc_malloc(void)
+{
+	char preload[8192], path[512];
+	struct vt_agent_reply r;
+	struct vt_err err;
+	struct host h;
+
+	if (!setup())
+		return;
+	snprintf(preload, sizeof(preload), "%s %s", shim_so, agent_so);
+	CHECK(host_start(&h, HOST("10", "1000", "1", "-"), preload, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	CHECK_EQ_I64(vt_agent_query(path, h.pid, false, VT_AGENT_CLIENT_TIMEOUT_MS, &r, &err),
+		     VT_E_UNSUPPORTED);
+	CHECK(strstr(err.msg, "not glibc malloc") != NULL);
+	vt_agent_reply_release(&r);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+/*
+ * Start the host as pid 1 of a new pid namespace with its own /tmp (a new
+ * mount namespace): what a container looks like from the host.  bad_dir:
+ * the agent directory exists with mode 0755.  Returns 1 started, 0 no
+ * namespaces here (skip), -1 failure.
+ */
+static int ns_host_start(struct host *h, bool bad_dir)
+{
+	int in[2], out[2], info[2], exe;
+	char **env = child_env(agent_so, NULL);
+	const char *const argv[] = { "host", "10", "1000", "1", "-", NULL };
+	pid_t g = 0;
+	ssize_t k;
+	int st;
+
+	memset(h, 0, sizeof(*h));
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(info, O_CLOEXEC))
+		abort();
+	exe = open(host_bin, O_RDONLY | O_CLOEXEC);
+	if (exe < 0)
+		return -1;
+	fflush(stdout);
+	h->waiter = fork();
+	if (h->waiter == 0) {
+		/* Our copies of the parent's pipe ends would keep the host's stdin open. */
+		close(in[1]);
+		close(out[0]);
+		close(info[0]);
+		if (unshare(CLONE_NEWNS | CLONE_NEWPID) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			_exit(77);
+		g = fork();
+		if (g == 0) {
+			char dir[128];
+			if (mount("tmpfs", "/tmp", "tmpfs", 0, "mode=1777") < 0)
+				_exit(78);
+			if (bad_dir) {
+				dir_path(dir, sizeof(dir));
+				if (mkdir(dir, 0755) < 0 || chmod(dir, 0755) < 0)
+					_exit(79);
+			}
+			dup2(in[0], 0);
+			dup2(out[1], 1);
+			fexecve(exe, (char *const *)argv, env);
+			_exit(127);
+		}
+		close(in[0]);
+		close(out[1]);
+		if (write(info[1], &g, sizeof(g)) != sizeof(g))
+			_exit(125);
+		if (g < 0 || waitpid(g, &st, 0) != g)
+			_exit(124);
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	}
+	free(env);
+	close(exe);
+	close(in[0]);
+	close(out[1]);
+	close(info[1]);
+	h->in = in[1];
+	h->out = out[0];
+	k = read(info[0], &g, sizeof(g));
+	close(info[0]);
+	if (k != sizeof(g)) {
+		h->pid = h->waiter;
+		st = host_stop(h);
+		if (st == 77)
+			return 0;
+		printf("#   namespace set-up failed: %d\n", st);
+		return -1;
+	}
+	h->pid = g;
+	if (!read_ready(h, 5000)) {
+		host_stop(h);
+		return -1;
+	}
+	return 1;
+}
+
+static void test_agent__pid_and_mount_namespace(void)
+{
+	struct vt_agent_reply r;
+	struct vt_err err;
+	struct host h;
+	char path[512], expect[128];
+	int rc;
+
+	if (!setup())
+		return;
+	rc = ns_host_start(&h, false);
+	if (rc == 0) {
+		printf("# skip: cannot create pid and mount namespaces here\n");
+		return;
+	}
+	CHECK_EQ_I64(rc, 1);
+	if (rc != 1)
+		return;
+	CHECK_EQ_I64(h.ns_pid, 1);             /* pid 1 inside, h.pid outside */
+	CHECK(h.pid != 1);
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	snprintf(expect, sizeof(expect), "/%d/root/tmp/vitals-agent-%u/1.sock", (int)h.pid,
+		 (unsigned)geteuid());
+	CHECK(strstr(path, expect) != NULL);
+	rc = vt_agent_query(path, h.pid, false, VT_AGENT_CLIENT_TIMEOUT_MS, &r, &err);
+	CHECK_EQ_I64(rc, VT_OK);
+	if (rc)
+		printf("#   %s\n", err.msg);
+	CHECK_EQ_I64(r.pid, 1);
+	CHECK_EQ_U64(r.mi.uordblks, h.uord);
+	vt_agent_reply_release(&r);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+static void test_agent__refuses_open_directory(void)
+{
+	struct host h;
+	char path[512], sock[512];
+	struct stat st;
+	int rc;
+
+	if (!setup())
+		return;
+	rc = ns_host_start(&h, true);
+	if (rc == 0) {
+		printf("# skip: cannot create pid and mount namespaces here\n");
+		return;
+	}
+	CHECK_EQ_I64(rc, 1);
+	if (rc != 1)
+		return;
+	/* The directory is there, 0755: the agent must not have put a socket in it. */
+	snprintf(path, sizeof(path), "/proc/%d/root" VT_AGENT_DIR_FMT, (int)h.pid, (unsigned)geteuid());
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0755);
+	CHECK_EQ_I64(find(h.pid, sock, sizeof(sock)), VT_E_NOTFOUND);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+/* The exported C API, loaded into this process (the listener disabled). */
+static void test_agent__json_api(void)
+{
+	int (*fn)(char **, size_t *);
+	struct vt_agent_reply r;
+	struct vt_err err;
+	char *json = NULL;
+	size_t len = 1;
+	void *h;
+	int rc;
+
+	if (!setup())
+		return;
+	setenv("VITALS_AGENT", "0", 1);
+	h = dlopen(agent_so, RTLD_NOW | RTLD_LOCAL);
+	unsetenv("VITALS_AGENT");
+	CHECK(h != NULL);
+	if (!h)
+		return;
+	fn = (int (*)(char **, size_t *))dlsym(h, "vitals_agent_json");
+	CHECK(fn != NULL);
+	CHECK(dlsym(h, "agent_core_answer") == NULL);   /* only the API is exported */
+	CHECK(dlsym(h, "agent_sink_init") == NULL);
+	if (fn) {
+		CHECK_EQ_I64(fn(NULL, &len), -EINVAL);
+		CHECK_EQ_U64(len, 0);
+		CHECK_EQ_I64(fn(&json, &len), 0);
+		CHECK(json && strlen(json) == len && json[len - 1] == '}');
+		rc = vt_agent_reply_parse(json, len, false, &r, &err);
+		if (dlsym(RTLD_DEFAULT, "__asan_init")) {
+			/* Under ASan malloc is not glibc's: the API must say so. */
+			CHECK_EQ_I64(rc, VT_E_UNSUPPORTED);
+			CHECK(strstr(err.msg, "not glibc malloc") != NULL);
+		} else {
+			CHECK_EQ_I64(rc, VT_OK);
+			CHECK_EQ_I64(r.pid, getpid());
+			CHECK(r.mi.uordblks > 0);
+		}
+		vt_agent_reply_release(&r);
+		free(json);
+	}
+	/* Stays loaded: its fork handlers are registered. */
+}
+
+VT_TEST_MAIN(test_agent__heap_figures, test_agent__sleep_exits_and_removes_socket,
+	     test_agent__trim_refused_without_env, test_agent__trim_with_env,
+	     test_agent__stale_socket, test_agent__wrong_peer_rejected, test_agent__disabled,
+	     test_agent__silent_client, test_agent__garbage_client, test_agent__bad_requests,
+	     test_agent__fork_child_leaves_socket, test_agent__not_glibc_malloc,
+	     test_agent__pid_and_mount_namespace, test_agent__refuses_open_directory,
+	     test_agent__json_api)

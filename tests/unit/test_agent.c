@@ -921,7 +921,15 @@ static int ns_host_start(struct host *h, bool bad_dir)
 			_exit(77);
 		g = fork();
 		if (g == 0) {
-			char dir[128];
+			char dir[128], so_path[64];
+			/* The build may live under /tmp, which the new tmpfs hides:
+			 * preload the agent through an fd opened before the mount. */
+			int so = open(agent_so, O_RDONLY);
+			if (so < 0)
+				_exit(80);
+			snprintf(so_path, sizeof(so_path), "/proc/self/fd/%d", so);
+			free(env);
+			env = child_env(so_path, NULL);
 			if (mount("tmpfs", "/tmp", "tmpfs", 0, "mode=1777") < 0)
 				_exit(78);
 			if (bad_dir) {

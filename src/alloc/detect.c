@@ -267,20 +267,21 @@ static int open_host_copy(const struct detect *d, const struct vt_region *r, boo
 	return -1;
 }
 
-static int open_or_fallback(struct detect *d, const struct vt_region *r, const char *rel,
-			    struct tfile *tf)
+/* *fd: rel under PID/, or the host's copy of r's file; -1 with tf->why when unreadable. */
+static int open_or_fallback_fd(struct detect *d, const struct vt_region *r, const char *rel,
+			       struct tfile *tf, int *fd)
 {
 	bool other = false;
-	int fd, e;
+	int e;
 
-	fd = openat(d->pid_fd, rel, OPEN_FLAGS);
-	if (fd >= 0)
-		return tfile_from_fd(d, tf, fd);
+	*fd = openat(d->pid_fd, rel, OPEN_FLAGS);
+	if (*fd >= 0)
+		return VT_OK;
 	e = errno;
 	if ((e == EACCES || e == EPERM) && r) {
-		fd = open_host_copy(d, r, &other);
-		if (fd >= 0)
-			return tfile_from_fd(d, tf, fd);
+		*fd = open_host_copy(d, r, &other);
+		if (*fd >= 0)
+			return VT_OK;
 		if (other) {
 			set_str(tf->why, sizeof(tf->why), "%s, and the host's %s is another file",
 				strerror(e), r->path);
@@ -290,27 +291,32 @@ static int open_or_fallback(struct detect *d, const struct vt_region *r, const c
 	return open_failed(d, tf, e);
 }
 
-/* A library deleted since it was mapped: only map_files/ still reaches it. */
-static int open_deleted(struct detect *d, const struct vt_region *r, struct tfile *tf)
+static int open_or_fallback(struct detect *d, const struct vt_region *r, const char *rel,
+			    struct tfile *tf)
 {
-	char rel[64];
-	int fd;
+	int fd, rc = open_or_fallback_fd(d, r, rel, tf, &fd);
 
-	set_str(rel, sizeof(rel), "map_files/%" PRIx64 "-%" PRIx64, r->start, r->end);
-	fd = openat(d->pid_fd, rel, OPEN_FLAGS);
-	if (fd >= 0)
-		return tfile_from_fd(d, tf, fd);
-	set_str(tf->why, sizeof(tf->why), "deleted since it was mapped");
-	return VT_OK;
+	return rc || fd < 0 ? rc : tfile_from_fd(d, tf, fd);
 }
 
-static int open_mapped(struct detect *d, const struct vt_region *r, struct tfile *tf)
+/*
+ * *fd: the file behind mapping r, as the target sees it: PID/root/<path>,
+ * or PID/map_files/ for a library deleted since it was mapped (the only way
+ * left to reach it); -1 with tf->why when unreadable.
+ */
+static int open_mapped_fd(struct detect *d, const struct vt_region *r, struct tfile *tf, int *fd)
 {
 	char rel[PATH_MAX + 8];
 
 	memset(tf, 0, sizeof(*tf));
-	if (is_deleted(r->path))
-		return open_deleted(d, r, tf);
+	*fd = -1;
+	if (is_deleted(r->path)) {
+		set_str(rel, sizeof(rel), "map_files/%" PRIx64 "-%" PRIx64, r->start, r->end);
+		*fd = openat(d->pid_fd, rel, OPEN_FLAGS);
+		if (*fd < 0)
+			set_str(tf->why, sizeof(tf->why), "deleted since it was mapped");
+		return VT_OK;
+	}
 	if (r->path[0] != '/') {
 		set_str(tf->why, sizeof(tf->why), "not an absolute path");
 		return VT_OK;
@@ -320,7 +326,27 @@ static int open_mapped(struct detect *d, const struct vt_region *r, struct tfile
 		return VT_OK;
 	}
 	set_str(rel, sizeof(rel), "root%s", r->path);
-	return open_or_fallback(d, r, rel, tf);
+	return open_or_fallback_fd(d, r, rel, tf, fd);
+}
+
+static int open_mapped(struct detect *d, const struct vt_region *r, struct tfile *tf)
+{
+	int fd, rc = open_mapped_fd(d, r, tf, &fd);
+
+	return rc || fd < 0 ? rc : tfile_from_fd(d, tf, fd);
+}
+
+int vt_alloc_open_mapped(const struct vt_procfs *pfs, int pid_fd, pid_t pid,
+			 const struct vt_region *r, int *fd, char *why, size_t why_cap,
+			 struct vt_err *err)
+{
+	struct detect d = { .pfs = pfs, .pid_fd = pid_fd, .pid = pid, .err = err };
+	struct tfile tf;
+	int rc = open_mapped_fd(&d, r, &tf, fd);
+
+	if (why_cap)
+		set_str(why, why_cap, "%s", rc || *fd >= 0 ? "" : tf.why);
+	return rc;
 }
 
 /* A maps path names path, also after the file was deleted ("path (deleted)"). */

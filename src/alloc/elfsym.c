@@ -342,3 +342,102 @@ bool vt_elfsym_soname(struct vt_elfsym *ef, char *out, size_t cap)
 	}
 	return false;
 }
+
+/* ---- one symbol's value ------------------------------------------------ */
+
+#define VERSYM_HIDDEN 0x8000   /* not the default version: name@VER, not name@@VER */
+
+struct sym_pick {
+	bool found;
+	bool ifunc;
+	bool default_version;
+	uint64_t value;
+};
+
+/* The .gnu.version entries parallel to the symbol table sym_scn, or NULL. */
+static Elf_Data *versym_for(struct vt_elfsym *ef, Elf_Scn *sym_scn)
+{
+	size_t sym_index = elf_ndxscn(sym_scn);
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(ef->elf, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_GNU_versym &&
+		    sh.sh_link == sym_index && sh.sh_size <= VT_ELFSYM_SECTION_MAX)
+			return elf_getdata(scn, NULL);
+	return NULL;
+}
+
+static void pick_in_table(struct vt_elfsym *ef, Elf_Scn *scn, const GElf_Shdr *sh,
+			  const char *name, struct sym_pick *pick)
+{
+	Elf_Data *data, *versym;
+	size_t entsize, count, i;
+	const char *sname;
+	GElf_Versym vs;
+	GElf_Sym sym;
+	bool dflt;
+
+	if (sh->sh_size > VT_ELFSYM_SECTION_MAX)
+		return;
+	entsize = gelf_fsize(ef->elf, ELF_T_SYM, 1, EV_CURRENT);
+	data = elf_getdata(scn, NULL);
+	if (!entsize || !data || data->d_type != ELF_T_SYM)
+		return;
+	versym = sh->sh_type == SHT_DYNSYM ? versym_for(ef, scn) : NULL;
+	count = data->d_size / entsize;
+	for (i = 1; i < count && i <= INT_MAX; i++) {
+		if (!gelf_getsym(data, (int)i, &sym) || !is_defined_func(&sym))
+			continue;
+		sname = elf_strptr(ef->elf, sh->sh_link, sym.st_name);
+		if (!sname || strcmp(sname, name) != 0)
+			continue;
+		dflt = !versym || !gelf_getversym(versym, (int)i, &vs) || !(vs & VERSYM_HIDDEN);
+		if (pick->found && (pick->default_version || !dflt))
+			continue;
+		pick->found = true;
+		pick->default_version = dflt;
+		pick->ifunc = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC;
+		pick->value = sym.st_value;
+		if (dflt)
+			return;
+	}
+}
+
+bool vt_elfsym_symbol(struct vt_elfsym *ef, const char *name, uint64_t *value)
+{
+	static const Elf64_Word order[] = { SHT_DYNSYM, SHT_SYMTAB };
+	struct sym_pick pick = { false, false, false, 0 };
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	size_t t;
+
+	*value = 0;
+	for (t = 0; t < sizeof(order) / sizeof(order[0]) && !pick.found; t++) {
+		scn = NULL;
+		while ((scn = elf_nextscn(ef->elf, scn)) != NULL && !pick.default_version)
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == order[t])
+				pick_in_table(ef, scn, &sh, name, &pick);
+	}
+	if (!pick.found || pick.ifunc)
+		return false;
+	*value = pick.value;
+	return true;
+}
+
+bool vt_elfsym_first_load_vaddr(struct vt_elfsym *ef, uint64_t *vaddr)
+{
+	size_t n, i;
+	GElf_Phdr ph;
+
+	*vaddr = 0;
+	if (elf_getphdrnum(ef->elf, &n) != 0)
+		return false;
+	for (i = 0; i < n && i <= INT_MAX; i++) {
+		if (gelf_getphdr(ef->elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
+			*vaddr = ph.p_vaddr;
+			return true;
+		}
+	}
+	return false;
+}

@@ -81,4 +81,16 @@ bool vt_elfsym_verdef_max(struct vt_elfsym *ef, const char *prefix, char *out, s
 /* DT_SONAME ("libjemalloc.so.2") into out (cap bytes).  False when absent or too long. */
 bool vt_elfsym_soname(struct vt_elfsym *ef, char *out, size_t cap);
 
+/*
+ * The value (address relative to the load bias) of function name: a defined
+ * FUNC symbol, binding other than LOCAL, from .dynsym (its default version
+ * when several exist, e.g. pthread_cond_wait@@GLIBC_2.3.2), else .symtab.
+ * False when there is none, and for a GNU_IFUNC (its value is a resolver,
+ * not the function: vt_elfsym_defines still reports it).
+ */
+bool vt_elfsym_symbol(struct vt_elfsym *ef, const char *name, uint64_t *value);
+
+/* p_vaddr of the first PT_LOAD program header (load bias = its mapping's start - this). */
+bool vt_elfsym_first_load_vaddr(struct vt_elfsym *ef, uint64_t *vaddr);
+
 #endif

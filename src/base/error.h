@@ -30,6 +30,8 @@
 	X(ZOMBIE,      7,  "zombie process")                                \
 	X(UNSUPPORTED, 8,  "not supported")                                 \
 	X(RECORDING,   9,  "not a valid vitals recording")                  \
+	X(TIMEOUT,     10, "timed out")                                     \
+	X(FAULT,       11, "injected call faulted")                         \
 	X(USAGE,       64, "usage error")
 
 enum vt_code {

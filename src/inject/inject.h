@@ -1,0 +1,327 @@
+/*
+ * inject.h — call a function inside a running process through ptrace.
+ *
+ * One thread of the target is stopped (never the others), its registers,
+ * extended state and signal mask are saved, a call is set up on its stack
+ * below the red zone with return address 0, and the thread runs the callee
+ * until the return faults at address 0.  That fault is caught as a
+ * signal-delivery-stop and never delivered.  After every call the thread's
+ * own state is put back at once and it waits in a ptrace stop ("parked"),
+ * so an interrupted system call restarts as if nothing happened when it is
+ * let go, signals that arrived meanwhile are delivered, none lost, and a
+ * vitals that dies between calls leaves it unharmed.  docs/inject.md
+ * explains why this cannot deadlock or corrupt the target, and which risks
+ * remain.
+ *
+ * Usage (the alloc layer does this for mallinfo2 and friends):
+ *
+ *	vt_inject_pick_thread(pfs, pid, 0, &tid, why, sizeof(why), &err);
+ *	vt_inject_resolve(pfs, pid, &maps, "libc.so.6", "mallinfo2", &fn, &err);
+ *	vt_inject_attach(pfs, pid, tid, 0, 1000, &s, &err);
+ *	vt_inject_save_errno(s, errno_location_fn, 1000, &err);   recommended
+ *	call.func = fn; ...; vt_inject_run(s, &call, 2000, &err);
+ *	vt_inject_detach(&s, &stopped_us, &err);                    always
+ *
+ * A VT_E_UNSUPPORTED from pick or attach often means the thread was awake
+ * at that moment: retry after a millisecond or so.
+ *
+ * Every wait is bounded.  All ptrace requests of a session are made by one
+ * tracer thread that the session owns: if the chosen thread cannot be
+ * stopped in time, that thread exits and the kernel drops the pending stop,
+ * so the target is never left stopped.  SIGINT, SIGTERM, SIGHUP and SIGQUIT
+ * are blocked in the calling thread from attach until detach returns, so a
+ * Ctrl-C lets the call finish or be abandoned and the thread be restored
+ * before vitals exits (the signal is then delivered).  A multithreaded
+ * caller must block them in its other threads too.
+ *
+ * Nothing here prints.  Architecture-specific code is in call_<arch>.c
+ * behind the small interface at the end of this file.
+ */
+#ifndef VT_INJECT_INJECT_H
+#define VT_INJECT_INJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/error.h"
+#include "proc/maps.h"
+#include "proc/procfs.h"
+
+/* Largest scratch area a call may copy onto the target's stack. */
+#define VT_INJECT_SCRATCH_MAX (64u * 1024)
+
+/*
+ * A call still running after its timeout is inspected every timeout; it is
+ * abandoned at the latest after this many timeouts (min. VT_INJECT_HARD_MIN_MS).
+ */
+#define VT_INJECT_HARD_FACTOR 10
+#define VT_INJECT_HARD_MIN_MS 2000
+
+/* One stopped thread of one process.  Opaque. */
+struct vt_inject_session;
+
+enum vt_inject_flags {
+	/*
+	 * Accept a thread that is running user code, not blocked in a system
+	 * call.  It may be inside the allocator holding a lock: the measured
+	 * deadlock risk is 3-22 % (docs/inject.md).  Off by default.  A thread
+	 * in an unsafe system call (mmap, fork, rt_sigsuspend...) stays refused.
+	 */
+	VT_INJECT_ALLOW_RUNNING = 1 << 0,
+};
+
+/*
+ * Choose the thread of pid to stop: one in interruptible sleep in a system
+ * call, preferring those that restart transparently and hold no user-space
+ * lock (nanosleep, poll, select, read, accept, wait, pause), then those that
+ * return EINTR to the program when stopped (epoll_wait, sigtimedwait), then
+ * futex waits, then other blocking calls; among equals the one with the
+ * least CPU time.  Never a running thread, one in uninterruptible sleep, one
+ * changing the memory map (mmap, brk, madvise: may hold an arena lock), one
+ * in fork/clone (holds every arena lock), or one in a call that swapped its
+ * signal mask (rt_sigsuspend, ppoll/pselect6/epoll_pwait with a mask).
+ * With VT_INJECT_ALLOW_RUNNING and no such thread, the least busy of the
+ * threads running user code.
+ *
+ * *tid gets the thread; why (why_cap bytes) says "thread 123 (sleeper):
+ * blocked in nanosleep".  Errors: VT_E_NOPROC, VT_E_GONE, VT_E_PERM,
+ * VT_E_UNSUPPORTED when no thread qualifies (the message lists why not).
+ */
+int vt_inject_pick_thread(const struct vt_procfs *pfs, pid_t pid, unsigned flags, pid_t *tid,
+			  char *why, size_t why_cap, struct vt_err *err);
+
+/*
+ * Stop thread tid of process pid and save its state: PTRACE_SEIZE (never
+ * PTRACE_O_EXITKILL; PTRACE_O_SUSPEND_SECCOMP when the thread has a seccomp
+ * filter, which needs CAP_SYS_ADMIN), PTRACE_INTERRUPT, a wait of at most
+ * timeout_ms, then every register set (general, extended) and the signal
+ * mask are saved.  A signal that reaches the thread before it stops is
+ * delivered as usual.  The state of the thread when it stopped is checked
+ * again against the rules of vt_inject_pick_thread.  pfs must be the live
+ * /proc.
+ *
+ * Errors (nothing is left changed in the target):
+ *   VT_E_NOPROC     no such process or thread, or tid is not a thread of pid
+ *   VT_E_GONE       it exited meanwhile
+ *   VT_E_ZOMBIE, VT_E_KTHREAD
+ *   VT_E_PERM       ptrace refused: the message says why (other user, yama
+ *                   ptrace_scope, no CAP_SYS_PTRACE, already traced by PID
+ *                   (comm), seccomp without CAP_SYS_ADMIN)
+ *   VT_E_UNSUPPORTED  the process is stopped, SIGSEGV is ignored, page 0 is
+ *                   mapped, shadow stack enabled, or the thread was not in a
+ *                   usable state when it stopped (message says which)
+ *   VT_E_TIMEOUT    the thread did not stop within timeout_ms
+ *                   (uninterruptible sleep); it was released untouched
+ *   VT_E_NOMEM, VT_E_FAIL
+ */
+int vt_inject_attach(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned flags,
+		     int timeout_ms, struct vt_inject_session **out, struct vt_err *err);
+
+/* What to do with a call that outlives its timeout. */
+enum vt_inject_abandon {
+	/*
+	 * Abandon it when the thread is found blocked in a system call (futex,
+	 * nanosleep, read...): right for callees that hold no lock while they
+	 * wait, which glibc's mallinfo2, malloc_trim and malloc_info guarantee
+	 * (they take one arena mutex at a time).  A callee running user code
+	 * is let run until VT_INJECT_HARD_FACTOR timeouts.
+	 */
+	VT_INJECT_ABANDON_BLOCKED = 0,
+	/*
+	 * Let it run until VT_INJECT_HARD_FACTOR timeouts even when blocked:
+	 * for callees that may wait while holding a lock (jemalloc's mallctl
+	 * holds ctl_mtx while it takes arena mutexes).
+	 */
+	VT_INJECT_ABANDON_LATE,
+};
+
+struct vt_inject_call {
+	uint64_t func;             /* address in the target */
+	uint64_t args[6];          /* integer/pointer arguments */
+	uint32_t scratch_args;     /* bit i: args[i] is an offset into scratch, replaced by its address */
+	const void *scratch_in;    /* copied below the red zone before the call; NULL: zeros */
+	size_t scratch_len;        /* <= VT_INJECT_SCRATCH_MAX; 0 for none */
+	void *scratch_out;         /* not NULL: scratch_len bytes copied back after the call */
+	enum vt_inject_abandon abandon;
+	/* results */
+	uint64_t ret;              /* integer return register after the call */
+	uint64_t scratch_addr;     /* where scratch was in the target (for pointers into it) */
+	double call_us;            /* wall time the callee ran */
+};
+
+/*
+ * Run one call on the attached thread.  While it runs, every signal is
+ * blocked for the thread except the synchronous faults (SIGSEGV SIGBUS
+ * SIGILL SIGFPE SIGTRAP SIGSYS: a fault while blocked would make the kernel
+ * reset the target's handler to SIG_DFL), and the syscall restart logic is
+ * off (orig_rax = -1 on x86-64).  Afterwards, whatever happened, the thread
+ * is parked again with its own state; signals kept during the call (a
+ * SIGSTOP, a SIGSEGV sent with kill) are handed back with their siginfo.
+ * The session stays attached.  Errors:
+ *   VT_E_TIMEOUT    the call outlived timeout_ms and was abandoned (the
+ *                   message says where the thread was: futex, nanosleep...);
+ *                   or it ran past the hard limit in uninterruptible sleep
+ *                   and could not be stopped: only detach is left to do
+ *   VT_E_FAULT      the callee faulted (SIGSEGV at a non-zero address, ...);
+ *                   the signal was suppressed, the call abandoned
+ *   VT_E_GONE       the thread or process exited
+ *   VT_E_IO         the scratch area could not be written or read
+ *   VT_E_USAGE      bad arguments (scratch too large, no function)
+ */
+int vt_inject_run(struct vt_inject_session *s, struct vt_inject_call *call, int timeout_ms,
+		  struct vt_err *err);
+
+/*
+ * Save the thread's errno through its own __errno_location() (address
+ * errno_location in the target), so that it is put back after every call:
+ * a callee that fails sets errno, and a program that reads errno after a
+ * successful call (readdir) would otherwise see ours.  Errors as
+ * vt_inject_run.
+ */
+int vt_inject_save_errno(struct vt_inject_session *s, uint64_t errno_location, int timeout_ms,
+			 struct vt_err *err);
+
+/*
+ * Let the parked thread go (restoring first whatever a failed call left:
+ * errno if saved, extended and general registers including orig_rax/rax,
+ * so an interrupted system call restarts normally, and the signal mask, so
+ * pending signals are delivered).  If an abandoned callee clobbered the
+ * kernel's restart block that the thread's own interrupted nanosleep or
+ * poll was to restart through, that call is run again from its start (or
+ * returns EINTR when that is impossible).  *stopped_us (may be NULL) gets
+ * how long the thread was stopped, from PTRACE_INTERRUPT to PTRACE_DETACH,
+ * including the callees' time.
+ * Frees the session and sets *s to NULL, also on error; NULL is a no-op.
+ * Errors:
+ *   VT_E_GONE      the thread exited (nothing to restore)
+ *   VT_E_TIMEOUT   a call was still running and the thread could not be
+ *                  stopped to restore it (uninterruptible sleep): the
+ *                  session's tracer thread keeps trying in the background
+ *                  and restores it when it stops, while vitals lives
+ *   VT_E_FAIL      a ptrace request failed (message says which)
+ */
+int vt_inject_detach(struct vt_inject_session **s, double *stopped_us, struct vt_err *err);
+
+/*
+ * The address of function symbol in the first library mapped by pid whose
+ * file name starts with lib_basename_prefix ("libc.so.6", "libjemalloc.so"),
+ * from its .dynsym (else .symtab) and its load bias (start of its mapping at
+ * file offset 0 minus the p_vaddr of its first PT_LOAD).  The file is the
+ * target's own (<proc root>/PID/root/<path>, map_files/ for a deleted one),
+ * and the first bytes of the function in the target's memory must equal the
+ * file's, so a library replaced on disk is never trusted.  maps is the
+ * target's /proc/PID/maps.  Errors: VT_E_NOTFOUND (library not mapped, or
+ * symbol not defined; an IFUNC says so), VT_E_GONE, VT_E_PERM, VT_E_FAIL
+ * (file does not match the mapping), VT_E_NOMEM.
+ */
+int vt_inject_resolve(const struct vt_procfs *pfs, pid_t pid, const struct vt_region_list *maps,
+		      const char *lib_basename_prefix, const char *symbol, uint64_t *addr,
+		      struct vt_err *err);
+
+/* ---- exposed for tests ---------------------------------------------- */
+
+/* /proc/PID/task/TID/syscall, parsed. */
+struct vt_inject_syscall {
+	bool running;              /* "running": on a CPU now */
+	long nr;                   /* -1: blocked outside a system call */
+	uint64_t args[6];
+	uint64_t sp, pc;
+};
+
+/* Parse the syscall file text (buf need not be NUL-terminated).  False if malformed. */
+bool vt_inject_syscall_parse(const char *buf, size_t len, struct vt_inject_syscall *out);
+
+/* Register set number i as saved at attach (i = 0: general registers).  False if none. */
+bool vt_inject_saved_regs(const struct vt_inject_session *s, unsigned i, const void **data,
+			  size_t *len);
+
+/* ---- shared inside src/inject ------------------------------------------ */
+
+/* What /proc says about a thread before it is stopped (pick.c). */
+struct vt_inject_precheck {
+	bool seccomp;        /* the thread has a seccomp filter or strict mode */
+	long uid;            /* the target's real uid, -1 if unknown */
+};
+
+/*
+ * Refuse what /proc already rules out: no such thread (VT_E_NOPROC), kernel
+ * thread, zombie, already traced (VT_E_PERM naming the tracer), stopped,
+ * SIGSEGV ignored, page 0 mapped, refused by the architecture
+ * (VT_E_UNSUPPORTED).  pid_fd is the process's directory.
+ */
+int vt_inject_precheck(const struct vt_procfs *pfs, int pid_fd, pid_t pid, pid_t tid,
+		       struct vt_inject_precheck *pc, struct vt_err *err);
+/* Rewrite an EPERM from PTRACE_SEIZE in err with its reason (uid, yama, capability). */
+void vt_inject_explain_perm(const struct vt_procfs *pfs, int pid_fd,
+			    const struct vt_inject_precheck *pc, pid_t tid, struct vt_err *err);
+
+/* ---- the per-architecture interface (call_<arch>.c) ----------------- */
+
+/* How a thread stopped in a system call may be used. */
+enum vt_sys_class {
+	VT_SYS_NEVER = 0,   /* must not: maps memory, forks, exits, swapped its signal mask */
+	VT_SYS_OTHER,       /* some other blocking call: may be inside a library holding a lock */
+	VT_SYS_FUTEX,       /* a lock or condition wait: restarts; holds no arena lock in glibc */
+	VT_SYS_EINTR,       /* returns EINTR to the program when stopped (signal(7)) */
+	VT_SYS_SLEEP,       /* restarts transparently and is not inside a lock */
+};
+
+/* One register set saved and restored (PTRACE_GETREGSET note type). */
+struct vt_arch_regset {
+	unsigned type;      /* NT_PRSTATUS, NT_X86_XSTATE, ... */
+	size_t max;         /* buffer size: the exact size, or an upper bound (a set that fills it is truncated) */
+	bool exact;         /* the kernel returns exactly max bytes */
+	int group;          /* of the sets in one group, the first that the kernel returns is used */
+	const char *name;
+};
+extern const struct vt_arch_regset vt_arch_regsets[];
+extern const unsigned vt_arch_nregsets;   /* vt_arch_regsets[0] is the general set */
+
+/* What the general registers of a stopped thread say. */
+struct vt_arch_stop {
+	uint64_t pc, sp;
+	long nr;            /* system call number, -1 when not in one */
+	long ret;           /* return register: -ERESTART* while the call is to restart */
+	bool restarting;    /* ret is -ERESTARTSYS/NOINTR/NOHAND/RESTART_RESTARTBLOCK */
+	bool restart_block; /* ret is -ERESTART_RESTARTBLOCK (restart via restart_syscall) */
+	uint64_t args[6];
+};
+
+/* A prepared call: where things go on the target's stack. */
+struct vt_arch_frame {
+	uint64_t scratch_addr;     /* 16-byte aligned, below the red zone */
+	uint64_t sp;               /* stack pointer at the callee's first instruction */
+	uint64_t write_addr;       /* first byte to write (return slot or scratch) */
+	size_t ret_len;            /* bytes of return slot at sp (0: return address in a register) */
+};
+
+void vt_arch_stop_state(const void *gp, struct vt_arch_stop *out);
+/*
+ * Lay out the call below saved_gp's stack pointer and build in call_gp (same
+ * size as saved_gp) the registers for func(args); args[i] with bit i of
+ * scratch_args set is an offset into the scratch area.  VT_E_USAGE if the
+ * stack pointer leaves no room.
+ */
+int vt_arch_setup_call(const void *saved_gp, void *call_gp, uint64_t func, const uint64_t args[6],
+		       uint32_t scratch_args, size_t scratch_len, struct vt_arch_frame *frame,
+		       struct vt_err *err);
+/* The thread in gp has returned from the call of frame: *ret gets the return value. */
+bool vt_arch_returned(const void *gp, const struct vt_arch_frame *frame, uint64_t *ret);
+/* gp with pc set to 0 and no syscall restart: runs straight into the return fault. */
+void vt_arch_set_null_pc(void *gp);
+/*
+ * Turn gp (a thread interrupted in a system call) into one that executes
+ * that system call again from the start, without the kernel's restart
+ * block; insn holds the 2 bytes before pc.  False when not possible.
+ */
+bool vt_arch_reexec_syscall(void *gp, const unsigned char insn[2]);
+/* Make gp's interrupted system call return -EINTR to the program. */
+void vt_arch_fail_syscall_eintr(void *gp);
+enum vt_sys_class vt_arch_syscall_class(long nr, const uint64_t args[6]);
+const char *vt_arch_syscall_name(long nr);   /* "nanosleep", or NULL */
+/* Refuse a thread the architecture cannot call into (from task status text); why filled. */
+bool vt_arch_task_refused(const char *status, size_t len, char *why, size_t why_cap);
+
+#endif

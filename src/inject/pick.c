@@ -1,0 +1,422 @@
+/*
+ * pick.c — choose the one thread of a process to stop for a call.
+ *
+ * Reads /proc/PID/task/TID/{stat,syscall} for every thread and ranks them by
+ * the class of the system call they are blocked in (vt_arch_syscall_class).
+ * The measured facts behind the ranking are in docs/inject.md: stopping a
+ * thread that is blocked in a system call and not inside the allocator
+ * never deadlocked; one stopped inside malloc did, 3-22 % of the time.  The
+ * choice is checked again once the thread is stopped (vt_inject_attach):
+ * between here and there it may have woken up.  Nothing here stops anything.
+ */
+#include "inject/inject.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/scan.h"
+#include "proc/access.h"
+#include "proc/stat.h"
+#include "proc/status.h"
+#include "proc/task.h"
+
+#define TASK_FILE_MAX 4096
+#define STATUS_MAX (64 * 1024)
+
+bool vt_inject_syscall_parse(const char *buf, size_t len, struct vt_inject_syscall *out)
+{
+	struct vt_scan s = vt_scan_init(buf, len);
+	const char *w;
+	size_t wl, i;
+	uint64_t v[9];
+	int64_t nr;
+
+	memset(out, 0, sizeof(*out));
+	out->nr = -1;
+	if (!vt_scan_word(&s, &w, &wl))
+		return false;
+	if (wl == 7 && memcmp(w, "running", 7) == 0) {
+		out->running = true;
+		return true;
+	}
+	s = vt_scan_init(buf, len);
+	if (!vt_scan_i64(&s, &nr) || nr < -1)
+		return false;
+	/* "-1 sp pc" outside a system call, "nr a1 .. a6 sp pc" inside one. */
+	for (i = 0; i < (nr < 0 ? 2u : 8u); i++) {
+		vt_scan_blanks(&s);
+		if (!vt_scan_char(&s, '0') || !vt_scan_char(&s, 'x') || !vt_scan_hex(&s, &v[i]))
+			return false;
+	}
+	vt_scan_blanks(&s);
+	if (!vt_scan_eof(&s) && *s.p != '\n')
+		return false;
+	out->nr = (long)nr;
+	if (nr >= 0)
+		memcpy(out->args, v, sizeof(out->args));
+	out->sp = v[nr < 0 ? 0 : 6];
+	out->pc = v[nr < 0 ? 1 : 7];
+	return true;
+}
+
+struct candidate {
+	pid_t tid;
+	int rank;            /* vt_sys_class, or -1: not usable */
+	uint64_t cpu_ticks;
+	char comm[64];
+	char state;
+	long nr;
+	const char *reason;  /* why not usable */
+	bool user_mode;      /* running or preempted outside a system call */
+};
+
+static const char *class_note(enum vt_sys_class cls)
+{
+	switch (cls) {
+	case VT_SYS_EINTR:
+		return ", which returns EINTR to the program when stopped";
+	case VT_SYS_FUTEX:
+		return " (a lock or condition wait)";
+	case VT_SYS_OTHER:
+		return " (may be inside a library)";
+	default:
+		return "";
+	}
+}
+
+/* Read one thread; VT_E_GONE for a thread that exited meanwhile (skipped). */
+static int read_candidate(int pid_fd, pid_t tid, struct vt_buf *buf, struct candidate *c,
+			  struct vt_err *err)
+{
+	struct vt_inject_syscall sc;
+	struct vt_proc_stat st;
+	char rel[64];
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->tid = tid;
+	c->rank = -1;
+	c->nr = -1;
+	snprintf(rel, sizeof(rel), "task/%d/stat", (int)tid);
+	rc = vt_read_at(pid_fd, rel, buf, err);
+	if (rc == VT_E_NOTFOUND)
+		return VT_E_GONE;
+	if (rc || (rc = vt_proc_stat_parse(buf->data, buf->len, &st, err)))
+		return rc;
+	c->state = st.state;
+	c->cpu_ticks = st.utime_ticks + st.stime_ticks;
+	snprintf(c->comm, sizeof(c->comm), "%s", st.comm);
+	snprintf(rel, sizeof(rel), "task/%d/syscall", (int)tid);
+	rc = vt_read_at(pid_fd, rel, buf, err);
+	if (rc == VT_E_NOTFOUND)
+		return VT_E_GONE;
+	if (rc)
+		return rc;
+	if (!vt_inject_syscall_parse(buf->data, buf->len, &sc)) {
+		c->reason = "unreadable syscall state";
+		return VT_OK;
+	}
+	if (sc.running || st.state == 'R') {
+		c->reason = "running";
+		c->user_mode = sc.running || sc.nr < 0;
+		return VT_OK;
+	}
+	if (st.state != 'S') {
+		c->reason = st.state == 'D' ? "in uninterruptible sleep" :
+			    st.state == 'T' || st.state == 't' ? "stopped" : "not sleeping";
+		return VT_OK;
+	}
+	if (sc.nr < 0) {
+		c->reason = "not in a system call";
+		c->user_mode = true;
+		return VT_OK;
+	}
+	c->nr = sc.nr;
+	c->rank = (int)vt_arch_syscall_class(sc.nr, sc.args);
+	if (c->rank == VT_SYS_NEVER) {
+		c->rank = -1;
+		c->reason = "in a system call where a call is unsafe";
+	}
+	return VT_OK;
+}
+
+static bool better(const struct candidate *a, const struct candidate *b)
+{
+	if (a->rank != b->rank)
+		return a->rank > b->rank;
+	if (a->cpu_ticks != b->cpu_ticks)
+		return a->cpu_ticks < b->cpu_ticks;
+	return a->tid < b->tid;
+}
+
+static void describe(const struct candidate *c, bool running, char *why, size_t cap)
+{
+	const char *name = vt_arch_syscall_name(c->nr);
+
+	if (!why || !cap)
+		return;
+	if (running)
+		snprintf(why, cap, "thread %d (%s): %s, the least busy thread (no thread is blocked "
+			 "in a usable system call)", (int)c->tid, c->comm, c->reason ? c->reason : "");
+	else if (name)
+		snprintf(why, cap, "thread %d (%s): blocked in %s%s", (int)c->tid, c->comm, name,
+			 class_note((enum vt_sys_class)c->rank));
+	else
+		snprintf(why, cap, "thread %d (%s): blocked in system call %ld%s", (int)c->tid,
+			 c->comm, c->nr, class_note((enum vt_sys_class)c->rank));
+}
+
+/* "3 running, 1 in uninterruptible sleep" for the error message. */
+static void tally(const struct candidate *v, size_t n, char *out, size_t cap)
+{
+	size_t i, j, used = 0;
+	int k;
+
+	out[0] = '\0';
+	for (i = 0; i < n; i++) {
+		bool seen = false;
+		unsigned count = 0;
+
+		if (!v[i].reason)
+			continue;
+		for (j = 0; j < i && !seen; j++)
+			seen = v[j].reason == v[i].reason;
+		if (seen)
+			continue;
+		for (j = i; j < n; j++)
+			count += v[j].reason == v[i].reason;
+		k = snprintf(out + used, cap - used, "%s%u %s", used ? ", " : "", count, v[i].reason);
+		if (k < 0 || (size_t)k >= cap - used)
+			return;
+		used += (size_t)k;
+	}
+}
+
+/* The syscall file needs ptrace access: say which rule refused it. */
+static void explain_denied(const struct vt_procfs *pfs, int pid_fd, pid_t pid, struct vt_err *err)
+{
+	char reason[VT_ERR_MSG_MAX / 2], hint[VT_ERR_MSG_MAX];
+	struct vt_buf buf = VT_BUF_INIT(STATUS_MAX);
+	struct vt_proc_status st;
+	long uid = -1;
+
+	if (!err)
+		return;
+	if (vt_read_at(pid_fd, "status", &buf, NULL) == VT_OK &&
+	    vt_proc_status_parse(buf.data, buf.len, &st, NULL) == VT_OK)
+		uid = (long)st.uid_real;
+	vt_buf_release(&buf);
+	vt_access_explain(pfs, "ptrace", uid, pid_fd, reason, sizeof(reason), hint, sizeof(hint));
+	vt_err_set(err, VT_E_PERM, err->sys_errno, "cannot see the threads of %d: %s", (int)pid,
+		   reason);
+	vt_err_hint(err, "%s", hint);
+}
+
+int vt_inject_pick_thread(const struct vt_procfs *pfs, pid_t pid, unsigned flags, pid_t *tid,
+			  char *why, size_t why_cap, struct vt_err *err)
+{
+	struct vt_buf buf = VT_BUF_INIT(TASK_FILE_MAX);
+	struct candidate *v = NULL, *best = NULL, *idlest = NULL;
+	char summary[256];
+	pid_t *tids = NULL;
+	size_t n = 0, i, m = 0;
+	int pid_fd = -1, rc;
+
+	*tid = 0;
+	if (why && why_cap)
+		why[0] = '\0';
+	rc = vt_pid_open(pfs, pid, &pid_fd, err);
+	if (rc)
+		return rc;
+	rc = vt_task_list(pid_fd, &tids, &n, err);
+	if (rc)
+		goto out;
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v) {
+		rc = vt_err_set(err, VT_E_NOMEM, 0, "out of memory choosing a thread");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		rc = read_candidate(pid_fd, tids[i], &buf, &v[m], err);
+		if (rc == VT_E_GONE)
+			continue;
+		if (rc == VT_E_PERM)
+			explain_denied(pfs, pid_fd, pid, err);
+		if (rc)
+			goto out;
+		if (v[m].rank >= 0 && (!best || better(&v[m], best)))
+			best = &v[m];
+		m++;
+	}
+	rc = VT_OK;
+	/* Running threads only: one in an unsafe system call stays unsafe when allowed to run. */
+	for (i = 0; !best && i < m; i++)
+		if (v[i].user_mode && (!idlest || v[i].cpu_ticks < idlest->cpu_ticks))
+			idlest = &v[i];
+	if (best) {
+		*tid = best->tid;
+		describe(best, false, why, why_cap);
+	} else if ((flags & VT_INJECT_ALLOW_RUNNING) && idlest) {
+		*tid = idlest->tid;
+		describe(idlest, true, why, why_cap);
+	} else if (m == 0) {
+		rc = vt_err_set(err, VT_E_GONE, 0, "process %d has no threads left", (int)pid);
+	} else {
+		tally(v, m, summary, sizeof(summary));
+		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "no thread of process %d is blocked in a "
+				"system call where a call is safe (%s)", (int)pid, summary);
+		vt_err_hint(err, "retry when the process is less busy, or allow a running thread "
+			    "(it may be inside malloc: risk of deadlock)");
+	}
+out:
+	free(v);
+	free(tids);
+	vt_buf_release(&buf);
+	close(pid_fd);
+	return rc;
+}
+
+/* ---- before stopping anything: what /proc says about the thread ---------- */
+
+static int read_task_file(int pid_fd, pid_t tid, const char *name, struct vt_buf *buf,
+			  struct vt_err *err)
+{
+	char rel[64];
+
+	snprintf(rel, sizeof(rel), "task/%d/%s", (int)tid, name);
+	return vt_read_at(pid_fd, rel, buf, err);
+}
+
+/* SigIgn: has SIGSEGV: the kernel would reset it to SIG_DFL when our return faults. */
+static bool ignores_sigsegv(const char *status, size_t len)
+{
+	const char *p = memmem(status, len, "\nSigIgn:", 8);
+	struct vt_scan sc;
+	uint64_t mask;
+
+	if (!p)
+		return false;
+	sc = vt_scan_init(p + 8, len - (size_t)(p + 8 - status));
+	vt_scan_blanks(&sc);
+	return vt_scan_hex(&sc, &mask) && (mask & ((uint64_t)1 << (SIGSEGV - 1)));
+}
+
+/* Something mapped at address 0 would turn our return into a jump into it. */
+static bool page_zero_mapped(int pid_fd, long page)
+{
+	char line[64];
+	struct vt_scan sc;
+	uint64_t start;
+	ssize_t n;
+	int fd;
+
+	fd = openat(pid_fd, "maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	sc = vt_scan_init(line, (size_t)n);
+	return vt_scan_hex(&sc, &start) && start < (uint64_t)page;
+}
+
+static void tracer_comm(const struct vt_procfs *pfs, int64_t tracer, char *out, size_t cap)
+{
+	struct vt_buf buf = VT_BUF_INIT(4096);
+	char rel[48];
+
+	snprintf(rel, sizeof(rel), "%lld/comm", (long long)tracer);
+	snprintf(out, cap, "?");
+	if (vt_procfs_read(pfs, rel, &buf, NULL) == VT_OK && buf.len) {
+		buf.data[strcspn(buf.data, "\n")] = '\0';
+		snprintf(out, cap, "%s", buf.data);
+	}
+	vt_buf_release(&buf);
+}
+
+int vt_inject_precheck(const struct vt_procfs *pfs, int pid_fd, pid_t pid, pid_t tid,
+		       struct vt_inject_precheck *pc, struct vt_err *err)
+{
+	struct vt_buf buf = VT_BUF_INIT(STATUS_MAX);
+	struct vt_proc_status st;
+	struct vt_proc_stat ps;
+	char why[160], comm[64];
+	int rc;
+
+	pc->seccomp = false;
+	pc->uid = -1;
+	rc = read_task_file(pid_fd, tid, "stat", &buf, err);
+	if (rc == VT_E_NOTFOUND || rc == VT_E_GONE) {
+		rc = vt_err_set(err, VT_E_NOPROC, ENOENT, "no thread %d in process %d", (int)tid,
+				(int)pid);
+		goto out;
+	}
+	if (rc || (rc = vt_proc_stat_parse(buf.data, buf.len, &ps, err)))
+		goto out;
+	if (ps.flags & VT_PF_KTHREAD) {
+		rc = vt_err_set(err, VT_E_KTHREAD, 0, "%d is a kernel thread", (int)pid);
+		goto out;
+	}
+	if (ps.state == 'Z' || ps.state == 'X') {
+		rc = vt_err_set(err, VT_E_ZOMBIE, 0, "thread %d of %d has exited (state %c)", (int)tid,
+				(int)pid, ps.state);
+		goto out;
+	}
+	rc = read_task_file(pid_fd, tid, "status", &buf, err);
+	if (rc || (rc = vt_proc_status_parse(buf.data, buf.len, &st, err)))
+		goto out;
+	pc->uid = (long)st.uid_real;
+	pc->seccomp = st.seccomp > 0;
+	if (st.tracer_pid > 0) {
+		tracer_comm(pfs, st.tracer_pid, comm, sizeof(comm));
+		rc = vt_err_set(err, VT_E_PERM, EPERM, "thread %d of %d is already traced by %lld (%s)",
+				(int)tid, (int)pid, (long long)st.tracer_pid, comm);
+		vt_err_hint(err, "a process can have one tracer: detach the debugger first");
+		goto out;
+	}
+	if (ps.state == 'T' || ps.state == 't') {
+		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "thread %d of %d is stopped (state %c)",
+				(int)tid, (int)pid, ps.state);
+		vt_err_hint(err, "continue the process first (kill -CONT %d)", (int)pid);
+		goto out;
+	}
+	if (ignores_sigsegv(buf.data, buf.len)) {
+		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "process %d ignores SIGSEGV, which the "
+				"return of an injected call raises; the kernel would reset it",
+				(int)pid);
+		goto out;
+	}
+	if (vt_arch_task_refused(buf.data, buf.len, why, sizeof(why))) {
+		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "%s", why);
+		goto out;
+	}
+	if (page_zero_mapped(pid_fd, pfs->page_size)) {
+		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "process %d maps page 0, where the return "
+				"of an injected call must fault", (int)pid);
+		goto out;
+	}
+	rc = VT_OK;
+out:
+	vt_buf_release(&buf);
+	return rc;
+}
+
+/* Give EPERM from PTRACE_SEIZE its reason: uid, yama scope, capability. */
+void vt_inject_explain_perm(const struct vt_procfs *pfs, int pid_fd,
+			    const struct vt_inject_precheck *pc, pid_t tid, struct vt_err *err)
+{
+	char reason[VT_ERR_MSG_MAX / 2], hint[VT_ERR_MSG_MAX];
+
+	if (!err || err->sys_errno != EPERM || pc->seccomp)
+		return;
+	vt_access_explain(pfs, "ptrace", pc->uid, pid_fd, reason, sizeof(reason), hint,
+			  sizeof(hint));
+	vt_err_set(err, VT_E_PERM, EPERM, "cannot attach to thread %d: %s", (int)tid, reason);
+	vt_err_hint(err, "%s", hint);
+}

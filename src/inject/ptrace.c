@@ -1,0 +1,1397 @@
+/*
+ * ptrace.c — stop one thread, run calls on it, put it back exactly.
+ *
+ * A session owns a tracer thread: it makes every ptrace request (the kernel
+ * ties a tracee to the thread that seized it), and its exit is the last-resort
+ * release, since the kernel detaches a tracer thread's tracees, pending
+ * PTRACE_INTERRUPT included, when that thread exits.  The caller's thread
+ * posts one job at a time and waits for it; every job is bounded in time.
+ *
+ * Between calls the thread is "parked": in a PTRACE_INTERRUPT stop with its
+ * own registers, extended state, errno and signal mask back in place.  A
+ * call changes them only while it runs (registers, and the mask that blocks
+ * all but the synchronous fault signals), and parks the thread again after
+ * it returns, faults or is abandoned.  So whenever vitals could die with the
+ * thread not running a callee, the kernel's detach lets it go on unharmed.
+ *
+ * Stops are polled with waitpid(WNOHANG) and short sleeps, never a blocking
+ * wait.  The stops we see and what we do:
+ *   interrupt stop (PTRACE_EVENT_STOP, SIGTRAP)  ours: parked, or a slow call to inspect
+ *   group stop (PTRACE_EVENT_STOP, SIGSTOP...)   someone stops the process: refuse
+ *                                                at attach, let a call go on
+ *   signal-delivery-stop SIGSEGV at pc 0         the call returned
+ *   signal-delivery-stop, a fault of the callee  abandon the call, suppress it
+ *   signal-delivery-stop, any other signal       outside a call: deliver it as
+ *                                                usual; during one (SIGSTOP, a
+ *                                                sent SIGSEGV): keep it, hand it
+ *                                                back when parking
+ * Nothing here prints; the arch part is in call_<arch>.c.
+ */
+#include "inject/inject.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proc/mem.h"
+
+#define MAX_REGSETS 4
+#define MAX_STASH 4
+/* Waiting for the stop that a detach needs, and for a lost call in the background. */
+#define DETACH_WAIT_MS 2000
+#define RESCUE_WAIT_S 600
+/* After the hard limit, how long an interrupt may take to be acknowledged. */
+#define INTERRUPT_GRACE_MS 500
+/* How long a thread that ptrace says is gone (ESRCH) may take to show its exit. */
+#define EXIT_WAIT_MS 200
+
+/* Signals a fault of the callee raises: never blocked during a call. */
+static const int sync_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS };
+/* Signals to vitals that would kill it mid-call: held from attach to detach. */
+static const int held_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+struct regbuf {
+	unsigned type;
+	const char *name;
+	void *data;
+	size_t len;
+};
+
+struct stash {
+	int sig;
+	siginfo_t info;
+};
+
+typedef int (*job_fn)(struct vt_inject_session *s, void *arg, struct vt_err *err);
+
+struct vt_inject_session {
+	pid_t pid, tid;
+	unsigned flags;
+
+	/* the tracer thread and its one job slot, under lock */
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	job_fn job;
+	void *job_arg;
+	int job_rc;
+	bool job_done, quit, orphaned;
+	struct vt_err job_err;
+	sigset_t caller_mask;          /* the calling thread's mask before attach */
+
+	/* from here on, touched by the tracer thread only (or after it ended) */
+	bool seized;
+	bool stopped;                  /* in a ptrace stop we may act on */
+	bool at_delivery;              /* that stop is a signal-delivery-stop */
+	bool gone;                     /* the thread exited */
+	bool lost;                     /* a call runs and the thread would not stop */
+	bool clobbered_restart;        /* an abandoned callee left its own restart block */
+	struct regbuf regs[MAX_REGSETS];
+	unsigned nregs;
+	void *work_gp;                 /* general registers of the latest stop / next call */
+	uint64_t saved_mask;           /* kernel sigset, 64 signals */
+	bool dirty;                    /* registers or mask differ from the saved ones */
+	struct vt_arch_stop at_attach; /* the thread's state when it stopped */
+	struct stash stash[MAX_STASH];
+	unsigned nstash;
+	bool errno_saved;
+	uint64_t errno_addr;
+	int32_t errno_value;
+	double t_interrupt;
+	double t_detached;
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static const char *sig_name(int sig)
+{
+	const char *n = sigabbrev_np(sig);
+
+	return n ? n : "?";
+}
+
+static long preq(enum __ptrace_request req, pid_t tid, void *addr, void *data)
+{
+	long r;
+
+	do {
+		errno = 0;
+		r = ptrace(req, tid, addr, data);
+	} while (r < 0 && errno == EINTR);
+	return r;
+}
+
+/*
+ * Did the thread exit?  Its exit is collected (only an exit, never a stop);
+ * a thread being killed takes a moment to become reapable, hence the wait.
+ */
+static bool thread_exited(struct vt_inject_session *s)
+{
+	char path[64], state = 0, buf[512], *p;
+	siginfo_t si;
+	int i, fd, r;
+	ssize_t n;
+
+	for (i = 0; i < EXIT_WAIT_MS; i++) {
+		memset(&si, 0, sizeof(si));
+		r = waitid(P_PID, (id_t)s->tid, &si, WEXITED | WNOHANG | __WALL);
+		if ((r == 0 && si.si_pid == s->tid) || (r < 0 && errno == ECHILD))
+			return true;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)s->pid, (int)s->tid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return true;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		p = strrchr(buf, ')');
+		state = p && p[1] == ' ' ? p[2] : 0;
+		if (state == 'Z' || state == 'X')
+			return true;
+		if (state == 't' || state == 'T')
+			return false;   /* stopped: the request failed for another reason */
+		sleep_us(1000);
+	}
+	return false;
+}
+
+/* A ptrace request failed with e: ESRCH means the thread is gone or no longer stopped. */
+static int ptrace_failed(struct vt_inject_session *s, struct vt_err *err, int e, const char *what)
+{
+	/* ESRCH: exited or exiting (a SIGKILL wakes a stopped tracee), or not stopped. */
+	if (e == ESRCH && thread_exited(s)) {
+		s->gone = true;
+		s->stopped = false;
+		return vt_err_set(err, VT_E_GONE, e, "thread %d exited during %s", (int)s->tid,
+				  what);
+	}
+	return vt_err_set(err, VT_E_FAIL, e, "%s of thread %d failed: %s", what, (int)s->tid,
+			  strerror(e));
+}
+
+/* ---- memory ---------------------------------------------------------------- */
+
+static int mem_write(struct vt_inject_session *s, uint64_t addr, const void *buf, size_t len,
+		     struct vt_err *err)
+{
+	struct iovec local = { (void *)buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	const unsigned char *p = buf;
+	size_t off;
+	ssize_t n;
+	int e, pe = 0;
+
+	n = process_vm_writev(s->tid, &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len)
+		return VT_OK;
+	e = n < 0 ? errno : EFAULT;
+	/* PTRACE_POKEDATA: a word at a time, keeping the bytes around the ends. */
+	for (off = 0; off < len;) {
+		uint64_t a = (addr + off) & ~(uint64_t)7, word;
+		size_t skip = (size_t)(addr + off - a), take = 8 - skip;
+		long w;
+
+		if (take > len - off)
+			take = len - off;
+		w = preq(PTRACE_PEEKDATA, s->tid, (void *)(uintptr_t)a, NULL);
+		if (w == -1 && errno) {
+			pe = errno;
+			goto failed;
+		}
+		word = (uint64_t)w;
+		memcpy((unsigned char *)&word + skip, p + off, take);
+		if (preq(PTRACE_POKEDATA, s->tid, (void *)(uintptr_t)a, (void *)(uintptr_t)word) < 0) {
+			pe = errno;
+			goto failed;
+		}
+		off += take;
+	}
+	return VT_OK;
+failed:
+	if (e == ESRCH || pe == ESRCH)
+		return ptrace_failed(s, err, ESRCH, "a memory write");
+	return vt_err_set(err, VT_E_IO, e, "cannot write %zu bytes at 0x%" PRIx64 " in thread %d: %s",
+			  len, addr, (int)s->tid, strerror(e));
+}
+
+static int mem_read(struct vt_inject_session *s, uint64_t addr, void *buf, size_t len,
+		    struct vt_err *err)
+{
+	unsigned char *p = buf;
+	size_t off;
+
+	if (vt_mem_read(s->tid, addr, buf, len, NULL) == VT_OK)
+		return VT_OK;
+	for (off = 0; off < len;) {
+		uint64_t a = (addr + off) & ~(uint64_t)7, word;
+		size_t skip = (size_t)(addr + off - a), take = 8 - skip;
+		long w;
+
+		if (take > len - off)
+			take = len - off;
+		w = preq(PTRACE_PEEKDATA, s->tid, (void *)(uintptr_t)a, NULL);
+		if (w == -1 && errno == ESRCH)
+			return ptrace_failed(s, err, ESRCH, "a memory read");
+		if (w == -1 && errno)
+			return vt_err_set(err, VT_E_IO, errno, "cannot read %zu bytes at 0x%" PRIx64
+					  " in thread %d: %s", len, addr, (int)s->tid, strerror(errno));
+		word = (uint64_t)w;
+		memcpy(p + off, (unsigned char *)&word + skip, take);
+		off += take;
+	}
+	return VT_OK;
+}
+
+/* ---- registers ----------------------------------------------------------- */
+
+static int regset_get(struct vt_inject_session *s, unsigned type, void *buf, size_t *len,
+		      struct vt_err *err)
+{
+	struct iovec iov = { buf, *len };
+
+	if (preq(PTRACE_GETREGSET, s->tid, (void *)(uintptr_t)type, &iov) < 0)
+		return ptrace_failed(s, err, errno, "PTRACE_GETREGSET");
+	*len = iov.iov_len;
+	return VT_OK;
+}
+
+static int regset_set(struct vt_inject_session *s, unsigned type, void *buf, size_t len,
+		      struct vt_err *err)
+{
+	struct iovec iov = { buf, len };
+
+	if (preq(PTRACE_SETREGSET, s->tid, (void *)(uintptr_t)type, &iov) < 0)
+		return ptrace_failed(s, err, errno, "PTRACE_SETREGSET");
+	return VT_OK;
+}
+
+static int gp_get(struct vt_inject_session *s, struct vt_err *err)
+{
+	size_t len = vt_arch_regsets[0].max;
+	int rc = regset_get(s, vt_arch_regsets[0].type, s->work_gp, &len, err);
+
+	if (!rc && len != vt_arch_regsets[0].max)
+		return vt_err_set(err, VT_E_FAIL, 0, "general registers of thread %d: %zu bytes, "
+				  "expected %zu", (int)s->tid, len, vt_arch_regsets[0].max);
+	return rc;
+}
+
+static int gp_set(struct vt_inject_session *s, struct vt_err *err)
+{
+	return regset_set(s, vt_arch_regsets[0].type, s->work_gp, vt_arch_regsets[0].max, err);
+}
+
+/* Save every register set: per group, the first the kernel returns. */
+static int save_regs(struct vt_inject_session *s, struct vt_err *err)
+{
+	int done_group = -1;
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < vt_arch_nregsets && s->nregs < MAX_REGSETS; i++) {
+		const struct vt_arch_regset *rs = &vt_arch_regsets[i];
+		struct regbuf *b = &s->regs[s->nregs];
+		size_t len = rs->max;
+		struct vt_err e;
+
+		if (rs->group == done_group)
+			continue;
+		b->data = calloc(1, rs->max);
+		if (!b->data)
+			return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory saving registers");
+		vt_err_clear(&e);
+		rc = regset_get(s, rs->type, b->data, &len, &e);
+		if (rc == VT_E_GONE) {
+			if (err)
+				*err = e;
+			return rc;
+		}
+		if (rc || (rs->exact ? len != rs->max : len >= rs->max) || len == 0) {
+			free(b->data);
+			b->data = NULL;
+			if (i == 0)
+				return vt_err_set(err, VT_E_FAIL, e.sys_errno, "cannot save the %s of "
+						  "thread %d: %s", rs->name, (int)s->tid,
+						  rc ? e.msg : "unexpected size");
+			continue;   /* try the next set of the group */
+		}
+		b->type = rs->type;
+		b->name = rs->name;
+		b->len = len;
+		s->nregs++;
+		done_group = rs->group;
+	}
+	if (s->nregs < 2)
+		return vt_err_set(err, VT_E_FAIL, 0, "cannot save the floating-point state of thread %d",
+				  (int)s->tid);
+	memcpy(s->work_gp, s->regs[0].data, s->regs[0].len);
+	return VT_OK;
+}
+
+/*
+ * Put back every saved set, the general one last (it holds orig_rax), and
+ * that one even if another failed.  The first error is reported.
+ */
+static int restore_regs(struct vt_inject_session *s, const void *gp, struct vt_err *err)
+{
+	struct vt_err e;
+	unsigned i;
+	int rc = VT_OK, r;
+
+	for (i = 1; i < s->nregs && !s->gone; i++) {
+		vt_err_clear(&e);
+		r = regset_set(s, s->regs[i].type, s->regs[i].data, s->regs[i].len, &e);
+		if (r && !rc) {
+			rc = r;
+			if (err)
+				*err = e;
+		}
+	}
+	if (s->gone)
+		return rc;
+	memcpy(s->work_gp, gp, s->regs[0].len);
+	vt_err_clear(&e);
+	r = gp_set(s, &e);
+	if (r && !rc) {
+		rc = r;
+		if (err)
+			*err = e;
+	}
+	return rc;
+}
+
+/* ---- waiting for stops ------------------------------------------------- */
+
+enum stop_kind {
+	STOP_NONE,        /* deadline passed */
+	STOP_EXITED,
+	STOP_INTERRUPT,   /* PTRACE_EVENT_STOP with SIGTRAP */
+	STOP_GROUP,       /* PTRACE_EVENT_STOP with a stop signal */
+	STOP_SIGNAL,      /* signal-delivery-stop */
+};
+
+struct stop {
+	enum stop_kind kind;
+	int sig;
+	int status;
+};
+
+/*
+ * Poll for the next stop of the thread until deadline (now_us() clock):
+ * yield for the first tens of microseconds (most calls are that short),
+ * then sleep, doubling the nap up to 50 us for the first 2 ms, 200 us for
+ * the first 20 ms, then 1 ms.  (The tracer thread has a 1 ns timer slack.)
+ */
+static int wait_stop(struct vt_inject_session *s, double deadline, struct stop *out,
+		     struct vt_err *err)
+{
+	double start = now_us(), waited;
+	long nap = 0, cap;
+	int spins = 0, st;
+	pid_t r;
+
+	memset(out, 0, sizeof(*out));
+	for (;;) {
+		r = waitpid(s->tid, &st, __WALL | WNOHANG);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			if (errno == ECHILD) {
+				s->gone = true;
+				s->stopped = false;
+				out->kind = STOP_EXITED;
+				return VT_OK;
+			}
+			return vt_err_set(err, VT_E_FAIL, errno, "waitpid for thread %d: %s",
+					  (int)s->tid, strerror(errno));
+		}
+		if (r == s->tid)
+			break;
+		if (now_us() >= deadline) {
+			out->kind = STOP_NONE;
+			return VT_OK;
+		}
+		if (spins < 40) {
+			spins++;
+			sched_yield();
+			continue;
+		}
+		waited = now_us() - start;
+		cap = waited < 2000 ? 50 : waited < 20000 ? 200 : 1000;
+		nap = nap ? nap * 2 : 5;
+		if (nap > cap)
+			nap = cap;
+		sleep_us(nap);
+	}
+	out->status = st;
+	if (WIFEXITED(st) || WIFSIGNALED(st)) {
+		s->gone = true;
+		s->stopped = false;
+		out->kind = STOP_EXITED;
+		return VT_OK;
+	}
+	if (!WIFSTOPPED(st))
+		return wait_stop(s, deadline, out, err);   /* WIFCONTINUED is not asked for */
+	s->stopped = true;
+	out->sig = WSTOPSIG(st);
+	if ((st >> 16) == PTRACE_EVENT_STOP) {
+		s->at_delivery = false;
+		out->kind = out->sig == SIGTRAP ? STOP_INTERRUPT : STOP_GROUP;
+	} else {
+		s->at_delivery = true;
+		out->kind = STOP_SIGNAL;
+	}
+	return VT_OK;
+}
+
+static int resume(struct vt_inject_session *s, int sig, struct vt_err *err)
+{
+	if (preq(PTRACE_CONT, s->tid, NULL, (void *)(uintptr_t)sig) < 0)
+		return ptrace_failed(s, err, errno, "PTRACE_CONT");
+	s->stopped = false;
+	s->at_delivery = false;
+	return VT_OK;
+}
+
+static bool is_sync_signal(int sig)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(sync_signals) / sizeof(sync_signals[0]); i++)
+		if (sync_signals[i] == sig)
+			return true;
+	return false;
+}
+
+/* Keep a signal that arrived during a call, to deliver it at detach. */
+static int stash_signal(struct vt_inject_session *s, int sig, struct vt_err *err)
+{
+	struct stash *st;
+
+	if (s->nstash == MAX_STASH)
+		return vt_err_set(err, VT_E_FAIL, 0, "too many signals for thread %d during the call",
+				  (int)s->tid);
+	st = &s->stash[s->nstash];
+	memset(st, 0, sizeof(*st));
+	st->sig = sig;
+	if (preq(PTRACE_GETSIGINFO, s->tid, NULL, &st->info) < 0)
+		return ptrace_failed(s, err, errno, "PTRACE_GETSIGINFO");
+	s->nstash++;
+	return VT_OK;
+}
+
+/* /proc/PID/task/TID/<name>, first line, for messages ("futex_wait_queue"). */
+static void task_text(const struct vt_inject_session *s, const char *name, char *out, size_t cap)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)s->pid, (int)s->tid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, out, cap - 1);
+	close(fd);
+	out[n > 0 ? n : 0] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/* "blocked in futex", "running user code at 0x...", for messages. */
+static void describe_stop(const struct vt_arch_stop *st, char *out, size_t cap)
+{
+	const char *name = vt_arch_syscall_name(st->nr);
+
+	if (st->nr < 0)
+		snprintf(out, cap, "running user code at 0x%" PRIx64, st->pc);
+	else if (name)
+		snprintf(out, cap, "%s %s", st->restarting ? "blocked in" : "returning from", name);
+	else
+		snprintf(out, cap, "%s system call %ld", st->restarting ? "blocked in" : "returning from",
+			 st->nr);
+}
+
+/* ---- the tracer thread ------------------------------------------------- */
+
+static int job_detach(struct vt_inject_session *s, void *arg, struct vt_err *err);
+
+/* After a detach that timed out: keep waiting for the thread, then restore it. */
+static void rescue(struct vt_inject_session *s)
+{
+	struct stop st;
+	struct vt_err e;
+
+	vt_err_clear(&e);
+	if (wait_stop(s, now_us() + RESCUE_WAIT_S * 1e6, &st, &e) == VT_OK &&
+	    st.kind != STOP_NONE && st.kind != STOP_EXITED) {
+		s->lost = false;
+		job_detach(s, NULL, &e);
+	}
+	/* Else: leaving this thread lets the kernel detach; nothing more can be done. */
+}
+
+static void session_free(struct vt_inject_session *s)
+{
+	unsigned i;
+
+	for (i = 0; i < s->nregs; i++)
+		free(s->regs[i].data);
+	free(s->work_gp);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cond);
+	free(s);
+}
+
+static void *tracer_main(void *arg)
+{
+	struct vt_inject_session *s = arg;
+	job_fn job;
+	void *job_arg;
+	bool orphaned;
+
+	/* Short naps while polling for stops must be short (default slack: 50 us). */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		while (!s->job && !s->quit)
+			pthread_cond_wait(&s->cond, &s->lock);
+		if (!s->job)
+			break;
+		job = s->job;
+		job_arg = s->job_arg;
+		pthread_mutex_unlock(&s->lock);
+		vt_err_clear(&s->job_err);
+		s->job_rc = job(s, job_arg, &s->job_err);
+		pthread_mutex_lock(&s->lock);
+		s->job = NULL;
+		s->job_done = true;
+		pthread_cond_broadcast(&s->cond);
+	}
+	orphaned = s->orphaned;
+	pthread_mutex_unlock(&s->lock);
+	if (orphaned) {
+		rescue(s);
+		session_free(s);
+	}
+	/* Returning detaches whatever we still trace (the kernel's exit_ptrace). */
+	return NULL;
+}
+
+/* Run job on the tracer thread and wait for it (jobs bound their own time). */
+static int run_job(struct vt_inject_session *s, job_fn job, void *arg, struct vt_err *err)
+{
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	s->job = job;
+	s->job_arg = arg;
+	s->job_done = false;
+	pthread_cond_broadcast(&s->cond);
+	while (!s->job_done)
+		pthread_cond_wait(&s->cond, &s->lock);
+	rc = s->job_rc;
+	if (rc && err)
+		*err = s->job_err;
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/* Stop the tracer thread; orphan: let it go on rescuing, it frees s. */
+static void end_tracer(struct vt_inject_session *s, bool orphan)
+{
+	pthread_mutex_lock(&s->lock);
+	s->quit = true;
+	s->orphaned = orphan;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	if (orphan)
+		pthread_detach(s->thread);
+	else
+		pthread_join(s->thread, NULL);
+}
+
+/* ---- attach -------------------------------------------------------------- */
+
+struct attach_args {
+	int timeout_ms;
+	bool suspend_seccomp;
+};
+
+static void call_mask(uint64_t *mask)
+{
+	size_t i;
+
+	*mask = ~(uint64_t)0;
+	for (i = 0; i < sizeof(sync_signals) / sizeof(sync_signals[0]); i++)
+		*mask &= ~((uint64_t)1 << (sync_signals[i] - 1));
+}
+
+/* The thread stopped where we may not call: detach untouched and say why. */
+static int refuse_stop(struct vt_inject_session *s, struct vt_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int refuse_stop(struct vt_inject_session *s, struct vt_err *err, const char *fmt, ...)
+{
+	char msg[VT_ERR_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (preq(PTRACE_DETACH, s->tid, NULL, NULL) == 0)
+		s->seized = false;
+	s->stopped = false;
+	return vt_err_set(err, VT_E_UNSUPPORTED, 0, "%s", msg);
+}
+
+/* Wait for the stop PTRACE_INTERRUPT asked for; signals met first are delivered as usual. */
+static int attach_wait(struct vt_inject_session *s, int timeout_ms, struct vt_err *err)
+{
+	double deadline = now_us() + timeout_ms * 1e3;
+	struct stop st;
+	int rc;
+
+	for (;;) {
+		rc = wait_stop(s, deadline, &st, err);
+		if (rc)
+			return rc;
+		switch (st.kind) {
+		case STOP_INTERRUPT:
+			return VT_OK;
+		case STOP_EXITED:
+			return vt_err_set(err, VT_E_GONE, ESRCH, "thread %d exited as it was stopped",
+					  (int)s->tid);
+		case STOP_NONE:
+			/* The tracer thread ends next; the kernel then drops the pending stop. */
+			return vt_err_set(err, VT_E_TIMEOUT, 0, "thread %d did not stop within %d ms "
+					  "(uninterruptible sleep?); it was released untouched",
+					  (int)s->tid, timeout_ms);
+		case STOP_GROUP:
+			return refuse_stop(s, err, "process %d is being stopped (%s); continue it "
+					   "first", (int)s->pid, sig_name(st.sig));
+		case STOP_SIGNAL:
+			/* Not ours yet: deliver it as if we were not there, then the trap comes. */
+			rc = resume(s, st.sig, err);
+			if (rc)
+				return rc;
+			break;
+		}
+	}
+}
+
+/* Is the state the thread stopped in one we may call from? */
+static int check_stopped_state(struct vt_inject_session *s, struct vt_err *err)
+{
+	const struct vt_arch_stop *st = &s->at_attach;
+	enum vt_sys_class cls = vt_arch_syscall_class(st->nr, st->args);
+	const char *name = vt_arch_syscall_name(st->nr);
+	char where[96];
+
+	describe_stop(st, where, sizeof(where));
+	if (st->nr < 0 && (s->flags & VT_INJECT_ALLOW_RUNNING))
+		return VT_OK;
+	if (st->nr < 0)
+		return refuse_stop(s, err, "thread %d was %s when it stopped, not blocked in a "
+				   "system call (it may hold an allocator lock)", (int)s->tid, where);
+	if (cls == VT_SYS_NEVER)
+		return refuse_stop(s, err, "thread %d was in %s when it stopped, where a call is "
+				   "unsafe (memory map change, fork, exit, or a temporary signal "
+				   "mask)", (int)s->tid, name ? name : "a system call");
+	return VT_OK;
+}
+
+static int job_attach(struct vt_inject_session *s, void *arg, struct vt_err *err)
+{
+	const struct attach_args *a = arg;
+	long opts = a->suspend_seccomp ? PTRACE_O_SUSPEND_SECCOMP : 0;
+	int rc, e;
+
+	if (preq(PTRACE_SEIZE, s->tid, NULL, (void *)(uintptr_t)opts) < 0) {
+		e = errno;
+		if (e == ESRCH)
+			return vt_err_set(err, VT_E_GONE, e, "thread %d exited", (int)s->tid);
+		if (e == EPERM && opts)
+			return vt_err_set(err, VT_E_PERM, e, "thread %d runs under a seccomp filter, "
+					  "and suspending it (PTRACE_O_SUSPEND_SECCOMP) was refused: "
+					  "the call could get it killed", (int)s->tid);
+		return vt_err_set(err, e == EPERM ? VT_E_PERM : VT_E_FAIL, e,
+				  "cannot attach to thread %d: %s", (int)s->tid, strerror(e));
+	}
+	s->seized = true;
+	s->t_interrupt = now_us();
+	if (preq(PTRACE_INTERRUPT, s->tid, NULL, NULL) < 0)
+		return ptrace_failed(s, err, errno, "PTRACE_INTERRUPT");
+	rc = attach_wait(s, a->timeout_ms, err);
+	if (rc)
+		return rc;
+	rc = save_regs(s, err);
+	if (rc)
+		return rc;
+	vt_arch_stop_state(s->regs[0].data, &s->at_attach);
+	rc = check_stopped_state(s, err);
+	if (rc)
+		return rc;
+	if (preq(PTRACE_GETSIGMASK, s->tid, (void *)sizeof(uint64_t), &s->saved_mask) < 0)
+		return ptrace_failed(s, err, errno, "PTRACE_GETSIGMASK");
+	return VT_OK;
+}
+
+/* ---- one call ------------------------------------------------------------ */
+
+static int park_after(struct vt_inject_session *s, int call_rc, struct vt_err *err);
+
+struct run_args {
+	struct vt_inject_call *call;
+	int timeout_ms;
+};
+
+/* Copy the return slot and scratch into the target: one write, zeros between. */
+static int write_frame(struct vt_inject_session *s, const struct vt_inject_call *c,
+		       const struct vt_arch_frame *f, struct vt_err *err)
+{
+	size_t len = (size_t)(f->scratch_addr - f->write_addr) + c->scratch_len;
+	unsigned char *buf;
+	int rc;
+
+	if (len == 0)
+		return VT_OK;
+	buf = calloc(1, len);
+	if (!buf)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory for the call frame");
+	if (c->scratch_in && c->scratch_len)
+		memcpy(buf + (f->scratch_addr - f->write_addr), c->scratch_in, c->scratch_len);
+	rc = mem_write(s, f->write_addr, buf, len, err);
+	free(buf);
+	if (rc)
+		vt_err_hint(err, "the stack of thread %d is not mapped that far below its stack "
+			    "pointer (main thread with a short stack?); try another thread", (int)s->tid);
+	return rc;
+}
+
+/* A signal-delivery-stop during the call: returned, faulted, or someone's signal. */
+static int on_signal_stop(struct vt_inject_session *s, struct vt_inject_call *c,
+			  const struct vt_arch_frame *f, int sig, bool *done, struct vt_err *err)
+{
+	siginfo_t si;
+	int rc;
+
+	rc = gp_get(s, err);
+	if (rc)
+		return rc;
+	if (sig == SIGSEGV && vt_arch_returned(s->work_gp, f, &c->ret)) {
+		*done = true;
+		return VT_OK;
+	}
+	memset(&si, 0, sizeof(si));
+	if (preq(PTRACE_GETSIGINFO, s->tid, NULL, &si) < 0)
+		return ptrace_failed(s, err, errno, "PTRACE_GETSIGINFO");
+	if (is_sync_signal(sig) && si.si_code > 0) {
+		struct vt_arch_stop st;
+
+		vt_arch_stop_state(s->work_gp, &st);
+		*done = true;
+		return vt_err_set(err, VT_E_FAULT, 0, "the call to 0x%" PRIx64 " faulted: %s "
+				  "(code %d, address 0x%" PRIx64 ") at pc 0x%" PRIx64 "; the signal was "
+				  "suppressed and the call abandoned", c->func, sig_name(sig),
+				  si.si_code, (uint64_t)(uintptr_t)si.si_addr, st.pc);
+	}
+	/* Sent by someone (kill, tgkill) or SIGSTOP: deliver it at detach. */
+	rc = stash_signal(s, sig, err);
+	if (rc)
+		return rc;
+	return resume(s, 0, err);
+}
+
+/*
+ * Our PTRACE_INTERRUPT stopped a slow call: abandon it, or let it go on.
+ * wchan is where the thread waited in the kernel before we interrupted it.
+ */
+static int on_slow_call(struct vt_inject_session *s, struct vt_inject_call *c, double ran_ms,
+			bool hard, const char *wchan, bool *done, struct vt_err *err)
+{
+	struct vt_arch_stop st;
+	char where[96];
+	bool blocked;
+	int rc;
+
+	rc = gp_get(s, err);
+	if (rc)
+		return rc;
+	vt_arch_stop_state(s->work_gp, &st);
+	blocked = st.nr >= 0 && st.restarting;
+	if (!hard && !(blocked && c->abandon == VT_INJECT_ABANDON_BLOCKED))
+		return resume(s, 0, err);
+	/* The callee's interrupted call may have set the thread's restart block. */
+	if (st.restart_block)
+		s->clobbered_restart = true;
+	describe_stop(&st, where, sizeof(where));
+	*done = true;
+	if (!wchan[0] || !strcmp(wchan, "0"))
+		wchan = "";
+	return vt_err_set(err, VT_E_TIMEOUT, 0, "the call to 0x%" PRIx64 " was abandoned after "
+			  "%.0f ms: thread %d was %s%s%s%s%s", c->func, ran_ms, (int)s->tid, where,
+			  wchan[0] ? " (wchan " : "", wchan, wchan[0] ? ")" : "",
+			  hard && !blocked ? "; a lock it held may stay held" : "");
+}
+
+static int job_run(struct vt_inject_session *s, void *arg, struct vt_err *err)
+{
+	struct run_args *ra = arg;
+	struct vt_inject_call *c = ra->call;
+	double t0, next_check, hard, deadline;
+	bool interrupted = false, done = false;
+	char wchan[64] = "";
+	struct vt_arch_frame f;
+	struct stop st;
+	uint64_t mask;
+	int rc;
+
+	if (s->gone)
+		return vt_err_set(err, VT_E_GONE, ESRCH, "thread %d exited", (int)s->tid);
+	if (s->lost || !s->stopped)
+		return vt_err_set(err, VT_E_TIMEOUT, 0, "thread %d is still running an earlier call",
+				  (int)s->tid);
+	rc = vt_arch_setup_call(s->regs[0].data, s->work_gp, c->func, c->args, c->scratch_args,
+				c->scratch_len, &f, err);
+	if (rc)
+		return rc;
+	c->scratch_addr = f.scratch_addr;
+	rc = write_frame(s, c, &f, err);
+	if (rc)
+		return rc;
+	call_mask(&mask);
+	s->dirty = true;
+	if (preq(PTRACE_SETSIGMASK, s->tid, (void *)sizeof(uint64_t), &mask) < 0)
+		return park_after(s, ptrace_failed(s, err, errno, "PTRACE_SETSIGMASK"), err);
+	rc = gp_set(s, err);
+	if (rc)
+		return park_after(s, rc, err);
+	t0 = now_us();
+	rc = resume(s, 0, err);
+	if (rc)
+		return park_after(s, rc, err);
+	next_check = t0 + ra->timeout_ms * 1e3;
+	hard = t0 + (ra->timeout_ms * VT_INJECT_HARD_FACTOR > VT_INJECT_HARD_MIN_MS
+		     ? ra->timeout_ms * VT_INJECT_HARD_FACTOR : VT_INJECT_HARD_MIN_MS) * 1e3;
+	while (!done) {
+		deadline = interrupted ? hard + INTERRUPT_GRACE_MS * 1e3 : next_check;
+		rc = wait_stop(s, deadline, &st, err);
+		if (rc)
+			return park_after(s, rc, err);
+		switch (st.kind) {
+		case STOP_EXITED:
+			return vt_err_set(err, VT_E_GONE, ESRCH, "thread %d exited during the call",
+					  (int)s->tid);
+		case STOP_SIGNAL:
+			rc = on_signal_stop(s, c, &f, st.sig, &done, err);
+			break;
+		case STOP_INTERRUPT:
+			if (!interrupted) {   /* a late trap from attach */
+				rc = resume(s, 0, err);
+				break;
+			}
+			interrupted = false;
+			rc = on_slow_call(s, c, (now_us() - t0) / 1e3, now_us() >= hard, wchan, &done,
+					  err);
+			next_check = now_us() + ra->timeout_ms * 1e3;
+			break;
+		case STOP_GROUP:
+			/* The process is being stopped: finish the call, detach re-enters the stop. */
+			rc = resume(s, 0, err);
+			break;
+		case STOP_NONE:
+			if (interrupted) {
+				s->lost = true;
+				return vt_err_set(err, VT_E_TIMEOUT, 0, "the call to 0x%" PRIx64 " ran "
+						  "past its hard limit and thread %d cannot be stopped "
+						  "(uninterruptible sleep?)", c->func, (int)s->tid);
+			}
+			task_text(s, "wchan", wchan, sizeof(wchan));
+			if (preq(PTRACE_INTERRUPT, s->tid, NULL, NULL) < 0)
+				rc = ptrace_failed(s, err, errno, "PTRACE_INTERRUPT");
+			interrupted = true;
+			break;
+		}
+		if (rc)
+			return park_after(s, rc, err);
+	}
+	c->call_us = now_us() - t0;
+	if (c->scratch_out && c->scratch_len)
+		rc = mem_read(s, f.scratch_addr, c->scratch_out, c->scratch_len, err);
+	return park_after(s, rc, err);
+}
+
+/* ---- detach -------------------------------------------------------------- */
+
+/* Bring the thread to a signal-delivery-stop, where a kept signal can be handed back. */
+static int reach_delivery_stop(struct vt_inject_session *s, struct vt_err *err)
+{
+	double deadline = now_us() + DETACH_WAIT_MS * 1e3;
+	struct stop st;
+	int rc;
+
+	vt_arch_set_null_pc(s->work_gp);
+	rc = gp_set(s, err);
+	if (!rc)
+		rc = resume(s, 0, err);
+	while (!rc) {
+		rc = wait_stop(s, deadline, &st, err);
+		if (rc)
+			return rc;
+		if (st.kind == STOP_SIGNAL && st.sig == SIGSEGV)
+			return VT_OK;
+		if (st.kind == STOP_EXITED)
+			return vt_err_set(err, VT_E_GONE, ESRCH, "thread %d exited", (int)s->tid);
+		if (st.kind == STOP_NONE)
+			return vt_err_set(err, VT_E_TIMEOUT, 0, "thread %d did not fault at 0",
+					  (int)s->tid);
+		if (st.kind == STOP_SIGNAL)
+			rc = stash_signal(s, st.sig, err);
+		if (!rc)
+			rc = resume(s, 0, err);
+	}
+	return rc;
+}
+
+/*
+ * The general registers to put back.  If an abandoned callee left its own
+ * restart block and the thread's syscall was to restart through it, run
+ * the syscall again from the start instead (nanosleep then sleeps its full
+ * time again), or, when that is not possible, make it return EINTR.
+ */
+static void final_gp(struct vt_inject_session *s, void *gp)
+{
+	unsigned char insn[2];
+
+	memcpy(gp, s->regs[0].data, s->regs[0].len);
+	if (!s->clobbered_restart || !s->at_attach.restart_block)
+		return;
+	if (s->at_attach.pc >= 2 && mem_read(s, s->at_attach.pc - 2, insn, 2, NULL) == VT_OK &&
+	    vt_arch_reexec_syscall(gp, insn))
+		return;
+	vt_arch_fail_syscall_eintr(gp);
+}
+
+/* Signals kept beyond the first: sent again (rt_tgsigqueueinfo keeps a sigqueue's value). */
+static void resend_stashed(struct vt_inject_session *s, unsigned from)
+{
+	unsigned i;
+
+	for (i = from; i < s->nstash; i++) {
+		siginfo_t *si = &s->stash[i].info;
+
+		if (si->si_code < 0 && si->si_code != SI_TKILL &&
+		    syscall(SYS_rt_tgsigqueueinfo, s->pid, s->tid, s->stash[i].sig, si) == 0)
+			continue;
+		syscall(SYS_tgkill, s->pid, s->tid, s->stash[i].sig);
+	}
+}
+
+/* Wait until the thread is in a stop we can restore from (after a call that ran away). */
+static int detach_wait(struct vt_inject_session *s, struct vt_err *err)
+{
+	double deadline = now_us() + DETACH_WAIT_MS * 1e3;
+	struct stop st;
+	int rc;
+
+	while (s->lost || !s->stopped) {
+		rc = wait_stop(s, deadline, &st, err);
+		if (rc)
+			return rc;
+		if (st.kind == STOP_EXITED)
+			return vt_err_set(err, VT_E_GONE, ESRCH, "thread %d exited", (int)s->tid);
+		if (st.kind == STOP_NONE)
+			return vt_err_set(err, VT_E_TIMEOUT, 0, "thread %d is still running an "
+					  "abandoned call and cannot be stopped; vitals restores it "
+					  "when it stops", (int)s->tid);
+		if (st.kind == STOP_SIGNAL && !is_sync_signal(st.sig)) {
+			rc = stash_signal(s, st.sig, err);
+			if (!rc)
+				rc = resume(s, 0, err);
+			if (rc)
+				return rc;
+			continue;
+		}
+		s->lost = false;
+	}
+	return VT_OK;
+}
+
+/*
+ * A signal was delivered while parking: the thread now stands at its
+ * handler's first instruction, with the mask the handler runs with.  That
+ * is its state from now on: what later calls start from and detach restores.
+ */
+static int resave_baseline(struct vt_inject_session *s, struct vt_err *err)
+{
+	unsigned i;
+	size_t len;
+	int rc;
+
+	for (i = 0; i < s->nregs; i++) {
+		len = s->regs[i].len;
+		rc = regset_get(s, s->regs[i].type, s->regs[i].data, &len, err);
+		if (rc)
+			return rc;
+		if (len != s->regs[i].len)
+			return vt_err_set(err, VT_E_FAIL, 0, "the %s of thread %d changed size",
+					  s->regs[i].name, (int)s->tid);
+	}
+	vt_arch_stop_state(s->regs[0].data, &s->at_attach);
+	s->clobbered_restart = false;
+	if (preq(PTRACE_GETSIGMASK, s->tid, (void *)sizeof(uint64_t), &s->saved_mask) < 0)
+		return ptrace_failed(s, err, errno, "PTRACE_GETSIGMASK");
+	return VT_OK;
+}
+
+/* Keep the first error of a sequence of steps that are all tried. */
+static void first_error(int *rc, struct vt_err *err, int r, const struct vt_err *e)
+{
+	if (r && !*rc) {
+		*rc = r;
+		if (err)
+			*err = *e;
+	}
+}
+
+/*
+ * From the stop after a call (return, fault, or abandon) to a parked
+ * thread: saved errno, registers and signal mask back, kept signals handed
+ * back, and the thread in a PTRACE_INTERRUPT stop.  Parked, it is exactly
+ * as it was, and if vitals dies now the kernel's detach lets it go on
+ * unharmed; the stop after a return (a signal-delivery-stop for SIGSEGV)
+ * would deliver that SIGSEGV.  Every step is tried even if one failed: the
+ * general registers above all.  The first error is reported.
+ */
+static int park(struct vt_inject_session *s, struct vt_err *err)
+{
+	double deadline = now_us() + DETACH_WAIT_MS * 1e3;
+	int rc = VT_OK, r, sig = 0;
+	struct vt_err e;
+	struct stop st;
+	void *gp;
+
+	if (s->gone || !s->stopped)
+		return s->gone ? vt_err_set(err, VT_E_GONE, ESRCH, "thread %d exited", (int)s->tid)
+			       : VT_OK;
+	if (s->errno_saved)
+		mem_write(s, s->errno_addr, &s->errno_value, sizeof(s->errno_value), NULL);
+	/* A kept signal is handed back at a signal-delivery-stop; else it is sent again. */
+	if (s->nstash && !s->at_delivery) {
+		vt_err_clear(&e);
+		r = reach_delivery_stop(s, &e);
+		if (r == VT_E_GONE || !s->stopped)
+			return vt_err_set(err, r ? r : VT_E_FAIL, 0, "%s", e.msg);
+	}
+	gp = malloc(s->regs[0].len);
+	if (!gp)
+		gp = s->regs[0].data;   /* no restart-block fix-up then, but registers back */
+	else
+		final_gp(s, gp);
+	vt_err_clear(&e);
+	first_error(&rc, err, restore_regs(s, gp, &e), &e);
+	if (gp != s->regs[0].data)
+		free(gp);
+	vt_err_clear(&e);
+	if (!s->gone && preq(PTRACE_SETSIGMASK, s->tid, (void *)sizeof(uint64_t), &s->saved_mask) < 0)
+		first_error(&rc, err, ptrace_failed(s, &e, errno, "PTRACE_SETSIGMASK"), &e);
+	if (s->gone)
+		return rc ? rc : vt_err_set(err, VT_E_GONE, ESRCH, "thread %d exited", (int)s->tid);
+	s->dirty = rc != VT_OK;
+	if (!s->at_delivery) {
+		resend_stashed(s, 0);
+		s->nstash = 0;
+		return rc;
+	}
+	/* Leave the signal-delivery-stop for an interrupt stop, the kept signal delivered. */
+	if (s->nstash && preq(PTRACE_SETSIGINFO, s->tid, NULL, &s->stash[0].info) == 0)
+		sig = s->stash[0].sig;
+	vt_err_clear(&e);
+	r = preq(PTRACE_INTERRUPT, s->tid, NULL, NULL) < 0
+		? ptrace_failed(s, &e, errno, "PTRACE_INTERRUPT") : resume(s, sig, &e);
+	resend_stashed(s, sig ? 1 : 0);
+	s->nstash = 0;
+	while (!r && !s->stopped) {
+		r = wait_stop(s, deadline, &st, &e);
+		if (r)
+			break;
+		if (st.kind == STOP_EXITED) {
+			r = vt_err_set(&e, VT_E_GONE, ESRCH, "thread %d exited", (int)s->tid);
+		} else if (st.kind == STOP_NONE) {
+			r = vt_err_set(&e, VT_E_TIMEOUT, 0, "thread %d did not stop again after "
+				       "the call", (int)s->tid);
+		} else if (st.kind == STOP_SIGNAL) {
+			sig = st.sig;   /* its own signal: deliver it as usual */
+			r = resume(s, st.sig, &e);
+		}
+	}
+	if (!r && sig)
+		r = resave_baseline(s, &e);
+	first_error(&rc, err, r, &e);
+	return rc;
+}
+
+/* After a call: park, and report the call's error if it had one, else park's. */
+static int park_after(struct vt_inject_session *s, int call_rc, struct vt_err *err)
+{
+	struct vt_err e;
+	int rc;
+
+	if (s->lost)
+		return call_rc;
+	vt_err_clear(&e);
+	rc = park(s, &e);
+	if (call_rc)
+		return call_rc;
+	if (rc && err)
+		*err = e;
+	return rc;
+}
+
+static int job_detach(struct vt_inject_session *s, void *arg, struct vt_err *err)
+{
+	int rc;
+
+	(void)arg;
+	if (s->gone)
+		return vt_err_set(err, VT_E_GONE, ESRCH, "thread %d exited", (int)s->tid);
+	if (!s->seized)
+		return VT_OK;
+	rc = detach_wait(s, err);
+	if (rc)
+		return rc;
+	if (s->dirty || s->at_delivery || s->nstash) {
+		rc = park(s, err);
+		if (s->gone || !s->stopped)
+			return rc;
+	}
+	if (preq(PTRACE_DETACH, s->tid, NULL, NULL) < 0)
+		return rc ? rc : ptrace_failed(s, err, errno, "PTRACE_DETACH");
+	s->t_detached = now_us();
+	s->seized = false;
+	s->stopped = false;
+	return rc;
+}
+
+/* ---- errno ----------------------------------------------------------------- */
+
+struct errno_args {
+	uint64_t fn;
+	int timeout_ms;
+};
+
+static int job_save_errno(struct vt_inject_session *s, void *arg, struct vt_err *err)
+{
+	struct errno_args *ea = arg;
+	struct vt_inject_call c;
+	struct run_args ra = { &c, ea->timeout_ms };
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.func = ea->fn;
+	rc = job_run(s, &ra, err);
+	if (rc)
+		return rc;
+	if (c.ret == 0)
+		return vt_err_set(err, VT_E_FAIL, 0, "__errno_location returned NULL in thread %d",
+				  (int)s->tid);
+	rc = mem_read(s, c.ret, &s->errno_value, sizeof(s->errno_value), err);
+	if (rc)
+		return rc;
+	s->errno_addr = c.ret;
+	s->errno_saved = true;
+	return VT_OK;
+}
+
+/* ---- public -------------------------------------------------------------- */
+
+static void hold_signals(sigset_t *old)
+{
+	sigset_t set;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < sizeof(held_signals) / sizeof(held_signals[0]); i++)
+		sigaddset(&set, held_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+static int start_tracer(struct vt_inject_session *s, struct vt_err *err)
+{
+	sigset_t all, before;
+	int rc;
+
+	/* The tracer thread takes no signal at all: created with all blocked. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &before);
+	rc = pthread_create(&s->thread, NULL, tracer_main, s);
+	pthread_sigmask(SIG_SETMASK, &before, NULL);
+	if (rc)
+		return vt_err_set(err, rc == EAGAIN ? VT_E_NOMEM : VT_E_FAIL, rc,
+				  "cannot start the tracer thread: %s", strerror(rc));
+	return VT_OK;
+}
+
+static struct vt_inject_session *session_new(pid_t pid, pid_t tid, unsigned flags)
+{
+	struct vt_inject_session *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->work_gp = calloc(1, vt_arch_regsets[0].max);
+	if (!s->work_gp) {
+		free(s);
+		return NULL;
+	}
+	s->pid = pid;
+	s->tid = tid;
+	s->flags = flags;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	return s;
+}
+
+int vt_inject_attach(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned flags,
+		     int timeout_ms, struct vt_inject_session **out, struct vt_err *err)
+{
+	struct attach_args a = { timeout_ms > 0 ? timeout_ms : 1, false };
+	struct vt_inject_session *s = NULL;
+	struct vt_inject_precheck pc;
+	int pid_fd = -1, rc;
+
+	*out = NULL;
+	if (!pfs->live)
+		return vt_err_set(err, VT_E_UNSUPPORTED, 0, "cannot call into a process of a "
+				  "recorded /proc tree");
+	if (pid == getpid())
+		return vt_err_set(err, VT_E_USAGE, 0, "cannot call into vitals itself");
+	rc = vt_pid_open(pfs, pid, &pid_fd, err);
+	if (rc)
+		return rc;
+	rc = vt_inject_precheck(pfs, pid_fd, pid, tid, &pc, err);
+	if (rc)
+		goto close_fd;
+	a.suspend_seccomp = pc.seccomp;
+	s = session_new(pid, tid, flags);
+	if (!s) {
+		rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory for an injection session");
+		goto close_fd;
+	}
+	hold_signals(&s->caller_mask);
+	rc = start_tracer(s, err);
+	if (rc)
+		goto free_session;
+	rc = run_job(s, job_attach, &a, err);
+	if (rc) {
+		vt_inject_explain_perm(pfs, pid_fd, &pc, tid, err);
+		/* A seized thread that never stopped is released by the tracer's exit. */
+		goto end_thread;
+	}
+	close(pid_fd);
+	*out = s;
+	return VT_OK;
+
+end_thread:
+	end_tracer(s, false);
+free_session:
+	pthread_sigmask(SIG_SETMASK, &s->caller_mask, NULL);
+	session_free(s);
+close_fd:
+	close(pid_fd);
+	return rc;
+}
+
+int vt_inject_run(struct vt_inject_session *s, struct vt_inject_call *call, int timeout_ms,
+		  struct vt_err *err)
+{
+	struct run_args ra = { call, timeout_ms > 0 ? timeout_ms : 1 };
+
+	call->ret = 0;
+	call->call_us = 0;
+	call->scratch_addr = 0;
+	if (!call->func)
+		return vt_err_set(err, VT_E_USAGE, 0, "no function to call");
+	if (call->scratch_len > VT_INJECT_SCRATCH_MAX)
+		return vt_err_set(err, VT_E_USAGE, 0, "scratch area of %zu bytes is over %u",
+				  call->scratch_len, VT_INJECT_SCRATCH_MAX);
+	return run_job(s, job_run, &ra, err);
+}
+
+int vt_inject_save_errno(struct vt_inject_session *s, uint64_t errno_location, int timeout_ms,
+			 struct vt_err *err)
+{
+	struct errno_args ea = { errno_location, timeout_ms > 0 ? timeout_ms : 1 };
+
+	if (!errno_location)
+		return vt_err_set(err, VT_E_USAGE, 0, "no __errno_location address");
+	return run_job(s, job_save_errno, &ea, err);
+}
+
+int vt_inject_detach(struct vt_inject_session **sp, double *stopped_us, struct vt_err *err)
+{
+	struct vt_inject_session *s;
+	sigset_t caller_mask;
+	int rc;
+
+	if (stopped_us)
+		*stopped_us = 0;
+	if (!sp || !*sp)
+		return VT_OK;
+	s = *sp;
+	*sp = NULL;
+	rc = run_job(s, job_detach, NULL, err);
+	if (stopped_us && s->t_detached > 0)
+		*stopped_us = s->t_detached - s->t_interrupt;
+	caller_mask = s->caller_mask;
+	if (rc == VT_E_TIMEOUT) {
+		/* The tracer thread keeps waiting for the thread to stop, then frees s. */
+		end_tracer(s, true);
+	} else {
+		end_tracer(s, false);
+		session_free(s);
+	}
+	/* Held signals (Ctrl-C during the call) are delivered now. */
+	pthread_sigmask(SIG_SETMASK, &caller_mask, NULL);
+	return rc;
+}
+
+bool vt_inject_saved_regs(const struct vt_inject_session *s, unsigned i, const void **data,
+			  size_t *len)
+{
+	if (!s || i >= s->nregs)
+		return false;
+	*data = s->regs[i].data;
+	*len = s->regs[i].len;
+	return true;
+}

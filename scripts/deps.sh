@@ -2,12 +2,12 @@
 # deps.sh — install the Debian packages vitals needs, only those missing.
 #
 #   scripts/deps.sh          build dependencies (compiler, libelf, jansson)
-#   scripts/deps.sh --test   also what the tests use (python3, redis-server)
+#   scripts/deps.sh --test   also what the tests use (python3, redis-server, gdb as a witness)
 #
 # Runs apt-get only when something is missing; needs root (or sudo) then.
 set -eu
 build_pkgs="gcc make pkg-config libc6-dev libelf-dev libjansson-dev libexpat1-dev"
-test_pkgs="python3 redis-server procps util-linux"
+test_pkgs="python3 redis-server procps util-linux gdb"
 pkgs=$build_pkgs
 [ "${1:-}" = "--test" ] && pkgs="$pkgs $test_pkgs"
 

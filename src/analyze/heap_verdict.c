@@ -83,6 +83,16 @@ static void judge_glibc(const struct vt_heap_sample *h, uint64_t page, struct vt
 		v->trim_low += e.low_bytes;
 		v->trim_high += e.high_bytes;
 	}
+	/* Trim returns resident pages only: never more than the resident
+	 * anonymous memory that is not live. */
+	if (vt_known(h->status.rss_anon)) {
+		uint64_t cap = h->status.rss_anon > mi->uordblks ? h->status.rss_anon - mi->uordblks : 0;
+		if (v->trim_high > cap) {
+			v->trim_high = cap;
+			if (v->trim_low > cap)
+				v->trim_low = cap;
+		}
+	}
 	evidence(v, "live (uordblks) %.1f MiB of %.1f MiB held (arena + mmapped): live_fraction %.3f",
 		 (double)mi->uordblks / MiB, (double)held / MiB, live);
 	evidence(v, "free but held (fordblks) %.1f MiB in %llu free chunks; top of the main arena "
@@ -92,10 +102,16 @@ static void judge_glibc(const struct vt_heap_sample *h, uint64_t page, struct vt
 		share = top_arena_share(&h->info, &top_nr);
 		evidence(v, "%zu arenas; the one holding most free memory (arena %d) has %.0f%% of it",
 			 narenas, top_nr, share * 100);
-		evidence(v, "malloc_trim(0) could return %.1f-%.1f MiB of address space now "
-			 "(whole pages inside free chunks, plus the tops)",
-			 (double)v->trim_low / MiB, (double)v->trim_high / MiB);
+		evidence(v, "malloc_trim(0) could return %.1f-%.1f MiB now (whole pages inside free "
+			 "chunks plus the tops, at most RssAnon - live = %.1f MiB resident)",
+			 (double)v->trim_low / MiB, (double)v->trim_high / MiB,
+			 vt_known(h->status.rss_anon) && h->status.rss_anon > mi->uordblks
+				 ? (double)(h->status.rss_anon - mi->uordblks) / MiB : 0.0);
 	}
+	if (h->trim.done && vt_known(h->trim.rss_anon_before) && vt_known(h->trim.rss_anon_after))
+		evidence(v, "measured: malloc_trim(0) took RssAnon from %.1f to %.1f MiB in %.0f ms",
+			 (double)h->trim.rss_anon_before / MiB, (double)h->trim.rss_anon_after / MiB,
+			 h->trim.took_ms);
 	if (!mi->wide)
 		evidence(v, "figures from 32-bit mallinfo() (glibc < 2.33): sizes above 4 GiB wrap");
 
@@ -112,6 +128,10 @@ static void judge_glibc(const struct vt_heap_sample *h, uint64_t page, struct vt
 		headline(v, VT_LEVER_TRIM, "%.0f%% is free and most of it in whole pages: "
 			 "malloc_trim(0) would return at least %.1f MiB (measure with --trim)",
 			 (1 - live) * 100, (double)v->trim_low / MiB);
+		if (narenas >= 3 && share < 0.6)
+			evidence(v, "the free memory is spread over %zu arenas: a trim returns it once, "
+				 "continued churn refills every arena; MALLOC_ARENA_MAX=2 bounds it for good",
+				 narenas);
 	} else if (narenas >= 3 && share < 0.6) {
 		headline(v, VT_LEVER_FEWER_ARENAS, "%.0f%% is free memory spread over %zu arenas: "
 			 "fewer arenas (MALLOC_ARENA_MAX=2) or another allocator keeps it from "

@@ -13,6 +13,7 @@ static const struct command {
 	const char *summary;
 } commands[] = {
 	{ "snap", cmd_snap, "what a running process's memory is made of" },
+	{ "heap", cmd_heap, "the allocator's own figures from a running process, without gdb" },
 	{ "demo", cmd_demo, "reproduce glibc arena sprawl on a bundled target, default vs capped" },
 };
 
@@ -29,7 +30,8 @@ static void usage(FILE *out)
 	fprintf(out, "  %-8s %s\n", "version", "print the version");
 	fprintf(out, "\nexit status: 0 ok, 1 partial (some parts unreadable, listed), 2 failed,\n"
 		"3 no such process, 4 process exited while being read, 5 permission denied,\n"
-		"6 kernel thread, 7 zombie, 8 not supported, 9 bad recording, 64 usage.\n"
+		"6 kernel thread, 7 zombie, 8 not supported, 9 bad recording, 10 timed out,\n"
+		"11 injected call faulted, 64 usage.\n"
 		"See vitals(1).\n");
 }
 

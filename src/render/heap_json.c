@@ -84,6 +84,8 @@ int vt_render_heap_json(FILE *out, const struct vt_heap_sample *h, const struct 
 	if (!root)
 		return -1;
 	json_object_set_new(root, "method_detail", json_string(h->method_detail));
+	json_object_set_new(root, "callee_us", json_real(h->callee_us));
+	json_object_set_new(root, "calls", json_integer(h->calls));
 	json_object_set_new(root, "mallinfo2", h->has_je ? json_null() : mallinfo_json(&h->mi));
 	json_object_set_new(root, "live_fraction", h->has_je ? json_null()
 				: json_real(vt_heap_live_fraction(&h->mi)));

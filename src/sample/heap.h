@@ -63,7 +63,7 @@ struct vt_heap_sample {
 	char comm[64];
 	struct vt_alloc_info alloc;
 	enum vt_heap_method method;
-	char method_detail[256];      /* "thread 123 (blocked in nanosleep)" or the agent socket */
+	char method_detail[600];      /* "thread 123 (blocked in nanosleep)" or the agent socket */
 	struct vt_proc_status status; /* read right before the probe */
 	/* glibc */
 	struct vt_mallinfo mi;
@@ -75,6 +75,8 @@ struct vt_heap_sample {
 	struct vt_heap_trim trim;
 	/* cost */
 	double stopped_us;            /* the probed thread was stopped this long (ptrace) */
+	double callee_us;             /* of which the called functions ran this long */
+	int calls;                    /* functions called in the target */
 	double total_ms;              /* end to end */
 	double taken_at;              /* unix time */
 };

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# vitals heap beyond plain glibc-by-ptrace: jemalloc (redis-server from
+# Debian, against redis's own INFO), the in-process agent (and --no-agent),
+# an allocator it does not read (a clear "not supported"), ptrace refused
+# (the rule that refused it), and usage errors.
+. "$(dirname "$0")/lib.sh"
+
+expect_exit() {  # expect_exit STATUS PATTERN ARGS...
+	local want=$1 pattern=$2
+	shift 2
+	"$B/vitals" "$@" >"$WORK/out" 2>"$WORK/err"
+	local got=$?
+	[ "$got" = "$want" ] || { cat "$WORK/err"; fail "vitals $* exited $got, expected $want"; }
+	grep -qE "$pattern" "$WORK/err" || { cat "$WORK/err"; fail "vitals $*: stderr lacks /$pattern/"; }
+	[ -s "$WORK/out" ] && fail "vitals $* printed a result on failure"
+	echo "ok - vitals $* -> $got: $(head -1 "$WORK/err")"
+}
+
+# --- jemalloc: redis-server ---
+if command -v redis-server >/dev/null && command -v redis-cli >/dev/null; then
+	port=$((20000 + RANDOM % 20000))
+	redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK" \
+		>"$WORK/redis.log" 2>&1 &
+	RPID=$!
+	PIDS+=("$RPID")
+	for i in $(seq 50); do grep -q 'Ready to accept' "$WORK/redis.log" && break; sleep 0.1; done
+	# give it some data so the figures are not all overhead
+	for i in $(seq 200); do echo "SET key:$i $(head -c 2000 /dev/zero | tr '\0' x)"; done |
+		redis-cli -p "$port" >/dev/null
+	vitals heap --json "$RPID" >"$WORK/redis.json"
+	check "heap of redis exits 0" test $? -eq 0
+	redis-cli -p "$port" info memory | tr -d '\r' >"$WORK/info.txt"
+	python3 - "$WORK/redis.json" "$WORK/info.txt" <<'PY' || fail "jemalloc figures disagree with redis INFO"
+import json, sys
+h = json.load(open(sys.argv[1]))
+info = dict(l.split(":", 1) for l in open(sys.argv[2]) if ":" in l)
+je = h["jemalloc"]
+print("vitals jemalloc:", je)
+print("redis INFO: allocator_allocated", info["allocator_allocated"], "allocator_resident", info["allocator_resident"])
+assert h["allocator"] == "jemalloc" and h["method"] == "ptrace"
+assert 0 < je["allocated"] <= je["active"] <= je["resident"] <= je["mapped"] + je["metadata"] + je["retained"] + (64 << 20)
+a = int(info["allocator_allocated"])
+assert abs(je["allocated"] - a) <= max(0.10 * a, 256 * 1024), (je["allocated"], a)
+assert je["narenas"] >= 1 and je["version"]
+assert h["verdict"]["lever"] in ("none", "retention", "decay")
+PY
+	echo "ok - jemalloc stats agree with redis's own INFO (10%)"
+	check "redis still answers after the probe" test "$(redis-cli -p "$port" ping)" = PONG
+	expect_exit 8 "jemalloc returns memory on its own" heap --trim "$RPID"
+else
+	echo "# redis-server not installed: jemalloc case skipped"
+fi
+
+# --- the agent ---
+AGENT=$B/agent/libvitals-agent.so
+[ -f "$AGENT" ] || AGENT=$T/agent/libvitals-agent.so
+if [ -f "$AGENT" ]; then
+	LD_PRELOAD=$AGENT start_target arena_churn --seconds 60 --threads 4
+	sleep 3
+	vitals heap --json "$TPID" >"$WORK/agent.json"
+	check "heap via the agent exits 0" test $? -eq 0
+	check "the agent answered (no ptrace)" test "$(jq_py "$WORK/agent.json" '(j["method"], j["stopped_us"])')" = '["agent", 0.0]'
+	check "agent figures are real" test "$(jq_py "$WORK/agent.json" 'j["mallinfo2"]["uordblks"] > 1000000 and len(j["arenas"]) >= 3')" = true
+	vitals heap --no-agent --json "$TPID" >"$WORK/noagent.json"
+	check "--no-agent uses ptrace" test "$(jq_py "$WORK/noagent.json" 'j["method"]')" = ptrace
+	expect_exit 8 "trim not allowed" heap --agent-only --trim "$TPID"
+else
+	echo "# agent not built: agent case skipped"
+fi
+
+# --- not supported: a process whose malloc vitals does not read ---
+if [ -e /usr/lib/x86_64-linux-gnu/libc.a ] && command -v cc >/dev/null; then
+	printf 'int main(void){for(;;)__asm__ volatile("pause");}\n' >"$WORK/spin.c"
+	if cc -static -O1 -o "$WORK/static_spin" "$WORK/spin.c" 2>/dev/null; then
+		"$WORK/static_spin" &
+		PIDS+=($!)
+		sleep 0.2
+		expect_exit 8 "not supported|statically" heap $!
+	fi
+fi
+
+# --- ptrace refused: another user's process ---
+sleep 30 &
+SP=$!
+PIDS+=("$SP")
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$B/vitals" heap "$SP" >"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	check "another user's process: exit 5" test $rc -eq 5
+	check "the message names the rule" grep -q "belongs to uid 0" "$WORK/err"
+fi
+
+# --- usage ---
+expect_exit 64 "one PID at a time" heap 1 2
+expect_exit 64 "which process" heap
+expect_exit 64 "not a process id" heap nope
+expect_exit 64 "leave no way" heap --no-agent --agent-only 1
+expect_exit 3 "no process" heap $(( $(cat /proc/sys/kernel/pid_max) + 1 ))
+kt=$(python3 -c '
+import glob
+for f in glob.glob("/proc/[0-9]*/stat"):
+    try:
+        s = open(f).read()
+    except OSError:
+        continue
+    if int(s[s.rindex(")") + 2:].split()[6]) & 0x200000:
+        print(s.split()[0]); break')
+[ -n "$kt" ] && expect_exit 6 "kernel thread" heap "$kt"
+exit 0

@@ -219,6 +219,14 @@ int vt_inject_detach(struct vt_inject_session **s, double *stopped_us, struct vt
 int vt_inject_resolve(const struct vt_procfs *pfs, pid_t pid, const struct vt_region_list *maps,
 		      const char *lib_basename_prefix, const char *symbol, uint64_t *addr,
 		      struct vt_err *err);
+/*
+ * The same for n symbols of one library, reading the file once: addrs[i]
+ * for symbols[i].  Stops at the first symbol that fails (its error; the
+ * addresses not reached stay 0).
+ */
+int vt_inject_resolve_many(const struct vt_procfs *pfs, pid_t pid, const struct vt_region_list *maps,
+			   const char *lib_basename_prefix, const char *const *symbols,
+			   uint64_t *addrs, size_t n, struct vt_err *err);
 
 /* ---- exposed for tests ---------------------------------------------- */
 

@@ -129,18 +129,44 @@ static int symbol_address(struct vt_elfsym *ef, const struct vt_region *base, co
 	return VT_OK;
 }
 
-int vt_inject_resolve(const struct vt_procfs *pfs, pid_t pid, const struct vt_region_list *maps,
-		      const char *lib_basename_prefix, const char *symbol, uint64_t *addr,
-		      struct vt_err *err)
+/* One symbol of the open library: its address, checked against the code mapped. */
+static int resolve_one(const struct vt_procfs *pfs, pid_t pid, const struct vt_region_list *maps,
+		       struct vt_elfsym *ef, int check_fd, const struct vt_region *lib,
+		       const struct vt_region *base, const char *symbol, uint64_t *addr,
+		       struct vt_err *err)
 {
-	const struct vt_region *lib, *base, *text;
+	const struct vt_region *text;
+	uint64_t a = 0;
+	int rc;
+
+	*addr = 0;
+	rc = symbol_address(ef, base, lib->path, symbol, &a, err);
+	if (rc)
+		return rc;
+	text = find_addr(maps, a);
+	if (!text || !same_file(text, lib) || text->perms[2] != 'x')
+		return vt_err_set(err, VT_E_FAIL, 0, "'%s' resolves to 0x%" PRIx64 ", which is not "
+				  "in the code of %s in process %d", symbol, a, lib->path, (int)pid);
+	/* A recorded tree has no memory to compare with. */
+	if (pfs->live && (rc = check_bytes(pid, check_fd, text, a, symbol, lib->path, err)))
+		return rc;
+	*addr = a;
+	return VT_OK;
+}
+
+int vt_inject_resolve_many(const struct vt_procfs *pfs, pid_t pid, const struct vt_region_list *maps,
+			   const char *lib_basename_prefix, const char *const *symbols,
+			   uint64_t *addrs, size_t n, struct vt_err *err)
+{
+	const struct vt_region *lib, *base;
 	struct vt_elfsym *ef = NULL;
 	struct stat st;
 	char why[128];
 	int pid_fd = -1, fd = -1, check_fd = -1, rc;
-	uint64_t a = 0;
+	size_t i;
 
-	*addr = 0;
+	for (i = 0; i < n; i++)
+		addrs[i] = 0;
 	lib = find_lib(maps, lib_basename_prefix);
 	if (!lib)
 		return vt_err_set(err, VT_E_NOTFOUND, 0, "process %d has no %s* mapped", (int)pid,
@@ -175,26 +201,20 @@ int vt_inject_resolve(const struct vt_procfs *pfs, pid_t pid, const struct vt_re
 	rc = vt_elfsym_open_fd(fd, &ef, err);   /* consumes fd */
 	if (rc)
 		goto out;
-	rc = symbol_address(ef, base, lib->path, symbol, &a, err);
-	if (rc)
-		goto out;
-	text = find_addr(maps, a);
-	if (!text || !same_file(text, lib) || text->perms[2] != 'x') {
-		rc = vt_err_set(err, VT_E_FAIL, 0, "'%s' resolves to 0x%" PRIx64 ", which is not in "
-				"the code of %s in process %d", symbol, a, lib->path, (int)pid);
-		goto out;
-	}
-	/* A recorded tree has no memory to compare with. */
-	if (pfs->live) {
-		rc = check_bytes(pid, check_fd, text, a, symbol, lib->path, err);
-		if (rc)
-			goto out;
-	}
-	*addr = a;
+	/* One open file for all the symbols; the first failure stops. */
+	for (i = 0; i < n && rc == VT_OK; i++)
+		rc = resolve_one(pfs, pid, maps, ef, check_fd, lib, base, symbols[i], &addrs[i], err);
 out:
 	vt_elfsym_free(&ef);
 	if (check_fd >= 0)
 		close(check_fd);
 	close(pid_fd);
 	return rc;
+}
+
+int vt_inject_resolve(const struct vt_procfs *pfs, pid_t pid, const struct vt_region_list *maps,
+		      const char *lib_basename_prefix, const char *symbol, uint64_t *addr,
+		      struct vt_err *err)
+{
+	return vt_inject_resolve_many(pfs, pid, maps, lib_basename_prefix, &symbol, addr, 1, err);
 }

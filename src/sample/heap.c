@@ -180,25 +180,29 @@ static int call(struct session *ss, uint64_t func, uint64_t a0, uint64_t a1, uin
 	return rc;
 }
 
-static int resolve(struct probe *p, const char *sym, uint64_t *addr, struct vt_err *err)
-{
-	return vt_inject_resolve(p->pfs, p->pid, &p->maps, "libc.so.6", sym, addr, err);
-}
-
 static int resolve_glibc(struct probe *p, struct glibc_fns *f, struct vt_err *err)
 {
+	static const char *const names[] = { "malloc_info", "open_memstream", "fclose", "free",
+					     "malloc_trim", "__errno_location" };
+	uint64_t addrs[6];
 	int rc;
 
 	memset(f, 0, sizeof(*f));
-	if (resolve(p, "mallinfo2", &f->mallinfo2, NULL) != VT_OK &&
-	    (rc = resolve(p, "mallinfo", &f->mallinfo, err)))
+	/* glibc < 2.33 has only the 32-bit mallinfo() */
+	if (vt_inject_resolve(p->pfs, p->pid, &p->maps, "libc.so.6", "mallinfo2", &f->mallinfo2,
+			      NULL) != VT_OK &&
+	    (rc = vt_inject_resolve(p->pfs, p->pid, &p->maps, "libc.so.6", "mallinfo", &f->mallinfo,
+				    err)))
 		return rc;
-	if ((rc = resolve(p, "malloc_info", &f->malloc_info, err)) ||
-	    (rc = resolve(p, "open_memstream", &f->open_memstream, err)) ||
-	    (rc = resolve(p, "fclose", &f->fclose, err)) || (rc = resolve(p, "free", &f->free, err)) ||
-	    (rc = resolve(p, "malloc_trim", &f->malloc_trim, err)) ||
-	    (rc = resolve(p, "__errno_location", &f->errno_location, err)))
+	rc = vt_inject_resolve_many(p->pfs, p->pid, &p->maps, "libc.so.6", names, addrs, 6, err);
+	if (rc)
 		return rc;
+	f->malloc_info = addrs[0];
+	f->open_memstream = addrs[1];
+	f->fclose = addrs[2];
+	f->free = addrs[3];
+	f->malloc_trim = addrs[4];
+	f->errno_location = addrs[5];
 	return VT_OK;
 }
 

@@ -40,7 +40,7 @@
 #define LIBC "libc.so.6"
 #define T_ATTACH_MS 1000
 #define T_CALL_MS 2000
-#define STRESS_PROBES 2000
+#define STRESS_PROBES_DEFAULT 2000   /* VT_STRESS_PROBES=10000 for the long run */
 
 static double now_ms(void)
 {
@@ -1436,6 +1436,14 @@ static void test_inject__attach_timeout_releases(void)
 
 /* ---- stress: 2000 probes into the busy victim ---------------------------- */
 
+/* VT_STRESS_PROBES overrides the count (the long run is 10000). */
+static unsigned stress_probes(void)
+{
+	const char *env = getenv("VT_STRESS_PROBES");
+
+	return env && atoi(env) > 0 ? (unsigned)atoi(env) : STRESS_PROBES_DEFAULT;
+}
+
 /* Integer after "key": in a JSON line; -1 when absent. */
 static long long json_int(const char *line, const char *key)
 {
@@ -1599,6 +1607,7 @@ static void test_inject__stress_busy_victim(void)
 	double t0;
 	unsigned i;
 	int fd, status = -1;
+	unsigned n_probes;
 
 	if (skip_live())
 		return;
@@ -1618,11 +1627,12 @@ static void test_inject__stress_busy_victim(void)
 	roles[5] = (pid_t)json_int(line, "tid_feeder");
 	CHECK(roles[5] > 0);
 	CHECK(resolve_all(&pfs, c.pid, &f));
-	st.stopped = calloc(STRESS_PROBES, sizeof(double));
-	st.e2e = calloc(STRESS_PROBES, sizeof(double));
-	st.call = calloc(STRESS_PROBES, sizeof(double));
+	n_probes = stress_probes();
+	st.stopped = calloc(n_probes, sizeof(double));
+	st.e2e = calloc(n_probes, sizeof(double));
+	st.call = calloc(n_probes, sizeof(double));
 	t0 = now_ms();
-	for (i = 0; roles[5] > 0 && f.mallinfo2 && i < STRESS_PROBES && st.failed < 10; i++)
+	for (i = 0; roles[5] > 0 && f.mallinfo2 && i < n_probes && st.failed < 10; i++)
 		stress_one(&st, &pfs, c.pid, roles, i, f.mallinfo2);
 	t0 = now_ms() - t0;
 	printf("#   %u probes in %.1f s (%u retried: thread awake; %u failed); per thread: "
@@ -1633,7 +1643,7 @@ static void test_inject__stress_busy_victim(void)
 	print_dist("mallinfo2 itself", st.call, st.n);
 	print_dist("end to end per probe", st.e2e, st.n);
 	CHECK_EQ_U64(st.failed, 0);
-	CHECK(st.n >= STRESS_PROBES * 99 / 100);
+	CHECK(st.n >= n_probes * 99 / 100);
 	/* The victim's own verdict. */
 	CHECK(kill(c.pid, 0) == 0);
 	CHECK(kill(c.pid, SIGTERM) == 0);

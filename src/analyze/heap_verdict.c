@@ -2,10 +2,11 @@
  * heap_verdict.c — rules that turn allocator figures into a lever.
  *
  * Thresholds (ours, stated in the output): below 8 MiB held there is nothing
- * worth acting on; live >= 70% of held is live data; a trim that returns at
- * least half the free memory is the cheap lever; free memory in 3+ arenas
- * with no arena holding most of it is arena sprawl; otherwise the free
- * memory is fragmented and only another allocator (or less churn) helps.
+ * worth acting on; live >= 70% of held is live data; free memory in 3+
+ * arenas with no arena holding 60% of it is arena sprawl (a trim only
+ * relieves it once); a trim that returns at least half the free memory is
+ * the cheap lever; otherwise the free memory is fragmented and only another
+ * allocator (or less churn) helps.
  */
 #include "analyze/heap_verdict.h"
 
@@ -124,18 +125,17 @@ static void judge_glibc(const struct vt_heap_sample *h, uint64_t page, struct vt
 	} else if (!narenas) {
 		headline(v, VT_LEVER_CANNOT_TELL, "%.0f%% of what malloc holds is free, but the "
 			 "per-arena figures are missing: cannot tell which lever fits", (1 - live) * 100);
-	} else if (v->trim_low * 2 >= free_held) {
-		headline(v, VT_LEVER_TRIM, "%.0f%% is free and most of it in whole pages: "
-			 "malloc_trim(0) would return at least %.1f MiB (measure with --trim)",
-			 (1 - live) * 100, (double)v->trim_low / MiB);
-		if (narenas >= 3 && share < 0.6)
-			evidence(v, "the free memory is spread over %zu arenas: a trim returns it once, "
-				 "continued churn refills every arena; MALLOC_ARENA_MAX=2 bounds it for good",
-				 narenas);
 	} else if (narenas >= 3 && share < 0.6) {
 		headline(v, VT_LEVER_FEWER_ARENAS, "%.0f%% is free memory spread over %zu arenas: "
 			 "fewer arenas (MALLOC_ARENA_MAX=2) or another allocator keeps it from "
 			 "multiplying", (1 - live) * 100, narenas);
+		if (v->trim_low)
+			evidence(v, "a trim would return about %.1f MiB once; continued churn refills "
+				 "every arena, so it is relief, not the fix", (double)v->trim_low / MiB);
+	} else if (v->trim_low * 2 >= free_held) {
+		headline(v, VT_LEVER_TRIM, "%.0f%% is free and most of it in whole pages: "
+			 "malloc_trim(0) would return at least %.1f MiB (measure with --trim)",
+			 (1 - live) * 100, (double)v->trim_low / MiB);
 	} else {
 		headline(v, VT_LEVER_ALLOCATOR, "%.0f%% is free but fragmented (trim returns at most "
 			 "%.1f MiB): an allocator that returns memory (jemalloc, mimalloc) or less churn",

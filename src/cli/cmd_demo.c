@@ -10,6 +10,8 @@
 #include "cli/cli.h"
 #include "render/render.h"
 #include "render/table.h"
+#include "analyze/heap_verdict.h"
+#include "sample/heap.h"
 #include "sample/sample.h"
 
 #include <errno.h>
@@ -147,6 +149,32 @@ static void wait_with_progress(struct arm *arms, int seconds)
 		fprintf(stderr, "\r%30s\r", "");
 }
 
+/* The allocator's own view of each arm (mallinfo2 by ptrace), one line each. */
+static void print_heaps(const struct vt_procfs *pfs, const struct arm *arms)
+{
+	struct vt_heap_opts opts = { .timeout_ms = 2000 };
+	struct vt_heap_verdict v;
+	struct vt_heap_sample h;
+	struct vt_err err;
+	char a[32], b[32];
+	int i;
+
+	printf("THE ALLOCATOR'S OWN FIGURES (vitals heap: mallinfo2 read inside each process)\n");
+	for (i = 0; i < ARMS; i++) {
+		if (vt_heap_take(pfs, arms[i].pid, &opts, &h, &err) != VT_OK) {
+			printf("  %-20s not read: %s\n", arms[i].label, err.msg);
+			continue;
+		}
+		vt_heap_judge(&h, (uint64_t)sysconf(_SC_PAGESIZE), &v);
+		printf("  %-20s live %s, free but held %s (live_fraction %.2f) in %zu arenas\n"
+		       "  %-20s -> %s\n", arms[i].label, vt_fmt_bytes(h.mi.uordblks, a, sizeof(a)),
+		       vt_fmt_bytes(h.mi.fordblks, b, sizeof(b)), vt_heap_live_fraction(&h.mi),
+		       h.info.n_arenas, "", v.headline);
+		vt_heap_release(&h);
+	}
+	printf("\n");
+}
+
 static void print_verdict(const struct vt_sample *s, const struct arm *arms)
 {
 	char a[32], b[32];
@@ -174,7 +202,8 @@ static void print_verdict(const struct vt_sample *s, const struct arm *arms)
 	       "  free-but-held memory multiplies.  One snapshot shows the shape; whether it\n"
 	       "  is a plateau or a leak takes a soak.  On your own service:\n"
 	       "    vitals snap PID            memory breakdown, arenas, cap, cgroup\n"
-	       "    vitals snap PID1 PID2      two processes side by side\n");
+	       "    vitals snap PID1 PID2      two processes side by side\n"
+	       "    vitals heap PID            the allocator's own figures: live vs free-held\n");
 }
 
 int cmd_demo(int argc, char **argv)
@@ -266,7 +295,6 @@ int cmd_demo(int argc, char **argv)
 		labels[i] = arms[i].label;
 		taken++;
 	}
-	vt_procfs_close(&pfs);
 	if (taken == ARMS) {
 		report.samples = samples;
 		report.n = ARMS;
@@ -277,9 +305,11 @@ int cmd_demo(int argc, char **argv)
 			vt_render_snap_json(stdout, &report);
 		} else {
 			vt_render_snap_text(stdout, &report);
+			print_heaps(&pfs, arms);
 			print_verdict(samples, arms);
 		}
 	}
+	vt_procfs_close(&pfs);
 	for (i = 0; i < taken; i++)
 		vt_sample_release(&samples[i]);
 out:

@@ -1,0 +1,137 @@
+/*
+ * test_heap_verdict.c — which lever the heap figures point to, on
+ * synthetic samples built like the field report's (1.2 GB held, 44 MB live,
+ * 8 arenas) and its opposites.
+ */
+#include "harness.h"
+
+#include "analyze/heap_verdict.h"
+
+#define MiB (1ull << 20)
+
+static struct vt_mi_bin big_free_bins[] = { { 1 << 20, 1 << 22, 0, 0, 0 } };
+static struct vt_mi_bin small_free_bins[] = { { 64, 512, 0, 0, 0 } };
+
+/* n arenas sharing free_bytes as chunks of chunk bytes (big: whole pages inside) */
+static void make(struct vt_heap_sample *h, struct vt_mi_arena *arenas, size_t n, uint64_t live,
+		 uint64_t free_bytes, const double *share, bool big)
+{
+	size_t i;
+
+	memset(h, 0, sizeof(*h));
+	h->alloc.kind = VT_ALLOC_GLIBC;
+	h->mi.wide = true;
+	h->mi.uordblks = live;
+	h->mi.fordblks = free_bytes;
+	h->mi.arena = live + free_bytes;
+	h->mi.ordblks = 1000;
+	h->status.rss_anon = live + free_bytes;
+	for (i = 0; i < n; i++) {
+		uint64_t f = (uint64_t)((double)free_bytes * share[i]);
+		memset(&arenas[i], 0, sizeof(arenas[i]));
+		arenas[i].nr = (int)i;
+		arenas[i].t.rest_bytes = f;
+		arenas[i].t.system_current = f + live / n;
+		arenas[i].bins = big ? big_free_bins : small_free_bins;
+		arenas[i].n_bins = 1;
+		arenas[i].bins[0].total = f;
+		arenas[i].bins[0].count = big ? f / (2 * MiB) + 1 : f / 256 + 1;
+	}
+	h->info.arenas = arenas;
+	h->info.n_arenas = n;
+	h->has_info = true;
+}
+
+static void test_heap_verdict__field_report_arena_sprawl(void)
+{
+	static const double even8[] = { .125, .125, .125, .125, .125, .125, .125, .125 };
+	struct vt_mi_arena arenas[8];
+	struct vt_heap_sample h;
+	struct vt_heap_verdict v;
+
+	make(&h, arenas, 8, 44 * MiB, 1200 * MiB, even8, true);
+	vt_heap_judge(&h, 4096, &v);
+	CHECK(v.lever == VT_LEVER_FEWER_ARENAS);
+	CHECK(strstr(v.headline, "8 arenas") != NULL);
+	CHECK(v.n_evidence >= 3);
+	CHECK(strstr(v.evidence[0], "live_fraction 0.035") != NULL);
+	CHECK(v.trim_low > 1000 * MiB && v.trim_low <= v.trim_high);
+}
+
+static void test_heap_verdict__live_data_is_retention(void)
+{
+	static const double one[] = { 1 };
+	struct vt_mi_arena arenas[1];
+	struct vt_heap_sample h;
+	struct vt_heap_verdict v;
+
+	make(&h, arenas, 1, 900 * MiB, 100 * MiB, one, true);
+	vt_heap_judge(&h, 4096, &v);
+	CHECK(v.lever == VT_LEVER_RETENTION);
+}
+
+static void test_heap_verdict__one_arena_whole_pages_is_trim(void)
+{
+	static const double one[] = { 1 };
+	struct vt_mi_arena arenas[1];
+	struct vt_heap_sample h;
+	struct vt_heap_verdict v;
+
+	make(&h, arenas, 1, 50 * MiB, 500 * MiB, one, true);
+	vt_heap_judge(&h, 4096, &v);
+	CHECK(v.lever == VT_LEVER_TRIM);
+	/* the estimate never exceeds the resident memory that is not live */
+	h.status.rss_anon = 50 * MiB + 10 * MiB;
+	vt_heap_judge(&h, 4096, &v);
+	CHECK(v.trim_high <= 10 * MiB);
+}
+
+static void test_heap_verdict__fragmented_is_allocator(void)
+{
+	static const double one[] = { 1 };
+	struct vt_mi_arena arenas[1];
+	struct vt_heap_sample h;
+	struct vt_heap_verdict v;
+
+	make(&h, arenas, 1, 50 * MiB, 500 * MiB, one, false);
+	vt_heap_judge(&h, 4096, &v);
+	CHECK(v.lever == VT_LEVER_ALLOCATOR);
+}
+
+static void test_heap_verdict__small_and_unknown(void)
+{
+	static const double one[] = { 1 };
+	struct vt_mi_arena arenas[1];
+	struct vt_heap_sample h;
+	struct vt_heap_verdict v;
+
+	make(&h, arenas, 1, 1 * MiB, 2 * MiB, one, true);
+	vt_heap_judge(&h, 4096, &v);
+	CHECK(v.lever == VT_LEVER_NONE);
+	make(&h, arenas, 1, 50 * MiB, 500 * MiB, one, true);
+	h.has_info = false;
+	h.info.n_arenas = 0;
+	vt_heap_judge(&h, 4096, &v);
+	CHECK(v.lever == VT_LEVER_CANNOT_TELL);
+	CHECK_STR(vt_heap_lever_name(v.lever), "cannot_tell");
+}
+
+static void test_heap_verdict__jemalloc(void)
+{
+	struct vt_heap_sample h;
+	struct vt_heap_verdict v;
+
+	memset(&h, 0, sizeof(h));
+	h.has_je = true;
+	h.je.allocated = 100 * MiB;
+	h.je.resident = 400 * MiB;
+	vt_heap_judge(&h, 4096, &v);
+	CHECK(v.lever == VT_LEVER_DECAY);
+	h.je.allocated = 380 * MiB;
+	vt_heap_judge(&h, 4096, &v);
+	CHECK(v.lever == VT_LEVER_RETENTION);
+}
+
+VT_TEST_MAIN(test_heap_verdict__field_report_arena_sprawl, test_heap_verdict__live_data_is_retention,
+	     test_heap_verdict__one_arena_whole_pages_is_trim, test_heap_verdict__fragmented_is_allocator,
+	     test_heap_verdict__small_and_unknown, test_heap_verdict__jemalloc)

@@ -4,6 +4,8 @@
 #                                 $TPID and $TRUTH (its ground-truth file); killed at exit
 #   vitals ARGS...                the binary under test
 #   jq_py FILE EXPR               evaluate a Python expression on the JSON in FILE (as j)
+#   expect_exit STATUS PATTERN ARGS...  a failing vitals call, checked
+#   kernel_thread                 pid of a visible kernel thread, or nothing
 #   skip "why" / fail "why"       exit 77 / exit 1 with a message
 #   check "desc" COND...          run COND; fail with desc if it fails
 set -u
@@ -65,6 +67,32 @@ t = json.loads(lines[-1])
 v = eval(sys.argv[2], {"t": t})
 print(json.dumps(v))
 PY
+}
+
+# expect_exit STATUS PATTERN ARGS...: vitals ARGS exits STATUS, says PATTERN on
+# stderr, and prints nothing on stdout (no partial result on failure)
+expect_exit() {
+	local want=$1 pattern=$2 got
+	shift 2
+	"$B/vitals" "$@" >"$WORK/out" 2>"$WORK/err"
+	got=$?
+	[ "$got" = "$want" ] || { cat "$WORK/err"; fail "vitals $* exited $got, expected $want"; }
+	grep -qE "$pattern" "$WORK/err" || { cat "$WORK/err"; fail "vitals $*: stderr lacks /$pattern/"; }
+	[ -s "$WORK/out" ] && fail "vitals $* printed a result on failure"
+	echo "ok - vitals $* -> $got: $(head -1 "$WORK/err")"
+}
+
+# the pid of a kernel thread visible here (PF_KTHREAD in stat field 9), or nothing
+kernel_thread() {
+	python3 -c '
+import glob
+for f in glob.glob("/proc/[0-9]*/stat"):
+    try:
+        s = open(f).read()
+    except OSError:
+        continue
+    if int(s[s.rindex(")") + 2:].split()[6]) & 0x200000:
+        print(s.split()[0]); break'
 }
 
 command -v python3 >/dev/null || skip "python3 is needed to read JSON (scripts/deps.sh --test)"

@@ -5,39 +5,18 @@
 # arguments, a process that exits while being read.
 . "$(dirname "$0")/lib.sh"
 
-expect() {  # expect STATUS PATTERN -- ARGS...
-	local want=$1 pattern=$2
-	shift 3
-	"$B/vitals" "$@" >"$WORK/out" 2>"$WORK/err"
-	local got=$?
-	if [ "$got" != "$want" ]; then
-		cat "$WORK/err"
-		fail "vitals $* exited $got, expected $want"
-	fi
-	grep -qE "$pattern" "$WORK/err" || { cat "$WORK/err"; fail "vitals $*: stderr lacks /$pattern/"; }
-	echo "ok - vitals $* -> $got: $(head -1 "$WORK/err")"
-}
-
 # no such process: a pid that cannot exist (above pid_max)
 pid_max=$(cat /proc/sys/kernel/pid_max)
-expect 3 "no process $((pid_max + 1))" -- snap $((pid_max + 1))
+expect_exit 3 "no process $((pid_max + 1))" snap $((pid_max + 1))
 check "no table for a missing pid" test ! -s "$WORK/out"
 "$B/vitals" snap --json $((pid_max + 1)) >"$WORK/out.json" 2>/dev/null
 check "--json says why, in errors[], with no process entry" test "$(jq_py "$WORK/out.json" \
 	'(len(j["processes"]), j["errors"][0]["code"], j["errors"][0]["exit_status"])')" = '[0, "NOPROC", 3]'
 
 # kernel thread
-kt=$(python3 -c '
-import glob
-for f in glob.glob("/proc/[0-9]*/stat"):
-    try:
-        s = open(f).read()
-    except OSError:
-        continue
-    if int(s[s.rindex(")") + 2:].split()[6]) & 0x200000:   # PF_KTHREAD in field 9
-        print(s.split()[0]); break')
+kt=$(kernel_thread)
 if [ -n "$kt" ]; then
-	expect 6 "kernel thread" -- snap "$kt"
+	expect_exit 6 "kernel thread" snap "$kt"
 else
 	echo "# no kernel thread visible in this pid namespace; covered by the recorded fixture"
 fi
@@ -46,7 +25,7 @@ FX=$VT_FIXTURES/proc/files
 mkdir -p "$WORK/kt/proc/2"
 cp "$FX/kthreadd.stat" "$WORK/kt/proc/2/stat"
 cp "$FX/kthreadd.status" "$WORK/kt/proc/2/status"
-expect 6 "kernel thread" -- --proc-root "$WORK/kt/proc" --sys-root "$WORK/kt" snap 2
+expect_exit 6 "kernel thread" --proc-root "$WORK/kt/proc" --sys-root "$WORK/kt" snap 2
 
 # zombie: a child its parent never reaps
 bash -c 'sleep 0.1 & exec sleep 30' &
@@ -54,20 +33,20 @@ PIDS+=($!)
 sleep 0.6
 zp=$(ps -o pid=,stat= --ppid $! | awk '$2 ~ /^Z/ {print $1}')
 [ -n "$zp" ] || fail "could not make a zombie"
-expect 7 "zombie" -- snap "$zp"
+expect_exit 7 "zombie" snap "$zp"
 
 # garbage arguments
-expect 64 "not a process id" -- snap abc
-expect 64 "not a process id" -- snap -- -5
-expect 64 "which process" -- snap
-expect 64 "not a size" -- snap --min-region lots 1
-expect 64 "unknown option" -- snap --bogus 1
-expect 64 "not a vitals command" -- frobnicate
+expect_exit 64 "not a process id" snap abc
+expect_exit 64 "not a process id" snap -- -5
+expect_exit 64 "which process" snap
+expect_exit 64 "not a size" snap --min-region lots 1
+expect_exit 64 "unknown option" snap --bogus 1
+expect_exit 64 "not a vitals command" frobnicate
 
 # a thread id is not a process id: say whose thread it is
 start_target lock_convoy --seconds 30 --threads 2
 tid=$(ls "/proc/$TPID/task" | grep -vx "$TPID" | head -1)
-expect 64 "is a thread of process $TPID" -- snap "$tid"
+expect_exit 64 "is a thread of process $TPID" snap "$tid"
 
 # several pids: the good one is shown, the bad one reported, exit is the bad one's
 sleep 30 &

@@ -5,17 +5,6 @@
 # (the rule that refused it), and usage errors.
 . "$(dirname "$0")/lib.sh"
 
-expect_exit() {  # expect_exit STATUS PATTERN ARGS...
-	local want=$1 pattern=$2
-	shift 2
-	"$B/vitals" "$@" >"$WORK/out" 2>"$WORK/err"
-	local got=$?
-	[ "$got" = "$want" ] || { cat "$WORK/err"; fail "vitals $* exited $got, expected $want"; }
-	grep -qE "$pattern" "$WORK/err" || { cat "$WORK/err"; fail "vitals $*: stderr lacks /$pattern/"; }
-	[ -s "$WORK/out" ] && fail "vitals $* printed a result on failure"
-	echo "ok - vitals $* -> $got: $(head -1 "$WORK/err")"
-}
-
 # --- jemalloc: redis-server ---
 if command -v redis-server >/dev/null && command -v redis-cli >/dev/null; then
 	port=$((20000 + RANDOM % 20000))
@@ -96,14 +85,6 @@ expect_exit 64 "which process" heap
 expect_exit 64 "not a process id" heap nope
 expect_exit 64 "leave no way" heap --no-agent --agent-only 1
 expect_exit 3 "no process" heap $(( $(cat /proc/sys/kernel/pid_max) + 1 ))
-kt=$(python3 -c '
-import glob
-for f in glob.glob("/proc/[0-9]*/stat"):
-    try:
-        s = open(f).read()
-    except OSError:
-        continue
-    if int(s[s.rindex(")") + 2:].split()[6]) & 0x200000:
-        print(s.split()[0]); break')
+kt=$(kernel_thread)
 [ -n "$kt" ] && expect_exit 6 "kernel thread" heap "$kt"
 exit 0

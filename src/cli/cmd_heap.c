@@ -42,8 +42,10 @@ static void heap_usage(FILE *out)
 "\n"
 "exit status: 0 ok; 3 no such process; 4 it exited meanwhile; 5 ptrace not\n"
 "permitted and no agent (the message says which rule); 6 kernel thread;\n"
-"7 zombie; 8 allocator not supported; 10 the call timed out (the target was\n"
-"restored); 64 usage.\n");
+"7 zombie; 8 allocator not supported; 10 a call timed out, 11 a call faulted\n"
+"(both abandoned, the target restored); 64 usage.\n"
+"\n"
+"See vitals(1), docs/inject.md (why the ptrace call is safe) and docs/json.md.\n");
 }
 
 int cmd_heap(int argc, char **argv)

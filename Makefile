@@ -42,7 +42,7 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-CFLAGS  += -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) -MMD -MP
+CFLAGS  += -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Isrc -I. $(PKG_CFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
 LDLIBS  += $(PKG_LIBS) -lpthread -lm
 
@@ -126,7 +126,7 @@ fuzz:
 	@mkdir -p build-fuzz/fuzz
 	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
 	  echo "  FUZZ $$n"; \
-	  clang -std=gnu11 -g -O1 -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
+	  clang -std=gnu11 -g -O1 -D_GNU_SOURCE -Isrc -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
 	    -o build-fuzz/fuzz/$$n $$f build-fuzz/libvitals.a $(PKG_LIBS) -lpthread -lm || exit 1; done
 
 deps:

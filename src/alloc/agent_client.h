@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../../agent/protocol.h"
+#include "agent/protocol.h"
 #include "base/error.h"
 #include "proc/procfs.h"
 

@@ -527,7 +527,7 @@ static void test_agent__heap_figures(void)
 	CHECK(r.mi.uordblks >= 100 * 10000);
 	CHECK(r.mi.uordblks < 100 * 10000 + 256 * 1024);
 	CHECK_EQ_U64(r.mi.uordblks + r.mi.fordblks, r.mi.arena);
-	CHECK(r.took_us < 1000000);
+	CHECK(r.took_us < 5000000);   /* a sanity bound, not a speed goal */
 	CHECK(!r.has_trim);
 	CHECK(r.malloc_info_xml && r.malloc_info_len == strlen(r.malloc_info_xml));
 	CHECK_EQ_I64(vt_malloc_info_parse(r.malloc_info_xml, r.malloc_info_len, &mi, &err), VT_OK);
@@ -606,7 +606,7 @@ static void test_agent__trim_with_env(void)
 	CHECK_EQ_U64(r.mi.uordblks, h.uord);
 	CHECK(r.trim.before.fordblks > 20u << 20);
 	CHECK_EQ_U64(r.trim.after.uordblks, r.trim.before.uordblks);   /* live data untouched */
-	CHECK(r.trim.took_us < 2000000);
+	CHECK(r.trim.took_us < 10000000);   /* a sanity bound */
 	CHECK(vt_known(rss_before) && vt_known(rss_after));
 	CHECK(rss_after + (15u << 20) < rss_before);                   /* pages went back */
 	printf("#   trim: RssAnon %" PRIu64 " -> %" PRIu64 " kB in %" PRIu64 " us\n",

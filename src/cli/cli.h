@@ -36,5 +36,6 @@ bool vt_cli_parse_duration(const char *text, double *seconds);
 int cmd_snap(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_heap(int argc, char **argv);
+int cmd_threads(int argc, char **argv);
 
 #endif

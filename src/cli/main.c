@@ -14,6 +14,7 @@ static const struct command {
 } commands[] = {
 	{ "snap", cmd_snap, "what a running process's memory is made of" },
 	{ "heap", cmd_heap, "the allocator's own figures from a running process, without gdb" },
+	{ "threads", cmd_threads, "CPU of a process and its threads now (deltas), states, diagnosis" },
 	{ "demo", cmd_demo, "reproduce glibc arena sprawl on a bundled target, default vs capped" },
 };
 

@@ -1,0 +1,345 @@
+/*
+ * rates.c — interval rates from thread samples (see rates.h).
+ *
+ * Only arithmetic on samples already taken: no /proc access.  Counters are
+ * untrusted: one that goes backwards (a reused tid, a wrapped value) gives a
+ * zero delta and a flag, never a negative or huge rate.
+ */
+#include "cpu/rates.h"
+
+#include "proc/procfs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_tid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static const struct vt_thread_snap *find_tid(const struct vt_threads_sample *s, pid_t tid)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->threads[mid].tid == tid)
+			return &s->threads[mid];
+		if (s->threads[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int state_index(char c)
+{
+	switch (c) {
+	case 'R': return 0;
+	case 'S': return 1;
+	case 'D': return 2;
+	case 'T': case 't': return 3;
+	case 'Z': case 'X': return 4;
+	case 'I': return 5;
+	default: return 6;
+	}
+}
+
+/*
+ * b - a for a cumulative counter; a == NULL means the thread started in the
+ * interval (its counters began at 0).  false when unknown.
+ */
+static bool delta(const uint64_t *a, uint64_t b, uint64_t *d, unsigned *flags)
+{
+	uint64_t base = a ? *a : 0;
+
+	if (!vt_known(b) || (a && !vt_known(*a)))
+		return false;
+	if (b < base) {
+		*flags |= VT_THREAD_COUNTER_RESET;
+		*d = 0;
+		return true;
+	}
+	*d = b - base;
+	return true;
+}
+
+size_t vt_threads_pool_key_len(const char *name)
+{
+	size_t len = strlen(name);
+
+	while (len > 0 && name[len - 1] >= '0' && name[len - 1] <= '9')
+		len--;
+	return len;
+}
+
+struct wchan_slot {
+	char name[64];
+	unsigned count;
+};
+
+static void tally_wchan(struct wchan_slot *slots, const char *w)
+{
+	int i;
+
+	if (!*w)
+		return;
+	for (i = 0; i < VT_WCHAN_SLOTS; i++) {
+		if (slots[i].count && !strcmp(slots[i].name, w)) {
+			slots[i].count++;
+			return;
+		}
+		if (!slots[i].count) {
+			snprintf(slots[i].name, sizeof(slots[i].name), "%s", w);
+			slots[i].count = 1;
+			return;
+		}
+	}
+}
+
+/*
+ * A thread cannot run more than one core, nor switch more often than the
+ * scheduler could: a larger value is a corrupt or reset counter.  It is
+ * taken as 0 and flagged, never shown.
+ */
+static void sanitize(double *v, double max, unsigned *flags)
+{
+	if (*v > max) {
+		*v = 0;
+		*flags |= VT_THREAD_COUNTER_RESET;
+	}
+}
+
+static void thread_rate(const struct vt_threads_sample *samples, size_t n, pid_t tid,
+			double dt, struct vt_thread_rate *r)
+{
+	const struct vt_thread_snap *first = NULL, *last = NULL, *base, *t;
+	struct wchan_slot slots[VT_WCHAN_SLOTS];
+	long clk = samples[n - 1].clk_tck > 0 ? samples[n - 1].clk_tck : 100;
+	uint64_t d, du, ds;
+	size_t i;
+	int k;
+
+	memset(r, 0, sizeof(*r));
+	memset(slots, 0, sizeof(slots));
+	r->tid = tid;
+	r->user_cores = r->sys_cores = r->runq_share = r->vol_per_s = r->nonvol_per_s = -1;
+	r->cpu_share = -1;
+	for (i = 0; i < n; i++) {
+		t = find_tid(&samples[i], tid);
+		if (!t)
+			continue;
+		if (!first)
+			first = t;
+		else if (t->start_ticks != first->start_ticks)
+			continue;      /* the tid was reused by another thread: not this one */
+		last = t;
+		r->nsamples++;
+		r->states[state_index(t->state)]++;
+		if (t->wchan_ok)
+			tally_wchan(slots, t->wchan);
+		else
+			snprintf(r->wchan_why, sizeof(r->wchan_why), "%s", t->wchan_why);
+	}
+	if (!first)
+		return;
+	snprintf(r->comm, sizeof(r->comm), "%s", last->comm);
+	r->last_cpu = last->processor;
+	r->last_state = last->state;
+	r->wchan_ok = last->wchan_ok;
+	for (k = 0; k < VT_WCHAN_SLOTS; k++) {
+		if (slots[k].count > r->wchan_count) {
+			r->wchan_count = slots[k].count;
+			memcpy(r->wchan, slots[k].name, sizeof(r->wchan));
+		}
+	}
+	if (r->wchan_count)
+		r->wchan_ok = true;
+
+	base = find_tid(&samples[0], tid) == first ? first : NULL;
+	if (!base)
+		r->flags |= VT_THREAD_APPEARED;
+	t = find_tid(&samples[n - 1], tid);
+	if (!t || t != last)
+		r->flags |= VT_THREAD_EXITED;
+
+	if (delta(base ? &base->utime_ticks : NULL, last->utime_ticks, &du, &r->flags) &&
+	    delta(base ? &base->stime_ticks : NULL, last->stime_ticks, &ds, &r->flags)) {
+		r->user_cores = (double)du / (double)clk / dt;
+		r->sys_cores = (double)ds / (double)clk / dt;
+		r->cpu_cores = r->user_cores + r->sys_cores;
+	}
+	if (delta(base ? &base->run_ns : NULL, last->run_ns, &d, &r->flags))
+		r->cpu_cores = (double)d / 1e9 / dt;
+	if (delta(base ? &base->wait_ns : NULL, last->wait_ns, &d, &r->flags))
+		r->runq_share = (double)d / 1e9 / dt;
+	if (delta(base ? &base->ctxt_vol : NULL, last->ctxt_vol, &d, &r->flags))
+		r->vol_per_s = (double)d / dt;
+	if (delta(base ? &base->ctxt_nonvol : NULL, last->ctxt_nonvol, &d, &r->flags))
+		r->nonvol_per_s = (double)d / dt;
+	sanitize(&r->cpu_cores, 1.05, &r->flags);
+	sanitize(&r->user_cores, 1.05, &r->flags);
+	sanitize(&r->sys_cores, 1.05, &r->flags);
+	sanitize(&r->runq_share, 1.05, &r->flags);
+	sanitize(&r->vol_per_s, VT_RATES_MAX_SWITCHES, &r->flags);
+	sanitize(&r->nonvol_per_s, VT_RATES_MAX_SWITCHES, &r->flags);
+}
+
+static int make_pools(struct vt_threads_rates *r, struct vt_err *err)
+{
+	size_t i, j, len;
+
+	r->pools = calloc(r->n ? r->n : 1, sizeof(*r->pools));
+	if (!r->pools)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory grouping threads");
+	for (i = 0; i < r->n; i++) {
+		const struct vt_thread_rate *t = &r->threads[i];
+		char key[64];
+
+		len = vt_threads_pool_key_len(t->comm);
+		if (len == 0 || len == strlen(t->comm))
+			continue;      /* no trailing digits, or nothing but digits */
+		memcpy(key, t->comm, len);
+		key[len] = '\0';
+		for (j = 0; j < r->npools; j++)
+			if (!strcmp(r->pools[j].name, key))
+				break;
+		if (j == r->npools) {
+			memcpy(r->pools[j].name, key, len + 1);
+			r->pools[j].min_cores = t->cpu_cores;
+			r->pools[j].max_cores = t->cpu_cores;
+			r->npools++;
+		}
+		r->pools[j].count++;
+		if (t->cpu_cores < r->pools[j].min_cores)
+			r->pools[j].min_cores = t->cpu_cores;
+		if (t->cpu_cores > r->pools[j].max_cores)
+			r->pools[j].max_cores = t->cpu_cores;
+	}
+	/* A pool is two threads or more. */
+	for (i = j = 0; i < r->npools; i++)
+		if (r->pools[i].count >= 2)
+			r->pools[j++] = r->pools[i];
+	r->npools = j;
+	return VT_OK;
+}
+
+int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, int ncpu,
+			     struct vt_threads_rates *out, struct vt_err *err)
+{
+	const struct vt_threads_sample *a, *b;
+	pid_t *tids = NULL;
+	size_t ntids = 0, total = 0, i, j;
+	double dt, sum_ns = 0, sum_cores = 0, elapsed;
+	bool ns_ok = true;
+	uint64_t du, ds;
+	unsigned fl = 0;
+	long clk;
+
+	memset(out, 0, sizeof(*out));
+	if (n < 2)
+		return vt_err_set(err, VT_E_USAGE, 0, "two samples at least are needed for a rate");
+	a = &samples[0];
+	b = &samples[n - 1];
+	dt = b->mono_ns > a->mono_ns ? (double)(b->mono_ns - a->mono_ns) / 1e9 : 0;
+	if (dt < VT_RATES_MIN_INTERVAL_S)
+		return vt_err_set(err, VT_E_USAGE, 0,
+				  "interval of %.3f s is too short to measure: the minimum is %.1f s",
+				  dt, VT_RATES_MIN_INTERVAL_S);
+	clk = b->clk_tck > 0 ? b->clk_tck : 100;
+	out->pid = b->pid;
+	memcpy(out->comm, b->comm, sizeof(out->comm));
+	out->interval_s = dt;
+	out->nsamples = (unsigned)n;
+	out->ncpu = ncpu;
+	out->self_cpu_s = -1;
+
+	for (i = 0; i < n; i++)
+		total += samples[i].n;
+	tids = malloc((total ? total : 1) * sizeof(*tids));
+	if (!tids)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory computing rates");
+	for (i = 0; i < n; i++)
+		for (j = 0; j < samples[i].n; j++)
+			tids[ntids++] = samples[i].threads[j].tid;
+	qsort(tids, ntids, sizeof(*tids), cmp_tid);
+	for (i = j = 0; i < ntids; i++)
+		if (j == 0 || tids[j - 1] != tids[i])
+			tids[j++] = tids[i];
+	ntids = j;
+	out->threads = calloc(ntids ? ntids : 1, sizeof(*out->threads));
+	if (!out->threads) {
+		free(tids);
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory computing rates");
+	}
+	for (i = 0; i < ntids; i++) {
+		struct vt_thread_rate *r = &out->threads[out->n];
+		const struct vt_thread_snap *f = find_tid(a, tids[i]), *l = find_tid(b, tids[i]);
+
+		thread_rate(samples, n, tids[i], dt, r);
+		if (!r->nsamples)
+			continue;
+		if (r->flags & VT_THREAD_APPEARED)
+			out->appeared++;
+		if (r->flags & VT_THREAD_EXITED)
+			out->exited++;
+		/* schedstat sum: every thread needs both ends known (or a start in the interval). */
+		if ((f && !vt_known(f->run_ns)) || (l && !vt_known(l->run_ns)))
+			ns_ok = false;
+		sum_cores += r->cpu_cores;
+		sum_ns += r->cpu_cores;
+		out->n++;
+	}
+	free(tids);
+	for (i = 0; i < out->n; i++)
+		out->threads[i].cpu_share = sum_cores > 0 ? out->threads[i].cpu_cores / sum_cores : 0;
+
+	if (!delta(&a->utime_ticks, b->utime_ticks, &du, &fl))
+		du = 0;
+	if (!delta(&a->stime_ticks, b->stime_ticks, &ds, &fl))
+		ds = 0;
+	out->cores_ticks = (double)(du + ds) / (double)clk / dt;
+	out->cores_ns = ns_ok ? sum_ns : -1;
+	if (ns_ok && out->exited == 0) {
+		out->cores = out->cores_ns;
+		out->cores_source = "schedstat";
+	} else {
+		out->cores = out->cores_ticks;
+		out->cores_source = "stat";
+	}
+	if (du + ds > 0) {
+		out->user_cores = out->cores * (double)du / (double)(du + ds);
+		out->sys_cores = out->cores * (double)ds / (double)(du + ds);
+	} else if (out->cores > 0) {
+		out->user_cores = out->sys_cores = -1;  /* under one tick each: split unknown */
+	}
+	out->cpu_seconds = out->cores * dt;
+	elapsed = b->uptime_s - (double)b->start_ticks / (double)clk;
+	if (b->uptime_s > 0 && elapsed > 0) {
+		double d;
+
+		out->since_start_cores = (double)(b->utime_ticks + b->stime_ticks) / (double)clk / elapsed;
+		d = out->since_start_cores - out->cores;
+		out->ps_differs = d > VT_RATES_PS_DIFF_CORES || d < -VT_RATES_PS_DIFF_CORES;
+	} else {
+		out->since_start_cores = -1;
+	}
+	return make_pools(out, err);
+}
+
+void vt_threads_rates_release(struct vt_threads_rates *r)
+{
+	if (!r)
+		return;
+	free(r->threads);
+	free(r->pools);
+	r->threads = NULL;
+	r->pools = NULL;
+	r->n = r->npools = 0;
+}

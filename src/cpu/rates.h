@@ -1,0 +1,104 @@
+/*
+ * rates.h — CPU rates, switch rates and states of a process and its threads
+ * over an interval, from samples taken by cpu/threads.h.
+ *
+ * Every rate is a delta of a cumulative counter divided by the interval
+ * between the first and the last sample; never a since-start average (that
+ * one is computed too, only to show what ps would print).  Pure arithmetic:
+ * reads no files.
+ */
+#ifndef VT_CPU_RATES_H
+#define VT_CPU_RATES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/error.h"
+#include "cpu/threads.h"
+
+/* Shortest interval measured: stat ticks are 10 ms, 20 ticks keep the error ~5%. */
+#define VT_RATES_MIN_INTERVAL_S 0.2
+/* since-start average and the interval rate differ "materially" beyond this (cores). */
+#define VT_RATES_PS_DIFF_CORES 0.10
+/* More context switches per second than any thread can make: a corrupt counter. */
+#define VT_RATES_MAX_SWITCHES 1e7
+
+enum vt_thread_flags {
+	VT_THREAD_APPEARED = 1 << 0,     /* not in the first sample: started in the interval */
+	VT_THREAD_EXITED = 1 << 1,       /* not in the last sample: exited in the interval */
+	VT_THREAD_COUNTER_RESET = 1 << 2 /* a counter went backwards: that delta taken as 0 */
+};
+
+/* State letters counted over the samples: R S D T (T,t) Z (Z,X) I, other. */
+#define VT_STATE_KINDS "RSDTZI?"
+#define VT_NSTATES 7
+
+#define VT_WCHAN_SLOTS 6
+
+struct vt_thread_rate {
+	pid_t tid;
+	char comm[64];
+	unsigned flags;                 /* enum vt_thread_flags */
+	double cpu_cores;               /* Δrun_ns / Δt (Δticks if no schedstat) */
+	double user_cores, sys_cores;   /* Δutime, Δstime ticks / Δt; < 0 unknown */
+	double cpu_share;               /* of the process's CPU in the interval, 0..1; < 0 unknown */
+	double runq_share;              /* Δwait_ns / Δt: time runnable but not running; < 0 unknown */
+	double vol_per_s, nonvol_per_s; /* context switches, kept apart; < 0 unknown */
+	int64_t last_cpu;               /* processor in the last sample it was seen in */
+	char last_state;
+	unsigned states[VT_NSTATES];    /* samples in each state of VT_STATE_KINDS */
+	unsigned nsamples;              /* samples the thread was seen in */
+	char wchan[64];                 /* most frequent non-empty wchan, "" none */
+	unsigned wchan_count;           /* samples it was seen in */
+	bool wchan_ok;                  /* false: unreadable, see wchan_why */
+	char wchan_why[48];
+};
+
+struct vt_thread_pool {
+	char name[64];                  /* the shared name without trailing digits ("worker-") */
+	size_t count;
+	double min_cores, max_cores;
+};
+
+struct vt_threads_rates {
+	pid_t pid;
+	char comm[64];
+	double interval_s;              /* last.mono - first.mono */
+	unsigned nsamples;
+	int ncpu;                       /* CPUs the process may run on (0 unknown) */
+	double cores_ticks;             /* process stat Δ(utime+stime) / Δt */
+	double cores_ns;                /* Σ thread Δrun_ns / Δt; < 0 without schedstat */
+	double cores;                   /* the figure shown: ns unless unavailable or threads exited */
+	const char *cores_source;       /* "schedstat" or "stat" */
+	double user_cores, sys_cores;   /* cores split by the process stat tick deltas */
+	double cpu_seconds;             /* CPU consumed in the interval = cores * interval_s */
+	double since_start_cores;       /* what ps shows: (utime+stime) / elapsed since start; < 0 unknown */
+	bool ps_differs;
+	bool process_exited;            /* it exited before the interval ended (set by the caller) */
+	double self_cpu_s;              /* vitals' own CPU in the window; < 0 not measured (set by the caller) */                /* |since_start - cores| > VT_RATES_PS_DIFF_CORES */
+	size_t appeared, exited;
+	struct vt_thread_rate *threads; /* owned, n, tid order */
+	size_t n;
+	struct vt_thread_pool *pools;   /* owned, npools */
+	size_t npools;
+};
+
+/*
+ * Compute the rates over samples[0..n-1] (n >= 2, taken in time order from
+ * one process).  Rates use samples[0] and samples[n-1]; states and wchans
+ * are counted over all n.  ncpu is stored as given; self_cpu_s is set to -1.
+ * Errors: VT_E_USAGE when the interval is below VT_RATES_MIN_INTERVAL_S
+ * (the message states the minimum) or fewer than 2 samples; VT_E_NOMEM.
+ * On success release *out with vt_threads_rates_release.
+ */
+int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, int ncpu,
+			     struct vt_threads_rates *out, struct vt_err *err);
+
+void vt_threads_rates_release(struct vt_threads_rates *r);
+
+/* Length of name without its trailing digits (the pool key). */
+size_t vt_threads_pool_key_len(const char *name);
+
+#endif

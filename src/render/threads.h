@@ -1,0 +1,21 @@
+/*
+ * threads.h (render) — views of thread rates: text and JSON ("vitals.threads" v1).
+ *
+ * Both read a struct vt_threads_rates and its diagnosis; neither touches /proc.
+ * Return 0, or -1 when the output could not be written.
+ */
+#ifndef VT_RENDER_THREADS_H
+#define VT_RENDER_THREADS_H
+
+#include <stdio.h>
+
+#include "cpu/diagnose.h"
+#include "cpu/rates.h"
+
+int vt_render_threads_text(FILE *out, const struct vt_threads_rates *r, const struct vt_diagnosis *d);
+int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const struct vt_diagnosis *d);
+
+/* "R 80% S 20%": the state distribution of t over its samples. */
+const char *vt_render_thread_states(const struct vt_thread_rate *t, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,106 @@
+/*
+ * threads_json.c — `vitals threads --json`, schema "vitals.threads" version 1.
+ *
+ * Unknown figures are null.  Rates are per second over interval_s; cores
+ * are CPU-seconds per second.
+ */
+#include "render/threads.h"
+
+#include "base/version.h"
+
+#include <jansson.h>
+#include <string.h>
+
+static json_t *num_or_null(double v)
+{
+	return v < 0 ? json_null() : json_real(v);
+}
+
+static json_t *thread_json(const struct vt_thread_rate *t)
+{
+	json_t *o = json_object(), *states = json_object();
+	int k;
+
+	json_object_set_new(o, "tid", json_integer(t->tid));
+	json_object_set_new(o, "name", json_string(t->comm));
+	json_object_set_new(o, "appeared", json_boolean(t->flags & VT_THREAD_APPEARED));
+	json_object_set_new(o, "exited", json_boolean(t->flags & VT_THREAD_EXITED));
+	json_object_set_new(o, "counter_reset", json_boolean(t->flags & VT_THREAD_COUNTER_RESET));
+	json_object_set_new(o, "cores", json_real(t->cpu_cores));
+	json_object_set_new(o, "user_cores", num_or_null(t->user_cores));
+	json_object_set_new(o, "system_cores", num_or_null(t->sys_cores));
+	json_object_set_new(o, "cpu_share", num_or_null(t->cpu_share));
+	json_object_set_new(o, "runq_delay_share", num_or_null(t->runq_share));
+	json_object_set_new(o, "voluntary_per_s", num_or_null(t->vol_per_s));
+	json_object_set_new(o, "nonvoluntary_per_s", num_or_null(t->nonvol_per_s));
+	json_object_set_new(o, "last_cpu", json_integer(t->last_cpu));
+	json_object_set_new(o, "samples", json_integer(t->nsamples));
+	for (k = 0; k < VT_NSTATES; k++) {
+		char key[2] = { VT_STATE_KINDS[k], '\0' };
+
+		if (t->states[k])
+			json_object_set_new(states, key, json_integer(t->states[k]));
+	}
+	json_object_set_new(o, "states", states);
+	if (!t->wchan_ok) {
+		json_object_set_new(o, "wchan", json_null());
+		json_object_set_new(o, "wchan_unavailable", json_string(t->wchan_why));
+	} else {
+		json_object_set_new(o, "wchan", t->wchan_count ? json_string(t->wchan) : json_null());
+		json_object_set_new(o, "wchan_samples", json_integer(t->wchan_count));
+	}
+	return o;
+}
+
+int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const struct vt_diagnosis *d)
+{
+	json_t *root = json_object(), *proc = json_object(), *threads = json_array();
+	json_t *pools = json_array(), *diag = json_array();
+	size_t i;
+	int rc;
+
+	json_object_set_new(root, "schema", json_string("vitals.threads"));
+	json_object_set_new(root, "schema_version", json_integer(1));
+	json_object_set_new(root, "vitals_version", json_string(VT_VERSION));
+	json_object_set_new(root, "pid", json_integer(r->pid));
+	json_object_set_new(root, "name", json_string(r->comm));
+	json_object_set_new(root, "interval_s", json_real(r->interval_s));
+	json_object_set_new(root, "samples", json_integer(r->nsamples));
+	json_object_set_new(root, "process_exited", json_boolean(r->process_exited));
+	json_object_set_new(root, "ncpu", r->ncpu > 0 ? json_integer(r->ncpu) : json_null());
+
+	json_object_set_new(proc, "cores", json_real(r->cores));
+	json_object_set_new(proc, "cores_source", json_string(r->cores_source ? r->cores_source : "stat"));
+	json_object_set_new(proc, "cores_schedstat", num_or_null(r->cores_ns));
+	json_object_set_new(proc, "cores_stat", json_real(r->cores_ticks));
+	json_object_set_new(proc, "user_cores", num_or_null(r->user_cores));
+	json_object_set_new(proc, "system_cores", num_or_null(r->sys_cores));
+	json_object_set_new(proc, "cpu_share_of_allowed",
+			    r->ncpu > 0 ? json_real(r->cores / r->ncpu) : json_null());
+	json_object_set_new(proc, "cpu_seconds", json_real(r->cpu_seconds));
+	json_object_set_new(root, "vitals_cpu_seconds", num_or_null(r->self_cpu_s));
+	json_object_set_new(proc, "ps_since_start_cores", num_or_null(r->since_start_cores));
+	json_object_set_new(proc, "ps_differs", json_boolean(r->ps_differs));
+	json_object_set_new(proc, "threads_appeared", json_integer((json_int_t)r->appeared));
+	json_object_set_new(proc, "threads_exited", json_integer((json_int_t)r->exited));
+	json_object_set_new(root, "process", proc);
+
+	for (i = 0; i < r->n; i++)
+		json_array_append_new(threads, thread_json(&r->threads[i]));
+	json_object_set_new(root, "threads", threads);
+	for (i = 0; i < r->npools; i++)
+		json_array_append_new(pools, json_pack("{s:s, s:I, s:f, s:f}", "name", r->pools[i].name,
+						       "count", (json_int_t)r->pools[i].count,
+						       "min_cores", r->pools[i].min_cores,
+						       "max_cores", r->pools[i].max_cores));
+	json_object_set_new(root, "pools", pools);
+	for (i = 0; d && i < d->n; i++)
+		json_array_append_new(diag, json_pack("{s:s, s:s}", "pattern", d->f[i].name,
+						      "evidence", d->f[i].evidence));
+	json_object_set_new(root, "diagnosis", diag);
+	rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	if (rc == 0)
+		fputc('\n', out);
+	return rc || ferror(out) ? -1 : 0;
+}

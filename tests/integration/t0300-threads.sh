@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# vitals threads: the process CPU rate over an interval agrees with an
+# independent cputime delta (and ps's since-start figure is shown to differ),
+# core contention shows nonvoluntary > voluntary switches, a poller's wakeup
+# rate matches its truth, an idle process is idle, bad input exits cleanly.
+. "$(dirname "$0")/lib.sh"
+
+# --- load_change: idle 3 s, then one thread burns --------------------------
+start_target load_change --idle-seconds 3 --busy-threads 1 --seconds 30
+for i in $(seq 60); do
+	[ "$(truth_py "$TRUTH" 't["phase"]')" = '"busy"' ] && break
+	sleep 0.1
+done
+[ "$(truth_py "$TRUTH" 't["phase"]')" = '"busy"' ] || fail "load_change did not get busy"
+sleep 0.5
+# the independent figure: our own reads of /proc/PID/stat utime+stime around
+# the run, over the wall time between them
+python3 - "$B/vitals" "$TPID" "$WORK/lc.json" >"$WORK/lc.indep" <<'PY' || fail "vitals threads on load_change"
+import os, subprocess, sys, time
+vit, pid, out = sys.argv[1], sys.argv[2], sys.argv[3]
+tck = os.sysconf("SC_CLK_TCK")
+def cpu():
+    s = open(f"/proc/{pid}/stat").read()
+    f = s[s.rindex(")") + 2:].split()
+    return (int(f[11]) + int(f[12])) / tck
+c0, t0 = cpu(), time.monotonic()
+with open(out, "w") as o:
+    rc = subprocess.call([vit, "threads", "--json", "-i", "3s", pid], stdout=o)
+c1, t1 = cpu(), time.monotonic()
+print((c1 - c0) / (t1 - t0))
+sys.exit(rc)
+PY
+indep=$(cat "$WORK/lc.indep")
+cores=$(jq_py "$WORK/lc.json" 'j["process"]["cores"]')
+ps_cores=$(jq_py "$WORK/lc.json" 'j["process"]["ps_since_start_cores"]')
+echo "# load_change: vitals $cores cores, independent delta $indep, ps since-start $ps_cores"
+check "schema is vitals.threads v1" test "$(jq_py "$WORK/lc.json" '[j["schema"], j["schema_version"]]')" = '["vitals.threads", 1]'
+check "process rate agrees with an independent cputime delta within 2 points" \
+	python3 -c "import sys; sys.exit(abs($cores - $indep) > 0.02)"
+check "the busy phase is measured (at least 0.5 cores)" python3 -c "import sys; sys.exit($cores < 0.5)"
+check "ps's since-start figure differs by more than 10 points" \
+	python3 -c "import sys; sys.exit(abs($ps_cores - $cores) <= 0.10)"
+check "and the JSON flags it" test "$(jq_py "$WORK/lc.json" 'j["process"]["ps_differs"]')" = true
+ps_pct=$(ps -o %cpu= -p "$TPID" | tr -d ' ')
+echo "# ps -o %cpu says $ps_pct%"
+check "real ps differs from vitals by more than 10 points" \
+	python3 -c "import sys; sys.exit(abs($ps_pct / 100 - $cores) <= 0.10)"
+"$B/vitals" threads -i 1s "$TPID" >"$WORK/lc.txt" || fail "text output"
+check "text output names the ps difference" grep -q "ps's since-start average differs" "$WORK/lc.txt"
+check "text output has a burn thread row" grep -q "burn-0" "$WORK/lc.txt"
+kill "$TPID" 2>/dev/null   # it burns a core: stop it before the next targets
+
+# --- core_contention: more spinners than CPUs -------------------------------
+start_target core_contention --seconds 30
+sleep 0.5
+"$B/vitals" threads --json -i 2s "$TPID" >"$WORK/cc.json" || fail "vitals threads on core_contention"
+vol=$(jq_py "$WORK/cc.json" 'sum(t["voluntary_per_s"] for t in j["threads"] if t["name"].startswith("spin-"))')
+nonvol=$(jq_py "$WORK/cc.json" 'sum(t["nonvoluntary_per_s"] for t in j["threads"] if t["name"].startswith("spin-"))')
+echo "# core_contention: voluntary $vol/s, nonvoluntary $nonvol/s"
+check "nonvoluntary > voluntary switches" python3 -c "import sys; sys.exit(not $nonvol > $vol)"
+check "diagnosed as core contention" test "$(jq_py "$WORK/cc.json" '"core contention" in [d["pattern"] for d in j["diagnosis"]]')" = true
+kill "$TPID" 2>/dev/null
+
+# --- lock_convoy: workers taking turns on one mutex ---------------------------
+# --hold-us 2000: with the default 100 us hold on a 2-core machine the woken
+# waiters mostly sit runnable or nap rather than wait in futex, which the
+# convoy rule (futex wait most of the time off a CPU) does not call a convoy.
+start_target lock_convoy --threads 6 --hold-us 2000 --seconds 30
+sleep 0.5
+"$B/vitals" threads --json -i 5s "$TPID" >"$WORK/lk.json" || fail "vitals threads on lock_convoy"
+echo "# lock_convoy: $(jq_py "$WORK/lk.json" 'j["diagnosis"]')"
+check "pool of 6 workers" test "$(jq_py "$WORK/lk.json" '[(p["name"], p["count"]) for p in j["pools"]]')" = '[["worker-", 6]]'
+check "diagnosed as lock convoy" test "$(jq_py "$WORK/lk.json" '"lock convoy" in [d["pattern"] for d in j["diagnosis"]]')" = true
+kill "$TPID" 2>/dev/null
+
+# --- busy_poll at 2000 Hz ----------------------------------------------------
+start_target busy_poll --hz 2000 --seconds 30
+sleep 1.2
+"$B/vitals" threads --json -i 2s "$TPID" >"$WORK/bp.json" || fail "vitals threads on busy_poll"
+sleep 1.1      # a truth line covering (most of) the same seconds
+want=$(truth_py "$TRUTH" 't["wakeups_per_s"]')
+got=$(jq_py "$WORK/bp.json" '[t["voluntary_per_s"] for t in j["threads"] if t["name"] == "poller"][0]')
+echo "# busy_poll: poller $got voluntary switches/s, truth $want wakeups/s"
+check "poller's voluntary switches/s within 15% of its wakeups/s" \
+	python3 -c "import sys; sys.exit(abs($got - $want) > 0.15 * $want)"
+check "diagnosed as busy poll" test "$(jq_py "$WORK/bp.json" '"busy poll" in [d["pattern"] for d in j["diagnosis"]]')" = true
+kill "$TPID" 2>/dev/null
+
+# --- an idle process ----------------------------------------------------------
+sleep 30 &
+PIDS+=($!)
+"$B/vitals" threads --json -i 1s $! >"$WORK/idle.json" || fail "vitals threads on sleep"
+check "sleep uses ~0 cores" python3 -c "import sys; sys.exit($(jq_py "$WORK/idle.json" 'j["process"]["cores"]') >= 0.01)"
+check "diagnosed as idle" test "$(jq_py "$WORK/idle.json" 'j["diagnosis"][0]["pattern"]')" = idle
+
+# --- a process that exits mid-interval: what was measured, exit 1 ------------
+start_target busy_poll --hz 100 --seconds 1.5
+"$B/vitals" threads --json -i 3s "$TPID" >"$WORK/ex.json" 2>"$WORK/ex.err"
+rc=$?
+check "exit 1 (partial) when the process exits mid-interval" test "$rc" = 1
+check "the JSON says it exited" test "$(jq_py "$WORK/ex.json" 'j["process_exited"]')" = true
+check "and stderr says so" grep -q "exited during the interval" "$WORK/ex.err"
+
+# --- bad input ----------------------------------------------------------------
+expect_exit 64 "minimum is 0.2s" threads -i 0.1s $!
+expect_exit 64 "not a duration" threads -i soon $!
+expect_exit 64 "give a PID" threads
+pid_max=$(cat /proc/sys/kernel/pid_max)
+expect_exit 3 "no process $((pid_max + 1))" threads -i 1s $((pid_max + 1))
+"$B/vitals" threads --help | grep -q "never a since-start average" || fail "--help explains the method"
+echo "ok - --help explains the method"

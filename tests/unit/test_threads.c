@@ -1,0 +1,283 @@
+/*
+ * test_threads.c — schedstat parsing and the rate arithmetic of cpu/rates.c
+ * on constructed sample pairs: churn, counters going backwards, unknown
+ * counters, too-short intervals, pools and the diagnosis rules.
+ */
+#include "harness.h"
+
+#include "cpu/diagnose.h"
+#include "cpu/rates.h"
+#include "proc/procfs.h"
+#include "proc/schedstat.h"
+
+#include <math.h>
+
+#define NS 1000000000ull
+
+static int near(double a, double b)
+{
+	return fabs(a - b) < 1e-6;
+}
+
+static struct vt_thread_snap th(pid_t tid, const char *comm, char state, uint64_t run_ns,
+				uint64_t wait_ns, uint64_t ut, uint64_t st, uint64_t vol, uint64_t nonvol)
+{
+	struct vt_thread_snap t;
+
+	memset(&t, 0, sizeof(t));
+	t.tid = tid;
+	snprintf(t.comm, sizeof(t.comm), "%s", comm);
+	t.state = state;
+	t.run_ns = run_ns;
+	t.wait_ns = wait_ns;
+	t.utime_ticks = ut;
+	t.stime_ticks = st;
+	t.ctxt_vol = vol;
+	t.ctxt_nonvol = nonvol;
+	t.start_ticks = 1000;
+	t.processor = 1;
+	t.wchan_ok = true;
+	return t;
+}
+
+static void sample(struct vt_threads_sample *s, uint64_t mono_ns, uint64_t ut, uint64_t st,
+		   struct vt_thread_snap *threads, size_t n)
+{
+	memset(s, 0, sizeof(*s));
+	s->pid = 100;
+	snprintf(s->comm, sizeof(s->comm), "proc");
+	s->mono_ns = mono_ns;
+	s->utime_ticks = ut;
+	s->stime_ticks = st;
+	s->start_ticks = 1000;   /* started 10 s after boot */
+	s->uptime_s = 110;       /* 100 s ago */
+	s->clk_tck = 100;
+	s->threads = threads;
+	s->n = n;
+}
+
+static void test_schedstat__parse(void)
+{
+	struct vt_schedstat ss;
+	struct vt_err err;
+
+	CHECK(vt_schedstat_parse("123 456 7\n", 10, &ss, &err) == VT_OK);
+	CHECK_EQ_U64(ss.run_ns, 123);
+	CHECK_EQ_U64(ss.wait_ns, 456);
+	CHECK_EQ_U64(ss.timeslices, 7);
+	CHECK(vt_schedstat_parse("1 2", 3, &ss, &err) == VT_E_PARSE);
+	CHECK(vt_schedstat_parse("1 2 3 4\n", 8, &ss, &err) == VT_E_PARSE);
+	CHECK(vt_schedstat_parse("18446744073709551616 1 1\n", 25, &ss, &err) == VT_E_PARSE);
+	CHECK(vt_schedstat_parse("", 0, &ss, &err) == VT_E_PARSE);
+}
+
+/* Two threads over 2 s: one busy 1.5 s, one at 0.5 s with 1 s of run-queue wait. */
+static void test_rates__steady_pair(void)
+{
+	struct vt_thread_snap a[2] = { th(101, "worker-0", 'R', 0, 0, 0, 0, 10, 5),
+				       th(102, "worker-1", 'S', 1 * NS, 0, 100, 0, 0, 0) };
+	struct vt_thread_snap b[2] = { th(101, "worker-0", 'R', 3 * NS / 2, 0, 140, 10, 210, 45),
+				       th(102, "worker-1", 'S', 3 * NS / 2, 1 * NS, 150, 0, 0, 0) };
+	struct vt_threads_sample s[2];
+	struct vt_threads_rates r;
+	struct vt_err err;
+
+	sample(&s[0], 10 * NS, 1000, 100, a, 2);
+	sample(&s[1], 12 * NS, 1190, 110, b, 2);
+	CHECK(vt_threads_rates_compute(s, 2, 2, &r, &err) == VT_OK);
+	CHECK(near(r.interval_s, 2.0));
+	CHECK_STR(r.cores_source, "schedstat");
+	CHECK(near(r.cores_ns, 1.0));             /* (1.5 + 0.5) s / 2 s */
+	CHECK(near(r.cores_ticks, 1.0));          /* 200 ticks / 100 / 2 s */
+	CHECK(near(r.cores, 1.0));
+	CHECK(near(r.user_cores, 0.95));
+	CHECK(near(r.sys_cores, 0.05));
+	CHECK(near(r.cpu_seconds, 2.0));
+	CHECK(near(r.since_start_cores, 13.0 / 100));  /* 1300 ticks over 100 s */
+	CHECK(r.ps_differs);
+	CHECK_EQ_U64(r.n, 2);
+	CHECK(near(r.threads[0].cpu_cores, 0.75));
+	CHECK(near(r.threads[0].cpu_share, 0.75));
+	CHECK(near(r.threads[0].vol_per_s, 100));
+	CHECK(near(r.threads[0].nonvol_per_s, 20));
+	CHECK(near(r.threads[1].runq_share, 0.5));
+	CHECK_EQ_U64(r.threads[0].flags, 0);
+	CHECK_EQ_U64(r.npools, 1);
+	CHECK_STR(r.pools[0].name, "worker-");
+	CHECK(near(r.pools[0].min_cores, 0.25));
+	CHECK(near(r.pools[0].max_cores, 0.75));
+	vt_threads_rates_release(&r);
+}
+
+/* A thread that appeared, one that exited, one whose tid was reused. */
+static void test_rates__thread_churn(void)
+{
+	struct vt_thread_snap a[3] = { th(101, "main", 'S', 5 * NS, 0, 500, 0, 9, 9),
+				       th(102, "gone", 'R', 5 * NS, 0, 500, 0, 100, 100),
+				       th(103, "old", 'S', 9 * NS, 0, 900, 0, 1000, 1000) };
+	struct vt_thread_snap m[3] = { th(101, "main", 'S', 5 * NS, 0, 500, 0, 9, 9),
+				       th(102, "gone", 'R', 5 * NS + NS / 2, 0, 550, 0, 110, 100),
+				       th(104, "new", 'R', NS / 10, 0, 10, 0, 3, 0) };
+	struct vt_thread_snap b[3] = { th(101, "main", 'S', 5 * NS, 0, 500, 0, 9, 9),
+				       th(103, "reused", 'R', NS / 10, 0, 10, 0, 1, 1),
+				       th(104, "new", 'R', NS / 2, 0, 50, 0, 5, 0) };
+	struct vt_threads_sample s[3];
+	struct vt_threads_rates r;
+	struct vt_err err;
+	size_t i;
+
+	b[1].start_ticks = 5000;   /* a different thread under tid 103 */
+	sample(&s[0], 0, 1900, 0, a, 3);
+	sample(&s[1], NS / 2, 1960, 0, m, 3);
+	sample(&s[2], 1 * NS, 2000, 0, b, 3);
+	CHECK(vt_threads_rates_compute(s, 3, 2, &r, &err) == VT_OK);
+	CHECK_STR(r.cores_source, "stat");        /* threads exited: stat includes them */
+	CHECK(near(r.cores, 1.0));
+	CHECK(r.exited >= 2);
+	for (i = 0; i < r.n; i++) {
+		const struct vt_thread_rate *t = &r.threads[i];
+
+		CHECK(t->cpu_cores >= 0 && t->cpu_cores <= 1.0 + 1e-9);
+		CHECK(t->vol_per_s >= 0 && t->nonvol_per_s >= 0);
+		if (t->tid == 102) {
+			CHECK(t->flags & VT_THREAD_EXITED);
+			CHECK(near(t->cpu_cores, 0.5));
+			CHECK(near(t->vol_per_s, 10));
+		}
+		if (t->tid == 103) {     /* the old thread: seen once, exited, no rate */
+			CHECK(t->flags & VT_THREAD_EXITED);
+			CHECK(near(t->cpu_cores, 0));
+		}
+		if (t->tid == 104) {
+			CHECK(t->flags & VT_THREAD_APPEARED);
+			CHECK(!(t->flags & VT_THREAD_EXITED));
+			CHECK(near(t->cpu_cores, 0.5));
+			CHECK_EQ_U64(t->nsamples, 2);
+			CHECK_EQ_U64(t->states[0], 2);
+		}
+	}
+	vt_threads_rates_release(&r);
+}
+
+/* Counters going backwards give 0 and a flag; unknown ones give "unknown". */
+static void test_rates__counter_edges(void)
+{
+	struct vt_thread_snap a[1] = { th(101, "t", 'R', 5 * NS, 3 * NS, 500, 0, 1000, 1000) };
+	struct vt_thread_snap b[1] = { th(101, "t", 'R', 4 * NS, VT_NA, 400, 0, UINT64_MAX - 1, 900) };
+	struct vt_threads_sample s[2];
+	struct vt_threads_rates r;
+	struct vt_err err;
+
+	sample(&s[0], 0, 500, 0, a, 1);
+	sample(&s[1], NS, 400, 0, b, 1);   /* process counter backwards too */
+	CHECK(vt_threads_rates_compute(s, 2, 1, &r, &err) == VT_OK);
+	CHECK(r.threads[0].flags & VT_THREAD_COUNTER_RESET);
+	CHECK(near(r.threads[0].cpu_cores, 0));
+	CHECK(r.threads[0].runq_share < 0);        /* wait_ns unknown at the end */
+	CHECK(near(r.threads[0].nonvol_per_s, 0));
+	CHECK(near(r.threads[0].vol_per_s, 0));     /* absurd jump: dropped, not shown */
+	CHECK(near(r.cores_ticks, 0));
+	CHECK(r.cores >= 0);
+	vt_threads_rates_release(&r);
+}
+
+static void test_rates__zero_and_short_interval(void)
+{
+	struct vt_thread_snap a[1] = { th(101, "t", 'R', 0, 0, 0, 0, 0, 0) };
+	struct vt_threads_sample s[2];
+	struct vt_threads_rates r;
+	struct vt_err err;
+
+	sample(&s[0], 5 * NS, 0, 0, a, 1);
+	sample(&s[1], 5 * NS, 0, 0, a, 1);
+	CHECK(vt_threads_rates_compute(s, 2, 1, &r, &err) == VT_E_USAGE);
+	CHECK(strstr(err.msg, "minimum is 0.2") != NULL);
+	sample(&s[1], 5 * NS + NS / 10, 0, 0, a, 1);
+	CHECK(vt_threads_rates_compute(s, 2, 1, &r, &err) == VT_E_USAGE);
+	sample(&s[1], 4 * NS, 0, 0, a, 1);         /* clock order reversed */
+	CHECK(vt_threads_rates_compute(s, 2, 1, &r, &err) == VT_E_USAGE);
+	CHECK(vt_threads_rates_compute(s, 1, 1, &r, &err) == VT_E_USAGE);
+}
+
+static void test_rates__pool_key(void)
+{
+	CHECK_EQ_U64(vt_threads_pool_key_len("worker-12"), 7);
+	CHECK_EQ_U64(vt_threads_pool_key_len("main"), 4);
+	CHECK_EQ_U64(vt_threads_pool_key_len("1234"), 0);
+	CHECK_EQ_U64(vt_threads_pool_key_len(""), 0);
+}
+
+static void test_diagnose__rules(void)
+{
+	struct vt_threads_rates r;
+	struct vt_thread_rate t[4];
+	struct vt_thread_pool pool = { "worker-", 3, 0.30, 0.32 };
+	struct vt_diagnosis d;
+	int i;
+
+	memset(&r, 0, sizeof(r));
+	memset(t, 0, sizeof(t));
+	r.ncpu = 2;
+	r.interval_s = 1;
+	r.threads = t;
+	r.n = 4;
+	r.cores = 0.001;
+	vt_diagnose(&r, &d);
+	CHECK_EQ_U64(d.n, 1);
+	CHECK(d.f[0].kind == VT_DIAG_IDLE);
+
+	/* 4 spinners on 2 CPUs */
+	r.cores = 2;
+	for (i = 0; i < 4; i++) {
+		snprintf(t[i].comm, sizeof(t[i].comm), "spin-%d", i);
+		t[i].cpu_cores = 0.5;
+		t[i].runq_share = 0.5;
+		t[i].vol_per_s = 0;
+		t[i].nonvol_per_s = 300;
+		t[i].nsamples = 10;
+	}
+	vt_diagnose(&r, &d);
+	CHECK(d.f[0].kind == VT_DIAG_CONTENTION);
+
+	/* 3 workers taking turns on a futex, plus main */
+	r.cores = 0.95;
+	r.pools = &pool;
+	r.npools = 1;
+	for (i = 0; i < 4; i++) {
+		snprintf(t[i].comm, sizeof(t[i].comm), i < 3 ? "worker-%d" : "main", i);
+		t[i].cpu_cores = i < 3 ? 0.31 : 0;
+		t[i].runq_share = 0;
+		t[i].vol_per_s = i < 3 ? 2000 : 1;
+		t[i].nonvol_per_s = 10;
+		snprintf(t[i].wchan, sizeof(t[i].wchan), "futex_wait_queue");
+		t[i].wchan_count = 7;
+		t[i].wchan_ok = true;
+	}
+	vt_diagnose(&r, &d);
+	CHECK(d.f[0].kind == VT_DIAG_CONVOY);
+	CHECK(strstr(d.f[0].evidence, "3 x worker-") != NULL);
+
+	/* a poller: 2000 wakeups/s at 10 us each */
+	r.npools = 0;
+	r.cores = 0.02;
+	for (i = 0; i < 4; i++) {
+		t[i].cpu_cores = i == 0 ? 0.02 : 0;
+		t[i].vol_per_s = i == 0 ? 2000 : 0;
+		snprintf(t[i].wchan, sizeof(t[i].wchan), "hrtimer_nanosleep");
+	}
+	vt_diagnose(&r, &d);
+	CHECK(d.f[0].kind == VT_DIAG_BUSY_POLL);
+	CHECK(strstr(d.f[0].evidence, "2000 times/s") != NULL);
+	CHECK(strstr(d.f[0].evidence, "10.0 us") != NULL);
+
+	/* nothing stands out */
+	t[0].vol_per_s = 10;
+	r.cores = 0.5;
+	t[0].cpu_cores = 0.5;
+	vt_diagnose(&r, &d);
+	CHECK(d.f[0].kind == VT_DIAG_NONE);
+}
+
+VT_TEST_MAIN(test_schedstat__parse, test_rates__steady_pair, test_rates__thread_churn,
+	     test_rates__counter_edges, test_rates__zero_and_short_interval, test_rates__pool_key,
+	     test_diagnose__rules)

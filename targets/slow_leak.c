@@ -17,22 +17,14 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "churn.h"
 #include "common.h"
 
 #define LEAK_BLOCK	4096
-#define TICK_NS		10000000L	/* threads wake every 10 ms */
 
 /* A leaked block: a link to the previous one, then filler. */
 struct leak {
 	struct leak *prev;
-};
-
-struct churner {
-	pthread_t thread;
-	uint64_t rng;
-	void **slot;		/* blocks held, random replacement */
-	size_t *slot_size;
-	size_t nslots;
 };
 
 static struct {
@@ -49,40 +41,12 @@ static struct {
 	.churn_per_s = 2000,
 };
 
-static struct churner *churners;
-static pthread_barrier_t ready;	/* churners filled, main may start */
+static struct churn bg;		/* the background churn (churn.h) */
 static pthread_t leaker;
 static struct leak *leaked;	/* newest leaked block */
 
 static atomic_int stop;
-static _Atomic uint64_t leaked_bytes, churn_live_bytes;
-
-static void tick_sleep(void)
-{
-	struct timespec tick = { 0, TICK_NS };
-	int rc = clock_nanosleep(CLOCK_MONOTONIC, 0, &tick, NULL);
-
-	if (rc && rc != EINTR)
-		check(rc, "clock_nanosleep");
-}
-
-static uint64_t next_rand(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545f4914f6cdd1dULL;
-}
-
-static void *alloc_filled(size_t size, int fill)
-{
-	void *p = malloc(size);
-
-	if (!p)
-		die("malloc");
-	memset(p, fill, size);
-	return p;
-}
+static _Atomic uint64_t leaked_bytes;
 
 /* Leak whole blocks until we are on schedule or at the cap. */
 static void leak_due(double t)
@@ -106,86 +70,18 @@ static void *leaker_main(void *arg)
 	(void)arg;
 	while (!atomic_load(&stop)) {
 		leak_due(now());
-		tick_sleep();
+		churn_tick_sleep();
 	}
 	return NULL;
 }
 
-/* Replace one random held block by a new one of 64 B .. 16 KiB. */
-static void churn_one(struct churner *c)
-{
-	size_t i = next_rand(&c->rng) % c->nslots;
-	size_t size = 64 + next_rand(&c->rng) % (16 << 10);
-
-	free(c->slot[i]);
-	atomic_fetch_sub(&churn_live_bytes, c->slot_size[i]);
-	c->slot[i] = alloc_filled(size, 0x43);
-	c->slot_size[i] = size;
-	atomic_fetch_add(&churn_live_bytes, size);
-}
-
-/* Fill every slot first, so that the churn's live set starts steady. */
-static void churn_fill(struct churner *c)
-{
-	size_t i;
-
-	for (i = 0; i < c->nslots; i++) {
-		c->slot_size[i] = 64 + next_rand(&c->rng) % (16 << 10);
-		c->slot[i] = alloc_filled(c->slot_size[i], 0x43);
-		atomic_fetch_add(&churn_live_bytes, c->slot_size[i]);
-	}
-}
-
-static void *churner_main(void *arg)
-{
-	struct churner *c = arg;
-	double per_tick = opt.churn_per_s / opt.threads * TICK_NS / 1e9;
-	double credit = 0;
-	int rc;
-
-	churn_fill(c);
-	rc = pthread_barrier_wait(&ready);
-	if (rc && rc != PTHREAD_BARRIER_SERIAL_THREAD)
-		check(rc, "pthread_barrier_wait");
-	while (!atomic_load(&stop)) {
-		for (credit += per_tick; credit >= 1; credit--)
-			churn_one(c);
-		tick_sleep();
-	}
-	return NULL;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n, size);
-
-	if (!p)
-		die("calloc");
-	return p;
-}
-
-/* Start the churners and wait until their live sets are in place. */
+/* Start the churn with the options given and wait until it is in place. */
 static void start_churners(void)
 {
-	/* Mean block is about 8 KiB. */
-	size_t nslots = opt.churn_bytes / opt.threads / (8 << 10) + 1;
-	int i, rc;
-
-	check(pthread_barrier_init(&ready, NULL, opt.threads + 1),
-	      "pthread_barrier_init");
-	churners = xcalloc(opt.threads, sizeof(*churners));
-	for (i = 0; i < opt.threads; i++) {
-		struct churner *c = &churners[i];
-
-		c->rng = 0x9e3779b97f4a7c15ULL * (i + 1);
-		c->nslots = nslots;
-		c->slot = xcalloc(nslots, sizeof(*c->slot));
-		c->slot_size = xcalloc(nslots, sizeof(*c->slot_size));
-		start_thread(&c->thread, NULL, churner_main, c, "churn", i);
-	}
-	rc = pthread_barrier_wait(&ready);
-	if (rc && rc != PTHREAD_BARRIER_SERIAL_THREAD)
-		check(rc, "pthread_barrier_wait");
+	bg.threads = opt.threads;
+	bg.bytes = opt.churn_bytes;
+	bg.per_s = opt.churn_per_s;
+	churn_start(&bg);
 }
 
 static void start_leaker(void)
@@ -195,35 +91,20 @@ static void start_leaker(void)
 
 static void stop_threads(void)
 {
-	int i;
-
 	atomic_store(&stop, 1);
 	check(pthread_join(leaker, NULL), "pthread_join");
-	for (i = 0; i < opt.threads; i++)
-		check(pthread_join(churners[i].thread, NULL), "pthread_join");
+	churn_stop(&bg);
 }
 
 static void free_churn(void)
 {
-	int i;
-
-	for (i = 0; i < opt.threads; i++) {
-		struct churner *c = &churners[i];
-		size_t j;
-
-		for (j = 0; j < c->nslots; j++)
-			free(c->slot[j]);
-		free(c->slot);
-		free(c->slot_size);
-	}
-	free(churners);
-	check(pthread_barrier_destroy(&ready), "pthread_barrier_destroy");
+	churn_free(&bg);
 }
 
 static void truth_write(const char *phase)
 {
 	uint64_t leak = atomic_load(&leaked_bytes);
-	uint64_t churn = atomic_load(&churn_live_bytes);
+	uint64_t churn = atomic_load(&bg.live_bytes);
 	FILE *f;
 
 	if (!phase)

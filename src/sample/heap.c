@@ -87,19 +87,30 @@ static void read_anon(struct probe *p, uint64_t *rss_anon, uint64_t *committed)
 
 /* ---- glibc through the agent ---- */
 
+/* The ten mallinfo2 fields, in their <malloc.h> order. */
+static void mallinfo_set(struct vt_mallinfo *mi, const uint64_t v[10], bool wide)
+{
+	mi->arena = v[0];
+	mi->ordblks = v[1];
+	mi->smblks = v[2];
+	mi->hblks = v[3];
+	mi->hblkhd = v[4];
+	mi->usmblks = v[5];
+	mi->fsmblks = v[6];
+	mi->uordblks = v[7];
+	mi->fordblks = v[8];
+	mi->keepcost = v[9];
+	mi->wide = wide;
+}
+
+/* struct vt_agent_mallinfo is the same ten fields, in the same order. */
 static void mallinfo_from_agent(struct vt_mallinfo *dst, const struct vt_agent_mallinfo *src)
 {
-	dst->arena = src->arena;
-	dst->ordblks = src->ordblks;
-	dst->smblks = src->smblks;
-	dst->hblks = src->hblks;
-	dst->hblkhd = src->hblkhd;
-	dst->usmblks = src->usmblks;
-	dst->fsmblks = src->fsmblks;
-	dst->uordblks = src->uordblks;
-	dst->fordblks = src->fordblks;
-	dst->keepcost = src->keepcost;
-	dst->wide = true;
+	uint64_t v[10];
+
+	_Static_assert(sizeof(*src) == sizeof(v), "vt_agent_mallinfo is ten uint64_t");
+	memcpy(v, src, sizeof(v));
+	mallinfo_set(dst, v, true);
 }
 
 /* VT_E_NOTFOUND: no agent here, use ptrace. */
@@ -224,17 +235,7 @@ static int read_mallinfo(struct session *ss, const struct glibc_fns *f, struct v
 		for (i = 0; i < 10; i++)
 			v[i] = v32[i];
 	}
-	mi->arena = v[0];
-	mi->ordblks = v[1];
-	mi->smblks = v[2];
-	mi->hblks = v[3];
-	mi->hblkhd = v[4];
-	mi->usmblks = v[5];
-	mi->fsmblks = v[6];
-	mi->uordblks = v[7];
-	mi->fordblks = v[8];
-	mi->keepcost = v[9];
-	mi->wide = f->mallinfo2 != 0;
+	mallinfo_set(mi, v, f->mallinfo2 != 0);
 	return VT_OK;
 }
 

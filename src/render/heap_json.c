@@ -4,6 +4,7 @@
  */
 #include "render/heap.h"
 #include "base/version.h"
+#include "render/json_text.h"
 
 #include <jansson.h>
 #include <time.h>
@@ -74,16 +75,16 @@ int vt_render_heap_json(FILE *out, const struct vt_heap_sample *h, const struct 
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
 	for (i = 0; i < v->n_evidence; i++)
 		json_array_append_new(evidence, json_string(v->evidence[i]));
-	root = json_pack("{s:s, s:i, s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:f, s:f}",
+	root = json_pack("{s:s, s:i, s:s, s:s, s:i, s:o, s:s, s:s, s:s, s:f, s:f}",
 			 "schema", "vitals.heap", "schema_version", 1, "vitals_version", VT_VERSION,
-			 "taken_at", when, "pid", (int)h->pid, "comm", h->comm,
+			 "taken_at", when, "pid", (int)h->pid, "comm", vt_json_text(h->comm),
 			 "allocator", vt_alloc_kind_name(h->alloc.kind), "allocator_version",
 			 h->alloc.version, "method", h->method == VT_HEAP_PTRACE ? "ptrace" : "agent",
 			 "stopped_us", h->method == VT_HEAP_PTRACE ? h->stopped_us : 0.0,
 			 "total_ms", h->total_ms);
 	if (!root)
 		return -1;
-	json_object_set_new(root, "method_detail", json_string(h->method_detail));
+	json_object_set_new(root, "method_detail", vt_json_text(h->method_detail));
 	json_object_set_new(root, "callee_us", json_real(h->callee_us));
 	json_object_set_new(root, "calls", json_integer(h->calls));
 	json_object_set_new(root, "mallinfo2", h->has_je ? json_null() : mallinfo_json(&h->mi));

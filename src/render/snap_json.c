@@ -6,43 +6,13 @@
  */
 #include "render/render.h"
 #include "base/version.h"
+#include "render/json_text.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/*
- * Text from the target (comm, cmdline, paths) may be any bytes; JSON needs
- * UTF-8.  Invalid bytes become U+FFFD.
- */
-static json_t *text_json(const char *text)
-{
-	json_t *j = json_string(text ? text : "");
-	size_t len, i, o = 0;
-	char *clean;
-
-	if (j)
-		return j;
-	len = strlen(text);
-	clean = malloc(len * 3 + 1);
-	if (!clean)
-		return json_null();
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)text[i];
-		if (c < 0x80)
-			clean[o++] = (char)c;
-		else {
-			memcpy(clean + o, "\xef\xbf\xbd", 3);
-			o += 3;
-		}
-	}
-	clean[o] = '\0';
-	j = json_string(clean);
-	free(clean);
-	return j ? j : json_null();
-}
 
 static json_t *bytes_or_null(uint64_t v)
 {
@@ -57,7 +27,7 @@ static json_t *count_or_null(uint64_t v)
 static json_t *section_json(const char *name, const struct vt_section *s)
 {
 	return json_pack("{s:s, s:s, s:o, s:o}", "section", name, "code", vt_code_name(s->code),
-			 "reason", text_json(s->reason), "hint", text_json(s->hint));
+			 "reason", vt_json_text(s->reason), "hint", vt_json_text(s->hint));
 }
 
 static json_t *memory_json(const struct vt_sample *s)
@@ -111,8 +81,8 @@ static json_t *allocator_json(const struct vt_sample *s)
 	if (!s->alloc_st.available)
 		return json_null();
 	return json_pack("{s:s, s:o, s:b, s:o, s:o}", "name", vt_alloc_kind_name(s->alloc.kind),
-			 "version", text_json(s->alloc.version), "static", s->alloc.is_static, "path",
-			 text_json(s->alloc.path), "evidence", text_json(s->alloc.evidence));
+			 "version", vt_json_text(s->alloc.version), "static", s->alloc.is_static, "path",
+			 vt_json_text(s->alloc.path), "evidence", vt_json_text(s->alloc.evidence));
 }
 
 static json_t *psi_json(const struct vt_psi_line *p)
@@ -131,7 +101,7 @@ static json_t *cgroup_json(const struct vt_sample *s)
 		return json_null();
 	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:o, s:o}, "
 			 "s:{s:o, s:o}}",
-			 "version", c->version, "path", text_json(c->path), "dir", text_json(c->dir),
+			 "version", c->version, "path", vt_json_text(c->path), "dir", vt_json_text(c->dir),
 			 "usage_bytes", bytes_or_null(c->usage),
 			 "limit_bytes", c->limit_is_max ? json_null() : bytes_or_null(c->limit),
 			 "peak_bytes", bytes_or_null(c->peak),
@@ -163,7 +133,7 @@ static json_t *regions_json(const struct vt_sample *s, const struct vt_snap_repo
 			"rss_bytes", bytes_or_null(g->rss), "touched", touched,
 			"swap_bytes", bytes_or_null(g->swap), "perms", g->perms,
 			"kind", vt_region_kind_name(g->kind), "kind_label", vt_region_kind_label(g->kind),
-			"basis", vt_region_evidence(g, ev, sizeof(ev)), "path", text_json(g->path),
+			"basis", vt_region_evidence(g, ev, sizeof(ev)), "path", vt_json_text(g->path),
 			"owner_tid", g->owner_tid ? json_integer(g->owner_tid) : json_null()));
 	}
 	return arr;
@@ -191,7 +161,7 @@ static json_t *unavailable_json(const struct vt_sample *s)
 static json_t *process_json(const struct vt_sample *s, const struct vt_snap_report *r)
 {
 	json_t *p = json_pack("{s:i, s:o, s:o, s:o, s:i}", "pid", (int)s->pid, "comm",
-			      text_json(s->comm), "cmdline", text_json(s->cmdline),
+			      vt_json_text(s->comm), "cmdline", vt_json_text(s->cmdline),
 			      "uptime_s", s->uptime_s >= 0 ? json_real(s->uptime_s) : json_null(),
 			      "uid", (int)s->uid);
 
@@ -229,7 +199,7 @@ int vt_render_snap_json(FILE *out, const struct vt_snap_report *r)
 		const struct vt_snap_failure *f = &r->failures[i];
 		json_array_append_new(errors, json_pack("{s:i, s:s, s:i, s:o, s:o}", "pid", (int)f->pid,
 			"code", vt_code_name(f->err.code), "exit_status", vt_code_exit(f->err.code),
-			"message", text_json(f->err.msg), "hint", text_json(f->err.hint)));
+			"message", vt_json_text(f->err.msg), "hint", vt_json_text(f->err.hint)));
 	}
 	root = json_pack("{s:s, s:i, s:s, s:s, s:I, s:o, s:o}", "schema", "vitals.snap",
 			 "schema_version", VT_SCHEMA_VERSION, "vitals_version", VT_VERSION,

@@ -7,6 +7,7 @@
 #include "render/threads.h"
 
 #include "base/version.h"
+#include "render/json_text.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -22,7 +23,7 @@ static json_t *thread_json(const struct vt_thread_rate *t)
 	int k;
 
 	json_object_set_new(o, "tid", json_integer(t->tid));
-	json_object_set_new(o, "name", json_string(t->comm));
+	json_object_set_new(o, "name", vt_json_text(t->comm));
 	json_object_set_new(o, "appeared", json_boolean(t->flags & VT_THREAD_APPEARED));
 	json_object_set_new(o, "exited", json_boolean(t->flags & VT_THREAD_EXITED));
 	json_object_set_new(o, "counter_reset", json_boolean(t->flags & VT_THREAD_COUNTER_RESET));
@@ -44,9 +45,9 @@ static json_t *thread_json(const struct vt_thread_rate *t)
 	json_object_set_new(o, "states", states);
 	if (!t->wchan_ok) {
 		json_object_set_new(o, "wchan", json_null());
-		json_object_set_new(o, "wchan_unavailable", json_string(t->wchan_why));
+		json_object_set_new(o, "wchan_unavailable", vt_json_text(t->wchan_why));
 	} else {
-		json_object_set_new(o, "wchan", t->wchan_count ? json_string(t->wchan) : json_null());
+		json_object_set_new(o, "wchan", t->wchan_count ? vt_json_text(t->wchan) : json_null());
 		json_object_set_new(o, "wchan_samples", json_integer(t->wchan_count));
 	}
 	return o;
@@ -63,7 +64,7 @@ int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const st
 	json_object_set_new(root, "schema_version", json_integer(1));
 	json_object_set_new(root, "vitals_version", json_string(VT_VERSION));
 	json_object_set_new(root, "pid", json_integer(r->pid));
-	json_object_set_new(root, "name", json_string(r->comm));
+	json_object_set_new(root, "name", vt_json_text(r->comm));
 	json_object_set_new(root, "interval_s", json_real(r->interval_s));
 	json_object_set_new(root, "samples", json_integer(r->nsamples));
 	json_object_set_new(root, "process_exited", json_boolean(r->process_exited));

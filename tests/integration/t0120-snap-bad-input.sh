@@ -99,3 +99,12 @@ for i in $(seq 80); do
 	wait "$p" 2>/dev/null
 done
 echo "ok - exiting processes gave only clean outcomes:$(echo $seen | tr ' ' '\n' | sort | uniq -c | awk '{printf " %s x exit %s", $1, $2}')"
+
+# a command name that is not UTF-8: the JSON stays valid (U+FFFD), the key is there
+cp /bin/sleep "$WORK/bad$(printf '\377')name"
+"$WORK/bad$(printf '\377')name" 30 &
+PIDS+=($!)
+sleep 0.2
+vitals snap --json $! >"$WORK/bad.json"
+check "snap --json of a non-UTF-8 name is valid JSON with its comm" \
+	test "$(jq_py "$WORK/bad.json" 'j["processes"][0]["comm"]')" = "bad$(printf '\357\277\275')name"

@@ -203,6 +203,22 @@ static int ptrace_failed(struct vt_inject_session *s, struct vt_err *err, int e,
 
 /* ---- memory ---------------------------------------------------------------- */
 
+/*
+ * For the PTRACE_PEEKDATA/POKEDATA fallbacks, which move aligned 8-byte
+ * words: the word holding byte addr + off of a len-byte range, where that
+ * byte sits in it (*skip) and how many bytes of the range it covers (*take).
+ */
+static uint64_t word_span(uint64_t addr, size_t off, size_t len, size_t *skip, size_t *take)
+{
+	uint64_t a = (addr + off) & ~(uint64_t)7;
+
+	*skip = (size_t)(addr + off - a);
+	*take = 8 - *skip;
+	if (*take > len - off)
+		*take = len - off;
+	return a;
+}
+
 static int mem_write(struct vt_inject_session *s, uint64_t addr, const void *buf, size_t len,
 		     struct vt_err *err)
 {
@@ -218,12 +234,10 @@ static int mem_write(struct vt_inject_session *s, uint64_t addr, const void *buf
 	e = n < 0 ? errno : EFAULT;
 	/* PTRACE_POKEDATA: a word at a time, keeping the bytes around the ends. */
 	for (off = 0; off < len;) {
-		uint64_t a = (addr + off) & ~(uint64_t)7, word;
-		size_t skip = (size_t)(addr + off - a), take = 8 - skip;
+		size_t skip, take;
+		uint64_t a = word_span(addr, off, len, &skip, &take), word;
 		long w;
 
-		if (take > len - off)
-			take = len - off;
 		w = preq(PTRACE_PEEKDATA, s->tid, (void *)(uintptr_t)a, NULL);
 		if (w == -1 && errno) {
 			pe = errno;
@@ -254,12 +268,10 @@ static int mem_read(struct vt_inject_session *s, uint64_t addr, void *buf, size_
 	if (vt_mem_read(s->tid, addr, buf, len, NULL) == VT_OK)
 		return VT_OK;
 	for (off = 0; off < len;) {
-		uint64_t a = (addr + off) & ~(uint64_t)7, word;
-		size_t skip = (size_t)(addr + off - a), take = 8 - skip;
+		size_t skip, take;
+		uint64_t a = word_span(addr, off, len, &skip, &take), word;
 		long w;
 
-		if (take > len - off)
-			take = len - off;
 		w = preq(PTRACE_PEEKDATA, s->tid, (void *)(uintptr_t)a, NULL);
 		if (w == -1 && errno == ESRCH)
 			return ptrace_failed(s, err, ESRCH, "a memory read");

@@ -6,8 +6,8 @@
 #
 # Runs apt-get only when something is missing; needs root (or sudo) then.
 set -eu
-build_pkgs="gcc make pkg-config libc6-dev libelf-dev libjansson-dev libexpat1-dev"
-test_pkgs="python3 redis-server procps util-linux gdb"
+build_pkgs="gcc make pkg-config libc6-dev libelf-dev libjansson-dev libexpat1-dev libsqlite3-dev"
+test_pkgs="python3 python3-psutil redis-server procps util-linux gdb"
 pkgs=$build_pkgs
 [ "${1:-}" = "--test" ] && pkgs="$pkgs $test_pkgs"
 

@@ -37,5 +37,9 @@ int cmd_snap(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_heap(int argc, char **argv);
 int cmd_threads(int argc, char **argv);
+int cmd_soak(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_experiment(int argc, char **argv);
 
 #endif

@@ -15,6 +15,10 @@ static const struct command {
 	{ "snap", cmd_snap, "what a running process's memory is made of" },
 	{ "heap", cmd_heap, "the allocator's own figures from a running process, without gdb" },
 	{ "threads", cmd_threads, "CPU of a process and its threads now (deltas), states, diagnosis" },
+	{ "soak", cmd_soak, "record memory and CPU durably for hours (SQLite), following restarts" },
+	{ "analyze", cmd_analyze, "leak, plateau, step or still settling: a soak's verdict with its evidence" },
+	{ "compare", cmd_compare, "A/B of recordings on their settled windows" },
+	{ "experiment", cmd_experiment, "run a command under several arms (env), soak each, compare" },
 	{ "demo", cmd_demo, "reproduce glibc arena sprawl on a bundled target, default vs capped" },
 };
 
@@ -26,9 +30,9 @@ static void usage(FILE *out)
 		"What a running process's memory and CPU are really doing: measured, without a\n"
 		"restart, without gdb.\n\ncommands:\n");
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "  %-8s %s\n", "help", "help on a command (vitals help snap)");
-	fprintf(out, "  %-8s %s\n", "version", "print the version");
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "  %-10s %s\n", "help", "help on a command (vitals help snap)");
+	fprintf(out, "  %-10s %s\n", "version", "print the version");
 	fprintf(out, "\nexit status: 0 ok, 1 partial (some parts unreadable, listed), 2 failed,\n"
 		"3 no such process, 4 process exited while being read, 5 permission denied,\n"
 		"6 kernel thread, 7 zombie, 8 not supported, 9 bad recording, 10 timed out,\n"

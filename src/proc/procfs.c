@@ -124,6 +124,37 @@ int vt_read_at(int dirfd, const char *name, struct vt_buf *buf, struct vt_err *e
 	return VT_OK;
 }
 
+int vt_pread_fd(int fd, const char *what, struct vt_buf *buf, struct vt_err *err)
+{
+	size_t space;
+	ssize_t n;
+	int e;
+
+	vt_buf_reset(buf);
+	for (;;) {
+		space = buf->max - buf->len < 4096 ? buf->max - buf->len : 4096;
+		if (space == 0)
+			return vt_err_set(err, VT_E_NOMEM, 0, "'%s' is larger than %zu bytes", what,
+					  buf->max);
+		if (vt_buf_reserve(buf, space))
+			return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory reading '%s'", what);
+		space = buf->cap - 1 - buf->len;
+		n = pread(fd, buf->data + buf->len, space, (off_t)buf->len);
+		if (n < 0) {
+			e = errno;
+			if (e == EINTR)
+				continue;
+			return vt_err_set(err, vt_code_from_errno(e), e,
+					  e == ESRCH || e == ENOENT ? "exited while reading '%s'"
+								    : "cannot read '%s'", what);
+		}
+		buf->len += (size_t)n;
+		buf->data[buf->len] = '\0';
+		if ((size_t)n < space)
+			return VT_OK;
+	}
+}
+
 int vt_procfs_read(const struct vt_procfs *pfs, const char *name, struct vt_buf *buf,
 		   struct vt_err *err)
 {

@@ -61,6 +61,17 @@ int vt_pid_open(const struct vt_procfs *pfs, pid_t pid, int *dirfd, struct vt_er
  */
 int vt_read_at(int dirfd, const char *name, struct vt_buf *buf, struct vt_err *err);
 
+/*
+ * Read again, from offset 0, a file held open as fd (pread: the fd's offset
+ * does not matter) into buf (reset first).  For files kept open across
+ * samples: a /proc seq_file (stat, status, schedstat) regenerates its text on
+ * a read at offset 0.  A read shorter than the space offered is taken as the
+ * end, true of seq_file and of regular files, so a small file costs one
+ * syscall.  what names the file in messages.  Errors as vt_read_at; a thread
+ * or process that exited shows as VT_E_GONE (ESRCH).
+ */
+int vt_pread_fd(int fd, const char *what, struct vt_buf *buf, struct vt_err *err);
+
 /* Read a small file under the proc root ("uptime", "self/mountinfo"). */
 int vt_procfs_read(const struct vt_procfs *pfs, const char *name, struct vt_buf *buf,
 		   struct vt_err *err);

@@ -284,6 +284,21 @@ static void classify(struct reader *rd, struct vt_sample *s, const struct vt_sam
 	vt_regions_classify(&s->regions, &ctx, &s->arenas);
 }
 
+/* What does not change for the life of a process, from an earlier sample. */
+static void reuse_static_parts(const struct vt_sample *prev, struct vt_sample *s)
+{
+	s->environ_st = prev->environ_st;
+	s->ncpus = prev->ncpus;
+	s->cap = prev->cap;
+	s->mmap_threshold = prev->mmap_threshold;
+	if (s->regions_st.available) {
+		s->alloc = prev->alloc;
+		s->alloc_st = prev->alloc_st;
+	} else {
+		read_allocator(NULL, s, NULL, 0);   /* says why: no mappings */
+	}
+}
+
 static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_sample *s,
 		struct vt_err *err)
 {
@@ -307,7 +322,7 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 	else
 		s->committed = VT_NA;
 
-	if (vt_read_at(rd->fd, "cmdline", &rd->buf, NULL) == VT_OK)
+	if (!opts->reuse && vt_read_at(rd->fd, "cmdline", &rd->buf, NULL) == VT_OK)
 		join_cmdline(s, rd->buf.data, rd->buf.len);
 
 	/* --light reads no per-thread files: the count comes from stat. */
@@ -317,6 +332,11 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 		read_threads(rd, s, rd->pfs->live, &sps, &n_sps);
 	read_regions(rd, s, opts->light);
 
+	if (opts->reuse) {
+		reuse_static_parts(opts->reuse, s);
+		mmap_threshold = opts->reuse->mmap_threshold;
+		goto classify;
+	}
 	rc = vt_read_at(rd->fd, "environ", &rd->buf, &e);
 	if (rc == VT_OK) {
 		section_ok(&s->environ_st);
@@ -333,9 +353,11 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 	s->ncpus = online_cpus(rd);
 	vt_arena_cap_decide(env, env_len, s->ncpus, &s->cap);
 	mmap_threshold = vt_mmap_threshold_floor(env, env_len);
+	s->mmap_threshold = mmap_threshold;
 
 	read_allocator(rd, s, env, env_len);
 	free(env);
+classify:
 	classify(rd, s, opts, sps, n_sps, mmap_threshold);
 	free(sps);
 

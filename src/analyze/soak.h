@@ -1,0 +1,114 @@
+/*
+ * soak.h — is it a leak or a plateau?  The verdict on a soak recording,
+ * with the evidence it rests on (field report 000: "FLOOR drift q1->q4",
+ * a plateau that took 65–85 minutes to settle, one 178 MB step).
+ *
+ * Reads a struct vt_series (sample/series.h), never /proc.  The analysed
+ * span is the last incarnation of the process (a restart starts the memory
+ * story over); restarts before it are counted and reported.  Every figure
+ * the verdict rests on is in struct vt_soak_verdict so that each view
+ * prints the same evidence.
+ */
+#ifndef VT_ANALYZE_SOAK_H
+#define VT_ANALYZE_SOAK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sample/series.h"
+
+enum vt_verdict_kind {
+	VT_VERDICT_CANNOT_TELL = 1,  /* too short or too noisy to decide: need_more_s says how long to go on */
+	VT_VERDICT_SETTLING,         /* still growing, but slower and slower: not settled yet */
+	VT_VERDICT_PLATEAU,          /* settled: the floor no longer moves beyond noise */
+	VT_VERDICT_LEAK,             /* the floor rises steadily: slope with its uncertainty */
+	VT_VERDICT_STEP,             /* flat, one jump, flat again: when and how much */
+};
+
+/* "plateau", "leak", "step growth", "still settling", "cannot tell yet" */
+const char *vt_verdict_name(enum vt_verdict_kind k);
+/* "plateau", "leak", "step", "settling", "cannot_tell": for JSON and CSV */
+const char *vt_verdict_key(enum vt_verdict_kind k);
+
+/* One quarter of the analysed span (the report's q1..q4). */
+struct vt_quarter {
+	double t0, t1;               /* seconds since the soak began */
+	size_t samples;
+	double floor;                /* lowest value (robust: a lone outlier does not set it) */
+	double median;
+	double peak;
+};
+
+/* RssAnon falling while swap rises and committed stays flat. */
+struct vt_swap_motion {
+	bool seen;                   /* at least one episode (false too when swap was not recorded) */
+	int episodes;                /* separate push/pull episodes in the span */
+	double t0, t1;               /* the largest episode */
+	double anon_delta;           /* RssAnon change over it (negative: pushed out) */
+	double swap_delta;           /* VmSwap change over it */
+	double committed_delta;      /* committed change over it (about 0: nothing was freed) */
+	double anon_range_lo, anon_range_hi;   /* RssAnon oscillation in the settled window */
+};
+
+struct vt_soak_opts {
+	enum vt_metric metric;       /* what the verdict is about: VT_M_COMMITTED by default */
+	double min_span_s;           /* shortest span to decide on; 0: 20 intervals, at least 20 s */
+	size_t min_samples;          /* fewest samples to decide on; 0: 20 */
+};
+
+struct vt_soak_verdict {
+	enum vt_verdict_kind kind;
+	enum vt_metric metric;
+	char why[320];               /* one or two sentences of evidence, for people */
+
+	/* the analysed span: the last incarnation */
+	size_t from, to;             /* points [from, to) */
+	double t0, t1;               /* its first and last sample times */
+	size_t samples;
+	int restarts;                /* restarts before it */
+	int gaps;                    /* gaps inside it */
+	bool running;                /* the recording has no STOP event: still being written (or killed) */
+
+	/* noise and what counts as movement */
+	double noise;                /* robust sd of the metric around its local level */
+	double tolerance;            /* a change smaller than this is "within noise" */
+
+	/* quarters and floor drift */
+	struct vt_quarter q[4];
+	double floor_drift;          /* q4.floor - q1.floor */
+
+	/* settling */
+	bool settled;
+	double settle_s;             /* from t0 to where the settled window begins */
+	size_t settled_from;         /* point index of the settled window's start */
+	double settled_lo, settled_hi, settled_median;   /* the metric in the settled window */
+
+	/* trend of the floor: bytes per second, with a 90% interval */
+	double slope, slope_lo, slope_hi;
+	double slope_window_t0;      /* where the fitted window begins */
+
+	/* step growth */
+	double step_t;               /* when the new level was reached (NAN if no step) */
+	double step_bytes;           /* size of the step */
+	double step_before, step_after;   /* levels on either side */
+
+	/* cannot tell / still settling: soak at least this much longer (NAN when not needed) */
+	double need_more_s;
+
+	struct vt_swap_motion swap;
+
+	/* process CPU over the span, in cores (NAN if not recorded) */
+	double cpu_cores, cpu_user_cores, cpu_sys_cores;
+};
+
+void vt_soak_opts_default(struct vt_soak_opts *o);
+
+/*
+ * Analyse s.  Never fails on data: an empty or one-sample series gives
+ * VT_VERDICT_CANNOT_TELL with the reason in why.  Returns 0, or -1 only on
+ * out of memory.
+ */
+int vt_soak_analyze(const struct vt_series *s, const struct vt_soak_opts *o,
+		    struct vt_soak_verdict *v);
+
+#endif

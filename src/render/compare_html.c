@@ -1,0 +1,212 @@
+/*
+ * compare_html.c — `vitals compare --html`: one self-contained page with
+ * the A/B table and each memory figure of every arm overlaid on one time
+ * axis (time since that arm's soak began), one colour per arm, each arm's
+ * window shaded in its colour.
+ */
+#include "render/soak.h"
+#include "render/svg_chart.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MiB (1024.0 * 1024.0)
+
+/* One arm's metric as chart arrays from its first point, broken at restarts and gaps. */
+struct arm_xy {
+	double *x, *y;
+	size_t n;
+};
+
+static int arm_xy(struct arm_xy *a, const struct vt_series *s, enum vt_metric m)
+{
+	double every = s->info.every_s > 0 ? s->info.every_s : 0, start = s->n ? s->t0[0] : 0;
+	size_t i;
+
+	a->n = 0;
+	a->x = malloc(sizeof(double) * (2 * s->n + 1));
+	a->y = malloc(sizeof(double) * (2 * s->n + 1));
+	if (!a->x || !a->y) {
+		free(a->x);
+		free(a->y);
+		a->x = a->y = NULL;
+		return -1;
+	}
+	for (i = 0; i < s->n; i++) {
+		if (i > 0 && (s->incarnation[i] != s->incarnation[i - 1] ||
+			      (every > 0 && s->t0[i] - s->t1[i - 1] > 3 * every))) {
+			a->x[a->n] = s->t[i] - start;
+			a->y[a->n++] = NAN;
+		}
+		a->x[a->n] = s->t[i] - start;
+		a->y[a->n++] = s->m[m][i].mean;
+	}
+	return 0;
+}
+
+static int chart_arms(FILE *out, const struct vt_comparison *cmp, enum vt_metric m, const char *id)
+{
+	struct vt_chart_line *lines = calloc(cmp->narms, sizeof(*lines));
+	struct vt_chart_band *bands = calloc(cmp->narms, sizeof(*bands));
+	struct arm_xy *xy = calloc(cmp->narms, sizeof(*xy));
+	char (*labels)[96] = calloc(cmp->narms, sizeof(*labels));
+	char title[160];
+	double top = -INFINITY;
+	size_t i, n = 0, k;
+	struct vt_chart c;
+	int rc = 0;
+
+	if (!lines || !bands || !xy || !labels) {
+		rc = -1;
+		goto out;
+	}
+	for (i = 0; i < cmp->narms; i++) {
+		const struct vt_cmp_arm *a = &cmp->arms[i];
+		const struct vt_series *s = a->series;
+		const char *color = vt_chart_palette[i % 8];
+		double start;
+
+		if (!s || !s->m[m] || !s->n)
+			continue;
+		if (arm_xy(&xy[n], s, m)) {
+			rc = -1;
+			goto out;
+		}
+		start = s->t0[0];
+		for (k = 0; k < xy[n].n; k++)
+			if (isfinite(xy[n].y[k]) && xy[n].y[k] > top)
+				top = xy[n].y[k];
+		lines[n] = (struct vt_chart_line){ a->name ? a->name : "?", color, xy[n].x, xy[n].y, NULL, NULL,
+						   xy[n].n, false };
+		snprintf(labels[n], sizeof(labels[n]), "%s: %s", a->name ? a->name : "?",
+			 a->window_settled ? "settled window" : "last half (never settled)");
+		bands[n] = (struct vt_chart_band){ a->window_t0 - start, a->window_t1 - start, labels[n], color };
+		n++;
+	}
+	if (n) {
+		memset(&c, 0, sizeof(c));
+		c.id = id;
+		snprintf(title, sizeof(title), "%s — every arm", vt_metric_infos[m].label);
+		c.title = title;
+		c.x_title = "time since each arm's soak began";
+		c.y_unit = VT_CHART_BYTES;
+		c.x_min = 0;
+		c.x_max = NAN;
+		c.y_min_span = isfinite(top) && 0.05 * top > MiB ? 0.05 * top : MiB;
+		c.lines = lines;
+		c.nlines = n;
+		c.bands = bands;
+		c.nbands = n;
+		rc = vt_svg_chart(out, &c);
+	}
+out:
+	if (xy)
+		for (i = 0; i < n; i++) {
+			free(xy[i].x);
+			free(xy[i].y);
+		}
+	free(xy);
+	free(lines);
+	free(bands);
+	free(labels);
+	return rc;
+}
+
+static bool field_known_anywhere(const struct vt_comparison *cmp, enum vt_cmp_field f)
+{
+	size_t i;
+
+	for (i = 0; i < cmp->narms; i++)
+		if (cmp->arms[i].cell[f].known)
+			return true;
+	return false;
+}
+
+static void cell(FILE *out, bool num, const char *text)
+{
+	fputs(num ? "<td class=\"n\">" : "<td>", out);
+	vt_html_text(out, text);
+	fputs("</td>", out);
+}
+
+static void print_table(FILE *out, const struct vt_comparison *cmp)
+{
+	char buf[128];
+	size_t i;
+	int f;
+
+	fputs("<table>\n<tr><th></th>", out);
+	for (i = 0; i < cmp->narms; i++) {
+		fputs("<th class=\"n\">", out);
+		vt_html_text(out, cmp->arms[i].name ? cmp->arms[i].name : "?");
+		fputs(i ? "</th><th class=\"n\">Δ</th><th class=\"n\">%</th>" : " (baseline)</th>", out);
+	}
+	fputs("</tr>\n", out);
+	for (f = 0; f < VT_CMP_COUNT; f++) {
+		if (!field_known_anywhere(cmp, f))
+			continue;
+		fputs("<tr>", out);
+		cell(out, false, vt_cmp_fields[f].label);
+		for (i = 0; i < cmp->narms; i++) {
+			const struct vt_cmp_diff *d = i && cmp->diff ? &cmp->diff[i][f] : NULL;
+
+			cell(out, true, vt_fmt_cmp_cell(f, &cmp->arms[i].cell[f], buf, sizeof(buf)));
+			if (!i)
+				continue;
+			cell(out, true, d && d->known ? vt_fmt_cmp_delta(f, d->delta, cmp->arms[0].cell[f].median, buf, sizeof(buf)) : "n/a");
+			if (d && d->known && d->within_noise) {
+				fputs("<td class=\"n noise\">", out);
+				vt_html_text(out, vt_fmt_pct_change(d->pct, buf, sizeof(buf)));
+				fputs(" (within noise)</td>", out);
+			} else {
+				cell(out, true, d && d->known ? vt_fmt_pct_change(d->pct, buf, sizeof(buf)) : "n/a");
+			}
+		}
+		fputs("</tr>\n", out);
+	}
+	fputs("</table>\n<p class=\"small\">Each figure is the median over the arm's window, with the 5th–95th "
+	      "percentile of its points; Δ and % are against the baseline; within noise: the change is inside "
+	      "both arms' noise and their ranges overlap.</p>\n", out);
+}
+
+int vt_render_compare_html(FILE *out, const struct vt_compare_report *r)
+{
+	static const struct {
+		enum vt_metric m;
+		const char *id;
+	} charts[] = {
+		{ VT_M_COMMITTED, "committed" }, { VT_M_RSS_ANON, "rssanon" }, { VT_M_VM_SWAP, "swap" },
+		{ VT_M_HEAP_LIVE, "live" }, { VT_M_HEAP_FREE, "free" },
+	};
+	const struct vt_comparison *cmp = r->cmp;
+	char line[1024];
+	size_t i;
+	int rc = 0;
+
+	if (!cmp)
+		return -1;
+	vt_html_begin(out, r->title ? r->title : "vitals compare");
+	fputs("<h1>", out);
+	vt_html_text(out, r->title ? r->title : "vitals compare");
+	fputs("</h1>\n", out);
+	if (!cmp->narms) {
+		fputs("<p>Nothing to compare.</p>\n", out);
+		vt_html_end(out);
+		return ferror(out) ? -1 : 0;
+	}
+	print_table(out, cmp);
+	fputs("<h2>arms</h2>\n<ul class=\"facts\">\n", out);
+	for (i = 0; i < cmp->narms; i++) {
+		fprintf(out, "<li><span style=\"color:%s\">■</span> ", vt_chart_palette[i % 8]);
+		vt_html_text(out, vt_compare_arm_line(&cmp->arms[i], line, sizeof(line)));
+		fputs("<br><span class=\"small\">verdict: ", out);
+		vt_html_text(out, vt_soak_headline(&cmp->arms[i].verdict, line, sizeof(line)));
+		fputs("</span></li>\n", out);
+	}
+	fputs("</ul>\n<h2>charts</h2>\n", out);
+	for (i = 0; i < sizeof(charts) / sizeof(charts[0]) && !rc; i++)
+		rc = chart_arms(out, cmp, charts[i].m, charts[i].id);
+	vt_html_end(out);
+	return rc || ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,199 @@
+/*
+ * compare_text.c — `vitals compare` as text: the report's A/B table (each
+ * arm's figure over its window with the window's range, then the change
+ * against the baseline, in units and percent, with "within noise" where the
+ * change is inside both arms' noise), and one line per arm saying what its
+ * window is.  Also the units of compare figures, shared with the HTML view.
+ */
+#include "render/soak.h"
+#include "render/table.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Arms after the baseline per table: 1 + 1 + 4 per arm columns must fit VT_TABLE_MAX_COLS. */
+#define ARMS_PER_TABLE 3
+
+static const char *unit_of(enum vt_cmp_field f)
+{
+	return (unsigned)f < VT_CMP_COUNT && vt_cmp_fields[f].unit ? vt_cmp_fields[f].unit : "";
+}
+
+const char *vt_fmt_cmp_value(enum vt_cmp_field f, double v, char *buf, size_t cap)
+{
+	const char *unit = unit_of(f);
+
+	if (!isfinite(v))
+		snprintf(buf, cap, "n/a");
+	else if (!strcmp(unit, "bytes"))
+		vt_fmt_size(v, buf, cap);
+	else if (!strcmp(unit, "count"))
+		snprintf(buf, cap, fabs(v - round(v)) < 0.05 ? "%.0f" : "%.1f", v);
+	else if (!strcmp(unit, "fraction"))
+		snprintf(buf, cap, "%.4f", v);
+	else if (!strcmp(unit, "cores"))
+		snprintf(buf, cap, "%.2f", v);          /* the label says cores */
+	else
+		snprintf(buf, cap, "%.3g", v);
+	return buf;
+}
+
+const char *vt_fmt_cmp_delta(enum vt_cmp_field f, double v, double like, char *buf, size_t cap)
+{
+	const char *unit = unit_of(f);
+
+	if (!isfinite(v))
+		snprintf(buf, cap, "n/a");
+	else if (!strcmp(unit, "bytes"))
+		vt_fmt_size_delta_like(v, like, buf, cap);
+	else if (!strcmp(unit, "count"))
+		snprintf(buf, cap, fabs(v - round(v)) < 0.05 ? "%+.0f" : "%+.1f", v);
+	else if (!strcmp(unit, "fraction"))
+		snprintf(buf, cap, "%+.4f", v);
+	else if (!strcmp(unit, "cores"))
+		snprintf(buf, cap, "%+.2f", v);
+	else
+		snprintf(buf, cap, "%+.3g", v);
+	return buf;
+}
+
+const char *vt_fmt_cmp_cell(enum vt_cmp_field f, const struct vt_cmp_cell *c, char *buf, size_t cap)
+{
+	char m[32], lo[32], hi[32];
+	const char *um, *ul, *uh;
+
+	if (!c->known || !isfinite(c->median)) {
+		snprintf(buf, cap, "n/a");
+		return buf;
+	}
+	vt_fmt_cmp_value(f, c->median, m, sizeof(m));
+	if (!isfinite(c->lo) || !isfinite(c->hi)) {
+		snprintf(buf, cap, "%s", m);
+		return buf;
+	}
+	vt_fmt_cmp_value(f, c->lo, lo, sizeof(lo));
+	vt_fmt_cmp_value(f, c->hi, hi, sizeof(hi));
+	if (!strcmp(lo, m) && !strcmp(hi, m)) {
+		snprintf(buf, cap, "%s", m);       /* no spread worth a range */
+		return buf;
+	}
+	/* "611 MiB (598–624)": the range drops its unit when it is the figure's */
+	um = strchr(m, ' ');
+	ul = strchr(lo, ' ');
+	uh = strchr(hi, ' ');
+	if (um && ul && uh && !strcmp(um, ul) && !strcmp(um, uh))
+		snprintf(buf, cap, "%s (%.*s–%.*s)", m, (int)(ul - lo), lo, (int)(uh - hi), hi);
+	else
+		snprintf(buf, cap, "%s (%s–%s)", m, lo, hi);
+	return buf;
+}
+
+const char *vt_fmt_pct_change(double pct, char *buf, size_t cap)
+{
+	if (!isfinite(pct))
+		snprintf(buf, cap, "n/a");
+	else
+		snprintf(buf, cap, fabs(pct) < 10 ? "%+.1f%%" : "%+.0f%%", pct);
+	return buf;
+}
+
+static bool field_known_anywhere(const struct vt_comparison *cmp, enum vt_cmp_field f)
+{
+	size_t i;
+
+	for (i = 0; i < cmp->narms; i++)
+		if (cmp->arms[i].cell[f].known)
+			return true;
+	return false;
+}
+
+/* The table for the baseline and arms [first, last). */
+static int print_table(FILE *out, const struct vt_comparison *cmp, size_t first, size_t last)
+{
+	struct vt_table t;
+	char buf[96];
+	size_t i;
+	int f, col, ncols = 2 + 4 * (int)(last - first);
+
+	vt_table_init(&t, ncols);
+	for (col = 1; col < ncols; col++)
+		vt_table_align(&t, col, (col - 2) % 4 == 3 ? VT_LEFT : VT_RIGHT);
+	vt_table_cell(&t, "%s", "");
+	vt_table_cell(&t, "%s (baseline)", cmp->arms[0].name ? cmp->arms[0].name : "arm 0");
+	for (i = first; i < last; i++) {
+		vt_table_cell(&t, "%s", cmp->arms[i].name ? cmp->arms[i].name : "?");
+		vt_table_cell(&t, "Δ");
+		vt_table_cell(&t, "%%");
+		vt_table_cell(&t, "%s", "");
+	}
+	for (f = 0; f < VT_CMP_COUNT; f++) {
+		if (!field_known_anywhere(cmp, f))
+			continue;
+		vt_table_cell(&t, "%s", vt_cmp_fields[f].label);
+		vt_table_cell(&t, "%s", vt_fmt_cmp_cell(f, &cmp->arms[0].cell[f], buf, sizeof(buf)));
+		for (i = first; i < last; i++) {
+			const struct vt_cmp_diff *d = cmp->diff ? &cmp->diff[i][f] : NULL;
+			bool known = d && d->known;
+
+			vt_table_cell(&t, "%s", vt_fmt_cmp_cell(f, &cmp->arms[i].cell[f], buf, sizeof(buf)));
+			vt_table_cell(&t, "%s", known ? vt_fmt_cmp_delta(f, d->delta, cmp->arms[0].cell[f].median, buf, sizeof(buf)) : "n/a");
+			vt_table_cell(&t, "%s", known ? vt_fmt_pct_change(d->pct, buf, sizeof(buf)) : "n/a");
+			vt_table_cell(&t, "%s", known && d->within_noise ? "within noise" : "");
+		}
+	}
+	if (t.oom) {
+		vt_table_release(&t);
+		return -1;
+	}
+	vt_table_print(&t, out, 2, true);
+	vt_table_release(&t);
+	return 0;
+}
+
+int vt_render_compare_text(FILE *out, const struct vt_compare_report *r)
+{
+	const struct vt_comparison *cmp = r->cmp;
+	char line[1024];
+	size_t i, first;
+	int f, missing = 0;
+
+	if (!cmp)
+		return -1;
+	if (r->title)
+		fprintf(out, "%s\n", r->title);
+	else
+		fprintf(out, "vitals compare · %zu arm%s\n", cmp->narms, cmp->narms == 1 ? "" : "s");
+	if (cmp->narms == 0) {
+		fprintf(out, "  nothing to compare\n");
+		return ferror(out) ? -1 : 0;
+	}
+	fputc('\n', out);
+	if (cmp->narms == 1) {
+		if (print_table(out, cmp, 1, 1))
+			return -1;
+	}
+	for (first = 1; first < cmp->narms; first += ARMS_PER_TABLE) {
+		size_t last = first + ARMS_PER_TABLE < cmp->narms ? first + ARMS_PER_TABLE : cmp->narms;
+
+		if (first > 1)
+			fputc('\n', out);
+		if (print_table(out, cmp, first, last))
+			return -1;
+	}
+	fprintf(out, "  each figure: median over the arm's window (5th–95th percentile of its points);\n"
+		"  Δ and %% against %s; within noise: the change is inside both arms' noise and their ranges overlap\n",
+		cmp->arms[0].name ? cmp->arms[0].name : "arm 0");
+	for (f = 0; f < VT_CMP_COUNT; f++) {
+		if (field_known_anywhere(cmp, f))
+			continue;
+		fprintf(out, "%s%s", missing++ ? ", " : "  not recorded in any arm: ", vt_cmp_fields[f].label);
+	}
+	if (missing)
+		fputc('\n', out);
+	fputc('\n', out);
+	for (i = 0; i < cmp->narms; i++) {
+		fprintf(out, "  %s\n", vt_compare_arm_line(&cmp->arms[i], line, sizeof(line)));
+		fprintf(out, "    verdict: %s\n", vt_soak_headline(&cmp->arms[i].verdict, line, sizeof(line)));
+	}
+	return ferror(out) ? -1 : 0;
+}

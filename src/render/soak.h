@@ -1,0 +1,117 @@
+/*
+ * soak.h (render) — the views of a soak analysis and of an A/B comparison:
+ * text (with a sparkline), JSON (schema vitals.analyze/1, vitals.compare/1,
+ * docs/json.md), CSV (one row per point) and one self-contained HTML file
+ * with inline SVG charts.  All read the same structs: sample/series.h,
+ * analyze/soak.h, analyze/compare.h.
+ */
+#ifndef VT_RENDER_SOAK_H
+#define VT_RENDER_SOAK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "analyze/compare.h"
+#include "analyze/soak.h"
+#include "sample/series.h"
+
+struct vt_analyze_report {
+	const char *path;                    /* the recording's file name */
+	const struct vt_series *series;
+	const struct vt_soak_verdict *verdict;
+	bool utf8;                           /* the terminal takes UTF-8 (sparkline blocks); else ASCII */
+	size_t top_threads;                  /* threads listed by CPU, 0 = default (10) */
+};
+
+struct vt_compare_report {
+	const struct vt_comparison *cmp;
+	const char *title;                   /* optional heading ("experiment: 3 arms of ./srv") */
+	bool utf8;
+};
+
+int vt_render_analyze_text(FILE *out, const struct vt_analyze_report *r);
+int vt_render_analyze_json(FILE *out, const struct vt_analyze_report *r);
+int vt_render_analyze_html(FILE *out, const struct vt_analyze_report *r);
+/* One row per point: time, wall time, pid, then lo/mean/hi of every recorded metric. */
+int vt_render_series_csv(FILE *out, const struct vt_series *s);
+
+int vt_render_compare_text(FILE *out, const struct vt_compare_report *r);
+int vt_render_compare_json(FILE *out, const struct vt_compare_report *r);
+int vt_render_compare_html(FILE *out, const struct vt_compare_report *r);
+/* One row per arm and field: arm, field, median, lo, hi, delta, pct, within_noise. */
+int vt_render_compare_csv(FILE *out, const struct vt_compare_report *r);
+
+/*
+ * A sparkline of v[0..n) (NAN skipped) squeezed into width cells, written
+ * NUL-terminated to out (cap bytes; UTF-8 blocks take 3 bytes a cell).
+ * Returns the cells written.
+ */
+size_t vt_sparkline(char *out, size_t cap, const double *v, size_t n, size_t width, bool utf8);
+
+/*
+ * What every view of a soak says in the same words (soak_text.c).
+ *
+ * vt_soak_headline: the verdict line without "verdict: ", e.g. "leak — floor
+ * rising 1.84 MiB/h (90% interval 1.61–2.07)".  vt_compare_arm_line: one
+ * arm's verdict and window, "cap2: plateau, settled window 22 min, 137
+ * samples".  Both return buf.
+ */
+const char *vt_soak_headline(const struct vt_soak_verdict *v, char *buf, size_t cap);
+const char *vt_compare_arm_line(const struct vt_cmp_arm *a, char *buf, size_t cap);
+/*
+ * The evidence under a verdict as label and sentence ("slope", "+0.02 MiB/h
+ * (90% interval -0.31–0.35), floor fitted from t+41 min"), the same in the
+ * text and the HTML view; a continuation line has an empty label.  Fills at
+ * most max facts and returns how many.
+ */
+#define VT_SOAK_FACTS_MAX 16
+struct vt_soak_fact {
+	char label[16];
+	char text[400];
+};
+int vt_soak_facts(const struct vt_analyze_report *r, struct vt_soak_fact *f, int max);
+
+/*
+ * The threads of the analysed incarnation, busiest first (CPU over the time
+ * each was seen), as pointers into r->series->threads in an array the caller
+ * frees.  *others: threads of earlier incarnations left out.  Returns the
+ * count, or -1 out of memory.
+ */
+ssize_t vt_soak_threads_by_cpu(const struct vt_series *s, const struct vt_soak_verdict *v,
+			       const struct vt_thread_run ***list, size_t *others);
+/* A thread's CPU in cores over the time it was seen; NAN when that is 0. */
+double vt_thread_run_cores(const struct vt_thread_run *th);
+
+/* An event's kind for people and JSON: "start", "restart", "gap", "clock_jump", ... */
+const char *vt_soak_event_name(enum vt_event_kind k);
+
+/*
+ * Units for soak figures, which are doubles with NAN for unknown ("n/a").
+ * vt_fmt_size: "512 B", "4.0 KiB", "62.0 MiB", "1458 MiB" (MiB up to 10 GiB,
+ * so figures of one soak compare at a glance), "12.3 GiB".  vt_fmt_size_delta:
+ * a change with its sign, "-847 MiB"; vt_fmt_size_delta_like says it in the
+ * unit of `like`, the level it is a change of ("+0.20 MiB" beside 44.3 MiB,
+ * "+0 MiB"; NAN like: its own unit).
+ * vt_fmt_span: "41 s", "12 min", "3.4 h", "2.1 d".
+ * vt_fmt_metric: a value of metric m in its unit (sizes, counts, seconds).
+ * vt_fmt_utc: "2026-09-06 17:37:08 UTC", or "2026-09-06T17:37:08Z" when iso.
+ */
+const char *vt_fmt_size(double bytes, char *buf, size_t cap);
+const char *vt_fmt_size_delta(double bytes, char *buf, size_t cap);
+const char *vt_fmt_size_delta_like(double bytes, double like, char *buf, size_t cap);
+const char *vt_fmt_span(double seconds, char *buf, size_t cap);
+const char *vt_fmt_metric(enum vt_metric m, double v, char *buf, size_t cap);
+const char *vt_fmt_utc(double unix_s, bool iso, char *buf, size_t cap);
+/*
+ * A figure of compare field f in its unit ("611 MiB", "5", "0.0729"; cores
+ * as "0.57": the field's label names the unit), a difference with its sign
+ * (sizes in the unit of `like`, the baseline's figure), and a cell with its
+ * window's range, "611 MiB (598–624)".  "n/a" for unknown (compare_text.c).
+ */
+const char *vt_fmt_cmp_value(enum vt_cmp_field f, double v, char *buf, size_t cap);
+const char *vt_fmt_cmp_delta(enum vt_cmp_field f, double v, double like, char *buf, size_t cap);
+const char *vt_fmt_cmp_cell(enum vt_cmp_field f, const struct vt_cmp_cell *c, char *buf, size_t cap);
+const char *vt_fmt_pct_change(double pct, char *buf, size_t cap);   /* "-58%", "+0.5%" */
+
+#endif

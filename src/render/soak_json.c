@@ -1,0 +1,483 @@
+/*
+ * soak_json.c — `vitals analyze --json` (schema "vitals.analyze/1") and
+ * `vitals compare --json` ("vitals.compare/1"), docs/json.md.  Sizes are
+ * integers in bytes, times seconds since the soak began (monotonic) unless
+ * the key says wall; what is unknown is null, never 0 and never "nan".
+ */
+#include "render/soak.h"
+
+#include "base/version.h"
+#include "render/json_text.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <string.h>
+
+#define MiB (1024.0 * 1024.0)
+
+/* Reals with 12 significant digits: a unix time keeps its milliseconds, 0.57 stays 0.57. */
+#define DUMP_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12))
+
+static json_t *num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* Bytes (and counts) as integers. */
+static json_t *whole(double v)
+{
+	return isfinite(v) && fabs(v) < 9e18 ? json_integer((json_int_t)llround(v)) : json_null();
+}
+
+/* A value of a metric: whole bytes; counts (a median may fall between two) and seconds as reals. */
+static json_t *metric_value(enum vt_metric m, double v)
+{
+	if ((unsigned)m >= VT_M_COUNT || !strcmp(vt_metric_infos[m].unit, "bytes"))
+		return whole(v);
+	return num(v);
+}
+
+static json_t *iso(double wall)
+{
+	char buf[40];
+
+	if (!isfinite(wall) || wall <= 0)
+		return json_null();
+	return json_string(vt_fmt_utc(wall, true, buf, sizeof(buf)));
+}
+
+/* Collects one failure (out of memory) over many json_object_set_new calls. */
+struct put {
+	json_t *o;
+	bool failed;
+};
+
+/* Both steal v, as json_object_set_new does, also when they fail. */
+static void put(struct put *p, const char *key, json_t *v)
+{
+	if (!p->o) {
+		json_decref(v);
+		p->failed = true;
+	} else if (!v || json_object_set_new(p->o, key, v)) {
+		p->failed = true;
+	}
+}
+
+static void append(json_t *arr, json_t *v, bool *failed)
+{
+	if (!arr) {
+		json_decref(v);
+		*failed = true;
+	} else if (!v || json_array_append_new(arr, v)) {
+		*failed = true;
+	}
+}
+
+/* Returns 0 or -1; the document is printed only when it was built in full. */
+static int dump(FILE *out, json_t *root, bool failed)
+{
+	int rc = -1;
+
+	if (root && !failed && json_dumpf(root, out, DUMP_FLAGS) == 0) {
+		fputc('\n', out);
+		rc = ferror(out) ? -1 : 0;
+	}
+	json_decref(root);
+	return rc;
+}
+
+/* ---- vitals.analyze/1 --------------------------------------------------- */
+
+static json_t *recording_json(const struct vt_analyze_report *r)
+{
+	const struct vt_series *s = r->series;
+	const struct vt_recording_info *in = &s->info;
+	struct put p = { json_object(), false };
+	json_t *metrics = json_array();
+	size_t m;
+
+	put(&p, "path", vt_json_text(r->path));
+	put(&p, "target", vt_json_text(in->target));
+	put(&p, "arm", in->arm[0] ? vt_json_text(in->arm) : json_null());
+	put(&p, "env", in->env[0] ? vt_json_text(in->env) : json_null());
+	put(&p, "host", in->host[0] ? vt_json_text(in->host) : json_null());
+	put(&p, "ncpus", in->ncpus > 0 ? json_integer(in->ncpus) : json_null());
+	put(&p, "recorded_by", in->vitals_version[0] ? vt_json_text(in->vitals_version) : json_null());
+	put(&p, "store_schema", json_integer(in->schema));
+	put(&p, "every_s", in->every_s > 0 ? num(in->every_s) : json_null());
+	put(&p, "smaps_every_s", in->smaps_every_s > 0 ? num(in->smaps_every_s) : json_null());
+	put(&p, "planned_s", in->planned_s > 0 ? num(in->planned_s) : json_null());
+	put(&p, "started_wall", iso(in->started_wall));
+	put(&p, "started_unix", in->started_wall > 0 ? num(in->started_wall) : json_null());
+	put(&p, "heap", json_boolean(in->heap));
+	put(&p, "finished", json_boolean(in->finished));
+	put(&p, "samples", json_integer((json_int_t)s->samples));
+	put(&p, "points", json_integer((json_int_t)s->n));
+	for (m = 0; m < VT_M_COUNT; m++)
+		if (s->m[m])
+			append(metrics, json_string(vt_metric_infos[m].key), &p.failed);
+	put(&p, "metrics", metrics);
+	if (p.failed) {
+		json_decref(p.o);
+		return NULL;
+	}
+	return p.o;
+}
+
+static json_t *span_json(const struct vt_analyze_report *r)
+{
+	const struct vt_soak_verdict *v = r->verdict;
+	const struct vt_series *s = r->series;
+	bool any = v->to > v->from && v->from < s->n;
+	struct put p = { json_object(), false };
+
+	put(&p, "t0", any ? num(v->t0) : json_null());
+	put(&p, "t1", any ? num(v->t1) : json_null());
+	put(&p, "duration_s", any ? num(v->t1 - v->t0) : json_null());
+	put(&p, "wall_start", any ? iso(s->wall[v->from]) : json_null());
+	put(&p, "pid", any ? json_integer(s->pid[v->from]) : json_null());
+	put(&p, "from_point", json_integer((json_int_t)v->from));
+	put(&p, "to_point", json_integer((json_int_t)v->to));
+	put(&p, "samples", json_integer((json_int_t)v->samples));
+	put(&p, "restarts", json_integer(v->restarts));
+	put(&p, "gaps", json_integer(v->gaps));
+	put(&p, "running", json_boolean(v->running));
+	if (p.failed) {
+		json_decref(p.o);
+		return NULL;
+	}
+	return p.o;
+}
+
+static json_t *quarters_json(const struct vt_soak_verdict *v)
+{
+	json_t *arr = json_array();
+	bool failed = false;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		const struct vt_quarter *q = &v->q[i];
+		struct put p = { json_object(), false };
+
+		put(&p, "t0", num(q->t0));
+		put(&p, "t1", num(q->t1));
+		put(&p, "samples", json_integer((json_int_t)q->samples));
+		put(&p, "floor_bytes", metric_value(v->metric, q->floor));
+		put(&p, "median_bytes", metric_value(v->metric, q->median));
+		put(&p, "peak_bytes", metric_value(v->metric, q->peak));
+		failed |= p.failed;
+		append(arr, p.o, &failed);
+	}
+	if (failed) {
+		json_decref(arr);
+		return NULL;
+	}
+	return arr;
+}
+
+static json_t *verdict_json(const struct vt_analyze_report *r)
+{
+	const struct vt_soak_verdict *v = r->verdict;
+	const struct vt_series *s = r->series;
+	enum vt_metric m = v->metric;
+	struct put p = { json_object(), false };
+	char line[640];
+	const char *key = vt_verdict_key(v->kind), *name = vt_verdict_name(v->kind);
+
+	put(&p, "kind", json_string(key ? key : "unknown"));
+	put(&p, "name", json_string(name ? name : "unknown"));
+	put(&p, "headline", json_string(vt_soak_headline(v, line, sizeof(line))));
+	put(&p, "why", vt_json_text(v->why));
+	put(&p, "metric", json_string((unsigned)m < VT_M_COUNT ? vt_metric_infos[m].key : "unknown"));
+	put(&p, "unit", json_string((unsigned)m < VT_M_COUNT ? vt_metric_infos[m].unit : "bytes"));
+	put(&p, "span", span_json(r));
+	put(&p, "noise_bytes", metric_value(m, v->noise));
+	put(&p, "tolerance_bytes", metric_value(m, v->tolerance));
+	put(&p, "quarters", quarters_json(v));
+	put(&p, "floor_drift_bytes", metric_value(m, v->floor_drift));
+
+	if (v->settled) {
+		struct put q = { json_object(), false };
+		double t = v->settled_from < s->n ? s->t[v->settled_from] : v->t0 + v->settle_s;
+
+		put(&q, "settle_s", num(v->settle_s));
+		put(&q, "t0", num(t));
+		put(&q, "from_point", json_integer((json_int_t)v->settled_from));
+		put(&q, "lo_bytes", metric_value(m, v->settled_lo));
+		put(&q, "hi_bytes", metric_value(m, v->settled_hi));
+		put(&q, "median_bytes", metric_value(m, v->settled_median));
+		p.failed |= q.failed;
+		put(&p, "settled", q.o);
+	} else {
+		put(&p, "settled", json_null());
+	}
+
+	{
+		struct put q = { json_object(), false };
+
+		put(&q, "bytes_per_s", num(v->slope));
+		put(&q, "lo", num(v->slope_lo));
+		put(&q, "hi", num(v->slope_hi));
+		put(&q, "mib_per_h", num(v->slope * 3600 / MiB));
+		put(&q, "mib_per_h_lo", num(v->slope_lo * 3600 / MiB));
+		put(&q, "mib_per_h_hi", num(v->slope_hi * 3600 / MiB));
+		put(&q, "interval", json_real(0.90));
+		put(&q, "window_t0", num(v->slope_window_t0));
+		p.failed |= q.failed;
+		put(&p, "slope", q.o);
+	}
+
+	if (isfinite(v->step_t)) {
+		struct put q = { json_object(), false };
+
+		put(&q, "t", num(v->step_t));
+		put(&q, "bytes", metric_value(m, v->step_bytes));
+		put(&q, "before", metric_value(m, v->step_before));
+		put(&q, "after", metric_value(m, v->step_after));
+		p.failed |= q.failed;
+		put(&p, "step", q.o);
+	} else {
+		put(&p, "step", json_null());
+	}
+
+	put(&p, "need_more_s", isfinite(v->need_more_s) && v->need_more_s > 0 ? num(v->need_more_s)
+									  : json_null());
+	{
+		const struct vt_swap_motion *w = &v->swap;
+		struct put q = { json_object(), false };
+
+		put(&q, "seen", json_boolean(w->seen));
+		put(&q, "episodes", json_integer(w->seen ? w->episodes : 0));
+		put(&q, "t0", w->seen ? num(w->t0) : json_null());
+		put(&q, "t1", w->seen ? num(w->t1) : json_null());
+		put(&q, "anon_delta_bytes", w->seen ? whole(w->anon_delta) : json_null());
+		put(&q, "swap_delta_bytes", w->seen ? whole(w->swap_delta) : json_null());
+		put(&q, "committed_delta_bytes", w->seen ? whole(w->committed_delta) : json_null());
+		put(&q, "anon_range_lo_bytes", whole(w->anon_range_lo));
+		put(&q, "anon_range_hi_bytes", whole(w->anon_range_hi));
+		p.failed |= q.failed;
+		put(&p, "swap", q.o);
+	}
+	{
+		struct put q = { json_object(), false };
+
+		put(&q, "cores", num(v->cpu_cores));
+		put(&q, "user_cores", num(v->cpu_user_cores));
+		put(&q, "sys_cores", num(v->cpu_sys_cores));
+		p.failed |= q.failed;
+		put(&p, "cpu", q.o);
+	}
+	if (p.failed) {
+		json_decref(p.o);
+		return NULL;
+	}
+	return p.o;
+}
+
+static json_t *ratio(uint64_t part, double dt)
+{
+	return dt > 0 ? json_real((double)part / dt) : json_null();
+}
+
+static json_t *threads_json(const struct vt_series *s)
+{
+	json_t *arr = json_array();
+	bool failed = false;
+	size_t i;
+
+	for (i = 0; i < s->nthreads; i++) {
+		const struct vt_thread_run *th = &s->threads[i];
+		double dt = th->t_last - th->t_first;
+		struct put p = { json_object(), false };
+
+		put(&p, "pid", json_integer(th->pid));
+		put(&p, "tid", json_integer(th->tid));
+		put(&p, "name", vt_json_text(th->name));
+		put(&p, "t_first", num(th->t_first));
+		put(&p, "t_last", num(th->t_last));
+		put(&p, "cpu_s", json_real((double)th->cpu_ns / 1e9));
+		put(&p, "cores", dt > 0 ? json_real((double)th->cpu_ns / 1e9 / dt) : json_null());
+		put(&p, "runq_delay_share", th->wait_known ? ratio(th->wait_ns, dt * 1e9) : json_null());
+		put(&p, "voluntary_per_s", th->csw_known ? ratio(th->vcsw, dt) : json_null());
+		put(&p, "nonvoluntary_per_s", th->csw_known ? ratio(th->nvcsw, dt) : json_null());
+		failed |= p.failed;
+		append(arr, p.o, &failed);
+	}
+	if (failed) {
+		json_decref(arr);
+		return NULL;
+	}
+	return arr;
+}
+
+static json_t *events_json(const struct vt_series *s)
+{
+	json_t *arr = json_array();
+	bool failed = false;
+	size_t i;
+
+	for (i = 0; i < s->nevents; i++) {
+		const struct vt_event *e = &s->events[i];
+		struct put p = { json_object(), false };
+
+		put(&p, "t", num(e->t));
+		put(&p, "wall", iso(e->wall));
+		put(&p, "wall_unix", e->wall > 0 ? num(e->wall) : json_null());
+		put(&p, "kind", json_string(vt_soak_event_name(e->kind)));
+		put(&p, "pid", e->pid > 0 ? json_integer(e->pid) : json_null());
+		put(&p, "detail", vt_json_text(e->detail));
+		failed |= p.failed;
+		append(arr, p.o, &failed);
+	}
+	if (failed) {
+		json_decref(arr);
+		return NULL;
+	}
+	return arr;
+}
+
+int vt_render_analyze_json(FILE *out, const struct vt_analyze_report *r)
+{
+	struct put p = { json_object(), false };
+
+	if (!r->series || !r->verdict) {
+		json_decref(p.o);
+		return -1;
+	}
+	put(&p, "schema", json_string("vitals.analyze/1"));
+	put(&p, "schema_version", json_integer(1));
+	put(&p, "vitals_version", json_string(VT_VERSION));
+	put(&p, "recording", recording_json(r));
+	put(&p, "verdict", verdict_json(r));
+	put(&p, "threads", threads_json(r->series));
+	put(&p, "events", events_json(r->series));
+	return dump(out, p.o, p.failed);
+}
+
+/* ---- vitals.compare/1 --------------------------------------------------- */
+
+/* Values of a compare field: bytes and counts whole, fractions and cores real. */
+static json_t *field_value(enum vt_cmp_field f, double v)
+{
+	const char *unit = vt_cmp_fields[f].unit;
+
+	if (unit && (!strcmp(unit, "bytes")))
+		return whole(v);
+	return num(v);
+}
+
+static json_t *arm_json(const struct vt_cmp_arm *a)
+{
+	const struct vt_recording_info *in = a->series ? &a->series->info : NULL;
+	const char *key = vt_verdict_key(a->verdict.kind), *name = vt_verdict_name(a->verdict.kind);
+	struct put p = { json_object(), false };
+	struct put v = { json_object(), false };
+	struct put w = { json_object(), false };
+	struct put c = { json_object(), false };
+	char line[640];
+	int f;
+
+	put(&p, "name", vt_json_text(a->name));
+	put(&p, "target", in ? vt_json_text(in->target) : json_null());
+	put(&p, "env", in && in->env[0] ? vt_json_text(in->env) : json_null());
+	put(&p, "started_wall", in ? iso(in->started_wall) : json_null());
+	put(&p, "samples", a->series ? json_integer((json_int_t)a->series->samples) : json_null());
+
+	put(&v, "kind", json_string(key ? key : "unknown"));
+	put(&v, "name", json_string(name ? name : "unknown"));
+	put(&v, "headline", json_string(vt_soak_headline(&a->verdict, line, sizeof(line))));
+	put(&v, "why", vt_json_text(a->verdict.why));
+	p.failed |= v.failed;
+	put(&p, "verdict", v.o);
+
+	put(&w, "settled", json_boolean(a->window_settled));
+	put(&w, "t0", num(a->window_t0));
+	put(&w, "t1", num(a->window_t1));
+	put(&w, "duration_s", num(a->window_t1 - a->window_t0));
+	put(&w, "samples", json_integer((json_int_t)a->window_samples));
+	p.failed |= w.failed;
+	put(&p, "window", w.o);
+
+	for (f = 0; f < VT_CMP_COUNT; f++) {
+		const struct vt_cmp_cell *cl = &a->cell[f];
+		struct put x = { json_object(), false };
+
+		put(&x, "median", cl->known ? field_value(f, cl->median) : json_null());
+		put(&x, "lo", cl->known ? field_value(f, cl->lo) : json_null());
+		put(&x, "hi", cl->known ? field_value(f, cl->hi) : json_null());
+		put(&x, "noise", cl->known ? field_value(f, cl->noise) : json_null());
+		c.failed |= x.failed;
+		put(&c, vt_cmp_fields[f].key, x.o);
+	}
+	p.failed |= c.failed;
+	put(&p, "cells", c.o);
+	line[0] = '\0';
+	put(&p, "summary", json_string(vt_compare_arm_line(a, line, sizeof(line))));
+	if (p.failed) {
+		json_decref(p.o);
+		return NULL;
+	}
+	return p.o;
+}
+
+static json_t *field_json(const struct vt_comparison *cmp, enum vt_cmp_field f)
+{
+	struct put p = { json_object(), false };
+	json_t *arms = json_array();
+	size_t i;
+
+	put(&p, "key", json_string(vt_cmp_fields[f].key));
+	put(&p, "label", json_string(vt_cmp_fields[f].label));
+	put(&p, "unit", json_string(vt_cmp_fields[f].unit));
+	for (i = 0; i < cmp->narms; i++) {
+		const struct vt_cmp_cell *cl = &cmp->arms[i].cell[f];
+		const struct vt_cmp_diff *d = cmp->diff ? &cmp->diff[i][f] : NULL;
+		bool dk = i > 0 && d && d->known;
+		struct put x = { json_object(), false };
+
+		put(&x, "arm", vt_json_text(cmp->arms[i].name));
+		put(&x, "median", cl->known ? field_value(f, cl->median) : json_null());
+		put(&x, "lo", cl->known ? field_value(f, cl->lo) : json_null());
+		put(&x, "hi", cl->known ? field_value(f, cl->hi) : json_null());
+		put(&x, "noise", cl->known ? field_value(f, cl->noise) : json_null());
+		put(&x, "delta", dk ? field_value(f, d->delta) : json_null());
+		put(&x, "pct", dk ? num(d->pct) : json_null());
+		put(&x, "within_noise", dk ? json_boolean(d->within_noise) : json_null());
+		p.failed |= x.failed;
+		append(arms, x.o, &p.failed);
+	}
+	put(&p, "arms", arms);
+	if (p.failed) {
+		json_decref(p.o);
+		return NULL;
+	}
+	return p.o;
+}
+
+int vt_render_compare_json(FILE *out, const struct vt_compare_report *r)
+{
+	const struct vt_comparison *cmp = r->cmp;
+	struct put p = { json_object(), false };
+	json_t *arms = json_array(), *fields = json_array();
+	size_t i;
+	int f;
+
+	if (!cmp) {
+		json_decref(p.o);
+		json_decref(arms);
+		json_decref(fields);
+		return -1;
+	}
+	put(&p, "schema", json_string("vitals.compare/1"));
+	put(&p, "schema_version", json_integer(1));
+	put(&p, "vitals_version", json_string(VT_VERSION));
+	put(&p, "title", r->title ? vt_json_text(r->title) : json_null());
+	put(&p, "baseline", cmp->narms ? vt_json_text(cmp->arms[0].name) : json_null());
+	for (i = 0; i < cmp->narms; i++)
+		append(arms, arm_json(&cmp->arms[i]), &p.failed);
+	for (f = 0; f < VT_CMP_COUNT; f++)
+		append(fields, field_json(cmp, f), &p.failed);
+	put(&p, "arms", arms);
+	put(&p, "fields", fields);
+	return dump(out, p.o, p.failed);
+}

@@ -1,0 +1,153 @@
+/*
+ * series.c — the metric table and the memory of a struct vt_series.
+ */
+#include "sample/series.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const struct vt_metric_info vt_metric_infos[VT_M_COUNT] = {
+	[VT_M_COMMITTED]     = { "committed", "committed", "bytes", false,
+				 "RssAnon + VmSwap: anonymous memory the process holds, resident or swapped" },
+	[VT_M_RSS_ANON]      = { "rss_anon", "RssAnon", "bytes", false, "resident anonymous memory" },
+	[VT_M_RSS_FILE]      = { "rss_file", "RssFile", "bytes", false, "resident file-backed memory" },
+	[VT_M_RSS_SHMEM]     = { "rss_shmem", "RssShmem", "bytes", false, "resident shared memory" },
+	[VT_M_VM_RSS]        = { "vm_rss", "VmRSS", "bytes", false, "resident set: what ps RSS shows" },
+	[VT_M_VM_SWAP]       = { "vm_swap", "VmSwap", "bytes", false, "anonymous memory swapped out" },
+	[VT_M_VM_SIZE]       = { "vm_size", "VmSize", "bytes", false, "address space reserved" },
+	[VT_M_ARENAS]        = { "arenas", "arenas", "count", false, "glibc malloc arenas seen in maps" },
+	[VT_M_REGIONS_64M]   = { "regions_64m", "64 MiB regions", "count", false,
+				 "64 MiB heap reservations (one per non-main arena heap)" },
+	[VT_M_THREADS]       = { "threads", "threads", "count", false, "threads of the process" },
+	[VT_M_CPU_USER_S]    = { "cpu_user_s", "CPU user", "s", true, "user CPU seconds since the process started" },
+	[VT_M_CPU_SYS_S]     = { "cpu_sys_s", "CPU system", "s", true, "system CPU seconds since the process started" },
+	[VT_M_HEAP_LIVE]     = { "heap_live", "live", "bytes", false, "allocator: bytes in use by the program" },
+	[VT_M_HEAP_FREE]     = { "heap_free", "free-held", "bytes", false, "allocator: free but not returned to the kernel" },
+	[VT_M_HEAP_TOTAL]    = { "heap_total", "allocator total", "bytes", false, "allocator: obtained from the kernel" },
+	[VT_M_HEAP_KEEPCOST] = { "heap_keepcost", "keepcost", "bytes", false, "glibc: top of the main arena, what a plain trim returns" },
+	[VT_M_CG_CURRENT]    = { "cg_current", "cgroup memory", "bytes", false, "the cgroup's memory use (memory.current)" },
+	[VT_M_CG_SWAP]       = { "cg_swap", "cgroup swap", "bytes", false, "the cgroup's swap use (memory.swap.current)" },
+	[VT_M_PSS]           = { "pss", "Pss", "bytes", false, "proportional set size from smaps_rollup, at the smaps cadence" },
+};
+
+void vt_series_init(struct vt_series *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+static int grow(void **p, size_t elem, size_t cap)
+{
+	void *q = realloc(*p, elem * (cap ? cap : 1));
+
+	if (!q)
+		return -1;
+	*p = q;
+	return 0;
+}
+
+int vt_series_reserve(struct vt_series *s, size_t cap)
+{
+	size_t old = s->cap, i, m;
+
+	if (cap <= old)
+		return 0;
+	if (grow((void **)&s->t, sizeof(double), cap) || grow((void **)&s->t0, sizeof(double), cap) ||
+	    grow((void **)&s->t1, sizeof(double), cap) || grow((void **)&s->wall, sizeof(double), cap) ||
+	    grow((void **)&s->count, sizeof(uint32_t), cap) || grow((void **)&s->pid, sizeof(pid_t), cap) ||
+	    grow((void **)&s->incarnation, sizeof(uint32_t), cap))
+		return -1;
+	for (m = 0; m < VT_M_COUNT; m++) {
+		if (!s->m[m])
+			continue;
+		if (grow((void **)&s->m[m], sizeof(struct vt_stat), cap))
+			return -1;
+		for (i = old; i < cap; i++)
+			s->m[m][i] = (struct vt_stat){ NAN, NAN, NAN };
+	}
+	s->cap = cap;
+	return 0;
+}
+
+struct vt_stat *vt_series_stat(struct vt_series *s, enum vt_metric m)
+{
+	size_t cap = s->cap, i;
+
+	if ((unsigned)m >= VT_M_COUNT)
+		return NULL;
+	if (s->m[m])
+		return s->m[m];
+	s->m[m] = malloc(sizeof(struct vt_stat) * (cap ? cap : 1));
+	if (!s->m[m])
+		return NULL;
+	for (i = 0; i < cap; i++)
+		s->m[m][i] = (struct vt_stat){ NAN, NAN, NAN };
+	return s->m[m];
+}
+
+/* Room for one more of n elements in an array that doubles. */
+static int room_for_one(void **p, size_t elem, size_t n, size_t *cap)
+{
+	if (n < *cap)
+		return 0;
+	if (grow(p, elem, *cap ? *cap * 2 : 16))
+		return -1;
+	*cap = *cap ? *cap * 2 : 16;
+	return 0;
+}
+
+int vt_series_add_event(struct vt_series *s, const struct vt_event *ev)
+{
+	if (room_for_one((void **)&s->events, sizeof(*ev), s->nevents, &s->events_cap))
+		return -1;
+	s->events[s->nevents++] = *ev;
+	return 0;
+}
+
+int vt_series_add_thread(struct vt_series *s, const struct vt_thread_run *tr)
+{
+	if (room_for_one((void **)&s->threads, sizeof(*tr), s->nthreads, &s->threads_cap))
+		return -1;
+	s->threads[s->nthreads++] = *tr;
+	return 0;
+}
+
+void vt_series_free(struct vt_series *s)
+{
+	size_t m;
+
+	if (!s)
+		return;
+	free(s->t);
+	free(s->t0);
+	free(s->t1);
+	free(s->wall);
+	free(s->count);
+	free(s->pid);
+	free(s->incarnation);
+	for (m = 0; m < VT_M_COUNT; m++)
+		free(s->m[m]);
+	free(s->events);
+	free(s->threads);
+	vt_series_init(s);
+}
+
+void vt_series_last_incarnation(const struct vt_series *s, size_t *from, size_t *to)
+{
+	size_t i = s->n;
+
+	while (i > 0 && s->incarnation[i - 1] == s->incarnation[s->n - 1])
+		i--;
+	*from = i;
+	*to = s->n;
+}
+
+int vt_metric_find(const char *key)
+{
+	int m;
+
+	for (m = 0; m < VT_M_COUNT; m++)
+		if (strcmp(vt_metric_infos[m].key, key) == 0)
+			return m;
+	return -1;
+}

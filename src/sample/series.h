@@ -1,0 +1,155 @@
+/*
+ * series.h — a soak recording read back into memory: what the analysis,
+ * the comparison and every view of them (text, JSON, CSV, HTML) read.
+ *
+ * A recording holds one row per sample (src/soak/store.c).  Read back, the
+ * samples become points: a point summarises one or more consecutive samples
+ * of the same process incarnation (low, high and mean of each metric), so
+ * that a 30-day recording at 1 s cadence (2.6 million samples) analyses in a
+ * bounded number of points.  A short recording has one sample per point.
+ * Points never straddle a restart or a gap in the recording.
+ *
+ * Times: t is seconds since the soak began on CLOCK_MONOTONIC (intervals
+ * and rates use it; a wall-clock jump cannot bend them); wall is unix time
+ * for display only.  Unknown figures are NAN, never 0.
+ */
+#ifndef VT_SAMPLE_SERIES_H
+#define VT_SAMPLE_SERIES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Points a recording is read back into at most (vt_store_load). */
+#define VT_SERIES_MAX_POINTS 20000
+
+/* What a sample records.  Bytes unless said otherwise. */
+enum vt_metric {
+	VT_M_COMMITTED,      /* RssAnon + VmSwap: anonymous memory held */
+	VT_M_RSS_ANON,
+	VT_M_RSS_FILE,
+	VT_M_RSS_SHMEM,
+	VT_M_VM_RSS,
+	VT_M_VM_SWAP,
+	VT_M_VM_SIZE,
+	VT_M_ARENAS,         /* glibc arenas (count), from maps */
+	VT_M_REGIONS_64M,    /* 64 MiB heap reservations (count), from maps */
+	VT_M_THREADS,        /* count */
+	VT_M_CPU_USER_S,     /* process CPU seconds since it started, cumulative */
+	VT_M_CPU_SYS_S,
+	VT_M_HEAP_LIVE,      /* allocator: bytes in use (mallinfo2 uordblks+hblkhd, jemalloc allocated) */
+	VT_M_HEAP_FREE,      /* allocator: free but held (fordblks) */
+	VT_M_HEAP_TOTAL,     /* allocator: from the system (arena+hblkhd, jemalloc mapped) */
+	VT_M_HEAP_KEEPCOST,  /* glibc keepcost: what a plain trim would return */
+	VT_M_CG_CURRENT,     /* cgroup memory.current (v2) / usage (v1) */
+	VT_M_CG_SWAP,        /* cgroup memory.swap.current */
+	VT_M_PSS,            /* smaps_rollup Pss, only at the smaps cadence */
+	VT_M_COUNT
+};
+
+/* Names, units and meanings of the metrics (series.c). */
+struct vt_metric_info {
+	const char *key;         /* "committed": column name in the store, CSV and JSON */
+	const char *label;       /* "committed": for tables and charts */
+	const char *unit;        /* "bytes", "count", "s" */
+	bool cumulative;         /* a counter that only grows within one incarnation */
+	const char *meaning;
+};
+extern const struct vt_metric_info vt_metric_infos[VT_M_COUNT];
+
+/*
+ * One metric over one point.  For a cumulative counter lo is its value at
+ * the point's first sample and hi at its last.  All NAN when not measured.
+ */
+struct vt_stat {
+	double lo, hi, mean;
+};
+
+enum vt_event_kind {
+	VT_EV_START = 1,     /* the soak began sampling a process (detail: pid, how found) */
+	VT_EV_RESTART,       /* the followed service came back with a new pid */
+	VT_EV_EXIT,          /* the target exited (detail: status when vitals launched it) */
+	VT_EV_GAP,           /* no sample for longer than 3 intervals (vitals stopped, machine suspended) */
+	VT_EV_CLOCK_JUMP,    /* wall clock moved against the monotonic clock */
+	VT_EV_STOP,          /* the soak ended normally (detail: why) */
+	VT_EV_ERROR,         /* a sample failed (detail: why); the soak went on */
+	VT_EV_NOTE,
+};
+
+struct vt_event {
+	double t;            /* seconds since the soak began (monotonic) */
+	double wall;         /* unix time */
+	enum vt_event_kind kind;
+	pid_t pid;
+	char detail[200];
+};
+
+/* One thread over the whole recording (or one incarnation of it). */
+struct vt_thread_run {
+	pid_t pid, tid;
+	char name[64];
+	double t_first, t_last;      /* when its counters were first and last recorded */
+	uint64_t cpu_ns;             /* CPU time between t_first and t_last (schedstat, else ticks) */
+	uint64_t wait_ns;            /* run-queue delay in the same span; VT_NA-free: 0 if unknown */
+	uint64_t vcsw, nvcsw;        /* voluntary, nonvoluntary switches in the span */
+	bool wait_known, csw_known;
+};
+
+/* What the recording says about itself (the store's meta table). */
+struct vt_recording_info {
+	int schema;                  /* store schema version it was written with */
+	char vitals_version[32];
+	char target[512];            /* how the target was named: "pid 123", "--name redis", "-- ./srv -p 1" */
+	char arm[64];                /* experiment arm, "" outside an experiment */
+	char env[512];               /* arm environment, "MALLOC_ARENA_MAX=2" */
+	char host[128];
+	int ncpus;
+	double every_s;              /* nominal sampling interval */
+	double smaps_every_s;        /* full smaps cadence, 0 = never */
+	double planned_s;            /* --for, 0 = until stopped */
+	double started_wall;         /* unix time of the first sample */
+	bool heap;                   /* allocator figures were asked for */
+	bool finished;               /* a STOP event is there: the soak ended; else still running or killed */
+};
+
+struct vt_series {
+	struct vt_recording_info info;
+	size_t n;                    /* points */
+	size_t cap;                  /* points allocated (vt_series_reserve) */
+	size_t samples;              /* samples the points summarise */
+	double *t;                   /* mean sample time of the point */
+	double *t0, *t1;             /* first and last sample time in the point */
+	double *wall;                /* unix time of the point's first sample */
+	uint32_t *count;             /* samples in the point */
+	pid_t *pid;
+	uint32_t *incarnation;       /* 0 for the first process, +1 at each restart */
+	struct vt_stat *m[VT_M_COUNT];   /* n entries each; NULL when never recorded */
+	struct vt_event *events;
+	size_t nevents;
+	struct vt_thread_run *threads;
+	size_t nthreads;
+	size_t events_cap, threads_cap;
+};
+
+/*
+ * Building a series in memory (the store's loader and tests use these).
+ * vt_series_init zeroes; vt_series_reserve grows every array to cap points
+ * (metrics allocated on first use by vt_series_stat); vt_series_free
+ * releases everything.  All return 0 or -1 (out of memory).
+ */
+void vt_series_init(struct vt_series *s);
+int vt_series_reserve(struct vt_series *s, size_t cap);
+/* The stat array of metric m, allocated (NAN-filled) on first call. NULL: out of memory. */
+struct vt_stat *vt_series_stat(struct vt_series *s, enum vt_metric m);
+int vt_series_add_event(struct vt_series *s, const struct vt_event *ev);
+int vt_series_add_thread(struct vt_series *s, const struct vt_thread_run *tr);
+void vt_series_free(struct vt_series *s);
+
+/* Points [*from, *to) of the last incarnation (the process now running). */
+void vt_series_last_incarnation(const struct vt_series *s, size_t *from, size_t *to);
+
+/* Metric index by key ("rss_anon"); -1 if unknown. */
+int vt_metric_find(const char *key);
+
+#endif

@@ -1,0 +1,648 @@
+/*
+ * soak.c — the sampler loop (see soak.h).
+ */
+#include "soak/soak.h"
+
+#include "base/version.h"
+#include "cpu/thread_watch.h"
+#include "sample/heap.h"
+#include "sample/sample.h"
+#include "sample/series.h"
+#include "soak/follow.h"
+#include "soak/store.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TREND_RING 120           /* samples the progress trend is fitted over */
+#define REDETECT_TICKS 10        /* ticks to retry allocator detection of a just-started process */
+
+void vt_soak_config_default(struct vt_soak_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->every_s = 10;
+	cfg->smaps_every_s = 600;
+	cfg->threads_every_s = 60;
+	cfg->heap_every_s = 60;
+	cfg->wait_s = 30;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Everything the loop keeps between ticks. */
+struct soak {
+	const struct vt_procfs *pfs;
+	const struct vt_soak_config *cfg;
+	struct vt_store *store;
+	struct vt_follow_key key;
+	double start;                /* monotonic */
+	double wall_offset;          /* wall - mono at the last tick: a jump shows as a change */
+
+	/* the current incarnation */
+	pid_t pid;                   /* 0 while waiting */
+	pid_t child;                 /* the launched command, 0 if none */
+	int child_status;
+	struct vt_sample first;      /* its first full sample: allocator, cap, cmdline */
+	bool have_first;
+	int redetect_left;
+	struct vt_thread_watch *watch;
+	bool heap_unavailable;       /* no agent and no --heap: stop asking */
+	double next_smaps, next_threads, next_heap;
+	int incarnations;
+
+	/* progress */
+	double ring_t[TREND_RING], ring_v[TREND_RING];
+	size_t ring_n, ring_i;
+	double committed;
+	uint64_t samples;
+	char end_reason[200];
+};
+
+static int event(struct soak *sk, enum vt_event_kind kind, pid_t pid, struct vt_err *err,
+		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int event(struct soak *sk, enum vt_event_kind kind, pid_t pid, struct vt_err *err,
+		 const char *fmt, ...)
+{
+	struct vt_event ev = { .t = mono_s() - sk->start, .wall = wall_s(), .kind = kind, .pid = pid };
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ev.detail, sizeof(ev.detail), fmt, ap);
+	va_end(ap);
+	return vt_store_event(sk->store, &ev, err);
+}
+
+static void drop_incarnation(struct soak *sk)
+{
+	vt_thread_watch_close(sk->watch);
+	sk->watch = NULL;
+	if (sk->have_first)
+		vt_sample_release(&sk->first);
+	sk->have_first = false;
+	sk->pid = 0;
+	sk->heap_unavailable = false;
+}
+
+/* ---- one tick ---- */
+
+static void put(double *v, enum vt_metric m, uint64_t x)
+{
+	v[m] = vt_known(x) ? (double)x : NAN;
+}
+
+static void fill_memory(const struct vt_sample *s, struct vt_store_sample *row)
+{
+	put(row->v, VT_M_COMMITTED, s->committed);
+	put(row->v, VT_M_RSS_ANON, s->status.rss_anon);
+	put(row->v, VT_M_RSS_FILE, s->status.rss_file);
+	put(row->v, VT_M_RSS_SHMEM, s->status.rss_shmem);
+	put(row->v, VT_M_VM_RSS, s->status.vm_rss);
+	put(row->v, VT_M_VM_SWAP, s->status.vm_swap);
+	put(row->v, VT_M_VM_SIZE, s->status.vm_size);
+	row->v[VT_M_THREADS] = s->num_threads >= 0 ? (double)s->num_threads : NAN;
+	if (s->regions_st.available && s->alloc.kind == VT_ALLOC_GLIBC) {
+		row->v[VT_M_REGIONS_64M] = s->arenas.heaps;
+		/* without target memory the arena count is unknown, heaps are not */
+		row->v[VT_M_ARENAS] = s->arenas.arenas >= 0 ? s->arenas.arenas + 1 : NAN;
+	}
+	if (s->cgroup_st.available && s->cgroup.version) {
+		put(row->v, VT_M_CG_CURRENT, s->cgroup.usage);
+		put(row->v, VT_M_CG_SWAP, s->cgroup.swap_usage);
+	}
+}
+
+/*
+ * Pss from smaps_rollup: the same walk of the page tables as smaps (the
+ * target's mmap lock is held while the kernel does it, hence the low
+ * cadence), summed up by the kernel into one entry.
+ */
+static void read_pss(int pid_fd, struct vt_store_sample *row)
+{
+	struct vt_region_list rollup = { 0 };
+	struct vt_buf buf = VT_BUF_INIT(1u << 16);
+	uint64_t pss = 0;
+	size_t i;
+
+	if (vt_read_at(pid_fd, "smaps_rollup", &buf, NULL) == VT_OK &&
+	    vt_maps_parse(buf.data, buf.len, &rollup, NULL) == VT_OK && rollup.n > 0) {
+		for (i = 0; i < rollup.n; i++)
+			if (vt_known(rollup.v[i].pss))
+				pss += rollup.v[i].pss;
+		row->v[VT_M_PSS] = (double)pss;
+	}
+	vt_region_list_release(&rollup);
+	vt_buf_release(&buf);
+}
+
+static void fill_heap(struct soak *sk, double now, struct vt_store_sample *row)
+{
+	struct vt_heap_opts ho = { .no_ptrace = !sk->cfg->heap, .timeout_ms = 1000 };
+	struct vt_heap_sample h;
+	struct vt_err e;
+
+	if (sk->heap_unavailable || now < sk->next_heap)
+		return;
+	sk->next_heap = now + sk->cfg->heap_every_s;
+	if (vt_heap_take(sk->pfs, sk->pid, &ho, &h, &e) != VT_OK) {
+		/* No agent (and no --heap), or an allocator we cannot read: stop
+		 * asking this process; a restart asks again. */
+		if (e.code != VT_E_GONE && e.code != VT_E_TIMEOUT)
+			sk->heap_unavailable = true;
+		return;
+	}
+	if (h.has_je) {
+		row->v[VT_M_HEAP_LIVE] = (double)h.je.allocated;
+		row->v[VT_M_HEAP_TOTAL] = (double)h.je.resident;
+		row->v[VT_M_HEAP_FREE] = h.je.resident > h.je.allocated
+						 ? (double)(h.je.resident - h.je.allocated) : 0;
+	} else {
+		row->v[VT_M_HEAP_LIVE] = (double)(h.mi.uordblks + h.mi.hblkhd);
+		row->v[VT_M_HEAP_FREE] = (double)h.mi.fordblks;
+		row->v[VT_M_HEAP_TOTAL] = (double)(h.mi.arena + h.mi.hblkhd);
+		row->v[VT_M_HEAP_KEEPCOST] = (double)h.mi.keepcost;
+	}
+	vt_heap_release(&h);
+}
+
+/* Threads' counters: read every tick, written at their cadence and when one exits. */
+static int read_threads(struct soak *sk, double now, bool last, int pid_fd, struct vt_store_sample *row,
+			struct vt_store_thread **rows, size_t *nrows, struct vt_err *err)
+{
+	const struct vt_thread_counts *live, *gone;
+	const struct vt_thread_watch_proc *proc;
+	size_t nlive, ngone, i, k = 0;
+	bool write_all = now >= sk->next_threads || last;
+	struct vt_store_thread *out;
+	int rc;
+
+	*rows = NULL;
+	*nrows = 0;
+	if (!sk->watch && (rc = vt_thread_watch_open(sk->pfs, pid_fd, sk->pid, &sk->watch, err)))
+		return rc;
+	rc = vt_thread_watch_read(sk->watch, write_all ? VT_TW_CSW : 0, err);
+	if (rc == VT_E_GONE || rc == VT_E_NOMEM)
+		return rc;
+	proc = vt_thread_watch_process(sk->watch);
+	if (proc->clk_tck > 0) {
+		row->v[VT_M_CPU_USER_S] = (double)proc->utime_ticks / (double)proc->clk_tck;
+		row->v[VT_M_CPU_SYS_S] = (double)proc->stime_ticks / (double)proc->clk_tck;
+	}
+	live = vt_thread_watch_rows(sk->watch, &nlive);
+	gone = vt_thread_watch_exited(sk->watch, &ngone);
+	if (!write_all && ngone == 0)
+		return VT_OK;
+	if (write_all)
+		sk->next_threads = now + sk->cfg->threads_every_s;
+	out = calloc(nlive + ngone + 1, sizeof(*out));
+	if (!out)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+	for (i = 0; i < ngone + (write_all ? nlive : 0); i++) {
+		const struct vt_thread_counts *c = i < ngone ? &gone[i] : &live[i - ngone];
+		uint64_t tick_ns = 1000000000ull / (uint64_t)(proc->clk_tck > 0 ? proc->clk_tck : 100);
+
+		out[k].tid = c->tid;
+		out[k].name = c->comm;
+		out[k].cpu_ns = vt_known(c->run_ns) ? c->run_ns : (c->utime_ticks + c->stime_ticks) * tick_ns;
+		out[k].wait_ns = c->wait_ns;
+		out[k].vcsw = c->vcsw;
+		out[k].nvcsw = c->nvcsw;
+		k++;
+	}
+	*rows = out;
+	*nrows = k;
+	return VT_OK;
+}
+
+/* A trend for the progress line: least squares over the recent samples. */
+static void trend(const struct soak *sk, double *slope, double *window)
+{
+	double st = 0, sv = 0, stt = 0, stv = 0, n = (double)sk->ring_n, tmin = INFINITY, tmax = -INFINITY;
+	size_t i;
+
+	*slope = NAN;
+	*window = 0;
+	if (sk->ring_n < 5)
+		return;
+	for (i = 0; i < sk->ring_n; i++) {
+		st += sk->ring_t[i];
+		sv += sk->ring_v[i];
+		stt += sk->ring_t[i] * sk->ring_t[i];
+		stv += sk->ring_t[i] * sk->ring_v[i];
+		tmin = fmin(tmin, sk->ring_t[i]);
+		tmax = fmax(tmax, sk->ring_t[i]);
+	}
+	if (n * stt - st * st <= 0)
+		return;
+	*slope = (n * stv - st * sv) / (n * stt - st * st);
+	*window = tmax - tmin;
+}
+
+/*
+ * Sample the current incarnation once and store it.  VT_E_GONE when it
+ * exited (the caller records that); other errors are the store's.  The
+ * last tick of a soak writes every thread's counters, so that the per-thread
+ * figures cover the whole run.
+ */
+static int tick(struct soak *sk, double now, bool last, struct vt_err *err)
+{
+	struct vt_sample_opts so = { .light = true };
+	struct vt_store_sample row = { .t = now - sk->start, .wall = wall_s(), .pid = sk->pid };
+	struct vt_store_thread *trows = NULL;
+	struct vt_sample s;
+	size_t ntrows = 0;
+	double t0 = mono_s();
+	bool smaps = false;
+	int m, rc, pid_fd;
+
+	for (m = 0; m < VT_M_COUNT; m++)
+		row.v[m] = NAN;
+	if (sk->cfg->smaps_every_s > 0 && now >= sk->next_smaps) {
+		smaps = true;
+		sk->next_smaps = now + sk->cfg->smaps_every_s;
+	}
+	if (sk->have_first && sk->first.alloc.kind != VT_ALLOC_UNKNOWN)
+		so.reuse = &sk->first;
+	else if (sk->have_first && sk->redetect_left-- > 0)
+		so.reuse = NULL;    /* a process just exec'ed may not have mapped its libc yet */
+	else if (sk->have_first)
+		so.reuse = &sk->first;
+	rc = vt_sample_take(sk->pfs, sk->pid, &so, &s, err);
+	if (rc != VT_OK)
+		return rc == VT_E_NOPROC || rc == VT_E_ZOMBIE ? VT_E_GONE : rc;
+	fill_memory(&s, &row);
+	if (!so.reuse) {
+		if (sk->have_first)
+			vt_sample_release(&sk->first);
+		sk->first = s;          /* keeps its cmdline: owned by sk now */
+		sk->have_first = true;
+		vt_region_list_release(&sk->first.regions);   /* not needed again */
+	} else {
+		vt_sample_release(&s);
+	}
+
+	rc = vt_pid_open(sk->pfs, sk->pid, &pid_fd, err);
+	if (rc == VT_OK) {
+		if (smaps)
+			read_pss(pid_fd, &row);
+		rc = read_threads(sk, now, last, pid_fd, &row, &trows, &ntrows, err);
+		close(pid_fd);
+	}
+	if (rc == VT_E_NOPROC || rc == VT_E_GONE) {
+		free(trows);
+		return VT_E_GONE;
+	}
+	fill_heap(sk, now, &row);
+	row.read_ms = (mono_s() - t0) * 1000.0;
+	rc = vt_store_append(sk->store, &row, trows, ntrows, err);
+	free(trows);
+	if (rc != VT_OK)
+		return rc;
+	sk->samples++;
+	sk->committed = row.v[VT_M_COMMITTED];
+	if (!isnan(sk->committed)) {
+		sk->ring_t[sk->ring_i] = row.t;
+		sk->ring_v[sk->ring_i] = sk->committed;
+		sk->ring_i = (sk->ring_i + 1) % TREND_RING;
+		if (sk->ring_n < TREND_RING)
+			sk->ring_n++;
+	}
+	return VT_OK;
+}
+
+/* ---- finding the target ---- */
+
+/* Is pid one vitals may soak?  Fatal errors for the initial target. */
+static int check_target(struct soak *sk, pid_t pid, struct vt_err *err)
+{
+	struct vt_sample s;
+	struct vt_sample_opts so = { .light = true };
+	int rc = vt_sample_take(sk->pfs, pid, &so, &s, err);
+
+	if (rc == VT_OK)
+		vt_sample_release(&s);
+	return rc;
+}
+
+static void adopt(struct soak *sk, pid_t pid, double now)
+{
+	sk->pid = pid;
+	/* a restart is a process started after this one, not a sibling of it */
+	sk->key.min_start_ticks = vt_follow_start_ticks(sk->pfs, pid) + 1;
+	sk->redetect_left = REDETECT_TICKS;
+	sk->next_smaps = now;
+	sk->next_threads = now;
+	sk->next_heap = now;
+	sk->ring_n = sk->ring_i = 0;
+	sk->incarnations++;
+}
+
+/* Look for the target (again).  VT_OK with sk->pid set or 0. */
+static int find(struct soak *sk, bool first, struct vt_err *err)
+{
+	pid_t pid = 0;
+	int rc;
+
+	if (sk->cfg->target.kind == VT_SOAK_COMMAND || (sk->cfg->target.kind == VT_SOAK_PID && first))
+		return VT_OK;
+	if (sk->cfg->target.kind == VT_SOAK_PID && !sk->key.cmdline[0])
+		return VT_OK;    /* nothing to recognise a restart by */
+	rc = vt_follow_find(sk->pfs, &sk->key, first, &pid, err);
+	if (rc != VT_OK)
+		return rc;
+	if (pid)
+		adopt(sk, pid, mono_s());
+	return VT_OK;
+}
+
+static bool follows_restarts(const struct vt_soak_config *cfg)
+{
+	return cfg->target.kind != VT_SOAK_COMMAND;
+}
+
+static void describe_target(const struct vt_soak_target *t, char *out, size_t cap)
+{
+	size_t len = 0, i;
+
+	switch (t->kind) {
+	case VT_SOAK_PID:
+		snprintf(out, cap, "pid %d", (int)t->pid);
+		return;
+	case VT_SOAK_NAME:
+		snprintf(out, cap, "--name %s", t->name);
+		return;
+	case VT_SOAK_PIDFILE:
+		snprintf(out, cap, "--pidfile %s", t->pidfile);
+		return;
+	case VT_SOAK_COMMAND:
+		len = (size_t)snprintf(out, cap, "--");
+		for (i = 0; t->argv && t->argv[i] && len < cap; i++)
+			len += (size_t)snprintf(out + len, cap - len, " %s", t->argv[i]);
+		return;
+	}
+	snprintf(out, cap, "?");
+}
+
+static void report_progress(struct soak *sk, double now, const char *state)
+{
+	struct vt_soak_progress p = { 0 };
+
+	if (!sk->cfg->progress)
+		return;
+	p.elapsed_s = now - sk->start;
+	p.planned_s = sk->cfg->for_s;
+	p.samples = sk->samples;
+	p.pid = sk->pid;
+	p.restarts = sk->incarnations > 1 ? sk->incarnations - 1 : 0;
+	p.committed = sk->committed;
+	trend(sk, &p.trend, &p.trend_window_s);
+	p.file_bytes = sk->store ? vt_store_bytes(sk->store) : 0;
+	p.state = state;
+	sk->cfg->progress(sk->cfg->progress_ctx, &p);
+}
+
+/* Sleep until the monotonic deadline, or a stop request. */
+static void sleep_until(double deadline, volatile sig_atomic_t *stop)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)deadline;
+	ts.tv_nsec = (long)((deadline - (double)ts.tv_sec) * 1e9);
+	if (ts.tv_nsec >= 1000000000L)
+		ts.tv_nsec = 999999999L;
+	while (!(stop && *stop) && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static void note_clock(struct soak *sk, double now, struct vt_err *err)
+{
+	double offset = wall_s() - now;
+
+	if (sk->wall_offset != 0 && fabs(offset - sk->wall_offset) > 2.0)
+		event(sk, VT_EV_CLOCK_JUMP, sk->pid, err, "wall clock moved %+.1f s; intervals use the monotonic clock",
+		      offset - sk->wall_offset);
+	sk->wall_offset = offset;
+}
+
+/* The first target: launched, named, or given; fatal errors end the soak before it starts. */
+static int start_target(struct soak *sk, struct vt_err *err)
+{
+	const struct vt_soak_config *cfg = sk->cfg;
+	double deadline = mono_s() + cfg->wait_s;
+	int rc;
+
+	if (cfg->target.kind == VT_SOAK_COMMAND) {
+		if ((rc = vt_launch(cfg->target.argv, cfg->target.env_add, cfg->target.output, &sk->child, err)))
+			return rc;
+		adopt(sk, sk->child, mono_s());
+		return VT_OK;
+	}
+	if (cfg->target.kind == VT_SOAK_PID) {
+		if ((rc = check_target(sk, cfg->target.pid, err)))
+			return rc;
+		vt_follow_cmdline(sk->pfs, cfg->target.pid, sk->key.cmdline, sizeof(sk->key.cmdline));
+		adopt(sk, cfg->target.pid, mono_s());
+		return VT_OK;
+	}
+	for (;;) {
+		if ((rc = find(sk, true, err)))
+			return rc;
+		if (sk->pid)
+			return check_target(sk, sk->pid, err);
+		if (mono_s() >= deadline || (cfg->stop && *cfg->stop))
+			break;
+		report_progress(sk, mono_s(), "waiting for the target");
+		sleep_until(mono_s() + fmin(0.2, cfg->wait_s), cfg->stop);
+	}
+	vt_err_set(err, VT_E_NOPROC, 0, "no process %s %s appeared within %.0f s",
+		   cfg->target.kind == VT_SOAK_NAME ? "named" : "in pidfile",
+		   cfg->target.kind == VT_SOAK_NAME ? cfg->target.name : cfg->target.pidfile, cfg->wait_s);
+	vt_err_hint(err, "start it first, or give --wait a longer time");
+	return VT_E_NOPROC;
+}
+
+static int open_store(struct soak *sk, struct vt_err *err)
+{
+	const struct vt_soak_config *cfg = sk->cfg;
+	struct vt_recording_info info = { 0 };
+
+	snprintf(info.vitals_version, sizeof(info.vitals_version), "%s", VT_VERSION);
+	describe_target(&cfg->target, info.target, sizeof(info.target));
+	snprintf(info.arm, sizeof(info.arm), "%s", cfg->arm ? cfg->arm : "");
+	snprintf(info.env, sizeof(info.env), "%s", cfg->env_text ? cfg->env_text : "");
+	if (gethostname(info.host, sizeof(info.host) - 1) != 0)
+		info.host[0] = '\0';
+	info.ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	info.every_s = cfg->every_s;
+	info.smaps_every_s = cfg->smaps_every_s;
+	info.planned_s = cfg->for_s;
+	info.started_wall = wall_s();
+	info.heap = cfg->heap;
+	return vt_store_create(cfg->out_path, &info, cfg->overwrite, &sk->store, err);
+}
+
+static void child_exit_text(int status, char *out, size_t cap)
+{
+	if (WIFEXITED(status))
+		snprintf(out, cap, "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(out, cap, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		snprintf(out, cap, "ended");
+}
+
+/* The target is gone: record it, and say whether the soak goes on waiting for a restart. */
+static bool target_gone(struct soak *sk, struct vt_err *err)
+{
+	char how[96] = "exited";
+
+	if (sk->child && vt_launch_reap(sk->child, &sk->child_status)) {
+		child_exit_text(sk->child_status, how, sizeof(how));
+		sk->child = 0;
+	}
+	event(sk, VT_EV_EXIT, sk->pid, err, "process %d %s", (int)sk->pid, how);
+	drop_incarnation(sk);
+	if (!follows_restarts(sk->cfg) || (sk->cfg->target.kind == VT_SOAK_PID && !sk->key.cmdline[0])) {
+		snprintf(sk->end_reason, sizeof(sk->end_reason), "the target %s", how);
+		return false;
+	}
+	return true;
+}
+
+int vt_soak_run(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
+		struct vt_soak_result *res, struct vt_err *err)
+{
+	struct soak sk = { .pfs = pfs, .cfg = cfg, .committed = NAN, .child_status = -1 };
+	struct rusage ru;
+	struct stat sb;
+	struct vt_err e2;
+	double now, next, wait_since = 0;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	res->child_status = -1;
+	sk.key.exclude = getpid();
+	sk.key.name = cfg->target.kind == VT_SOAK_NAME ? cfg->target.name : NULL;
+	sk.key.pidfile = cfg->target.kind == VT_SOAK_PIDFILE ? cfg->target.pidfile : NULL;
+	if (cfg->every_s <= 0)
+		return vt_err_set(err, VT_E_USAGE, 0, "the interval must be positive");
+
+	sk.start = mono_s();     /* for the progress while waiting; sampling restarts the clock */
+	/* A bad target fails before a file is made; a bad path before a command is launched. */
+	if (cfg->target.kind != VT_SOAK_COMMAND && (rc = start_target(&sk, err)))
+		return rc;
+	if ((rc = open_store(&sk, err)))
+		return rc;
+	if (cfg->target.kind == VT_SOAK_COMMAND && (rc = start_target(&sk, err))) {
+		vt_store_close(sk.store, NULL);
+		unlink(cfg->out_path);
+		return rc;
+	}
+	sk.start = mono_s();
+	event(&sk, VT_EV_START, sk.pid, NULL, "sampling process %d every %g s", (int)sk.pid, cfg->every_s);
+	next = sk.start;
+	rc = VT_OK;
+	for (;;) {
+		now = mono_s();
+		if (cfg->stop && *cfg->stop) {
+			snprintf(sk.end_reason, sizeof(sk.end_reason), "stopped on request");
+			if (sk.pid)
+				tick(&sk, now, true, &e2);
+			break;
+		}
+		if (cfg->for_s > 0 && now - sk.start >= cfg->for_s - 1e-3) {
+			snprintf(sk.end_reason, sizeof(sk.end_reason), "--for %g s reached", cfg->for_s);
+			if (sk.pid && tick(&sk, now, true, &e2) == VT_OK)
+				report_progress(&sk, now, "done");
+			break;
+		}
+		note_clock(&sk, now, NULL);
+		if (!sk.pid) {
+			if ((rc = find(&sk, false, &e2)) == VT_OK && sk.pid)
+				event(&sk, VT_EV_RESTART, sk.pid, NULL, "followed: process %d after %.0f s",
+				      (int)sk.pid, now - wait_since);
+			rc = VT_OK;
+		}
+		if (sk.pid) {
+			vt_err_clear(&e2);
+			rc = tick(&sk, now, false, &e2);
+			if (rc == VT_E_GONE) {
+				wait_since = now;
+				rc = VT_OK;
+				if (!target_gone(&sk, NULL))
+					break;
+			} else if (rc == VT_E_IO || rc == VT_E_NOMEM || rc == VT_E_RECORDING ||
+				   (rc == VT_E_PERM && !sk.have_first)) {
+				/* the store failed (disk full, file gone read-only), or the
+				 * process can no longer be read at all */
+				if (err)
+					*err = e2;
+				snprintf(sk.end_reason, sizeof(sk.end_reason), "error: %.180s", e2.msg);
+				break;
+			} else if (rc != VT_OK) {
+				event(&sk, VT_EV_ERROR, sk.pid, NULL, "%s", e2.msg);
+				rc = VT_OK;
+			}
+		}
+		report_progress(&sk, now, sk.pid ? "sampling" : "waiting for the target to come back");
+		next += cfg->every_s;
+		now = mono_s();
+		if (now > next) {
+			/* Late: vitals was stopped, the machine suspended, or a tick took
+			 * longer than the interval.  Skip the ticks missed, never burst. */
+			double missed = floor((now - next) / cfg->every_s) + 1;
+
+			if (missed >= 3)
+				event(&sk, VT_EV_GAP, sk.pid, NULL, "no sample for %.1f s", missed * cfg->every_s);
+			next += missed * cfg->every_s;
+		}
+		if (cfg->for_s > 0)
+			next = fmin(next, sk.start + cfg->for_s);
+		sleep_until(next, cfg->stop);
+	}
+	if (sk.child) {
+		vt_launch_stop(sk.child, 5.0, &sk.child_status);
+		event(&sk, VT_EV_EXIT, sk.child, NULL, "vitals stopped the command it launched (process %d)",
+		      (int)sk.child);
+	}
+	event(&sk, VT_EV_STOP, sk.pid, NULL, "%s", sk.end_reason[0] ? sk.end_reason : "error");
+	drop_incarnation(&sk);
+	res->samples = sk.samples;
+	res->restarts = sk.incarnations > 1 ? sk.incarnations - 1 : 0;
+	res->elapsed_s = mono_s() - sk.start;
+	res->child_status = sk.child_status;
+	snprintf(res->end_reason, sizeof(res->end_reason), "%s", sk.end_reason);
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		res->own_cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+				 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+		res->own_maxrss = (uint64_t)ru.ru_maxrss * 1024;
+	}
+	if (rc == VT_OK)
+		rc = vt_store_close(sk.store, err);
+	else
+		vt_store_close(sk.store, NULL);
+	if (stat(cfg->out_path, &sb) == 0)
+		res->file_bytes = (uint64_t)sb.st_size;    /* after the final checkpoint */
+	return rc;
+}

@@ -1,0 +1,97 @@
+/*
+ * soak.h — the sampler loop of `vitals soak`: find (or launch) the target,
+ * sample it at a fixed cadence on the monotonic clock, write every sample
+ * to the store as it is taken, follow a restarted service, and stop at
+ * --for, on request, or when the target is gone for good.
+ *
+ * Per tick: status and maps (memory counters, arenas, 64 MiB regions),
+ * the cgroup's figures and every thread's cumulative CPU and context-switch
+ * counters (files held open).  At their own, lower cadences: smaps_rollup
+ * (it holds the target's mmap lock while it walks), per-thread rows in the
+ * store, and the allocator's figures (agent, or ptrace with heap set).
+ * Reads only, except for the heap probe the user asked for and the command
+ * vitals launched itself, which it stops at the end.
+ */
+#ifndef VT_SOAK_SOAK_H
+#define VT_SOAK_SOAK_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/error.h"
+#include "proc/procfs.h"
+
+enum vt_soak_target_kind {
+	VT_SOAK_PID = 1,         /* that process; when it exits, one with the same command line is followed */
+	VT_SOAK_NAME,            /* the process of that name (comm or argv[0] basename) */
+	VT_SOAK_PIDFILE,         /* the pid written in that file */
+	VT_SOAK_COMMAND,         /* vitals launches argv (with env_add) and stops it at the end */
+};
+
+struct vt_soak_target {
+	enum vt_soak_target_kind kind;
+	pid_t pid;
+	const char *name;
+	const char *pidfile;
+	char *const *argv;       /* NULL-terminated */
+	char *const *env_add;    /* NULL-terminated "KEY=VALUE" added to the command's environment */
+	const char *output;      /* the command's stdout and stderr go here (NULL: /dev/null) */
+};
+
+struct vt_soak_progress {
+	double elapsed_s;
+	double planned_s;        /* 0: until stopped */
+	uint64_t samples;
+	pid_t pid;               /* 0 while waiting for the target */
+	int restarts;
+	double committed;        /* bytes, NAN before the first sample */
+	double trend;            /* bytes per second over the recent samples, NAN while too few */
+	double trend_window_s;   /* what the trend covers */
+	uint64_t file_bytes;
+	const char *state;       /* "sampling", "waiting for the target", "stopping" */
+};
+
+struct vt_soak_config {
+	struct vt_soak_target target;
+	const char *out_path;
+	bool overwrite;
+	double every_s;          /* sampling interval */
+	double for_s;            /* 0: until stopped */
+	double smaps_every_s;    /* full smaps cadence; 0: never */
+	double threads_every_s;  /* per-thread rows written this often (read every tick) */
+	double heap_every_s;     /* allocator figures this often */
+	bool heap;               /* probe the allocator with ptrace when no agent answers */
+	double wait_s;           /* how long the target may take to appear at the start */
+	const char *arm;         /* experiment arm name and its environment, for the record */
+	const char *env_text;
+	volatile sig_atomic_t *stop;     /* set by a signal handler: stop after this tick */
+	void (*progress)(void *ctx, const struct vt_soak_progress *p);
+	void *progress_ctx;
+};
+
+struct vt_soak_result {
+	uint64_t samples;
+	int restarts;
+	double elapsed_s;
+	uint64_t file_bytes;
+	double own_cpu_s;        /* vitals' own CPU over the soak */
+	uint64_t own_maxrss;     /* vitals' peak RSS, bytes */
+	int child_status;        /* wait status of the launched command, -1 if none or still ran */
+	char end_reason[200];    /* "--for reached", "stopped", "target exited" */
+};
+
+/* Defaults: every 10 s, smaps every 10 min, threads every 60 s, heap every 60 s, wait 30 s. */
+void vt_soak_config_default(struct vt_soak_config *cfg);
+
+/*
+ * Run the soak.  Errors before the first sample (no such process, a
+ * kernel thread, a command that does not start, a path that cannot be
+ * written) leave no recording behind.  Errors after it (a full disk) stop
+ * the soak; the recording keeps every sample before, *res says how many.
+ */
+int vt_soak_run(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
+		struct vt_soak_result *res, struct vt_err *err);
+
+#endif

@@ -1,0 +1,771 @@
+/*
+ * store.c — soak recordings in SQLite (see store.h).
+ */
+#include "soak/store.h"
+
+#include "proc/procfs.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* PRAGMA application_id: 'VTLS' */
+#define VT_STORE_APP_ID 0x56544c53
+
+struct vt_store {
+	sqlite3 *db;
+	sqlite3_stmt *ins_sample, *ins_event, *ins_thread, *ins_tsample;
+	char path[4096];
+	uint64_t samples;
+};
+
+static const char *const schema_sql =
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
+	"CREATE TABLE events(id INTEGER PRIMARY KEY, t REAL, wall REAL, kind INTEGER,"
+	" pid INTEGER, detail TEXT);"
+	"CREATE TABLE threads(pid INTEGER, tid INTEGER, name TEXT, first_sample INTEGER,"
+	" last_sample INTEGER, PRIMARY KEY(pid, tid)) WITHOUT ROWID;"
+	"CREATE TABLE thread_samples(sample_id INTEGER, tid INTEGER, pid INTEGER, cpu_ns INTEGER,"
+	" wait_ns INTEGER, vcsw INTEGER, nvcsw INTEGER, PRIMARY KEY(sample_id, tid)) WITHOUT ROWID;";
+
+/* A SQLite failure as a vitals error: what was being done, and why. */
+static int db_err(sqlite3 *db, int rc, struct vt_err *err, const char *path, const char *doing)
+{
+	int ext = db ? sqlite3_extended_errcode(db) : rc;
+	int sys = db ? sqlite3_system_errno(db) : 0;
+	const char *why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+
+	switch (ext & 0xff) {
+	case SQLITE_FULL:
+		vt_err_set(err, VT_E_IO, ENOSPC, "disk full while %s '%s'", doing, path);
+		vt_err_hint(err, "free space on that file system; the samples already in the file are intact");
+		return VT_E_IO;
+	case SQLITE_NOTADB:
+		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' is not a vitals recording (not a SQLite file)", path);
+	case SQLITE_CORRUPT:
+		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' is damaged: %s", path, why);
+	case SQLITE_READONLY:
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		vt_err_set(err, VT_E_PERM, sys, "cannot write '%s' while %s: %s%s%s", path, doing, why,
+			   sys ? ": " : "", sys ? strerror(sys) : "");
+		vt_err_hint(err, "choose a path on a writable file system with -o");
+		return VT_E_PERM;
+	case SQLITE_CANTOPEN:
+		if (sys == EACCES || sys == EPERM || sys == EROFS) {
+			vt_err_set(err, VT_E_PERM, sys, "cannot open '%s': %s", path, strerror(sys));
+			vt_err_hint(err, "choose a path on a writable file system with -o");
+			return VT_E_PERM;
+		}
+		return vt_err_set(err, VT_E_IO, sys, "cannot open '%s': %s", path,
+				  sys ? strerror(sys) : why);
+	default:
+		return vt_err_set(err, VT_E_IO, sys, "SQLite error while %s '%s': %s", doing, path, why);
+	}
+}
+
+static int exec(struct vt_store *st, const char *sql, struct vt_err *err, const char *doing)
+{
+	int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+
+	return rc == SQLITE_OK ? VT_OK : db_err(st->db, rc, err, st->path, doing);
+}
+
+static int prepare(struct vt_store *st, const char *sql, sqlite3_stmt **out, struct vt_err *err)
+{
+	int rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, out, NULL);
+
+	return rc == SQLITE_OK ? VT_OK : db_err(st->db, rc, err, st->path, "preparing");
+}
+
+static bool metric_is_integer(int m)
+{
+	return strcmp(vt_metric_infos[m].unit, "s") != 0;
+}
+
+static int create_samples_table(struct vt_store *st, struct vt_err *err)
+{
+	char sql[2048];
+	size_t len;
+	int m;
+
+	len = (size_t)snprintf(sql, sizeof(sql),
+			       "CREATE TABLE samples(id INTEGER PRIMARY KEY, t REAL NOT NULL, wall REAL,"
+			       " pid INTEGER, read_ms REAL");
+	for (m = 0; m < VT_M_COUNT; m++)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s %s", vt_metric_infos[m].key,
+					metric_is_integer(m) ? "INTEGER" : "REAL");
+	snprintf(sql + len, sizeof(sql) - len, ")");
+	return exec(st, sql, err, "creating");
+}
+
+static int prepare_inserts(struct vt_store *st, struct vt_err *err)
+{
+	char sql[2048];
+	size_t len;
+	int m, rc;
+
+	len = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO samples(t, wall, pid, read_ms");
+	for (m = 0; m < VT_M_COUNT; m++)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s", vt_metric_infos[m].key);
+	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ") VALUES(?, ?, ?, ?");
+	for (m = 0; m < VT_M_COUNT; m++)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", ?");
+	snprintf(sql + len, sizeof(sql) - len, ")");
+	if ((rc = prepare(st, sql, &st->ins_sample, err)) ||
+	    (rc = prepare(st, "INSERT INTO events(t, wall, kind, pid, detail) VALUES(?, ?, ?, ?, ?)",
+			  &st->ins_event, err)) ||
+	    /* first and last sample of each thread are kept here, so that reading
+	     * a recording back never scans the per-thread rows */
+	    (rc = prepare(st, "INSERT INTO threads(pid, tid, name, first_sample, last_sample)"
+			      " VALUES(?1, ?2, ?3, ?4, ?4) ON CONFLICT(pid, tid) DO UPDATE SET"
+			      " name = excluded.name, last_sample = excluded.last_sample",
+			  &st->ins_thread, err)) ||
+	    (rc = prepare(st, "INSERT OR REPLACE INTO thread_samples(sample_id, tid, pid, cpu_ns, wait_ns,"
+			      " vcsw, nvcsw) VALUES(?, ?, ?, ?, ?, ?, ?)", &st->ins_tsample, err)))
+		return rc;
+	return VT_OK;
+}
+
+/* ---- meta: struct vt_recording_info as key/value rows ---- */
+
+enum meta_type { META_STR, META_INT, META_DBL, META_BOOL };
+
+struct meta_field {
+	const char *key;
+	enum meta_type type;
+	size_t off, size;
+};
+
+#define META(k, type, member) \
+	{ k, type, offsetof(struct vt_recording_info, member), sizeof(((struct vt_recording_info *)0)->member) }
+static const struct meta_field meta_fields[] = {
+	META("vitals_version", META_STR, vitals_version),
+	META("target", META_STR, target),
+	META("arm", META_STR, arm),
+	META("env", META_STR, env),
+	META("host", META_STR, host),
+	META("ncpus", META_INT, ncpus),
+	META("every_s", META_DBL, every_s),
+	META("smaps_every_s", META_DBL, smaps_every_s),
+	META("planned_s", META_DBL, planned_s),
+	META("started_wall", META_DBL, started_wall),
+	META("heap", META_BOOL, heap),
+};
+#undef META
+
+static int write_meta(struct vt_store *st, const struct vt_recording_info *info, struct vt_err *err)
+{
+	sqlite3_stmt *ins;
+	char text[64];
+	size_t i;
+	int rc;
+
+	if ((rc = prepare(st, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", &ins, err)))
+		return rc;
+	for (i = 0; i < sizeof(meta_fields) / sizeof(meta_fields[0]) && rc == VT_OK; i++) {
+		const struct meta_field *f = &meta_fields[i];
+		const char *p = (const char *)info + f->off;
+		const char *value = text;
+
+		switch (f->type) {
+		case META_STR:
+			value = p;
+			break;
+		case META_INT:
+			snprintf(text, sizeof(text), "%d", *(const int *)(const void *)p);
+			break;
+		case META_DBL:
+			snprintf(text, sizeof(text), "%.17g", *(const double *)(const void *)p);
+			break;
+		case META_BOOL:
+			snprintf(text, sizeof(text), "%d", *(const bool *)(const void *)p ? 1 : 0);
+			break;
+		}
+		sqlite3_bind_text(ins, 1, f->key, -1, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 2, value, -1, SQLITE_TRANSIENT);
+		if (sqlite3_step(ins) != SQLITE_DONE)
+			rc = db_err(st->db, SQLITE_ERROR, err, st->path, "writing the header of");
+		sqlite3_reset(ins);
+	}
+	sqlite3_bind_text(ins, 1, "format", -1, SQLITE_STATIC);
+	sqlite3_bind_text(ins, 2, "vitals-recording", -1, SQLITE_STATIC);
+	if (rc == VT_OK && sqlite3_step(ins) != SQLITE_DONE)
+		rc = db_err(st->db, SQLITE_ERROR, err, st->path, "writing the header of");
+	sqlite3_finalize(ins);
+	return rc;
+}
+
+static void read_meta_value(struct vt_recording_info *info, const char *key, const char *value)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(meta_fields) / sizeof(meta_fields[0]); i++) {
+		const struct meta_field *f = &meta_fields[i];
+		char *p = (char *)info + f->off;
+
+		if (strcmp(f->key, key) != 0)
+			continue;
+		switch (f->type) {
+		case META_STR:
+			snprintf(p, f->size, "%s", value);
+			break;
+		case META_INT:
+			*(int *)(void *)p = atoi(value);
+			break;
+		case META_DBL:
+			*(double *)(void *)p = strtod(value, NULL);
+			break;
+		case META_BOOL:
+			*(bool *)(void *)p = atoi(value) != 0;
+			break;
+		}
+	}
+}
+
+/* ---- writing ---- */
+
+static void store_free(struct vt_store *st)
+{
+	sqlite3_finalize(st->ins_sample);
+	sqlite3_finalize(st->ins_event);
+	sqlite3_finalize(st->ins_thread);
+	sqlite3_finalize(st->ins_tsample);
+	sqlite3_close(st->db);
+	free(st);
+}
+
+static void remove_recording(const char *path)
+{
+	char side[4096 + 8];
+
+	unlink(path);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", path);
+	unlink(side);
+}
+
+/*
+ * SQLite's own error for a directory it may not write in names the wrong
+ * errno (it retries read-only): ask the directory first.
+ */
+static int check_writable_dir(const char *path, struct vt_err *err)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	int e;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (access(dir, W_OK) == 0)
+		return VT_OK;
+	e = errno;
+	if (e == ENOENT || e == ENOTDIR)
+		return vt_err_set(err, VT_E_IO, e, "cannot create '%s': no directory '%s'", path, dir);
+	vt_err_set(err, e == EACCES || e == EROFS || e == EPERM ? VT_E_PERM : VT_E_IO, e,
+		   "cannot create '%s': %s", path, strerror(e));
+	vt_err_hint(err, "choose a path on a writable file system with -o");
+	return err ? err->code : VT_E_IO;
+}
+
+int vt_store_create(const char *path, const struct vt_recording_info *info, bool overwrite,
+		    struct vt_store **out, struct vt_err *err)
+{
+	struct vt_store *st;
+	struct stat sb;
+	char sql[160];
+	int rc;
+
+	*out = NULL;
+	if (stat(path, &sb) == 0) {
+		if (!overwrite) {
+			vt_err_set(err, VT_E_USAGE, EEXIST, "'%s' already exists", path);
+			vt_err_hint(err, "give another -o, or --force to overwrite it");
+			return VT_E_USAGE;
+		}
+		if (!S_ISREG(sb.st_mode))
+			return vt_err_set(err, VT_E_USAGE, 0, "'%s' is not a regular file", path);
+		remove_recording(path);
+	}
+	if ((rc = check_writable_dir(path, err)))
+		return rc;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+	snprintf(st->path, sizeof(st->path), "%s", path);
+	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		rc = db_err(st->db, rc, err, path, "creating");
+		store_free(st);
+		return rc;
+	}
+	sqlite3_busy_timeout(st->db, 2000);
+	snprintf(sql, sizeof(sql), "PRAGMA application_id=%d; PRAGMA user_version=%d;",
+		 VT_STORE_APP_ID, VT_STORE_SCHEMA);
+	/* WAL + synchronous=NORMAL: a crash of vitals loses nothing committed;
+	 * a power cut may lose the last few samples, never the file. */
+	if ((rc = exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err, "creating")) ||
+	    (rc = exec(st, "BEGIN", err, "creating")) || (rc = exec(st, sql, err, "creating")) ||
+	    (rc = exec(st, schema_sql, err, "creating")) || (rc = create_samples_table(st, err)) ||
+	    (rc = write_meta(st, info, err)) || (rc = exec(st, "COMMIT", err, "creating")) ||
+	    (rc = prepare_inserts(st, err))) {
+		store_free(st);
+		remove_recording(path);
+		return rc;
+	}
+	*out = st;
+	return VT_OK;
+}
+
+static void bind_u64(sqlite3_stmt *q, int i, uint64_t v)
+{
+	if (v == VT_NA || v > (uint64_t)INT64_MAX)
+		sqlite3_bind_null(q, i);
+	else
+		sqlite3_bind_int64(q, i, (sqlite3_int64)v);
+}
+
+static int insert_threads(struct vt_store *st, sqlite3_int64 sample_id, pid_t pid,
+			  const struct vt_store_thread *th, size_t n, struct vt_err *err)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		sqlite3_bind_int64(st->ins_thread, 1, pid);
+		sqlite3_bind_int64(st->ins_thread, 2, th[i].tid);
+		sqlite3_bind_text(st->ins_thread, 3, th[i].name ? th[i].name : "", -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st->ins_thread, 4, sample_id);
+		if (sqlite3_step(st->ins_thread) != SQLITE_DONE)
+			return db_err(st->db, SQLITE_ERROR, err, st->path, "writing to");
+		sqlite3_reset(st->ins_thread);
+
+		sqlite3_bind_int64(st->ins_tsample, 1, sample_id);
+		sqlite3_bind_int64(st->ins_tsample, 2, th[i].tid);
+		sqlite3_bind_int64(st->ins_tsample, 3, pid);
+		bind_u64(st->ins_tsample, 4, th[i].cpu_ns);
+		bind_u64(st->ins_tsample, 5, th[i].wait_ns);
+		bind_u64(st->ins_tsample, 6, th[i].vcsw);
+		bind_u64(st->ins_tsample, 7, th[i].nvcsw);
+		if (sqlite3_step(st->ins_tsample) != SQLITE_DONE)
+			return db_err(st->db, SQLITE_ERROR, err, st->path, "writing to");
+		sqlite3_reset(st->ins_tsample);
+	}
+	return VT_OK;
+}
+
+int vt_store_append(struct vt_store *st, const struct vt_store_sample *s,
+		    const struct vt_store_thread *threads, size_t nthreads, struct vt_err *err)
+{
+	sqlite3_stmt *q = st->ins_sample;
+	int m, rc, col;
+
+	if ((rc = exec(st, "BEGIN", err, "writing to")))
+		return rc;
+	sqlite3_bind_double(q, 1, s->t);
+	sqlite3_bind_double(q, 2, s->wall);
+	sqlite3_bind_int64(q, 3, s->pid);
+	sqlite3_bind_double(q, 4, s->read_ms);
+	for (m = 0, col = 5; m < VT_M_COUNT; m++, col++) {
+		double v = s->v[m];
+
+		if (isnan(v))
+			sqlite3_bind_null(q, col);
+		else if (metric_is_integer(m))
+			sqlite3_bind_int64(q, col, (sqlite3_int64)llround(v));
+		else
+			sqlite3_bind_double(q, col, v);
+	}
+	rc = sqlite3_step(q);
+	sqlite3_reset(q);
+	sqlite3_clear_bindings(q);
+	if (rc != SQLITE_DONE)
+		rc = db_err(st->db, rc, err, st->path, "writing to");
+	else
+		rc = insert_threads(st, sqlite3_last_insert_rowid(st->db), s->pid, threads, nthreads, err);
+	if (rc == VT_OK)
+		rc = exec(st, "COMMIT", err, "writing to");
+	if (rc != VT_OK) {
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		return rc;
+	}
+	st->samples++;
+	return VT_OK;
+}
+
+int vt_store_event(struct vt_store *st, const struct vt_event *ev, struct vt_err *err)
+{
+	sqlite3_stmt *q = st->ins_event;
+	int rc;
+
+	sqlite3_bind_double(q, 1, ev->t);
+	sqlite3_bind_double(q, 2, ev->wall);
+	sqlite3_bind_int(q, 3, (int)ev->kind);
+	sqlite3_bind_int64(q, 4, ev->pid);
+	sqlite3_bind_text(q, 5, ev->detail, -1, SQLITE_STATIC);
+	rc = sqlite3_step(q);
+	sqlite3_reset(q);
+	return rc == SQLITE_DONE ? VT_OK : db_err(st->db, rc, err, st->path, "writing an event to");
+}
+
+uint64_t vt_store_samples(const struct vt_store *st)
+{
+	return st->samples;
+}
+
+uint64_t vt_store_bytes(const struct vt_store *st)
+{
+	char side[4096 + 8];
+	struct stat sb;
+	uint64_t total = 0;
+
+	if (stat(st->path, &sb) == 0)
+		total += (uint64_t)sb.st_size;
+	snprintf(side, sizeof(side), "%s-wal", st->path);
+	if (stat(side, &sb) == 0)
+		total += (uint64_t)sb.st_size;
+	return total;
+}
+
+int vt_store_close(struct vt_store *st, struct vt_err *err)
+{
+	int rc = VT_OK;
+
+	if (!st)
+		return VT_OK;
+	if (sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
+		rc = db_err(st->db, SQLITE_ERROR, err, st->path, "closing");
+	store_free(st);
+	return rc;
+}
+
+/* ---- reading ---- */
+
+/* Builds points from samples streamed in order (see series.h). */
+struct loader {
+	struct vt_series *s;
+	double width;           /* seconds a point may cover; 0: one sample per point */
+	double gap;             /* a step longer than this between samples is a gap */
+	double prev_t;
+	pid_t prev_pid;
+	bool open;              /* s->n - 1 is the point being filled */
+	uint32_t incarnation;
+	uint32_t known[VT_M_COUNT];     /* samples with metric m known in the open point */
+};
+
+static int start_point(struct loader *ld, double t, double wall, pid_t pid)
+{
+	struct vt_series *s = ld->s;
+	size_t i = s->n;
+
+	if (s->n == s->cap && vt_series_reserve(s, s->cap ? s->cap * 2 : 1024))
+		return -1;
+	if (s->n > 0 && pid != ld->prev_pid)
+		ld->incarnation++;
+	s->t[i] = 0;
+	s->t0[i] = s->t1[i] = t;
+	s->wall[i] = wall;
+	s->count[i] = 0;
+	s->pid[i] = pid;
+	s->incarnation[i] = ld->incarnation;
+	memset(ld->known, 0, sizeof(ld->known));
+	s->n++;
+	ld->open = true;
+	return 0;
+}
+
+static int add_sample(struct loader *ld, sqlite3_stmt *q)
+{
+	struct vt_series *s = ld->s;
+	double t = sqlite3_column_double(q, 0);
+	double wall = sqlite3_column_double(q, 1);
+	pid_t pid = (pid_t)sqlite3_column_int64(q, 2);
+	size_t i;
+	int m;
+
+	if (!ld->open || pid != ld->prev_pid || t - ld->prev_t > ld->gap ||
+	    t - s->t0[s->n - 1] >= ld->width) {
+		if (start_point(ld, t, wall, pid))
+			return -1;
+	}
+	i = s->n - 1;
+	s->t[i] = (s->t[i] * s->count[i] + t) / (s->count[i] + 1);
+	s->t1[i] = t;
+	s->count[i]++;
+	for (m = 0; m < VT_M_COUNT; m++) {
+		struct vt_stat *st;
+		double v;
+
+		if (sqlite3_column_type(q, 3 + m) == SQLITE_NULL)
+			continue;
+		v = sqlite3_column_double(q, 3 + m);
+		if (!(st = vt_series_stat(s, (enum vt_metric)m)))
+			return -1;
+		st += i;
+		if (ld->known[m] == 0) {
+			st->lo = st->hi = st->mean = v;
+		} else if (vt_metric_infos[m].cumulative) {
+			st->hi = v;   /* lo stays the first value, hi the last */
+			st->mean = (st->mean * ld->known[m] + v) / (ld->known[m] + 1);
+		} else {
+			st->lo = fmin(st->lo, v);
+			st->hi = fmax(st->hi, v);
+			st->mean = (st->mean * ld->known[m] + v) / (ld->known[m] + 1);
+		}
+		ld->known[m]++;
+	}
+	ld->prev_t = t;
+	ld->prev_pid = pid;
+	s->samples++;
+	return 0;
+}
+
+/* Check it is a vitals recording this vitals can read. */
+static int check_identity(sqlite3 *db, const char *path, struct vt_err *err)
+{
+	sqlite3_stmt *q;
+	int rc, app = 0, version = 0;
+
+	rc = sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &q, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW)
+		app = sqlite3_column_int(q, 0);
+	sqlite3_finalize(q);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_err(db, rc, err, path, "reading");
+	if (app != VT_STORE_APP_ID) {
+		vt_err_set(err, VT_E_RECORDING, 0, "'%s' is a SQLite database, but not a vitals recording", path);
+		vt_err_hint(err, "vitals soak -o FILE writes recordings");
+		return VT_E_RECORDING;
+	}
+	rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL);
+	if (rc == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+		version = sqlite3_column_int(q, 0);
+	sqlite3_finalize(q);
+	if (version > VT_STORE_SCHEMA) {
+		vt_err_set(err, VT_E_RECORDING, 0,
+			   "'%s' was written by a newer vitals (recording schema %d; this vitals reads up to %d)",
+			   path, version, VT_STORE_SCHEMA);
+		vt_err_hint(err, "analyse it with the vitals that recorded it, or upgrade");
+		return VT_E_RECORDING;
+	}
+	if (version < 1)
+		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' has no recording schema version", path);
+	return VT_OK;
+}
+
+static int load_meta(sqlite3 *db, const char *path, struct vt_series *s, struct vt_err *err)
+{
+	sqlite3_stmt *q;
+	int rc;
+
+	s->info.schema = VT_STORE_SCHEMA;
+	rc = sqlite3_prepare_v2(db, "SELECT key, value FROM meta", -1, &q, NULL);
+	if (rc != SQLITE_OK)
+		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' is not a complete vitals recording: %s", path,
+				  sqlite3_errmsg(db));
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+		read_meta_value(&s->info, (const char *)sqlite3_column_text(q, 0),
+				(const char *)sqlite3_column_text(q, 1));
+	sqlite3_finalize(q);
+	return rc == SQLITE_DONE ? VT_OK : db_err(db, rc, err, path, "reading");
+}
+
+static int load_samples(sqlite3 *db, const char *path, size_t max_points, struct vt_series *s,
+			struct vt_err *err)
+{
+	struct loader ld = { .s = s };
+	sqlite3_stmt *q;
+	char sql[2048];
+	size_t len;
+	sqlite3_int64 count = 0;
+	double tmin = 0, tmax = 0;
+	int m, rc;
+
+	/* Rows are appended with growing ids and times: the ends of the rowid
+	 * tree give both without a scan (ids have no holes: a failed append
+	 * rolls back and the next one takes its id). */
+	rc = sqlite3_prepare_v2(db,
+				"SELECT (SELECT max(id) FROM samples) - (SELECT min(id) FROM samples) + 1,"
+				" (SELECT t FROM samples ORDER BY id LIMIT 1),"
+				" (SELECT t FROM samples ORDER BY id DESC LIMIT 1)", -1, &q, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+		count = sqlite3_column_int64(q, 0);
+		tmin = sqlite3_column_double(q, 1);
+		tmax = sqlite3_column_double(q, 2);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(q);
+	if (rc != SQLITE_OK)
+		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' has no readable samples: %s", path,
+				  sqlite3_errmsg(db));
+	ld.width = (size_t)count > max_points ? (tmax - tmin) / (double)max_points : 0;
+	ld.gap = 3 * (s->info.every_s > 0 ? s->info.every_s : 1);
+
+	len = (size_t)snprintf(sql, sizeof(sql), "SELECT t, wall, pid");
+	for (m = 0; m < VT_M_COUNT; m++)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s", vt_metric_infos[m].key);
+	snprintf(sql + len, sizeof(sql) - len, " FROM samples ORDER BY id");
+	rc = sqlite3_prepare_v2(db, sql, -1, &q, NULL);
+	if (rc != SQLITE_OK)
+		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' has an unexpected samples table: %s", path,
+				  sqlite3_errmsg(db));
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		if (add_sample(&ld, q)) {
+			sqlite3_finalize(q);
+			return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory reading '%s'", path);
+		}
+	}
+	sqlite3_finalize(q);
+	return rc == SQLITE_DONE ? VT_OK : db_err(db, rc, err, path, "reading");
+}
+
+static int load_events(sqlite3 *db, const char *path, struct vt_series *s, struct vt_err *err)
+{
+	sqlite3_stmt *q;
+	int rc;
+
+	rc = sqlite3_prepare_v2(db, "SELECT t, wall, kind, pid, detail FROM events ORDER BY id", -1, &q, NULL);
+	if (rc != SQLITE_OK)
+		return db_err(db, rc, err, path, "reading");
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		struct vt_event ev = { 0 };
+		const unsigned char *d = sqlite3_column_text(q, 4);
+
+		ev.t = sqlite3_column_double(q, 0);
+		ev.wall = sqlite3_column_double(q, 1);
+		ev.kind = (enum vt_event_kind)sqlite3_column_int(q, 2);
+		ev.pid = (pid_t)sqlite3_column_int64(q, 3);
+		snprintf(ev.detail, sizeof(ev.detail), "%s", d ? (const char *)d : "");
+		if (ev.kind == VT_EV_STOP)
+			s->info.finished = true;
+		if (vt_series_add_event(s, &ev)) {
+			sqlite3_finalize(q);
+			return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory reading '%s'", path);
+		}
+	}
+	sqlite3_finalize(q);
+	return rc == SQLITE_DONE ? VT_OK : db_err(db, rc, err, path, "reading");
+}
+
+/* A counter from first to last, or unknown when either end is missing or it went backwards. */
+static bool counter_delta(sqlite3_stmt *first, sqlite3_stmt *last, int col, uint64_t *out)
+{
+	sqlite3_int64 a, b;
+
+	if (sqlite3_column_type(first, col) == SQLITE_NULL || sqlite3_column_type(last, col) == SQLITE_NULL)
+		return false;
+	a = sqlite3_column_int64(first, col);
+	b = sqlite3_column_int64(last, col);
+	if (b < a)
+		return false;
+	*out = (uint64_t)(b - a);
+	return true;
+}
+
+/* Per thread: its counters from the first to the last time they were recorded. */
+static int load_threads(sqlite3 *db, const char *path, struct vt_series *s, struct vt_err *err)
+{
+	sqlite3_stmt *groups, *row[2] = { NULL, NULL };
+	const char *row_sql =
+		"SELECT s.t, ts.cpu_ns, ts.wait_ns, ts.vcsw, ts.nvcsw FROM thread_samples ts"
+		" JOIN samples s ON s.id = ts.sample_id WHERE ts.sample_id = ? AND ts.tid = ?";
+	int rc, k;
+
+	rc = sqlite3_prepare_v2(db, "SELECT pid, tid, first_sample, last_sample, name FROM threads", -1, &groups,
+				NULL);
+	if (rc != SQLITE_OK)
+		return db_err(db, rc, err, path, "reading");
+	for (k = 0; k < 2 && rc == SQLITE_OK; k++)
+		rc = sqlite3_prepare_v2(db, row_sql, -1, &row[k], NULL);
+	while (rc == SQLITE_OK && (rc = sqlite3_step(groups)) == SQLITE_ROW) {
+		struct vt_thread_run tr = { 0 };
+		const unsigned char *name = sqlite3_column_text(groups, 4);
+		bool ok = true;
+
+		rc = SQLITE_OK;
+		tr.pid = (pid_t)sqlite3_column_int64(groups, 0);
+		tr.tid = (pid_t)sqlite3_column_int64(groups, 1);
+		snprintf(tr.name, sizeof(tr.name), "%s", name ? (const char *)name : "");
+		for (k = 0; k < 2; k++) {
+			sqlite3_bind_int64(row[k], 1, sqlite3_column_int64(groups, 2 + k));
+			sqlite3_bind_int64(row[k], 2, tr.tid);
+			ok = ok && sqlite3_step(row[k]) == SQLITE_ROW;
+		}
+		if (ok) {
+			tr.t_first = sqlite3_column_double(row[0], 0);
+			tr.t_last = sqlite3_column_double(row[1], 0);
+			if (!counter_delta(row[0], row[1], 1, &tr.cpu_ns))
+				tr.cpu_ns = 0;
+			tr.wait_known = counter_delta(row[0], row[1], 2, &tr.wait_ns);
+			tr.csw_known = counter_delta(row[0], row[1], 3, &tr.vcsw) &&
+				       counter_delta(row[0], row[1], 4, &tr.nvcsw);
+			if (vt_series_add_thread(s, &tr))
+				rc = SQLITE_NOMEM;
+		}
+		for (k = 0; k < 2; k++)
+			sqlite3_reset(row[k]);
+	}
+	for (k = 0; k < 2; k++)
+		sqlite3_finalize(row[k]);
+	sqlite3_finalize(groups);
+	if (rc == SQLITE_NOMEM)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory reading '%s'", path);
+	return rc == SQLITE_DONE ? VT_OK : db_err(db, rc, err, path, "reading");
+}
+
+int vt_store_load(const char *path, size_t max_points, struct vt_series *out, struct vt_err *err)
+{
+	sqlite3 *db = NULL;
+	struct stat sb;
+	int rc;
+
+	if (stat(path, &sb) != 0) {
+		int e = errno;
+
+		return vt_err_set(err, e == EACCES ? VT_E_PERM : VT_E_NOTFOUND, e, "cannot open '%s': %s",
+				  path, strerror(e));
+	}
+	if (!S_ISREG(sb.st_mode))
+		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' is not a regular file", path);
+	if (sb.st_size == 0)
+		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' is empty: not a vitals recording", path);
+	/* Read-write when allowed, though nothing is written: a WAL reader
+	 * that may not write leaves -wal and -shm files behind at close. */
+	rc = sqlite3_open_v2(path, &db,
+			     (access(path, W_OK) == 0 ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) |
+				     SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		rc = db_err(db, rc, err, path, "opening");
+		sqlite3_close(db);
+		return rc;
+	}
+	sqlite3_busy_timeout(db, 5000);
+	if (!max_points)
+		max_points = VT_SERIES_MAX_POINTS;
+	/* One read transaction: a soak writing meanwhile does not tear the view. */
+	rc = check_identity(db, path, err);
+	if (rc == VT_OK && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		rc = db_err(db, SQLITE_ERROR, err, path, "reading");
+	if (rc == VT_OK)
+		rc = load_meta(db, path, out, err);
+	if (rc == VT_OK)
+		rc = load_samples(db, path, max_points, out, err);
+	if (rc == VT_OK)
+		rc = load_events(db, path, out, err);
+	if (rc == VT_OK)
+		rc = load_threads(db, path, out, err);
+	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(db);
+	if (rc != VT_OK)
+		vt_series_free(out);
+	return rc;
+}

@@ -1,0 +1,89 @@
+/*
+ * store.h — a soak recording on disk: one SQLite file, the only code in
+ * vitals that sees SQLite.
+ *
+ * Durability: the file is in WAL mode and every sample is one transaction,
+ * so a vitals killed with -9 loses at most the sample it was taking and
+ * the file opens and analyses afterwards.  A recording can be read while it
+ * is being written (WAL readers do not block the writer).
+ *
+ * Identity: PRAGMA application_id is 'VTLS' and PRAGMA user_version the
+ * schema; meta holds the recording's struct vt_recording_info.  A file
+ * that is not SQLite, a SQLite file of something else and a recording of a
+ * newer schema are each VT_E_RECORDING with a message that says which.
+ *
+ * Layout (schema 1):
+ *   meta(key PRIMARY KEY, value)
+ *   samples(id INTEGER PRIMARY KEY, t, wall, pid, read_ms, <one column per vt_metric key>)
+ *   events(id, t, wall, kind, pid, detail)
+ *   threads(pid, tid, name, first_sample, last_sample, PRIMARY KEY(pid, tid))
+ *   thread_samples(sample_id, tid, pid, cpu_ns, wait_ns, vcsw, nvcsw, PRIMARY KEY(sample_id, tid))
+ * Unknown figures are NULL.
+ */
+#ifndef VT_SOAK_STORE_H
+#define VT_SOAK_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/error.h"
+#include "sample/series.h"
+
+#define VT_STORE_SCHEMA 1
+
+struct vt_store;
+
+/* One row of samples.  v[] is NAN where unknown. */
+struct vt_store_sample {
+	double t;                /* seconds since the soak began (monotonic) */
+	double wall;             /* unix time */
+	pid_t pid;
+	double read_ms;          /* what taking it cost vitals */
+	double v[VT_M_COUNT];
+};
+
+/* One thread's cumulative counters at a sample; VT_NA where unknown. */
+struct vt_store_thread {
+	pid_t tid;
+	const char *name;
+	uint64_t cpu_ns, wait_ns, vcsw, nvcsw;
+};
+
+/*
+ * Create path as a new recording described by info.  An existing file is
+ * refused (VT_E_USAGE) unless overwrite.  A path that cannot be written
+ * (read-only file system, no such directory, permission) is VT_E_IO or
+ * VT_E_PERM with the reason.
+ */
+int vt_store_create(const char *path, const struct vt_recording_info *info, bool overwrite,
+		    struct vt_store **out, struct vt_err *err);
+
+/*
+ * Append one sample and, when threads is not NULL, its threads' counters,
+ * in one transaction.  A full disk is VT_E_IO ("disk full"); the recording
+ * keeps every sample before it.
+ */
+int vt_store_append(struct vt_store *st, const struct vt_store_sample *s,
+		    const struct vt_store_thread *threads, size_t nthreads, struct vt_err *err);
+
+/* Record an event (its own transaction). */
+int vt_store_event(struct vt_store *st, const struct vt_event *ev, struct vt_err *err);
+
+/* Samples appended so far. */
+uint64_t vt_store_samples(const struct vt_store *st);
+/* Bytes the file (and its WAL) take on disk now. */
+uint64_t vt_store_bytes(const struct vt_store *st);
+
+/* Close; a NULL st is a no-op.  Returns the first error of the final checkpoint. */
+int vt_store_close(struct vt_store *st, struct vt_err *err);
+
+/*
+ * Read a recording into *out (vt_series_init'ed by the caller; released
+ * with vt_series_free), summarised into at most about max_points points
+ * (0: VT_SERIES_MAX_POINTS).  Works on a recording still being written.
+ */
+int vt_store_load(const char *path, size_t max_points, struct vt_series *out, struct vt_err *err);
+
+#endif

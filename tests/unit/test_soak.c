@@ -1,0 +1,748 @@
+/*
+ * test_soak.c — the soak verdict on synthetic recordings whose truth is
+ * known: flat, ramp then flat, steady leak, one step, still settling, too
+ * short, too noisy, lone spikes, gaps and restarts, binned points, swap
+ * push/pull, empty input and a 30-day recording's worth of points.
+ * Noise comes from a fixed-seed PRNG, so every run sees the same data.
+ */
+#include "harness.h"
+
+#include <math.h>
+#include <time.h>
+
+#include "analyze/soak.h"
+
+#define MiB (1024.0 * 1024.0)
+
+/* ---- deterministic noise ---- */
+
+static uint64_t rng = 0x2545f4914f6cdd1dULL;
+
+static void seed(uint64_t s)
+{
+	rng = s * 0x9e3779b97f4a7c15ULL + 1;
+}
+
+static double uniform(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return (double)((rng * 0x2545f4914f6cdd1dULL) >> 11) / 9007199254740992.0;
+}
+
+/* Box–Muller: a standard normal deviate. */
+static double gauss(void)
+{
+	double u = uniform(), v = uniform();
+
+	return sqrt(-2 * log(u > 0 ? u : 1e-300)) * cos(2 * M_PI * v);
+}
+
+/* ---- building series ---- */
+
+/* n single-sample points every `every` seconds, committed = v[i]. */
+static void build(struct vt_series *s, const double *v, size_t n, double every)
+{
+	struct vt_stat *st;
+	size_t i;
+
+	vt_series_init(s);
+	CHECK(vt_series_reserve(s, n ? n : 1) == 0);
+	st = vt_series_stat(s, VT_M_COMMITTED);
+	CHECK(st != NULL);
+	for (i = 0; i < n; i++) {
+		s->t[i] = s->t0[i] = s->t1[i] = (double)i * every;
+		s->wall[i] = 1.7e9 + s->t[i];
+		s->count[i] = 1;
+		s->pid[i] = 100;
+		s->incarnation[i] = 0;
+		st[i] = (struct vt_stat){ v[i], v[i], v[i] };
+	}
+	s->n = n;
+	s->samples = n;
+	s->info.every_s = every;
+	s->info.finished = true;
+}
+
+/* The same samples, `per` to a point (as the store binds a long recording). */
+static void build_binned(struct vt_series *s, const double *v, size_t n, double every, size_t per)
+{
+	size_t np = (n + per - 1) / per, p, i;
+	struct vt_stat *st;
+
+	vt_series_init(s);
+	CHECK(vt_series_reserve(s, np) == 0);
+	st = vt_series_stat(s, VT_M_COMMITTED);
+	for (p = 0; p < np; p++) {
+		size_t a = p * per, b = a + per < n ? a + per : n;
+		double lo = INFINITY, hi = -INFINITY, sum = 0;
+
+		for (i = a; i < b; i++) {
+			lo = fmin(lo, v[i]);
+			hi = fmax(hi, v[i]);
+			sum += v[i];
+		}
+		s->t0[p] = (double)a * every;
+		s->t1[p] = (double)(b - 1) * every;
+		s->t[p] = (s->t0[p] + s->t1[p]) / 2;
+		s->wall[p] = 1.7e9 + s->t0[p];
+		s->count[p] = (uint32_t)(b - a);
+		s->pid[p] = 100;
+		s->incarnation[p] = 0;
+		st[p] = (struct vt_stat){ lo, hi, sum / (double)(b - a) };
+	}
+	s->n = np;
+	s->samples = n;
+	s->info.every_s = every;
+	s->info.finished = true;
+}
+
+static struct vt_soak_verdict analyze(const struct vt_series *s)
+{
+	struct vt_soak_opts o;
+	struct vt_soak_verdict v;
+
+	vt_soak_opts_default(&o);
+	CHECK(vt_soak_analyze(s, &o, &v) == 0);
+	CHECK(v.why[0] != '\0');
+	return v;
+}
+
+static bool near(double x, double want, double tol)
+{
+	return fabs(x - want) <= tol;
+}
+
+/* Every figure is either a number or NAN (unknown): never an infinity where a figure is printed. */
+static void check_figures(const struct vt_soak_verdict *v)
+{
+	size_t q;
+
+	CHECK(!isinf(v->noise) && !isinf(v->tolerance) && !isinf(v->floor_drift));
+	CHECK(!isinf(v->slope) && !isinf(v->need_more_s));
+	for (q = 0; q < 4; q++)
+		CHECK(!isinf(v->q[q].floor) && !isinf(v->q[q].median) && !isinf(v->q[q].peak));
+}
+
+/* ---- shapes ---- */
+
+static double *flat_noise(size_t n, double level, double sd, uint64_t s)
+{
+	double *v = malloc(sizeof(*v) * n);
+	size_t i;
+
+	seed(s);
+	for (i = 0; i < n; i++)
+		v[i] = level + sd * gauss();
+	return v;
+}
+
+static void test_soak__flat_noise_is_plateau(void)
+{
+	double *v = flat_noise(300, 200 * MiB, 1 * MiB, 1);
+	struct vt_series s;
+	struct vt_soak_verdict r;
+
+	build(&s, v, 300, 1);
+	r = analyze(&s);
+	CHECK(r.kind == VT_VERDICT_PLATEAU);
+	CHECK(r.settled);
+	CHECK(r.settle_s < 60);
+	CHECK(near(r.settled_median, 200 * MiB, 0.5 * MiB));
+	CHECK(r.settled_lo < r.settled_median && r.settled_median < r.settled_hi);
+	CHECK(near(r.noise, 1 * MiB, 0.3 * MiB));
+	CHECK(near(r.tolerance, 3 * MiB, 1 * MiB));
+	CHECK(fabs(r.floor_drift) < r.tolerance);
+	CHECK(r.slope_lo <= 0 && r.slope_hi >= 0);
+	CHECK(isnan(r.need_more_s) && isnan(r.step_t));
+	CHECK(r.samples == 300 && r.restarts == 0 && r.gaps == 0 && !r.running);
+	CHECK(r.q[0].samples + r.q[1].samples + r.q[2].samples + r.q[3].samples == 300);
+	CHECK(strstr(r.why, "flat from the start") != NULL || strstr(r.why, "settled after") != NULL);
+	CHECK_STR(vt_verdict_key(r.kind), "plateau");
+	CHECK_STR(vt_verdict_name(r.kind), "plateau");
+	check_figures(&r);
+	vt_series_free(&s);
+	free(v);
+}
+
+static double *ramp_then_flat(size_t n, double every, double knee_s, uint64_t s)
+{
+	double *v = malloc(sizeof(*v) * n);
+	size_t i;
+
+	seed(s);
+	for (i = 0; i < n; i++) {
+		double t = (double)i * every;
+
+		v[i] = 100 * MiB + 100 * MiB * fmin(t / knee_s, 1) + 0.5 * MiB * gauss();
+	}
+	return v;
+}
+
+static void test_soak__ramp_then_flat_settles(void)
+{
+	double *v = ramp_then_flat(600, 1, 200, 2);
+	struct vt_series s;
+	struct vt_soak_verdict r;
+
+	build(&s, v, 600, 1);
+	r = analyze(&s);
+	CHECK(r.kind == VT_VERDICT_PLATEAU);
+	CHECK(r.settled);
+	/* the ramp reaches the tolerance band tol/rate (a few s) before the knee; bins are 4 s */
+	printf("# settle_s %.1f tolerance %.2f MiB\n", r.settle_s, r.tolerance / MiB);
+	CHECK(near(r.settle_s, 200, 12));
+	CHECK(near(r.settled_median, 200 * MiB, 0.5 * MiB));
+	CHECK(near(r.floor_drift, 95.5 * MiB, 3 * MiB));   /* q1 floor: 5% into a ramp from 100 MiB */
+	CHECK(r.slope_window_t0 >= r.settle_s - 1);
+	CHECK(strstr(r.why, "settled after 3.3 min") != NULL);
+	vt_series_free(&s);
+	free(v);
+}
+
+static double *leak(size_t n, double every, double rate, double sd, uint64_t s)
+{
+	double *v = malloc(sizeof(*v) * n);
+	size_t i;
+
+	seed(s);
+	for (i = 0; i < n; i++)
+		v[i] = 100 * MiB + rate * (double)i * every + sd * gauss();
+	return v;
+}
+
+static void test_soak__steady_ramp_is_leak(void)
+{
+	double rate = 0.5 * MiB, *v = leak(300, 1, rate, 1 * MiB, 3);
+	struct vt_series s;
+	struct vt_soak_verdict r;
+
+	build(&s, v, 300, 1);
+	r = analyze(&s);
+	CHECK(r.kind == VT_VERDICT_LEAK);
+	printf("# leak slope %.4f MiB/s [%.4f, %.4f]\n", r.slope / MiB, r.slope_lo / MiB, r.slope_hi / MiB);
+	CHECK(near(r.slope, rate, 0.05 * rate));
+	CHECK(r.slope_lo < r.slope && r.slope < r.slope_hi && r.slope_lo > 0);
+	CHECK(near(r.slope_window_t0, 75, 2));        /* warm-up quarter left out */
+	CHECK(!r.settled && isnan(r.settled_median));
+	CHECK(near(r.floor_drift, 225 * rate, 15 * MiB));
+	CHECK(strstr(r.why, "MiB/s") != NULL && strstr(r.why, "steadily") != NULL);
+	check_figures(&r);
+	vt_series_free(&s);
+	free(v);
+}
+
+/* The real target: 512 KiB/s for 40 s at 0.5 s, churn on top (a short soak, so a short min span). */
+static void test_soak__short_leak_like_the_target(void)
+{
+	double rate = 512 * 1024, *v = leak(81, 0.5, rate, 0.4 * MiB, 4);
+	struct vt_series s;
+	struct vt_soak_opts o;
+	struct vt_soak_verdict r;
+
+	build(&s, v, 81, 0.5);
+	vt_soak_opts_default(&o);
+	o.min_span_s = 30;
+	CHECK(vt_soak_analyze(&s, &o, &r) == 0);
+	CHECK(r.kind == VT_VERDICT_LEAK);
+	CHECK(near(r.slope, rate, 0.2 * rate));
+	vt_series_free(&s);
+	free(v);
+}
+
+static double *step(size_t n, double every, double at, double size, double sd, uint64_t s)
+{
+	double *v = malloc(sizeof(*v) * n);
+	size_t i;
+
+	seed(s);
+	for (i = 0; i < n; i++)
+		v[i] = 100 * MiB + ((double)i * every >= at ? size : 0) + sd * gauss();
+	return v;
+}
+
+static void test_soak__step(void)
+{
+	static const struct { double every, at; } cases[] = { { 0.25, 20 }, { 0.5, 20 }, { 0.5, 20.2 },
+							       { 0.25, 33.1 } };
+	size_t c;
+
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		double every = cases[c].every, at = cases[c].at, size = 64 * MiB;
+		size_t n = (size_t)(60 / every) + 1;
+		double *v = step(n, every, at, size, 0.3 * MiB, 10 + c);
+		struct vt_series s;
+		struct vt_soak_verdict r;
+
+		build(&s, v, n, every);
+		r = analyze(&s);
+		printf("# every %.2f at %.1f: %s step_t %.2f step %.1f MiB\n", every, at,
+		       vt_verdict_key(r.kind), r.step_t, r.step_bytes / MiB);
+		CHECK(r.kind == VT_VERDICT_STEP);
+		CHECK(near(r.step_t, at, every));
+		CHECK(near(r.step_bytes, size, 0.1 * size));
+		CHECK(near(r.step_before, 100 * MiB, 1 * MiB) && near(r.step_after, 164 * MiB, 1 * MiB));
+		CHECK(r.settled && s.t0[r.settled_from] >= at - every);
+		CHECK(strstr(r.why, "stepped up 6") != NULL);
+		check_figures(&r);
+		vt_series_free(&s);
+		free(v);
+	}
+}
+
+/* Points of 10 samples each: the step lands inside a point, whose mean says where. */
+static void test_soak__step_inside_a_binned_point(void)
+{
+	double every = 0.25, at = 21.0, size = 64 * MiB;
+	size_t n = 241;
+	double *v = step(n, every, at, size, 0.2 * MiB, 30);
+	struct vt_series s;
+	struct vt_soak_opts o;
+	struct vt_soak_verdict r;
+
+	build_binned(&s, v, n, every, 10);
+	vt_soak_opts_default(&o);
+	o.min_span_s = 30;
+	CHECK(vt_soak_analyze(&s, &o, &r) == 0);
+	printf("# binned step at %.2f: step_t %.2f\n", at, r.step_t);
+	CHECK(r.kind == VT_VERDICT_STEP);
+	CHECK(near(r.step_t, at, every));
+	CHECK(near(r.step_bytes, size, 0.1 * size));
+	vt_series_free(&s);
+	free(v);
+}
+
+/* The same step under 25 noise draws: the split must land on the jump every time. */
+static void test_soak__step_many_draws(void)
+{
+	size_t n = 241, k, hits = 0;
+	struct vt_series s;
+	struct vt_soak_verdict r;
+
+	for (k = 0; k < 25; k++) {
+		double *v = step(n, 0.25, 20, 64 * MiB, 0.3 * MiB, 100 + k);
+
+		build(&s, v, n, 0.25);
+		r = analyze(&s);
+		if (r.kind == VT_VERDICT_STEP && near(r.step_t, 20, 0.25) &&
+		    near(r.step_bytes, 64 * MiB, 6.4 * MiB))
+			hits++;
+		else
+			printf("#   draw %zu: %s step_t %.2f\n", k, vt_verdict_key(r.kind), r.step_t);
+		vt_series_free(&s);
+		free(v);
+	}
+	CHECK(hits == 25);
+}
+
+/*
+ * A GC-like sawtooth: climbs 10 MiB over 60 s and drops back, 20 times.
+ * Consecutive samples differ little; the level scatter is what the
+ * tolerance must reflect, else the floors of short bins look unsettled.
+ */
+static void test_soak__sawtooth_is_plateau(void)
+{
+	size_t n = 1200, i;
+	double *v = malloc(sizeof(*v) * n);
+	struct vt_series s;
+	struct vt_soak_verdict r;
+
+	seed(17);
+	for (i = 0; i < n; i++)
+		v[i] = 300 * MiB + 10 * MiB * fmod((double)i, 60) / 60 + 0.2 * MiB * gauss();
+	build(&s, v, n, 1);
+	r = analyze(&s);
+	printf("# sawtooth: %s: %s\n", vt_verdict_key(r.kind), r.why);
+	CHECK(r.kind == VT_VERDICT_PLATEAU);
+	CHECK(r.tolerance > 5 * MiB);
+	CHECK(near(r.q[0].floor, 300 * MiB, 1 * MiB) && near(r.q[3].peak, 310 * MiB, 1 * MiB));
+	vt_series_free(&s);
+	free(v);
+}
+
+static void test_soak__step_down(void)
+{
+	double *v = step(241, 0.25, 30, -40 * MiB, 0.3 * MiB, 20);
+	struct vt_series s;
+	struct vt_soak_verdict r;
+
+	build(&s, v, 241, 0.25);
+	r = analyze(&s);
+	CHECK(r.kind == VT_VERDICT_STEP);
+	CHECK(near(r.step_t, 30, 0.25));
+	CHECK(near(r.step_bytes, -40 * MiB, 4 * MiB));
+	vt_series_free(&s);
+	free(v);
+}
+
+/* 100 (1 - e^(-t/100)) MiB over 400 s: still rising at the end, ever slower. */
+static void test_soak__concave_growth_is_settling(void)
+{
+	size_t n = 400, i;
+	double *v = malloc(sizeof(*v) * n);
+	struct vt_series s;
+	struct vt_soak_verdict r;
+
+	seed(5);
+	for (i = 0; i < n; i++)
+		v[i] = 100 * MiB + 100 * MiB * (1 - exp(-(double)i / 100)) + 0.3 * MiB * gauss();
+	build(&s, v, n, 1);
+	r = analyze(&s);
+	printf("# concave: %s: %s\n", vt_verdict_key(r.kind), r.why);
+	CHECK(r.kind == VT_VERDICT_SETTLING);
+	CHECK(r.need_more_s > 0 && isfinite(r.need_more_s));
+	CHECK_STR(vt_verdict_key(r.kind), "settling");
+	vt_series_free(&s);
+	free(v);
+}
+
+/* Flat for most of the span, but only since the last few minutes. */
+static void test_soak__levelled_off_recently_is_settling(void)
+{
+	size_t n = 300, i;
+	double *v = malloc(sizeof(*v) * n);
+	struct vt_series s;
+	struct vt_soak_verdict r;
+
+	seed(6);
+	for (i = 0; i < n; i++)
+		v[i] = 100 * MiB + 0.5 * MiB * fmin((double)i, 260) + 0.2 * MiB * gauss();
+	build(&s, v, n, 1);
+	r = analyze(&s);
+	printf("# recent: %s: %s\n", vt_verdict_key(r.kind), r.why);
+	CHECK(r.kind == VT_VERDICT_SETTLING);
+	CHECK(r.need_more_s > 0 && isfinite(r.need_more_s));
+	vt_series_free(&s);
+	free(v);
+}
+
+static void test_soak__too_short(void)
+{
+	double *v = flat_noise(10, 50 * MiB, 0.1 * MiB, 7);
+	struct vt_series s;
+	struct vt_soak_verdict r;
+
+	build(&s, v, 10, 1);
+	r = analyze(&s);
+	CHECK(r.kind == VT_VERDICT_CANNOT_TELL);
+	CHECK(near(r.need_more_s, 11, 1.5));        /* 20 intervals of 1 s minimum, 9 s seen */
+	CHECK(strstr(r.why, "only 10") != NULL && strstr(r.why, "soak") != NULL);
+	CHECK(r.samples == 10);
+	CHECK_STR(vt_verdict_key(r.kind), "cannot_tell");
+	check_figures(&r);
+	vt_series_free(&s);
+	free(v);
+}
+
+/* sd 20 MiB around 100 MiB and a slope of 18 MiB/h: the data cannot say. */
+static void test_soak__huge_noise_cannot_tell(void)
+{
+	size_t n = 200, i;
+	double *v = malloc(sizeof(*v) * n);
+	struct vt_series s;
+	struct vt_soak_verdict r;
+
+	seed(8);
+	for (i = 0; i < n; i++)
+		v[i] = 100 * MiB + 0.005 * MiB * (double)i + 20 * MiB * gauss();
+	build(&s, v, n, 1);
+	r = analyze(&s);
+	printf("# noisy: %s: %s\n", vt_verdict_key(r.kind), r.why);
+	CHECK(r.kind == VT_VERDICT_CANNOT_TELL);
+	CHECK(r.need_more_s > 0 && isfinite(r.need_more_s));
+	CHECK(strstr(r.why, "noisy") != NULL);
+	vt_series_free(&s);
+	free(v);
+}
+
+static void test_soak__lone_outliers_do_not_matter(void)
+{
+	double *v = flat_noise(300, 200 * MiB, 1 * MiB, 9);
+	struct vt_series s;
+	struct vt_soak_verdict clean, spiky;
+	size_t q;
+
+	build(&s, v, 300, 1);
+	clean = analyze(&s);
+	vt_series_free(&s);
+	v[20] = 50 * MiB;      /* one sample far down in q1 */
+	v[250] = 400 * MiB;    /* one far up in q4 */
+	v[280] = 120 * MiB;    /* and one down in q4 */
+	build(&s, v, 300, 1);
+	spiky = analyze(&s);
+	CHECK(clean.kind == VT_VERDICT_PLATEAU && spiky.kind == VT_VERDICT_PLATEAU);
+	for (q = 0; q < 4; q++)
+		CHECK(near(spiky.q[q].floor, clean.q[q].floor, 0.5 * MiB));
+	CHECK(near(spiky.floor_drift, clean.floor_drift, 0.5 * MiB));
+	CHECK(near(spiky.noise, clean.noise, 0.1 * MiB));
+	CHECK(spiky.q[3].peak == 400 * MiB);       /* the peak is what was reached */
+	vt_series_free(&s);
+	free(v);
+}
+
+/* A leaking first process, a restart, then a flat one with a 60 s hole in its recording. */
+static void test_soak__gaps_and_restart(void)
+{
+	size_t n1 = 100, n2 = 300, hole = 150, i, k = 0;
+	double *v = flat_noise(n1 + n2, 300 * MiB, 1 * MiB, 11);
+	struct vt_series s;
+	struct vt_soak_verdict r;
+	struct vt_event ev = { 0 };
+	struct vt_stat *st;
+
+	vt_series_init(&s);
+	CHECK(vt_series_reserve(&s, n1 + n2) == 0);
+	st = vt_series_stat(&s, VT_M_COMMITTED);
+	for (i = 0; i < n1 + n2; i++) {
+		double t = (double)i;
+
+		if (i >= n1 + hole && i < n1 + hole + 60)
+			continue;
+		s.t[k] = s.t0[k] = s.t1[k] = t;
+		s.count[k] = 1;
+		s.pid[k] = i < n1 ? 100 : 200;
+		s.incarnation[k] = i < n1 ? 0 : 1;
+		if (i < n1)
+			v[i] = 50 * MiB + 2 * MiB * t;
+		st[k] = (struct vt_stat){ v[i], v[i], v[i] };
+		k++;
+	}
+	s.n = k;
+	s.info.every_s = 1;
+	ev.kind = VT_EV_RESTART;
+	ev.t = (double)n1;
+	CHECK(vt_series_add_event(&s, &ev) == 0);
+	ev.kind = VT_EV_GAP;
+	ev.t = (double)(n1 + hole + 60);
+	CHECK(vt_series_add_event(&s, &ev) == 0);
+	ev.t = 50;                                 /* in the first incarnation: not in the span */
+	CHECK(vt_series_add_event(&s, &ev) == 0);
+	r = analyze(&s);
+	CHECK(r.from == n1 && r.to == k);
+	CHECK(r.restarts == 1);
+	CHECK(r.gaps == 1);                        /* the event and the spacing are one gap */
+	CHECK(r.running);                          /* no STOP: still being written */
+	CHECK(r.kind == VT_VERDICT_PLATEAU);
+	CHECK(near(r.t0, (double)n1, 0.01) && near(r.q[0].floor, 297 * MiB, 2 * MiB));
+	vt_series_free(&s);
+	free(v);
+}
+
+static void test_soak__binned_same_as_raw(void)
+{
+	size_t n = 4000;
+	double rate = 0.05 * MiB, *l = leak(n, 1, rate, 1 * MiB, 12);
+	double *p = ramp_then_flat(n, 1, 1200, 13);
+	struct vt_series raw, binned;
+	struct vt_soak_verdict a, b;
+
+	build(&raw, l, n, 1);
+	build_binned(&binned, l, n, 1, 100);
+	a = analyze(&raw);
+	b = analyze(&binned);
+	printf("# leak raw %.4f binned %.4f MiB/s\n", a.slope / MiB, b.slope / MiB);
+	CHECK(a.kind == VT_VERDICT_LEAK && b.kind == VT_VERDICT_LEAK);
+	CHECK(near(a.slope, rate, 0.05 * rate) && near(b.slope, rate, 0.05 * rate));
+	CHECK(b.samples == n && binned.n == 40);
+	vt_series_free(&raw);
+	vt_series_free(&binned);
+
+	build(&raw, p, n, 1);
+	build_binned(&binned, p, n, 1, 100);
+	a = analyze(&raw);
+	b = analyze(&binned);
+	printf("# plateau raw settle %.0f s, binned %.0f s\n", a.settle_s, b.settle_s);
+	CHECK(a.kind == VT_VERDICT_PLATEAU && b.kind == VT_VERDICT_PLATEAU);
+	CHECK(near(a.settle_s, 1200, 60) && near(b.settle_s, 1200, 150));
+	CHECK(near(a.settled_median, b.settled_median, 0.5 * MiB));
+	vt_series_free(&raw);
+	vt_series_free(&binned);
+	free(l);
+	free(p);
+}
+
+/*
+ * The field report's before-arm: committed flat at ~1458 MiB while the
+ * kernel pushes ~155 MiB of RssAnon to swap and pulls it back, 3 times.
+ */
+static void test_soak__swap_push_pull(void)
+{
+	size_t n = 600, i;
+	struct vt_series s;
+	struct vt_stat *c, *a, *w;
+	struct vt_soak_verdict r;
+
+	vt_series_init(&s);
+	CHECK(vt_series_reserve(&s, n) == 0);
+	c = vt_series_stat(&s, VT_M_COMMITTED);
+	a = vt_series_stat(&s, VT_M_RSS_ANON);
+	w = vt_series_stat(&s, VT_M_VM_SWAP);
+	seed(14);
+	for (i = 0; i < n; i++) {
+		double ph = fmod((double)i, 200), pushed;
+
+		/* pushed out over 20 s from 50 s in each 200 s, pulled back over 20 s from 120 s */
+		pushed = ph < 50 ? 0 : ph < 70 ? (ph - 50) / 20 : ph < 120 ? 1 : ph < 140 ? 1 - (ph - 120) / 20 : 0;
+		w[i].lo = w[i].hi = w[i].mean = 336 * MiB + 155 * MiB * pushed;
+		a[i].lo = a[i].hi = a[i].mean = 1122 * MiB - 155 * MiB * pushed + 0.5 * MiB * gauss();
+		c[i].lo = c[i].hi = c[i].mean = a[i].mean + w[i].mean;
+		s.t[i] = s.t0[i] = s.t1[i] = (double)i;
+		s.count[i] = 1;
+		s.pid[i] = 100;
+		s.incarnation[i] = 0;
+	}
+	s.n = n;
+	s.info.every_s = 1;
+	r = analyze(&s);
+	printf("# swap: %s: %d episodes, anon %.1f swap %.1f committed %.1f MiB over %.0f s\n",
+	       vt_verdict_key(r.kind), r.swap.episodes, r.swap.anon_delta / MiB, r.swap.swap_delta / MiB,
+	       r.swap.committed_delta / MiB, r.swap.t1 - r.swap.t0);
+	CHECK(r.kind == VT_VERDICT_PLATEAU);
+	CHECK(r.swap.seen);
+	CHECK(r.swap.episodes == 3);
+	CHECK(near(r.swap.anon_delta, -155 * MiB, 5 * MiB));
+	CHECK(near(r.swap.swap_delta, 155 * MiB, 5 * MiB));
+	CHECK(fabs(r.swap.committed_delta) < r.tolerance);
+	CHECK(r.swap.t1 - r.swap.t0 >= 15 && r.swap.t1 - r.swap.t0 <= 30);
+	CHECK(r.swap.anon_range_lo < 975 * MiB && r.swap.anon_range_hi > 1115 * MiB);
+
+	/* committed that falls with RssAnon is memory freed, not pushed: no episode */
+	for (i = 0; i < n; i++)
+		c[i].lo = c[i].hi = c[i].mean = a[i].mean + 336 * MiB;
+	r = analyze(&s);
+	CHECK(!r.swap.seen && r.swap.episodes == 0 && isnan(r.swap.anon_delta));
+	CHECK(r.swap.anon_range_lo < 975 * MiB);   /* the range is measured all the same */
+
+	/* no swap recorded: nothing seen */
+	free(s.m[VT_M_VM_SWAP]);
+	s.m[VT_M_VM_SWAP] = NULL;
+	r = analyze(&s);
+	CHECK(!r.swap.seen && r.swap.episodes == 0);
+	vt_series_free(&s);
+}
+
+static void test_soak__empty_and_one_sample(void)
+{
+	double one = 10 * MiB;
+	struct vt_series s;
+	struct vt_soak_verdict r;
+
+	vt_series_init(&s);
+	r = analyze(&s);
+	CHECK(r.kind == VT_VERDICT_CANNOT_TELL);
+	CHECK(r.samples == 0 && r.from == 0 && r.to == 0);
+	CHECK(isnan(r.slope) && isnan(r.q[0].floor) && isnan(r.cpu_cores));
+	CHECK(r.need_more_s > 0);
+	check_figures(&r);
+
+	build(&s, &one, 1, 1);
+	r = analyze(&s);
+	CHECK(r.kind == VT_VERDICT_CANNOT_TELL);
+	CHECK(r.samples == 1 && r.need_more_s > 0);
+	CHECK(r.q[0].floor == one || r.q[3].floor == one);
+	check_figures(&r);
+	vt_series_free(&s);
+
+	/* a series without the metric: said so, no time estimate (soaking longer cannot help) */
+	build(&s, &one, 1, 1);
+	free(s.m[VT_M_COMMITTED]);
+	s.m[VT_M_COMMITTED] = NULL;
+	r = analyze(&s);
+	CHECK(r.kind == VT_VERDICT_CANNOT_TELL && isnan(r.need_more_s));
+	CHECK(strstr(r.why, "not recorded") != NULL);
+	vt_series_free(&s);
+}
+
+/* Another metric: glibc arenas 5 -> 8 after 100 s (the report's sprawl), a count, not bytes. */
+static void test_soak__arenas_count_metric(void)
+{
+	double *v = flat_noise(300, 0, 0, 18);
+	struct vt_series s;
+	struct vt_soak_opts o;
+	struct vt_soak_verdict r;
+	struct vt_stat *st;
+	size_t i;
+
+	build(&s, v, 300, 1);
+	st = vt_series_stat(&s, VT_M_ARENAS);
+	for (i = 0; i < 300; i++)
+		st[i].lo = st[i].hi = st[i].mean = i < 100 ? 5 : 8;
+	vt_soak_opts_default(&o);
+	o.metric = VT_M_ARENAS;
+	CHECK(vt_soak_analyze(&s, &o, &r) == 0);
+	printf("# arenas: %s: %s\n", vt_verdict_key(r.kind), r.why);
+	CHECK(r.metric == VT_M_ARENAS && r.kind == VT_VERDICT_STEP);
+	CHECK(r.step_bytes == 3 && r.step_t == 100);
+	CHECK(strstr(r.why, "MiB") == NULL);
+	vt_series_free(&s);
+	free(v);
+}
+
+static void test_soak__cpu_cores(void)
+{
+	double *v = flat_noise(120, 80 * MiB, 0.2 * MiB, 15);
+	struct vt_series s;
+	struct vt_stat *u, *k;
+	struct vt_soak_verdict r;
+	size_t i;
+
+	build(&s, v, 120, 1);
+	u = vt_series_stat(&s, VT_M_CPU_USER_S);
+	k = vt_series_stat(&s, VT_M_CPU_SYS_S);
+	for (i = 0; i < 120; i++) {
+		u[i].lo = u[i].hi = u[i].mean = 1000 + 0.5 * (double)i;
+		k[i].lo = k[i].hi = k[i].mean = 20 + 0.1 * (double)i;
+	}
+	r = analyze(&s);
+	CHECK(near(r.cpu_user_cores, 0.5, 1e-9) && near(r.cpu_sys_cores, 0.1, 1e-9));
+	CHECK(near(r.cpu_cores, 0.6, 1e-9));
+	vt_series_free(&s);
+	free(v);
+}
+
+/* 30 days at 1 s, read back as 20,000 points of 130 samples: it must just work (bench/ times it). */
+static void test_soak__twenty_thousand_points(void)
+{
+	size_t n = 20000, i;
+	struct vt_series s;
+	struct vt_stat *st;
+	struct vt_soak_verdict r;
+	struct timespec a, b;
+
+	vt_series_init(&s);
+	CHECK(vt_series_reserve(&s, n) == 0);
+	st = vt_series_stat(&s, VT_M_COMMITTED);
+	seed(16);
+	for (i = 0; i < n; i++) {
+		double t0 = (double)i * 130, level = 600 * MiB + 200 * MiB * fmin(t0 / 86400, 1);
+		double lo = level - 3 * MiB * fabs(gauss()), hi = level + 3 * MiB * fabs(gauss());
+
+		s.t0[i] = t0;
+		s.t1[i] = t0 + 129;
+		s.t[i] = t0 + 64.5;
+		s.count[i] = 130;
+		s.pid[i] = 100;
+		s.incarnation[i] = 0;
+		st[i] = (struct vt_stat){ lo, hi, (lo + hi) / 2 };
+	}
+	s.n = n;
+	s.info.every_s = 1;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	r = analyze(&s);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("# 20000 points: %s in %.1f ms: %s\n", vt_verdict_key(r.kind),
+	       (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6, r.why);
+	CHECK(r.kind == VT_VERDICT_PLATEAU);
+	CHECK(r.samples == n * 130);
+	vt_series_free(&s);
+}
+
+VT_TEST_MAIN(test_soak__flat_noise_is_plateau, test_soak__ramp_then_flat_settles,
+	     test_soak__steady_ramp_is_leak, test_soak__short_leak_like_the_target, test_soak__step,
+	     test_soak__step_inside_a_binned_point, test_soak__step_many_draws,
+	     test_soak__sawtooth_is_plateau, test_soak__step_down, test_soak__concave_growth_is_settling,
+	     test_soak__levelled_off_recently_is_settling, test_soak__too_short,
+	     test_soak__huge_noise_cannot_tell, test_soak__lone_outliers_do_not_matter,
+	     test_soak__gaps_and_restart, test_soak__binned_same_as_raw, test_soak__swap_push_pull,
+	     test_soak__empty_and_one_sample, test_soak__arenas_count_metric, test_soak__cpu_cores, test_soak__twenty_thousand_points)

@@ -1,0 +1,1015 @@
+/*
+ * test_soak_render.c — the views of a soak analysis and of an A/B
+ * comparison (render/soak.h), on series and verdicts built by hand like the
+ * field report's: a 1458 MiB plateau, a 611 MiB arm under MALLOC_ARENA_MAX=2,
+ * live 44 MiB in both.  Each view is rendered to memory and read back: the
+ * verdict line, aligned tables, JSON that parses with nulls for unknowns,
+ * CSV with a constant column count, HTML that is self-contained and escaped.
+ */
+#include "harness.h"
+
+#include "render/soak.h"
+#include "render/svg_chart.h"
+
+#include <jansson.h>
+#include <math.h>
+
+#define MiB (1024.0 * 1024.0)
+#define WALL0 1788716228.0          /* 2026-09-06T17:37:08Z */
+#define EVIL "<script>alert(1)</script> --name srv"
+
+/* ---- building inputs ------------------------------------------------------ */
+
+static void set(struct vt_series *s, enum vt_metric m, size_t i, double v)
+{
+	struct vt_stat *st = vt_series_stat(s, m);
+
+	st[i] = (struct vt_stat){ v, v, v };
+}
+
+/* n points one sample each, every `every` seconds, around a 1458 MiB plateau. */
+static void build_series(struct vt_series *s, size_t n, double every)
+{
+	size_t i;
+
+	vt_series_init(s);
+	if (vt_series_reserve(s, n)) {
+		printf("Bail out! out of memory\n");
+		exit(2);
+	}
+	snprintf(s->info.target, sizeof(s->info.target), "%s", EVIL);
+	snprintf(s->info.arm, sizeof(s->info.arm), "default");
+	snprintf(s->info.host, sizeof(s->info.host), "node1");
+	snprintf(s->info.vitals_version, sizeof(s->info.vitals_version), "0.1.0");
+	s->info.schema = 1;
+	s->info.ncpus = 4;
+	s->info.every_s = every;
+	s->info.started_wall = WALL0;
+	s->info.heap = true;
+	for (i = 0; i < n; i++) {
+		double wave = sin((double)i / 7.0), anon = (1122 + 80 * wave) * MiB, committed = (1458 + 30 * wave) * MiB;
+
+		s->t[i] = s->t0[i] = s->t1[i] = (double)i * every;
+		s->wall[i] = WALL0 + (double)i * every;
+		s->count[i] = 1;
+		s->pid[i] = 4242;
+		s->incarnation[i] = 0;
+		set(s, VT_M_COMMITTED, i, committed);
+		set(s, VT_M_RSS_ANON, i, anon);
+		set(s, VT_M_VM_SWAP, i, committed - anon);
+		set(s, VT_M_HEAP_LIVE, i, 44.3 * MiB);
+		set(s, VT_M_HEAP_FREE, i, 1413 * MiB);
+		set(s, VT_M_ARENAS, i, 5);
+		set(s, VT_M_REGIONS_64M, i, 5);
+		set(s, VT_M_CPU_USER_S, i, 0.50 * (double)i * every);
+		set(s, VT_M_CPU_SYS_S, i, 0.07 * (double)i * every);
+	}
+	s->n = n;
+	s->samples = n;
+	/* one point nobody could read: unknown, never 0 */
+	if (n > 10)
+		s->m[VT_M_HEAP_LIVE][10] = (struct vt_stat){ NAN, NAN, NAN };
+}
+
+static void add_events_threads(struct vt_series *s, size_t nthreads, size_t nerrors)
+{
+	struct vt_event ev = { 0 };
+	struct vt_thread_run th;
+	size_t i;
+
+	ev.kind = VT_EV_START;
+	ev.wall = WALL0;
+	ev.pid = 4242;
+	snprintf(ev.detail, sizeof(ev.detail), "found by --name");
+	vt_series_add_event(s, &ev);
+	for (i = 0; i < nerrors; i++) {
+		ev.kind = VT_EV_ERROR;
+		ev.t = 60.0 * (double)(i + 1);
+		ev.wall = WALL0 + ev.t;
+		snprintf(ev.detail, sizeof(ev.detail), "smaps <b>unreadable</b> \xff");
+		vt_series_add_event(s, &ev);
+	}
+	for (i = 0; i < nthreads; i++) {
+		memset(&th, 0, sizeof(th));
+		th.pid = 4242;
+		th.tid = 4242 + (pid_t)i;
+		snprintf(th.name, sizeof(th.name), i == 1 ? "w\xff%zu" : "worker-%zu", i);
+		th.t_first = 0;
+		th.t_last = 3600;
+		th.cpu_ns = (uint64_t)(3600e9 * 0.05 * (double)(i + 1));
+		th.wait_ns = (uint64_t)(3600e9 * 0.01);
+		th.vcsw = 3600 * 12;
+		th.nvcsw = 3600;
+		th.wait_known = th.csw_known = true;
+		vt_series_add_thread(s, &th);
+	}
+}
+
+/* A plateau verdict over the whole series, like the report's .61 arm. */
+static void plateau_verdict(const struct vt_series *s, struct vt_soak_verdict *v)
+{
+	double t1 = s->t1[s->n - 1];
+	int q;
+
+	memset(v, 0, sizeof(*v));
+	v->kind = VT_VERDICT_PLATEAU;
+	v->metric = VT_M_COMMITTED;
+	snprintf(v->why, sizeof(v->why), "The floor moved +0.40 MiB from q1 to q4, inside the 12 MiB tolerance, "
+		 "over 3.3 h after it settled at t+41 min.");
+	v->from = 0;
+	v->to = s->n;
+	v->t0 = 0;
+	v->t1 = t1;
+	v->samples = s->samples;
+	v->running = true;
+	v->noise = 4.2 * MiB;
+	v->tolerance = 12 * MiB;
+	for (q = 0; q < 4; q++) {
+		v->q[q].t0 = t1 * q / 4;
+		v->q[q].t1 = t1 * (q + 1) / 4;
+		v->q[q].samples = s->n / 4;
+		v->q[q].floor = 1402 * MiB;
+		v->q[q].median = 1458 * MiB;
+		v->q[q].peak = 1491 * MiB;
+	}
+	v->q[3].floor = 1402.4 * MiB;
+	v->q[2].peak = NAN;          /* unknown shows as n/a */
+	v->floor_drift = 0.4 * MiB;
+	v->settled = true;
+	v->settle_s = 41 * 60;
+	v->settled_from = 41;
+	v->settled_lo = 1402 * MiB;
+	v->settled_hi = 1491 * MiB;
+	v->settled_median = 1458 * MiB;
+	v->slope = 0.02 * MiB / 3600;
+	v->slope_lo = NAN;
+	v->slope_hi = NAN;
+	v->slope_window_t0 = 41 * 60;
+	v->step_t = NAN;
+	v->step_bytes = v->step_before = v->step_after = NAN;
+	v->need_more_s = NAN;
+	v->swap.seen = true;
+	v->swap.episodes = 3;
+	v->swap.t0 = 50 * 60;
+	v->swap.t1 = 58 * 60;
+	v->swap.anon_delta = -62 * MiB;
+	v->swap.swap_delta = 91 * MiB;
+	v->swap.committed_delta = 1 * MiB;
+	v->swap.anon_range_lo = 966 * MiB;
+	v->swap.anon_range_hi = 1127 * MiB;
+	v->cpu_cores = 0.57;
+	v->cpu_user_cores = 0.50;
+	v->cpu_sys_cores = 0.07;
+}
+
+typedef int (*analyze_fn)(FILE *, const struct vt_analyze_report *);
+typedef int (*compare_fn)(FILE *, const struct vt_compare_report *);
+
+static char *render_analyze(analyze_fn fn, const struct vt_analyze_report *r, int *rc)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f) {
+		printf("Bail out! open_memstream\n");
+		exit(2);
+	}
+	*rc = fn(f, r);
+	fclose(f);
+	return buf;
+}
+
+static char *render_compare(compare_fn fn, const struct vt_compare_report *r, int *rc)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f) {
+		printf("Bail out! open_memstream\n");
+		exit(2);
+	}
+	*rc = fn(f, r);
+	fclose(f);
+	return buf;
+}
+
+/* ---- reading outputs back ------------------------------------------------- */
+
+/* Display width of one line (to '\n'): UTF-8 lead bytes. */
+static size_t line_width(const char *p)
+{
+	size_t w = 0;
+
+	for (; *p && *p != '\n'; p++)
+		if (((unsigned char)*p & 0xc0) != 0x80)
+			w++;
+	return w;
+}
+
+/* The display column where the n-th occurrence... of needle begins in the line at p, or -1. */
+static long col_of(const char *line, const char *needle)
+{
+	const char *hit = strstr(line, needle), *eol = strchr(line, '\n'), *p;
+	long col = 0;
+
+	if (!hit || (eol && hit > eol))
+		return -1;
+	for (p = line; p < hit; p++)
+		if (((unsigned char)*p & 0xc0) != 0x80)
+			col++;
+	return col;
+}
+
+/* The character (first byte) at display column col of the line at p; 0 past its end. */
+static char char_at(const char *line, long col)
+{
+	const char *p;
+	long c = -1;
+
+	for (p = line; *p && *p != '\n'; p++) {
+		if (((unsigned char)*p & 0xc0) != 0x80)
+			c++;
+		if (c == col)
+			return *p;
+	}
+	return 0;
+}
+
+static const char *next_line(const char *p)
+{
+	const char *e = strchr(p, '\n');
+
+	return e ? e + 1 : p + strlen(p);
+}
+
+static size_t count_str(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (; (hay = strstr(hay, needle)); hay += strlen(needle))
+		n++;
+	return n;
+}
+
+/* "nan" or "inf" standing alone (a number printed from a NAN): never in any view. */
+static bool has_nan_token(const char *s)
+{
+	const char *p;
+
+	for (p = s; *p; p++) {
+		bool start = p == s || !((p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z'));
+
+		if (start && (!strncasecmp(p, "nan", 3) || !strncasecmp(p, "inf", 3)) &&
+		    !((p[3] >= 'a' && p[3] <= 'z') || (p[3] >= 'A' && p[3] <= 'Z')))
+			return true;
+	}
+	return false;
+}
+
+/* Cells of one CSV record (RFC 4180); *p moves past it.  Returns the count. */
+static int csv_record(const char **p)
+{
+	const char *s = *p;
+	int cells = 1;
+	bool quoted = false;
+
+	for (; *s; s++) {
+		if (quoted) {
+			if (*s == '"' && s[1] == '"')
+				s++;
+			else if (*s == '"')
+				quoted = false;
+		} else if (*s == '"') {
+			quoted = true;
+		} else if (*s == ',') {
+			cells++;
+		} else if (*s == '\n') {
+			s++;
+			break;
+		}
+	}
+	*p = s;
+	return cells;
+}
+
+/* ---- analyze: text -------------------------------------------------------- */
+
+static void test_soak_render__text_plateau(void)
+{
+	struct vt_series s;
+	struct vt_soak_verdict v;
+	struct vt_analyze_report r = { "run.db", &s, &v, true, 0 };
+	const char *q, *p;
+	char *out;
+	size_t w;
+	int rc, rows = 0;
+
+	build_series(&s, 200, 60);
+	add_events_threads(&s, 14, 12);
+	plateau_verdict(&s, &v);
+	out = render_analyze(vt_render_analyze_text, &r, &rc);
+	CHECK(rc == 0);
+	CHECK(strstr(out, "vitals analyze · run.db") != NULL);
+	CHECK(strstr(out, "2026-09-06 17:37:08 UTC") != NULL);
+	CHECK(strstr(out, "still being written") != NULL);
+	CHECK(strstr(out, "verdict: plateau — settled after 41 min; 1458 MiB (oscillating 1402–1491 MiB)\n") != NULL);
+	CHECK(strstr(out, "floor drift q1→q4: +0.40 MiB (within noise: tolerance 12.0 MiB)") != NULL);
+	CHECK(strstr(out, "RssAnon fell 62.0 MiB while swap rose 91.0 MiB and committed stayed flat:") != NULL);
+	CHECK(strstr(out, "paged out,") != NULL);
+	CHECK(strstr(out, "0.57 cores (user 0.50, sys 0.07)") != NULL);
+	CHECK(strstr(out, "(90% interval") == NULL);      /* unknown interval: not printed as nan */
+	CHECK(!has_nan_token(out));
+	/* every line of the quarters table (header, rule, q1..q4) has one width */
+	q = strstr(out, "  QUARTER");
+	CHECK(q != NULL);
+	if (q) {
+		w = line_width(q);
+		for (p = q; *p && strncmp(p, "  floor drift", 13) && rows < 8; p = next_line(p), rows++)
+			CHECK_EQ_U64(line_width(p), w);
+		CHECK_EQ_I64(rows, 6);
+		CHECK(strstr(q, "  q3 ") != NULL && strstr(q, "n/a") != NULL);
+	}
+	/* sparklines: 60 cells each, the span's min and max labelled */
+	p = strstr(out, "  committed ");
+	CHECK(p != NULL && strstr(out, "min 1428 MiB") != NULL && strstr(out, "max 1488 MiB") != NULL);
+	CHECK(strstr(out, "  VmSwap ") != NULL && strstr(out, "  RssAnon ") != NULL);
+	/* threads: the busiest first, 10 of 14, the rest summed */
+	CHECK(strstr(out, "threads by CPU over the run (10 of 14 shown)") != NULL);
+	CHECK(col_of(strstr(out, "  TID"), "TID") == 2);
+	CHECK(strstr(out, "4255  worker-13  0.700") != NULL);
+	CHECK(strstr(out, "4 other threads: 0.500 cores together") != NULL);
+	CHECK(strstr(out, "unreadable</b> ?\n") != NULL);  /* bytes that are not UTF-8: '?' */
+	/* events: capped at 10 */
+	CHECK(strstr(out, "events (13: 0 restarts, 0 gaps, 12 errors)") != NULL);
+	CHECK(strstr(out, "… 3 more") != NULL);
+	free(out);
+
+	/* ASCII terminals get the ASCII ramp */
+	r.utf8 = false;
+	out = render_analyze(vt_render_analyze_text, &r, &rc);
+	CHECK(rc == 0);
+	p = strstr(out, "over the span");
+	CHECK(p && !strstr(p, "▁") && !strstr(p, "█"));
+	free(out);
+	vt_series_free(&s);
+}
+
+static void test_soak_render__headlines(void)
+{
+	struct vt_soak_verdict v;
+	char buf[640];
+
+	memset(&v, 0, sizeof(v));
+	v.metric = VT_M_COMMITTED;
+	v.need_more_s = NAN;
+	v.kind = VT_VERDICT_LEAK;
+	v.slope = 1.84 * MiB / 3600;
+	v.slope_lo = 1.61 * MiB / 3600;
+	v.slope_hi = 2.07 * MiB / 3600;
+	CHECK_STR(vt_soak_headline(&v, buf, sizeof(buf)),
+		  "leak — floor rising 1.84 MiB/h (90% interval 1.61–2.07)");
+
+	v.kind = VT_VERDICT_STEP;
+	v.step_t = 32 * 60;
+	v.step_bytes = 178 * MiB;
+	v.step_before = 771 * MiB;
+	v.step_after = 969 * MiB;
+	CHECK_STR(vt_soak_headline(&v, buf, sizeof(buf)),
+		  "step growth — +178 MiB at t+32 min (771 → 969 MiB), flat on both sides");
+
+	v.kind = VT_VERDICT_SETTLING;
+	v.slope = NAN;
+	v.need_more_s = 24.2 * 60;
+	CHECK_STR(vt_soak_headline(&v, buf, sizeof(buf)), "still settling — soak at least 25 more minutes");
+
+	v.kind = VT_VERDICT_CANNOT_TELL;
+	v.samples = 12;
+	v.t0 = 0;
+	v.t1 = 240;
+	v.need_more_s = 16 * 60;
+	CHECK_STR(vt_soak_headline(&v, buf, sizeof(buf)),
+		  "cannot tell yet — 12 samples over 4 min; soak at least 16 more minutes");
+	v.samples = 0;
+	v.need_more_s = NAN;
+	CHECK_STR(vt_soak_headline(&v, buf, sizeof(buf)), "cannot tell yet — no samples");
+
+	v.kind = VT_VERDICT_PLATEAU;
+	v.settled = true;
+	v.settle_s = 41 * 60;
+	v.tolerance = 12 * MiB;
+	v.settled_median = 1458 * MiB;
+	v.settled_lo = 1402 * MiB;
+	v.settled_hi = 1491 * MiB;
+	CHECK_STR(vt_soak_headline(&v, buf, sizeof(buf)),
+		  "plateau — settled after 41 min; 1458 MiB (oscillating 1402–1491 MiB)");
+}
+
+static void test_soak_render__units(void)
+{
+	char b[32];
+
+	CHECK_STR(vt_fmt_size(NAN, b, sizeof(b)), "n/a");
+	CHECK_STR(vt_fmt_size(512, b, sizeof(b)), "512 B");
+	CHECK_STR(vt_fmt_size(104 * 1024, b, sizeof(b)), "104 KiB");
+	CHECK_STR(vt_fmt_size(44.3 * MiB, b, sizeof(b)), "44.3 MiB");
+	CHECK_STR(vt_fmt_size(1458 * MiB, b, sizeof(b)), "1458 MiB");
+	CHECK_STR(vt_fmt_size(12.3 * 1024 * MiB, b, sizeof(b)), "12.3 GiB");
+	CHECK_STR(vt_fmt_size_delta_like(-847 * MiB, 1458 * MiB, b, sizeof(b)), "-847 MiB");
+	CHECK_STR(vt_fmt_size_delta_like(0.2 * MiB, 44.3 * MiB, b, sizeof(b)), "+0.20 MiB");
+	CHECK_STR(vt_fmt_size_delta_like(0, 1402 * MiB, b, sizeof(b)), "+0 MiB");
+	CHECK_STR(vt_fmt_size_delta_like(5 * MiB, 12.0 * 1024 * MiB, b, sizeof(b)), "+5.00 MiB");
+	CHECK_STR(vt_fmt_size_delta_like(410 * 1024, NAN, b, sizeof(b)), "+410 KiB");
+	CHECK_STR(vt_fmt_size_delta(-1.5 * MiB, b, sizeof(b)), "-1.50 MiB");
+	CHECK_STR(vt_fmt_span(41, b, sizeof(b)), "41 s");
+	CHECK_STR(vt_fmt_span(12 * 60, b, sizeof(b)), "12 min");
+	CHECK_STR(vt_fmt_span(3.4 * 3600, b, sizeof(b)), "3.4 h");
+	CHECK_STR(vt_fmt_span(NAN, b, sizeof(b)), "n/a");
+	CHECK_STR(vt_fmt_utc(WALL0, true, b, sizeof(b)), "2026-09-06T17:37:08Z");
+	CHECK_STR(vt_fmt_metric(VT_M_ARENAS, 5, b, sizeof(b)), "5");
+}
+
+/* ---- analyze: JSON -------------------------------------------------------- */
+
+static void test_soak_render__json(void)
+{
+	struct vt_series s;
+	struct vt_soak_verdict v;
+	struct vt_analyze_report r = { "run.db", &s, &v, true, 0 };
+	json_error_t err;
+	json_t *root, *verdict, *q, *th;
+	char *out;
+	int rc;
+
+	build_series(&s, 200, 60);
+	add_events_threads(&s, 3, 2);
+	plateau_verdict(&s, &v);
+	out = render_analyze(vt_render_analyze_json, &r, &rc);
+	CHECK(rc == 0);
+	CHECK(strstr(out, "nan") == NULL && strstr(out, "NaN") == NULL && strstr(out, "inf") == NULL);
+	root = json_loads(out, 0, &err);
+	CHECK(root != NULL);
+	if (!root) {
+		printf("#   %s\n", err.text);
+		free(out);
+		vt_series_free(&s);
+		return;
+	}
+	CHECK_STR(json_string_value(json_object_get(root, "schema")), "vitals.analyze/1");
+	CHECK_STR(json_string_value(json_object_get(json_object_get(root, "recording"), "target")), EVIL);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(root, "recording"), "started_wall")),
+		  "2026-09-06T17:37:08Z");
+	CHECK(json_is_null(json_object_get(json_object_get(root, "recording"), "env")));
+	verdict = json_object_get(root, "verdict");
+	CHECK_STR(json_string_value(json_object_get(verdict, "kind")), "plateau");
+	CHECK_STR(json_string_value(json_object_get(verdict, "name")), "plateau");
+	CHECK(json_is_true(json_object_get(json_object_get(verdict, "span"), "running")));
+	CHECK(json_is_null(json_object_get(verdict, "step")));
+	CHECK(json_is_null(json_object_get(verdict, "need_more_s")));
+	CHECK(json_is_null(json_object_get(json_object_get(verdict, "slope"), "lo")));
+	CHECK(json_is_real(json_object_get(json_object_get(verdict, "slope"), "bytes_per_s")));
+	CHECK_EQ_I64(json_integer_value(json_object_get(verdict, "floor_drift_bytes")), (int64_t)(0.4 * MiB));
+	CHECK_EQ_I64(json_integer_value(json_object_get(json_object_get(verdict, "settled"), "median_bytes")),
+		     (int64_t)(1458 * MiB));
+	q = json_object_get(verdict, "quarters");
+	CHECK_EQ_U64(json_array_size(q), 4);
+	CHECK(json_is_null(json_object_get(json_array_get(q, 2), "peak_bytes")));
+	CHECK(json_is_integer(json_object_get(json_array_get(q, 2), "floor_bytes")));
+	CHECK(json_is_true(json_object_get(json_object_get(verdict, "swap"), "seen")));
+	th = json_object_get(root, "threads");
+	CHECK_EQ_U64(json_array_size(th), 3);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(th, 1), "name")), "w\xef\xbf\xbd" "1");
+	CHECK_EQ_U64(json_array_size(json_object_get(root, "events")), 3);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(root, "events"), 1), "kind")),
+		  "error");
+	json_decref(root);
+	free(out);
+	vt_series_free(&s);
+}
+
+/* ---- CSV ------------------------------------------------------------------ */
+
+static void test_soak_render__series_csv(void)
+{
+	struct vt_series s;
+	const char *p;
+	char *out = NULL;
+	size_t len = 0, rows = 0;
+	FILE *f;
+	int rc, cols;
+
+	build_series(&s, 50, 5);
+	f = open_memstream(&out, &len);
+	rc = vt_render_series_csv(f, &s);
+	fclose(f);
+	CHECK(rc == 0);
+#define CSV_HEAD "t_s,wall,pid,incarnation,samples,committed_mean,committed_lo,committed_hi,rss_anon_mean,"
+	CHECK(!strncmp(out, CSV_HEAD, strlen(CSV_HEAD)));
+	p = out;
+	cols = csv_record(&p);
+	CHECK_EQ_I64(cols, 5 + 3 * 9);
+	while (*p) {
+		CHECK_EQ_I64(csv_record(&p), cols);
+		rows++;
+	}
+	CHECK_EQ_U64(rows, 50);
+	CHECK(strstr(out, "\n0.000,2026-09-06T17:37:08Z,4242,0,1,1528823808,") != NULL);
+	/* point 10 has no heap_live: three empty cells, not zeros */
+	p = strstr(out, "\n50.000,");
+	CHECK(p && strstr(p, ",,,") && strstr(p, ",,,") < strchr(p + 1, '\n'));
+	CHECK(!has_nan_token(out));
+	free(out);
+	vt_series_free(&s);
+}
+
+/* ---- HTML ----------------------------------------------------------------- */
+
+static void test_soak_render__html(void)
+{
+	struct vt_series s;
+	struct vt_soak_verdict v;
+	struct vt_analyze_report r = { "a&b.db", &s, &v, true, 0 };
+	char *out;
+	int rc;
+
+	build_series(&s, 200, 60);
+	add_events_threads(&s, 3, 2);
+	plateau_verdict(&s, &v);
+	v.step_t = 32 * 60;
+	v.step_bytes = 178 * MiB;
+	out = render_analyze(vt_render_analyze_html, &r, &rc);
+	CHECK(rc == 0);
+	CHECK(!strncmp(out, "<!DOCTYPE html>", 15));
+	CHECK(strstr(out, "</html>\n") != NULL);
+	CHECK_EQ_U64(count_str(out, "<svg"), 5);   /* committed, anon+swap, heap, arenas, CPU */
+	CHECK_EQ_U64(count_str(out, "</svg>"), 5);
+	/* nothing fetched: the only URL is the SVG namespace */
+	CHECK_EQ_U64(count_str(out, "http"), count_str(out, "xmlns=\"http://www.w3.org/2000/svg\""));
+	CHECK(strstr(out, "<script") == NULL && strstr(out, "src=") == NULL && strstr(out, "@import") == NULL);
+	CHECK(strstr(out, "&lt;script&gt;alert(1)&lt;/script&gt;") != NULL);
+	CHECK(strstr(out, "a&amp;b.db") != NULL);
+	CHECK(strstr(out, "smaps &lt;b&gt;unreadable&lt;/b&gt; \xef\xbf\xbd") != NULL);
+	CHECK(strstr(out, "<b>unreadable") == NULL);
+	CHECK(strstr(out, "verdict: plateau — settled after 41 min") != NULL);
+	CHECK(strstr(out, "settled window") != NULL);
+	CHECK(strstr(out, "step +178 MiB at t+32 min") != NULL);
+	CHECK(strstr(out, "floor trend") != NULL && strstr(out, "stroke-dasharray") != NULL);
+	CHECK(strstr(out, " MiB</text>") != NULL && strstr(out, " min</text>") != NULL);
+	CHECK(!has_nan_token(out));
+	free(out);
+	vt_series_free(&s);
+}
+
+/* 20,000 points squeeze to about 1,000 vertices and a one-point spike survives. */
+static void test_soak_render__svg_downsample_keeps_spike(void)
+{
+	enum { N = 20000 };
+	static double x[N], y[N];
+	struct vt_chart_line line = { "spiky", "#000", x, y, NULL, NULL, N, false };
+	struct vt_chart c;
+	char *out = NULL, *d;
+	size_t len = 0, i, vertices = 0;
+	FILE *f;
+
+	for (i = 0; i < N; i++) {
+		x[i] = (double)i;
+		y[i] = 0;
+	}
+	y[12345] = 100;
+	y[777] = NAN;                 /* a break */
+	memset(&c, 0, sizeof(c));
+	c.id = "t";
+	c.title = "t";
+	c.y_unit = VT_CHART_COUNT;
+	c.x_min = c.x_max = NAN;
+	c.lines = &line;
+	c.nlines = 1;
+	f = open_memstream(&out, &len);
+	CHECK(vt_svg_chart(f, &c) == 0);
+	fclose(f);
+	d = strstr(out, "<path d=\"");
+	CHECK(d != NULL);
+	if (d) {
+		char *end = strchr(d + 9, '"');
+		*end = '\0';
+		vertices = count_str(d, " L") + count_str(d, " M");
+		CHECK(vertices >= 500 && vertices <= 1004);
+		CHECK_EQ_U64(count_str(d, " M"), 2);          /* broken once at the NAN */
+		/* the spike reaches the top of the plot (y = 44.0 px) */
+		CHECK(strstr(d, " 44.0") != NULL);
+	}
+	free(out);
+}
+
+static void test_soak_render__sparkline(void)
+{
+	double v[200], flat[5] = { 3, 3, 3, 3, 3 }, gap[4] = { 1, NAN, 2, 3 };
+	char buf[256];
+	size_t i, n;
+
+	for (i = 0; i < 200; i++)
+		v[i] = (double)i;
+	n = vt_sparkline(buf, sizeof(buf), v, 200, 60, true);
+	CHECK_EQ_U64(n, 60);
+	CHECK_EQ_U64(strlen(buf), 180);
+	CHECK(!strncmp(buf, "▁", 3) && !strcmp(buf + 177, "█"));
+	n = vt_sparkline(buf, sizeof(buf), v, 200, 60, false);
+	CHECK_EQ_U64(n, 60);
+	CHECK_EQ_U64(strlen(buf), 60);
+	CHECK(buf[0] == '.' && buf[59] == '@');
+	CHECK(strspn(buf, ".:-=+*#%@") == 60);
+	/* fewer values than cells: one cell each */
+	CHECK_EQ_U64(vt_sparkline(buf, sizeof(buf), v, 10, 60, false), 10);
+	/* flat sits in the middle, unknown is a space */
+	vt_sparkline(buf, sizeof(buf), flat, 5, 60, false);
+	CHECK_STR(buf, "+++++");
+	vt_sparkline(buf, sizeof(buf), gap, 4, 60, false);
+	CHECK_STR(buf, ". +@");
+	/* a small buffer limits the cells, never overflows */
+	CHECK_EQ_U64(vt_sparkline(buf, 10, v, 200, 60, true), 3);
+	CHECK_EQ_U64(strlen(buf), 9);
+	CHECK_EQ_U64(vt_sparkline(buf, sizeof(buf), v, 0, 60, true), 0);
+	CHECK_STR(buf, "");
+}
+
+
+/* ---- edge cases and the analysis itself ----------------------------------- */
+
+/* Every analyze view of (s, v): rc 0, JSON that parses, never a printed NAN. */
+static void all_views_clean(const struct vt_series *s, const struct vt_soak_verdict *v)
+{
+	struct vt_analyze_report r = { "x.db", s, v, false, 3 };
+	analyze_fn fns[] = { vt_render_analyze_text, vt_render_analyze_json, vt_render_analyze_html };
+	char *out = NULL;
+	size_t len = 0, i;
+	json_t *root;
+	FILE *f;
+	int rc;
+
+	for (i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		out = render_analyze(fns[i], &r, &rc);
+		CHECK(rc == 0);
+		CHECK(out && !has_nan_token(out));
+		if (fns[i] == vt_render_analyze_json) {
+			root = json_loads(out, 0, NULL);
+			CHECK(root != NULL);
+			json_decref(root);
+		}
+		free(out);
+	}
+	f = open_memstream(&out, &len);
+	CHECK(vt_render_series_csv(f, s) == 0);
+	fclose(f);
+	CHECK(!has_nan_token(out));
+	free(out);
+}
+
+static void test_soak_render__empty_series(void)
+{
+	struct vt_series s;
+	struct vt_soak_verdict v;
+
+	vt_series_init(&s);
+	memset(&v, 0, sizeof(v));
+	v.kind = VT_VERDICT_CANNOT_TELL;
+	v.metric = VT_M_COMMITTED;
+	v.noise = v.tolerance = v.floor_drift = v.slope = v.slope_lo = v.slope_hi = NAN;
+	v.step_t = v.need_more_s = v.cpu_cores = v.cpu_user_cores = v.cpu_sys_cores = NAN;
+	v.slope_window_t0 = v.swap.anon_range_lo = v.swap.anon_range_hi = NAN;
+	snprintf(v.why, sizeof(v.why), "no samples were recorded");
+	all_views_clean(&s, &v);
+	vt_series_free(&s);
+}
+
+/* A restart and a gap: the charts break there and mark the restart; a step is marked. */
+static void test_soak_render__restart_gap_step(void)
+{
+	struct vt_series s;
+	struct vt_soak_verdict v;
+	struct vt_analyze_report r = { "x.db", &s, &v, true, 0 };
+	struct vt_event ev = { 0 };
+	char *out, *svg, *end;
+	size_t i;
+	int rc;
+
+	build_series(&s, 120, 30);
+	for (i = 0; i < s.n; i++) {
+		if (i >= 40) {
+			s.incarnation[i] = 1;
+			s.pid[i] = 5151;
+		}
+		if (i >= 80) {                        /* 20 minutes without samples */
+			s.t[i] = s.t0[i] = s.t1[i] = s.t[i] + 1200;
+			s.wall[i] += 1200;
+		}
+		if (i >= 100)                         /* a step of 178 MiB */
+			set(&s, VT_M_COMMITTED, i, s.m[VT_M_COMMITTED][i].mean + 178 * MiB);
+	}
+	ev.kind = VT_EV_RESTART;
+	ev.t = s.t0[40];
+	ev.wall = s.wall[40];
+	ev.pid = 5151;
+	snprintf(ev.detail, sizeof(ev.detail), "new pid after exit");
+	vt_series_add_event(&s, &ev);
+	plateau_verdict(&s, &v);
+	v.kind = VT_VERDICT_STEP;
+	v.from = 40;
+	v.restarts = 1;
+	v.gaps = 1;
+	v.running = false;
+	v.t0 = s.t0[40];
+	v.settled = false;
+	v.step_t = s.t[100];
+	v.step_bytes = 178 * MiB;
+	v.step_before = 1458 * MiB;
+	v.step_after = 1636 * MiB;
+	all_views_clean(&s, &v);
+
+	out = render_analyze(vt_render_analyze_text, &r, &rc);
+	CHECK(strstr(out, "verdict: step growth — +178 MiB at t+") != NULL);
+	CHECK(strstr(out, "(1458 → 1636 MiB), flat on both sides") != NULL);
+	CHECK(strstr(out, "restarts   1 before the span · gaps 1 inside it") != NULL);
+	CHECK(strstr(out, "pid 5151") != NULL && strstr(out, "status     finished") != NULL);
+	CHECK(strstr(out, "events (1: 1 restart, 0 gaps, 0 errors)") != NULL);
+	free(out);
+
+	out = render_analyze(vt_render_analyze_html, &r, &rc);
+	CHECK(rc == 0);
+	svg = strstr(out, "<svg");
+	CHECK(svg != NULL);
+	if (svg) {
+		end = strstr(svg, "</svg>");
+		*end = '\0';
+		CHECK(strstr(svg, ">restart</text>") != NULL);
+		CHECK(strstr(svg, ">step +178 MiB at t+") != NULL);
+		/* the committed line: three pieces (first process, second before and after the gap) */
+		svg = strstr(svg, "stroke-width=\"1.6\"");
+		CHECK(svg != NULL);
+		if (svg) {
+			while (svg > out && strncmp(svg, "<path d=\"", 9))
+				svg--;
+			*strstr(svg, "\" fill=") = '\0';
+			CHECK_EQ_U64(count_str(svg, " M"), 3);
+		}
+	}
+	free(out);
+	vt_series_free(&s);
+}
+
+/* What vt_soak_analyze says about a series renders in every view. */
+static void test_soak_render__from_the_analysis(void)
+{
+	struct vt_series s;
+	struct vt_soak_verdict v;
+	struct vt_soak_opts o;
+	struct vt_analyze_report r = { "x.db", &s, &v, true, 0 };
+	char *out, line[640];
+	int rc;
+
+	build_series(&s, 400, 30);
+	add_events_threads(&s, 4, 1);
+	vt_soak_opts_default(&o);
+	CHECK(vt_soak_analyze(&s, &o, &v) == 0);
+	all_views_clean(&s, &v);
+	out = render_analyze(vt_render_analyze_text, &r, &rc);
+	snprintf(line, sizeof(line), "verdict: %s", vt_soak_headline(&v, (char[640]){ 0 }, 640));
+	CHECK(strstr(out, line) != NULL);
+	CHECK(strstr(out, "  q4 ") != NULL);
+	free(out);
+	vt_series_free(&s);
+}
+
+/* ---- compare -------------------------------------------------------------- */
+
+struct ab {
+	struct vt_series s[2];
+	struct vt_cmp_arm arms[2];
+	struct vt_cmp_diff diff[2][VT_CMP_COUNT];
+	struct vt_comparison cmp;
+};
+
+static void cellv(struct vt_cmp_cell *c, double med, double lo, double hi, double noise)
+{
+	*c = (struct vt_cmp_cell){ true, med, lo, hi, noise };
+}
+
+/* The report's A/B: default arenas against MALLOC_ARENA_MAX=2. */
+static void build_ab(struct ab *ab)
+{
+	int f;
+
+	memset(ab, 0, sizeof(*ab));
+	build_series(&ab->s[0], 78, 60);
+	build_series(&ab->s[1], 205, 60);
+	snprintf(ab->s[1].info.arm, sizeof(ab->s[1].info.arm), "cap2");
+	snprintf(ab->s[1].info.env, sizeof(ab->s[1].info.env), "MALLOC_ARENA_MAX=2");
+	ab->arms[0].name = "default";
+	ab->arms[0].series = &ab->s[0];
+	plateau_verdict(&ab->s[0], &ab->arms[0].verdict);
+	ab->arms[0].window_settled = false;
+	ab->arms[0].window_t0 = 39 * 60;
+	ab->arms[0].window_t1 = 78 * 60;
+	ab->arms[0].window_samples = 14;
+	ab->arms[1].name = "cap2";
+	ab->arms[1].series = &ab->s[1];
+	plateau_verdict(&ab->s[1], &ab->arms[1].verdict);
+	ab->arms[1].window_settled = true;
+	ab->arms[1].window_t0 = 0;
+	ab->arms[1].window_t1 = 3.4 * 3600;
+	ab->arms[1].window_samples = 43;
+	cellv(&ab->arms[0].cell[VT_CMP_COMMITTED], 1458 * MiB, 1402 * MiB, 1491 * MiB, 4 * MiB);
+	cellv(&ab->arms[1].cell[VT_CMP_COMMITTED], 611 * MiB, 598 * MiB, 624 * MiB, 2 * MiB);
+	cellv(&ab->arms[0].cell[VT_CMP_RSS_ANON], 1122 * MiB, 966 * MiB, 1127 * MiB, 30 * MiB);
+	cellv(&ab->arms[1].cell[VT_CMP_RSS_ANON], 575 * MiB, 570 * MiB, 580 * MiB, 2 * MiB);
+	cellv(&ab->arms[0].cell[VT_CMP_HEAP_LIVE], 44.3 * MiB, 43.9 * MiB, 44.6 * MiB, 0.3 * MiB);
+	cellv(&ab->arms[1].cell[VT_CMP_HEAP_LIVE], 44.5 * MiB, 44.4 * MiB, 44.5 * MiB, 0.1 * MiB);
+	cellv(&ab->arms[0].cell[VT_CMP_REGIONS_64M], 6, 5, 8, 1);
+	cellv(&ab->arms[1].cell[VT_CMP_REGIONS_64M], 1, 1, 1, 0);
+	cellv(&ab->arms[0].cell[VT_CMP_LIVE_FRACTION], 0.0304, 0.0300, 0.0357, 0.001);
+	cellv(&ab->arms[1].cell[VT_CMP_LIVE_FRACTION], 0.0729, 0.0720, 0.0731, 0.0005);
+	for (f = 0; f < VT_CMP_COUNT; f++) {
+		const struct vt_cmp_cell *a = &ab->arms[0].cell[f], *b = &ab->arms[1].cell[f];
+
+		ab->diff[1][f].known = a->known && b->known;
+		ab->diff[1][f].delta = b->median - a->median;
+		ab->diff[1][f].pct = (b->median - a->median) / a->median * 100;
+	}
+	ab->diff[1][VT_CMP_HEAP_LIVE].within_noise = true;
+	ab->cmp.narms = 2;
+	ab->cmp.arms = ab->arms;
+	ab->cmp.diff = ab->diff;
+}
+
+static void free_ab(struct ab *ab)
+{
+	vt_series_free(&ab->s[0]);
+	vt_series_free(&ab->s[1]);
+}
+
+static void test_soak_render__compare_text(void)
+{
+	static struct ab ab;
+	struct vt_compare_report r = { &ab.cmp, "experiment: 2 arms of ./srv", true };
+	const char *hdr, *p;
+	char *out, row[128];
+	long pct_col, rows = 0;
+	int rc;
+
+	build_ab(&ab);
+	out = render_compare(vt_render_compare_text, &r, &rc);
+	CHECK(rc == 0);
+	CHECK(!strncmp(out, "experiment: 2 arms of ./srv\n", 28));
+	CHECK(strstr(out, "1458 MiB (1402–1491)") != NULL);
+	CHECK(strstr(out, "611 MiB (598–624)") != NULL);
+	CHECK(strstr(out, "-847 MiB") != NULL && strstr(out, "-58%") != NULL);
+	CHECK(strstr(out, "+0.20 MiB") != NULL && strstr(out, "+0.5%") != NULL);
+	CHECK(strstr(out, "0.0729 (0.0720–0.0731)") != NULL);
+	snprintf(row, sizeof(row), "\n  %s  ", vt_cmp_fields[VT_CMP_HEAP_LIVE].label);
+	p = strstr(out, row);
+	CHECK(p && strstr(p + 1, "within noise") && strstr(p + 1, "within noise") < strchr(p + 1, '\n'));
+	snprintf(row, sizeof(row), "\n  %s  ", vt_cmp_fields[VT_CMP_COMMITTED].label);
+	p = strstr(out, row);
+	CHECK(p && !(strstr(p + 1, "within noise") && strstr(p + 1, "within noise") < strchr(p + 1, '\n')));
+	CHECK(strstr(out, "not recorded in any arm: ") != NULL);
+	CHECK(strstr(out, "cap2 (MALLOC_ARENA_MAX=2): plateau, settled window 3.4 h, 43 samples") != NULL);
+	CHECK(strstr(out, "default: plateau, never settled: last half used (39 min, 14 samples)") != NULL);
+	CHECK(!has_nan_token(out));
+	/* aligned: the % column ends in the same display column on every row */
+	hdr = strstr(out, "default (baseline)");
+	CHECK(hdr != NULL);
+	if (hdr) {
+		while (hdr > out && hdr[-1] != '\n')
+			hdr--;
+		pct_col = col_of(hdr, "%");
+		CHECK(pct_col > 0);
+		for (p = next_line(next_line(hdr)); *p && *p != '\n' && strncmp(p, "  each", 6); p = next_line(p)) {
+			char c = char_at(p, pct_col);
+
+			CHECK(c == '%' || c == 'a');
+			rows++;
+		}
+		CHECK_EQ_I64(rows, 5);   /* the fields known in some arm */
+	}
+	free(out);
+	free_ab(&ab);
+}
+
+static void test_soak_render__compare_json_csv_html(void)
+{
+	static struct ab ab;
+	struct vt_compare_report r = { &ab.cmp, NULL, true };
+	json_error_t err;
+	json_t *root, *fields, *live;
+	const char *p;
+	char *out;
+	int rc, cols;
+	size_t i, rows = 0;
+
+	build_ab(&ab);
+	out = render_compare(vt_render_compare_json, &r, &rc);
+	CHECK(rc == 0);
+	CHECK(strstr(out, "nan") == NULL);
+	root = json_loads(out, 0, &err);
+	CHECK(root != NULL);
+	if (root) {
+		CHECK_STR(json_string_value(json_object_get(root, "schema")), "vitals.compare/1");
+		CHECK_EQ_U64(json_array_size(json_object_get(root, "arms")), 2);
+		fields = json_object_get(root, "fields");
+		CHECK_EQ_U64(json_array_size(fields), VT_CMP_COUNT);
+		live = json_array_get(json_object_get(json_array_get(fields, VT_CMP_HEAP_LIVE), "arms"), 1);
+		CHECK(json_is_true(json_object_get(live, "within_noise")));
+		CHECK(json_is_null(json_object_get(json_array_get(json_object_get(json_array_get(fields,
+			VT_CMP_HEAP_LIVE), "arms"), 0), "delta")));
+		CHECK(json_is_null(json_object_get(json_array_get(json_object_get(json_array_get(fields,
+			VT_CMP_KEEPCOST), "arms"), 1), "median")));
+		CHECK_EQ_I64(json_integer_value(json_object_get(json_array_get(json_object_get(json_array_get(fields,
+			VT_CMP_COMMITTED), "arms"), 1), "delta")), (int64_t)(-847 * MiB));
+		CHECK(json_is_true(json_object_get(json_object_get(json_array_get(json_object_get(root, "arms"), 1),
+								   "window"), "settled")));
+		CHECK(json_is_false(json_object_get(json_object_get(json_array_get(json_object_get(root, "arms"), 0),
+								    "window"), "settled")));
+		json_decref(root);
+	}
+	free(out);
+
+	/* CSV: a name with a comma and a quote stays one cell */
+	ab.arms[1].name = "cap \"2\", tuned";
+	out = render_compare(vt_render_compare_csv, &r, &rc);
+	CHECK(rc == 0);
+#define CMP_HEAD "arm,field,unit,median,lo,hi,noise,delta,pct,within_noise\n"
+	CHECK(!strncmp(out, CMP_HEAD, strlen(CMP_HEAD)));
+	CHECK(strstr(out, "\n\"cap \"\"2\"\", tuned\",committed,bytes,") != NULL);
+	p = out;
+	cols = csv_record(&p);
+	while (*p) {
+		CHECK_EQ_I64(csv_record(&p), cols);
+		rows++;
+	}
+	CHECK_EQ_U64(rows, 2 * VT_CMP_COUNT);
+	CHECK(strstr(out, "\ndefault,keepcost,bytes,,,,,,,\n") != NULL);
+	free(out);
+
+	/* HTML: overlaid arms, escaped names */
+	ab.arms[1].name = "<i>cap2</i>";
+	out = render_compare(vt_render_compare_html, &r, &rc);
+	CHECK(rc == 0);
+	CHECK(count_str(out, "<svg") >= 3);
+	CHECK(strstr(out, "&lt;i&gt;cap2&lt;/i&gt;") != NULL && strstr(out, "<i>") == NULL);
+	CHECK(strstr(out, "within noise") != NULL);
+	CHECK_EQ_U64(count_str(out, "http"), count_str(out, "xmlns=\"http://www.w3.org/2000/svg\""));
+	for (i = 0; i < 2; i++)
+		CHECK(strstr(out, vt_chart_palette[i]) != NULL);
+	CHECK(!has_nan_token(out));
+	free(out);
+	free_ab(&ab);
+}
+
+
+/* What vt_compare says about two recordings renders in every compare view. */
+static void test_soak_render__from_the_comparison(void)
+{
+	struct vt_series a, b;
+	const struct vt_series *series[2] = { &a, &b };
+	const char *names[2] = { "default", "cap2" };
+	struct vt_comparison cmp;
+	struct vt_soak_opts o;
+	struct vt_compare_report r = { &cmp, NULL, true };
+	compare_fn fns[] = { vt_render_compare_text, vt_render_compare_json, vt_render_compare_csv,
+			     vt_render_compare_html };
+	json_t *root;
+	char *out;
+	size_t i;
+	int rc;
+
+	build_series(&a, 300, 30);
+	build_series(&b, 300, 30);
+	for (i = 0; i < b.n; i++)
+		set(&b, VT_M_COMMITTED, i, 611 * MiB + 2 * MiB * sin((double)i));
+	vt_soak_opts_default(&o);
+	memset(&cmp, 0, sizeof(cmp));
+	CHECK(vt_compare(series, names, 2, &o, &cmp) == 0);
+	for (i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		out = render_compare(fns[i], &r, &rc);
+		CHECK(rc == 0);
+		CHECK(out && !has_nan_token(out));
+		if (fns[i] == vt_render_compare_json) {
+			root = json_loads(out, 0, NULL);
+			CHECK(root != NULL);
+			json_decref(root);
+		}
+		if (fns[i] == vt_render_compare_text)
+			CHECK(strstr(out, "default (baseline)") != NULL && strstr(out, "cap2: ") != NULL);
+		free(out);
+	}
+	vt_comparison_free(&cmp);
+	vt_series_free(&a);
+	vt_series_free(&b);
+}
+
+VT_TEST_MAIN(test_soak_render__text_plateau, test_soak_render__headlines, test_soak_render__units,
+	     test_soak_render__json, test_soak_render__series_csv, test_soak_render__html,
+	     test_soak_render__svg_downsample_keeps_spike, test_soak_render__sparkline,
+	     test_soak_render__empty_series, test_soak_render__restart_gap_step,
+	     test_soak_render__from_the_analysis, test_soak_render__compare_text,
+	     test_soak_render__compare_json_csv_html, test_soak_render__from_the_comparison)

@@ -1,0 +1,271 @@
+/*
+ * test_store.c — soak recordings: what is written reads back the same;
+ * many samples fold into bounded points without losing floors, peaks or
+ * counter ends; restarts and gaps split points; files that are not
+ * recordings, or are newer, are refused with VT_E_RECORDING.
+ */
+#include "harness.h"
+
+#include "proc/procfs.h"
+#include "soak/store.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#define MiB (1024.0 * 1024.0)
+
+static char dir[] = "/tmp/vitals-test-store-XXXXXX";
+
+static const char *path_of(const char *name)
+{
+	static char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return path;
+}
+
+static struct vt_store *create(const char *name, double every)
+{
+	struct vt_recording_info info = { 0 };
+	struct vt_store *st = NULL;
+	struct vt_err err;
+
+	snprintf(info.target, sizeof(info.target), "pid 42");
+	snprintf(info.arm, sizeof(info.arm), "cap2");
+	info.every_s = every;
+	info.ncpus = 2;
+	info.started_wall = 1.7e9;
+	CHECK(vt_store_create(path_of(name), &info, true, &st, &err) == VT_OK);
+	return st;
+}
+
+static void row(struct vt_store *st, double t, pid_t pid, double committed, double cpu)
+{
+	struct vt_store_sample s = { .t = t, .wall = 1.7e9 + t, .pid = pid };
+	struct vt_err err;
+	int m;
+
+	for (m = 0; m < VT_M_COUNT; m++)
+		s.v[m] = NAN;
+	s.v[VT_M_COMMITTED] = committed;
+	s.v[VT_M_RSS_ANON] = committed;
+	s.v[VT_M_CPU_USER_S] = cpu;
+	CHECK(vt_store_append(st, &s, NULL, 0, &err) == VT_OK);
+}
+
+static void test_store__round_trip(void)
+{
+	struct vt_store *st = create("rt.db", 1);
+	struct vt_store_thread th[2] = { { 10, "worker-0", 1000, 5, 3, 1 }, { 11, "worker-1", 2000, VT_NA, 4, 2 } };
+	struct vt_store_sample s = { .t = 0, .wall = 1.7e9, .pid = 42 };
+	struct vt_event ev = { .t = 0.5, .wall = 1.7e9, .kind = VT_EV_NOTE, .pid = 42 };
+	struct vt_series ser;
+	struct vt_err err;
+	int m;
+
+	for (m = 0; m < VT_M_COUNT; m++)
+		s.v[m] = NAN;
+	s.v[VT_M_COMMITTED] = 100 * MiB;
+	s.v[VT_M_CPU_USER_S] = 1.25;
+	CHECK(vt_store_append(st, &s, th, 2, &err) == VT_OK);
+	snprintf(ev.detail, sizeof(ev.detail), "hello");
+	CHECK(vt_store_event(st, &ev, &err) == VT_OK);
+	th[0].cpu_ns = 5000;
+	th[0].vcsw = 13;
+	th[0].nvcsw = 2;
+	s.t = 1;
+	s.v[VT_M_COMMITTED] = 101 * MiB;
+	s.v[VT_M_CPU_USER_S] = 1.5;
+	CHECK(vt_store_append(st, &s, th, 1, &err) == VT_OK);
+	CHECK_EQ_U64(vt_store_samples(st), 2);
+	CHECK(vt_store_bytes(st) > 0);
+	CHECK(vt_store_close(st, &err) == VT_OK);
+
+	vt_series_init(&ser);
+	CHECK(vt_store_load(path_of("rt.db"), 0, &ser, &err) == VT_OK);
+	CHECK_EQ_U64(ser.n, 2);
+	CHECK_EQ_U64(ser.samples, 2);
+	CHECK_STR(ser.info.target, "pid 42");
+	CHECK_STR(ser.info.arm, "cap2");
+	CHECK(ser.info.every_s == 1);
+	CHECK(ser.info.ncpus == 2);
+	CHECK(!ser.info.finished);
+	CHECK(ser.m[VT_M_COMMITTED] && ser.m[VT_M_COMMITTED][1].mean == 101 * MiB);
+	CHECK(ser.m[VT_M_CPU_USER_S] && ser.m[VT_M_CPU_USER_S][1].mean == 1.5);
+	CHECK(ser.m[VT_M_HEAP_LIVE] == NULL);       /* never recorded: absent, not zeros */
+	CHECK_EQ_U64(ser.nevents, 1);
+	CHECK_STR(ser.events[0].detail, "hello");
+	CHECK_EQ_U64(ser.nthreads, 2);
+	if (ser.nthreads == 2) {
+		const struct vt_thread_run *w0 = ser.threads[0].tid == 10 ? &ser.threads[0] : &ser.threads[1];
+
+		CHECK_STR(w0->name, "worker-0");
+		CHECK_EQ_U64(w0->cpu_ns, 4000);
+		CHECK(w0->csw_known);
+		CHECK_EQ_U64(w0->vcsw, 10);
+		CHECK_EQ_U64(w0->nvcsw, 1);
+		CHECK(w0->t_first == 0 && w0->t_last == 1);
+	}
+	vt_series_free(&ser);
+}
+
+/* 10,000 samples into at most 500 points: floors, peaks and counter ends survive. */
+static void test_store__binning_keeps_extremes(void)
+{
+	struct vt_store *st = create("bin.db", 1);
+	struct vt_series ser;
+	struct vt_err err;
+	double lo = INFINITY, hi = -INFINITY, last_cpu = 0;
+	size_t i;
+
+	for (i = 0; i < 10000; i++) {
+		double v = 200 * MiB + (double)((i * 7919) % 1000) * 1024;
+
+		if (i == 5000)
+			v = 150 * MiB;       /* one dip */
+		lo = fmin(lo, v);
+		hi = fmax(hi, v);
+		last_cpu = (double)i * 0.01;
+		row(st, (double)i, 42, v, last_cpu);
+	}
+	CHECK(vt_store_close(st, &err) == VT_OK);
+	vt_series_init(&ser);
+	CHECK(vt_store_load(path_of("bin.db"), 500, &ser, &err) == VT_OK);
+	CHECK(ser.n <= 510 && ser.n >= 400);
+	CHECK_EQ_U64(ser.samples, 10000);
+	{
+		double plo = INFINITY, phi = -INFINITY;
+		uint64_t count = 0;
+
+		for (i = 0; i < ser.n; i++) {
+			plo = fmin(plo, ser.m[VT_M_COMMITTED][i].lo);
+			phi = fmax(phi, ser.m[VT_M_COMMITTED][i].hi);
+			count += ser.count[i];
+			CHECK(ser.t0[i] <= ser.t[i] && ser.t[i] <= ser.t1[i]);
+		}
+		CHECK(plo == lo);
+		CHECK(phi == hi);
+		CHECK_EQ_U64(count, 10000);
+		CHECK(ser.m[VT_M_CPU_USER_S][0].lo == 0);
+		CHECK(fabs(ser.m[VT_M_CPU_USER_S][ser.n - 1].hi - last_cpu) < 1e-9);
+	}
+	vt_series_free(&ser);
+}
+
+/* A new pid is a new incarnation; a gap ends a point even when bins are wide. */
+static void test_store__restart_and_gap_split_points(void)
+{
+	struct vt_store *st = create("rs.db", 1);
+	struct vt_series ser;
+	struct vt_err err;
+	size_t i, from, to;
+
+	for (i = 0; i < 100; i++)
+		row(st, (double)i, 42, 100 * MiB, 0);
+	for (i = 100; i < 200; i++)
+		row(st, (double)i, 43, 50 * MiB, 0);
+	for (i = 260; i < 300; i++)      /* a 60 s gap */
+		row(st, (double)i, 43, 50 * MiB, 0);
+	CHECK(vt_store_close(st, &err) == VT_OK);
+	vt_series_init(&ser);
+	CHECK(vt_store_load(path_of("rs.db"), 10, &ser, &err) == VT_OK);
+	for (i = 0; i < ser.n; i++) {
+		CHECK(ser.pid[i] == (ser.incarnation[i] ? 43 : 42));
+		CHECK(!(ser.t0[i] < 200 && ser.t1[i] >= 260));
+	}
+	vt_series_last_incarnation(&ser, &from, &to);
+	CHECK(ser.pid[from] == 43 && to == ser.n);
+	CHECK(from > 0 && ser.pid[from - 1] == 42);
+	vt_series_free(&ser);
+}
+
+static void test_store__refuses_what_is_not_a_recording(void)
+{
+	struct vt_series ser;
+	struct vt_err err;
+	sqlite3 *db;
+	FILE *f;
+
+	f = fopen(path_of("text.db"), "w");
+	fputs("this is not a database, but it is long enough to look like a file header...........\n", f);
+	fclose(f);
+	vt_series_init(&ser);
+	CHECK(vt_store_load(path_of("text.db"), 0, &ser, &err) == VT_E_RECORDING);
+	CHECK(strstr(err.msg, "not a SQLite file") != NULL);
+
+	CHECK(sqlite3_open(path_of("other.db"), &db) == SQLITE_OK);
+	sqlite3_exec(db, "CREATE TABLE x(y)", NULL, NULL, NULL);
+	sqlite3_close(db);
+	CHECK(vt_store_load(path_of("other.db"), 0, &ser, &err) == VT_E_RECORDING);
+	CHECK(strstr(err.msg, "not a vitals recording") != NULL);
+
+	vt_store_close(create("newer.db", 1), &err);
+	CHECK(sqlite3_open(path_of("newer.db"), &db) == SQLITE_OK);
+	sqlite3_exec(db, "PRAGMA user_version=99", NULL, NULL, NULL);
+	sqlite3_close(db);
+	CHECK(vt_store_load(path_of("newer.db"), 0, &ser, &err) == VT_E_RECORDING);
+	CHECK(strstr(err.msg, "newer vitals") != NULL);
+
+	CHECK(vt_store_load(path_of("missing.db"), 0, &ser, &err) == VT_E_NOTFOUND);
+	CHECK(ser.n == 0 && ser.m[VT_M_COMMITTED] == NULL);
+}
+
+static void test_store__existing_file_needs_overwrite(void)
+{
+	struct vt_recording_info info = { 0 };
+	struct vt_store *st = NULL;
+	struct vt_err err;
+	FILE *f = fopen(path_of("keep.db"), "w");
+
+	fputs("precious", f);
+	fclose(f);
+	CHECK(vt_store_create(path_of("keep.db"), &info, false, &st, &err) == VT_E_USAGE);
+	CHECK(st == NULL);
+	CHECK(access(path_of("keep.db"), F_OK) == 0);
+	CHECK(vt_store_create(path_of("no/such/dir.db"), &info, false, &st, &err) != VT_OK);
+	CHECK(st == NULL);
+}
+
+/* An empty recording loads as zero points, not an error. */
+static void test_store__empty_recording_loads(void)
+{
+	struct vt_series ser;
+	struct vt_err err;
+
+	CHECK(vt_store_close(create("empty.db", 1), &err) == VT_OK);
+	vt_series_init(&ser);
+	CHECK(vt_store_load(path_of("empty.db"), 0, &ser, &err) == VT_OK);
+	CHECK_EQ_U64(ser.n, 0);
+	vt_series_free(&ser);
+}
+
+static void setup(void)
+{
+	if (!mkdtemp(dir))
+		abort();
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
+static void test_store__setup(void)
+{
+	setup();
+}
+
+static void test_store__teardown(void)
+{
+	teardown();
+}
+
+VT_TEST_MAIN(test_store__setup, test_store__round_trip, test_store__binning_keeps_extremes,
+	     test_store__restart_and_gap_split_points, test_store__refuses_what_is_not_a_recording,
+	     test_store__existing_file_needs_overwrite, test_store__empty_recording_loads,
+	     test_store__teardown)

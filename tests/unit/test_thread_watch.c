@@ -1,0 +1,848 @@
+/*
+ * test_thread_watch.c — cpu/thread_watch.c on trees written by the test
+ * (thread churn, a reused tid, the fd budget, context switches, a zombie),
+ * on a recorded tree, and on the live test process and a child: threads that
+ * exit and appear, counters that only grow, a process that exits, and no fd
+ * left behind under churn.
+ */
+#include "harness.h"
+
+#include "cpu/thread_watch.h"
+#include "proc/procfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- trees written by the test ------------------------------------------ */
+
+struct tree {
+	char root[64];      /* mkdtemp */
+	char proc[96];      /* root/proc */
+	pid_t pid;
+};
+
+static void put(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Write a file in place (same inode: a held fd sees the new text, as procfs). */
+static void put(const char *path, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+	int fd, n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, text, (size_t)n) != n) {
+		printf("Bail out! cannot write %s\n", path);
+		exit(2);
+	}
+	close(fd);
+}
+
+static void stat_line(const char *path, pid_t tid, const char *comm, char state, int nthreads,
+		      uint64_t start, uint64_t ut, uint64_t st, int cpu)
+{
+	put(path,
+	    "%d (%s) %c 1 %d %d 0 -1 4194368 0 0 0 0 %" PRIu64 " %" PRIu64 " 0 0 20 0 %d 0 %" PRIu64
+	    " 1000000 100 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 0 %d 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+	    (int)tid, comm, state, (int)tid, (int)tid, ut, st, nthreads, start, cpu);
+}
+
+static void tree_init(struct tree *t, pid_t pid, bool schedstat)
+{
+	char path[256];
+
+	snprintf(t->root, sizeof(t->root), "/tmp/vt-tw-XXXXXX");
+	if (!mkdtemp(t->root)) {
+		printf("Bail out! mkdtemp\n");
+		exit(2);
+	}
+	t->pid = pid;
+	snprintf(t->proc, sizeof(t->proc), "%s/proc", t->root);
+	mkdir(t->proc, 0755);
+	snprintf(path, sizeof(path), "%s/%d", t->proc, (int)pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/task", t->proc, (int)pid);
+	mkdir(path, 0755);
+	if (schedstat) {
+		snprintf(path, sizeof(path), "%s/%d/schedstat", t->proc, (int)pid);
+		put(path, "0 0 0\n");
+	}
+	snprintf(path, sizeof(path), "%s/%d/stat", t->proc, (int)pid);
+	stat_line(path, pid, "app", 'S', 1, 100, 0, 0, 0);
+}
+
+/* The process stat: state and totals. */
+static void tree_proc(struct tree *t, char state, int nthreads, uint64_t ut, uint64_t st)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%d/stat", t->proc, (int)t->pid);
+	stat_line(path, t->pid, "app", state, nthreads, 100, ut, st, 0);
+}
+
+/* One thread: stat, schedstat (run = ut ms), status (vol = ut, nonvol = st). */
+static void tree_thread(struct tree *t, pid_t tid, const char *comm, uint64_t start, uint64_t ut,
+			uint64_t st)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d", t->proc, (int)t->pid, (int)tid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/task/%d/stat", t->proc, (int)t->pid, (int)tid);
+	stat_line(path, tid, comm, 'S', 1, start, ut, st, (int)(tid % 4));
+	snprintf(path, sizeof(path), "%s/%d/task/%d/schedstat", t->proc, (int)t->pid, (int)tid);
+	put(path, "%" PRIu64 " %" PRIu64 " 7\n", ut * 1000000, st * 1000);
+	snprintf(path, sizeof(path), "%s/%d/task/%d/status", t->proc, (int)t->pid, (int)tid);
+	put(path, "Name:\t%s\nState:\tS (sleeping)\nTgid:\t%d\nPid:\t%d\nThreads:\t3\n"
+		  "Cpus_allowed_list:\t0-1\nvoluntary_ctxt_switches:\t%" PRIu64
+		  "\nnonvoluntary_ctxt_switches:\t%" PRIu64 "\n",
+	    comm, (int)t->pid, (int)tid, ut, st);
+}
+
+static void tree_rm_thread(struct tree *t, pid_t tid)
+{
+	static const char *const files[] = { "stat", "schedstat", "status" };
+	char path[256];
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%d/task/%d/%s", t->proc, (int)t->pid, (int)tid,
+			 files[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/%d/task/%d", t->proc, (int)t->pid, (int)tid);
+	rmdir(path);
+}
+
+static void tree_free(struct tree *t)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->root);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", t->root);
+}
+
+/* Open pfs on the tree and a watch on its process. */
+static struct vt_thread_watch *tree_watch(struct tree *t, struct vt_procfs *pfs, int *pid_fd)
+{
+	struct vt_thread_watch *w = NULL;
+	struct vt_err err;
+
+	if (vt_procfs_open(pfs, t->proc, NULL, &err) || vt_pid_open(pfs, t->pid, pid_fd, &err) ||
+	    vt_thread_watch_open(pfs, *pid_fd, t->pid, &w, &err)) {
+		printf("Bail out! cannot watch the tree %s: %s\n", t->proc, err.msg);
+		exit(2);
+	}
+	return w;
+}
+
+static const struct vt_thread_counts *find(const struct vt_thread_counts *v, size_t n, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].tid == tid)
+			return &v[i];
+	return NULL;
+}
+
+static bool sorted(const struct vt_thread_counts *v, size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (v[i - 1].tid >= v[i].tid)
+			return false;
+	return true;
+}
+
+static bool same(const struct vt_thread_counts *a, const struct vt_thread_counts *b)
+{
+	return a->tid == b->tid && !strcmp(a->comm, b->comm) && a->state == b->state &&
+	       a->start_ticks == b->start_ticks && a->utime_ticks == b->utime_ticks &&
+	       a->stime_ticks == b->stime_ticks && a->run_ns == b->run_ns &&
+	       a->wait_ns == b->wait_ns && a->vcsw == b->vcsw && a->nvcsw == b->nvcsw &&
+	       a->processor == b->processor && a->is_new == b->is_new;
+}
+
+/* ---- on written trees ---------------------------------------------------- */
+
+/* Three threads, then one exits, one appears and one works. */
+static void test_thread_watch__fixture_churn(void)
+{
+	const struct vt_thread_counts *r, *x, *c;
+	const struct vt_thread_watch_proc *p;
+	struct vt_thread_watch_stats stats;
+	struct vt_thread_watch *w;
+	struct vt_procfs pfs;
+	struct vt_err err;
+	struct tree t;
+	size_t n, nx;
+	int pid_fd;
+
+	tree_init(&t, 500, true);
+	tree_proc(&t, 'S', 3, 40, 4);
+	tree_thread(&t, 500, "app", 100, 10, 1);
+	tree_thread(&t, 502, "worker 1)", 150, 20, 2);   /* comm with a space and ')' */
+	tree_thread(&t, 501, "worker-0", 120, 10, 1);
+	w = tree_watch(&t, &pfs, &pid_fd);
+	CHECK_EQ_U64(vt_thread_watch_count(w), 0);
+
+	CHECK(vt_thread_watch_read(w, 0, &err) == VT_OK);
+	r = vt_thread_watch_rows(w, &n);
+	CHECK_EQ_U64(n, 3);
+	CHECK(sorted(r, n));
+	CHECK_EQ_I64(r[0].tid, 500);
+	CHECK_STR(r[2].comm, "worker 1)");
+	CHECK_EQ_U64(r[2].utime_ticks, 20);
+	CHECK_EQ_U64(r[2].stime_ticks, 2);
+	CHECK_EQ_U64(r[2].start_ticks, 150);
+	CHECK_EQ_U64(r[2].run_ns, 20000000);
+	CHECK_EQ_U64(r[2].wait_ns, 2000);
+	CHECK_EQ_I64(r[2].processor, 502 % 4);
+	CHECK(r[2].state == 'S');
+	CHECK_EQ_U64(r[2].vcsw, VT_NA);     /* not asked for */
+	CHECK(!r[0].is_new && !r[1].is_new && !r[2].is_new);   /* the first read is the baseline */
+	vt_thread_watch_exited(w, &nx);
+	CHECK_EQ_U64(nx, 0);
+	p = vt_thread_watch_process(w);
+	CHECK_EQ_U64(p->utime_ticks, 40);
+	CHECK_EQ_U64(p->stime_ticks, 4);
+	CHECK_EQ_I64(p->num_threads, 3);
+	CHECK_EQ_I64(p->pid, 500);
+	CHECK(p->mono_ns > 0);
+	vt_thread_watch_stats(w, &stats);
+	CHECK_EQ_U64(stats.held, 3);
+	CHECK_EQ_U64(stats.reopened, 0);
+	CHECK_EQ_U64(stats.fds, 2 + 3 * 2);
+	CHECK(stats.schedstat);
+
+	/* 501 exits, 503 appears, 502 works */
+	tree_rm_thread(&t, 501);
+	tree_thread(&t, 503, "worker-2", 300, 0, 0);
+	tree_thread(&t, 502, "worker 1)", 150, 25, 3);
+	tree_proc(&t, 'S', 3, 50, 5);
+	CHECK(vt_thread_watch_read(w, 0, &err) == VT_OK);
+	r = vt_thread_watch_rows(w, &n);
+	CHECK_EQ_U64(n, 3);
+	CHECK(sorted(r, n));
+	CHECK(!find(r, n, 501));
+	c = find(r, n, 503);
+	CHECK(c && c->is_new);
+	c = find(r, n, 502);
+	CHECK(c && !c->is_new && c->utime_ticks == 25 && c->run_ns == 25000000);
+	x = vt_thread_watch_exited(w, &nx);
+	CHECK_EQ_U64(nx, 1);
+	CHECK(nx == 1 && x[0].tid == 501 && x[0].utime_ticks == 10 && x[0].start_ticks == 120);
+	CHECK(nx == 1 && !strcmp(x[0].comm, "worker-0"));
+	CHECK_EQ_U64(vt_thread_watch_process(w)->utime_ticks, 50);
+	vt_thread_watch_stats(w, &stats);
+	CHECK_EQ_U64(stats.fds, 2 + 3 * 2);   /* 501's closed, 503's opened */
+	CHECK_EQ_U64(stats.reads, 2);
+
+	/* nothing changes: no exits, nothing new */
+	CHECK(vt_thread_watch_read(w, 0, &err) == VT_OK);
+	r = vt_thread_watch_rows(w, &n);
+	vt_thread_watch_exited(w, &nx);
+	CHECK_EQ_U64(nx, 0);
+	CHECK(n == 3 && !r[0].is_new && !r[1].is_new && !r[2].is_new);
+
+	vt_thread_watch_close(w);
+	close(pid_fd);
+	vt_procfs_close(&pfs);
+	tree_free(&t);
+}
+
+/* A different start time under a known tid is exit + new, held fd or not. */
+static void test_thread_watch__fixture_tid_reuse(void)
+{
+	const struct vt_thread_counts *r, *x, *c;
+	struct vt_thread_watch *w;
+	struct vt_procfs pfs;
+	struct vt_err err;
+	struct tree t;
+	size_t n, nx;
+	int pid_fd, round;
+
+	for (round = 0; round < 2; round++) {   /* held fds, then by path only */
+		tree_init(&t, 600, true);
+		tree_thread(&t, 600, "app", 100, 5, 0);
+		tree_thread(&t, 601, "old", 110, 70, 7);
+		w = tree_watch(&t, &pfs, &pid_fd);
+		if (round == 1)
+			vt_thread_watch_set_fd_max(w, 0);
+		CHECK(vt_thread_watch_read(w, VT_TW_CSW, &err) == VT_OK);
+		tree_thread(&t, 601, "young", 900, 1, 0);   /* rewritten in place */
+		CHECK(vt_thread_watch_read(w, VT_TW_CSW, &err) == VT_OK);
+		r = vt_thread_watch_rows(w, &n);
+		CHECK_EQ_U64(n, 2);
+		c = find(r, n, 601);
+		CHECK(c && c->is_new && c->start_ticks == 900 && c->utime_ticks == 1);
+		CHECK(c && !strcmp(c->comm, "young"));
+		x = vt_thread_watch_exited(w, &nx);
+		CHECK_EQ_U64(nx, 1);
+		CHECK(nx == 1 && x[0].tid == 601 && x[0].start_ticks == 110 && x[0].utime_ticks == 70);
+		CHECK(nx == 1 && x[0].vcsw == 70 && x[0].nvcsw == 7);
+		CHECK(!find(r, n, 600)->is_new);
+		vt_thread_watch_close(w);
+		close(pid_fd);
+		vt_procfs_close(&pfs);
+		tree_free(&t);
+	}
+}
+
+/* Beyond the fd budget threads are read by path, with the same figures. */
+static void test_thread_watch__fixture_fd_budget(void)
+{
+	const struct vt_thread_counts *a, *b, *x;
+	struct vt_thread_watch *wa, *wb;
+	struct vt_thread_watch_stats stats;
+	struct vt_procfs pfs;
+	struct vt_err err;
+	struct tree t;
+	size_t na, nb, nx, i;
+	int fda, fdb;
+	pid_t tid;
+
+	tree_init(&t, 700, true);
+	for (tid = 700; tid < 710; tid++)
+		tree_thread(&t, tid, "w", 100 + (uint64_t)tid, (uint64_t)tid - 690, 1);
+	wa = tree_watch(&t, &pfs, &fda);
+	vt_procfs_close(&pfs);
+	wb = tree_watch(&t, &pfs, &fdb);
+	vt_thread_watch_set_fd_max(wb, 5);   /* 700's 3 files, 701's stat and schedstat */
+	CHECK(vt_thread_watch_read(wa, VT_TW_CSW, &err) == VT_OK);
+	CHECK(vt_thread_watch_read(wb, VT_TW_CSW, &err) == VT_OK);
+	vt_thread_watch_stats(wb, &stats);
+	CHECK_EQ_U64(stats.fds, 2 + 5);
+	CHECK_EQ_U64(stats.held, 2);
+	CHECK_EQ_U64(stats.reopened, 8);
+	vt_thread_watch_stats(wa, &stats);
+	CHECK_EQ_U64(stats.fds, 2 + 10 * 3);   /* stat, schedstat and status each */
+	a = vt_thread_watch_rows(wa, &na);
+	b = vt_thread_watch_rows(wb, &nb);
+	CHECK_EQ_U64(na, 10);
+	CHECK_EQ_U64(nb, 10);
+	for (i = 0; i < na && i < nb; i++)
+		CHECK(same(&a[i], &b[i]));
+
+	/* churn while over budget; then the cap drops to nothing */
+	tree_rm_thread(&t, 700);
+	tree_rm_thread(&t, 709);
+	tree_thread(&t, 705, "w", 100 + 705, 99, 2);
+	vt_thread_watch_set_fd_max(wb, 0);
+	CHECK(vt_thread_watch_read(wb, 0, &err) == VT_OK);
+	vt_thread_watch_stats(wb, &stats);
+	CHECK_EQ_U64(stats.fds, 2);
+	CHECK_EQ_U64(stats.held, 0);
+	CHECK_EQ_U64(stats.reopened, 8);
+	b = vt_thread_watch_rows(wb, &nb);
+	CHECK_EQ_U64(nb, 8);
+	CHECK(find(b, nb, 705) && find(b, nb, 705)->utime_ticks == 99);
+	x = vt_thread_watch_exited(wb, &nx);
+	CHECK_EQ_U64(nx, 2);
+	CHECK(nx == 2 && x[0].tid == 700 && x[1].tid == 709 && x[1].utime_ticks == 19);
+
+	/* and back: the cap lifted, fds are held again */
+	vt_thread_watch_set_fd_max(wb, SIZE_MAX);
+	CHECK(vt_thread_watch_read(wb, 0, &err) == VT_OK);
+	vt_thread_watch_stats(wb, &stats);
+	CHECK_EQ_U64(stats.held, 8);
+	CHECK_EQ_U64(stats.fds, 2 + 8 * 2);
+
+	vt_thread_watch_close(wa);
+	vt_thread_watch_close(wb);
+	close(fda);
+	close(fdb);
+	vt_procfs_close(&pfs);
+	tree_free(&t);
+}
+
+/* Context switches only when asked; a missing status or schedstat is VT_NA. */
+static void test_thread_watch__fixture_csw(void)
+{
+	const struct vt_thread_counts *r;
+	struct vt_thread_watch *w;
+	struct vt_thread_watch_stats stats;
+	struct vt_procfs pfs;
+	struct vt_err err;
+	struct tree t;
+	char path[256];
+	size_t n;
+	int pid_fd;
+
+	tree_init(&t, 800, false);   /* a kernel without schedstat */
+	tree_thread(&t, 800, "app", 100, 12, 3);
+	tree_thread(&t, 801, "io", 100, 40, 9);
+	snprintf(path, sizeof(path), "%s/800/task/801/status", t.proc);
+	unlink(path);
+	w = tree_watch(&t, &pfs, &pid_fd);
+	CHECK(vt_thread_watch_read(w, VT_TW_CSW, &err) == VT_OK);
+	r = vt_thread_watch_rows(w, &n);
+	CHECK_EQ_U64(n, 2);
+	CHECK(n == 2 && r[0].vcsw == 12 && r[0].nvcsw == 3);
+	CHECK(n == 2 && r[1].vcsw == VT_NA && r[1].nvcsw == VT_NA);   /* no status: still a row */
+	CHECK(n == 2 && r[0].run_ns == VT_NA && r[0].wait_ns == VT_NA);
+	vt_thread_watch_stats(w, &stats);
+	CHECK(!stats.schedstat);
+	CHECK_EQ_U64(stats.fds, 2 + 2 + 1);   /* two stats, one status */
+	CHECK(vt_thread_watch_read(w, 0, &err) == VT_OK);
+	r = vt_thread_watch_rows(w, &n);
+	CHECK(n == 2 && r[0].vcsw == VT_NA && r[0].utime_ticks == 12);
+	vt_thread_watch_close(w);
+	close(pid_fd);
+	vt_procfs_close(&pfs);
+	tree_free(&t);
+}
+
+/* A zombie process: VT_E_GONE, and its threads' last counters in exited. */
+static void test_thread_watch__fixture_zombie(void)
+{
+	const struct vt_thread_counts *x;
+	struct vt_thread_watch *w;
+	struct vt_procfs pfs;
+	struct vt_err err;
+	struct tree t;
+	size_t nx;
+	int pid_fd;
+
+	tree_init(&t, 900, true);
+	tree_proc(&t, 'S', 2, 10, 0);
+	tree_thread(&t, 900, "app", 100, 3, 0);
+	tree_thread(&t, 901, "w", 100, 7, 0);
+	w = tree_watch(&t, &pfs, &pid_fd);
+	CHECK(vt_thread_watch_read(w, 0, &err) == VT_OK);
+	/* the main thread exited but another runs on: not gone */
+	tree_proc(&t, 'Z', 2, 10, 0);
+	CHECK(vt_thread_watch_read(w, 0, &err) == VT_OK);
+	CHECK_EQ_U64(vt_thread_watch_count(w), 2);
+	tree_proc(&t, 'Z', 1, 10, 0);
+	CHECK(vt_thread_watch_read(w, 0, &err) == VT_E_GONE);
+	CHECK(strstr(err.msg, "zombie") != NULL);
+	CHECK_EQ_U64(vt_thread_watch_count(w), 0);
+	x = vt_thread_watch_exited(w, &nx);
+	CHECK_EQ_U64(nx, 2);
+	CHECK(nx == 2 && x[1].tid == 901 && x[1].utime_ticks == 7);
+	CHECK(vt_thread_watch_read(w, 0, &err) == VT_E_GONE);
+	vt_thread_watch_exited(w, &nx);
+	CHECK_EQ_U64(nx, 0);
+	vt_thread_watch_close(w);
+	close(pid_fd);
+	vt_procfs_close(&pfs);
+	tree_free(&t);
+	vt_thread_watch_close(NULL);
+}
+
+/* The recorded tree of a real process: every task/TID, stat only. */
+static void test_thread_watch__recorded_tree(void)
+{
+	const struct vt_thread_counts *r, *c;
+	struct vt_thread_watch *w = NULL;
+	struct vt_procfs pfs;
+	struct vt_err err;
+	char *text;
+	size_t n, len;
+	int pid_fd = -1;
+
+	CHECK(vt_procfs_open(&pfs, vt_fixture_path("proc/arena_default/proc"), NULL, &err) == VT_OK);
+	CHECK(vt_pid_open(&pfs, 9277, &pid_fd, &err) == VT_OK);
+	CHECK(vt_thread_watch_open(&pfs, pid_fd, 9277, &w, &err) == VT_OK);
+	if (!w)
+		return;
+	CHECK(vt_thread_watch_read(w, VT_TW_CSW, &err) == VT_OK);
+	r = vt_thread_watch_rows(w, &n);
+	CHECK_EQ_U64(n, 9);
+	CHECK(sorted(r, n));
+	c = find(r, n, 9281);
+	CHECK(c && !strcmp(c->comm, "churn-0") && c->utime_ticks == 8 && c->stime_ticks == 8);
+	CHECK(c && c->start_ticks == 91232 && c->run_ns == VT_NA && c->vcsw == VT_NA);
+	text = vt_fixture("proc/arena_default/proc/9277/stat", &len);
+	CHECK(!strncmp(text, "9277 (", 6));
+	CHECK_STR(vt_thread_watch_process(w)->comm, "arena_churn");
+	free(text);
+	vt_thread_watch_close(w);
+	close(pid_fd);
+	vt_procfs_close(&pfs);
+
+	/* a recorded zombie has no task/: gone at open */
+	CHECK(vt_procfs_open(&pfs, vt_fixture_path("proc/zombie/proc"), NULL, &err) == VT_OK);
+	CHECK(vt_pid_open(&pfs, 9772, &pid_fd, &err) == VT_OK);
+	CHECK(vt_thread_watch_open(&pfs, pid_fd, 9772, &w, &err) == VT_E_GONE);
+	CHECK(w == NULL);
+	close(pid_fd);
+	vt_procfs_close(&pfs);
+}
+
+/* ---- on live processes -------------------------------------------------- */
+
+struct worker {
+	pthread_t th;
+	atomic_int stop;
+	atomic_int tid;
+	atomic_int loops;
+	int id;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *wk = arg;
+	char name[16];
+	volatile unsigned x = 0;
+	struct timespec nap = { 0, 200000 };
+	int i;
+
+	snprintf(name, sizeof(name), "tw-%d", wk->id);
+	pthread_setname_np(pthread_self(), name);
+	atomic_store(&wk->tid, (int)gettid());
+	while (!atomic_load(&wk->stop)) {
+		for (i = 0; i < 20000; i++)
+			x += (unsigned)i;
+		nanosleep(&nap, NULL);     /* voluntary switches */
+		atomic_fetch_add(&wk->loops, 1);
+	}
+	return NULL;
+}
+
+static void worker_start(struct worker *wk, int id)
+{
+	memset(wk, 0, sizeof(*wk));
+	wk->id = id;
+	if (pthread_create(&wk->th, NULL, worker_main, wk) != 0) {
+		printf("Bail out! pthread_create\n");
+		exit(2);
+	}
+	while (atomic_load(&wk->loops) < 2)   /* has slept, so has switched */
+		usleep(100);
+}
+
+/* Join and wait until the kernel has dropped task/TID too. */
+static void worker_stop(struct worker *wk)
+{
+	char path[64];
+	int i;
+
+	atomic_store(&wk->stop, 1);
+	pthread_join(wk->th, NULL);
+	snprintf(path, sizeof(path), "/proc/self/task/%d", atomic_load(&wk->tid));
+	for (i = 0; i < 2000 && access(path, F_OK) == 0; i++)
+		usleep(500);
+}
+
+static void burn_cpu(double seconds)
+{
+	struct timespec a, b;
+	volatile uint64_t x = 0;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	do {
+		for (int i = 0; i < 100000; i++)
+			x += (uint64_t)i * 3;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	} while ((double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9 < seconds);
+}
+
+static bool grew(uint64_t before, uint64_t after)
+{
+	return !vt_known(before) || !vt_known(after) || after >= before;
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n - 1;   /* the DIR's own fd */
+}
+
+/* This test process: threads exit and appear, counters grow, CPU advances. */
+static void test_thread_watch__live_self(void)
+{
+	struct worker wk[5];
+	struct vt_thread_counts before[64], gone;
+	const struct vt_thread_counts *r, *x, *c, *b;
+	const struct vt_thread_watch_proc *p;
+	struct vt_thread_watch_stats stats;
+	struct vt_thread_watch *w = NULL;
+	struct vt_procfs pfs;
+	struct vt_err err;
+	uint64_t cpu0, main_run0;
+	size_t n, nb, nx, i;
+	pid_t self = getpid();
+	struct rlimit rl;
+	int pid_fd = -1;
+
+	for (i = 0; i < 4; i++)
+		worker_start(&wk[i], (int)i);
+	CHECK(vt_procfs_open(&pfs, NULL, NULL, &err) == VT_OK);
+	CHECK(vt_pid_open(&pfs, self, &pid_fd, &err) == VT_OK);
+	CHECK(vt_thread_watch_open(&pfs, pid_fd, self, &w, &err) == VT_OK);
+	if (!w)
+		return;
+	/* the soft limit went up to the hard one */
+	CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur == rl.rlim_max);
+
+	usleep(20000);
+	CHECK(vt_thread_watch_read(w, VT_TW_CSW, &err) == VT_OK);
+	r = vt_thread_watch_rows(w, &n);
+	CHECK(n >= 5);
+	CHECK(sorted(r, n));
+	for (i = 0; i < 4; i++) {
+		c = find(r, n, atomic_load(&wk[i].tid));
+		CHECK(c && !c->is_new && !strncmp(c->comm, "tw-", 3));
+		CHECK(c && vt_known(c->vcsw) && c->vcsw > 0);
+	}
+	c = find(r, n, self);
+	CHECK(c != NULL);
+	main_run0 = c ? c->run_ns : 0;
+	nb = n < 64 ? n : 64;
+	memcpy(before, r, nb * sizeof(*r));
+	p = vt_thread_watch_process(w);
+	cpu0 = p->utime_ticks + p->stime_ticks;
+	CHECK_EQ_I64(p->pid, self);
+	CHECK(p->num_threads >= 5);
+
+	/* worker 0 ends, worker 4 starts, the main thread burns 0.2 s */
+	worker_stop(&wk[0]);
+	c = find(before, nb, atomic_load(&wk[0].tid));
+	CHECK(c != NULL);
+	memset(&gone, 0, sizeof(gone));
+	if (c)
+		gone = *c;
+	worker_start(&wk[4], 4);
+	burn_cpu(0.2);
+	usleep(20000);
+
+	CHECK(vt_thread_watch_read(w, VT_TW_CSW, &err) == VT_OK);
+	r = vt_thread_watch_rows(w, &n);
+	CHECK(sorted(r, n));
+	CHECK(!find(r, n, atomic_load(&wk[0].tid)));
+	x = vt_thread_watch_exited(w, &nx);
+	c = find(x, nx, atomic_load(&wk[0].tid));
+	CHECK(c != NULL);
+	if (c) {   /* exactly what the previous read saw of it */
+		CHECK_EQ_U64(c->utime_ticks, gone.utime_ticks);
+		CHECK_EQ_U64(c->run_ns, gone.run_ns);
+		CHECK_EQ_U64(c->vcsw, gone.vcsw);
+		CHECK_EQ_U64(c->start_ticks, gone.start_ticks);
+	}
+	c = find(r, n, atomic_load(&wk[4].tid));
+	CHECK(c && c->is_new && !strcmp(c->comm, "tw-4"));
+	for (i = 0; i < n; i++) {
+		b = find(before, nb, r[i].tid);
+		if (!b)
+			continue;
+		CHECK(!r[i].is_new);
+		CHECK_EQ_U64(r[i].start_ticks, b->start_ticks);
+		CHECK(grew(b->utime_ticks, r[i].utime_ticks));
+		CHECK(grew(b->stime_ticks, r[i].stime_ticks));
+		CHECK(grew(b->run_ns, r[i].run_ns));
+		CHECK(grew(b->wait_ns, r[i].wait_ns));
+		CHECK(grew(b->vcsw, r[i].vcsw));
+		CHECK(grew(b->nvcsw, r[i].nvcsw));
+	}
+	c = find(r, n, self);
+	CHECK(c && (c->run_ns == VT_NA || c->run_ns - main_run0 >= 150000000ull));
+	p = vt_thread_watch_process(w);
+	CHECK(p->utime_ticks + p->stime_ticks >= cpu0 + (uint64_t)p->clk_tck / 10);
+
+	/* one worker replaced by another, same count: the listing was skipped,
+	 * then done in the same read when worker 0 was found gone */
+	vt_thread_watch_stats(w, &stats);
+	CHECK_EQ_U64(stats.lists, 2);
+
+	/* without VT_TW_CSW: no switches, nothing new, nothing gone, no listing */
+	CHECK(vt_thread_watch_read(w, 0, &err) == VT_OK);
+	vt_thread_watch_stats(w, &stats);
+	CHECK_EQ_U64(stats.lists, 2);
+	CHECK_EQ_U64(stats.reads, 3);
+	r = vt_thread_watch_rows(w, &n);
+	c = find(r, n, atomic_load(&wk[1].tid));
+	CHECK(c && c->vcsw == VT_NA && c->nvcsw == VT_NA && !c->is_new);
+	vt_thread_watch_exited(w, &nx);
+	CHECK_EQ_U64(nx, 0);
+
+	for (i = 1; i < 5; i++)
+		worker_stop(&wk[i]);
+	vt_thread_watch_close(w);
+	close(pid_fd);
+	vt_procfs_close(&pfs);
+}
+
+/* A child with threads exits: VT_E_GONE, zombie or reaped, last counters kept. */
+static void test_thread_watch__live_child_exit(void)
+{
+	const struct vt_thread_counts *x;
+	struct vt_thread_watch *w = NULL;
+	struct vt_procfs pfs;
+	struct vt_err err;
+	size_t nx;
+	int pid_fd = -1, reap, pipefd[2];
+	pid_t child;
+	char c;
+
+	for (reap = 0; reap < 2; reap++) {
+		CHECK(pipe(pipefd) == 0);
+		child = fork();
+		if (child == 0) {
+			struct worker wk[3];
+			int i;
+
+			for (i = 0; i < 3; i++)
+				worker_start(&wk[i], i);
+			if (write(pipefd[1], "r", 1) != 1)
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		CHECK(read(pipefd[0], &c, 1) == 1);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		CHECK(vt_procfs_open(&pfs, NULL, NULL, &err) == VT_OK);
+		CHECK(vt_pid_open(&pfs, child, &pid_fd, &err) == VT_OK);
+		CHECK(vt_thread_watch_open(&pfs, pid_fd, child, &w, &err) == VT_OK);
+		if (!w)
+			return;
+		CHECK(vt_thread_watch_read(w, VT_TW_CSW, &err) == VT_OK);
+		CHECK_EQ_U64(vt_thread_watch_count(w), 4);
+		kill(child, SIGKILL);
+		if (reap) {
+			waitpid(child, NULL, 0);
+		} else {   /* a zombie until the end of this round */
+			siginfo_t si;
+
+			waitid(P_PID, (id_t)child, &si, WEXITED | WNOWAIT);
+		}
+		CHECK(vt_thread_watch_read(w, VT_TW_CSW, &err) == VT_E_GONE);
+		CHECK_EQ_U64(vt_thread_watch_count(w), 0);
+		x = vt_thread_watch_exited(w, &nx);
+		CHECK_EQ_U64(nx, 4);
+		CHECK(nx == 4 && x[0].tid == child && vt_known(x[3].vcsw));
+		vt_thread_watch_close(w);
+		close(pid_fd);
+		vt_procfs_close(&pfs);
+		if (!reap)
+			waitpid(child, NULL, 0);
+	}
+}
+
+/* Threads come and go all the time: the books stay right, no fd is left. */
+static atomic_int churn_stop;
+
+static void *short_lived(void *arg)
+{
+	volatile unsigned x = 0;
+
+	for (unsigned i = 0; i < 1000u + (unsigned)(uintptr_t)arg % 5000u; i++)
+		x += i;
+	return NULL;
+}
+
+static void *spawner(void *arg)
+{
+	pthread_t th[8];
+	uintptr_t k = 0;
+	int i;
+
+	(void)arg;
+	while (!atomic_load(&churn_stop)) {
+		for (i = 0; i < 8; i++)
+			if (pthread_create(&th[i], NULL, short_lived, (void *)k++) != 0)
+				th[i] = 0;
+		for (i = 0; i < 8; i++)
+			if (th[i])
+				pthread_join(th[i], NULL);
+	}
+	return NULL;
+}
+
+static void test_thread_watch__live_churn_no_fd_leak(void)
+{
+	struct vt_thread_counts prev[256];
+	const struct vt_thread_counts *r, *x, *b;
+	struct vt_thread_watch_stats stats;
+	struct vt_thread_watch *w = NULL;
+	struct vt_procfs pfs;
+	struct vt_err err;
+	size_t n, nx, np = 0, i, news = 0, exits = 0;
+	pid_t self = getpid();
+	pthread_t sp[2];
+	int pid_fd = -1, fds0, tick, rc, bad = 0;
+
+	atomic_store(&churn_stop, 0);
+	CHECK(vt_procfs_open(&pfs, NULL, NULL, &err) == VT_OK);
+	CHECK(vt_pid_open(&pfs, self, &pid_fd, &err) == VT_OK);
+	fds0 = count_fds();
+	CHECK(vt_thread_watch_open(&pfs, pid_fd, self, &w, &err) == VT_OK);
+	if (!w)
+		return;
+	pthread_create(&sp[0], NULL, spawner, NULL);
+	pthread_create(&sp[1], NULL, spawner, NULL);
+	/* 300 reads, more on a loaded machine until 10 threads came and went */
+	for (tick = 0; tick < 5000 && (tick < 300 || news < 10 || exits < 10); tick++) {
+		rc = vt_thread_watch_read(w, tick % 2 ? VT_TW_CSW : 0, &err);
+		if (rc != VT_OK) {
+			printf("#   read %d: %s\n", tick, err.msg);
+			bad++;
+			continue;
+		}
+		r = vt_thread_watch_rows(w, &n);
+		x = vt_thread_watch_exited(w, &nx);
+		bad += !sorted(r, n) || !sorted(x, nx) || !find(r, n, self);
+		for (i = 0; i < nx; i++)   /* every exit was a row of the previous read */
+			bad += !find(prev, np, x[i].tid) && np < 256;
+		for (i = 0; i < n; i++) {
+			b = find(prev, np, r[i].tid);
+			news += r[i].is_new;
+			if (b && !r[i].is_new)
+				bad += b->start_ticks != r[i].start_ticks ||
+				       !grew(b->utime_ticks, r[i].utime_ticks) ||
+				       !grew(b->run_ns, r[i].run_ns);
+			/* a new row under a known tid: the old one must be in exited */
+			if (b && r[i].is_new)
+				bad += !find(x, nx, r[i].tid);
+			if (tick && !b && !r[i].is_new && np < 256)
+				bad++;
+		}
+		exits += nx;
+		vt_thread_watch_stats(w, &stats);
+		bad += stats.fds < 2 + n || stats.fds > 2 + 3 * n;
+		np = n < 256 ? n : 256;
+		memcpy(prev, r, np * sizeof(*r));
+	}
+	atomic_store(&churn_stop, 1);
+	pthread_join(sp[0], NULL);
+	pthread_join(sp[1], NULL);
+	printf("# %d reads: %zu new threads, %zu exits seen\n", tick, news, exits);
+	CHECK_EQ_I64(bad, 0);
+	CHECK(news > 10 && exits > 10);
+	vt_thread_watch_close(w);
+	CHECK_EQ_I64(count_fds(), fds0);
+	close(pid_fd);
+	vt_procfs_close(&pfs);
+}
+
+VT_TEST_MAIN(test_thread_watch__fixture_churn, test_thread_watch__fixture_tid_reuse,
+	     test_thread_watch__fixture_fd_budget, test_thread_watch__fixture_csw,
+	     test_thread_watch__fixture_zombie, test_thread_watch__recorded_tree,
+	     test_thread_watch__live_self, test_thread_watch__live_child_exit,
+	     test_thread_watch__live_churn_no_fd_leak)

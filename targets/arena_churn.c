@@ -61,6 +61,7 @@ static struct {
 	double epoch_ms;
 	double warmup_seconds;
 	int pause_signal;
+	size_t max_block;
 } opt = {
 	.threads = 8,
 	.live_target = (size_t)32 << 20,
@@ -68,6 +69,7 @@ static struct {
 	.hot_threads = 1,
 	.hot_share = 0.75,
 	.epoch_ms = 250,
+	.max_block = 300 << 10,
 };
 
 static struct worker *workers;
@@ -98,16 +100,23 @@ static size_t rand_between(uint64_t *s, size_t lo, size_t hi)
  * 70% small, 26% medium, 4% large; mean about 17 KiB.  The large ones
  * start above M_MMAP_THRESHOLD, but glibc raises the threshold when the
  * first of them is freed, and from then on they come from the arenas.
+ * Their rare coincidences keep raising the arenas' high-water marks for a
+ * long time: the floor creeps for many minutes before it settles.  With
+ * --max-block-kb sizes above the bound are drawn again below it: with
+ * small blocks only, the arenas reach their high water within seconds.
  */
 static size_t pick_size(uint64_t *s)
 {
 	unsigned int r = next_rand(s) % 100;
+	size_t size;
 
 	if (r < 70)
-		return rand_between(s, 64, 1024);
-	if (r < 96)
-		return rand_between(s, 1025, 64 << 10);
-	return rand_between(s, 100 << 10, 300 << 10);
+		size = rand_between(s, 64, 1024);
+	else if (r < 96)
+		size = rand_between(s, 1025, 64 << 10);
+	else
+		size = rand_between(s, 100 << 10, 300 << 10);
+	return size <= opt.max_block ? size : rand_between(s, 64, opt.max_block);
 }
 
 static void *map_zeroed(size_t size)
@@ -406,6 +415,9 @@ static void option(int val, const char *name, const char *arg)
 	case 'p':
 		opt.pause_signal = 1;
 		break;
+	case 'm':
+		opt.max_block = parse_num(name, arg, 1, 300) * 1024;
+		break;
 	}
 }
 
@@ -418,6 +430,7 @@ static const struct option options[] = {
 	{ "epoch-ms", required_argument, NULL, 'e' },
 	{ "warmup-seconds", required_argument, NULL, 'w' },
 	{ "pause-signal", no_argument, NULL, 'p' },
+	{ "max-block-kb", required_argument, NULL, 'm' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -433,7 +446,9 @@ static const struct cli cli = {
 	"  --hot-share F       fraction of allocations they do (default 0.75)\n"
 	"  --epoch-ms N        rotate the hot role every N ms (default 250)\n"
 	"  --warmup-seconds N  report phase \"warmup\" for N seconds (default 0)\n"
-	"  --pause-signal      SIGUSR1 pauses every worker, SIGUSR2 resumes\n",
+	"  --pause-signal      SIGUSR1 pauses every worker, SIGUSR2 resumes\n"
+	"  --max-block-kb N    no block above N KiB (default 300): with small blocks\n"
+	"                      only, the floor settles within seconds\n",
 	.options = options,
 	.option = option,
 };

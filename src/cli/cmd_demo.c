@@ -110,7 +110,10 @@ static pid_t start_arm(const char *target, struct arm *a, int seconds, int threa
 		unsetenv("MALLOC_ARENA_MAX");
 	if (!freopen("/dev/null", "w", stdout))
 		_exit(127);
-	execl(target, target, "--seconds", secs, "--threads", thr, "--truth", a->truth, (char *)NULL);
+	/* blocks up to 64 KiB: the arenas sprawl as with larger ones, and reach
+	 * their high water within seconds, so that a few minutes show a plateau */
+	execl(target, target, "--seconds", secs, "--threads", thr, "--max-block-kb", "64", "--truth", a->truth,
+	      (char *)NULL);
 	_exit(127);
 }
 

@@ -7,6 +7,8 @@
  * to prove the process did not exit (or its pid get reused) meanwhile.
  */
 #include "sample/sample.h"
+
+#include "base/clock.h"
 #include "sample/target.h"
 #include "proc/access.h"
 #include "proc/environ.h"
@@ -27,20 +29,6 @@ struct reader {
 	pid_t pid;
 	struct vt_buf buf;         /* reused for every file */
 };
-
-static double now_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double now_wall(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void section_ok(struct vt_section *s)
 {
@@ -389,12 +377,12 @@ int vt_sample_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_sampl
 		   struct vt_sample *out, struct vt_err *err)
 {
 	struct reader rd = { pfs, -1, pid, VT_BUF_INIT(VT_PROC_FILE_MAX) };
-	double t0 = now_mono();
+	double t0 = vt_mono_s();
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->light = opts->light;
-	out->taken_at = now_wall();
+	out->taken_at = vt_wall_s();
 	rc = vt_pid_open(pfs, pid, &rd.fd, err);
 	if (rc == VT_OK)
 		rc = take(&rd, opts, out, err);
@@ -404,7 +392,7 @@ int vt_sample_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_sampl
 	if (rd.fd >= 0)
 		close(rd.fd);
 	vt_buf_release(&rd.buf);
-	out->read_ms = (now_mono() - t0) * 1000.0;
+	out->read_ms = (vt_mono_s() - t0) * 1000.0;
 	if (rc)
 		vt_sample_release(out);
 	return rc;

@@ -3,6 +3,7 @@
  */
 #include "soak/soak.h"
 
+#include "base/clock.h"
 #include "base/version.h"
 #include "cpu/thread_watch.h"
 #include "sample/heap.h"
@@ -33,22 +34,6 @@ void vt_soak_config_default(struct vt_soak_config *cfg)
 	cfg->threads_every_s = 60;
 	cfg->heap_every_s = 60;
 	cfg->wait_s = 30;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double wall_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Everything the loop keeps between ticks. */
@@ -85,7 +70,7 @@ static int event(struct soak *sk, enum vt_event_kind kind, pid_t pid, struct vt_
 static int event(struct soak *sk, enum vt_event_kind kind, pid_t pid, struct vt_err *err,
 		 const char *fmt, ...)
 {
-	struct vt_event ev = { .t = mono_s() - sk->start, .wall = wall_s(), .kind = kind, .pid = pid };
+	struct vt_event ev = { .t = vt_mono_s() - sk->start, .wall = vt_wall_s(), .kind = kind, .pid = pid };
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -268,11 +253,11 @@ static void trend(const struct soak *sk, double *slope, double *window)
 static int tick(struct soak *sk, double now, bool last, struct vt_err *err)
 {
 	struct vt_sample_opts so = { .light = true };
-	struct vt_store_sample row = { .t = now - sk->start, .wall = wall_s(), .pid = sk->pid };
+	struct vt_store_sample row = { .t = now - sk->start, .wall = vt_wall_s(), .pid = sk->pid };
 	struct vt_store_thread *trows = NULL;
 	struct vt_sample s;
 	size_t ntrows = 0;
-	double t0 = mono_s();
+	double t0 = vt_mono_s();
 	bool smaps = false;
 	int m, rc, pid_fd;
 
@@ -314,7 +299,7 @@ static int tick(struct soak *sk, double now, bool last, struct vt_err *err)
 		return VT_E_GONE;
 	}
 	fill_heap(sk, now, &row);
-	row.read_ms = (mono_s() - t0) * 1000.0;
+	row.read_ms = (vt_mono_s() - t0) * 1000.0;
 	rc = vt_store_append(sk->store, &row, trows, ntrows, err);
 	free(trows);
 	if (rc != VT_OK)
@@ -372,7 +357,7 @@ static int find(struct soak *sk, bool first, struct vt_err *err)
 	if (rc != VT_OK)
 		return rc;
 	if (pid)
-		adopt(sk, pid, mono_s());
+		adopt(sk, pid, vt_mono_s());
 	return VT_OK;
 }
 
@@ -437,7 +422,7 @@ static void sleep_until(double deadline, volatile sig_atomic_t *stop)
 
 static void note_clock(struct soak *sk, double now, struct vt_err *err)
 {
-	double offset = wall_s() - now;
+	double offset = vt_wall_s() - now;
 
 	if (sk->wall_offset != 0 && fabs(offset - sk->wall_offset) > 2.0)
 		event(sk, VT_EV_CLOCK_JUMP, sk->pid, err, "wall clock moved %+.1f s; intervals use the monotonic clock",
@@ -449,20 +434,20 @@ static void note_clock(struct soak *sk, double now, struct vt_err *err)
 static int start_target(struct soak *sk, struct vt_err *err)
 {
 	const struct vt_soak_config *cfg = sk->cfg;
-	double deadline = mono_s() + cfg->wait_s;
+	double deadline = vt_mono_s() + cfg->wait_s;
 	int rc;
 
 	if (cfg->target.kind == VT_SOAK_COMMAND) {
 		if ((rc = vt_launch(cfg->target.argv, cfg->target.env_add, cfg->target.output, &sk->child, err)))
 			return rc;
-		adopt(sk, sk->child, mono_s());
+		adopt(sk, sk->child, vt_mono_s());
 		return VT_OK;
 	}
 	if (cfg->target.kind == VT_SOAK_PID) {
 		if ((rc = check_target(sk, cfg->target.pid, err)))
 			return rc;
 		vt_follow_cmdline(sk->pfs, cfg->target.pid, sk->key.cmdline, sizeof(sk->key.cmdline));
-		adopt(sk, cfg->target.pid, mono_s());
+		adopt(sk, cfg->target.pid, vt_mono_s());
 		return VT_OK;
 	}
 	for (;;) {
@@ -470,10 +455,10 @@ static int start_target(struct soak *sk, struct vt_err *err)
 			return rc;
 		if (sk->pid)
 			return check_target(sk, sk->pid, err);
-		if (mono_s() >= deadline || (cfg->stop && *cfg->stop))
+		if (vt_mono_s() >= deadline || (cfg->stop && *cfg->stop))
 			break;
-		report_progress(sk, mono_s(), "waiting for the target");
-		sleep_until(mono_s() + fmin(0.2, cfg->wait_s), cfg->stop);
+		report_progress(sk, vt_mono_s(), "waiting for the target");
+		sleep_until(vt_mono_s() + fmin(0.2, cfg->wait_s), cfg->stop);
 	}
 	vt_err_set(err, VT_E_NOPROC, 0, "no process %s %s appeared within %.0f s",
 		   cfg->target.kind == VT_SOAK_NAME ? "named" : "in pidfile",
@@ -497,7 +482,7 @@ static int open_store(struct soak *sk, struct vt_err *err)
 	info.every_s = cfg->every_s;
 	info.smaps_every_s = cfg->smaps_every_s;
 	info.planned_s = cfg->for_s;
-	info.started_wall = wall_s();
+	info.started_wall = vt_wall_s();
 	info.heap = cfg->heap;
 	return vt_store_create(cfg->out_path, &info, cfg->overwrite, &sk->store, err);
 }
@@ -548,7 +533,7 @@ int vt_soak_run(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
 	if (cfg->every_s <= 0)
 		return vt_err_set(err, VT_E_USAGE, 0, "the interval must be positive");
 
-	sk.start = mono_s();     /* for the progress while waiting; sampling restarts the clock */
+	sk.start = vt_mono_s();     /* for the progress while waiting; sampling restarts the clock */
 	/* A bad target fails before a file is made; a bad path before a command is launched. */
 	if (cfg->target.kind != VT_SOAK_COMMAND && (rc = start_target(&sk, err)))
 		return rc;
@@ -559,12 +544,12 @@ int vt_soak_run(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
 		unlink(cfg->out_path);
 		return rc;
 	}
-	sk.start = mono_s();
+	sk.start = vt_mono_s();
 	event(&sk, VT_EV_START, sk.pid, NULL, "sampling process %d every %g s", (int)sk.pid, cfg->every_s);
 	next = sk.start;
 	rc = VT_OK;
 	for (;;) {
-		now = mono_s();
+		now = vt_mono_s();
 		if (cfg->stop && *cfg->stop) {
 			snprintf(sk.end_reason, sizeof(sk.end_reason), "stopped on request");
 			if (sk.pid)
@@ -607,7 +592,7 @@ int vt_soak_run(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
 		}
 		report_progress(&sk, now, sk.pid ? "sampling" : "waiting for the target to come back");
 		next += cfg->every_s;
-		now = mono_s();
+		now = vt_mono_s();
 		if (now > next) {
 			/* Late: vitals was stopped, the machine suspended, or a tick took
 			 * longer than the interval.  Skip the ticks missed, never burst. */
@@ -630,7 +615,7 @@ int vt_soak_run(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
 	drop_incarnation(&sk);
 	res->samples = sk.samples;
 	res->restarts = sk.incarnations > 1 ? sk.incarnations - 1 : 0;
-	res->elapsed_s = mono_s() - sk.start;
+	res->elapsed_s = vt_mono_s() - sk.start;
 	res->child_status = sk.child_status;
 	snprintf(res->end_reason, sizeof(res->end_reason), "%s", sk.end_reason);
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {

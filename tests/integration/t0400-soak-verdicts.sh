@@ -4,6 +4,10 @@
 # the right time (± one interval) and size (±10%), arena_churn → plateau after
 # settling, a short recording → cannot tell yet.  The soaks run side by side
 # to keep the test short; each verdict is about its own target's memory.
+# arena_churn runs with blocks of at most 16 KiB: its arenas then reach their
+# high water within seconds (with the default 300 KiB blocks the floor creeps
+# for many minutes first, too long for a test; t0420 checks that 30 s of it
+# is not called a leak).
 . "$(dirname "$0")/lib.sh"
 
 truth_rate() {  # leaked bytes per second between the first and last truth lines with a leak
@@ -16,7 +20,10 @@ print((b["leaked_bytes"] - a["leaked_bytes"]) / (b["t"] - a["t"]))
 PY
 }
 
-# --- three soaks at once: leak, step, and a short one ------------------------
+# --- four soaks at once: leak, step, churn, and a short one ---------------------
+vitals soak -q -o "$WORK/churn.db" --every 0.25s --for 60s -- \
+	"$T/targets/arena_churn" --max-block-kb 16 --seconds 120 >"$WORK/churn.soak" 2>&1 &
+churn_pid=$!
 vitals soak -q -o "$WORK/leak.db" --every 0.5s --for 40s -- \
 	"$T/targets/slow_leak" --truth "$WORK/leak.truth" --rate-kb-per-s 1024 --seconds 120 \
 	>"$WORK/leak.soak" 2>&1 &
@@ -30,6 +37,7 @@ vitals soak -q -o "$WORK/short.db" --every 0.5s --for 4s -- \
 	fail "short soak: $(cat "$WORK/short.soak")"
 wait $leak_pid || fail "leak soak: $(cat "$WORK/leak.soak")"
 wait $step_pid || fail "step soak: $(cat "$WORK/step.soak")"
+wait $churn_pid || fail "churn soak: $(cat "$WORK/churn.soak")"
 check "soak says where the recording went and what next" grep -q "next: vitals analyze $WORK/leak.db" "$WORK/leak.soak"
 
 # --- slow leak -----------------------------------------------------------------
@@ -58,6 +66,12 @@ check "step time within one interval (0.25 s, +0.1 s for launch) of the truth" \
 	python3 -c "import sys; sys.exit(abs($step_t - $truth_t) > 0.35)"
 check "step size within 10% of the truth" \
 	python3 -c "import sys; sys.exit(abs($step_b - $truth_b) > 0.1 * $truth_b)"
+
+# --- arena churn: a plateau once settled -------------------------------------------
+vitals analyze --json "$WORK/churn.db" >"$WORK/churn.json" || fail "analyze churn.db"
+echo "# arena_churn: $(jq_py "$WORK/churn.json" 'j["verdict"]["why"]')"
+check "arena churn is a plateau" test "$(jq_py "$WORK/churn.json" 'j["verdict"]["kind"]')" = plateau
+check "after settling: a settle time and the settled range" python3 -c "import sys; s = $(jq_py "$WORK/churn.json" 'j["verdict"]["settled"]'); sys.exit(not (s['settle_s'] > 0 and s['lo_bytes'] <= s['median_bytes'] <= s['hi_bytes']))"
 
 # --- too short -------------------------------------------------------------------
 vitals analyze --json "$WORK/short.db" >"$WORK/short.json" || fail "analyze short.db"

@@ -1,0 +1,14 @@
+/*
+ * clock.h — the two clocks vitals reads.  Intervals and rates use the
+ * monotonic clock (a wall-clock jump cannot bend them); the wall clock is
+ * only stored for display.
+ */
+#ifndef VT_BASE_CLOCK_H
+#define VT_BASE_CLOCK_H
+
+/* CLOCK_MONOTONIC in seconds. */
+double vt_mono_s(void);
+/* CLOCK_REALTIME in seconds since the epoch. */
+double vt_wall_s(void);
+
+#endif

@@ -147,7 +147,9 @@ static void fill_heap(struct soak *sk, double now, struct vt_store_sample *row)
 	struct vt_heap_sample h;
 	struct vt_err e;
 
-	if (sk->heap_unavailable || now < sk->next_heap)
+	/* not before the allocator is known: a process just started may not have mapped it */
+	if (sk->heap_unavailable || now < sk->next_heap || !sk->have_first ||
+	    sk->first.alloc.kind == VT_ALLOC_UNKNOWN)
 		return;
 	sk->next_heap = now + sk->cfg->heap_every_s;
 	if (vt_heap_take(sk->pfs, sk->pid, &ho, &h, &e) != VT_OK) {

@@ -21,7 +21,7 @@ PY
 }
 
 # --- four soaks at once: leak, step, churn, and a short one ---------------------
-vitals soak -q -o "$WORK/churn.db" --every 0.25s --for 60s -- \
+vitals soak -q -o "$WORK/churn.db" --every 0.25s --for 60s --heap --heap-every 5s -- \
 	"$T/targets/arena_churn" --max-block-kb 16 --seconds 120 >"$WORK/churn.soak" 2>&1 &
 churn_pid=$!
 vitals soak -q -o "$WORK/leak.db" --every 0.5s --for 40s -- \
@@ -71,6 +71,8 @@ check "step size within 10% of the truth" \
 vitals analyze --json "$WORK/churn.db" >"$WORK/churn.json" || fail "analyze churn.db"
 echo "# arena_churn: $(jq_py "$WORK/churn.json" 'j["verdict"]["why"]')"
 check "arena churn is a plateau" test "$(jq_py "$WORK/churn.json" 'j["verdict"]["kind"]')" = plateau
+check "--heap recorded the allocator's figures" \
+	test "$(jq_py "$WORK/churn.json" '[m in j["recording"]["metrics"] for m in ("heap_live", "heap_free", "heap_keepcost")]')" = '[true, true, true]'
 check "after settling: a settle time and the settled range" python3 -c "import sys; s = $(jq_py "$WORK/churn.json" 'j["verdict"]["settled"]'); sys.exit(not (s['settle_s'] > 0 and s['lo_bytes'] <= s['median_bytes'] <= s['hi_bytes']))"
 
 # --- too short -------------------------------------------------------------------

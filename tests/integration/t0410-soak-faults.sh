@@ -39,6 +39,22 @@ check "the restart event names the new pid" \
 	test "$(jq_py "$WORK/restart.json" '[e["kind"] for e in j["events"]].count("restart")')" = 1
 check "the summary says the target restarted" grep -q "restarted 1 time" "$WORK/restart.out"
 
+# --- a service restarted behind a pidfile is followed --------------------------------
+"$T/targets/slow_leak" --seconds 120 >/dev/null 2>&1 &
+PIDS+=("$!")
+echo $! >"$WORK/svc.pid"
+vitals soak -q -o "$WORK/pidfile.db" --every 0.2s --for 5s --pidfile "$WORK/svc.pid" >"$WORK/pidfile.out" 2>&1 &
+soak=$!
+sleep 2
+kill "$(cat "$WORK/svc.pid")"
+"$T/targets/slow_leak" --seconds 120 >/dev/null 2>&1 &
+PIDS+=("$!")
+echo $! >"$WORK/svc.pid"
+wait $soak || fail "soak --pidfile across a restart: $(cat "$WORK/pidfile.out")"
+vitals analyze --json "$WORK/pidfile.db" >"$WORK/pidfile.json" || fail "analyze pidfile.db"
+check "--pidfile: one restart, the new pid followed" \
+	test "$(jq_py "$WORK/pidfile.json" '[j["verdict"]["span"]["restarts"], j["verdict"]["span"]["pid"]]')" = "[1, $(cat "$WORK/svc.pid")]"
+
 # --- bad targets: no recording left behind ---------------------------------------------
 expect_exit 3 "no process named no-such-vitals-target appeared within" \
 	soak -q -o "$WORK/never.db" --wait 1s --name no-such-vitals-target

@@ -59,9 +59,11 @@ TARGETS    := $(TARGET_SRC:targets/%.c=$(B)/targets/%)
 UNITS      := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 FUZZ_REPLAY:= $(FUZZ_SRC:fuzz/%.c=$(B)/fuzz/%)
 AGENT      := $(B)/agent/libvitals-agent.so
+SHIM_SRC   := $(sort $(wildcard tests/shims/*.c))
+SHIMS      := $(SHIM_SRC:tests/shims/%.c=$(B)/tests/shims/%.so)
 
 .PHONY: all check check-unit test demo fuzz clean deps
-all: $(B)/vitals $(TARGETS) $(UNITS) $(FUZZ_REPLAY) $(AGENT)
+all: $(B)/vitals $(TARGETS) $(UNITS) $(FUZZ_REPLAY) $(AGENT) $(SHIMS)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -86,6 +88,12 @@ $(AGENT): $(AGENT_SRC) $(wildcard agent/*.h) agent/vitals-agent.map
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
 	  -Wl,--version-script=agent/vitals-agent.map -Wl,--no-undefined -o $@ $(AGENT_SRC) -lpthread
+
+# LD_PRELOAD shims that tests put under vitals (never sanitized: ASan wants
+# to come first among the preloaded libraries).
+$(B)/tests/shims/%.so: tests/shims/%.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 -O1 -g $(WARN) -fPIC -shared -o $@ $< -ldl
 
 $(B)/tests/%: $(B)/tests/unit/%.o $(B)/libvitals.a
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

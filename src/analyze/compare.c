@@ -305,3 +305,13 @@ void vt_comparison_free(struct vt_comparison *c)
 	free(c->diff);
 	memset(c, 0, sizeof(*c));
 }
+
+bool vt_cmp_field_recorded(const struct vt_comparison *c, enum vt_cmp_field f)
+{
+	size_t i;
+
+	for (i = 0; i < c->narms; i++)
+		if (c->arms[i].cell[f].known)
+			return true;
+	return false;
+}

@@ -74,4 +74,7 @@ int vt_compare(const struct vt_series *const *series, const char *const *names, 
 	       const struct vt_soak_opts *opts, struct vt_comparison *out);
 void vt_comparison_free(struct vt_comparison *c);
 
+/* Did any arm record field f?  (A row no arm has is left out of the views.) */
+bool vt_cmp_field_recorded(const struct vt_comparison *c, enum vt_cmp_field f);
+
 #endif

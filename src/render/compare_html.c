@@ -113,16 +113,6 @@ out:
 	return rc;
 }
 
-static bool field_known_anywhere(const struct vt_comparison *cmp, enum vt_cmp_field f)
-{
-	size_t i;
-
-	for (i = 0; i < cmp->narms; i++)
-		if (cmp->arms[i].cell[f].known)
-			return true;
-	return false;
-}
-
 static void cell(FILE *out, bool num, const char *text)
 {
 	fputs(num ? "<td class=\"n\">" : "<td>", out);
@@ -144,7 +134,7 @@ static void print_table(FILE *out, const struct vt_comparison *cmp)
 	}
 	fputs("</tr>\n", out);
 	for (f = 0; f < VT_CMP_COUNT; f++) {
-		if (!field_known_anywhere(cmp, f))
+		if (!vt_cmp_field_recorded(cmp, f))
 			continue;
 		fputs("<tr>", out);
 		cell(out, false, vt_cmp_fields[f].label);

@@ -97,16 +97,6 @@ const char *vt_fmt_pct_change(double pct, char *buf, size_t cap)
 	return buf;
 }
 
-static bool field_known_anywhere(const struct vt_comparison *cmp, enum vt_cmp_field f)
-{
-	size_t i;
-
-	for (i = 0; i < cmp->narms; i++)
-		if (cmp->arms[i].cell[f].known)
-			return true;
-	return false;
-}
-
 /* The table for the baseline and arms [first, last). */
 static int print_table(FILE *out, const struct vt_comparison *cmp, size_t first, size_t last)
 {
@@ -127,7 +117,7 @@ static int print_table(FILE *out, const struct vt_comparison *cmp, size_t first,
 		vt_table_cell(&t, "%s", "");
 	}
 	for (f = 0; f < VT_CMP_COUNT; f++) {
-		if (!field_known_anywhere(cmp, f))
+		if (!vt_cmp_field_recorded(cmp, f))
 			continue;
 		vt_table_cell(&t, "%s", vt_cmp_fields[f].label);
 		vt_table_cell(&t, "%s", vt_fmt_cmp_cell(f, &cmp->arms[0].cell[f], buf, sizeof(buf)));
@@ -184,7 +174,7 @@ int vt_render_compare_text(FILE *out, const struct vt_compare_report *r)
 		"  Δ and %% against %s; within noise: the change is inside both arms' noise and their ranges overlap\n",
 		cmp->arms[0].name ? cmp->arms[0].name : "arm 0");
 	for (f = 0; f < VT_CMP_COUNT; f++) {
-		if (field_known_anywhere(cmp, f))
+		if (vt_cmp_field_recorded(cmp, f))
 			continue;
 		fprintf(out, "%s%s", missing++ ? ", " : "  not recorded in any arm: ", vt_cmp_fields[f].label);
 	}

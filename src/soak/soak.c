@@ -54,6 +54,7 @@ struct soak {
 	int redetect_left;
 	struct vt_thread_watch *watch;
 	bool heap_unavailable;       /* no agent and no --heap: stop asking */
+	bool threads_error_noted;    /* the per-thread counters' failure is in the events */
 	double next_smaps, next_threads, next_heap;
 	int incarnations;
 
@@ -88,6 +89,7 @@ static void drop_incarnation(struct soak *sk)
 	sk->have_first = false;
 	sk->pid = 0;
 	sk->heap_unavailable = false;
+	sk->threads_error_noted = false;
 }
 
 /* ---- one tick ---- */
@@ -299,6 +301,11 @@ static int tick(struct soak *sk, double now, bool last, struct vt_err *err)
 	if (rc == VT_E_NOPROC || rc == VT_E_GONE) {
 		free(trows);
 		return VT_E_GONE;
+	}
+	if (rc != VT_OK && !sk->threads_error_noted) {
+		/* the memory figures still count: say once what is missing, go on */
+		event(sk, VT_EV_ERROR, sk->pid, NULL, "per-thread counters not read: %s", err->msg);
+		sk->threads_error_noted = true;
 	}
 	fill_heap(sk, now, &row);
 	row.read_ms = (vt_mono_s() - t0) * 1000.0;

@@ -5,6 +5,7 @@
  * without allocator figures.
  */
 #include "harness.h"
+#include "rand.h"
 
 #include <math.h>
 
@@ -12,27 +13,6 @@
 
 #define MiB (1024.0 * 1024.0)
 
-static uint64_t rng = 1;
-
-static void seed(uint64_t s)
-{
-	rng = s * 0x9e3779b97f4a7c15ULL + 1;
-}
-
-static double uniform(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return (double)((rng * 0x2545f4914f6cdd1dULL) >> 11) / 9007199254740992.0;
-}
-
-static double gauss(void)
-{
-	double u = uniform(), v = uniform();
-
-	return sqrt(-2 * log(u > 0 ? u : 1e-300)) * cos(2 * M_PI * v);
-}
 
 /* What an arm settles at (every figure flat after a warm-up of `warm` s). */
 struct arm_spec {

@@ -6,6 +6,7 @@
  * Noise comes from a fixed-seed PRNG, so every run sees the same data.
  */
 #include "harness.h"
+#include "rand.h"
 
 #include <math.h>
 #include <time.h>
@@ -16,28 +17,6 @@
 
 /* ---- deterministic noise ---- */
 
-static uint64_t rng = 0x2545f4914f6cdd1dULL;
-
-static void seed(uint64_t s)
-{
-	rng = s * 0x9e3779b97f4a7c15ULL + 1;
-}
-
-static double uniform(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return (double)((rng * 0x2545f4914f6cdd1dULL) >> 11) / 9007199254740992.0;
-}
-
-/* Box–Muller: a standard normal deviate. */
-static double gauss(void)
-{
-	double u = uniform(), v = uniform();
-
-	return sqrt(-2 * log(u > 0 ? u : 1e-300)) * cos(2 * M_PI * v);
-}
 
 /* ---- building series ---- */
 

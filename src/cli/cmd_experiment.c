@@ -43,7 +43,7 @@ static void experiment_usage(FILE *out)
 "                           and ARM.db.out with the command's output\n"
 "  --heap                   allocator figures by ptrace (see vitals soak)\n"
 "  --html FILE              the comparison's charts as one HTML file\n"
-"  --json                   the comparison as JSON (schema vitals.compare/1)\n"
+"  --json                   the comparison as JSON (schema vitals.compare v1)\n"
 "  -q, --quiet              no progress line\n"
 "  -h, --help               this help\n"
 "\n"

@@ -1,6 +1,6 @@
 /*
  * soak.h (render) — the views of a soak analysis and of an A/B comparison:
- * text (with a sparkline), JSON (schema vitals.analyze/1, vitals.compare/1,
+ * text (with a sparkline), JSON (schema vitals.analyze v1, vitals.compare v1,
  * docs/json.md), CSV (one row per point) and one self-contained HTML file
  * with inline SVG charts.  All read the same structs: sample/series.h,
  * analyze/soak.h, analyze/compare.h.

@@ -1,6 +1,6 @@
 /*
- * soak_json.c — `vitals analyze --json` (schema "vitals.analyze/1") and
- * `vitals compare --json` ("vitals.compare/1"), docs/json.md.  Sizes are
+ * soak_json.c — `vitals analyze --json` (schema "vitals.analyze") and
+ * `vitals compare --json` ("vitals.compare"), docs/json.md.  Sizes are
  * integers in bytes, times seconds since the soak began (monotonic) unless
  * the key says wall; what is unknown is null, never 0 and never "nan".
  */
@@ -86,7 +86,7 @@ static int dump(FILE *out, json_t *root, bool failed)
 	return rc;
 }
 
-/* ---- vitals.analyze/1 --------------------------------------------------- */
+/* ---- vitals.analyze v1 --------------------------------------------------- */
 
 static json_t *recording_json(const struct vt_analyze_report *r)
 {
@@ -344,7 +344,7 @@ int vt_render_analyze_json(FILE *out, const struct vt_analyze_report *r)
 		json_decref(p.o);
 		return -1;
 	}
-	put(&p, "schema", json_string("vitals.analyze/1"));
+	put(&p, "schema", json_string("vitals.analyze"));
 	put(&p, "schema_version", json_integer(1));
 	put(&p, "vitals_version", json_string(VT_VERSION));
 	put(&p, "recording", recording_json(r));
@@ -354,7 +354,7 @@ int vt_render_analyze_json(FILE *out, const struct vt_analyze_report *r)
 	return dump(out, p.o, p.failed);
 }
 
-/* ---- vitals.compare/1 --------------------------------------------------- */
+/* ---- vitals.compare v1 --------------------------------------------------- */
 
 /* Values of a compare field: bytes and counts whole, fractions and cores real. */
 static json_t *field_value(enum vt_cmp_field f, double v)
@@ -468,7 +468,7 @@ int vt_render_compare_json(FILE *out, const struct vt_compare_report *r)
 		json_decref(fields);
 		return -1;
 	}
-	put(&p, "schema", json_string("vitals.compare/1"));
+	put(&p, "schema", json_string("vitals.compare"));
 	put(&p, "schema_version", json_integer(1));
 	put(&p, "vitals_version", json_string(VT_VERSION));
 	put(&p, "title", r->title ? vt_json_text(r->title) : json_null());

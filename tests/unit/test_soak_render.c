@@ -456,7 +456,7 @@ static void test_soak_render__json(void)
 		vt_series_free(&s);
 		return;
 	}
-	CHECK_STR(json_string_value(json_object_get(root, "schema")), "vitals.analyze/1");
+	CHECK_STR(json_string_value(json_object_get(root, "schema")), "vitals.analyze");
 	CHECK_STR(json_string_value(json_object_get(json_object_get(root, "recording"), "target")), EVIL);
 	CHECK_STR(json_string_value(json_object_get(json_object_get(root, "recording"), "started_wall")),
 		  "2026-09-06T17:37:08Z");
@@ -913,7 +913,7 @@ static void test_soak_render__compare_json_csv_html(void)
 	root = json_loads(out, 0, &err);
 	CHECK(root != NULL);
 	if (root) {
-		CHECK_STR(json_string_value(json_object_get(root, "schema")), "vitals.compare/1");
+		CHECK_STR(json_string_value(json_object_get(root, "schema")), "vitals.compare");
 		CHECK_EQ_U64(json_array_size(json_object_get(root, "arms")), 2);
 		fields = json_object_get(root, "fields");
 		CHECK_EQ_U64(json_array_size(fields), VT_CMP_COUNT);

@@ -272,19 +272,45 @@ static void classify(struct reader *rd, struct vt_sample *s, const struct vt_sam
 	vt_regions_classify(&s->regions, &ctx, &s->arenas);
 }
 
-/* What does not change for the life of a process, from an earlier sample. */
+/*
+ * What does not change for the life of a process: its environment (and
+ * the arena cap and mmap threshold it sets), the CPUs, the allocator.
+ */
+static void read_static_parts(struct reader *rd, struct vt_sample *s)
+{
+	struct vt_err e;
+	char *env = NULL;
+	size_t env_len = 0;
+	int rc = vt_read_at(rd->fd, "environ", &rd->buf, &e);
+
+	if (rc == VT_OK) {
+		section_ok(&s->environ_st);
+		env = malloc(rd->buf.len + 1);
+		if (env) {
+			memcpy(env, rd->buf.data, rd->buf.len + 1);
+			env_len = rd->buf.len;
+		}
+	} else if (rc == VT_E_PERM) {
+		section_denied(&s->environ_st, rd, "environ", (long)s->uid);
+	} else {
+		section_fail(&s->environ_st, &e);
+	}
+	s->ncpus = online_cpus(rd);
+	vt_arena_cap_decide(env, env_len, s->ncpus, &s->cap);
+	s->mmap_threshold = vt_mmap_threshold_floor(env, env_len);
+	read_allocator(rd, s, env, env_len);
+	free(env);
+}
+
+/* The same, taken from an earlier sample of the process (a soak tick). */
 static void reuse_static_parts(const struct vt_sample *prev, struct vt_sample *s)
 {
 	s->environ_st = prev->environ_st;
 	s->ncpus = prev->ncpus;
 	s->cap = prev->cap;
 	s->mmap_threshold = prev->mmap_threshold;
-	if (s->regions_st.available) {
-		s->alloc = prev->alloc;
-		s->alloc_st = prev->alloc_st;
-	} else {
-		read_allocator(NULL, s, NULL, 0);   /* says why: no mappings */
-	}
+	s->alloc = prev->alloc;
+	s->alloc_st = prev->alloc_st;
 }
 
 static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_sample *s,
@@ -292,10 +318,8 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 {
 	struct vt_proc_stat st;
 	struct vt_err e;
-	char *env = NULL;
-	size_t env_len = 0, n_sps = 0;
+	size_t n_sps = 0;
 	struct vt_thread_sp *sps = NULL;
-	uint64_t mmap_threshold;
 	int rc;
 
 	if ((rc = vt_target_check(rd->fd, rd->pid, &rd->buf, &st, &s->status, err)))
@@ -320,33 +344,11 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 		read_threads(rd, s, rd->pfs->live, &sps, &n_sps);
 	read_regions(rd, s, opts->light);
 
-	if (opts->reuse) {
+	if (opts->reuse)
 		reuse_static_parts(opts->reuse, s);
-		mmap_threshold = opts->reuse->mmap_threshold;
-		goto classify;
-	}
-	rc = vt_read_at(rd->fd, "environ", &rd->buf, &e);
-	if (rc == VT_OK) {
-		section_ok(&s->environ_st);
-		env = malloc(rd->buf.len + 1);
-		if (env) {
-			memcpy(env, rd->buf.data, rd->buf.len + 1);
-			env_len = rd->buf.len;
-		}
-	} else if (rc == VT_E_PERM) {
-		section_denied(&s->environ_st, rd, "environ", (long)s->uid);
-	} else {
-		section_fail(&s->environ_st, &e);
-	}
-	s->ncpus = online_cpus(rd);
-	vt_arena_cap_decide(env, env_len, s->ncpus, &s->cap);
-	mmap_threshold = vt_mmap_threshold_floor(env, env_len);
-	s->mmap_threshold = mmap_threshold;
-
-	read_allocator(rd, s, env, env_len);
-	free(env);
-classify:
-	classify(rd, s, opts, sps, n_sps, mmap_threshold);
+	else
+		read_static_parts(rd, s);
+	classify(rd, s, opts, sps, n_sps, s->mmap_threshold);
 	free(sps);
 
 	rc = vt_cgroup_read(rd->pfs, rd->fd, &s->cgroup, &e);

@@ -352,27 +352,32 @@ static void adopt(struct soak *sk, pid_t pid, double now)
 	sk->incarnations++;
 }
 
+/*
+ * Can a restart be recognised?  A launched command is ours and is not
+ * restarted behind our back; a pid is followed by its command line, when it
+ * could be read.
+ */
+static bool follows_restarts(const struct soak *sk)
+{
+	if (sk->cfg->target.kind == VT_SOAK_COMMAND)
+		return false;
+	return sk->cfg->target.kind != VT_SOAK_PID || sk->key.cmdline[0];
+}
+
 /* Look for the target (again).  VT_OK with sk->pid set or 0. */
 static int find(struct soak *sk, bool first, struct vt_err *err)
 {
 	pid_t pid = 0;
 	int rc;
 
-	if (sk->cfg->target.kind == VT_SOAK_COMMAND || (sk->cfg->target.kind == VT_SOAK_PID && first))
+	if (!follows_restarts(sk) || (sk->cfg->target.kind == VT_SOAK_PID && first))
 		return VT_OK;
-	if (sk->cfg->target.kind == VT_SOAK_PID && !sk->key.cmdline[0])
-		return VT_OK;    /* nothing to recognise a restart by */
 	rc = vt_follow_find(sk->pfs, &sk->key, first, &pid, err);
 	if (rc != VT_OK)
 		return rc;
 	if (pid)
 		adopt(sk, pid, vt_mono_s());
 	return VT_OK;
-}
-
-static bool follows_restarts(const struct vt_soak_config *cfg)
-{
-	return cfg->target.kind != VT_SOAK_COMMAND;
 }
 
 static void describe_target(const struct vt_soak_target *t, char *out, size_t cap)
@@ -517,7 +522,7 @@ static bool target_gone(struct soak *sk, struct vt_err *err)
 	}
 	event(sk, VT_EV_EXIT, sk->pid, err, "process %d %s", (int)sk->pid, how);
 	drop_incarnation(sk);
-	if (!follows_restarts(sk->cfg) || (sk->cfg->target.kind == VT_SOAK_PID && !sk->key.cmdline[0])) {
+	if (!follows_restarts(sk)) {
 		snprintf(sk->end_reason, sizeof(sk->end_reason), "the target %s", how);
 		return false;
 	}

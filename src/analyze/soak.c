@@ -62,6 +62,7 @@
 #define LEVEL_TOL 0.005         /* ... or this share of the level */
 #define LEVEL_MATERIAL 0.02     /* a plateau rules out drifts of this share of the level */
 #define STEP_NOISE 5.0          /* a step is above this many sds of noise */
+#define STEP_MIN_SHARE 0.05     /* a step moves the level by at least 5% */
 #define STEP_SIDE 0.10          /* both sides of a step cover this share of the span */
 #define STEP_SIDE_DRIFT 0.25    /* a side is flat when it drifts less than this share of the jump */
 #define DECEL_RATIO (1.0 / 3)   /* growth this much slower in the last half: decelerating */
@@ -887,6 +888,10 @@ static int find_step(struct work *w, struct vt_soak_verdict *v, bool *found)
 	}
 	jump = after - before;
 	if (!split || !(fabs(jump) > v->tolerance) || !(fabs(jump) > STEP_NOISE * v->noise))
+		return 0;
+	/* A level shift of a few percent (an arena trimmed, a cache refilled) is
+	 * real but not a story to tell: the settle rule takes it. */
+	if (!(fabs(jump) >= STEP_MIN_SHARE * fmax(fabs(before), fabs(after))))
 		return 0;
 	if (side_flat(w, 0, split, jump, v->tolerance, &flat_before) ||
 	    side_flat(w, split, b->n, jump, v->tolerance, &flat_after))

@@ -55,6 +55,7 @@ struct soak {
 	struct vt_thread_watch *watch;
 	bool heap_unavailable;       /* no agent and no --heap: stop asking */
 	bool threads_error_noted;    /* the per-thread counters' failure is in the events */
+	bool heap_error_noted;       /* and the allocator probe's */
 	double next_smaps, next_threads, next_heap;
 	int incarnations;
 
@@ -90,6 +91,7 @@ static void drop_incarnation(struct soak *sk)
 	sk->pid = 0;
 	sk->heap_unavailable = false;
 	sk->threads_error_noted = false;
+	sk->heap_error_noted = false;
 }
 
 /* ---- one tick ---- */
@@ -155,10 +157,17 @@ static void fill_heap(struct soak *sk, double now, struct vt_store_sample *row)
 		return;
 	sk->next_heap = now + sk->cfg->heap_every_s;
 	if (vt_heap_take(sk->pfs, sk->pid, &ho, &h, &e) != VT_OK) {
-		/* No agent (and no --heap), or an allocator we cannot read: stop
-		 * asking this process; a restart asks again. */
-		if (e.code != VT_E_GONE && e.code != VT_E_TIMEOUT)
+		/* No agent (and no --heap), an allocator vitals cannot read, or no
+		 * permission: that lasts, stop asking this process (a restart asks
+		 * again).  Anything else (a busy target, a timeout) is tried again
+		 * at the next heap tick; the first such failure is in the events. */
+		if (e.code == VT_E_UNSUPPORTED || e.code == VT_E_PERM || (e.code == VT_E_NOTFOUND && !sk->cfg->heap))
 			sk->heap_unavailable = true;
+		if (e.code != VT_E_GONE && !sk->heap_error_noted && (sk->cfg->heap || !sk->heap_unavailable)) {
+			event(sk, VT_EV_ERROR, sk->pid, NULL, "allocator figures not read%s: %s",
+			      sk->heap_unavailable ? "" : " (tried again later)", e.msg);
+			sk->heap_error_noted = true;
+		}
 		return;
 	}
 	if (h.has_je) {

@@ -355,6 +355,22 @@ static void test_soak__step_down(void)
 	free(v);
 }
 
+/* A 2.5% level shift (an arena trimmed once) is real but no step growth: a plateau after it. */
+static void test_soak__small_level_shift_is_plateau(void)
+{
+	double *v = step(360, 0.25, 14, -2.5 * MiB, 0.05 * MiB, 21);
+	struct vt_series s;
+	struct vt_soak_verdict r;
+
+	build(&s, v, 360, 0.25);
+	r = analyze(&s);
+	printf("# small shift: %s: %s\n", vt_verdict_key(r.kind), r.why);
+	CHECK(r.kind == VT_VERDICT_PLATEAU);
+	CHECK(r.settled && r.settle_s >= 13 && r.settle_s <= 16);
+	vt_series_free(&s);
+	free(v);
+}
+
 /* 100 (1 - e^(-t/100)) MiB over 400 s: still rising at the end, ever slower. */
 static void test_soak__concave_growth_is_settling(void)
 {
@@ -720,7 +736,7 @@ static void test_soak__twenty_thousand_points(void)
 VT_TEST_MAIN(test_soak__flat_noise_is_plateau, test_soak__ramp_then_flat_settles,
 	     test_soak__steady_ramp_is_leak, test_soak__short_leak_like_the_target, test_soak__step,
 	     test_soak__step_inside_a_binned_point, test_soak__step_many_draws,
-	     test_soak__sawtooth_is_plateau, test_soak__step_down, test_soak__concave_growth_is_settling,
+	     test_soak__sawtooth_is_plateau, test_soak__step_down, test_soak__small_level_shift_is_plateau, test_soak__concave_growth_is_settling,
 	     test_soak__levelled_off_recently_is_settling, test_soak__too_short,
 	     test_soak__huge_noise_cannot_tell, test_soak__lone_outliers_do_not_matter,
 	     test_soak__gaps_and_restart, test_soak__binned_same_as_raw, test_soak__swap_push_pull,

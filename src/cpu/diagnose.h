@@ -27,7 +27,9 @@ enum vt_diag_kind {
 #define VT_DIAG_CONVOY_FUTEX 0.5         /* share of members' off-CPU samples in futex wait */
 #define VT_DIAG_CONVOY_VOL 100.0         /* voluntary switches/s per member, mean */
 #define VT_DIAG_POLL_VOL 500.0           /* wakeups/s of a poller */
-#define VT_DIAG_POLL_US 30.0             /* CPU per wakeup below this, µs */
+#define VT_DIAG_POLL_US 100.0            /* CPU per wakeup below this, µs: "does little"; 13 µs
+                                           * measured on the busy_poll target, 30+ when the
+                                           * machine is loaded, so the rule keeps a margin */
 
 #define VT_DIAG_MAX 4
 

@@ -155,13 +155,19 @@ static void fill_heap(struct soak *sk, double now, struct vt_store_sample *row)
 	if (sk->heap_unavailable || now < sk->next_heap || !sk->have_first ||
 	    sk->first.alloc.kind == VT_ALLOC_UNKNOWN)
 		return;
+	if (sk->first.alloc.kind != VT_ALLOC_GLIBC && sk->first.alloc.kind != VT_ALLOC_JEMALLOC) {
+		sk->heap_unavailable = true;     /* an allocator vitals does not read */
+		return;
+	}
 	sk->next_heap = now + sk->cfg->heap_every_s;
 	if (vt_heap_take(sk->pfs, sk->pid, &ho, &h, &e) != VT_OK) {
-		/* No agent (and no --heap), an allocator vitals cannot read, or no
-		 * permission: that lasts, stop asking this process (a restart asks
-		 * again).  Anything else (a busy target, a timeout) is tried again
-		 * at the next heap tick; the first such failure is in the events. */
-		if (e.code == VT_E_UNSUPPORTED || e.code == VT_E_PERM || (e.code == VT_E_NOTFOUND && !sk->cfg->heap))
+		/* Without --heap only the agent is asked: no agent (or one that does
+		 * not serve this allocator) lasts.  So does a permission refused.
+		 * Then stop asking this process (a restart asks again).  Anything
+		 * else (no thread where a call is safe right now, a timeout) is tried
+		 * again at the next heap tick; the first such failure is in the events. */
+		if (e.code == VT_E_PERM ||
+		    (!sk->cfg->heap && (e.code == VT_E_NOTFOUND || e.code == VT_E_UNSUPPORTED)))
 			sk->heap_unavailable = true;
 		if (e.code != VT_E_GONE && !sk->heap_error_noted && (sk->cfg->heap || !sk->heap_unavailable)) {
 			event(sk, VT_EV_ERROR, sk->pid, NULL, "allocator figures not read%s: %s",

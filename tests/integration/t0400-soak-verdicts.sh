@@ -7,8 +7,10 @@
 # arena_churn runs with blocks of at most 16 KiB: its arenas then reach their
 # high water within seconds (with the default 300 KiB blocks the floor creeps
 # for many minutes first, too long for a test).  Under the arena cap
-# (MALLOC_ARENA_MAX=2) its floor then holds within a fraction of a MiB: a
-# plateau.  With 8 arenas the floor still wanders by about a MiB as arenas
+# (MALLOC_ARENA_MAX=2) its floor then holds within about a MiB: a plateau,
+# given a live set (96 MiB) large enough that a MiB is well under the 2% of
+# the level that counts as material drift (at 32 MiB it is not, and one run
+# in five could not rule out a 1.4 MiB drift).  With 8 arenas the floor still wanders by about a MiB as arenas
 # are trimmed and refilled, judged a plateau in most runs and "still
 # falling" in some: that soak must not be called a leak.
 . "$(dirname "$0")/lib.sh"
@@ -25,7 +27,7 @@ PY
 
 # --- four soaks at once: leak, step, churn, and a short one ---------------------
 vitals soak -q -o "$WORK/churn.db" --every 0.25s --for 90s --heap --heap-every 5s --env MALLOC_ARENA_MAX=2 -- \
-	"$T/targets/arena_churn" --max-block-kb 16 --seconds 150 >"$WORK/churn.soak" 2>&1 &
+	"$T/targets/arena_churn" --max-block-kb 16 --live-mb 96 --seconds 150 >"$WORK/churn.soak" 2>&1 &
 churn_pid=$!
 vitals soak -q -o "$WORK/sprawl.db" --every 0.25s --for 90s -- \
 	"$T/targets/arena_churn" --max-block-kb 16 --seconds 150 >"$WORK/sprawl.soak" 2>&1 &

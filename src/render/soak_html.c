@@ -311,28 +311,25 @@ static int chart_cpu(FILE *out, const struct vt_series *s)
 	struct vt_chart c;
 	size_t n = 0, i;
 	int rc = 0;
+	const struct {
+		const char *label;
+		int colour;
+		const struct vt_stat *a, *b;     /* the counters summed; the line needs a */
+	} curves[3] = {
+		{ "user + system", 0, u && k ? u : NULL, k },
+		{ "user", 2, u, NULL },
+		{ "system", 1, k, NULL },
+	};
 
 	if (!u && !k)
 		return 0;
-	if (u && k) {
-		if (xy_cpu(&xy[n], s, u, k))
+	for (i = 0; i < 3; i++) {
+		if (!curves[i].a)
+			continue;
+		if (xy_cpu(&xy[n], s, curves[i].a, curves[i].b))
 			goto oom;
-		lines[n] = (struct vt_chart_line){ "user + system", vt_chart_palette[0], xy[n].x, xy[n].y,
-						   NULL, NULL, xy[n].n, false };
-		n++;
-	}
-	if (u) {
-		if (xy_cpu(&xy[n], s, u, NULL))
-			goto oom;
-		lines[n] = (struct vt_chart_line){ "user", vt_chart_palette[2], xy[n].x, xy[n].y,
-						   NULL, NULL, xy[n].n, false };
-		n++;
-	}
-	if (k) {
-		if (xy_cpu(&xy[n], s, k, NULL))
-			goto oom;
-		lines[n] = (struct vt_chart_line){ "system", vt_chart_palette[1], xy[n].x, xy[n].y,
-						   NULL, NULL, xy[n].n, false };
+		lines[n] = (struct vt_chart_line){ curves[i].label, vt_chart_palette[curves[i].colour], xy[n].x,
+						   xy[n].y, NULL, NULL, xy[n].n, false };
 		n++;
 	}
 	chart_base(&c, s, "cpu", "CPU — cores, from the growth of the CPU counters between points", VT_CHART_CORES);

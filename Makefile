@@ -42,7 +42,7 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-CFLAGS  += -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Isrc -I. $(PKG_CFLAGS) -MMD -MP
+CFLAGS  += -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Isrc -I. -I$(B)/gen $(PKG_CFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
 LDLIBS  += $(PKG_LIBS) -lpthread -lm
 
@@ -68,6 +68,17 @@ all: $(B)/vitals $(TARGETS) $(UNITS) $(FUZZ_REPLAY) $(AGENT) $(SHIMS)
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+# System call names come from the kernel's own header for this architecture
+# (linux-libc-dev): every "#define __NR_name nr" becomes a table row.
+$(B)/gen/syscall_table.h: Makefile
+	@mkdir -p $(dir $@)
+	$(Q)echo '#include <asm/unistd.h>' | $(CC) -E -dM - | \
+	  awk '$$1 == "#define" && $$2 ~ /^__NR_[a-z0-9_]+$$/ && $$3 ~ /^[0-9]+$$/ \
+	       { sub(/^__NR_/, "", $$2); print "\t{ " $$3 ", \"" $$2 "\" }," }' | sort -n -k2 >$@.tmp
+	@test -s $@.tmp || { echo "no __NR_ definitions in <asm/unistd.h>" >&2; rm -f $@.tmp; exit 1; }
+	$(Q)mv $@.tmp $@
+$(B)/src/cpu/syscall_names.o: $(B)/gen/syscall_table.h
 
 $(B)/libvitals.a: $(LIB_OBJ)
 	@rm -f $@

@@ -10,8 +10,9 @@
  *         watch_csw     the same with VT_TW_CSW (+ status)
  *         watch_byname  vt_thread_watch_read with no fd budget (open-read-close
  *                       of stat + schedstat: threads beyond RLIMIT_NOFILE)
- *         old           vt_threads_sample_take (stat, status, schedstat, wchan,
- *                       each opened every time)
+ *         sample        vt_threads_sample_take with every flag (stat, schedstat,
+ *                       status, wchan, syscall; held fds): one state sample
+ *                       of `vitals threads`
  *       CPU is this process's own (CLOCK_PROCESS_CPUTIME_ID; it has one
  *       thread).  Prints "threads N" and "fds N" (the held watch's), then
  *       "NAME cpu_median_us cpu_max_us wall_median_us" per tick.
@@ -34,10 +35,11 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { FIRST, WATCH, WATCH_CSW, WATCH_BYNAME, OLD, NPARTS };
+enum { FIRST, WATCH, WATCH_CSW, WATCH_BYNAME, SAMPLE, NPARTS };
 static const char *const part_name[NPARTS] = {
-	"first", "watch", "watch_csw", "watch_byname", "old",
+	"first", "watch", "watch_csw", "watch_byname", "sample",
 };
+#define SAMPLE_FLAGS (VT_TW_CSW | VT_TW_WCHAN | VT_TW_SYSCALL)
 
 static double clock_us(clockid_t id)
 {
@@ -78,9 +80,9 @@ static int ticks(pid_t pid, int n, int gap_ms)
 {
 	static double cpu[NPARTS][1000], wall[NPARTS][1000], t0, w0;
 	struct vt_buf buf = VT_BUF_INIT(VT_PROC_FILE_MAX);
-	struct vt_thread_watch *w, *wn;
+	struct vt_thread_watch *w, *wn, *ws;
 	struct vt_thread_watch_stats stats;
-	struct vt_threads_sample old;
+	struct vt_threads_sample sample;
 	struct vt_procfs pfs;
 	struct vt_err err;
 	size_t threads = 0, fds = 0;
@@ -111,6 +113,9 @@ static int ticks(pid_t pid, int n, int gap_ms)
 	vt_thread_watch_set_fd_max(wn, 0);
 	if (vt_thread_watch_read(wn, 0, &err))
 		die("watch by name", &err);
+	if (vt_thread_watch_open(&pfs, pid_fd, pid, &ws, &err) ||
+	    vt_thread_watch_read(ws, SAMPLE_FLAGS, &err))
+		die("watch for samples", &err);
 	for (i = 0; i < n; i++) {
 		for (k = WATCH; k < NPARTS; k++) {     /* interleaved: noise lands on all */
 			nap(gap_ms);
@@ -126,10 +131,10 @@ static int ticks(pid_t pid, int n, int gap_ms)
 				if (vt_thread_watch_read(wn, 0, &err))
 					die("read by name", &err);
 				break;
-			case OLD:
-				if (vt_threads_sample_take(&pfs, pid_fd, pid, &buf, &old, &err))
+			case SAMPLE:
+				if (vt_threads_sample_take(ws, SAMPLE_FLAGS, &pfs, &buf, &sample, &err))
 					die("vt_threads_sample_take", &err);
-				vt_threads_sample_release(&old);
+				vt_threads_sample_release(&sample);
 				break;
 			}
 			cpu[k][i] = clock_us(CLOCK_PROCESS_CPUTIME_ID) - t0;
@@ -145,6 +150,7 @@ static int ticks(pid_t pid, int n, int gap_ms)
 	}
 	vt_thread_watch_close(w);
 	vt_thread_watch_close(wn);
+	vt_thread_watch_close(ws);
 	close(pid_fd);
 	vt_procfs_close(&pfs);
 	vt_buf_release(&buf);

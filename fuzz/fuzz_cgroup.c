@@ -4,7 +4,8 @@
  * The input is copied to a buffer of exactly its size (no NUL after it), so
  * ASan sees any read past the end.  Besides not crashing, each parser must
  * keep its promises on success; those are asserted so the fuzzer finds
- * broken invariants too.  Seeds: fuzz/corpus/cgroup/ (real file contents).
+ * broken invariants too.  Seeds: fuzz/corpus/cgroup/ (real file contents:
+ * memory, cpu.max, cpu.cfs_quota_us, cpu.stat of both versions).
  */
 #include <assert.h>
 #include <stdint.h>
@@ -71,6 +72,31 @@ static void fuzz_values(const char *buf, size_t size)
 	}
 }
 
+static void fuzz_cpu(const char *buf, size_t size)
+{
+	struct vt_cgroup_cpu cpu;
+	struct vt_err err;
+	uint64_t quota, period;
+	bool v1;
+
+	if (vt_cgroup_parse_cpu_max(buf, size, &quota, &period, &err) == VT_OK)
+		assert(period != VT_NA && period > 0);
+	else
+		assert(err.code == VT_E_PARSE && quota == VT_NA && period == VT_NA);
+	if (vt_cgroup_parse_cfs_quota(buf, size, &quota, &err) != VT_OK)
+		assert(err.code == VT_E_PARSE && quota == VT_NA);
+	for (v1 = false; ; v1 = true) {
+		if (vt_cgroup_parse_cpu_stat(buf, size, v1, &cpu, &err) == VT_OK)
+			assert(!v1 || cpu.throttled_usec == VT_NA ||
+			       cpu.throttled_usec <= UINT64_MAX / 1000);
+		else
+			assert(err.code == VT_E_PARSE && cpu.nr_periods == VT_NA &&
+			       cpu.nr_throttled == VT_NA && cpu.throttled_usec == VT_NA);
+		if (v1)
+			break;
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *buf = malloc(size ? size : 1);
@@ -82,6 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_membership(buf, size);
 	fuzz_mountinfo(buf, size);
 	fuzz_values(buf, size);
+	fuzz_cpu(buf, size);
 	free(buf);
 	return 0;
 }

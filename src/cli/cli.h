@@ -5,6 +5,7 @@
 #ifndef VT_CLI_CLI_H
 #define VT_CLI_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -25,6 +26,9 @@ int vt_cli_open_procfs(struct vt_procfs *pfs, struct vt_err *err);
 /* Global options, set by main before the subcommand runs. */
 extern const char *vt_cli_proc_root;
 extern const char *vt_cli_sys_root;
+
+/* SIGINT/SIGTERM/SIGHUP set *flag (returned) instead of killing vitals. */
+void vt_cli_catch_stop(volatile sig_atomic_t **flag);
 
 /* "8M", "8MiB", "512k", "1G", "4096" -> bytes.  false on garbage. */
 bool vt_cli_parse_size(const char *text, uint64_t *bytes);

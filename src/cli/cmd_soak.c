@@ -75,28 +75,6 @@ static void soak_usage(FILE *out)
 "thread; 7 zombie; 64 usage.\n");
 }
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_stop(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
-void vt_cli_catch_stop(volatile sig_atomic_t **flag)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	stop_requested = 0;
-	*flag = &stop_requested;
-}
-
 /* The progress line: rewritten in place on a terminal, one line a minute otherwise. */
 void vt_cli_soak_progress(void *ctx, const struct vt_soak_progress *p)
 {

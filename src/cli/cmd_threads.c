@@ -1,28 +1,36 @@
 /*
- * cmd_threads.c — `vitals threads PID [-i 5s] [--json]`.
+ * cmd_threads.c — `vitals threads PID [-i 5s] [--for D] [--watch] [--json]`.
  *
- * Samples every thread of the process every 100 ms over the interval, then
- * prints rates from the first and last sample (states and wchans from all).
+ * Holds the process's thread files open (cpu/thread_watch) and samples every
+ * thread every 100 ms or so over the interval; rates come from the first and
+ * the last sample, states, wchans and system calls from all of them.  With
+ * --for or --watch it measures interval after interval, the last sample of
+ * one being the first of the next, so no CPU falls between two reports.
  */
 #include "cli/cli.h"
 #include "cpu/diagnose.h"
 #include "cpu/rates.h"
+#include "cpu/thread_watch.h"
 #include "cpu/threads.h"
+#include "proc/cgroup.h"
 #include "render/threads.h"
 #include "sample/target.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <sched.h>
-#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
-#define THREADS_STEP_NS 100000000ull   /* 100 ms between state samples */
+#define STEP_MIN_NS 100000000ull    /* 100 ms between state samples at most often */
+#define STEP_COST_FACTOR 20         /* and at least 20 times what one sample costs (<= 5%) */
 #define THREADS_MAX_INTERVAL_S 3600.0
+#define WATCH_DEFAULT_INTERVAL_S 2.0
 
 static void threads_usage(FILE *out)
 {
@@ -33,45 +41,86 @@ static void threads_usage(FILE *out)
 "are doing.  vitals reads every thread's cumulative counters at the start and\n"
 "the end of the interval and divides the deltas by the interval: the figures\n"
 "are the rate over that interval, never a since-start average.  In between it\n"
-"samples every 100 ms to count thread states (R running or runnable, S sleeping,\n"
-"D uninterruptible, ...) and the kernel function each thread sleeps in (wchan).\n"
+"samples every 100 ms (less often for a process so large that sampling would\n"
+"cost over 5%% of a core) to count thread states (R running or runnable, S\n"
+"sleeping, D uninterruptible, ...), the kernel function each thread sleeps in\n"
+"(wchan) and the system call it is in.\n"
 "\n"
 "  process CPU  in cores (0.60 = 60%% of one CPU), from the threads' schedstat\n"
 "               run time (nanoseconds); from /proc/PID/stat utime+stime (10 ms\n"
 "               ticks, includes exited threads) when schedstat is missing or\n"
-"               threads exited; user/system split by the stat tick deltas\n"
+"               threads exited; user/system split by the stat tick deltas; and\n"
+"               as a share of what it may use: the CPUs of its affinity mask, or\n"
+"               its cgroup's CPU quota (cpu.max) when that is smaller, with the\n"
+"               quota periods in which it was throttled\n"
 "  ps shows     (utime+stime) / time since start, what ps %%CPU prints; a note\n"
 "               says when it differs from the interval rate by over 10 points\n"
 "  per thread   cores, share of the process, RUNQ (time runnable but waiting\n"
 "               for a CPU, share of the interval), voluntary and nonvoluntary\n"
 "               context switches per second (kept apart), last CPU, states,\n"
-"               most frequent wchan; + marks threads that appeared, - threads\n"
-"               that exited during the interval (rates over the part they lived)\n"
+"               most frequent wchan and system call; + marks threads that\n"
+"               appeared, - threads that exited during the interval (rates over\n"
+"               the part they lived)\n"
 "  pools        threads whose names differ only by trailing digits, with the\n"
 "               spread of their CPU\n"
-"  diagnosis    idle, core contention, lock convoy or busy poll, each with the\n"
-"               figures it rests on; otherwise \"no pattern\"\n"
+"  diagnosis    idle, blocked on I/O, CPU throttled, core contention, lock\n"
+"               convoy or busy poll, each with the figures it rests on;\n"
+"               otherwise \"no pattern\"\n"
 "\n"
 "options:\n"
-"  -i, --interval DURATION  measure over DURATION (default 5s; at least 0.2s,\n"
-"                           at most 1h; 30, 30s, 5m)\n"
-"  --json                   machine-readable output (schema vitals.threads v1)\n"
+"  -i, --interval DURATION  measure over DURATION (default 5s, 2s with --watch;\n"
+"                           at least 0.2s, at most 1h; 30, 30s, 5m)\n"
+"  --for DURATION           measure interval after interval for DURATION and\n"
+"                           report each (back to back: no gap between them)\n"
+"  --watch                  a live view, redrawn every interval, busiest threads\n"
+"                           first, cut to the terminal's height; until Ctrl-C,\n"
+"                           or --for ends\n"
+"  --top N                  list at most the N busiest threads\n"
+"  --json                   machine-readable output (schema vitals.threads v1);\n"
+"                           with --for or --watch one object per line\n"
 "  -h, --help               this help\n"
 "\n"
 "Nothing is written to the target and it is never stopped.  wchan needs\n"
-"ptrace-read access to the process; without it the column says why.\n"
+"ptrace read access to the process, the system call ptrace attach access\n"
+"(same user and kernel.yama.ptrace_scope 0, or CAP_SYS_PTRACE); without it\n"
+"the column says why.\n"
 "\n"
-"exit status: 0 ok; 1 partial (the process exited during the interval: the\n"
+"exit status: 0 ok; 1 partial (the process exited during an interval: the\n"
 "part measured is shown); 3 no such process; 4 it exited before two samples;\n"
 "5 permission denied; 6 kernel thread; 7 zombie; 64 usage (including an\n"
 "interval below 0.2 s, or a thread id instead of a process id).\n");
 }
 
-static void sleep_until(uint64_t mono_ns)
+struct threads_opts {
+	double interval_s;
+	double for_s;          /* 0: one interval */
+	bool watch;
+	bool json;
+	size_t top;            /* 0: all */
+};
+
+/* One run: the process, its watch, and the samples of the current interval. */
+struct threads_run {
+	struct vt_procfs pfs;
+	int dirfd;
+	pid_t pid;
+	struct vt_thread_watch *watch;
+	struct vt_buf buf;
+	struct vt_threads_sample *samples;   /* n of cap; samples[0] opens the interval */
+	size_t n, cap;
+	uint64_t step_ns;                    /* between samples, see STEP_* */
+	struct vt_cgroup_cpu cg;             /* at the start of the interval */
+	bool cg_ok;
+	volatile sig_atomic_t *stop;
+};
+
+#define TW_FLAGS (VT_TW_CSW | VT_TW_WCHAN | VT_TW_SYSCALL)
+
+static void sleep_until(uint64_t mono_ns, volatile sig_atomic_t *stop)
 {
 	struct timespec ts = { (time_t)(mono_ns / 1000000000ull), (long)(mono_ns % 1000000000ull) };
 
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !*stop)
 		;
 }
 
@@ -95,130 +144,359 @@ static int allowed_cpus(pid_t pid)
 	return (int)sysconf(_SC_NPROCESSORS_ONLN);
 }
 
-int cmd_threads(int argc, char **argv)
+/* Take one sample into samples[n], growing the array; adapts the step. */
+static int take(struct threads_run *run, struct vt_err *err)
+{
+	uint64_t t0, cost;
+	int rc;
+
+	if (run->n == run->cap) {
+		size_t cap = run->cap ? run->cap * 2 : 64;
+		struct vt_threads_sample *s = realloc(run->samples, cap * sizeof(*s));
+
+		if (!s)
+			return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory sampling threads");
+		run->samples = s;
+		run->cap = cap;
+	}
+	t0 = vt_threads_now_ns();
+	rc = vt_threads_sample_take(run->watch, TW_FLAGS, &run->pfs, &run->buf,
+				    &run->samples[run->n], err);
+	if (rc != VT_OK)
+		return rc;
+	run->n++;
+	cost = vt_threads_now_ns() - t0;
+	run->step_ns = cost * STEP_COST_FACTOR > STEP_MIN_NS ? cost * STEP_COST_FACTOR : STEP_MIN_NS;
+	return VT_OK;
+}
+
+/* Keep only the last sample: it opens the next interval. */
+static void carry_last(struct threads_run *run)
+{
+	size_t i;
+
+	if (run->n == 0)
+		return;
+	for (i = 0; i + 1 < run->n; i++)
+		vt_threads_sample_release(&run->samples[i]);
+	run->samples[0] = run->samples[run->n - 1];
+	run->n = 1;
+}
+
+static void read_cgroup(struct threads_run *run, struct vt_cgroup_cpu *cg, bool *ok)
+{
+	*ok = vt_cgroup_cpu_read(&run->pfs, run->dirfd, cg, NULL) == VT_OK && cg->version;
+}
+
+/* The quota and the throttling between the interval's two cgroup reads. */
+static void apply_cgroup(struct threads_run *run, struct vt_threads_rates *r)
+{
+	struct vt_cgroup_cpu now;
+	char dir[sizeof(run->pfs.sys_root) + sizeof(now.limit_dir) + 2];
+	bool ok;
+
+	if (!run->cg_ok)
+		return;
+	read_cgroup(run, &now, &ok);
+	if (!ok)
+		return;
+	snprintf(dir, sizeof(dir), "%s/%s", run->pfs.sys_root, now.limit_dir);
+	vt_threads_rates_set_quota(r, now.quota_cores, dir);
+	if (now.quota_cores > 0 && vt_known(now.nr_periods) && vt_known(run->cg.nr_periods) &&
+	    now.nr_periods >= run->cg.nr_periods && vt_known(now.nr_throttled) &&
+	    vt_known(run->cg.nr_throttled) && now.nr_throttled >= run->cg.nr_throttled) {
+		r->periods = now.nr_periods - run->cg.nr_periods;
+		r->throttled_periods = now.nr_throttled - run->cg.nr_throttled;
+		if (vt_known(now.throttled_usec) && vt_known(run->cg.throttled_usec) &&
+		    now.throttled_usec >= run->cg.throttled_usec)
+			r->throttled_s = (double)(now.throttled_usec - run->cg.throttled_usec) / 1e6;
+	}
+	run->cg = now;
+}
+
+/*
+ * Sample until the interval from samples[0] has passed (or Ctrl-C).  VT_OK;
+ * VT_E_GONE with *exited set when the process exited after at least one
+ * sample (what was measured stays); another error otherwise.
+ */
+static int measure(struct threads_run *run, double interval_s, bool *exited, struct vt_err *err)
+{
+	uint64_t start, end, next;
+	int rc;
+
+	*exited = false;
+	if (run->n == 0 && (rc = take(run, err)) != VT_OK)
+		return rc;
+	start = run->samples[0].mono_ns;
+	end = start + (uint64_t)(interval_s * 1e9);
+	for (next = start; !*run->stop; ) {
+		next += run->step_ns;
+		if (next > end)
+			next = end;
+		sleep_until(next, run->stop);
+		if (*run->stop)
+			break;
+		rc = take(run, err);
+		if (rc == VT_E_GONE || rc == VT_E_NOPROC) {
+			*exited = true;
+			return VT_OK;
+		}
+		if (rc != VT_OK)
+			return rc;
+		if (run->samples[run->n - 1].mono_ns >= end)
+			break;
+	}
+	return VT_OK;
+}
+
+/* Terminal size for --watch; false when stdout is not a terminal. */
+static bool term_size(size_t *rows, size_t *cols)
+{
+	struct winsize ws;
+
+	if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0 || ws.ws_row == 0)
+		return false;
+	*rows = ws.ws_row;
+	*cols = ws.ws_col ? ws.ws_col : 80;
+	return true;
+}
+
+/*
+ * Print text cut to rows lines, each to cols characters (UTF-8: continuation
+ * bytes take no column), so a redraw never scrolls; the last line says how
+ * many lines were left out.
+ */
+static void print_cut(const char *text, size_t rows, size_t cols)
+{
+	size_t lines = 0, total = 0, col = 0;
+	const char *p;
+
+	for (p = text; *p; p++)
+		total += *p == '\n';
+	for (p = text; *p && (total <= rows || lines + 1 < rows); p++) {
+		if (*p == '\n') {
+			fputs("\033[K\n", stdout);     /* clear what a longer line left */
+			lines++;
+			col = 0;
+			continue;
+		}
+		if (((unsigned char)*p & 0xC0) != 0x80)
+			col++;
+		if (col <= cols)
+			fputc(*p, stdout);
+	}
+	if (total > rows)
+		printf("  ... %zu more lines (a taller terminal, or --top N)\033[K\n", total - lines);
+	fputs("\033[J", stdout);                   /* and below the last line */
+}
+
+/* One report: text, a redrawn screen, or a JSON object. */
+static int report(const struct threads_opts *o, const struct vt_threads_rates *r,
+		  const struct vt_diagnosis *d, double elapsed_s, unsigned nth)
+{
+	struct vt_threads_view view = { .by_cpu = o->watch || o->top, .max_rows = o->top };
+	bool repeated = o->watch || o->for_s > 0;
+	char *text = NULL;
+	size_t len = 0, rows, cols;
+	FILE *mem;
+	int rc;
+
+	if (o->json)
+		return vt_render_threads_json(stdout, r, d, repeated);
+	if (!o->watch) {
+		if (repeated)
+			printf("%s--- interval %u, %.1f s after start ---\n", nth > 1 ? "\n" : "", nth,
+			       elapsed_s);
+		return vt_render_threads_text(stdout, r, d, &view);
+	}
+	mem = open_memstream(&text, &len);
+	if (!mem)
+		return -1;
+	fprintf(mem, "vitals threads %d, every %.1f s, %.0f s so far%s\n", (int)r->pid, o->interval_s,
+		elapsed_s, o->for_s > 0 ? "" : "; Ctrl-C ends");
+	rc = vt_render_threads_text(mem, r, d, &view);
+	if (fclose(mem) != 0 || rc != 0) {
+		free(text);
+		return -1;
+	}
+	if (term_size(&rows, &cols)) {
+		fputs("\033[H", stdout);          /* home, then overwrite: redraw in place (tmux too) */
+		print_cut(text, rows, cols);
+	} else {
+		if (nth > 1)
+			fputc('\n', stdout);
+		fputs(text, stdout);
+	}
+	free(text);
+	return fflush(stdout) == 0 ? 0 : -1;
+}
+
+static int parse_args(int argc, char **argv, struct threads_opts *o, int *pid)
 {
 	static const struct option longopts[] = {
 		{ "interval", required_argument, NULL, 'i' },
+		{ "for", required_argument, NULL, 'f' },
+		{ "watch", no_argument, NULL, 'w' },
+		{ "top", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct vt_buf buf = VT_BUF_INIT(1u << 20);
-	struct vt_threads_sample *samples = NULL;
-	struct vt_threads_rates rates;
-	struct vt_diagnosis diag;
-	struct vt_proc_stat st;
-	struct vt_proc_status status;
-	struct vt_procfs pfs;
-	struct vt_err err;
-	double interval = 5, self0;
-	bool json = false, partial = false;
-	size_t n = 0, cap, i;
-	uint64_t start, end, next;
-	int c, pid, dirfd = -1, rc, exit_status = 0;
+	bool interval_given = false;
+	char *end;
+	long top;
+	int c;
 
+	memset(o, 0, sizeof(*o));
+	o->interval_s = 5;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			if (!vt_cli_parse_duration(optarg, &interval))
+			if (!vt_cli_parse_duration(optarg, &o->interval_s))
 				return vt_cli_usage_error("threads", "'%s' is not a duration (try 5s, 0.5, 1m)",
 							  optarg);
-			if (interval < VT_RATES_MIN_INTERVAL_S)
+			if (o->interval_s < VT_RATES_MIN_INTERVAL_S)
 				return vt_cli_usage_error("threads",
 							  "interval '%s' is too short to measure: the minimum is %.1fs",
 							  optarg, VT_RATES_MIN_INTERVAL_S);
-			if (interval > THREADS_MAX_INTERVAL_S)
+			if (o->interval_s > THREADS_MAX_INTERVAL_S)
 				return vt_cli_usage_error("threads", "interval '%s' is over the maximum of 1h",
 							  optarg);
+			interval_given = true;
 			break;
-		case 'j': json = true; break;
-		case 'h': threads_usage(stdout); return 0;
+		case 'f':
+			if (!vt_cli_parse_duration(optarg, &o->for_s) || o->for_s <= 0)
+				return vt_cli_usage_error("threads", "--for '%s' is not a duration (try 1m, 30s)",
+							  optarg);
+			break;
+		case 'w': o->watch = true; break;
+		case 't':
+			errno = 0;
+			top = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || top < 1)
+				return vt_cli_usage_error("threads", "--top '%s' is not a positive count", optarg);
+			o->top = (size_t)top;
+			break;
+		case 'j': o->json = true; break;
+		case 'h': threads_usage(stdout); return -1;
 		default:
 			return vt_cli_usage_error("threads", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (o->watch && !interval_given)
+		o->interval_s = WATCH_DEFAULT_INTERVAL_S;
+	if (o->for_s > 0 && o->for_s < o->interval_s)
+		return vt_cli_usage_error("threads", "--for %.1fs is shorter than the interval of %.1fs",
+					  o->for_s, o->interval_s);
 	if (optind >= argc)
 		return vt_cli_usage_error("threads", "which process? give a PID");
 	if (optind + 1 < argc)
 		return vt_cli_usage_error("threads", "unexpected argument '%s' (one PID)", argv[optind + 1]);
-	if (!vt_cli_parse_pid(argv[optind], &pid))
+	if (!vt_cli_parse_pid(argv[optind], pid))
 		return vt_cli_usage_error("threads", "'%s' is not a process id", argv[optind]);
+	return 0;
+}
 
+static void run_close(struct threads_run *run)
+{
+	size_t i;
+
+	for (i = 0; i < run->n; i++)
+		vt_threads_sample_release(&run->samples[i]);
+	free(run->samples);
+	vt_thread_watch_close(run->watch);
+	if (run->dirfd >= 0)
+		close(run->dirfd);
+	vt_buf_release(&run->buf);
+	vt_procfs_close(&run->pfs);
+}
+
+int cmd_threads(int argc, char **argv)
+{
+	struct threads_run run = { .dirfd = -1, .buf = VT_BUF_INIT(1u << 20), .step_ns = STEP_MIN_NS };
+	struct threads_opts o;
+	struct vt_threads_rates rates;
+	struct vt_diagnosis diag;
+	struct vt_proc_stat st;
+	struct vt_proc_status status;
+	struct vt_err err;
+	double self0, t_start;
+	bool exited = false, repeated;
+	unsigned nth = 0;
+	int pid, rc, exit_status = 0;
+
+	rc = parse_args(argc, argv, &o, &pid);
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	repeated = o.watch || o.for_s > 0;
+	run.pid = pid;
 	vt_err_clear(&err);
-	if (vt_cli_open_procfs(&pfs, &err))
+	if (vt_cli_open_procfs(&run.pfs, &err))
 		return vt_cli_error(&err);
-	rc = vt_pid_open(&pfs, pid, &dirfd, &err);
+	rc = vt_pid_open(&run.pfs, pid, &run.dirfd, &err);
 	if (rc == VT_OK)
-		rc = vt_target_check(dirfd, pid, &buf, &st, &status, &err);
+		rc = vt_target_check(run.dirfd, pid, &run.buf, &st, &status, &err);
+	if (rc == VT_OK)
+		rc = vt_thread_watch_open(&run.pfs, run.dirfd, pid, &run.watch, &err);
 	if (rc != VT_OK) {
 		exit_status = vt_cli_error(&err);
 		goto out;
 	}
+	vt_cli_catch_stop(&run.stop);
+	read_cgroup(&run, &run.cg, &run.cg_ok);
+	t_start = (double)vt_threads_now_ns() / 1e9;
 
-	cap = (size_t)(interval * 1e9 / (double)THREADS_STEP_NS) + 3;
-	samples = calloc(cap, sizeof(*samples));
-	if (!samples) {
-		vt_err_set(&err, VT_E_NOMEM, ENOMEM, "out of memory");
-		exit_status = vt_cli_error(&err);
-		goto out;
-	}
-	self0 = self_cpu();
-	start = vt_threads_now_ns();
-	end = start + (uint64_t)(interval * 1e9);
-	for (next = start;; ) {
-		rc = vt_threads_sample_take(&pfs, dirfd, pid, &buf, &samples[n], &err);
+	while (!exited) {
+		double dt, elapsed;
+
+		self0 = self_cpu();
+		rc = measure(&run, o.interval_s, &exited, &err);
 		if (rc != VT_OK) {
-			if (rc != VT_E_GONE && rc != VT_E_NOPROC) {
-				exit_status = vt_cli_error(&err);
-				goto out;
-			}
-			partial = true;   /* exited: keep what was measured */
-			break;
+			exit_status = vt_cli_error(&err);
+			goto out;
 		}
-		n++;
-		if (samples[n - 1].mono_ns >= end || n == cap)
+		dt = run.n ? (double)(run.samples[run.n - 1].mono_ns - run.samples[0].mono_ns) / 1e9 : 0;
+		if (run.n < 2 || dt < VT_RATES_MIN_INTERVAL_S) {
+			if (exited && nth == 0) {
+				vt_err_set(&err, VT_E_GONE, 0, "process %d exited before it could be measured",
+					   pid);
+				exit_status = vt_cli_error(&err);
+			} else if (exited) {
+				fprintf(stderr, "vitals: note: process %d exited\n", pid);
+				exit_status = VT_EXIT_PARTIAL;
+			}
+			break;      /* Ctrl-C too soon after the last report: nothing more to say */
+		}
+		if (exited)
+			fprintf(stderr, "vitals: note: process %d exited during the interval; "
+				"the figures cover the %.2f s measured before it did\n", pid, dt);
+		rc = vt_threads_rates_compute(run.samples, run.n, allowed_cpus(pid), &rates, &err);
+		if (rc != VT_OK) {
+			exit_status = vt_cli_error(&err);
+			goto out;
+		}
+		apply_cgroup(&run, &rates);
+		rates.process_exited = exited;
+		if (self0 >= 0 && self_cpu() >= self0)
+			rates.self_cpu_s = self_cpu() - self0;
+		vt_diagnose(&rates, &diag);
+		elapsed = (double)run.samples[run.n - 1].mono_ns / 1e9 - t_start;
+		rc = report(&o, &rates, &diag, elapsed, ++nth);
+		vt_threads_rates_release(&rates);
+		if (rc != 0 || fflush(stdout) != 0) {
+			fprintf(stderr, "vitals: cannot write output\n");
+			exit_status = 2;
+			goto out;
+		}
+		if (exited)
+			exit_status = VT_EXIT_PARTIAL;
+		if (!repeated || *run.stop || (o.for_s > 0 && elapsed + o.interval_s > o.for_s + 0.05))
 			break;
-		next += THREADS_STEP_NS;
-		if (next > end)
-			next = end;
-		sleep_until(next);
+		carry_last(&run);
 	}
-	if (n < 2 || samples[n - 1].mono_ns - samples[0].mono_ns <
-			     (uint64_t)(VT_RATES_MIN_INTERVAL_S * 1e9)) {
-		vt_err_set(&err, VT_E_GONE, 0, "process %d exited before it could be measured", pid);
-		exit_status = vt_cli_error(&err);
-		goto out;
-	}
-	if (partial)
-		fprintf(stderr, "vitals: note: process %d exited during the interval; "
-			"the figures cover the %.2f s measured before it did\n", pid,
-			(double)(samples[n - 1].mono_ns - samples[0].mono_ns) / 1e9);
-	rc = vt_threads_rates_compute(samples, n, allowed_cpus(pid), &rates, &err);
-	if (rc != VT_OK) {
-		exit_status = vt_cli_error(&err);
-		goto out;
-	}
-	rates.process_exited = partial;
-	if (self0 >= 0 && self_cpu() >= self0)
-		rates.self_cpu_s = self_cpu() - self0;
-	vt_diagnose(&rates, &diag);
-	if ((json ? vt_render_threads_json : vt_render_threads_text)(stdout, &rates, &diag) != 0 ||
-	    fflush(stdout) != 0) {
-		fprintf(stderr, "vitals: cannot write output\n");
-		exit_status = 2;
-	} else if (partial) {
-		exit_status = VT_EXIT_PARTIAL;
-	}
-	vt_threads_rates_release(&rates);
 out:
-	for (i = 0; i < n; i++)
-		vt_threads_sample_release(&samples[i]);
-	free(samples);
-	if (dirfd >= 0)
-		close(dirfd);
-	vt_buf_release(&buf);
-	vt_procfs_close(&pfs);
+	run_close(&run);
 	return exit_status;
 }

@@ -116,3 +116,27 @@ bool vt_cli_parse_duration(const char *text, double *seconds)
 	*seconds = v * mult;
 	return true;
 }
+
+/* ---- Ctrl-C ends a long command cleanly -------------------------------- */
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+void vt_cli_catch_stop(volatile sig_atomic_t **flag)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	stop_requested = 0;
+	*flag = &stop_requested;
+}

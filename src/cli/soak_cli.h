@@ -18,8 +18,6 @@ struct vt_cli_progress {
 	bool drawn;                  /* a line is on the terminal without its newline */
 };
 
-/* SIGINT/SIGTERM/SIGHUP set *flag (returned) instead of killing vitals. */
-void vt_cli_catch_stop(volatile sig_atomic_t **flag);
 /* A vt_soak_config.progress callback; ctx is a struct vt_cli_progress. */
 void vt_cli_soak_progress(void *ctx, const struct vt_soak_progress *p);
 /* End the progress line. */

@@ -3,6 +3,8 @@
  */
 #include "cpu/diagnose.h"
 
+#include "proc/procfs.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -36,7 +38,7 @@ static void rule_contention(const struct vt_threads_rates *r, struct vt_diagnosi
 	struct vt_diag_finding *f;
 	size_t i;
 
-	if (r->ncpu <= 0)
+	if (r->usable_cores <= 0)
 		return;
 	for (i = 0; i < r->n; i++) {
 		const struct vt_thread_rate *t = &r->threads[i];
@@ -47,14 +49,14 @@ static void rule_contention(const struct vt_threads_rates *r, struct vt_diagnosi
 		vol += pos(t->vol_per_s);
 		nonvol += pos(t->nonvol_per_s);
 	}
-	if (!(runnable > r->ncpu + 0.25 && runq >= VT_DIAG_RUNQ_HIGH && nonvol > vol))
+	if (!(runnable > r->usable_cores + 0.25 && runq >= VT_DIAG_RUNQ_HIGH && nonvol > vol))
 		return;
 	f = add(d, VT_DIAG_CONTENTION, "core contention");
 	if (f)
 		snprintf(f->evidence, sizeof(f->evidence),
-			 "%.2f threads runnable on average for %d CPUs; %.2f thread-seconds per second "
-			 "waited on a run queue; nonvoluntary switches %.0f/s > voluntary %.0f/s",
-			 runnable, r->ncpu, runq, nonvol, vol);
+			 "%.2f threads runnable on average for %.2f usable cores; %.2f thread-seconds "
+			 "per second waited on a run queue; nonvoluntary switches %.0f/s > voluntary "
+			 "%.0f/s", runnable, r->usable_cores, runq, nonvol, vol);
 }
 
 static bool rule_convoy(const struct vt_threads_rates *r, struct vt_diagnosis *d,
@@ -139,25 +141,88 @@ static void rule_busy_poll(const struct vt_threads_rates *r, struct vt_diagnosis
 	}
 }
 
+/* Threads in uninterruptible sleep for a good part of the interval. */
+static void rule_io(const struct vt_threads_rates *r, struct vt_diagnosis *d)
+{
+	struct vt_diag_finding *f = NULL;
+	size_t i, shown = 0, blocked = 0, used = 0;
+	int w;
+
+	for (i = 0; i < r->n; i++) {
+		const struct vt_thread_rate *t = &r->threads[i];
+		double share;
+
+		if (t->nsamples < VT_DIAG_IO_MIN_SAMPLES)
+			continue;
+		share = (double)t->states[2] / t->nsamples;   /* 'D' in VT_STATE_KINDS */
+		if (share < VT_DIAG_IO_SHARE)
+			continue;
+		blocked++;
+		if (!f) {
+			f = add(d, VT_DIAG_IO, "blocked on I/O");
+			if (!f)
+				return;
+			w = snprintf(f->evidence, sizeof(f->evidence),
+				     "in uninterruptible sleep (state D, usually disk or network file "
+				     "system I/O):");
+			used = w > 0 ? (size_t)w : 0;
+		}
+		if (shown < 3 && used < sizeof(f->evidence)) {
+			w = snprintf(f->evidence + used, sizeof(f->evidence) - used,
+				     "%s thread %d (%s) %.0f%% of %u samples%s%s%s%s", shown ? ";" : "",
+				     (int)t->tid, t->comm, 100 * share, t->nsamples,
+				     t->wchan_count ? ", in " : "", t->wchan_count ? t->wchan : "",
+				     t->syscall_count ? ", syscall " : "",
+				     t->syscall_count ? t->syscall : "");
+			used += w > 0 ? (size_t)w : 0;
+			shown++;
+		}
+	}
+	if (f && blocked > shown && used < sizeof(f->evidence))
+		snprintf(f->evidence + used, sizeof(f->evidence) - used, "; %zu more", blocked - shown);
+}
+
+static void rule_throttled(const struct vt_threads_rates *r, struct vt_diagnosis *d)
+{
+	struct vt_diag_finding *f;
+
+	if (!vt_known(r->periods) || !vt_known(r->throttled_periods) || r->periods == 0 ||
+	    (double)r->throttled_periods / (double)r->periods < VT_DIAG_THROTTLED_SHARE)
+		return;
+	f = add(d, VT_DIAG_THROTTLED, "CPU throttled");
+	if (f)
+		snprintf(f->evidence, sizeof(f->evidence),
+			 "its cgroup's quota of %.2f cores (%.80s) throttled it in %llu of %llu periods, "
+			 "%.2f s held back over %.2f s; it used %.2f cores",
+			 r->quota_cores, r->quota_dir[0] ? r->quota_dir : "?",
+			 (unsigned long long)r->throttled_periods, (unsigned long long)r->periods,
+			 r->throttled_s > 0 ? r->throttled_s : 0, r->interval_s, r->cores);
+}
+
 void vt_diagnose(const struct vt_threads_rates *r, struct vt_diagnosis *out)
 {
 	char pool[64] = "";
 	struct vt_diag_finding *f;
 
 	memset(out, 0, sizeof(*out));
+	rule_io(r, out);
 	if (r->cores < VT_DIAG_IDLE_CORES) {
+		if (out->n)
+			return;      /* blocked on I/O uses no CPU, but it is not idle */
 		f = add(out, VT_DIAG_IDLE, "idle");
 		snprintf(f->evidence, sizeof(f->evidence),
 			 "the process used %.4f cores (%.1f ms of CPU) over %.2f s",
 			 r->cores, r->cpu_seconds * 1e3, r->interval_s);
 		return;
 	}
+	rule_throttled(r, out);
 	rule_contention(r, out);
 	if (!rule_convoy(r, out, pool, sizeof(pool)))
 		rule_busy_poll(r, out);
 	if (out->n == 0) {
 		f = add(out, VT_DIAG_NONE, "no pattern");
 		snprintf(f->evidence, sizeof(f->evidence),
-			 "no rule's conditions all held (idle, core contention, lock convoy, busy poll)");
+			 "no rule's conditions all held (idle, blocked on I/O, CPU throttled, core "
+			 "contention, lock convoy, busy poll)");
 	}
 }

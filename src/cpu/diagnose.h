@@ -17,7 +17,9 @@ enum vt_diag_kind {
 	VT_DIAG_IDLE,
 	VT_DIAG_CONTENTION,
 	VT_DIAG_CONVOY,
-	VT_DIAG_BUSY_POLL
+	VT_DIAG_BUSY_POLL,
+	VT_DIAG_IO,              /* threads in D state: blocked on I/O */
+	VT_DIAG_THROTTLED        /* its cgroup's CPU quota held it back */
 };
 
 /* Thresholds, in one place (the help text quotes them). */
@@ -31,11 +33,16 @@ enum vt_diag_kind {
                                            * measured on the busy_poll target, 30+ when the
                                            * machine is loaded, so the rule keeps a margin */
 
-#define VT_DIAG_MAX 4
+#define VT_DIAG_IO_SHARE 0.30           /* a thread's samples in D state */
+#define VT_DIAG_IO_MIN_SAMPLES 5         /* samples a thread needs before its D share counts */
+#define VT_DIAG_THROTTLED_SHARE 0.10     /* quota periods throttled */
+
+#define VT_DIAG_MAX 6
 
 struct vt_diag_finding {
 	enum vt_diag_kind kind;
-	const char *name;        /* "idle", "core contention", "lock convoy", "busy poll", "no pattern" */
+	const char *name;        /* "idle", "core contention", "lock convoy", "busy poll",
+	                          * "blocked on I/O", "CPU throttled", "no pattern" */
 	char evidence[320];
 };
 

@@ -7,6 +7,8 @@
  */
 #include "cpu/rates.h"
 
+#include "base/scan.h"
+
 #include "proc/procfs.h"
 
 #include <errno.h>
@@ -79,12 +81,13 @@ size_t vt_threads_pool_key_len(const char *name)
 	return len;
 }
 
-struct wchan_slot {
+/* The most frequent names a thread was seen in: wchans, system calls. */
+struct tally_slot {
 	char name[64];
 	unsigned count;
 };
 
-static void tally_wchan(struct wchan_slot *slots, const char *w)
+static void tally(struct tally_slot *slots, const char *w)
 {
 	int i;
 
@@ -120,7 +123,7 @@ static void thread_rate(const struct vt_threads_sample *samples, size_t n, pid_t
 			double dt, struct vt_thread_rate *r)
 {
 	const struct vt_thread_snap *first = NULL, *last = NULL, *base, *t;
-	struct wchan_slot slots[VT_WCHAN_SLOTS];
+	struct tally_slot slots[VT_WCHAN_SLOTS], calls[VT_WCHAN_SLOTS];
 	long clk = samples[n - 1].clk_tck > 0 ? samples[n - 1].clk_tck : 100;
 	uint64_t d, du, ds;
 	size_t i;
@@ -128,6 +131,7 @@ static void thread_rate(const struct vt_threads_sample *samples, size_t n, pid_t
 
 	memset(r, 0, sizeof(*r));
 	memset(slots, 0, sizeof(slots));
+	memset(calls, 0, sizeof(calls));
 	r->tid = tid;
 	r->user_cores = r->sys_cores = r->runq_share = r->vol_per_s = r->nonvol_per_s = -1;
 	r->cpu_share = -1;
@@ -143,9 +147,13 @@ static void thread_rate(const struct vt_threads_sample *samples, size_t n, pid_t
 		r->nsamples++;
 		r->states[state_index(t->state)]++;
 		if (t->wchan_ok)
-			tally_wchan(slots, t->wchan);
+			tally(slots, t->wchan);
 		else
 			snprintf(r->wchan_why, sizeof(r->wchan_why), "%s", t->wchan_why);
+		if (t->syscall_ok)
+			tally(calls, t->syscall);
+		else
+			snprintf(r->syscall_why, sizeof(r->syscall_why), "%s", t->syscall_why);
 	}
 	if (!first)
 		return;
@@ -161,6 +169,16 @@ static void thread_rate(const struct vt_threads_sample *samples, size_t n, pid_t
 	}
 	if (r->wchan_count)
 		r->wchan_ok = true;
+	r->syscall_ok = last->syscall_ok;
+	for (k = 0; k < VT_WCHAN_SLOTS; k++) {
+		if (calls[k].count > r->syscall_count) {
+			r->syscall_count = calls[k].count;
+			vt_copy_str(r->syscall, sizeof(r->syscall), calls[k].name,
+				    strlen(calls[k].name));
+		}
+	}
+	if (r->syscall_count)
+		r->syscall_ok = true;
 
 	base = find_tid(&samples[0], tid) == first ? first : NULL;
 	if (!base)
@@ -258,6 +276,10 @@ int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, 
 	out->interval_s = dt;
 	out->nsamples = (unsigned)n;
 	out->ncpu = ncpu;
+	out->usable_cores = ncpu > 0 ? ncpu : 0;
+	out->quota_cores = -1;
+	out->throttled_s = -1;
+	out->throttled_periods = out->periods = VT_NA;
 	out->self_cpu_s = -1;
 
 	for (i = 0; i < n; i++)
@@ -331,6 +353,15 @@ int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, 
 		out->since_start_cores = -1;
 	}
 	return make_pools(out, err);
+}
+
+void vt_threads_rates_set_quota(struct vt_threads_rates *r, double quota_cores, const char *dir)
+{
+	r->quota_cores = quota_cores > 0 ? quota_cores : -1;
+	snprintf(r->quota_dir, sizeof(r->quota_dir), "%s", r->quota_cores > 0 && dir ? dir : "");
+	r->usable_cores = r->ncpu > 0 ? r->ncpu : 0;
+	if (r->quota_cores > 0 && (r->usable_cores <= 0 || r->quota_cores < r->usable_cores))
+		r->usable_cores = r->quota_cores;
 }
 
 void vt_threads_rates_release(struct vt_threads_rates *r)

@@ -54,6 +54,10 @@ struct vt_thread_rate {
 	unsigned wchan_count;           /* samples it was seen in */
 	bool wchan_ok;                  /* false: unreadable, see wchan_why */
 	char wchan_why[48];
+	char syscall[32];               /* most frequent system call in progress, "" none */
+	unsigned syscall_count;         /* samples it was seen in */
+	bool syscall_ok;                /* false: unreadable, see syscall_why */
+	char syscall_why[48];
 };
 
 struct vt_thread_pool {
@@ -67,7 +71,13 @@ struct vt_threads_rates {
 	char comm[64];
 	double interval_s;              /* last.mono - first.mono */
 	unsigned nsamples;
-	int ncpu;                       /* CPUs the process may run on (0 unknown) */
+	int ncpu;                       /* CPUs the process may run on (affinity; 0 unknown) */
+	double quota_cores;             /* its cgroup's CPU quota in cores, < 0 none (set by the caller) */
+	char quota_dir[256];            /* the cgroup that sets it (set by the caller) */
+	double usable_cores;            /* min(ncpu, quota): what "share" divides by; 0 unknown */
+	uint64_t throttled_periods;     /* quota periods throttled in the interval, VT_NA unknown */
+	uint64_t periods;               /* quota periods in the interval, VT_NA unknown */
+	double throttled_s;             /* time throttled in the interval, < 0 unknown */
 	double cores_ticks;             /* process stat Δ(utime+stime) / Δt */
 	double cores_ns;                /* Σ thread Δrun_ns / Δt; < 0 without schedstat */
 	double cores;                   /* the figure shown: ns unless unavailable or threads exited */
@@ -75,9 +85,9 @@ struct vt_threads_rates {
 	double user_cores, sys_cores;   /* cores split by the process stat tick deltas */
 	double cpu_seconds;             /* CPU consumed in the interval = cores * interval_s */
 	double since_start_cores;       /* what ps shows: (utime+stime) / elapsed since start; < 0 unknown */
-	bool ps_differs;
+	bool ps_differs;                /* |since_start - cores| > VT_RATES_PS_DIFF_CORES */
 	bool process_exited;            /* it exited before the interval ended (set by the caller) */
-	double self_cpu_s;              /* vitals' own CPU in the window; < 0 not measured (set by the caller) */                /* |since_start - cores| > VT_RATES_PS_DIFF_CORES */
+	double self_cpu_s;              /* vitals' own CPU in the window; < 0 not measured (set by the caller) */
 	size_t appeared, exited;
 	struct vt_thread_rate *threads; /* owned, n, tid order */
 	size_t n;
@@ -88,13 +98,21 @@ struct vt_threads_rates {
 /*
  * Compute the rates over samples[0..n-1] (n >= 2, taken in time order from
  * one process).  Rates use samples[0] and samples[n-1]; states and wchans
- * are counted over all n.  ncpu is stored as given; self_cpu_s is set to -1.
+ * are counted over all n.  ncpu is stored as given and is usable_cores;
+ * self_cpu_s, quota_cores and throttled_s are set to -1, the periods to
+ * VT_NA (vt_threads_rates_set_quota applies a quota).
  * Errors: VT_E_USAGE when the interval is below VT_RATES_MIN_INTERVAL_S
  * (the message states the minimum) or fewer than 2 samples; VT_E_NOMEM.
  * On success release *out with vt_threads_rates_release.
  */
 int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, int ncpu,
 			     struct vt_threads_rates *out, struct vt_err *err);
+
+/*
+ * Record a cgroup CPU quota of quota_cores (< 0: none) set by cgroup dir;
+ * usable_cores becomes the smaller of it and the CPUs of the affinity mask.
+ */
+void vt_threads_rates_set_quota(struct vt_threads_rates *r, double quota_cores, const char *dir);
 
 void vt_threads_rates_release(struct vt_threads_rates *r);
 

@@ -40,13 +40,19 @@ struct slot {
 	int stat_fd;     /* task/TID/stat */
 	int sched_fd;    /* task/TID/schedstat */
 	int status_fd;   /* task/TID/status, opened at the first VT_TW_CSW read */
+	int wchan_fd;    /* task/TID/wchan, opened at the first VT_TW_WCHAN read */
+	int syscall_fd;  /* task/TID/syscall, opened at the first VT_TW_SYSCALL read */
 };
+
+#define SLOT_NONE ((struct slot){ -1, -1, -1, -1, -1 })
 
 struct vt_thread_watch {
 	pid_t pid;
 	int task_fd;                  /* /proc/PID/task, owned */
 	int stat_fd;                  /* /proc/PID/stat, owned */
 	bool schedstat;               /* the kernel has task/TID/schedstat */
+	int wchan_access;             /* VT_OK, or VT_E_PERM: no ptrace read access (see .h) */
+	int syscall_refused;          /* VT_OK, or why the last syscall read failed for good */
 	uint64_t reads;               /* completed reads */
 	uint64_t lists;               /* listings of task/ */
 	bool live;                    /* the real /proc: held fds fail once their thread exits */
@@ -143,6 +149,8 @@ static void slot_close(struct vt_thread_watch *w, struct slot *s)
 	fd_drop(w, &s->stat_fd);
 	fd_drop(w, &s->sched_fd);
 	fd_drop(w, &s->status_fd);
+	fd_drop(w, &s->wchan_fd);
+	fd_drop(w, &s->syscall_fd);
 }
 
 /*
@@ -237,6 +245,86 @@ static bool parse_csw(const char *buf, size_t len, uint64_t *vol, uint64_t *nonv
 	       status_u64(buf, len, kn, sizeof(kn) - 1, nonvol);
 }
 
+/* The first word of a wchan: a kernel function, or "0" for none. */
+static void parse_wchan(const char *buf, size_t len, char *out, size_t cap)
+{
+	struct vt_scan sc = vt_scan_init(buf, len);
+	const char *word;
+	size_t wlen;
+
+	if (!vt_scan_word(&sc, &word, &wlen) || (wlen == 1 && word[0] == '0'))
+		wlen = 0;
+	vt_copy_str(out, cap, wlen ? word : "", wlen);
+}
+
+/* task syscall: "running", or "-1 sp pc", or "NR arg1 .. arg6 sp pc". */
+static bool parse_syscall(const char *buf, size_t len, long *nr)
+{
+	struct vt_scan sc = vt_scan_init(buf, len);
+	const char *word;
+	size_t wlen;
+	char num[24];
+	char *end;
+
+	if (!vt_scan_word(&sc, &word, &wlen))
+		return false;
+	if (wlen == 7 && !memcmp(word, "running", 7)) {
+		*nr = VT_TW_SYSCALL_RUNNING;
+		return true;
+	}
+	if (wlen >= sizeof(num))
+		return false;
+	memcpy(num, word, wlen);
+	num[wlen] = '\0';
+	errno = 0;
+	*nr = strtol(num, &end, 10);
+	if (errno || *end || end == num || *nr < VT_TW_SYSCALL_NONE)
+		return false;
+	return true;
+}
+
+/*
+ * wchan and syscall of thread tid into *c, as flags ask.  VT_E_GONE when the
+ * thread exited; any other failure only marks the field.
+ */
+static int read_doing(struct vt_thread_watch *w, struct slot *s, pid_t tid, unsigned flags,
+		      struct vt_thread_counts *c)
+{
+	struct vt_err e;
+	int rc;
+
+	c->wchan[0] = '\0';
+	c->wchan_rc = c->syscall_rc = VT_TW_UNREAD;
+	c->syscall = VT_TW_SYSCALL_RUNNING;
+	if (flags & VT_TW_WCHAN) {
+		if (w->wchan_access != VT_OK) {
+			c->wchan_rc = w->wchan_access;
+		} else {
+			rc = read_file(w, s->wchan_fd, tid, "wchan", &e);
+			if (is_gone(rc))
+				return VT_E_GONE;
+			c->wchan_rc = rc;
+			if (rc == VT_OK)
+				parse_wchan(w->buf.data, w->buf.len, c->wchan, sizeof(c->wchan));
+		}
+	}
+	if (flags & VT_TW_SYSCALL) {
+		if (w->syscall_refused != VT_OK) {
+			c->syscall_rc = w->syscall_refused;
+			return VT_OK;
+		}
+		rc = read_file(w, s->syscall_fd, tid, "syscall", &e);
+		if (is_gone(rc))
+			return VT_E_GONE;
+		if (rc == VT_OK && !parse_syscall(w->buf.data, w->buf.len, &c->syscall))
+			rc = VT_E_PARSE;
+		if (rc == VT_E_PERM || rc == VT_E_NOTFOUND)
+			w->syscall_refused = rc;    /* the same for every thread: do not ask again */
+		c->syscall_rc = rc;
+	}
+	return VT_OK;
+}
+
 /*
  * Read thread tid into *c, holding its files open when the budget allows.
  * VT_OK; VT_E_GONE when it exited (caller closes the slot); another code when
@@ -256,6 +344,11 @@ static int read_thread(struct vt_thread_watch *w, struct slot *s, pid_t tid, uns
 		hold_open(w, tid, "schedstat", &s->sched_fd);
 	if (s->stat_fd >= 0 && s->status_fd < 0 && (flags & VT_TW_CSW))
 		hold_open(w, tid, "status", &s->status_fd);
+	if (s->stat_fd >= 0 && s->wchan_fd < 0 && (flags & VT_TW_WCHAN) && w->wchan_access == VT_OK)
+		hold_open(w, tid, "wchan", &s->wchan_fd);
+	if (s->stat_fd >= 0 && s->syscall_fd < 0 && (flags & VT_TW_SYSCALL) &&
+	    w->syscall_refused == VT_OK)
+		hold_open(w, tid, "syscall", &s->syscall_fd);
 	if (s->stat_fd >= 0)
 		w->held++;
 	else
@@ -294,10 +387,30 @@ static int read_thread(struct vt_thread_watch *w, struct slot *s, pid_t tid, uns
 		if (rc == VT_OK && !parse_csw(w->buf.data, w->buf.len, &c->vcsw, &c->nvcsw))
 			c->vcsw = c->nvcsw = VT_NA;
 	}
-	return VT_OK;
+	return read_doing(w, s, tid, flags, c);
 }
 
 /* ---- open, list, read ---------------------------------------------------- */
+
+/*
+ * VT_E_PERM when this process may not ptrace-read pid_fd's process, which
+ * environ needs as wchan does (PTRACE_MODE_READ_FSCREDS); VT_OK otherwise,
+ * including when environ is missing (a recorded tree).
+ */
+static int ptrace_read_access(int pid_fd)
+{
+	char byte;
+	int fd, e;
+
+	fd = openat(pid_fd, "environ", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		return e == EACCES || e == EPERM ? VT_E_PERM : VT_OK;
+	}
+	e = read(fd, &byte, 1) < 0 ? errno : 0;
+	close(fd);
+	return e == EACCES || e == EPERM ? VT_E_PERM : VT_OK;
+}
 
 int vt_thread_watch_open(const struct vt_procfs *pfs, int pid_fd, pid_t pid,
 			 struct vt_thread_watch **out, struct vt_err *err)
@@ -334,6 +447,7 @@ int vt_thread_watch_open(const struct vt_procfs *pfs, int pid_fd, pid_t pid,
 	}
 	/* Checked once, as htop checks smaps_rollup: CONFIG_SCHED_INFO or not. */
 	w->schedstat = fstatat(pid_fd, "schedstat", &sb, 0) == 0;
+	w->wchan_access = ptrace_read_access(pid_fd);
 	if (vt_buf_reserve(&w->buf, 4096)) {
 		rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory watching threads");
 		goto out_close;
@@ -588,7 +702,7 @@ static size_t merge(struct vt_thread_watch *w, struct merge *g, struct vt_err *e
 			/* fall through to the new-thread case for tids[j] */
 		}
 		/* a tid we did not have */
-		*s = (struct slot){ -1, -1, -1 };
+		*s = SLOT_NONE;
 		rc = read_thread(w, s, w->tids[j], g->flags, c, &terr);
 		if (rc != VT_OK) {
 			slot_close(w, s);

@@ -23,6 +23,14 @@
  * 20 µs for vt_threads_sample_take, which opens every file every time.  Back
  * to back (hot caches): 2.5 and 6 µs.
  *
+ * wchan and syscall (VT_TW_WCHAN, VT_TW_SYSCALL) are read only when asked:
+ * what a thread is doing is sampled often over a short interval, not every
+ * tick of a soak.  The kernel prints "0" for a wchan the reader may not see
+ * (no ptrace read access), so the watch checks that access once at open,
+ * on the process's environ (the same check), and marks wchan refused rather
+ * than report every thread as running.  A refused or missing syscall file
+ * is not asked again for the other threads.
+ *
  * Context switches live only in task/TID/status, the most expensive of the
  * three files (~1.4 KB of text, most of it about memory and CPU masks).
  * They are read only by reads that pass VT_TW_CSW; a caller on a tight
@@ -35,7 +43,8 @@
  * is a new thread.  Either way the old thread goes to the exited list and the
  * new one is a row with is_new set.
  *
- * Fd budget.  Each held thread costs 2 fds (3 with status).  The first open in
+ * Fd budget.  Each held thread costs 2 fds (3 with status, one more for each
+ * of wchan and syscall).  The first open in
  * the process raises the RLIMIT_NOFILE soft limit to the hard limit (once; a
  * program that then execs another one should call
  * vt_thread_watch_nofile_restore() in the child, and must not use select()).
@@ -63,8 +72,16 @@
 #define VT_TW_FD_RESERVE 256
 
 enum vt_thread_watch_flags {
-	VT_TW_CSW = 1 << 0,   /* also read task/TID/status for vcsw and nvcsw */
+	VT_TW_CSW = 1 << 0,     /* also read task/TID/status for vcsw and nvcsw */
+	VT_TW_WCHAN = 1 << 1,   /* also read task/TID/wchan */
+	VT_TW_SYSCALL = 1 << 2, /* also read task/TID/syscall */
 };
+
+/* vt_thread_counts.syscall besides a system call number. */
+#define VT_TW_SYSCALL_NONE (-1)      /* blocked, but not in a system call */
+#define VT_TW_SYSCALL_RUNNING (-2)   /* on a CPU (or changing state) when read */
+/* vt_thread_counts.wchan_rc and syscall_rc when the flag was not passed. */
+#define VT_TW_UNREAD (-1)
 
 /* One thread at one read.  Counters are cumulative since the thread started. */
 struct vt_thread_counts {
@@ -79,6 +96,11 @@ struct vt_thread_counts {
 	uint64_t vcsw;          /* task status voluntary_ctxt_switches, VT_NA if not read this tick */
 	uint64_t nvcsw;         /* task status nonvoluntary_ctxt_switches, VT_NA if not read this tick */
 	int64_t processor;      /* task stat (39): CPU last run on, -1 unknown */
+	char wchan[48];         /* task wchan: kernel function it sleeps in, "" on a CPU or unknown */
+	long syscall;           /* task syscall (1): number in progress, or VT_TW_SYSCALL_* */
+	int wchan_rc;           /* VT_OK read; VT_E_PERM refused (ptrace read access needed);
+	                         * VT_E_NOTFOUND no such file; VT_TW_UNREAD not asked for */
+	int syscall_rc;         /* the same for syscall (ptrace attach access needed) */
 	bool is_new;            /* appeared since the previous read; false in the first read */
 };
 

@@ -1,13 +1,14 @@
 /*
- * cgroup.c — the memory cgroup of a process: where it is and what it says.
+ * cgroup.c — the memory and cpu cgroups of a process: where they are and what
+ * they say.
  *
  * Resolves /proc/PID/cgroup (cgroups(7)) against the reader's mountinfo
  * (proc(5)) to a directory under the sys root, then reads the v1 or v2
- * memory controller files there (Documentation/admin-guide/cgroup-v2.rst,
- * cgroup-v1/memory.rst).  It only reads: it never writes a cgroup file and
- * never guesses a figure — an absent or unreadable file leaves VT_NA.  All
- * text is untrusted; the parsers take (buf, len), need no NUL and are fuzzed
- * (fuzz/fuzz_cgroup.c).
+ * memory or cpu controller files there (Documentation/admin-guide/
+ * cgroup-v2.rst, cgroup-v1/memory.rst, scheduler/sched-bwc.rst).  It only
+ * reads: it never writes a cgroup file and never guesses a figure — an
+ * absent or unreadable file leaves VT_NA.  All text is untrusted; the
+ * parsers take (buf, len), need no NUL and are fuzzed (fuzz/fuzz_cgroup.c).
  */
 #include "proc/cgroup.h"
 #include "base/scan.h"
@@ -103,8 +104,9 @@ static int membership_store(const struct membership_line *ml, char *dst, size_t 
 	return VT_OK;
 }
 
-int vt_cgroup_parse_membership(const char *buf, size_t len, char *v2_path, size_t v2_cap,
-			       char *v1_mem_path, size_t v1_cap, struct vt_err *err)
+/* The v2 path and the path of the v1 hierarchy whose controller list has controller. */
+static int parse_membership(const char *buf, size_t len, const char *controller, char *v2_path,
+			    size_t v2_cap, char *v1_path, size_t v1_cap, struct vt_err *err)
 {
 	struct vt_scan file = vt_scan_init(buf, len);
 	struct membership_line ml;
@@ -116,7 +118,7 @@ int vt_cgroup_parse_membership(const char *buf, size_t len, char *v2_path, size_
 
 	if (!v2_cap || !v1_cap)
 		return vt_err_set(err, VT_E_FAIL, 0, "cgroup: no room for the paths");
-	v2_path[0] = v1_mem_path[0] = '\0';
+	v2_path[0] = v1_path[0] = '\0';
 	while (vt_scan_line(&file, &line, &line_len)) {
 		lineno++;
 		if (!line_len)
@@ -130,12 +132,18 @@ int vt_cgroup_parse_membership(const char *buf, size_t len, char *v2_path, size_
 		rc = VT_OK;
 		if (ml.hierarchy == 0 && !ml.controllers_len)
 			rc = membership_store(&ml, v2_path, v2_cap, err);
-		else if (list_has(ml.controllers, ml.controllers_len, "memory"))
-			rc = membership_store(&ml, v1_mem_path, v1_cap, err);
+		else if (list_has(ml.controllers, ml.controllers_len, controller))
+			rc = membership_store(&ml, v1_path, v1_cap, err);
 		if (rc)
 			return rc;
 	}
 	return VT_OK;
+}
+
+int vt_cgroup_parse_membership(const char *buf, size_t len, char *v2_path, size_t v2_cap,
+			       char *v1_mem_path, size_t v1_cap, struct vt_err *err)
+{
+	return parse_membership(buf, len, "memory", v2_path, v2_cap, v1_mem_path, v1_cap, err);
 }
 
 /* ---- mountinfo ---- */
@@ -171,12 +179,13 @@ static bool mountinfo_split(const char *line, size_t len, struct mount_entry *m)
 	       vt_scan_word(&s, &m->super_options, &m->super_options_len);
 }
 
-static bool mount_is_wanted(const struct mount_entry *m, bool want_v1_memory)
+/* The cgroup2 mount (v1_controller NULL), or the v1 one carrying v1_controller. */
+static bool mount_is_wanted(const struct mount_entry *m, const char *v1_controller)
 {
-	if (!want_v1_memory)
+	if (!v1_controller)
 		return word_is(m->fstype, m->fstype_len, "cgroup2");
 	return word_is(m->fstype, m->fstype_len, "cgroup") &&
-	       list_has(m->super_options, m->super_options_len, "memory");
+	       list_has(m->super_options, m->super_options_len, v1_controller);
 }
 
 static bool is_octal(char c)
@@ -224,8 +233,8 @@ static bool under_sys(const struct mount_entry *m)
 	return m->mount_point_len > 5 && memcmp(m->mount_point, "/sys/", 5) == 0;
 }
 
-bool vt_mountinfo_find_cgroup(const char *buf, size_t len, bool want_v1_memory, char *mount_point,
-			      size_t mp_cap, char *mount_root, size_t root_cap)
+static bool mountinfo_find(const char *buf, size_t len, const char *v1_controller,
+			   char *mount_point, size_t mp_cap, char *mount_root, size_t root_cap)
 {
 	struct vt_scan file = vt_scan_init(buf, len);
 	struct mount_entry m;
@@ -234,7 +243,7 @@ bool vt_mountinfo_find_cgroup(const char *buf, size_t len, bool want_v1_memory, 
 	bool found = false;
 
 	while (vt_scan_line(&file, &line, &line_len)) {
-		if (!mountinfo_split(line, line_len, &m) || !mount_is_wanted(&m, want_v1_memory))
+		if (!mountinfo_split(line, line_len, &m) || !mount_is_wanted(&m, v1_controller))
 			continue;
 		if (found && !under_sys(&m))
 			continue;
@@ -250,15 +259,23 @@ bool vt_mountinfo_find_cgroup(const char *buf, size_t len, bool want_v1_memory, 
 	return found;
 }
 
-/* ---- "key value" files: memory.events, memory.oom_control ---- */
+bool vt_mountinfo_find_cgroup(const char *buf, size_t len, bool want_v1_memory, char *mount_point,
+			      size_t mp_cap, char *mount_root, size_t root_cap)
+{
+	return mountinfo_find(buf, len, want_v1_memory ? "memory" : NULL, mount_point, mp_cap,
+			      mount_root, root_cap);
+}
+
+/* ---- "key value" files: memory.events, memory.oom_control, cpu.stat ---- */
 
 struct kv_key {
 	const char *key;
 	uint64_t *value;
 };
 
+/* need_known: a file without any of the keys is malformed. */
 static int kv_parse(const char *what, const char *buf, size_t len, const struct kv_key *keys,
-		    size_t nkeys, struct vt_err *err)
+		    size_t nkeys, bool need_known, struct vt_err *err)
 {
 	struct vt_scan file = vt_scan_init(buf, len), s;
 	const char *line, *key;
@@ -283,7 +300,7 @@ static int kv_parse(const char *what, const char *buf, size_t len, const struct 
 				known = true;
 			}
 	}
-	if (!known)
+	if (need_known && !known)
 		return vt_err_set(err, VT_E_PARSE, 0, "%s: none of the expected keys", what);
 	return VT_OK;
 }
@@ -301,7 +318,8 @@ int vt_cgroup_parse_events(const char *buf, size_t len, struct vt_cgroup_mem *ou
 
 	out->events_low = out->events_high = out->events_max = VT_NA;
 	out->events_oom = out->events_oom_kill = VT_NA;
-	return kv_parse("memory.events", buf, len, keys, sizeof(keys) / sizeof(keys[0]), err);
+	return kv_parse("memory.events", buf, len, keys, sizeof(keys) / sizeof(keys[0]), true,
+			err);
 }
 
 int vt_cgroup_parse_oom_control(const char *buf, size_t len, struct vt_cgroup_mem *out,
@@ -315,7 +333,36 @@ int vt_cgroup_parse_oom_control(const char *buf, size_t len, struct vt_cgroup_me
 	};
 
 	out->events_oom_kill = VT_NA;
-	return kv_parse("memory.oom_control", buf, len, keys, sizeof(keys) / sizeof(keys[0]), err);
+	return kv_parse("memory.oom_control", buf, len, keys, sizeof(keys) / sizeof(keys[0]), true,
+			err);
+}
+
+static void cpu_stat_unknown(struct vt_cgroup_cpu *out)
+{
+	out->nr_periods = out->nr_throttled = out->throttled_usec = VT_NA;
+}
+
+int vt_cgroup_parse_cpu_stat(const char *buf, size_t len, bool v1, struct vt_cgroup_cpu *out,
+			     struct vt_err *err)
+{
+	uint64_t throttled_ns = VT_NA;
+	const struct kv_key keys[] = {
+		{ "nr_periods", &out->nr_periods },
+		{ "nr_throttled", &out->nr_throttled },
+		{ v1 ? "throttled_time" : "throttled_usec", v1 ? &throttled_ns : &out->throttled_usec },
+	};
+	int rc;
+
+	cpu_stat_unknown(out);
+	/* v2 lists usage_usec, user_usec... even where the cpu controller is off. */
+	rc = kv_parse("cpu.stat", buf, len, keys, sizeof(keys) / sizeof(keys[0]), false, err);
+	if (rc) {
+		cpu_stat_unknown(out);
+		return rc;
+	}
+	if (vt_known(throttled_ns))
+		out->throttled_usec = throttled_ns / 1000;
+	return VT_OK;
 }
 
 /* ---- PSI ---- */
@@ -462,6 +509,56 @@ static int parse_counter(const char *buf, size_t len, uint64_t *value, struct vt
 	if (!rc && is_max)
 		return vt_err_set(err, VT_E_PARSE, 0, "cgroup: expected a number, got 'max'");
 	return rc;
+}
+
+/* "$MAX $PERIOD" (cgroup-v2.rst); the kernel prints both, quota "max" when unlimited. */
+int vt_cgroup_parse_cpu_max(const char *buf, size_t len, uint64_t *quota_us, uint64_t *period_us,
+			    struct vt_err *err)
+{
+	struct vt_scan s;
+	const char *word;
+	size_t word_len;
+	uint64_t quota = VT_NA, period;
+	char text[48];
+
+	*quota_us = *period_us = VT_NA;
+	if (len && buf[len - 1] == '\n')
+		len--;
+	s = vt_scan_init(buf, len);
+	if (!vt_scan_word(&s, &word, &word_len) ||
+	    (!word_is(word, word_len, "max") &&
+	     (!parse_whole_u64(word, word_len, &quota) || quota == VT_NA)) ||
+	    !vt_scan_u64(&s, &period) || !vt_scan_eof(&s) || period == 0 || period == VT_NA) {
+		snippet(text, sizeof(text), buf, len);
+		return vt_err_set(err, VT_E_PARSE, 0,
+				  "cpu.max: expected 'QUOTA PERIOD' or 'max PERIOD', got '%s'",
+				  text);
+	}
+	*quota_us = quota;
+	*period_us = period;
+	return VT_OK;
+}
+
+int vt_cgroup_parse_cfs_quota(const char *buf, size_t len, uint64_t *quota_us,
+			      struct vt_err *err)
+{
+	struct vt_scan s;
+	uint64_t v;
+	char text[48];
+
+	*quota_us = VT_NA;
+	if (len && buf[len - 1] == '\n')
+		len--;
+	if (word_is(buf, len, "-1"))
+		return VT_OK;
+	s = vt_scan_init(buf, len);
+	if (!vt_scan_u64(&s, &v) || !vt_scan_eof(&s) || v == VT_NA) {
+		snippet(text, sizeof(text), buf, len);
+		return vt_err_set(err, VT_E_PARSE, 0,
+				  "cpu.cfs_quota_us: expected a number or -1, got '%s'", text);
+	}
+	*quota_us = v;
+	return VT_OK;
 }
 
 /* ---- reading a cgroup directory ---- */
@@ -638,6 +735,14 @@ static int read_v2(struct cg_dir *cd, struct vt_cgroup_mem *out)
 
 /* ---- locating the directory ---- */
 
+/* Where a process's cgroup of one controller is. */
+struct cg_where {
+	int version;                                      /* 1 or 2; 0 none */
+	char path[sizeof(((struct vt_cgroup_mem *)0)->path)];   /* as in /proc/PID/cgroup */
+	char dir[sizeof(((struct vt_cgroup_mem *)0)->dir)];     /* relative to the sys root */
+	size_t top_len;           /* dir[0, top_len) is the mount point: the top of the hierarchy */
+};
+
 /*
  * The path in /proc/PID/cgroup and the mount's root (mountinfo field 4) are
  * both relative to the reader's cgroup namespace, so a mount of a subtree
@@ -655,7 +760,7 @@ static const char *path_below_root(const char *path, const char *root)
 }
 
 static int cgroup_locate(const char *mount_point, const char *mount_root, const char *path,
-			 struct vt_cgroup_mem *out, struct vt_err *err)
+			 int version, struct cg_where *w, struct vt_err *err)
 {
 	const char *rel = path_below_root(path, mount_root);
 	int n;
@@ -673,11 +778,59 @@ static int cgroup_locate(const char *mount_point, const char *mount_root, const 
 				  path, mount_point, mount_root);
 	if (!strcmp(rel, "/"))
 		rel = "";
-	n = snprintf(out->dir, sizeof(out->dir), "%s%s", mount_point + 5, rel);
-	if (n < 0 || (size_t)n >= sizeof(out->dir))
+	n = snprintf(w->dir, sizeof(w->dir), "%s%s", mount_point + 5, rel);
+	if (n < 0 || (size_t)n >= sizeof(w->dir))
 		return vt_err_set(err, VT_E_NOTFOUND, 0, "cgroup directory of '%s' is too long",
 				  path);
-	vt_copy_str(out->path, sizeof(out->path), path, strlen(path));
+	w->top_len = strlen(mount_point + 5);
+	vt_copy_str(w->path, sizeof(w->path), path, strlen(path));
+	w->version = version;
+	return VT_OK;
+}
+
+/* Both paths empty when the kernel has no cgroups (no /proc/PID/cgroup). */
+static int read_membership(int pid_fd, struct vt_buf *buf, const char *controller, char *v2_path,
+			   char *v1_path, size_t cap, struct vt_err *err)
+{
+	int rc = vt_read_at(pid_fd, "cgroup", buf, err);
+
+	v2_path[0] = v1_path[0] = '\0';
+	if (rc == VT_E_NOTFOUND) {
+		vt_err_clear(err);
+		return VT_OK;
+	}
+	if (rc)
+		return rc;
+	return parse_membership(buf->data, buf->len, controller, v2_path, cap, v1_path, cap, err);
+}
+
+/*
+ * The process's cgroup of controller ("memory", "cpu"); w->version 0 when it
+ * has none (no cgroups, or no mounted hierarchy for it).
+ */
+static int cgroup_find(const struct vt_procfs *pfs, int pid_fd, struct vt_buf *buf,
+		       const char *controller, struct cg_where *w, struct vt_err *err)
+{
+	char v2_path[sizeof(w->path)], v1_path[sizeof(w->path)];
+	char mount_point[CG_MOUNT_PATH_MAX], mount_root[CG_MOUNT_PATH_MAX];
+	int rc;
+
+	w->version = 0;
+	w->path[0] = w->dir[0] = '\0';
+	w->top_len = 0;
+	rc = read_membership(pid_fd, buf, controller, v2_path, v1_path, sizeof(v2_path), err);
+	if (rc || (!v2_path[0] && !v1_path[0]))
+		return rc;
+	rc = vt_procfs_read(pfs, "self/mountinfo", buf, err);
+	if (rc)
+		return rc;
+	/* Hybrid systems mount cgroup2 too, but the controller then lives in v1. */
+	if (v1_path[0] && mountinfo_find(buf->data, buf->len, controller, mount_point,
+					 sizeof(mount_point), mount_root, sizeof(mount_root)))
+		return cgroup_locate(mount_point, mount_root, v1_path, 1, w, err);
+	if (v2_path[0] && mountinfo_find(buf->data, buf->len, NULL, mount_point,
+					 sizeof(mount_point), mount_root, sizeof(mount_root)))
+		return cgroup_locate(mount_point, mount_root, v2_path, 2, w, err);
 	return VT_OK;
 }
 
@@ -692,65 +845,147 @@ static void cgroup_mem_init(struct vt_cgroup_mem *out)
 	out->events_oom = out->events_oom_kill = VT_NA;
 }
 
-/* Both paths empty when the kernel has no cgroups (no /proc/PID/cgroup). */
-static int read_membership(int pid_fd, struct vt_buf *buf, char *v2_path, char *v1_path,
-			   size_t cap, struct vt_err *err)
-{
-	int rc = vt_read_at(pid_fd, "cgroup", buf, err);
-
-	v2_path[0] = v1_path[0] = '\0';
-	if (rc == VT_E_NOTFOUND) {
-		vt_err_clear(err);
-		return VT_OK;
-	}
-	if (rc)
-		return rc;
-	return vt_cgroup_parse_membership(buf->data, buf->len, v2_path, cap, v1_path, cap, err);
-}
-
-/* Locate and read one hierarchy; on a v2 directory without memory, out is reset. */
-static int read_hierarchy(const struct vt_procfs *pfs, struct vt_buf *buf, const char *mount_point,
-			  const char *mount_root, const char *path, bool v1,
-			  struct vt_cgroup_mem *out, struct vt_err *err)
-{
-	struct cg_dir cd = { .pfs = pfs, .dir = out->dir, .buf = buf, .err = err };
-	int rc = cgroup_locate(mount_point, mount_root, path, out, err);
-
-	if (rc)
-		return rc;
-	rc = v1 ? read_v1(&cd, out) : read_v2(&cd, out);
-	if (!rc && !out->version)
-		cgroup_mem_init(out);
-	return rc;
-}
-
 int vt_cgroup_read(const struct vt_procfs *pfs, int pid_fd, struct vt_cgroup_mem *out,
 		   struct vt_err *err)
 {
 	struct vt_buf buf = VT_BUF_INIT(CG_FILE_MAX);
-	char v2_path[sizeof(out->path)], v1_path[sizeof(out->path)];
-	char mount_point[CG_MOUNT_PATH_MAX], mount_root[CG_MOUNT_PATH_MAX];
+	struct cg_dir cd = { .pfs = pfs, .dir = out->dir, .buf = &buf, .err = err };
+	struct cg_where w;
 	int rc;
 
 	cgroup_mem_init(out);
-	rc = read_membership(pid_fd, &buf, v2_path, v1_path, sizeof(v2_path), err);
-	if (rc || (!v2_path[0] && !v1_path[0]))
+	rc = cgroup_find(pfs, pid_fd, &buf, "memory", &w, err);
+	if (rc || !w.version)
 		goto release_buf;
-	rc = vt_procfs_read(pfs, "self/mountinfo", &buf, err);
-	if (rc)
-		goto release_buf;
-	/* Hybrid systems mount cgroup2 too, but memory then lives in v1. */
-	if (v1_path[0] && vt_mountinfo_find_cgroup(buf.data, buf.len, true, mount_point,
-						   sizeof(mount_point), mount_root,
-						   sizeof(mount_root)))
-		rc = read_hierarchy(pfs, &buf, mount_point, mount_root, v1_path, true, out, err);
-	else if (v2_path[0] && vt_mountinfo_find_cgroup(buf.data, buf.len, false, mount_point,
-							sizeof(mount_point), mount_root,
-							sizeof(mount_root)))
-		rc = read_hierarchy(pfs, &buf, mount_point, mount_root, v2_path, false, out, err);
+	memcpy(out->path, w.path, sizeof(out->path));
+	memcpy(out->dir, w.dir, sizeof(out->dir));
+	rc = w.version == 1 ? read_v1(&cd, out) : read_v2(&cd, out);
+	if (!rc && !out->version)
+		cgroup_mem_init(out);   /* a v2 directory without memory */
 release_buf:
 	if (rc)
 		cgroup_mem_init(out);   /* no half-read figures next to an error */
+	vt_buf_release(&buf);
+	return rc;
+}
+
+/* ---- vt_cgroup_cpu_read ---- */
+
+static void cgroup_cpu_init(struct vt_cgroup_cpu *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->quota_cores = -1;
+	out->quota_us = out->period_us = VT_NA;
+	cpu_stat_unknown(out);
+}
+
+/*
+ * The quota and period set in cd->dir (VT_NA when none); *found when the
+ * directory has the cpu controller's limit file.
+ */
+static int cpu_level_limit(struct cg_dir *cd, bool v1, uint64_t *quota, uint64_t *period,
+			   bool *found)
+{
+	enum cg_file state;
+	int rc;
+
+	*quota = *period = VT_NA;
+	rc = cg_file_read(cd, v1 ? "cpu.cfs_quota_us" : "cpu.max", &state);
+	*found = !rc && state != CG_FILE_ABSENT;
+	if (rc || state != CG_FILE_READ)
+		return rc;
+	if (!v1) {
+		rc = vt_cgroup_parse_cpu_max(cd->buf->data, cd->buf->len, quota, period, cd->err);
+		return rc ? cg_parse_failed(cd, rc) : VT_OK;
+	}
+	rc = vt_cgroup_parse_cfs_quota(cd->buf->data, cd->buf->len, quota, cd->err);
+	if (rc)
+		return cg_parse_failed(cd, rc);
+	if (!vt_known(*quota))
+		return VT_OK;
+	rc = cg_read_counter(cd, "cpu.cfs_period_us", period, &state);
+	if (!rc && *period == 0) {
+		rc = vt_err_set(cd->err, VT_E_PARSE, 0, "cgroup: a period of 0");
+		return cg_parse_failed(cd, rc);
+	}
+	if (!vt_known(*period))
+		*quota = VT_NA;   /* a quota without its period limits nothing we can say */
+	return rc;
+}
+
+/* Keep quota/period of dir if it is tighter than the limit so far (ties: the nearer one). */
+static void cpu_tighten(struct vt_cgroup_cpu *out, const char *dir, uint64_t quota,
+			uint64_t period)
+{
+	double cores;
+
+	if (!vt_known(quota) || !vt_known(period))
+		return;
+	cores = (double)quota / (double)period;
+	if (out->quota_cores >= 0 && cores >= out->quota_cores)
+		return;
+	out->quota_cores = cores;
+	out->quota_us = quota;
+	out->period_us = period;
+	vt_copy_str(out->limit_dir, sizeof(out->limit_dir), dir, strlen(dir));
+}
+
+/* dir becomes its parent; false when it is already the top of the mount. */
+static bool cg_dir_up(char *dir, size_t top_len)
+{
+	char *slash;
+
+	if (strlen(dir) <= top_len)
+		return false;
+	slash = strrchr(dir + top_len, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	return true;
+}
+
+static int read_cpu(const struct vt_procfs *pfs, struct vt_buf *buf, const struct cg_where *w,
+		    struct vt_cgroup_cpu *out, struct vt_err *err)
+{
+	char level[sizeof(w->dir)];
+	struct cg_dir cd = { .pfs = pfs, .dir = level, .buf = buf, .err = err };
+	bool v1 = w->version == 1, found, any = false;
+	uint64_t quota, period;
+	enum cg_file state;
+	int rc;
+
+	memcpy(level, w->dir, sizeof(level));
+	do {
+		rc = cpu_level_limit(&cd, v1, &quota, &period, &found);
+		if (rc)
+			return rc;
+		any = any || found;
+		cpu_tighten(out, level, quota, period);
+	} while (cg_dir_up(level, w->top_len));
+	if (!any)
+		return VT_OK;   /* the v2 root, or cpu not enabled on the path: version 0 */
+	out->version = w->version;
+	cd.dir = w->dir;
+	rc = cg_file_read(&cd, "cpu.stat", &state);
+	if (rc || state != CG_FILE_READ)
+		return rc;
+	rc = vt_cgroup_parse_cpu_stat(buf->data, buf->len, v1, out, err);
+	return rc ? cg_parse_failed(&cd, rc) : VT_OK;
+}
+
+int vt_cgroup_cpu_read(const struct vt_procfs *pfs, int pid_fd, struct vt_cgroup_cpu *out,
+		       struct vt_err *err)
+{
+	struct vt_buf buf = VT_BUF_INIT(CG_FILE_MAX);
+	struct cg_where w;
+	int rc;
+
+	cgroup_cpu_init(out);
+	rc = cgroup_find(pfs, pid_fd, &buf, "cpu", &w, err);
+	if (!rc && w.version)
+		rc = read_cpu(pfs, &buf, &w, out, err);
+	if (rc)
+		cgroup_cpu_init(out);   /* no half-read figures next to an error */
 	vt_buf_release(&buf);
 	return rc;
 }

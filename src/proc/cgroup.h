@@ -1,14 +1,16 @@
 /*
- * cgroup.h — the memory cgroup a process is in, v1 or v2.
+ * cgroup.h — the memory and cpu cgroups a process is in, v1 or v2.
  *
- * Finds the process's memory cgroup from /proc/PID/cgroup and the mounts in
- * <proc root>/self/mountinfo, then reads the controller files under the sys
- * root:
+ * Finds the process's cgroup of a controller from /proc/PID/cgroup and the
+ * mounts in <proc root>/self/mountinfo, then reads the controller files under
+ * the sys root:
  *   v2: memory.current memory.max memory.peak memory.swap.current
  *       memory.swap.max memory.events memory.pressure
+ *       cpu.max (every level up to the mount) cpu.stat
  *   v1: memory.usage_in_bytes memory.limit_in_bytes memory.max_usage_in_bytes
  *       memory.memsw.usage_in_bytes memory.memsw.limit_in_bytes memory.failcnt
  *       memory.oom_control
+ *       cpu.cfs_quota_us cpu.cfs_period_us (every level up to the mount) cpu.stat
  * A file that is absent or unreadable leaves its figure VT_NA; nothing is
  * guessed.  v1 has no PSI: psi_some/psi_full stay not present.
  */
@@ -45,6 +47,21 @@ struct vt_cgroup_mem {
 };
 
 /*
+ * The CPU bandwidth limit (CFS quota) a process runs under.  A cgroup's quota
+ * caps its whole subtree, so the limit in force is the tightest quota/period
+ * on the path from the process's cgroup up to the top of the mounted
+ * hierarchy (limits set above a namespace's mount are not visible).
+ */
+struct vt_cgroup_cpu {
+	int version;                /* 1 or 2; 0 when no cpu controller files were found */
+	double quota_cores;         /* tightest quota/period on the path; < 0 no limit ("max", v1 -1) */
+	char limit_dir[512];        /* directory setting it, relative to the sys root; "" none */
+	uint64_t quota_us, period_us;   /* of that limit; VT_NA when none */
+	/* cpu.stat of the process's own cgroup; v1 throttled_time (ns) is converted to us */
+	uint64_t nr_periods, nr_throttled, throttled_usec;
+};
+
+/*
  * v1 reports "no limit" as the page counter's maximum (PAGE_COUNTER_MAX *
  * PAGE_SIZE, 9223372036854771712 with 4 KiB pages); anything at or above
  * 2^62 is treated as that.
@@ -64,6 +81,20 @@ struct vt_cgroup_mem {
  */
 int vt_cgroup_read(const struct vt_procfs *pfs, int pid_fd, struct vt_cgroup_mem *out,
 		   struct vt_err *err);
+
+/*
+ * Fill *out for the process whose directory is pid_fd: the v1 hierarchy
+ * carrying the cpu controller if it is mounted, else cgroup2.  Walks from the
+ * process's cgroup up to the mount point reading cpu.max (v2) or
+ * cpu.cfs_quota_us + cpu.cfs_period_us (v1) at each level; a level without
+ * them is skipped, and on a tie the level nearest the process is named.
+ * cpu.stat is read from the process's own cgroup.  VT_OK with version 0 and
+ * no limit when there is no cpu controller on the path (no /proc/PID/cgroup,
+ * no mounted hierarchy, the v2 root cgroup, cpu not enabled).  Errors and
+ * *out on error as vt_cgroup_read.
+ */
+int vt_cgroup_cpu_read(const struct vt_procfs *pfs, int pid_fd, struct vt_cgroup_cpu *out,
+		       struct vt_err *err);
 
 /* ---- pure parsers, exposed for tests and fuzzers ---- */
 
@@ -110,5 +141,28 @@ int vt_psi_parse(const char *buf, size_t len, struct vt_psi_line *some, struct v
  */
 int vt_cgroup_parse_limit(const char *buf, size_t len, uint64_t *value, bool *is_max,
 			  struct vt_err *err);
+
+/*
+ * v2 cpu.max: "max 100000\n" or "150000 100000\n" (quota, period, in us);
+ * the newline is optional.  *quota_us is VT_NA for "max"; *period_us is never
+ * 0.  VT_E_PARSE otherwise, with both left VT_NA.
+ */
+int vt_cgroup_parse_cpu_max(const char *buf, size_t len, uint64_t *quota_us, uint64_t *period_us,
+			    struct vt_err *err);
+/*
+ * v1 cpu.cfs_quota_us: a number, or -1 for no limit (*quota_us VT_NA).
+ * VT_E_PARSE otherwise, with *quota_us VT_NA.
+ */
+int vt_cgroup_parse_cfs_quota(const char *buf, size_t len, uint64_t *quota_us,
+			      struct vt_err *err);
+/*
+ * cpu.stat: sets nr_periods, nr_throttled and throttled_usec (VT_NA for a key
+ * the file lacks, as in a v2 cgroup without the cpu controller, whose cpu.stat
+ * has only usage_usec and friends).  v1 has throttled_time in ns instead of
+ * throttled_usec.  Other keys are ignored.  VT_E_PARSE on a malformed line,
+ * with all three left VT_NA.
+ */
+int vt_cgroup_parse_cpu_stat(const char *buf, size_t len, bool v1, struct vt_cgroup_cpu *out,
+			     struct vt_err *err);
 
 #endif

@@ -7,13 +7,24 @@
 #ifndef VT_RENDER_THREADS_H
 #define VT_RENDER_THREADS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "cpu/diagnose.h"
 #include "cpu/rates.h"
 
-int vt_render_threads_text(FILE *out, const struct vt_threads_rates *r, const struct vt_diagnosis *d);
-int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const struct vt_diagnosis *d);
+/* How the text view lists threads. */
+struct vt_threads_view {
+	bool by_cpu;          /* busiest first (else tid order) */
+	size_t max_rows;      /* at most this many thread rows, 0 all; a line counts the rest */
+};
+
+/* view NULL: every thread, in tid order. */
+int vt_render_threads_text(FILE *out, const struct vt_threads_rates *r, const struct vt_diagnosis *d,
+			   const struct vt_threads_view *view);
+/* compact: one line (JSON Lines, for repeated reports), else indented. */
+int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const struct vt_diagnosis *d,
+			   bool compact);
 
 /* "R 80% S 20%": the state distribution of t over its samples. */
 const char *vt_render_thread_states(const struct vt_thread_rate *t, char *buf, size_t cap);

@@ -7,6 +7,7 @@
 #include "render/threads.h"
 
 #include "base/version.h"
+#include "proc/procfs.h"
 #include "render/json_text.h"
 
 #include <jansson.h>
@@ -50,10 +51,18 @@ static json_t *thread_json(const struct vt_thread_rate *t)
 		json_object_set_new(o, "wchan", t->wchan_count ? vt_json_text(t->wchan) : json_null());
 		json_object_set_new(o, "wchan_samples", json_integer(t->wchan_count));
 	}
+	if (!t->syscall_ok) {
+		json_object_set_new(o, "syscall", json_null());
+		json_object_set_new(o, "syscall_unavailable", vt_json_text(t->syscall_why));
+	} else {
+		json_object_set_new(o, "syscall", t->syscall_count ? vt_json_text(t->syscall) : json_null());
+		json_object_set_new(o, "syscall_samples", json_integer(t->syscall_count));
+	}
 	return o;
 }
 
-int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const struct vt_diagnosis *d)
+int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const struct vt_diagnosis *d,
+			   bool compact)
 {
 	json_t *root = json_object(), *proc = json_object(), *threads = json_array();
 	json_t *pools = json_array(), *diag = json_array();
@@ -69,6 +78,11 @@ int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const st
 	json_object_set_new(root, "samples", json_integer(r->nsamples));
 	json_object_set_new(root, "process_exited", json_boolean(r->process_exited));
 	json_object_set_new(root, "ncpu", r->ncpu > 0 ? json_integer(r->ncpu) : json_null());
+	json_object_set_new(root, "cgroup_quota_cores", num_or_null(r->quota_cores));
+	json_object_set_new(root, "cgroup_quota_dir", r->quota_cores > 0 ? vt_json_text(r->quota_dir)
+									 : json_null());
+	json_object_set_new(root, "usable_cores", r->usable_cores > 0 ? json_real(r->usable_cores)
+								      : json_null());
 
 	json_object_set_new(proc, "cores", json_real(r->cores));
 	json_object_set_new(proc, "cores_source", json_string(r->cores_source ? r->cores_source : "stat"));
@@ -77,7 +91,12 @@ int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const st
 	json_object_set_new(proc, "user_cores", num_or_null(r->user_cores));
 	json_object_set_new(proc, "system_cores", num_or_null(r->sys_cores));
 	json_object_set_new(proc, "cpu_share_of_allowed",
-			    r->ncpu > 0 ? json_real(r->cores / r->ncpu) : json_null());
+			    r->usable_cores > 0 ? json_real(r->cores / r->usable_cores) : json_null());
+	json_object_set_new(proc, "throttled_periods", vt_known(r->throttled_periods)
+			    ? json_integer((json_int_t)r->throttled_periods) : json_null());
+	json_object_set_new(proc, "quota_periods", vt_known(r->periods)
+			    ? json_integer((json_int_t)r->periods) : json_null());
+	json_object_set_new(proc, "throttled_s", num_or_null(r->throttled_s));
 	json_object_set_new(proc, "cpu_seconds", json_real(r->cpu_seconds));
 	json_object_set_new(root, "vitals_cpu_seconds", num_or_null(r->self_cpu_s));
 	json_object_set_new(proc, "ps_since_start_cores", num_or_null(r->since_start_cores));
@@ -99,7 +118,7 @@ int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const st
 		json_array_append_new(diag, json_pack("{s:s, s:s}", "pattern", d->f[i].name,
 						      "evidence", d->f[i].evidence));
 	json_object_set_new(root, "diagnosis", diag);
-	rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	rc = json_dumpf(root, out, (compact ? JSON_COMPACT : JSON_INDENT(2)) | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	if (rc == 0)
 		fputc('\n', out);

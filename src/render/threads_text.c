@@ -1,12 +1,15 @@
 /*
  * threads_text.c — `vitals threads PID`: the process's CPU over the interval,
- * beside what ps would say, then pools, threads and the diagnosis.
+ * beside what ps would say, then the diagnosis, pools and threads (last, so
+ * that a view cut to a terminal's height loses only its quietest rows).
  */
 #include "render/threads.h"
 
+#include "proc/procfs.h"
 #include "render/table.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *vt_render_thread_states(const struct vt_thread_rate *t, char *buf, size_t cap)
@@ -38,18 +41,30 @@ static const char *fmt_rate(double v, int prec, char *buf, size_t cap)
 	return buf;
 }
 
-int vt_render_threads_text(FILE *out, const struct vt_threads_rates *r, const struct vt_diagnosis *d)
+static void print_share(FILE *out, const struct vt_threads_rates *r)
 {
-	struct vt_table t;
-	char b1[32], b2[32], b3[32], b4[32], b5[32], st[96];
-	size_t i;
+	if (r->quota_cores > 0 && r->usable_cores == r->quota_cores)
+		fprintf(out, " = %.1f%% of its %.2f-core cgroup quota (%s)",
+			100.0 * r->cores / r->quota_cores, r->quota_cores, r->quota_dir);
+	else if (r->usable_cores > 0)
+		fprintf(out, " = %.1f%% of the %d CPUs it may use", 100.0 * r->cores / r->usable_cores,
+			r->ncpu);
+}
 
+static void print_summary(FILE *out, const struct vt_threads_rates *r)
+{
 	fprintf(out, "process %d (%s): %zu threads, measured over %.2f s (%u samples)\n",
 		(int)r->pid, r->comm, r->n, r->interval_s, r->nsamples);
 	fprintf(out, "  CPU        %.3f cores", r->cores);
-	if (r->ncpu > 0)
-		fprintf(out, " = %.1f%% of the %d CPUs it may use", 100.0 * r->cores / r->ncpu, r->ncpu);
+	print_share(out, r);
 	fprintf(out, "  (from %s deltas)\n", r->cores_source);
+	if (r->quota_cores > 0 && r->usable_cores != r->quota_cores)
+		fprintf(out, "  quota      %.2f cores (%s), above the %d CPUs it may use\n",
+			r->quota_cores, r->quota_dir, r->ncpu);
+	if (vt_known(r->periods) && vt_known(r->throttled_periods))
+		fprintf(out, "  throttled  in %llu of %llu quota periods (%.2f s held back)\n",
+			(unsigned long long)r->throttled_periods, (unsigned long long)r->periods,
+			r->throttled_s > 0 ? r->throttled_s : 0);
 	if (r->user_cores >= 0)
 		fprintf(out, "  user/sys   %.3f / %.3f cores\n", r->user_cores, r->sys_cores);
 	else
@@ -72,19 +87,52 @@ int vt_render_threads_text(FILE *out, const struct vt_threads_rates *r, const st
 	if (r->appeared || r->exited)
 		fprintf(out, "  churn      %zu threads appeared, %zu exited during the interval "
 			"(their rates cover only the part they lived)\n", r->appeared, r->exited);
+}
 
-	if (r->npools) {
-		fprintf(out, "\npools (same name but trailing digits):\n");
-		for (i = 0; i < r->npools; i++)
-			fprintf(out, "  %zu x %s: %.3f-%.3f cores each\n", r->pools[i].count,
-				r->pools[i].name, r->pools[i].min_cores, r->pools[i].max_cores);
+/* "futex_wait_queue (80%)", "-", or "n/a (why)". */
+static const char *seen(bool ok, const char *why, const char *name, unsigned count, unsigned n,
+			char *buf, size_t cap)
+{
+	if (!ok)
+		snprintf(buf, cap, "n/a (%s)", why);
+	else if (count && n)
+		snprintf(buf, cap, "%s (%.0f%%)", name, 100.0 * count / n);
+	else
+		snprintf(buf, cap, "-");
+	return buf;
+}
+
+static int cmp_busiest(const void *a, const void *b)
+{
+	const struct vt_thread_rate *x = *(const struct vt_thread_rate *const *)a;
+	const struct vt_thread_rate *y = *(const struct vt_thread_rate *const *)b;
+
+	if (x->cpu_cores != y->cpu_cores)
+		return x->cpu_cores < y->cpu_cores ? 1 : -1;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static void print_threads(FILE *out, const struct vt_threads_rates *r, const struct vt_threads_view *v)
+{
+	const struct vt_thread_rate **order;
+	struct vt_table t;
+	char b1[32], b2[32], b3[32], b4[32], b5[32], st[96], wb[128], sb[96];
+	size_t i, rows;
+
+	order = malloc((r->n ? r->n : 1) * sizeof(*order));
+	if (!order) {
+		fprintf(out, "  (out of memory listing threads)\n");
+		return;
 	}
+	for (i = 0; i < r->n; i++)
+		order[i] = &r->threads[i];
+	if (v && v->by_cpu)
+		qsort(order, r->n, sizeof(*order), cmp_busiest);
+	rows = v && v->max_rows && v->max_rows < r->n ? v->max_rows : r->n;
 
-	fprintf(out, "\n");
-	vt_table_init(&t, 11);
-	for (i = 2; i < 8; i++)
+	vt_table_init(&t, 12);
+	for (i = 2; i < 9; i++)
 		vt_table_align(&t, (int)i, VT_RIGHT);
-	vt_table_align(&t, 8, VT_RIGHT);
 	vt_table_cell(&t, "TID");
 	vt_table_cell(&t, "NAME");
 	vt_table_cell(&t, "CORES");
@@ -96,8 +144,9 @@ int vt_render_threads_text(FILE *out, const struct vt_threads_rates *r, const st
 	vt_table_cell(&t, "CPU");
 	vt_table_cell(&t, "STATES");
 	vt_table_cell(&t, "WCHAN");
-	for (i = 0; i < r->n; i++) {
-		const struct vt_thread_rate *th = &r->threads[i];
+	vt_table_cell(&t, "SYSCALL");
+	for (i = 0; i < rows; i++) {
+		const struct vt_thread_rate *th = order[i];
 
 		vt_table_cell(&t, "%d%s", (int)th->tid,
 			      (th->flags & VT_THREAD_APPEARED) ? "+" : (th->flags & VT_THREAD_EXITED) ? "-" : "");
@@ -113,20 +162,37 @@ int vt_render_threads_text(FILE *out, const struct vt_threads_rates *r, const st
 		vt_table_cell(&t, "%s", fmt_rate(th->nonvol_per_s, 0, b1, sizeof(b1)));
 		vt_table_cell(&t, "%lld", (long long)th->last_cpu);
 		vt_table_cell(&t, "%s", vt_render_thread_states(th, st, sizeof(st)));
-		if (!th->wchan_ok)
-			vt_table_cell(&t, "n/a (%s)", th->wchan_why);
-		else if (th->wchan_count)
-			vt_table_cell(&t, "%s (%.0f%%)", th->wchan, 100.0 * th->wchan_count / th->nsamples);
-		else
-			vt_table_cell(&t, "-");
+		vt_table_cell(&t, "%s", seen(th->wchan_ok, th->wchan_why, th->wchan, th->wchan_count,
+					    th->nsamples, wb, sizeof(wb)));
+		vt_table_cell(&t, "%s", seen(th->syscall_ok, th->syscall_why, th->syscall,
+					    th->syscall_count, th->nsamples, sb, sizeof(sb)));
 	}
 	vt_table_print(&t, out, 2, true);
 	vt_table_release(&t);
+	if (rows < r->n)
+		fprintf(out, "  ... %zu more threads (%s; --top N shows more)\n", r->n - rows,
+			v && v->by_cpu ? "the busiest are shown" : "in tid order");
 	if (r->appeared || r->exited)
 		fprintf(out, "  (+ appeared, - exited during the interval)\n");
+	free(order);
+}
 
+int vt_render_threads_text(FILE *out, const struct vt_threads_rates *r, const struct vt_diagnosis *d,
+			   const struct vt_threads_view *view)
+{
+	size_t i;
+
+	print_summary(out, r);
 	fprintf(out, "\ndiagnosis:\n");
 	for (i = 0; d && i < d->n; i++)
 		fprintf(out, "  %s: %s\n", d->f[i].name, d->f[i].evidence);
+	if (r->npools) {
+		fprintf(out, "\npools (same name but trailing digits):\n");
+		for (i = 0; i < r->npools; i++)
+			fprintf(out, "  %zu x %s: %.3f-%.3f cores each\n", r->pools[i].count,
+				r->pools[i].name, r->pools[i].min_cores, r->pools[i].max_cores);
+	}
+	fprintf(out, "\n");
+	print_threads(out, r, view);
 	return ferror(out) ? -1 : 0;
 }

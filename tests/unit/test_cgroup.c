@@ -1,5 +1,5 @@
 /*
- * test_cgroup.c — memory cgroup lookup and parsers (src/proc/cgroup.c).
+ * test_cgroup.c — memory and cpu cgroup lookup and parsers (src/proc/cgroup.c).
  *
  * End-to-end cases read the trees under tests/fixtures/cgroup/ (see its
  * README for what was recorded on a real hybrid v1 machine and what was
@@ -16,8 +16,12 @@
 #define V1_REC_PID 2724
 #define V1_REC_PATH "/process_api/37e7c0f45076c9a135aee595c3269f82"
 
-/* vt_procfs_open + vt_pid_open + vt_cgroup_read on tests/fixtures/cgroup/<tree>. */
-static int read_tree(const char *tree, pid_t pid, struct vt_cgroup_mem *cg, struct vt_err *err)
+/*
+ * vt_procfs_open + vt_pid_open + vt_cgroup_read (cg) or vt_cgroup_cpu_read
+ * (cpu) on tests/fixtures/cgroup/<tree>.
+ */
+static int read_tree_of(const char *tree, pid_t pid, struct vt_cgroup_mem *cg,
+			struct vt_cgroup_cpu *cpu, struct vt_err *err)
 {
 	char rel[256], proc[1100], sys[1100];
 	struct vt_procfs pfs;
@@ -32,11 +36,43 @@ static int read_tree(const char *tree, pid_t pid, struct vt_cgroup_mem *cg, stru
 		return rc;
 	rc = vt_pid_open(&pfs, pid, &fd, err);
 	if (!rc) {
-		rc = vt_cgroup_read(&pfs, fd, cg, err);
+		rc = cg ? vt_cgroup_read(&pfs, fd, cg, err) : vt_cgroup_cpu_read(&pfs, fd, cpu, err);
 		close(fd);
 	}
 	vt_procfs_close(&pfs);
 	return rc;
+}
+
+static int read_tree(const char *tree, pid_t pid, struct vt_cgroup_mem *cg, struct vt_err *err)
+{
+	return read_tree_of(tree, pid, cg, NULL, err);
+}
+
+static int read_cpu_tree(const char *tree, pid_t pid, struct vt_cgroup_cpu *cpu,
+			 struct vt_err *err)
+{
+	return read_tree_of(tree, pid, NULL, cpu, err);
+}
+
+/* quota_cores is quota/period: exact for the fixtures' values, but compare with slack. */
+static bool cores_are(double got, double want)
+{
+	return got > want - 1e-9 && got < want + 1e-9;
+}
+
+static void check_no_cpu_limit(const struct vt_cgroup_cpu *cpu)
+{
+	CHECK(cpu->quota_cores < 0);
+	CHECK_STR(cpu->limit_dir, "");
+	CHECK_EQ_U64(cpu->quota_us, VT_NA);
+	CHECK_EQ_U64(cpu->period_us, VT_NA);
+}
+
+static void check_no_cpu_stat(const struct vt_cgroup_cpu *cpu)
+{
+	CHECK_EQ_U64(cpu->nr_periods, VT_NA);
+	CHECK_EQ_U64(cpu->nr_throttled, VT_NA);
+	CHECK_EQ_U64(cpu->throttled_usec, VT_NA);
 }
 
 static void check_no_psi(const struct vt_cgroup_mem *cg)
@@ -486,6 +522,228 @@ static void test_cgroup__psi_garbage_rejected(void)
 	}
 }
 
+/* ---- cpu: end to end on fixture trees ---- */
+
+/*
+ * task.scope 2 cores, job.slice max, tenant.slice 0.5, batch.slice 3 (with
+ * the smallest quota, 30000 over a 10000 period): the tightest is two levels
+ * up, neither the nearest nor the last limit met, nor the smallest quota.
+ */
+static void test_cgroup__cpu_v2_tightest_ancestor(void)
+{
+	struct vt_cgroup_cpu cpu;
+	struct vt_err err;
+
+	CHECK_EQ_I64(read_cpu_tree("v2_cpu", 6000, &cpu, &err), VT_OK);
+	CHECK_EQ_I64(cpu.version, 2);
+	CHECK(cores_are(cpu.quota_cores, 0.5));
+	CHECK_STR(cpu.limit_dir, "fs/cgroup/batch.slice/tenant.slice");
+	CHECK_EQ_U64(cpu.quota_us, 50000);
+	CHECK_EQ_U64(cpu.period_us, 100000);
+	CHECK_EQ_U64(cpu.nr_periods, 4197);
+	CHECK_EQ_U64(cpu.nr_throttled, 1210);
+	CHECK_EQ_U64(cpu.throttled_usec, 93312456);
+	CHECK_EQ_I64(err.code, VT_OK);
+}
+
+static void test_cgroup__cpu_v2_max_everywhere(void)
+{
+	struct vt_cgroup_cpu cpu;
+	struct vt_err err;
+
+	CHECK_EQ_I64(read_cpu_tree("v2_cpu", 6001, &cpu, &err), VT_OK);
+	CHECK_EQ_I64(cpu.version, 2);
+	check_no_cpu_limit(&cpu);
+	CHECK_EQ_U64(cpu.nr_periods, 0);
+	CHECK_EQ_U64(cpu.nr_throttled, 0);
+	CHECK_EQ_U64(cpu.throttled_usec, 0);
+}
+
+/* cpu enabled at user.slice only: the levels below have no cpu.max, cpu.stat no throttling. */
+static void test_cgroup__cpu_v2_limit_above_controller_end(void)
+{
+	struct vt_cgroup_cpu cpu;
+	struct vt_err err;
+
+	CHECK_EQ_I64(read_cpu_tree("v2_cpu", 6003, &cpu, &err), VT_OK);
+	CHECK_EQ_I64(cpu.version, 2);
+	CHECK(cores_are(cpu.quota_cores, 1.0));
+	CHECK_STR(cpu.limit_dir, "fs/cgroup/user.slice");
+	check_no_cpu_stat(&cpu);
+}
+
+static void test_cgroup__cpu_v2_corrupt_cpu_max_named(void)
+{
+	struct vt_cgroup_cpu cpu;
+	struct vt_err err;
+
+	CHECK_EQ_I64(read_cpu_tree("v2_cpu", 6002, &cpu, &err), VT_E_PARSE);
+	CHECK(strstr(err.msg, "system.slice/bad.service/cpu.max': ") != NULL);
+	CHECK(strstr(err.msg, "'150000'") != NULL);
+	CHECK_EQ_I64(cpu.version, 0);
+	check_no_cpu_limit(&cpu);
+	check_no_cpu_stat(&cpu);
+}
+
+/* The container's limit sits at its mount root; nothing above it is visible. */
+static void test_cgroup__cpu_v2_namespace_mount_root(void)
+{
+	struct vt_cgroup_cpu cpu;
+	struct vt_err err;
+
+	CHECK_EQ_I64(read_cpu_tree("v2_ns", 11, &cpu, &err), VT_OK);
+	CHECK_EQ_I64(cpu.version, 2);
+	CHECK(cores_are(cpu.quota_cores, 2.0));
+	CHECK_STR(cpu.limit_dir, "fs/cgroup");
+	CHECK_EQ_U64(cpu.quota_us, 200000);
+	check_no_cpu_stat(&cpu);
+	CHECK_EQ_I64(read_cpu_tree("v2_ns", 12, &cpu, &err), VT_E_NOTFOUND);
+	CHECK_EQ_I64(cpu.version, 0);
+}
+
+/* cpu,cpuacct co-mounted; the leaf has -1, its parent 150000/100000. */
+static void test_cgroup__cpu_v1_cpu_cpuacct(void)
+{
+	struct vt_cgroup_cpu cpu;
+	struct vt_err err;
+
+	CHECK_EQ_I64(read_cpu_tree("v1_cpu", 7000, &cpu, &err), VT_OK);
+	CHECK_EQ_I64(cpu.version, 1);
+	CHECK(cores_are(cpu.quota_cores, 1.5));
+	CHECK_STR(cpu.limit_dir, "fs/cgroup/cpu,cpuacct/batch");
+	CHECK_EQ_U64(cpu.quota_us, 150000);
+	CHECK_EQ_U64(cpu.period_us, 100000);
+	CHECK_EQ_U64(cpu.nr_periods, 20);
+	CHECK_EQ_U64(cpu.nr_throttled, 15);
+	CHECK_EQ_U64(cpu.throttled_usec, 620737);   /* throttled_time 620737458 ns */
+	/* In the limited cgroup itself, which has no cpu.stat. */
+	CHECK_EQ_I64(read_cpu_tree("v1_cpu", 7001, &cpu, &err), VT_OK);
+	CHECK_EQ_I64(cpu.version, 1);
+	CHECK(cores_are(cpu.quota_cores, 1.5));
+	CHECK_STR(cpu.limit_dir, "fs/cgroup/cpu,cpuacct/batch");
+	check_no_cpu_stat(&cpu);
+}
+
+/* Recorded: the root of the v1 cpu hierarchy has the files, quota -1. */
+static void test_cgroup__cpu_v1_root_unlimited(void)
+{
+	struct vt_cgroup_cpu cpu;
+	struct vt_err err;
+
+	CHECK_EQ_I64(read_cpu_tree("v1", V1_REC_PID, &cpu, &err), VT_OK);
+	CHECK_EQ_I64(cpu.version, 1);
+	check_no_cpu_limit(&cpu);
+	CHECK_EQ_U64(cpu.nr_periods, 0);
+	CHECK_EQ_U64(cpu.throttled_usec, 0);
+}
+
+static void test_cgroup__cpu_none(void)
+{
+	struct vt_cgroup_cpu cpu;
+	struct vt_err err;
+
+	/* v2 root: a cpu.stat without throttling, no cpu.max. */
+	CHECK_EQ_I64(read_cpu_tree("none", 1, &cpu, &err), VT_OK);
+	CHECK_EQ_I64(cpu.version, 0);
+	check_no_cpu_limit(&cpu);
+	check_no_cpu_stat(&cpu);
+	/* v2 without any cpu file (the memory fixture). */
+	CHECK_EQ_I64(read_cpu_tree("v2", 4242, &cpu, &err), VT_OK);
+	CHECK_EQ_I64(cpu.version, 0);
+	CHECK_EQ_I64(read_cpu_tree("none", 2, &cpu, &err), VT_OK);
+	CHECK_EQ_I64(cpu.version, 0);
+	CHECK_EQ_I64(read_cpu_tree("none", 3, &cpu, &err), VT_E_GONE);
+	CHECK_EQ_I64(cpu.version, 0);
+	CHECK_EQ_I64(read_cpu_tree("v2_elsewhere", 20, &cpu, &err), VT_E_NOTFOUND);
+}
+
+/* ---- cpu: parsers ---- */
+
+static void test_cgroup__cpu_max_parse(void)
+{
+	uint64_t quota, period;
+
+	CHECK_EQ_I64(vt_cgroup_parse_cpu_max(TEXT("max 100000\n"), &quota, &period, NULL), VT_OK);
+	CHECK_EQ_U64(quota, VT_NA);
+	CHECK_EQ_U64(period, 100000);
+	CHECK_EQ_I64(vt_cgroup_parse_cpu_max(TEXT("150000 100000\n"), &quota, &period, NULL),
+		     VT_OK);
+	CHECK_EQ_U64(quota, 150000);
+	CHECK_EQ_U64(period, 100000);
+	CHECK_EQ_I64(vt_cgroup_parse_cpu_max(TEXT("1000 1000"), &quota, &period, NULL), VT_OK);
+	CHECK_EQ_U64(quota, 1000);
+}
+
+static void test_cgroup__cpu_max_garbage_rejected(void)
+{
+	static const char *const bad[] = {
+		"", "\n", "max\n", "150000\n", "max 0\n", "150000 0\n", "max 100000 5\n",
+		"MAX 100000\n", "maxx 100000\n", "-1 100000\n", "15o000 100000\n", "max 1e5\n",
+		"150000 100000\n\n", "max\n100000\n", "18446744073709551615 100000\n",
+		"1 18446744073709551615\n", "1 99999999999999999999\n",
+	};
+	struct vt_err err;
+	uint64_t quota, period;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		vt_err_clear(&err);
+		CHECK_EQ_I64(vt_cgroup_parse_cpu_max(bad[i], strlen(bad[i]), &quota, &period, &err),
+			     VT_E_PARSE);
+		CHECK_EQ_U64(quota, VT_NA);
+		CHECK_EQ_U64(period, VT_NA);
+		CHECK(strncmp(err.msg, "cpu.max: expected", 17) == 0);
+	}
+}
+
+static void test_cgroup__cfs_quota_parse(void)
+{
+	static const char *const bad[] = { "", "-2\n", "-1 \n", "x\n", "1.5\n", "--1\n" };
+	struct vt_err err;
+	uint64_t quota;
+	size_t i;
+
+	CHECK_EQ_I64(vt_cgroup_parse_cfs_quota(TEXT("-1\n"), &quota, NULL), VT_OK);
+	CHECK_EQ_U64(quota, VT_NA);
+	CHECK_EQ_I64(vt_cgroup_parse_cfs_quota(TEXT("150000\n"), &quota, NULL), VT_OK);
+	CHECK_EQ_U64(quota, 150000);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK_EQ_I64(vt_cgroup_parse_cfs_quota(bad[i], strlen(bad[i]), &quota, &err),
+			     VT_E_PARSE);
+		CHECK_EQ_U64(quota, VT_NA);
+	}
+	CHECK(strstr(err.msg, "cpu.cfs_quota_us: expected a number or -1") != NULL);
+}
+
+static void test_cgroup__cpu_stat_parse(void)
+{
+	struct vt_cgroup_cpu cpu;
+	struct vt_err err;
+
+	CHECK_EQ_I64(vt_cgroup_parse_cpu_stat(TEXT("usage_usec 9\nnr_periods 7\nnr_throttled 3\n"
+						   "throttled_usec 4500\nnr_bursts 0\n"),
+					      false, &cpu, NULL), VT_OK);
+	CHECK_EQ_U64(cpu.nr_periods, 7);
+	CHECK_EQ_U64(cpu.nr_throttled, 3);
+	CHECK_EQ_U64(cpu.throttled_usec, 4500);
+	/* v1: ns, and throttled_usec is not a v1 key */
+	CHECK_EQ_I64(vt_cgroup_parse_cpu_stat(TEXT("nr_periods 7\nnr_throttled 3\n"
+						   "throttled_time 4500999\n"),
+					      true, &cpu, NULL), VT_OK);
+	CHECK_EQ_U64(cpu.throttled_usec, 4500);
+	CHECK_EQ_I64(vt_cgroup_parse_cpu_stat(TEXT("throttled_usec 5\n"), true, &cpu, NULL),
+		     VT_OK);
+	CHECK_EQ_U64(cpu.throttled_usec, VT_NA);
+	/* v2 without the cpu controller: no throttling keys is not an error */
+	CHECK_EQ_I64(vt_cgroup_parse_cpu_stat(TEXT("usage_usec 0\nuser_usec 0\n"), false, &cpu,
+					      NULL), VT_OK);
+	check_no_cpu_stat(&cpu);
+	CHECK_EQ_I64(vt_cgroup_parse_cpu_stat(TEXT("nr_periods 7\nnr_throttled x\n"), false, &cpu,
+					      &err), VT_E_PARSE);
+	check_no_cpu_stat(&cpu);
+	CHECK(strstr(err.msg, "cpu.stat: line is not 'key number': 'nr_throttled x'") != NULL);
+}
+
 VT_TEST_MAIN(test_cgroup__v1_hybrid_layout, test_cgroup__v1_limited_with_memsw,
 	     test_cgroup__v1_no_memsw_old_kernel, test_cgroup__v2_layout,
 	     test_cgroup__v2_old_kernel_missing_files, test_cgroup__v2_namespace_root_stripped,
@@ -497,4 +755,11 @@ VT_TEST_MAIN(test_cgroup__v1_hybrid_layout, test_cgroup__v1_limited_with_memsw,
 	     test_cgroup__mountinfo_escapes_and_preference, test_cgroup__limit_max_vs_number,
 	     test_cgroup__limit_garbage_rejected, test_cgroup__events_parse,
 	     test_cgroup__events_garbage_rejected, test_cgroup__oom_control_parse,
-	     test_cgroup__psi_parse, test_cgroup__psi_garbage_rejected)
+	     test_cgroup__psi_parse, test_cgroup__psi_garbage_rejected,
+	     test_cgroup__cpu_v2_tightest_ancestor, test_cgroup__cpu_v2_max_everywhere,
+	     test_cgroup__cpu_v2_limit_above_controller_end,
+	     test_cgroup__cpu_v2_corrupt_cpu_max_named, test_cgroup__cpu_v2_namespace_mount_root,
+	     test_cgroup__cpu_v1_cpu_cpuacct, test_cgroup__cpu_v1_root_unlimited,
+	     test_cgroup__cpu_none, test_cgroup__cpu_max_parse,
+	     test_cgroup__cpu_max_garbage_rejected, test_cgroup__cfs_quota_parse,
+	     test_cgroup__cpu_stat_parse)

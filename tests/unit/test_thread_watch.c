@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -114,11 +115,11 @@ static void tree_thread(struct tree *t, pid_t tid, const char *comm, uint64_t st
 
 static void tree_rm_thread(struct tree *t, pid_t tid)
 {
-	static const char *const files[] = { "stat", "schedstat", "status" };
+	static const char *const files[] = { "stat", "schedstat", "status", "wchan", "syscall" };
 	char path[256];
 	size_t i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 5; i++) {
 		snprintf(path, sizeof(path), "%s/%d/task/%d/%s", t->proc, (int)t->pid, (int)tid,
 			 files[i]);
 		unlink(path);
@@ -841,8 +842,143 @@ static void test_thread_watch__live_churn_no_fd_leak(void)
 	vt_procfs_close(&pfs);
 }
 
+/* ---- what a thread is doing: wchan and syscall ----------------------------- */
+
+static void tree_doing(struct tree *t, pid_t tid, const char *wchan, const char *syscall)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d/wchan", t->proc, (int)t->pid, (int)tid);
+	put(path, "%s", wchan);
+	snprintf(path, sizeof(path), "%s/%d/task/%d/syscall", t->proc, (int)t->pid, (int)tid);
+	if (syscall)
+		put(path, "%s", syscall);
+	else
+		unlink(path);
+}
+
+static void test_thread_watch__fixture_doing(void)
+{
+	const struct vt_thread_counts *r, *c;
+	struct vt_thread_watch *w;
+	struct vt_procfs pfs;
+	struct vt_err err;
+	struct tree t;
+	size_t n;
+	int pid_fd;
+
+	tree_init(&t, 700, true);
+	tree_proc(&t, 'S', 3, 10, 1);
+	tree_thread(&t, 700, "main", 100, 1, 1);
+	tree_thread(&t, 701, "lock", 100, 1, 1);
+	tree_thread(&t, 702, "cpu", 100, 1, 1);
+	tree_doing(&t, 700, "do_wait", "61 0xffffffff 0x0 0x0 0x0 0x0 0x0 0x7ffd 0x7f12\n");
+	tree_doing(&t, 701, "futex_wait_queue", "202 0x5581 0x80 0x0 0x0 0x0 0x0 0x7ffd 0x7f12\n");
+	tree_doing(&t, 702, "0", "running\n");
+	w = tree_watch(&t, &pfs, &pid_fd);
+
+	/* not asked for: nothing read, said so */
+	CHECK(vt_thread_watch_read(w, 0, &err) == VT_OK);
+	r = vt_thread_watch_rows(w, &n);
+	CHECK(n == 3 && r[1].wchan_rc == VT_TW_UNREAD && r[1].syscall_rc == VT_TW_UNREAD);
+
+	CHECK(vt_thread_watch_read(w, VT_TW_WCHAN | VT_TW_SYSCALL, &err) == VT_OK);
+	r = vt_thread_watch_rows(w, &n);
+	CHECK_EQ_U64(n, 3);
+	c = find(r, n, 701);
+	CHECK(c && c->wchan_rc == VT_OK && !strcmp(c->wchan, "futex_wait_queue"));
+	CHECK(c && c->syscall_rc == VT_OK && c->syscall == 202);
+	c = find(r, n, 700);
+	CHECK(c && c->syscall == 61 && !strcmp(c->wchan, "do_wait"));
+	c = find(r, n, 702);
+	CHECK(c && c->wchan_rc == VT_OK && c->wchan[0] == '\0');      /* "0": on a CPU */
+	CHECK(c && c->syscall_rc == VT_OK && c->syscall == VT_TW_SYSCALL_RUNNING);
+
+	/* blocked outside a system call; then a malformed file */
+	tree_doing(&t, 701, "futex_wait_queue", "-1 0x7ffd 0x7f12\n");
+	tree_doing(&t, 702, "0", "banana\n");
+	CHECK(vt_thread_watch_read(w, VT_TW_WCHAN | VT_TW_SYSCALL, &err) == VT_OK);
+	r = vt_thread_watch_rows(w, &n);
+	c = find(r, n, 701);
+	CHECK(c && c->syscall_rc == VT_OK && c->syscall == VT_TW_SYSCALL_NONE);
+	c = find(r, n, 702);
+	CHECK(c && c->syscall_rc == VT_E_PARSE);
+	CHECK(c && c->utime_ticks == 1);                    /* the rest of the row stands */
+
+	/* no syscall file (a kernel without it): every thread says so, none is asked again */
+	tree_doing(&t, 700, "do_wait", NULL);
+	vt_thread_watch_close(w);
+	close(pid_fd);
+	vt_procfs_close(&pfs);
+	w = tree_watch(&t, &pfs, &pid_fd);
+	CHECK(vt_thread_watch_read(w, VT_TW_SYSCALL, &err) == VT_OK);
+	r = vt_thread_watch_rows(w, &n);
+	CHECK(n == 3 && r[0].syscall_rc == VT_E_NOTFOUND);
+	CHECK(n == 3 && r[1].syscall_rc == VT_E_NOTFOUND && r[2].syscall_rc == VT_E_NOTFOUND);
+	CHECK(n == 3 && r[1].wchan_rc == VT_TW_UNREAD);
+
+	vt_thread_watch_close(w);
+	close(pid_fd);
+	vt_procfs_close(&pfs);
+	tree_free(&t);
+}
+
+static void *block_in_read(void *arg)
+{
+	char byte;
+
+	return read(*(int *)arg, &byte, 1) == 1 ? arg : NULL;
+}
+
+/* A live thread blocked in read(2) on a pipe: the kernel's own view of it. */
+static void test_thread_watch__live_doing(void)
+{
+	const struct vt_thread_counts *r;
+	struct vt_thread_watch *w = NULL;
+	struct vt_procfs pfs;
+	struct vt_err err;
+	pthread_t th;
+	size_t n, i;
+	int pipefd[2], pid_fd = -1, found = 0, tries;
+
+	CHECK(pipe(pipefd) == 0);
+	CHECK(pthread_create(&th, NULL, block_in_read, &pipefd[0]) == 0);
+	CHECK(vt_procfs_open(&pfs, NULL, NULL, &err) == VT_OK);
+	CHECK(vt_pid_open(&pfs, getpid(), &pid_fd, &err) == VT_OK);
+	CHECK(vt_thread_watch_open(&pfs, pid_fd, getpid(), &w, &err) == VT_OK);
+	for (tries = 0; w && tries < 200 && !found; tries++) {
+		usleep(10000);
+		CHECK(vt_thread_watch_read(w, VT_TW_WCHAN | VT_TW_SYSCALL, &err) == VT_OK);
+		r = vt_thread_watch_rows(w, &n);
+		for (i = 0; i < n; i++)
+			if (r[i].tid != getpid() && r[i].syscall_rc == VT_OK && r[i].syscall == __NR_read &&
+			    r[i].state == 'S')
+				found = 1;
+	}
+	CHECK(found);
+	r = vt_thread_watch_rows(w, &n);
+	for (i = 0; found && i < n; i++) {
+		if (r[i].tid == getpid()) {
+			/* the reader itself: its own call in progress (pread64 on its held fd) */
+			CHECK(r[i].syscall >= 0);
+			continue;
+		}
+		CHECK(r[i].wchan_rc == VT_OK);
+		printf("# blocked reader: wchan %s, syscall %ld\n", r[i].wchan, r[i].syscall);
+		CHECK(r[i].wchan[0] != '\0');
+	}
+	CHECK(write(pipefd[1], "x", 1) == 1);
+	pthread_join(th, NULL);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	vt_thread_watch_close(w);
+	close(pid_fd);
+	vt_procfs_close(&pfs);
+}
+
 VT_TEST_MAIN(test_thread_watch__fixture_churn, test_thread_watch__fixture_tid_reuse,
 	     test_thread_watch__fixture_fd_budget, test_thread_watch__fixture_csw,
 	     test_thread_watch__fixture_zombie, test_thread_watch__recorded_tree,
 	     test_thread_watch__live_self, test_thread_watch__live_child_exit,
-	     test_thread_watch__live_churn_no_fd_leak)
+	     test_thread_watch__live_churn_no_fd_leak, test_thread_watch__fixture_doing,
+	     test_thread_watch__live_doing)

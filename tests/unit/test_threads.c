@@ -218,6 +218,7 @@ static void test_diagnose__rules(void)
 	memset(&r, 0, sizeof(r));
 	memset(t, 0, sizeof(t));
 	r.ncpu = 2;
+	r.usable_cores = 2;
 	r.interval_s = 1;
 	r.threads = t;
 	r.n = 4;
@@ -278,6 +279,124 @@ static void test_diagnose__rules(void)
 	CHECK(d.f[0].kind == VT_DIAG_NONE);
 }
 
+/* Threads in D state most of the time: blocked on I/O, and not "idle". */
+static void test_diagnose__io(void)
+{
+	struct vt_threads_rates r;
+	struct vt_thread_rate t[3];
+	struct vt_diagnosis d;
+	int i;
+
+	memset(&r, 0, sizeof(r));
+	memset(t, 0, sizeof(t));
+	r.usable_cores = 2;
+	r.interval_s = 5;
+	r.threads = t;
+	r.n = 3;
+	r.cores = 0.002;
+	for (i = 0; i < 3; i++) {
+		snprintf(t[i].comm, sizeof(t[i].comm), i ? "writer-%d" : "main", i - 1);
+		t[i].tid = 10 + i;
+		t[i].nsamples = 50;
+		t[i].states[1] = i ? 10 : 50;            /* S */
+		t[i].states[2] = i ? 40 : 0;             /* D */
+		snprintf(t[i].wchan, sizeof(t[i].wchan), i ? "folio_wait_bit" : "do_wait");
+		t[i].wchan_count = 40;
+		snprintf(t[i].syscall, sizeof(t[i].syscall), i ? "fsync" : "wait4");
+		t[i].syscall_count = 40;
+	}
+	vt_diagnose(&r, &d);
+	CHECK_EQ_U64(d.n, 1);
+	CHECK(d.f[0].kind == VT_DIAG_IO);
+	CHECK(strstr(d.f[0].evidence, "thread 11 (writer-0) 80% of 50 samples, in folio_wait_bit, "
+				   "syscall fsync") != NULL);
+	CHECK(strstr(d.f[0].evidence, "thread 12") != NULL);
+	CHECK(strstr(d.f[0].evidence, "main") == NULL);
+
+	/* under the share, or too few samples: not blocked, so idle */
+	t[1].states[2] = t[2].states[2] = 10;
+	vt_diagnose(&r, &d);
+	CHECK(d.f[0].kind == VT_DIAG_IDLE);
+	t[1].states[2] = 4;
+	t[1].nsamples = 4;
+	vt_diagnose(&r, &d);
+	CHECK(d.f[0].kind == VT_DIAG_IDLE);
+}
+
+/* A quota narrows what the process may use; throttling is a finding. */
+static void test_rates__quota_and_throttling(void)
+{
+	struct vt_thread_snap a[1] = { th(101, "t", 'R', 0, 0, 0, 0, 0, 0) };
+	struct vt_thread_snap b[1] = { th(101, "t", 'R', NS / 2, 0, 50, 0, 0, 0) };
+	struct vt_threads_sample s[2];
+	struct vt_threads_rates r;
+	struct vt_diagnosis d;
+	struct vt_err err;
+
+	sample(&s[0], 0, 0, 0, a, 1);
+	sample(&s[1], NS, 50, 0, b, 1);
+	CHECK(vt_threads_rates_compute(s, 2, 2, &r, &err) == VT_OK);
+	CHECK(near(r.usable_cores, 2));
+	CHECK(r.quota_cores < 0);
+	CHECK(!vt_known(r.periods));
+	vt_threads_rates_set_quota(&r, 0.5, "/limited");
+	CHECK(near(r.usable_cores, 0.5));
+	CHECK_STR(r.quota_dir, "/limited");
+	vt_threads_rates_set_quota(&r, 4, "/loose");       /* above the CPUs: they bound it */
+	CHECK(near(r.usable_cores, 2));
+	CHECK(near(r.quota_cores, 4));
+	vt_threads_rates_set_quota(&r, -1, "/none");
+	CHECK(r.quota_cores < 0);
+	CHECK_STR(r.quota_dir, "");
+
+	vt_threads_rates_set_quota(&r, 0.5, "/limited");
+	r.periods = 10;
+	r.throttled_periods = 9;
+	r.throttled_s = 0.45;
+	vt_diagnose(&r, &d);
+	CHECK(d.f[0].kind == VT_DIAG_THROTTLED);
+	CHECK(strstr(d.f[0].evidence, "0.50 cores (/limited)") != NULL);
+	CHECK(strstr(d.f[0].evidence, "9 of 10 periods") != NULL);
+	r.throttled_periods = 0;
+	vt_diagnose(&r, &d);
+	CHECK(d.f[0].kind != VT_DIAG_THROTTLED);
+	vt_threads_rates_release(&r);
+}
+
+/* The system call most often seen, and why it is missing when it is. */
+static void test_rates__syscall_tally(void)
+{
+	struct vt_thread_snap x[4][2];
+	struct vt_threads_sample s[4];
+	struct vt_threads_rates r;
+	struct vt_err err;
+	static const char *const calls[4][2] = {
+		{ "futex", "" }, { "futex", "read" }, { "", "read" }, { "futex", "" },
+	};
+	int i, k;
+
+	for (i = 0; i < 4; i++) {
+		for (k = 0; k < 2; k++) {
+			x[i][k] = th(101 + k, k ? "io" : "lock", 'S', 0, 0, 0, 0, 0, 0);
+			x[i][k].syscall_ok = true;
+			snprintf(x[i][k].syscall, sizeof(x[i][k].syscall), "%s", calls[i][k]);
+		}
+		sample(&s[i], (uint64_t)i * NS / 2, 0, 0, x[i], 2);
+	}
+	x[3][1].syscall_ok = false;
+	snprintf(x[3][1].syscall_why, sizeof(x[3][1].syscall_why), "needs ptrace attach access");
+	CHECK(vt_threads_rates_compute(s, 4, 2, &r, &err) == VT_OK);
+	CHECK_STR(r.threads[0].syscall, "futex");
+	CHECK_EQ_U64(r.threads[0].syscall_count, 3);
+	CHECK(r.threads[0].syscall_ok);
+	CHECK_STR(r.threads[1].syscall, "read");
+	CHECK_EQ_U64(r.threads[1].syscall_count, 2);
+	CHECK(r.threads[1].syscall_ok);      /* seen in some samples */
+	CHECK_STR(r.threads[1].syscall_why, "needs ptrace attach access");
+	vt_threads_rates_release(&r);
+}
+
 VT_TEST_MAIN(test_schedstat__parse, test_rates__steady_pair, test_rates__thread_churn,
 	     test_rates__counter_edges, test_rates__zero_and_short_interval, test_rates__pool_key,
-	     test_diagnose__rules)
+	     test_diagnose__rules, test_diagnose__io, test_rates__quota_and_throttling,
+	     test_rates__syscall_tally)

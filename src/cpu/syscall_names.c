@@ -1,0 +1,32 @@
+/*
+ * syscall_names.c — number to name, by binary search in the generated table.
+ */
+#include "cpu/syscall_names.h"
+
+#include <stddef.h>
+
+struct syscall_row {
+	long nr;
+	const char *name;
+};
+
+static const struct syscall_row rows[] = {
+#include "syscall_table.h"   /* generated: $(B)/gen */
+};
+
+const char *vt_syscall_name(long nr)
+{
+	size_t lo = 0, hi = sizeof(rows) / sizeof(rows[0]);
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rows[mid].nr == nr)
+			return rows[mid].name;
+		if (rows[mid].nr < nr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}

@@ -1,0 +1,194 @@
+/*
+ * test_threads_recorded.c — the whole path of `vitals threads` (thread watch
+ * -> sample -> rates -> diagnosis) on pairs of /proc trees recorded from
+ * real processes by tests/fixtures/record_threads.sh, checked against the
+ * rates its awk computed from the same files (tests/fixtures/threads/NAME/
+ * expect): a steady pool (lock_convoy) and a process whose threads came and
+ * went between the two reads (thread_churn).
+ */
+#include "harness.h"
+
+#include "cpu/diagnose.h"
+#include "cpu/rates.h"
+#include "cpu/thread_watch.h"
+#include "cpu/threads.h"
+#include "proc/procfs.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define FLAGS (VT_TW_CSW | VT_TW_WCHAN | VT_TW_SYSCALL)
+
+static int near(double a, double b, double tol)
+{
+	return fabs(a - b) <= tol;
+}
+
+/* The one numeric entry of DIR/proc: the recorded pid. */
+static pid_t recorded_pid(const char *dir)
+{
+	char path[1100];
+	struct dirent *e;
+	pid_t pid = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/proc", dir);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
+			pid = (pid_t)atoi(e->d_name);
+	closedir(d);
+	return pid;
+}
+
+/* Read recorded tree NAME/i as vitals reads /proc: one watch read. */
+static void take_recorded(const char *name, int i, struct vt_threads_sample *s)
+{
+	char rel[256], path[1024], *mono;
+	struct vt_buf buf = VT_BUF_INIT(1u << 20);
+	struct vt_thread_watch *w = NULL;
+	struct vt_procfs pfs;
+	struct vt_err err;
+	size_t len;
+	pid_t pid;
+	int pid_fd = -1;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(rel, sizeof(rel), "threads/%s/%d", name, i);
+	snprintf(path, sizeof(path), "%s", vt_fixture_path(rel));
+	pid = recorded_pid(path);
+	CHECK(pid > 0);
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/proc");
+	CHECK(vt_procfs_open(&pfs, path, NULL, &err) == VT_OK);
+	CHECK(vt_pid_open(&pfs, pid, &pid_fd, &err) == VT_OK);
+	CHECK(vt_thread_watch_open(&pfs, pid_fd, pid, &w, &err) == VT_OK);
+	if (w)
+		CHECK(vt_threads_sample_take(w, FLAGS, &pfs, &buf, s, &err) == VT_OK);
+	/* the recorded clock, not the time of this read */
+	snprintf(rel, sizeof(rel), "threads/%s/%d/mono_ns", name, i);
+	mono = vt_fixture(rel, &len);
+	s->mono_ns = strtoull(mono, NULL, 10);
+	free(mono);
+	vt_thread_watch_close(w);
+	if (pid_fd >= 0)
+		close(pid_fd);
+	vt_procfs_close(&pfs);
+	vt_buf_release(&buf);
+}
+
+static const struct vt_thread_rate *rate_of(const struct vt_threads_rates *r, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (r->threads[i].tid == tid)
+			return &r->threads[i];
+	return NULL;
+}
+
+/*
+ * Compute rates over the pair NAME/0, NAME/1 and check every line of
+ * NAME/expect.  Returns the number of expect lines checked.
+ */
+static int check_pair(const char *name, struct vt_threads_rates *r)
+{
+	struct vt_threads_sample s[2];
+	const struct vt_thread_rate *t;
+	char rel[256], *text, *line, *save = NULL;
+	struct vt_err err;
+	size_t len;
+	int lines = 0;
+
+	take_recorded(name, 0, &s[0]);
+	take_recorded(name, 1, &s[1]);
+	CHECK(vt_threads_rates_compute(s, 2, 2, r, &err) == VT_OK);
+	snprintf(rel, sizeof(rel), "threads/%s/expect", name);
+	text = vt_fixture(rel, &len);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		double v, cores, runq, vol, nonvol;
+		int tid;
+
+		lines++;
+		if (sscanf(line, "interval_s %lf", &v) == 1) {
+			CHECK(near(r->interval_s, v, 1e-9));
+		} else if (sscanf(line, "process cores_ticks %lf", &v) == 1) {
+			CHECK(near(r->cores_ticks, v, 1e-6));
+		} else if (sscanf(line, "thread %d cores %lf runq %lf vol %lf nonvol %lf", &tid, &cores,
+				  &runq, &vol, &nonvol) == 5) {
+			t = rate_of(r, tid);
+			CHECK(t != NULL);
+			if (!t)
+				continue;
+			CHECK(near(t->cpu_cores, cores, 1e-6));
+			CHECK(near(t->runq_share, runq, 1e-6));
+			CHECK(near(t->vol_per_s, vol, 1e-6));
+			CHECK(near(t->nonvol_per_s, nonvol, 1e-6));
+			CHECK_EQ_U64(t->flags & (VT_THREAD_APPEARED | VT_THREAD_EXITED), 0);
+		} else if (sscanf(line, "appeared %d", &tid) == 1) {
+			t = rate_of(r, tid);
+			CHECK(t && (t->flags & VT_THREAD_APPEARED) && t->cpu_cores >= 0 && t->cpu_cores <= 1.05);
+		} else if (sscanf(line, "exited %d", &tid) == 1) {
+			t = rate_of(r, tid);
+			CHECK(t && (t->flags & VT_THREAD_EXITED) && t->cpu_cores >= 0 && t->cpu_cores <= 1.05);
+		} else {
+			printf("# unknown expect line: %s\n", line);
+			CHECK(0);
+		}
+	}
+	free(text);
+	vt_threads_sample_release(&s[0]);
+	vt_threads_sample_release(&s[1]);
+	return lines;
+}
+
+/* Four workers on one mutex: the pool, their rates, what they were doing. */
+static void test_recorded__lock_convoy(void)
+{
+	struct vt_threads_rates r;
+	size_t i;
+
+	CHECK(check_pair("lock_convoy", &r) >= 7);
+	CHECK_STR(r.cores_source, "schedstat");
+	CHECK_EQ_U64(r.n, 5);
+	CHECK_EQ_U64(r.appeared + r.exited, 0);
+	CHECK_EQ_U64(r.npools, 1);
+	CHECK(r.npools == 1 && r.pools[0].count == 4 && !strcmp(r.pools[0].name, "worker-"));
+	CHECK(r.cores > 0.5 && r.cores < 1.5);           /* about one core: the lock's */
+	CHECK(near(r.cores, r.cores_ticks, 0.05));        /* schedstat and ticks agree */
+	for (i = 0; i < r.n; i++) {
+		const struct vt_thread_rate *t = &r.threads[i];
+
+		CHECK(t->nsamples == 2 && t->wchan_ok && t->syscall_ok);
+#ifdef __x86_64__
+		/* recorded on x86_64 (the name table comes from the build's kernel header):
+		 * the targets' main thread waits for signals in rt_sigtimedwait, 128 */
+		if (t->tid == r.pid)
+			CHECK_STR(t->syscall, "rt_sigtimedwait");
+#endif
+	}
+	vt_threads_rates_release(&r);
+}
+
+/* One thread exited and another started between the reads. */
+static void test_recorded__thread_churn(void)
+{
+	struct vt_threads_rates r;
+	struct vt_diagnosis d;
+
+	CHECK(check_pair("thread_churn", &r) >= 5);
+	CHECK_EQ_U64(r.appeared, 1);
+	CHECK_EQ_U64(r.exited, 1);
+	/* an exited thread's last run time is gone: the process stat's ticks count it */
+	CHECK_STR(r.cores_source, "stat");
+	CHECK(near(r.cores, r.cores_ticks, 1e-12));
+	CHECK(r.cores > 0.3 && r.cores <= 1.05);
+	vt_diagnose(&r, &d);
+	CHECK(d.n >= 1 && d.f[0].kind != VT_DIAG_IDLE);
+	vt_threads_rates_release(&r);
+}
+
+VT_TEST_MAIN(test_recorded__lock_convoy, test_recorded__thread_churn)

@@ -18,6 +18,7 @@
 #include "base/scan.h"
 #include "proc/schedstat.h"
 #include "proc/stat.h"
+#include "proc/wchan_syscall.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -245,44 +246,6 @@ static bool parse_csw(const char *buf, size_t len, uint64_t *vol, uint64_t *nonv
 	       status_u64(buf, len, kn, sizeof(kn) - 1, nonvol);
 }
 
-/* The first word of a wchan: a kernel function, or "0" for none. */
-static void parse_wchan(const char *buf, size_t len, char *out, size_t cap)
-{
-	struct vt_scan sc = vt_scan_init(buf, len);
-	const char *word;
-	size_t wlen;
-
-	if (!vt_scan_word(&sc, &word, &wlen) || (wlen == 1 && word[0] == '0'))
-		wlen = 0;
-	vt_copy_str(out, cap, wlen ? word : "", wlen);
-}
-
-/* task syscall: "running", or "-1 sp pc", or "NR arg1 .. arg6 sp pc". */
-static bool parse_syscall(const char *buf, size_t len, long *nr)
-{
-	struct vt_scan sc = vt_scan_init(buf, len);
-	const char *word;
-	size_t wlen;
-	char num[24];
-	char *end;
-
-	if (!vt_scan_word(&sc, &word, &wlen))
-		return false;
-	if (wlen == 7 && !memcmp(word, "running", 7)) {
-		*nr = VT_TW_SYSCALL_RUNNING;
-		return true;
-	}
-	if (wlen >= sizeof(num))
-		return false;
-	memcpy(num, word, wlen);
-	num[wlen] = '\0';
-	errno = 0;
-	*nr = strtol(num, &end, 10);
-	if (errno || *end || end == num || *nr < VT_TW_SYSCALL_NONE)
-		return false;
-	return true;
-}
-
 /*
  * wchan and syscall of thread tid into *c, as flags ask.  VT_E_GONE when the
  * thread exited; any other failure only marks the field.
@@ -305,7 +268,7 @@ static int read_doing(struct vt_thread_watch *w, struct slot *s, pid_t tid, unsi
 				return VT_E_GONE;
 			c->wchan_rc = rc;
 			if (rc == VT_OK)
-				parse_wchan(w->buf.data, w->buf.len, c->wchan, sizeof(c->wchan));
+				vt_wchan_parse(w->buf.data, w->buf.len, c->wchan, sizeof(c->wchan));
 		}
 	}
 	if (flags & VT_TW_SYSCALL) {
@@ -316,8 +279,8 @@ static int read_doing(struct vt_thread_watch *w, struct slot *s, pid_t tid, unsi
 		rc = read_file(w, s->syscall_fd, tid, "syscall", &e);
 		if (is_gone(rc))
 			return VT_E_GONE;
-		if (rc == VT_OK && !parse_syscall(w->buf.data, w->buf.len, &c->syscall))
-			rc = VT_E_PARSE;
+		if (rc == VT_OK)
+			rc = vt_syscall_parse(w->buf.data, w->buf.len, &c->syscall, NULL);
 		if (rc == VT_E_PERM || rc == VT_E_NOTFOUND)
 			w->syscall_refused = rc;    /* the same for every thread: do not ask again */
 		c->syscall_rc = rc;

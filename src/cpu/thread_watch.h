@@ -67,6 +67,7 @@
 
 #include "base/error.h"
 #include "proc/procfs.h"
+#include "proc/wchan_syscall.h"
 
 /* Fds left to the rest of the program when sizing the budget of all watches. */
 #define VT_TW_FD_RESERVE 256
@@ -77,9 +78,9 @@ enum vt_thread_watch_flags {
 	VT_TW_SYSCALL = 1 << 2, /* also read task/TID/syscall */
 };
 
-/* vt_thread_counts.syscall besides a system call number. */
-#define VT_TW_SYSCALL_NONE (-1)      /* blocked, but not in a system call */
-#define VT_TW_SYSCALL_RUNNING (-2)   /* on a CPU (or changing state) when read */
+/* vt_thread_counts.syscall besides a system call number (proc/wchan_syscall.h). */
+#define VT_TW_SYSCALL_NONE VT_SYSCALL_NONE
+#define VT_TW_SYSCALL_RUNNING VT_SYSCALL_RUNNING
 /* vt_thread_counts.wchan_rc and syscall_rc when the flag was not passed. */
 #define VT_TW_UNREAD (-1)
 

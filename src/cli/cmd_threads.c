@@ -12,6 +12,7 @@
 #include "cpu/rates.h"
 #include "cpu/thread_watch.h"
 #include "cpu/threads.h"
+#include "proc/access.h"
 #include "proc/cgroup.h"
 #include "render/threads.h"
 #include "sample/target.h"
@@ -331,6 +332,24 @@ static int report(const struct threads_opts *o, const struct vt_threads_rates *r
 	return fflush(stdout) == 0 ? 0 : -1;
 }
 
+/* Once: why wchan or the system call could not be read, and what to do. */
+static void note_unreadable(struct threads_run *run, const struct vt_threads_rates *r, long uid)
+{
+	char reason[256], hint[256];
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		if ((!r->threads[i].wchan_ok || !r->threads[i].syscall_ok) &&
+		    (strstr(r->threads[i].wchan_why, "ptrace") ||
+		     strstr(r->threads[i].syscall_why, "ptrace")))
+			break;
+	if (i == r->n)
+		return;
+	vt_access_explain(&run->pfs, "wchan and syscall", uid, run->dirfd, reason, sizeof(reason),
+			  hint, sizeof(hint));
+	fprintf(stderr, "vitals: note: %s%s%s\n", reason, hint[0] ? "; " : "", hint);
+}
+
 static int parse_args(int argc, char **argv, struct threads_opts *o, int *pid)
 {
 	static const struct option longopts[] = {
@@ -484,6 +503,8 @@ int cmd_threads(int argc, char **argv)
 		vt_diagnose(&rates, &diag);
 		elapsed = (double)run.samples[run.n - 1].mono_ns / 1e9 - t_start;
 		rc = report(&o, &rates, &diag, elapsed, ++nth);
+		if (nth == 1)
+			note_unreadable(&run, &rates, (long)status.uid_real);
 		vt_threads_rates_release(&rates);
 		if (rc != 0 || fflush(stdout) != 0) {
 			fprintf(stderr, "vitals: cannot write output\n");

@@ -136,7 +136,7 @@ static void rule_busy_poll(const struct vt_threads_rates *r, struct vt_diagnosis
 				 "thread %d (%s) wakes %.0f times/s and uses %.1f us of CPU per wakeup "
 				 "(%.3f cores); sleeping in %s",
 				 (int)t->tid, t->comm, t->vol_per_s, us, pos(t->cpu_cores),
-				 t->wchan_count ? t->wchan : "n/a");
+				 t->wchan_count ? t->wchan : t->wchan_ok ? "-" : "(wchan not readable)");
 		return;
 	}
 }

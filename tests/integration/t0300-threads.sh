@@ -84,6 +84,48 @@ echo "# busy_poll: poller $got voluntary switches/s, truth $want wakeups/s"
 check "poller's voluntary switches/s within 15% of its wakeups/s" \
 	python3 -c "import sys; sys.exit(abs($got - $want) > 0.15 * $want)"
 check "diagnosed as busy poll" test "$(jq_py "$WORK/bp.json" '"busy poll" in [d["pattern"] for d in j["diagnosis"]]')" = true
+echo "# poller's system call: $(jq_py "$WORK/bp.json" '[(t["syscall"], t["syscall_samples"], t["samples"]) for t in j["threads"] if t["name"] == "poller"][0]')"
+check "the poller is seen in clock_nanosleep most often" \
+	test "$(jq_py "$WORK/bp.json" '[t["syscall"] for t in j["threads"] if t["name"] == "poller"][0]')" = clock_nanosleep
+check "the idle threads wait in futex" \
+	test "$(jq_py "$WORK/bp.json" 'sorted(set(t["syscall"] for t in j["threads"] if t["name"].startswith("idle-")))')" = '["futex"]'
+
+# --for: back-to-back intervals, one JSON object per line
+"$B/vitals" threads --json --for 3s -i 1s "$TPID" >"$WORK/for.jsonl" || fail "--for"
+python3 - "$WORK/for.jsonl" <<'PY' || fail "--for gives three back-to-back intervals"
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(objs) == 3, len(objs)
+for o in objs:
+    assert abs(o["interval_s"] - 1) < 0.1, o["interval_s"]
+    assert "busy poll" in [d["pattern"] for d in o["diagnosis"]]
+PY
+echo "ok - --for 3s -i 1s: three JSON lines of 1 s each, each a busy poll"
+# --watch without a terminal: successive reports, no escape codes; --top
+"$B/vitals" threads --watch --for 2s -i 1s --top 1 "$TPID" >"$WORK/watch.txt" || fail "--watch"
+check "--watch off a terminal prints one report per interval" \
+	test "$(grep -c '^vitals threads .*, every 1.0 s' "$WORK/watch.txt")" = 2
+check "and no terminal escapes" python3 -c "import sys; sys.exit(b'\x1b' in open('$WORK/watch.txt', 'rb').read())"
+check "--top 1 lists the busiest thread only" grep -q "3 more threads (the busiest are shown" "$WORK/watch.txt"
+check "which is the poller" test "$(grep -A2 '^  TID' "$WORK/watch.txt" | head -3 | tail -1 | awk '{print $2}')" = poller
+expect_exit 64 "shorter than the interval" threads --for 1s -i 2s "$TPID"
+expect_exit 64 "not a positive count" threads --top 0 "$TPID"
+
+# another user may not see wchan or the system call: said so, the rest is measured
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+	cp "$B/vitals" "$WORK/vitals-nobody" && chmod 755 "$WORK" "$WORK/vitals-nobody"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$WORK/vitals-nobody" threads --json -i 1s "$TPID" \
+		>"$WORK/nobody.json" 2>"$WORK/nobody.err" || fail "vitals threads as nobody"
+	check "as nobody: wchan unavailable, saying ptrace" \
+		test "$(jq_py "$WORK/nobody.json" 'all(t["wchan"] is None and "ptrace" in t["wchan_unavailable"] for t in j["threads"])')" = true
+	check "as nobody: syscall unavailable, saying ptrace" \
+		test "$(jq_py "$WORK/nobody.json" 'all(t["syscall"] is None and "ptrace" in t["syscall_unavailable"] for t in j["threads"])')" = true
+	check "as nobody: the poller's rate is still measured" \
+		test "$(jq_py "$WORK/nobody.json" '"busy poll" in [d["pattern"] for d in j["diagnosis"]]')" = true
+	check "as nobody: stderr says which rule refused" grep -q "belongs to uid 0 and vitals runs as uid 65534" "$WORK/nobody.err"
+else
+	echo "# not root or no setpriv: the unprivileged reader is not tried"
+fi
 kill "$TPID" 2>/dev/null
 
 # --- an idle process ----------------------------------------------------------

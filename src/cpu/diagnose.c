@@ -27,6 +27,13 @@ static bool futex_wchan(const struct vt_thread_rate *t)
 	return t->wchan_count && strstr(t->wchan, "futex");
 }
 
+/* In D state (uninterruptible, usually I/O) in a good part of its samples. */
+static bool mostly_blocked(const struct vt_thread_rate *t)
+{
+	return t->nsamples >= VT_DIAG_IO_MIN_SAMPLES &&
+	       (double)t->states[2] / t->nsamples >= VT_DIAG_IO_SHARE;   /* 'D' */
+}
+
 static double pos(double v)
 {
 	return v > 0 ? v : 0;
@@ -125,7 +132,8 @@ static void rule_busy_poll(const struct vt_threads_rates *r, struct vt_diagnosis
 		struct vt_diag_finding *f;
 		double us;
 
-		if (t->vol_per_s < VT_DIAG_POLL_VOL || futex_wchan(t))
+		/* waking often to wait on a lock or a disk is not polling */
+		if (t->vol_per_s < VT_DIAG_POLL_VOL || futex_wchan(t) || mostly_blocked(t))
 			continue;
 		us = pos(t->cpu_cores) / t->vol_per_s * 1e6;
 		if (us >= VT_DIAG_POLL_US)
@@ -152,11 +160,9 @@ static void rule_io(const struct vt_threads_rates *r, struct vt_diagnosis *d)
 		const struct vt_thread_rate *t = &r->threads[i];
 		double share;
 
-		if (t->nsamples < VT_DIAG_IO_MIN_SAMPLES)
+		if (!mostly_blocked(t))
 			continue;
-		share = (double)t->states[2] / t->nsamples;   /* 'D' in VT_STATE_KINDS */
-		if (share < VT_DIAG_IO_SHARE)
-			continue;
+		share = (double)t->states[2] / t->nsamples;
 		blocked++;
 		if (!f) {
 			f = add(d, VT_DIAG_IO, "blocked on I/O");

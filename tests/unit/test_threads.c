@@ -313,6 +313,17 @@ static void test_diagnose__io(void)
 	CHECK(strstr(d.f[0].evidence, "thread 12") != NULL);
 	CHECK(strstr(d.f[0].evidence, "main") == NULL);
 
+	/* a writer that wakes often, mostly in D: blocked on I/O, not a busy poll */
+	r.cores = 0.03;
+	t[1].cpu_cores = 0.015;
+	t[1].vol_per_s = 800;
+	vt_diagnose(&r, &d);
+	CHECK_EQ_U64(d.n, 1);
+	CHECK(d.f[0].kind == VT_DIAG_IO);
+	r.cores = 0.002;
+	t[1].cpu_cores = 0;
+	t[1].vol_per_s = 0;
+
 	/* under the share, or too few samples: not blocked, so idle */
 	t[1].states[2] = t[2].states[2] = 10;
 	vt_diagnose(&r, &d);

@@ -20,8 +20,8 @@
  * Cost per thread and read, on a 1,000-thread process read once a second
  * (bench/threads, cold caches): 4.6-5 µs for stat + schedstat, 8-9 µs with
  * VT_TW_CSW (about 5 µs on average with it every 10th read), against about
- * 20 µs for vt_threads_sample_take, which opens every file every time.  Back
- * to back (hot caches): 2.5 and 6 µs.
+ * 20 µs for a reader that opens every file every time (what `vitals threads`
+ * did before it used a watch).  Back to back (hot caches): 2.5 and 6 µs.
  *
  * wchan and syscall (VT_TW_WCHAN, VT_TW_SYSCALL) are read only when asked:
  * what a thread is doing is sampled often over a short interval, not every

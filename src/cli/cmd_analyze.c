@@ -7,6 +7,7 @@
 #include "cli/soak_cli.h"
 #include "analyze/compare.h"
 #include "analyze/soak.h"
+#include "analyze/thread_view.h"
 #include "render/soak.h"
 #include "soak/store.h"
 
@@ -180,6 +181,8 @@ int cmd_analyze(int argc, char **argv)
 	struct vt_soak_opts so;
 	struct vt_soak_verdict v;
 	struct vt_analyze_report r = { 0 };
+	struct vt_threads_rates tview;
+	struct vt_diagnosis tdiag;
 	FILE *f;
 	int rc;
 
@@ -202,6 +205,12 @@ int cmd_analyze(int argc, char **argv)
 	r.series = &s;
 	r.verdict = &v;
 	r.utf8 = utf8_terminal();
+	/* the threads of the analysed incarnation, through the rules of vitals threads */
+	if (vt_soak_thread_view(&s, v.from < s.n && v.to > v.from ? s.pid[v.from] : 0, &tview, &tdiag,
+				NULL) == VT_OK) {
+		r.thread_diag = &tdiag;
+		vt_threads_rates_release(&tview);
+	}
 	rc = 0;
 	if (o.json)
 		rc = vt_render_analyze_json(stdout, &r) ? 2 : 0;

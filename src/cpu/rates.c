@@ -81,29 +81,34 @@ size_t vt_threads_pool_key_len(const char *name)
 	return len;
 }
 
-/* The most frequent names a thread was seen in: wchans, system calls. */
-struct tally_slot {
-	char name[64];
-	unsigned count;
-};
-
-static void tally(struct tally_slot *slots, const char *w)
+void vt_name_tally_add(struct vt_name_tally *slots, const char *name)
 {
 	int i;
 
-	if (!*w)
+	if (!*name)
 		return;
 	for (i = 0; i < VT_WCHAN_SLOTS; i++) {
-		if (slots[i].count && !strcmp(slots[i].name, w)) {
+		if (slots[i].count && !strcmp(slots[i].name, name)) {
 			slots[i].count++;
 			return;
 		}
 		if (!slots[i].count) {
-			snprintf(slots[i].name, sizeof(slots[i].name), "%s", w);
+			vt_copy_str(slots[i].name, sizeof(slots[i].name), name, strlen(name));
 			slots[i].count = 1;
 			return;
 		}
 	}
+}
+
+const struct vt_name_tally *vt_name_tally_top(const struct vt_name_tally *slots)
+{
+	const struct vt_name_tally *top = NULL;
+	int i;
+
+	for (i = 0; i < VT_WCHAN_SLOTS; i++)
+		if (slots[i].count && (!top || slots[i].count > top->count))
+			top = &slots[i];
+	return top;
 }
 
 /*
@@ -123,11 +128,11 @@ static void thread_rate(const struct vt_threads_sample *samples, size_t n, pid_t
 			double dt, struct vt_thread_rate *r)
 {
 	const struct vt_thread_snap *first = NULL, *last = NULL, *base, *t;
-	struct tally_slot slots[VT_WCHAN_SLOTS], calls[VT_WCHAN_SLOTS];
+	struct vt_name_tally slots[VT_WCHAN_SLOTS], calls[VT_WCHAN_SLOTS];
+	const struct vt_name_tally *top;
 	long clk = samples[n - 1].clk_tck > 0 ? samples[n - 1].clk_tck : 100;
 	uint64_t d, du, ds;
 	size_t i;
-	int k;
 
 	memset(r, 0, sizeof(*r));
 	memset(slots, 0, sizeof(slots));
@@ -147,11 +152,11 @@ static void thread_rate(const struct vt_threads_sample *samples, size_t n, pid_t
 		r->nsamples++;
 		r->states[state_index(t->state)]++;
 		if (t->wchan_ok)
-			tally(slots, t->wchan);
+			vt_name_tally_add(slots, t->wchan);
 		else
 			snprintf(r->wchan_why, sizeof(r->wchan_why), "%s", t->wchan_why);
 		if (t->syscall_ok)
-			tally(calls, t->syscall);
+			vt_name_tally_add(calls, t->syscall);
 		else
 			snprintf(r->syscall_why, sizeof(r->syscall_why), "%s", t->syscall_why);
 	}
@@ -161,24 +166,17 @@ static void thread_rate(const struct vt_threads_sample *samples, size_t n, pid_t
 	r->last_cpu = last->processor;
 	r->last_state = last->state;
 	r->wchan_ok = last->wchan_ok;
-	for (k = 0; k < VT_WCHAN_SLOTS; k++) {
-		if (slots[k].count > r->wchan_count) {
-			r->wchan_count = slots[k].count;
-			memcpy(r->wchan, slots[k].name, sizeof(r->wchan));
-		}
-	}
-	if (r->wchan_count)
+	if ((top = vt_name_tally_top(slots))) {
+		r->wchan_count = top->count;
+		vt_copy_str(r->wchan, sizeof(r->wchan), top->name, strlen(top->name));
 		r->wchan_ok = true;
-	r->syscall_ok = last->syscall_ok;
-	for (k = 0; k < VT_WCHAN_SLOTS; k++) {
-		if (calls[k].count > r->syscall_count) {
-			r->syscall_count = calls[k].count;
-			vt_copy_str(r->syscall, sizeof(r->syscall), calls[k].name,
-				    strlen(calls[k].name));
-		}
 	}
-	if (r->syscall_count)
+	r->syscall_ok = last->syscall_ok;
+	if ((top = vt_name_tally_top(calls))) {
+		r->syscall_count = top->count;
+		vt_copy_str(r->syscall, sizeof(r->syscall), top->name, strlen(top->name));
 		r->syscall_ok = true;
+	}
 
 	base = find_tid(&samples[0], tid) == first ? first : NULL;
 	if (!base)
@@ -254,7 +252,7 @@ int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, 
 	const struct vt_threads_sample *a, *b;
 	pid_t *tids = NULL;
 	size_t ntids = 0, total = 0, i, j;
-	double dt, sum_ns = 0, sum_cores = 0, elapsed;
+	double dt, sum_ns = 0, elapsed;
 	bool ns_ok = true;
 	uint64_t du, ds;
 	unsigned fl = 0;
@@ -314,13 +312,10 @@ int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, 
 		/* schedstat sum: every thread needs both ends known (or a start in the interval). */
 		if ((f && !vt_known(f->run_ns)) || (l && !vt_known(l->run_ns)))
 			ns_ok = false;
-		sum_cores += r->cpu_cores;
 		sum_ns += r->cpu_cores;
 		out->n++;
 	}
 	free(tids);
-	for (i = 0; i < out->n; i++)
-		out->threads[i].cpu_share = sum_cores > 0 ? out->threads[i].cpu_cores / sum_cores : 0;
 
 	if (!delta(&a->utime_ticks, b->utime_ticks, &du, &fl))
 		du = 0;
@@ -352,7 +347,19 @@ int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, 
 	} else {
 		out->since_start_cores = -1;
 	}
-	return make_pools(out, err);
+	return vt_threads_rates_group(out, err);
+}
+
+int vt_threads_rates_group(struct vt_threads_rates *r, struct vt_err *err)
+{
+	double sum_cores = 0;
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		sum_cores += r->threads[i].cpu_cores > 0 ? r->threads[i].cpu_cores : 0;
+	for (i = 0; i < r->n; i++)
+		r->threads[i].cpu_share = sum_cores > 0 ? r->threads[i].cpu_cores / sum_cores : 0;
+	return make_pools(r, err);
 }
 
 void vt_threads_rates_set_quota(struct vt_threads_rates *r, double quota_cores, const char *dir)

@@ -37,6 +37,21 @@ enum vt_thread_flags {
 
 #define VT_WCHAN_SLOTS 6
 
+/*
+ * The most frequent names a thread was seen with (wchans, system calls):
+ * VT_WCHAN_SLOTS slots, the first names seen; a name past them is not
+ * counted (a thread that sleeps in more than six places has no "usual" one).
+ */
+struct vt_name_tally {
+	char name[48];
+	unsigned count;
+};
+
+/* Count name ("" is not counted) in slots[VT_WCHAN_SLOTS]. */
+void vt_name_tally_add(struct vt_name_tally *slots, const char *name);
+/* The slot seen most often (the first of a tie), NULL when none was counted. */
+const struct vt_name_tally *vt_name_tally_top(const struct vt_name_tally *slots);
+
 struct vt_thread_rate {
 	pid_t tid;
 	char comm[64];
@@ -107,6 +122,12 @@ struct vt_threads_rates {
  */
 int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, int ncpu,
 			     struct vt_threads_rates *out, struct vt_err *err);
+
+/*
+ * Fill r->pools from r->threads (and each thread's cpu_share from the sum of
+ * their cores), for a caller that filled the threads itself.  VT_E_NOMEM.
+ */
+int vt_threads_rates_group(struct vt_threads_rates *r, struct vt_err *err);
 
 /*
  * Record a cgroup CPU quota of quota_cores (< 0: none) set by cgroup dir;

@@ -4,6 +4,7 @@
 #include "cpu/syscall_names.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 struct syscall_row {
 	long nr;
@@ -29,4 +30,16 @@ const char *vt_syscall_name(long nr)
 			hi = mid;
 	}
 	return NULL;
+}
+
+void vt_syscall_label(long nr, char *out, size_t cap)
+{
+	const char *name = nr >= 0 ? vt_syscall_name(nr) : NULL;
+
+	if (name)
+		snprintf(out, cap, "%s", name);
+	else if (nr >= 0)
+		snprintf(out, cap, "#%ld", nr);
+	else if (cap)
+		out[0] = '\0';
 }

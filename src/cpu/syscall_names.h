@@ -7,7 +7,12 @@
 #ifndef VT_CPU_SYSCALL_NAMES_H
 #define VT_CPU_SYSCALL_NAMES_H
 
+#include <stddef.h>
+
 /* "futex" for 202 on x86_64; NULL for a number the header does not define. */
 const char *vt_syscall_name(long nr);
+
+/* Into out: the name, "#N" for a number without one, "" for nr < 0 (none, running). */
+void vt_syscall_label(long nr, char *out, size_t cap);
 
 #endif

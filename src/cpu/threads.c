@@ -48,8 +48,6 @@ static void unavailable(int rc, const char *access, char *why, size_t cap)
 
 static void snap_from_counts(const struct vt_thread_counts *c, struct vt_thread_snap *t)
 {
-	const char *name;
-
 	memset(t, 0, sizeof(*t));
 	t->tid = c->tid;
 	memcpy(t->comm, c->comm, sizeof(t->comm));
@@ -70,15 +68,10 @@ static void snap_from_counts(const struct vt_thread_counts *c, struct vt_thread_
 		unavailable(c->wchan_rc, "read", t->wchan_why, sizeof(t->wchan_why));
 
 	t->syscall_ok = c->syscall_rc == VT_OK;
-	if (!t->syscall_ok) {
+	if (!t->syscall_ok)
 		unavailable(c->syscall_rc, "attach", t->syscall_why, sizeof(t->syscall_why));
-	} else if (c->syscall >= 0) {
-		name = vt_syscall_name(c->syscall);
-		if (name)
-			snprintf(t->syscall, sizeof(t->syscall), "%s", name);
-		else
-			snprintf(t->syscall, sizeof(t->syscall), "#%ld", c->syscall);
-	}
+	else
+		vt_syscall_label(c->syscall, t->syscall, sizeof(t->syscall));
 }
 
 int vt_threads_sample_from_watch(const struct vt_thread_watch *w, double uptime_s,

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cpu/diagnose.h"
+
 #include "analyze/compare.h"
 #include "analyze/soak.h"
 #include "sample/series.h"
@@ -22,6 +24,7 @@ struct vt_analyze_report {
 	const struct vt_soak_verdict *verdict;
 	bool utf8;                           /* the terminal takes UTF-8 (sparkline blocks); else ASCII */
 	size_t top_threads;                  /* threads listed by CPU, 0 = default (10) */
+	const struct vt_diagnosis *thread_diag;   /* the threads' diagnosis over the run, NULL none */
 };
 
 struct vt_compare_report {
@@ -47,6 +50,9 @@ int vt_render_compare_csv(FILE *out, const struct vt_compare_report *r);
  * NUL-terminated to out (cap bytes; UTF-8 blocks take 3 bytes a cell).
  * Returns the cells written.
  */
+/* "R 40% S 60%": the states a thread was seen in, "" when never sampled. */
+const char *vt_thread_doing_states(const struct vt_thread_doing *d, char *buf, size_t cap);
+
 size_t vt_sparkline(char *out, size_t cap, const double *v, size_t n, size_t width, bool utf8);
 
 /*

@@ -491,7 +491,8 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 		fprintf(out, "<h2>threads by CPU over the run</h2>\n<table>\n<tr><th class=\"n\">tid</th>"
 			"<th>name</th><th class=\"n\">cores</th><th class=\"n\">run-queue wait</th>"
 			"<th class=\"n\">voluntary/s</th><th class=\"n\">nonvoluntary/s</th>"
-			"<th class=\"n\">seen</th></tr>\n");
+			"<th class=\"n\">seen</th><th>states</th><th>wchan (most seen)</th>"
+			"<th>system call (most seen)</th></tr>\n");
 		for (i = 0; i < (size_t)n && i < top; i++) {
 			const struct vt_thread_run *th = list[i];
 			double dt = th->t_last - th->t_first, c = vt_thread_run_cores(th);
@@ -513,6 +514,9 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 			td(out, "n", rate(th->csw_known, th->vcsw, dt, a, sizeof(a)));
 			td(out, "n", rate(th->csw_known, th->nvcsw, dt, a, sizeof(a)));
 			td(out, "n", vt_fmt_span(dt, a, sizeof(a)));
+			td(out, NULL, th->doing.seen ? vt_thread_doing_states(&th->doing, a, sizeof(a)) : "n/a");
+			td(out, NULL, th->doing.wchan_n ? th->doing.wchan : th->doing.seen ? "-" : "n/a");
+			td(out, NULL, th->doing.syscall_n ? th->doing.syscall : th->doing.seen ? "-" : "n/a");
 			fputs("</tr>\n", out);
 		}
 		fputs("</table>\n", out);
@@ -520,6 +524,17 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 			fprintf(out, "<p class=\"small\">%zu other threads not listed.</p>\n", (size_t)n - top);
 		if (others)
 			fprintf(out, "<p class=\"small\">%zu threads of earlier incarnations not listed.</p>\n", others);
+	}
+	if (r->thread_diag && r->thread_diag->n) {
+		fputs("<h3>what the threads did over the run</h3>\n<ul>\n", out);
+		for (i = 0; i < r->thread_diag->n; i++) {
+			fputs("<li><b>", out);
+			vt_html_text(out, r->thread_diag->f[i].name);
+			fputs("</b>: ", out);
+			vt_html_text(out, r->thread_diag->f[i].evidence);
+			fputs("</li>\n", out);
+		}
+		fputs("</ul>\n", out);
 	}
 	free(list);
 	return 0;

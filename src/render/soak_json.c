@@ -279,6 +279,32 @@ static json_t *ratio(uint64_t part, double dt)
 	return dt > 0 ? json_real((double)part / dt) : json_null();
 }
 
+/* What a thread was doing, tallied at the per-thread cadence; null if never sampled. */
+static json_t *doing_json(const struct vt_thread_doing *d)
+{
+	if (!d->seen)
+		return json_null();
+	return json_pack("{s:I, s:{s:I, s:I, s:I, s:I}, s:o, s:I, s:o, s:I}",
+			 "samples", (json_int_t)d->seen,
+			 "states", "R", (json_int_t)d->n_r, "S", (json_int_t)d->n_s, "D", (json_int_t)d->n_d,
+			 "other", (json_int_t)(d->seen - d->n_r - d->n_s - d->n_d),
+			 "wchan", d->wchan_n ? vt_json_text(d->wchan) : json_null(),
+			 "wchan_samples", (json_int_t)d->wchan_n,
+			 "syscall", d->syscall_n ? vt_json_text(d->syscall) : json_null(),
+			 "syscall_samples", (json_int_t)d->syscall_n);
+}
+
+static json_t *diagnosis_json(const struct vt_diagnosis *d)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; d && i < d->n; i++)
+		json_array_append_new(arr, json_pack("{s:s, s:s}", "pattern", d->f[i].name,
+						     "evidence", d->f[i].evidence));
+	return arr;
+}
+
 static json_t *threads_json(const struct vt_series *s)
 {
 	json_t *arr = json_array();
@@ -300,6 +326,7 @@ static json_t *threads_json(const struct vt_series *s)
 		put(&p, "runq_delay_share", th->wait_known ? ratio(th->wait_ns, dt * 1e9) : json_null());
 		put(&p, "voluntary_per_s", th->csw_known ? ratio(th->vcsw, dt) : json_null());
 		put(&p, "nonvoluntary_per_s", th->csw_known ? ratio(th->nvcsw, dt) : json_null());
+		put(&p, "doing", doing_json(&th->doing));
 		failed |= p.failed;
 		append(arr, p.o, &failed);
 	}
@@ -350,6 +377,7 @@ int vt_render_analyze_json(FILE *out, const struct vt_analyze_report *r)
 	put(&p, "recording", recording_json(r));
 	put(&p, "verdict", verdict_json(r));
 	put(&p, "threads", threads_json(r->series));
+	put(&p, "threads_diagnosis", r->thread_diag ? diagnosis_json(r->thread_diag) : json_null());
 	put(&p, "events", events_json(r->series));
 	return dump(out, p.o, p.failed);
 }

@@ -738,6 +738,49 @@ ssize_t vt_soak_threads_by_cpu(const struct vt_series *s, const struct vt_soak_v
 	return (ssize_t)n;
 }
 
+const char *vt_thread_doing_states(const struct vt_thread_doing *d, char *buf, size_t cap)
+{
+	const unsigned n[4] = { d->n_r, d->n_s, d->n_d, d->seen - d->n_r - d->n_s - d->n_d };
+	static const char *const letter[4] = { "R", "S", "D", "other" };
+	size_t used = 0;
+	int k, w;
+
+	buf[0] = '\0';
+	for (k = 0; k < 4 && d->seen; k++) {
+		if (!n[k])
+			continue;
+		w = snprintf(buf + used, cap - used, "%s%s %.0f%%", used ? " " : "", letter[k],
+			     100.0 * n[k] / d->seen);
+		if (w < 0 || (size_t)w >= cap - used)
+			break;
+		used += (size_t)w;
+	}
+	return buf;
+}
+
+/* "futex (75%)", "-" when never seen, "" when not sampled. */
+static const char *doing_name(const char *name, unsigned count, unsigned seen, char *buf, size_t cap)
+{
+	if (!seen)
+		snprintf(buf, cap, "n/a");
+	else if (count)
+		snprintf(buf, cap, "%s (%.0f%%)", name, 100.0 * count / seen);
+	else
+		snprintf(buf, cap, "-");
+	return buf;
+}
+
+static void print_thread_diag(FILE *out, const struct vt_diagnosis *d)
+{
+	size_t i;
+
+	if (!d)
+		return;
+	fprintf(out, "\nwhat the threads did over the run (the rules of vitals threads):\n");
+	for (i = 0; i < d->n; i++)
+		fprintf(out, "  %s: %s\n", d->f[i].name, d->f[i].evidence);
+}
+
 static int print_threads(FILE *out, const struct vt_analyze_report *r)
 {
 	const struct vt_thread_run **list;
@@ -745,7 +788,9 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 	ssize_t n = vt_soak_threads_by_cpu(r->series, r->verdict, &list, &others);
 	struct vt_table t;
 	double rest = 0;
-	char a[32], nm[sizeof(list[0]->name)];
+	char a[32], nm[sizeof(list[0]->name)], st[64], wb[96];
+	bool doing = false;
+	unsigned seen_max = 0;
 
 	if (n < 0)
 		return -1;
@@ -753,8 +798,13 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 		free(list);
 		return 0;
 	}
+	for (i = 0; i < (size_t)n; i++) {
+		doing |= list[i]->doing.seen > 0;
+		if (list[i]->doing.seen > seen_max)
+			seen_max = list[i]->doing.seen;
+	}
 	fprintf(out, "\nthreads by CPU over the run (%zu of %zd shown)\n", (size_t)n < top ? (size_t)n : top, n);
-	vt_table_init(&t, 7);
+	vt_table_init(&t, doing ? 10 : 7);
 	for (i = 2; i < 7; i++)
 		vt_table_align(&t, (int)i, VT_RIGHT);
 	vt_table_cell(&t, "TID");
@@ -764,6 +814,11 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 	vt_table_cell(&t, "VOL/s");
 	vt_table_cell(&t, "NONVOL/s");
 	vt_table_cell(&t, "SEEN");
+	if (doing) {
+		vt_table_cell(&t, "STATES");
+		vt_table_cell(&t, "WCHAN");
+		vt_table_cell(&t, "SYSCALL");
+	}
 	for (i = 0; i < (size_t)n; i++) {
 		const struct vt_thread_run *th = list[i];
 		double dt = thread_span(th), c = vt_thread_run_cores(th);
@@ -791,11 +846,21 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 			vt_table_cell(&t, "n/a");
 		}
 		vt_table_cell(&t, "%s", vt_fmt_span(dt, a, sizeof(a)));
+		if (doing) {
+			const struct vt_thread_doing *d = &th->doing;
+
+			vt_table_cell(&t, "%s", d->seen ? vt_thread_doing_states(d, st, sizeof(st)) : "n/a");
+			vt_table_cell(&t, "%s", doing_name(d->wchan, d->wchan_n, d->seen, wb, sizeof(wb)));
+			vt_table_cell(&t, "%s", doing_name(d->syscall, d->syscall_n, d->seen, wb, sizeof(wb)));
+		}
 	}
 	vt_table_print(&t, out, 2, true);
 	vt_table_release(&t);
 	if ((size_t)n > top)
 		fprintf(out, "  %zu other threads: %.3f cores together\n", (size_t)n - top, rest);
+	if (doing)
+		fprintf(out, "  STATES, WCHAN, SYSCALL: sampled at the per-thread cadence, up to %u times a thread\n",
+			seen_max);
 	if (others)
 		fprintf(out, "  %zu threads of earlier incarnations not listed\n", others);
 	fprintf(out, "  RUNQ: share of the time runnable but waiting for a CPU; switches per second kept apart\n");
@@ -855,6 +920,7 @@ int vt_render_analyze_text(FILE *out, const struct vt_analyze_report *r)
 	print_evidence(out, r, u);
 	rc |= print_sparks(out, r);
 	rc |= print_threads(out, r);
+	print_thread_diag(out, r->thread_diag);
 	print_events(out, r->series);
 	return rc || ferror(out) ? -1 : 0;
 }

@@ -85,6 +85,19 @@ struct vt_event {
 	char detail[200];
 };
 
+/*
+ * What a thread was doing, tallied over the samples of its state, wchan and
+ * system call (a soak takes one at each per-thread write).  seen 0: none.
+ */
+struct vt_thread_doing {
+	unsigned seen;               /* samples */
+	unsigned n_r, n_s, n_d;      /* of them in state R (running or runnable), S, D */
+	char wchan[48];              /* most frequent kernel function slept in, "" none */
+	unsigned wchan_n;
+	char syscall[32];            /* most frequent system call in progress, "" none */
+	unsigned syscall_n;
+};
+
 /* One thread over the whole recording (or one incarnation of it). */
 struct vt_thread_run {
 	pid_t pid, tid;
@@ -94,6 +107,7 @@ struct vt_thread_run {
 	uint64_t wait_ns;            /* run-queue delay in the same span; VT_NA-free: 0 if unknown */
 	uint64_t vcsw, nvcsw;        /* voluntary, nonvoluntary switches in the span */
 	bool wait_known, csw_known;
+	struct vt_thread_doing doing;
 };
 
 /* What the recording says about itself (the store's meta table). */

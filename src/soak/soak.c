@@ -5,6 +5,9 @@
 
 #include "base/clock.h"
 #include "base/version.h"
+#include "base/scan.h"
+#include "cpu/rates.h"
+#include "cpu/syscall_names.h"
 #include "cpu/thread_watch.h"
 #include "sample/heap.h"
 #include "sample/sample.h"
@@ -37,6 +40,14 @@ void vt_soak_config_default(struct vt_soak_config *cfg)
 }
 
 /* Everything the loop keeps between ticks. */
+/* One thread's tally of its states, wchans and system calls over the soak. */
+struct doing {
+	pid_t tid;
+	uint64_t start_ticks;        /* tells a reused tid from the old thread */
+	struct vt_thread_doing d;
+	struct vt_name_tally wchans[VT_WCHAN_SLOTS], calls[VT_WCHAN_SLOTS];
+};
+
 struct soak {
 	const struct vt_procfs *pfs;
 	const struct vt_soak_config *cfg;
@@ -53,6 +64,8 @@ struct soak {
 	bool have_first;
 	int redetect_left;
 	struct vt_thread_watch *watch;
+	struct doing *doing;         /* per live thread, sorted by tid: what it was doing */
+	size_t ndoing;
 	bool heap_unavailable;       /* no agent and no --heap: stop asking */
 	bool threads_error_noted;    /* the per-thread counters' failure is in the events */
 	bool heap_error_noted;       /* and the allocator probe's */
@@ -85,6 +98,9 @@ static void drop_incarnation(struct soak *sk)
 {
 	vt_thread_watch_close(sk->watch);
 	sk->watch = NULL;
+	free(sk->doing);
+	sk->doing = NULL;
+	sk->ndoing = 0;
 	if (sk->have_first)
 		vt_sample_release(&sk->first);
 	sk->have_first = false;
@@ -190,6 +206,72 @@ static void fill_heap(struct soak *sk, double now, struct vt_store_sample *row)
 	vt_heap_release(&h);
 }
 
+static const struct doing *doing_find(const struct soak *sk, const struct vt_thread_counts *c)
+{
+	size_t lo = 0, hi = sk->ndoing;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sk->doing[mid].tid == c->tid)
+			return sk->doing[mid].start_ticks == c->start_ticks ? &sk->doing[mid] : NULL;
+		if (sk->doing[mid].tid < c->tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/*
+ * Count this read's state, wchan and system call of every live thread
+ * (rows sorted by tid) into a new tally array that replaces the old one:
+ * threads gone since are dropped, new ones start at zero.
+ */
+static int doing_update(struct soak *sk, const struct vt_thread_counts *live, size_t n,
+			struct vt_err *err)
+{
+	struct doing *next = calloc(n ? n : 1, sizeof(*next));
+	const struct vt_name_tally *top;
+	char call[32];
+	size_t i;
+
+	if (!next)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
+		const struct vt_thread_counts *c = &live[i];
+		const struct doing *old = doing_find(sk, c);
+		struct doing *e = &next[i];
+
+		if (old)
+			*e = *old;
+		e->tid = c->tid;
+		e->start_ticks = c->start_ticks;
+		e->d.seen++;
+		e->d.n_r += c->state == 'R';
+		e->d.n_s += c->state == 'S';
+		e->d.n_d += c->state == 'D';
+		if (c->wchan_rc == VT_OK)
+			vt_name_tally_add(e->wchans, c->wchan);
+		if (c->syscall_rc == VT_OK) {
+			vt_syscall_label(c->syscall, call, sizeof(call));
+			vt_name_tally_add(e->calls, call);
+		}
+		if ((top = vt_name_tally_top(e->wchans))) {
+			snprintf(e->d.wchan, sizeof(e->d.wchan), "%s", top->name);
+			e->d.wchan_n = top->count;
+		}
+		if ((top = vt_name_tally_top(e->calls))) {
+			vt_copy_str(e->d.syscall, sizeof(e->d.syscall), top->name, strlen(top->name));
+			e->d.syscall_n = top->count;
+		}
+	}
+	free(sk->doing);
+	sk->doing = next;
+	sk->ndoing = n;
+	return VT_OK;
+}
+
 /* Threads' counters: read every tick, written at their cadence and when one exits. */
 static int read_threads(struct soak *sk, double now, bool last, int pid_fd, struct vt_store_sample *row,
 			struct vt_store_thread **rows, size_t *nrows, struct vt_err *err)
@@ -205,7 +287,8 @@ static int read_threads(struct soak *sk, double now, bool last, int pid_fd, stru
 	*nrows = 0;
 	if (!sk->watch && (rc = vt_thread_watch_open(sk->pfs, pid_fd, sk->pid, &sk->watch, err)))
 		return rc;
-	rc = vt_thread_watch_read(sk->watch, write_all ? VT_TW_CSW : 0, err);
+	/* what each thread is doing is sampled at the per-thread cadence only */
+	rc = vt_thread_watch_read(sk->watch, write_all ? VT_TW_CSW | VT_TW_WCHAN | VT_TW_SYSCALL : 0, err);
 	if (rc == VT_E_GONE || rc == VT_E_NOMEM)
 		return rc;
 	proc = vt_thread_watch_process(sk->watch);
@@ -225,6 +308,15 @@ static int read_threads(struct soak *sk, double now, bool last, int pid_fd, stru
 	for (i = 0; i < ngone + (write_all ? nlive : 0); i++) {
 		const struct vt_thread_counts *c = i < ngone ? &gone[i] : &live[i - ngone];
 		uint64_t tick_ns = 1000000000ull / (uint64_t)(proc->clk_tck > 0 ? proc->clk_tck : 100);
+		const struct doing *dg;
+
+		/* the exited keep their tally; then the live ones count this read */
+		if (i == ngone && (rc = doing_update(sk, live, nlive, err)) != VT_OK) {
+			free(out);
+			return rc;
+		}
+		if ((dg = doing_find(sk, c)))
+			out[k].doing = dg->d;
 
 		out[k].tid = c->tid;
 		out[k].name = c->comm;

@@ -29,7 +29,8 @@ static const char *const schema_sql =
 	"CREATE TABLE events(id INTEGER PRIMARY KEY, t REAL, wall REAL, kind INTEGER,"
 	" pid INTEGER, detail TEXT);"
 	"CREATE TABLE threads(pid INTEGER, tid INTEGER, name TEXT, first_sample INTEGER,"
-	" last_sample INTEGER, PRIMARY KEY(pid, tid)) WITHOUT ROWID;"
+	" last_sample INTEGER, seen INTEGER, n_r INTEGER, n_s INTEGER, n_d INTEGER, wchan TEXT,"
+	" wchan_n INTEGER, syscall TEXT, syscall_n INTEGER, PRIMARY KEY(pid, tid)) WITHOUT ROWID;"
 	"CREATE TABLE thread_samples(sample_id INTEGER, tid INTEGER, pid INTEGER, cpu_ns INTEGER,"
 	" wait_ns INTEGER, vcsw INTEGER, nvcsw INTEGER, PRIMARY KEY(sample_id, tid)) WITHOUT ROWID;";
 
@@ -122,9 +123,19 @@ static int prepare_inserts(struct vt_store *st, struct vt_err *err)
 			  &st->ins_event, err)) ||
 	    /* first and last sample of each thread are kept here, so that reading
 	     * a recording back never scans the per-thread rows */
-	    (rc = prepare(st, "INSERT INTO threads(pid, tid, name, first_sample, last_sample)"
-			      " VALUES(?1, ?2, ?3, ?4, ?4) ON CONFLICT(pid, tid) DO UPDATE SET"
-			      " name = excluded.name, last_sample = excluded.last_sample",
+	    /* what it was doing (states, wchan, syscall) is a running tally the
+	     * soak keeps; a row without one (NULL) leaves the last one standing */
+	    (rc = prepare(st, "INSERT INTO threads(pid, tid, name, first_sample, last_sample, seen, n_r,"
+			      " n_s, n_d, wchan, wchan_n, syscall, syscall_n)"
+			      " VALUES(?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+			      " ON CONFLICT(pid, tid) DO UPDATE SET"
+			      " name = excluded.name, last_sample = excluded.last_sample,"
+			      " seen = coalesce(excluded.seen, seen), n_r = coalesce(excluded.n_r, n_r),"
+			      " n_s = coalesce(excluded.n_s, n_s), n_d = coalesce(excluded.n_d, n_d),"
+			      " wchan = coalesce(excluded.wchan, wchan),"
+			      " wchan_n = coalesce(excluded.wchan_n, wchan_n),"
+			      " syscall = coalesce(excluded.syscall, syscall),"
+			      " syscall_n = coalesce(excluded.syscall_n, syscall_n)",
 			  &st->ins_thread, err)) ||
 	    (rc = prepare(st, "INSERT OR REPLACE INTO thread_samples(sample_id, tid, pid, cpu_ns, wait_ns,"
 			      " vcsw, nvcsw) VALUES(?, ?, ?, ?, ?, ?, ?)", &st->ins_tsample, err)))
@@ -335,6 +346,26 @@ static void bind_u64(sqlite3_stmt *q, int i, uint64_t v)
 		sqlite3_bind_int64(q, i, (sqlite3_int64)v);
 }
 
+/* Parameters 5..12 of the threads upsert: NULLs when nothing was tallied. */
+static void bind_doing(sqlite3_stmt *q, const struct vt_thread_doing *d)
+{
+	int k;
+
+	if (!d->seen) {
+		for (k = 5; k <= 12; k++)
+			sqlite3_bind_null(q, k);
+		return;
+	}
+	sqlite3_bind_int64(q, 5, d->seen);
+	sqlite3_bind_int64(q, 6, d->n_r);
+	sqlite3_bind_int64(q, 7, d->n_s);
+	sqlite3_bind_int64(q, 8, d->n_d);
+	sqlite3_bind_text(q, 9, d->wchan, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(q, 10, d->wchan_n);
+	sqlite3_bind_text(q, 11, d->syscall, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(q, 12, d->syscall_n);
+}
+
 static int insert_threads(struct vt_store *st, sqlite3_int64 sample_id, pid_t pid,
 			  const struct vt_store_thread *th, size_t n, struct vt_err *err)
 {
@@ -345,6 +376,7 @@ static int insert_threads(struct vt_store *st, sqlite3_int64 sample_id, pid_t pi
 		sqlite3_bind_int64(st->ins_thread, 2, th[i].tid);
 		sqlite3_bind_text(st->ins_thread, 3, th[i].name ? th[i].name : "", -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st->ins_thread, 4, sample_id);
+		bind_doing(st->ins_thread, &th[i].doing);
 		if (sqlite3_step(st->ins_thread) != SQLITE_DONE)
 			return db_err(st->db, SQLITE_ERROR, err, st->path, "writing to");
 		sqlite3_reset(st->ins_thread);
@@ -530,7 +562,7 @@ static int add_sample(struct loader *ld, sqlite3_stmt *q)
 }
 
 /* Check it is a vitals recording this vitals can read. */
-static int check_identity(sqlite3 *db, const char *path, struct vt_err *err)
+static int check_identity(sqlite3 *db, const char *path, int *schema, struct vt_err *err)
 {
 	sqlite3_stmt *q;
 	int rc, app = 0, version = 0;
@@ -559,6 +591,7 @@ static int check_identity(sqlite3 *db, const char *path, struct vt_err *err)
 	}
 	if (version < 1)
 		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' has no recording schema version", path);
+	*schema = version;
 	return VT_OK;
 }
 
@@ -672,7 +705,30 @@ static bool counter_delta(sqlite3_stmt *first, sqlite3_stmt *last, int col, uint
 }
 
 /* Per thread: its counters from the first to the last time they were recorded. */
-static int load_threads(sqlite3 *db, const char *path, struct vt_series *s, struct vt_err *err)
+/* Columns 5.. of the threads query (schema 2 on): the tally of what it was doing. */
+static void load_doing(sqlite3_stmt *q, struct vt_thread_doing *d)
+{
+	const unsigned char *w = sqlite3_column_text(q, 9), *c = sqlite3_column_text(q, 11);
+
+	if (sqlite3_column_type(q, 5) == SQLITE_NULL)
+		return;
+	d->seen = (unsigned)sqlite3_column_int64(q, 5);
+	d->n_r = (unsigned)sqlite3_column_int64(q, 6);
+	d->n_s = (unsigned)sqlite3_column_int64(q, 7);
+	d->n_d = (unsigned)sqlite3_column_int64(q, 8);
+	snprintf(d->wchan, sizeof(d->wchan), "%s", w ? (const char *)w : "");
+	d->wchan_n = (unsigned)sqlite3_column_int64(q, 10);
+	snprintf(d->syscall, sizeof(d->syscall), "%s", c ? (const char *)c : "");
+	d->syscall_n = (unsigned)sqlite3_column_int64(q, 12);
+	/* untrusted file: counts that cannot be are dropped, not shown */
+	if (d->n_r > d->seen || d->n_s > d->seen || d->n_d > d->seen ||
+	    (uint64_t)d->n_r + d->n_s + d->n_d > d->seen || d->wchan_n > d->seen ||
+	    d->syscall_n > d->seen)
+		memset(d, 0, sizeof(*d));
+}
+
+static int load_threads(sqlite3 *db, const char *path, int schema, struct vt_series *s,
+			struct vt_err *err)
 {
 	sqlite3_stmt *groups, *row[2] = { NULL, NULL };
 	const char *row_sql =
@@ -680,7 +736,10 @@ static int load_threads(sqlite3 *db, const char *path, struct vt_series *s, stru
 		" JOIN samples s ON s.id = ts.sample_id WHERE ts.sample_id = ? AND ts.tid = ?";
 	int rc, k;
 
-	rc = sqlite3_prepare_v2(db, "SELECT pid, tid, first_sample, last_sample, name FROM threads", -1, &groups,
+	rc = sqlite3_prepare_v2(db, schema >= 2
+				? "SELECT pid, tid, first_sample, last_sample, name, seen, n_r, n_s, n_d,"
+				  " wchan, wchan_n, syscall, syscall_n FROM threads"
+				: "SELECT pid, tid, first_sample, last_sample, name FROM threads", -1, &groups,
 				NULL);
 	if (rc != SQLITE_OK)
 		return db_err(db, rc, err, path, "reading");
@@ -695,6 +754,8 @@ static int load_threads(sqlite3 *db, const char *path, struct vt_series *s, stru
 		tr.pid = (pid_t)sqlite3_column_int64(groups, 0);
 		tr.tid = (pid_t)sqlite3_column_int64(groups, 1);
 		snprintf(tr.name, sizeof(tr.name), "%s", name ? (const char *)name : "");
+		if (schema >= 2)
+			load_doing(groups, &tr.doing);
 		for (k = 0; k < 2; k++) {
 			sqlite3_bind_int64(row[k], 1, sqlite3_column_int64(groups, 2 + k));
 			sqlite3_bind_int64(row[k], 2, tr.tid);
@@ -726,7 +787,7 @@ int vt_store_load(const char *path, size_t max_points, struct vt_series *out, st
 {
 	sqlite3 *db = NULL;
 	struct stat sb;
-	int rc;
+	int rc, schema = 0;
 
 	if (stat(path, &sb) != 0) {
 		int e = errno;
@@ -752,17 +813,18 @@ int vt_store_load(const char *path, size_t max_points, struct vt_series *out, st
 	if (!max_points)
 		max_points = VT_SERIES_MAX_POINTS;
 	/* One read transaction: a soak writing meanwhile does not tear the view. */
-	rc = check_identity(db, path, err);
+	rc = check_identity(db, path, &schema, err);
 	if (rc == VT_OK && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
 		rc = db_err(db, SQLITE_ERROR, err, path, "reading");
 	if (rc == VT_OK)
 		rc = load_meta(db, path, out, err);
+	out->info.schema = schema;
 	if (rc == VT_OK)
 		rc = load_samples(db, path, max_points, out, err);
 	if (rc == VT_OK)
 		rc = load_events(db, path, out, err);
 	if (rc == VT_OK)
-		rc = load_threads(db, path, out, err);
+		rc = load_threads(db, path, schema, out, err);
 	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	sqlite3_close(db);
 	if (rc != VT_OK)

@@ -12,11 +12,16 @@
  * that is not SQLite, a SQLite file of something else and a recording of a
  * newer schema are each VT_E_RECORDING with a message that says which.
  *
- * Layout (schema 1):
+ * Layout (schema 2):
  *   meta(key PRIMARY KEY, value)
  *   samples(id INTEGER PRIMARY KEY, t, wall, pid, read_ms, <one column per vt_metric key>)
  *   events(id, t, wall, kind, pid, detail)
- *   threads(pid, tid, name, first_sample, last_sample, PRIMARY KEY(pid, tid))
+ *   threads(pid, tid, name, first_sample, last_sample, seen, n_r, n_s, n_d, wchan, wchan_n,
+ *           syscall, syscall_n, PRIMARY KEY(pid, tid))
+ *           seen..syscall_n: what the thread was doing when its state, wchan and
+ *           system call were sampled (at the threads cadence): samples, how
+ *           many in R, S, D, the most frequent wchan and system call and how
+ *           often each was seen (schema 2; schema 1 files, without them, load)
  *   thread_samples(sample_id, tid, pid, cpu_ns, wait_ns, vcsw, nvcsw, PRIMARY KEY(sample_id, tid))
  * Unknown figures are NULL.
  */
@@ -31,7 +36,7 @@
 #include "base/error.h"
 #include "sample/series.h"
 
-#define VT_STORE_SCHEMA 1
+#define VT_STORE_SCHEMA 2
 
 struct vt_store;
 
@@ -49,6 +54,7 @@ struct vt_store_thread {
 	pid_t tid;
 	const char *name;
 	uint64_t cpu_ns, wait_ns, vcsw, nvcsw;
+	struct vt_thread_doing doing;   /* tally so far; seen 0: none (the last one stands) */
 };
 
 /*

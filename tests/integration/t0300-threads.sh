@@ -71,6 +71,18 @@ check "pool of 4 workers" test "$(jq_py "$WORK/lk.json" '[(p["name"], p["count"]
 check "the workers wait in futex most often" \
 	test "$(jq_py "$WORK/lk.json" 'sorted(set(t["syscall"] for t in j["threads"] if t["name"].startswith("worker-")))')" = '["futex"]'
 check "diagnosed as lock convoy" test "$(jq_py "$WORK/lk.json" '"lock convoy" in [d["pattern"] for d in j["diagnosis"]]')" = true
+# the same view over a soak: states, wchans and system calls tallied at the
+# per-thread cadence, and the same rules over the recording
+"$B/vitals" soak -q --every 1s --threads-every 1s --for 12s -o "$WORK/lk.db" "$TPID" >/dev/null ||
+	fail "soak of lock_convoy"
+"$B/vitals" analyze --json "$WORK/lk.db" >"$WORK/lk-an.json" || fail "analyze of the lock_convoy soak"
+echo "# over the soak: $(jq_py "$WORK/lk-an.json" 'j["threads_diagnosis"]')"
+check "the soak's workers were sampled in futex" \
+	test "$(jq_py "$WORK/lk-an.json" 'sorted(set(t["doing"]["syscall"] for t in j["threads"] if t["name"].startswith("worker-")))')" = '["futex"]'
+check "with their states counted" \
+	test "$(jq_py "$WORK/lk-an.json" 'all(t["doing"]["samples"] >= 5 and sum(t["doing"]["states"].values()) == t["doing"]["samples"] for t in j["threads"])')" = true
+check "and the soak is diagnosed as a lock convoy too" \
+	test "$(jq_py "$WORK/lk-an.json" '"lock convoy" in [d["pattern"] for d in j["threads_diagnosis"]]')" = true
 kill "$TPID" 2>/dev/null
 
 # --- busy_poll at 2000 Hz ----------------------------------------------------

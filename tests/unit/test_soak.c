@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "analyze/soak.h"
+#include "analyze/thread_view.h"
 
 #define MiB (1024.0 * 1024.0)
 
@@ -733,7 +734,60 @@ static void test_soak__twenty_thousand_points(void)
 	vt_series_free(&s);
 }
 
-VT_TEST_MAIN(test_soak__flat_noise_is_plateau, test_soak__ramp_then_flat_settles,
+/* A soak's threads through the rules of vitals threads: a convoy over hours. */
+static void test_soak__thread_view(void)
+{
+	struct vt_threads_rates r;
+	struct vt_diagnosis d;
+	struct vt_series s;
+	struct vt_err err;
+	int i;
+
+	vt_series_init(&s);
+	s.info.ncpus = 2;
+	CHECK(vt_soak_thread_view(&s, 42, &r, &d, &err) == VT_E_NOTFOUND);
+	for (i = 0; i < 5; i++) {
+		struct vt_thread_run tr = { .pid = 42, .tid = 100 + i, .t_first = 0, .t_last = 3600 };
+
+		snprintf(tr.name, sizeof(tr.name), i ? "worker-%d" : "main", i - 1);
+		tr.cpu_ns = i ? 900ull * 1000000000ull : 0;        /* 0.25 cores each */
+		tr.wait_known = tr.csw_known = true;
+		tr.wait_ns = i ? 36ull * 1000000000ull : 0;        /* 1% */
+		tr.vcsw = i ? 3600ull * 250 : 3600;
+		tr.nvcsw = 3600ull * 5;
+		tr.doing = (struct vt_thread_doing){ 60, i ? 15 : 0, i ? 45 : 60, 0,
+						     "futex_do_wait", i ? 45 : 0, "futex", i ? 45 : 0 };
+		if (!i)
+			tr.doing.wchan[0] = tr.doing.syscall[0] = '\0';
+		CHECK(vt_series_add_thread(&s, &tr) == 0);
+	}
+	{	/* another incarnation's thread: not counted */
+		struct vt_thread_run other = { .pid = 7, .tid = 7, .t_first = 0, .t_last = 10, .cpu_ns = 10000000000ull };
+
+		CHECK(vt_series_add_thread(&s, &other) == 0);
+	}
+	CHECK(vt_soak_thread_view(&s, 42, &r, &d, &err) == VT_OK);
+	CHECK_EQ_U64(r.n, 5);
+	CHECK(fabs(r.cores - 1.0) < 1e-9);
+	CHECK(fabs(r.interval_s - 3600) < 1e-9);
+	CHECK(fabs(r.usable_cores - 2) < 1e-9);
+	CHECK(r.npools == 1 && r.pools[0].count == 4);
+	CHECK(r.threads[1].nsamples == 60 && r.threads[1].states[1] == 45 && r.threads[1].wchan_count == 45);
+	CHECK(fabs(r.threads[1].vol_per_s - 250) < 1e-9);
+	CHECK(d.n >= 1 && d.f[0].kind == VT_DIAG_CONVOY);
+	vt_threads_rates_release(&r);
+
+	/* a recording without the tally (schema 1): no guess about what they did */
+	for (i = 0; i < 5; i++)
+		memset(&s.threads[i].doing, 0, sizeof(s.threads[i].doing));
+	CHECK(vt_soak_thread_view(&s, 42, &r, &d, &err) == VT_OK);
+	CHECK(!r.threads[1].wchan_ok && strstr(r.threads[1].wchan_why, "not sampled") != NULL);
+	CHECK(d.f[0].kind != VT_DIAG_CONVOY);
+	vt_threads_rates_release(&r);
+	vt_series_free(&s);
+}
+
+VT_TEST_MAIN(test_soak__thread_view, test_soak__flat_noise_is_plateau, test_soak__ramp_then_flat_settles,
 	     test_soak__steady_ramp_is_leak, test_soak__short_leak_like_the_target, test_soak__step,
 	     test_soak__step_inside_a_binned_point, test_soak__step_many_draws,
 	     test_soak__sawtooth_is_plateau, test_soak__step_down, test_soak__small_level_shift_is_plateau, test_soak__concave_growth_is_settling,

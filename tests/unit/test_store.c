@@ -110,6 +110,89 @@ static void test_store__round_trip(void)
 	vt_series_free(&ser);
 }
 
+/* What a thread was doing: written as a running tally, a row without one keeps it. */
+static void test_store__thread_doing(void)
+{
+	struct vt_store *st = create("doing.db", 1);
+	struct vt_store_thread th = { 10, "worker-0", 1000, 5, 3, 1 };
+	struct vt_store_sample s = { .t = 0, .wall = 1.7e9, .pid = 42 };
+	struct vt_thread_doing want = { 4, 1, 2, 1, "futex_do_wait", 3, "futex", 3 };
+	struct vt_series ser;
+	struct vt_err err;
+	sqlite3 *db;
+	int m;
+
+	for (m = 0; m < VT_M_COUNT; m++)
+		s.v[m] = NAN;
+	th.doing = (struct vt_thread_doing){ 1, 1, 0, 0, "", 0, "", 0 };
+	CHECK(vt_store_append(st, &s, &th, 1, &err) == VT_OK);
+	th.doing = want;
+	s.t = 1;
+	CHECK(vt_store_append(st, &s, &th, 1, &err) == VT_OK);
+	memset(&th.doing, 0, sizeof(th.doing));       /* an exit row between cadences */
+	th.cpu_ns = 2000;
+	s.t = 2;
+	CHECK(vt_store_append(st, &s, &th, 1, &err) == VT_OK);
+	CHECK(vt_store_close(st, &err) == VT_OK);
+
+	vt_series_init(&ser);
+	CHECK(vt_store_load(path_of("doing.db"), 0, &ser, &err) == VT_OK);
+	CHECK_EQ_U64(ser.info.schema, VT_STORE_SCHEMA);
+	CHECK_EQ_U64(ser.nthreads, 1);
+	if (ser.nthreads == 1) {
+		const struct vt_thread_doing *d = &ser.threads[0].doing;
+
+		CHECK(d->seen == 4 && d->n_r == 1 && d->n_s == 2 && d->n_d == 1);
+		CHECK_STR(d->wchan, "futex_do_wait");
+		CHECK_STR(d->syscall, "futex");
+		CHECK(d->wchan_n == 3 && d->syscall_n == 3);
+		CHECK_EQ_U64(ser.threads[0].cpu_ns, 1000);
+	}
+	vt_series_free(&ser);
+
+	/* counts that cannot be (more in a state than seen): dropped, not shown */
+	CHECK(sqlite3_open(path_of("doing.db"), &db) == SQLITE_OK);
+	sqlite3_exec(db, "UPDATE threads SET n_r = 99", NULL, NULL, NULL);
+	sqlite3_close(db);
+	vt_series_init(&ser);
+	CHECK(vt_store_load(path_of("doing.db"), 0, &ser, &err) == VT_OK);
+	CHECK(ser.nthreads == 1 && ser.threads[0].doing.seen == 0);
+	vt_series_free(&ser);
+}
+
+/* A recording of schema 1 (no tally columns) still loads: the tally is empty. */
+static void test_store__schema_1_loads(void)
+{
+	struct vt_store *st = create("v1.db", 1);
+	struct vt_store_thread th = { 10, "worker-0", 1000, 5, 3, 1 };
+	struct vt_store_sample s = { .t = 0, .wall = 1.7e9, .pid = 42 };
+	struct vt_series ser;
+	struct vt_err err;
+	sqlite3 *db;
+	int m;
+
+	for (m = 0; m < VT_M_COUNT; m++)
+		s.v[m] = NAN;
+	CHECK(vt_store_append(st, &s, &th, 1, &err) == VT_OK);
+	s.t = 1;
+	th.cpu_ns = 3000;
+	CHECK(vt_store_append(st, &s, &th, 1, &err) == VT_OK);
+	CHECK(vt_store_close(st, &err) == VT_OK);
+	/* rewrite it as schema 1 wrote it */
+	CHECK(sqlite3_open(path_of("v1.db"), &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, "CREATE TABLE t1(pid INTEGER, tid INTEGER, name TEXT, first_sample INTEGER,"
+			       " last_sample INTEGER, PRIMARY KEY(pid, tid)) WITHOUT ROWID;"
+			       "INSERT INTO t1 SELECT pid, tid, name, first_sample, last_sample FROM threads;"
+			       "DROP TABLE threads; ALTER TABLE t1 RENAME TO threads; PRAGMA user_version=1",
+			       NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	vt_series_init(&ser);
+	CHECK(vt_store_load(path_of("v1.db"), 0, &ser, &err) == VT_OK);
+	CHECK_EQ_U64(ser.info.schema, 1);
+	CHECK(ser.nthreads == 1 && ser.threads[0].cpu_ns == 2000 && ser.threads[0].doing.seen == 0);
+	vt_series_free(&ser);
+}
+
 /* 10,000 samples into at most 500 points: floors, peaks and counter ends survive. */
 static void test_store__binning_keeps_extremes(void)
 {
@@ -265,7 +348,8 @@ static void test_store__teardown(void)
 	teardown();
 }
 
-VT_TEST_MAIN(test_store__setup, test_store__round_trip, test_store__binning_keeps_extremes,
+VT_TEST_MAIN(test_store__setup, test_store__round_trip, test_store__thread_doing,
+	     test_store__schema_1_loads, test_store__binning_keeps_extremes,
 	     test_store__restart_and_gap_split_points, test_store__refuses_what_is_not_a_recording,
 	     test_store__existing_file_needs_overwrite, test_store__empty_recording_loads,
 	     test_store__teardown)

@@ -128,6 +128,7 @@ struct work {
 	struct bins span, fit;
 	bool bytes;                     /* the metric is in bytes (else a count) */
 	double interval;                /* sampling interval, s (nominal, else measured) */
+	double min_span;                /* the shortest span a shape is judged on, s */
 	double level;                   /* median of the metric over the span */
 	double material;
 	size_t settled_pt;              /* settled window start in struct pts (p.n: none) */
@@ -1058,7 +1059,23 @@ static int judge_growth(struct work *w, struct vt_soak_verdict *v, struct fmt *f
 			    quarter_floors(f, w->bytes, v, " (", ")"));
 			return 0;
 		}
-		/* Steady after a long warm-up: the leak rate is the last half's. */
+		/*
+		 * Steady after a long warm-up.  Only a steady part as long as any
+		 * shape needs can be called a leak: shorter, it may as well be the
+		 * end of the warm-up (30 s of glibc arena churn looks like this).
+		 */
+		if (w->p.t1[w->p.n - 1] - h.last_t0 < w->min_span) {
+			double steady = w->p.t1[w->p.n - 1] - h.last_t0;
+
+			unsettle(w, v);
+			v->kind = VT_VERDICT_CANNOT_TELL;
+			v->need_more_s = 2 * (w->min_span - steady);
+			say(v, "floor rose fast, then at %s over the last %s: too short to tell a leak "
+			    "from the end of a warm-up%s",
+			    rate(f, w->bytes, h.last.slope, NAN, w->fit_s, h.first.slope),
+			    duration(f, steady), quarter_floors(f, w->bytes, v, " (", ")"));
+			return 0;
+		}
 		v->slope = h.last.slope;
 		v->slope_lo = h.last.lo;
 		v->slope_hi = h.last.hi;
@@ -1253,6 +1270,7 @@ static bool too_short(struct work *w, const struct vt_soak_opts *o, struct vt_so
 
 	min_span = o->min_span_s > 0 ? o->min_span_s
 				     : fmax(MIN_SPAN_INTERVALS * step, DEFAULT_MIN_SPAN_S);
+	w->min_span = min_span;
 	if (samples >= (double)min_samples && span >= min_span && p->n >= MIN_POINTS)
 		return false;
 	if (!w->s->m[v->metric] && w->s->n > 0) {

@@ -54,6 +54,7 @@ struct vt_thread_watch {
 	bool schedstat;               /* the kernel has task/TID/schedstat */
 	int wchan_access;             /* VT_OK, or VT_E_PERM: no ptrace read access (see .h) */
 	int syscall_refused;          /* VT_OK, or why the last syscall read failed for good */
+	unsigned prev_flags;          /* of the previous read */
 	uint64_t reads;               /* completed reads */
 	uint64_t lists;               /* listings of task/ */
 	bool live;                    /* the real /proc: held fds fail once their thread exits */
@@ -307,9 +308,11 @@ static int read_thread(struct vt_thread_watch *w, struct slot *s, pid_t tid, uns
 		hold_open(w, tid, "schedstat", &s->sched_fd);
 	if (s->stat_fd >= 0 && s->status_fd < 0 && (flags & VT_TW_CSW))
 		hold_open(w, tid, "status", &s->status_fd);
-	if (s->stat_fd >= 0 && s->wchan_fd < 0 && (flags & VT_TW_WCHAN) && w->wchan_access == VT_OK)
+	/* held only when asked on consecutive reads (a live view, not a soak's minute) */
+	if (s->stat_fd >= 0 && s->wchan_fd < 0 && (flags & w->prev_flags & VT_TW_WCHAN) &&
+	    w->wchan_access == VT_OK)
 		hold_open(w, tid, "wchan", &s->wchan_fd);
-	if (s->stat_fd >= 0 && s->syscall_fd < 0 && (flags & VT_TW_SYSCALL) &&
+	if (s->stat_fd >= 0 && s->syscall_fd < 0 && (flags & w->prev_flags & VT_TW_SYSCALL) &&
 	    w->syscall_refused == VT_OK)
 		hold_open(w, tid, "syscall", &s->syscall_fd);
 	if (s->stat_fd >= 0)
@@ -792,6 +795,7 @@ int vt_thread_watch_read(struct vt_thread_watch *w, unsigned flags, struct vt_er
 	}
 	w->proc = proc;
 	w->reads++;
+	w->prev_flags = flags;
 	return g.bad;
 }
 

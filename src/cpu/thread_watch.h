@@ -25,7 +25,9 @@
  *
  * wchan and syscall (VT_TW_WCHAN, VT_TW_SYSCALL) are read only when asked:
  * what a thread is doing is sampled often over a short interval, not every
- * tick of a soak.  The kernel prints "0" for a wchan the reader may not see
+ * tick of a soak.  Their fds are held only when two reads in a row ask for
+ * them (a live view); asked now and then (a soak's minute), they are read
+ * by path and cost no fd.  The kernel prints "0" for a wchan the reader may not see
  * (no ptrace read access), so the watch checks that access once at open,
  * on the process's environ (the same check), and marks wchan refused rather
  * than report every thread as running.  A refused or missing syscall file
@@ -44,7 +46,7 @@
  * new one is a row with is_new set.
  *
  * Fd budget.  Each held thread costs 2 fds (3 with status, one more for each
- * of wchan and syscall).  The first open in
+ * of wchan and syscall when they are held).  The first open in
  * the process raises the RLIMIT_NOFILE soft limit to the hard limit (once; a
  * program that then execs another one should call
  * vt_thread_watch_nofile_restore() in the child, and must not use select()).

@@ -5,6 +5,7 @@
  * the key says wall; what is unknown is null, never 0 and never "nan".
  */
 #include "render/soak.h"
+#include "render/threads.h"
 
 #include "base/version.h"
 #include "render/json_text.h"
@@ -294,17 +295,6 @@ static json_t *doing_json(const struct vt_thread_doing *d)
 			 "syscall_samples", (json_int_t)d->syscall_n);
 }
 
-static json_t *diagnosis_json(const struct vt_diagnosis *d)
-{
-	json_t *arr = json_array();
-	size_t i;
-
-	for (i = 0; d && i < d->n; i++)
-		json_array_append_new(arr, json_pack("{s:s, s:s}", "pattern", d->f[i].name,
-						     "evidence", d->f[i].evidence));
-	return arr;
-}
-
 static json_t *threads_json(const struct vt_series *s)
 {
 	json_t *arr = json_array();
@@ -377,7 +367,7 @@ int vt_render_analyze_json(FILE *out, const struct vt_analyze_report *r)
 	put(&p, "recording", recording_json(r));
 	put(&p, "verdict", verdict_json(r));
 	put(&p, "threads", threads_json(r->series));
-	put(&p, "threads_diagnosis", r->thread_diag ? diagnosis_json(r->thread_diag) : json_null());
+	put(&p, "threads_diagnosis", r->thread_diag ? vt_render_diagnosis_json(r->thread_diag) : json_null());
 	put(&p, "events", events_json(r->series));
 	return dump(out, p.o, p.failed);
 }

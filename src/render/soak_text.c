@@ -6,6 +6,7 @@
  * view shares (soak.h): the verdict line, an arm's line, sizes and spans.
  */
 #include "render/soak.h"
+#include "render/threads.h"
 #include "render/svg_chart.h"
 #include "render/table.h"
 
@@ -741,33 +742,9 @@ ssize_t vt_soak_threads_by_cpu(const struct vt_series *s, const struct vt_soak_v
 const char *vt_thread_doing_states(const struct vt_thread_doing *d, char *buf, size_t cap)
 {
 	const unsigned n[4] = { d->n_r, d->n_s, d->n_d, d->seen - d->n_r - d->n_s - d->n_d };
-	static const char *const letter[4] = { "R", "S", "D", "other" };
-	size_t used = 0;
-	int k, w;
+	static const char *const labels[4] = { "R", "S", "D", "other" };
 
-	buf[0] = '\0';
-	for (k = 0; k < 4 && d->seen; k++) {
-		if (!n[k])
-			continue;
-		w = snprintf(buf + used, cap - used, "%s%s %.0f%%", used ? " " : "", letter[k],
-			     100.0 * n[k] / d->seen);
-		if (w < 0 || (size_t)w >= cap - used)
-			break;
-		used += (size_t)w;
-	}
-	return buf;
-}
-
-/* "futex (75%)", "-" when never seen, "" when not sampled. */
-static const char *doing_name(const char *name, unsigned count, unsigned seen, char *buf, size_t cap)
-{
-	if (!seen)
-		snprintf(buf, cap, "n/a");
-	else if (count)
-		snprintf(buf, cap, "%s (%.0f%%)", name, 100.0 * count / seen);
-	else
-		snprintf(buf, cap, "-");
-	return buf;
+	return vt_render_state_shares(n, labels, 4, d->seen, buf, cap);
 }
 
 static void print_thread_diag(FILE *out, const struct vt_diagnosis *d)
@@ -850,8 +827,9 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 			const struct vt_thread_doing *d = &th->doing;
 
 			vt_table_cell(&t, "%s", d->seen ? vt_thread_doing_states(d, st, sizeof(st)) : "n/a");
-			vt_table_cell(&t, "%s", doing_name(d->wchan, d->wchan_n, d->seen, wb, sizeof(wb)));
-			vt_table_cell(&t, "%s", doing_name(d->syscall, d->syscall_n, d->seen, wb, sizeof(wb)));
+			vt_table_cell(&t, "%s", vt_render_seen(d->seen > 0, NULL, d->wchan, d->wchan_n, d->seen, wb, sizeof(wb)));
+			vt_table_cell(&t, "%s", vt_render_seen(d->seen > 0, NULL, d->syscall, d->syscall_n, d->seen,
+						    wb, sizeof(wb)));
 		}
 	}
 	vt_table_print(&t, out, 2, true);

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "cpu/diagnose.h"
 #include "cpu/rates.h"
 
@@ -28,5 +30,20 @@ int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const st
 
 /* "R 80% S 20%": the state distribution of t over its samples. */
 const char *vt_render_thread_states(const struct vt_thread_rate *t, char *buf, size_t cap);
+
+/* "R 80% S 20%" from counts[k] of label[k] out of total (labels with 0 left out). */
+const char *vt_render_state_shares(const unsigned *counts, const char *const *labels, size_t n,
+				   unsigned total, char *buf, size_t cap);
+
+/*
+ * What a thread was seen in most often: "futex (80%)" (count of n samples),
+ * "-" when never, "n/a (why)" when it could not be read (!ok; "n/a" if why
+ * is NULL).
+ */
+const char *vt_render_seen(bool ok, const char *why, const char *name, unsigned count, unsigned n,
+			   char *buf, size_t cap);
+
+/* The diagnosis as a JSON array of {pattern, evidence} (a new reference). */
+json_t *vt_render_diagnosis_json(const struct vt_diagnosis *d);
 
 #endif

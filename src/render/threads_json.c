@@ -61,11 +61,22 @@ static json_t *thread_json(const struct vt_thread_rate *t)
 	return o;
 }
 
+json_t *vt_render_diagnosis_json(const struct vt_diagnosis *d)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; d && i < d->n; i++)
+		json_array_append_new(arr, json_pack("{s:s, s:s}", "pattern", d->f[i].name,
+						     "evidence", d->f[i].evidence));
+	return arr;
+}
+
 int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const struct vt_diagnosis *d,
 			   bool compact)
 {
 	json_t *root = json_object(), *proc = json_object(), *threads = json_array();
-	json_t *pools = json_array(), *diag = json_array();
+	json_t *pools = json_array();
 	size_t i;
 	int rc;
 
@@ -114,10 +125,7 @@ int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const st
 						       "min_cores", r->pools[i].min_cores,
 						       "max_cores", r->pools[i].max_cores));
 	json_object_set_new(root, "pools", pools);
-	for (i = 0; d && i < d->n; i++)
-		json_array_append_new(diag, json_pack("{s:s, s:s}", "pattern", d->f[i].name,
-						      "evidence", d->f[i].evidence));
-	json_object_set_new(root, "diagnosis", diag);
+	json_object_set_new(root, "diagnosis", vt_render_diagnosis_json(d));
 	rc = json_dumpf(root, out, (compact ? JSON_COMPACT : JSON_INDENT(2)) | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	if (rc == 0)

@@ -12,24 +12,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *vt_render_thread_states(const struct vt_thread_rate *t, char *buf, size_t cap)
+const char *vt_render_state_shares(const unsigned *counts, const char *const *labels, size_t n,
+				   unsigned total, char *buf, size_t cap)
 {
-	size_t used = 0;
-	int k;
+	size_t used = 0, k;
+	int w;
 
 	buf[0] = '\0';
-	for (k = 0; k < VT_NSTATES && t->nsamples; k++) {
-		int w;
-
-		if (!t->states[k])
+	for (k = 0; k < n && total; k++) {
+		if (!counts[k])
 			continue;
-		w = snprintf(buf + used, cap - used, "%s%c %.0f%%", used ? " " : "",
-			     VT_STATE_KINDS[k], 100.0 * t->states[k] / t->nsamples);
+		w = snprintf(buf + used, cap - used, "%s%s %.0f%%", used ? " " : "", labels[k],
+			     100.0 * counts[k] / total);
 		if (w < 0 || (size_t)w >= cap - used)
 			break;
 		used += (size_t)w;
 	}
 	return buf;
+}
+
+const char *vt_render_thread_states(const struct vt_thread_rate *t, char *buf, size_t cap)
+{
+	char letters[VT_NSTATES][2];
+	const char *labels[VT_NSTATES];
+	int k;
+
+	for (k = 0; k < VT_NSTATES; k++) {
+		letters[k][0] = VT_STATE_KINDS[k];
+		letters[k][1] = '\0';
+		labels[k] = letters[k];
+	}
+	return vt_render_state_shares(t->states, labels, VT_NSTATES, t->nsamples, buf, cap);
 }
 
 static const char *fmt_rate(double v, int prec, char *buf, size_t cap)
@@ -89,12 +102,13 @@ static void print_summary(FILE *out, const struct vt_threads_rates *r)
 			"(their rates cover only the part they lived)\n", r->appeared, r->exited);
 }
 
-/* "futex_wait_queue (80%)", "-", or "n/a (why)". */
-static const char *seen(bool ok, const char *why, const char *name, unsigned count, unsigned n,
-			char *buf, size_t cap)
+const char *vt_render_seen(bool ok, const char *why, const char *name, unsigned count, unsigned n,
+			   char *buf, size_t cap)
 {
-	if (!ok)
+	if (!ok && why)
 		snprintf(buf, cap, "n/a (%s)", why);
+	else if (!ok)
+		snprintf(buf, cap, "n/a");
 	else if (count && n)
 		snprintf(buf, cap, "%s (%.0f%%)", name, 100.0 * count / n);
 	else
@@ -162,9 +176,9 @@ static void print_threads(FILE *out, const struct vt_threads_rates *r, const str
 		vt_table_cell(&t, "%s", fmt_rate(th->nonvol_per_s, 0, b1, sizeof(b1)));
 		vt_table_cell(&t, "%lld", (long long)th->last_cpu);
 		vt_table_cell(&t, "%s", vt_render_thread_states(th, st, sizeof(st)));
-		vt_table_cell(&t, "%s", seen(th->wchan_ok, th->wchan_why, th->wchan, th->wchan_count,
+		vt_table_cell(&t, "%s", vt_render_seen(th->wchan_ok, th->wchan_why, th->wchan, th->wchan_count,
 					    th->nsamples, wb, sizeof(wb)));
-		vt_table_cell(&t, "%s", seen(th->syscall_ok, th->syscall_why, th->syscall,
+		vt_table_cell(&t, "%s", vt_render_seen(th->syscall_ok, th->syscall_why, th->syscall,
 					    th->syscall_count, th->nsamples, sb, sizeof(sb)));
 	}
 	vt_table_print(&t, out, 2, true);

@@ -1487,6 +1487,8 @@ struct stress {
 	unsigned n, refused, failed, per_role[6];
 };
 
+#define STRESS_TRIES 20
+
 static void stress_one(struct stress *st, const struct vt_procfs *pfs, pid_t pid,
 		       const pid_t *role_tid, unsigned i, uint64_t fn)
 {
@@ -1503,11 +1505,14 @@ static void stress_one(struct stress *st, const struct vt_procfs *pfs, pid_t pid
 	/*
 	 * Refused: the thread was awake (between pick and stop, or, back to
 	 * back, still re-entering the call the last detach restarted).  A
-	 * caller retries after a pause, as here, up to 5 times.
+	 * caller retries after a pause, as here, up to STRESS_TRIES times (as
+	 * many as vitals heap does); the pause grows, since on a loaded machine
+	 * (CI, an ASan build) the victim may wait milliseconds for a CPU to get
+	 * back into its call.  Five tries of 1 ms once fell short there.
 	 */
-	for (tries = 0; tries < 5; tries++) {
+	for (tries = 0; tries < STRESS_TRIES; tries++) {
 		if (tries)
-			usleep(1000);
+			usleep(1000 * (useconds_t)(tries < 10 ? tries : 10));
 		t0 = now_ms();
 		if (role == 0 && vt_inject_pick_thread(pfs, pid, 0, &tid, why, sizeof(why), &err)) {
 			st->refused++;
@@ -1518,8 +1523,10 @@ static void stress_one(struct stress *st, const struct vt_procfs *pfs, pid_t pid
 			break;
 		st->refused++;
 	}
-	if (tries == 5)
+	if (tries == STRESS_TRIES) {
+		printf("#   probe %u: thread %d refused %d times in a row\n", i, (int)tid, tries);
 		return;
+	}
 	if (rc) {
 		printf("#   probe %u attach %d: %s\n", i, (int)tid, err.msg);
 		st->failed++;

@@ -207,8 +207,21 @@ static void thread_rate(const struct vt_threads_sample *samples, size_t n, pid_t
 	sanitize(&r->nonvol_per_s, VT_RATES_MAX_SWITCHES, &r->flags);
 }
 
+/* Widen [*lo, *hi] to v; unknown figures (< 0) leave it, and it starts at -1 (none yet). */
+static void spread_add(double *lo, double *hi, double v)
+{
+	if (!(v >= 0))
+		return;
+	if (*lo < 0 || v < *lo)
+		*lo = v;
+	if (v > *hi)
+		*hi = v;
+}
+
+/* Pools of threads named alike, with their spread; needs each thread's cpu_share set first. */
 static int make_pools(struct vt_threads_rates *r, struct vt_err *err)
 {
+	struct vt_thread_pool *pool;
 	size_t i, j, len;
 
 	r->pools = calloc(r->n ? r->n : 1, sizeof(*r->pools));
@@ -226,17 +239,18 @@ static int make_pools(struct vt_threads_rates *r, struct vt_err *err)
 		for (j = 0; j < r->npools; j++)
 			if (!strcmp(r->pools[j].name, key))
 				break;
+		pool = &r->pools[j];
 		if (j == r->npools) {
-			memcpy(r->pools[j].name, key, len + 1);
-			r->pools[j].min_cores = t->cpu_cores;
-			r->pools[j].max_cores = t->cpu_cores;
+			memcpy(pool->name, key, len + 1);
+			pool->min_cores = pool->max_cores = -1;
+			pool->min_share = pool->max_share = -1;
 			r->npools++;
 		}
-		r->pools[j].count++;
-		if (t->cpu_cores < r->pools[j].min_cores)
-			r->pools[j].min_cores = t->cpu_cores;
-		if (t->cpu_cores > r->pools[j].max_cores)
-			r->pools[j].max_cores = t->cpu_cores;
+		pool->count++;
+		spread_add(&pool->min_cores, &pool->max_cores, t->cpu_cores);
+		spread_add(&pool->min_share, &pool->max_share, t->cpu_share);
+		if (t->cpu_cores > 0)
+			pool->total_cores += t->cpu_cores;
 	}
 	/* A pool is two threads or more. */
 	for (i = j = 0; i < r->npools; i++)

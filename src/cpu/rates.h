@@ -78,7 +78,9 @@ struct vt_thread_rate {
 struct vt_thread_pool {
 	char name[64];                  /* the shared name without trailing digits ("worker-") */
 	size_t count;
-	double min_cores, max_cores;
+	double min_cores, max_cores;    /* the spread of its members' rates */
+	double min_share, max_share;    /* ... as shares of the process's CPU (0..1) */
+	double total_cores;             /* the members together */
 };
 
 struct vt_threads_rates {

@@ -18,6 +18,20 @@ static json_t *num_or_null(double v)
 	return v < 0 ? json_null() : json_real(v);
 }
 
+static json_t *pool_json(const struct vt_thread_pool *p)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "name", vt_json_text(p->name));
+	json_object_set_new(o, "count", json_integer((json_int_t)p->count));
+	json_object_set_new(o, "min_cores", num_or_null(p->min_cores));
+	json_object_set_new(o, "max_cores", num_or_null(p->max_cores));
+	json_object_set_new(o, "min_share", num_or_null(p->min_share));
+	json_object_set_new(o, "max_share", num_or_null(p->max_share));
+	json_object_set_new(o, "total_cores", json_real(p->total_cores));
+	return o;
+}
+
 static json_t *thread_json(const struct vt_thread_rate *t)
 {
 	json_t *o = json_object(), *states = json_object();
@@ -120,10 +134,7 @@ int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const st
 		json_array_append_new(threads, thread_json(&r->threads[i]));
 	json_object_set_new(root, "threads", threads);
 	for (i = 0; i < r->npools; i++)
-		json_array_append_new(pools, json_pack("{s:s, s:I, s:f, s:f}", "name", r->pools[i].name,
-						       "count", (json_int_t)r->pools[i].count,
-						       "min_cores", r->pools[i].min_cores,
-						       "max_cores", r->pools[i].max_cores));
+		json_array_append_new(pools, pool_json(&r->pools[i]));
 	json_object_set_new(root, "pools", pools);
 	json_object_set_new(root, "diagnosis", vt_render_diagnosis_json(d));
 	rc = json_dumpf(root, out, (compact ? JSON_COMPACT : JSON_INDENT(2)) | JSON_PRESERVE_ORDER);

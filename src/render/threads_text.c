@@ -64,6 +64,20 @@ static void print_share(FILE *out, const struct vt_threads_rates *r)
 			r->ncpu);
 }
 
+/* "4 x worker-: 0.248-0.263 cores each (24.6-26.1% of the process), 1.008 together" */
+static void print_pool(FILE *out, const struct vt_thread_pool *p)
+{
+	fprintf(out, "  %zu x %s: ", p->count, p->name);
+	if (p->min_cores < 0) {
+		fprintf(out, "rates not known\n");
+		return;
+	}
+	fprintf(out, "%.3f-%.3f cores each", p->min_cores, p->max_cores);
+	if (p->min_share >= 0)
+		fprintf(out, " (%.1f-%.1f%% of the process)", 100 * p->min_share, 100 * p->max_share);
+	fprintf(out, ", %.3f cores together\n", p->total_cores);
+}
+
 static void print_summary(FILE *out, const struct vt_threads_rates *r)
 {
 	fprintf(out, "process %d (%s): %zu threads, measured over %.2f s (%u samples)\n",
@@ -203,8 +217,7 @@ int vt_render_threads_text(FILE *out, const struct vt_threads_rates *r, const st
 	if (r->npools) {
 		fprintf(out, "\npools (same name but trailing digits):\n");
 		for (i = 0; i < r->npools; i++)
-			fprintf(out, "  %zu x %s: %.3f-%.3f cores each\n", r->pools[i].count,
-				r->pools[i].name, r->pools[i].min_cores, r->pools[i].max_cores);
+			print_pool(out, &r->pools[i]);
 	}
 	fprintf(out, "\n");
 	print_threads(out, r, view);

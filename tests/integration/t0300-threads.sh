@@ -68,6 +68,14 @@ sleep 0.5
 "$B/vitals" threads --json -i 5s "$TPID" >"$WORK/lk.json" || fail "vitals threads on lock_convoy"
 echo "# lock_convoy: $(jq_py "$WORK/lk.json" 'j["diagnosis"]')"
 check "pool of 4 workers" test "$(jq_py "$WORK/lk.json" '[(p["name"], p["count"]) for p in j["pools"]]')" = '[["worker-", 4]]'
+check "the pool's members together are its total, and their shares add up within the process" python3 -c "
+import json, sys
+j = json.load(open('$WORK/lk.json')); p = j['pools'][0]
+ws = [t for t in j['threads'] if t['name'].startswith('worker-')]
+sys.exit(not (abs(p['total_cores'] - sum(t['cores'] for t in ws)) < 1e-6
+              and p['min_share'] <= min(t['cpu_share'] for t in ws) + 1e-9
+              and p['max_share'] >= max(t['cpu_share'] for t in ws) - 1e-9
+              and 0.9 < sum(t['cpu_share'] for t in ws) <= 1.0 + 1e-9))"
 check "the workers wait in futex most often" \
 	test "$(jq_py "$WORK/lk.json" 'sorted(set(t["syscall"] for t in j["threads"] if t["name"].startswith("worker-")))')" = '["futex"]'
 check "diagnosed as lock convoy" test "$(jq_py "$WORK/lk.json" '"lock convoy" in [d["pattern"] for d in j["diagnosis"]]')" = true

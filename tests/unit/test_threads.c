@@ -106,6 +106,9 @@ static void test_rates__steady_pair(void)
 	CHECK_STR(r.pools[0].name, "worker-");
 	CHECK(near(r.pools[0].min_cores, 0.25));
 	CHECK(near(r.pools[0].max_cores, 0.75));
+	CHECK(near(r.pools[0].min_share, 0.25));
+	CHECK(near(r.pools[0].max_share, 0.75));
+	CHECK(near(r.pools[0].total_cores, 1.0));
 	vt_threads_rates_release(&r);
 }
 

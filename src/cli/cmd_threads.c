@@ -19,12 +19,14 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,8 +76,8 @@ static void threads_usage(FILE *out)
 "  --for DURATION           measure interval after interval for DURATION and\n"
 "                           report each (back to back: no gap between them)\n"
 "  --watch                  a live view, redrawn every interval, busiest threads\n"
-"                           first, cut to the terminal's height; until Ctrl-C,\n"
-"                           or --for ends\n"
+"                           first, cut to the terminal's height; until q (or\n"
+"                           Ctrl-C), or --for ends\n"
 "  --top N                  list at most the N busiest threads\n"
 "  --json                   machine-readable output (schema vitals.threads v1);\n"
 "                           with --for or --watch one object per line\n"
@@ -113,6 +115,8 @@ struct threads_run {
 	struct vt_cgroup_cpu cg;             /* at the start of the interval */
 	bool cg_ok;
 	volatile sig_atomic_t *stop;
+	bool keys;                           /* --watch on a terminal: q quits */
+	struct termios tty_saved;            /* restored when keys end */
 };
 
 #define TW_FLAGS (VT_TW_CSW | VT_TW_WCHAN | VT_TW_SYSCALL)
@@ -123,6 +127,69 @@ static void sleep_until(uint64_t mono_ns, volatile sig_atomic_t *stop)
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !*stop)
 		;
+}
+
+/*
+ * --watch on a terminal reads keys: the terminal stops echoing and hands
+ * over each key at once (ISIG stays: Ctrl-C and Ctrl-Z work as usual).
+ */
+static void keys_start(struct threads_run *run)
+{
+	struct termios raw;
+
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO) ||
+	    tcgetattr(STDIN_FILENO, &run->tty_saved) != 0)
+		return;
+	raw = run->tty_saved;
+	raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	raw.c_cc[VMIN] = 0;
+	raw.c_cc[VTIME] = 0;
+	run->keys = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
+}
+
+static void keys_end(struct threads_run *run)
+{
+	if (run->keys)
+		tcsetattr(STDIN_FILENO, TCSANOW, &run->tty_saved);
+	run->keys = false;
+}
+
+/* Read the keys waiting: q (or Q, or Esc) asks to stop. */
+static void keys_read(struct threads_run *run)
+{
+	char key[32];
+	ssize_t got, i;
+
+	got = read(STDIN_FILENO, key, sizeof(key));
+	if (got == 0)           /* the terminal hung up: stop listening, go on */
+		run->keys = false;
+	for (i = 0; i < got; i++)
+		if (key[i] == 'q' || key[i] == 'Q' || key[i] == 27)
+			*run->stop = 1;
+}
+
+/* Sleep until mono_ns, or a stop request (Ctrl-C, or q with keys on). */
+static void wait_until(struct threads_run *run, uint64_t mono_ns)
+{
+	struct pollfd in = { .fd = STDIN_FILENO, .events = POLLIN };
+	uint64_t now;
+
+	if (!run->keys) {
+		sleep_until(mono_ns, run->stop);
+		return;
+	}
+	while (!*run->stop && run->keys && (now = vt_threads_now_ns()) < mono_ns) {
+		uint64_t left = mono_ns - now;
+		struct timespec ts = { (time_t)(left / 1000000000ull), (long)(left % 1000000000ull) };
+		int ready = ppoll(&in, 1, &ts, NULL);
+
+		if (ready > 0 && (in.revents & POLLIN))
+			keys_read(run);
+		else if (ready > 0)
+			run->keys = false;      /* POLLHUP/POLLERR: no more keys */
+	}
+	if (!*run->stop && !run->keys)
+		sleep_until(mono_ns, run->stop);
 }
 
 /* CPU seconds this process (vitals) has used so far. */
@@ -234,7 +301,7 @@ static int measure(struct threads_run *run, double interval_s, bool *exited, str
 		next += run->step_ns;
 		if (next > end)
 			next = end;
-		sleep_until(next, run->stop);
+		wait_until(run, next);
 		if (*run->stop)
 			break;
 		rc = take(run, err);
@@ -293,7 +360,7 @@ static void print_cut(const char *text, size_t rows, size_t cols)
 
 /* One report: text, a redrawn screen, or a JSON object. */
 static int report(const struct threads_opts *o, const struct vt_threads_rates *r,
-		  const struct vt_diagnosis *d, double elapsed_s, unsigned nth)
+		  const struct vt_diagnosis *d, double elapsed_s, unsigned nth, bool keys)
 {
 	struct vt_threads_view view = { .by_cpu = o->watch || o->top, .max_rows = o->top };
 	bool repeated = o->watch || o->for_s > 0;
@@ -314,7 +381,7 @@ static int report(const struct threads_opts *o, const struct vt_threads_rates *r
 	if (!mem)
 		return -1;
 	fprintf(mem, "vitals threads %d, every %.1f s, %.0f s so far%s\n", (int)r->pid, o->interval_s,
-		elapsed_s, o->for_s > 0 ? "" : "; Ctrl-C ends");
+		elapsed_s, keys ? "; q quits" : o->for_s > 0 ? "" : "; Ctrl-C ends");
 	rc = vt_render_threads_text(mem, r, d, &view);
 	if (fclose(mem) != 0 || rc != 0) {
 		free(text);
@@ -464,6 +531,8 @@ int cmd_threads(int argc, char **argv)
 		goto out;
 	}
 	vt_cli_catch_stop(&run.stop);
+	if (o.watch && !o.json)
+		keys_start(&run);
 	read_cgroup(&run, &run.cg, &run.cg_ok);
 	t_start = (double)vt_threads_now_ns() / 1e9;
 
@@ -502,7 +571,7 @@ int cmd_threads(int argc, char **argv)
 			rates.self_cpu_s = self_cpu() - self0;
 		vt_diagnose(&rates, &diag);
 		elapsed = (double)run.samples[run.n - 1].mono_ns / 1e9 - t_start;
-		rc = report(&o, &rates, &diag, elapsed, ++nth);
+		rc = report(&o, &rates, &diag, elapsed, ++nth, run.keys);
 		if (nth == 1)
 			note_unreadable(&run, &rates, (long)status.uid_real);
 		vt_threads_rates_release(&rates);
@@ -518,6 +587,7 @@ int cmd_threads(int argc, char **argv)
 		carry_last(&run);
 	}
 out:
+	keys_end(&run);
 	run_close(&run);
 	return exit_status;
 }

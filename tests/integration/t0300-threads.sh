@@ -128,6 +128,34 @@ check "--watch off a terminal prints one report per interval" \
 check "and no terminal escapes" python3 -c "import sys; sys.exit(b'\x1b' in open('$WORK/watch.txt', 'rb').read())"
 check "--top 1 lists the busiest thread only" grep -q "3 more threads (the busiest are shown" "$WORK/watch.txt"
 check "which is the poller" test "$(grep -A2 '^  TID' "$WORK/watch.txt" | head -3 | tail -1 | awk '{print $2}')" = poller
+# --watch on a terminal (a pty): redrawn in place, q quits at once, and the
+# terminal gets its echo and line mode back
+python3 - "$B/vitals" "$TPID" >"$WORK/pty.txt" 2>&1 <<'PY' || fail "--watch on a pty: $(cat "$WORK/pty.txt")"
+import fcntl, os, pty, select, struct, subprocess, sys, termios, time
+vitals, pid = sys.argv[1], sys.argv[2]
+master, slave = pty.openpty()
+fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))   # 40 rows, 120 columns
+before = termios.tcgetattr(slave)
+p = subprocess.Popen([vitals, "threads", "--watch", "-i", "1s", pid],
+                     stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+out, t0 = b"", time.time()
+while b"q quits" not in out and time.time() - t0 < 20:
+    if select.select([master], [], [], 0.5)[0]:
+        out += os.read(master, 65536)
+during = termios.tcgetattr(slave)[3]
+os.write(master, b"q")
+t1 = time.time()
+try:
+    rc = p.wait(timeout=10)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rc = "still running"
+print(f"exit {rc} {time.time() - t1:.2f} s after q")
+ok = (b"q quits" in out and b"\x1b[H" in out and not during & (termios.ECHO | termios.ICANON)
+      and rc == 0 and termios.tcgetattr(slave) == before)
+sys.exit(not ok)
+PY
+echo "ok - on a terminal --watch redraws in place, q quits ($(cat "$WORK/pty.txt")), and the terminal is restored"
 expect_exit 64 "shorter than the interval" threads --for 1s -i 2s "$TPID"
 expect_exit 64 "not a positive count" threads --top 0 "$TPID"
 

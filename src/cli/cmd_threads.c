@@ -154,7 +154,7 @@ static void keys_end(struct threads_run *run)
 	run->keys = false;
 }
 
-/* Read the keys waiting: q (or Q, or Esc) asks to stop. */
+/* Read the keys waiting: q (or Q) asks to stop; not Esc, which starts arrow keys. */
 static void keys_read(struct threads_run *run)
 {
 	char key[32];
@@ -164,7 +164,7 @@ static void keys_read(struct threads_run *run)
 	if (got == 0)           /* the terminal hung up: stop listening, go on */
 		run->keys = false;
 	for (i = 0; i < got; i++)
-		if (key[i] == 'q' || key[i] == 'Q' || key[i] == 27)
+		if (key[i] == 'q' || key[i] == 'Q')
 			*run->stop = 1;
 }
 

@@ -3,6 +3,7 @@
  */
 #include "base/clock.h"
 
+#include <sys/resource.h>
 #include <time.h>
 
 static double read_clock(clockid_t id)
@@ -21,4 +22,10 @@ double vt_mono_s(void)
 double vt_wall_s(void)
 {
 	return read_clock(CLOCK_REALTIME);
+}
+
+double vt_rusage_cpu_s(const struct rusage *ru)
+{
+	return (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6 +
+	       (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6;
 }

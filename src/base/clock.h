@@ -11,4 +11,8 @@ double vt_mono_s(void);
 /* CLOCK_REALTIME in seconds since the epoch. */
 double vt_wall_s(void);
 
+struct rusage;
+/* The user + system CPU seconds of a getrusage() result. */
+double vt_rusage_cpu_s(const struct rusage *ru);
+
 #endif

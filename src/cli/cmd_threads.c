@@ -8,6 +8,7 @@
  * one being the first of the next, so no CPU falls between two reports.
  */
 #include "cli/cli.h"
+#include "base/clock.h"
 #include "cpu/diagnose.h"
 #include "cpu/rates.h"
 #include "cpu/thread_watch.h"
@@ -197,10 +198,7 @@ static double self_cpu(void)
 {
 	struct rusage ru;
 
-	if (getrusage(RUSAGE_SELF, &ru) != 0)
-		return -1;
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	return getrusage(RUSAGE_SELF, &ru) == 0 ? vt_rusage_cpu_s(&ru) : -1;
 }
 
 static int allowed_cpus(pid_t pid)

@@ -100,7 +100,8 @@ void vt_name_tally_add(struct vt_name_tally *slots, const char *name)
 	}
 }
 
-const struct vt_name_tally *vt_name_tally_top(const struct vt_name_tally *slots)
+bool vt_name_tally_top(const struct vt_name_tally *slots, char *out, size_t cap,
+		       unsigned *count)
 {
 	const struct vt_name_tally *top = NULL;
 	int i;
@@ -108,7 +109,11 @@ const struct vt_name_tally *vt_name_tally_top(const struct vt_name_tally *slots)
 	for (i = 0; i < VT_WCHAN_SLOTS; i++)
 		if (slots[i].count && (!top || slots[i].count > top->count))
 			top = &slots[i];
-	return top;
+	if (!top)
+		return false;
+	vt_copy_str(out, cap, top->name, strlen(top->name));
+	*count = top->count;
+	return true;
 }
 
 /*
@@ -129,7 +134,6 @@ static void thread_rate(const struct vt_threads_sample *samples, size_t n, pid_t
 {
 	const struct vt_thread_snap *first = NULL, *last = NULL, *base, *t;
 	struct vt_name_tally slots[VT_WCHAN_SLOTS], calls[VT_WCHAN_SLOTS];
-	const struct vt_name_tally *top;
 	long clk = samples[n - 1].clk_tck > 0 ? samples[n - 1].clk_tck : 100;
 	uint64_t d, du, ds;
 	size_t i;
@@ -166,17 +170,11 @@ static void thread_rate(const struct vt_threads_sample *samples, size_t n, pid_t
 	r->last_cpu = last->processor;
 	r->last_state = last->state;
 	r->wchan_ok = last->wchan_ok;
-	if ((top = vt_name_tally_top(slots))) {
-		r->wchan_count = top->count;
-		vt_copy_str(r->wchan, sizeof(r->wchan), top->name, strlen(top->name));
+	if (vt_name_tally_top(slots, r->wchan, sizeof(r->wchan), &r->wchan_count))
 		r->wchan_ok = true;
-	}
 	r->syscall_ok = last->syscall_ok;
-	if ((top = vt_name_tally_top(calls))) {
-		r->syscall_count = top->count;
-		vt_copy_str(r->syscall, sizeof(r->syscall), top->name, strlen(top->name));
+	if (vt_name_tally_top(calls, r->syscall, sizeof(r->syscall), &r->syscall_count))
 		r->syscall_ok = true;
-	}
 
 	base = find_tid(&samples[0], tid) == first ? first : NULL;
 	if (!base)

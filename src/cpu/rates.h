@@ -49,8 +49,12 @@ struct vt_name_tally {
 
 /* Count name ("" is not counted) in slots[VT_WCHAN_SLOTS]. */
 void vt_name_tally_add(struct vt_name_tally *slots, const char *name);
-/* The slot seen most often (the first of a tie), NULL when none was counted. */
-const struct vt_name_tally *vt_name_tally_top(const struct vt_name_tally *slots);
+/*
+ * The name seen most often (the first of a tie) into out[cap] and its count
+ * into *count; false, leaving both, when none was counted.
+ */
+bool vt_name_tally_top(const struct vt_name_tally *slots, char *out, size_t cap,
+		       unsigned *count);
 
 struct vt_thread_rate {
 	pid_t tid;

@@ -5,7 +5,6 @@
 
 #include "base/clock.h"
 #include "base/version.h"
-#include "base/scan.h"
 #include "cpu/rates.h"
 #include "cpu/syscall_names.h"
 #include "cpu/thread_watch.h"
@@ -39,7 +38,6 @@ void vt_soak_config_default(struct vt_soak_config *cfg)
 	cfg->wait_s = 30;
 }
 
-/* Everything the loop keeps between ticks. */
 /* One thread's tally of its states, wchans and system calls over the soak. */
 struct doing {
 	pid_t tid;
@@ -48,6 +46,7 @@ struct doing {
 	struct vt_name_tally wchans[VT_WCHAN_SLOTS], calls[VT_WCHAN_SLOTS];
 };
 
+/* Everything the loop keeps between ticks. */
 struct soak {
 	const struct vt_procfs *pfs;
 	const struct vt_soak_config *cfg;
@@ -232,7 +231,6 @@ static int doing_update(struct soak *sk, const struct vt_thread_counts *live, si
 			struct vt_err *err)
 {
 	struct doing *next = calloc(n ? n : 1, sizeof(*next));
-	const struct vt_name_tally *top;
 	char call[32];
 	size_t i;
 
@@ -257,14 +255,8 @@ static int doing_update(struct soak *sk, const struct vt_thread_counts *live, si
 			vt_syscall_label(c->syscall, call, sizeof(call));
 			vt_name_tally_add(e->calls, call);
 		}
-		if ((top = vt_name_tally_top(e->wchans))) {
-			snprintf(e->d.wchan, sizeof(e->d.wchan), "%s", top->name);
-			e->d.wchan_n = top->count;
-		}
-		if ((top = vt_name_tally_top(e->calls))) {
-			vt_copy_str(e->d.syscall, sizeof(e->d.syscall), top->name, strlen(top->name));
-			e->d.syscall_n = top->count;
-		}
+		vt_name_tally_top(e->wchans, e->d.wchan, sizeof(e->d.wchan), &e->d.wchan_n);
+		vt_name_tally_top(e->calls, e->d.syscall, sizeof(e->d.syscall), &e->d.syscall_n);
 	}
 	free(sk->doing);
 	sk->doing = next;
@@ -740,8 +732,7 @@ int vt_soak_run(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
 	res->child_status = sk.child_status;
 	snprintf(res->end_reason, sizeof(res->end_reason), "%s", sk.end_reason);
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
-		res->own_cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-				 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+		res->own_cpu_s = vt_rusage_cpu_s(&ru);
 		res->own_maxrss = (uint64_t)ru.ru_maxrss * 1024;
 	}
 	if (rc == VT_OK)

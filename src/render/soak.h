@@ -45,14 +45,14 @@ int vt_render_compare_html(FILE *out, const struct vt_compare_report *r);
 /* One row per arm and field: arm, field, median, lo, hi, delta, pct, within_noise. */
 int vt_render_compare_csv(FILE *out, const struct vt_compare_report *r);
 
+/* "R 40% S 60%": the states a thread was seen in, "" when never sampled. */
+const char *vt_thread_doing_states(const struct vt_thread_doing *d, char *buf, size_t cap);
+
 /*
  * A sparkline of v[0..n) (NAN skipped) squeezed into width cells, written
  * NUL-terminated to out (cap bytes; UTF-8 blocks take 3 bytes a cell).
  * Returns the cells written.
  */
-/* "R 40% S 60%": the states a thread was seen in, "" when never sampled. */
-const char *vt_thread_doing_states(const struct vt_thread_doing *d, char *buf, size_t cap);
-
 size_t vt_sparkline(char *out, size_t cap, const double *v, size_t n, size_t width, bool utf8);
 
 /*

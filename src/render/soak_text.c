@@ -749,13 +749,10 @@ const char *vt_thread_doing_states(const struct vt_thread_doing *d, char *buf, s
 
 static void print_thread_diag(FILE *out, const struct vt_diagnosis *d)
 {
-	size_t i;
-
 	if (!d)
 		return;
 	fprintf(out, "\nwhat the threads did over the run (the rules of vitals threads):\n");
-	for (i = 0; i < d->n; i++)
-		fprintf(out, "  %s: %s\n", d->f[i].name, d->f[i].evidence);
+	vt_render_diagnosis_text(out, d);
 }
 
 static int print_threads(FILE *out, const struct vt_analyze_report *r)

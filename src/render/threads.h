@@ -43,6 +43,9 @@ const char *vt_render_state_shares(const unsigned *counts, const char *const *la
 const char *vt_render_seen(bool ok, const char *why, const char *name, unsigned count, unsigned n,
 			   char *buf, size_t cap);
 
+/* The diagnosis as text, one "  pattern: evidence" line a finding (d NULL: none). */
+void vt_render_diagnosis_text(FILE *out, const struct vt_diagnosis *d);
+
 /* The diagnosis as a JSON array of {pattern, evidence} (a new reference). */
 json_t *vt_render_diagnosis_json(const struct vt_diagnosis *d);
 

@@ -46,7 +46,7 @@ CFLAGS  += -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Isrc -I. -I$(B)/
 LDFLAGS += $(SANFLAGS)
 LDLIBS  += $(PKG_LIBS) -lpthread -lm
 
-LIB_SRC    := $(sort $(wildcard src/base/*.c src/proc/*.c src/inject/*.c src/alloc/*.c src/cpu/*.c src/sample/*.c src/soak/*.c src/analyze/*.c src/render/*.c))
+LIB_SRC    := $(sort $(wildcard src/base/*.c src/proc/*.c src/inject/*.c src/elf/*.c src/alloc/*.c src/sample/*.c src/soak/*.c src/analyze/*.c src/render/*.c))
 CLI_SRC    := $(sort $(wildcard src/cli/*.c))
 TARGET_SRC := $(sort $(wildcard targets/*.c))
 UNIT_SRC   := $(sort $(wildcard tests/unit/test_*.c))
@@ -78,7 +78,7 @@ $(B)/gen/syscall_table.h: Makefile
 	       { sub(/^__NR_/, "", $$2); print "\t{ " $$3 ", \"" $$2 "\" }," }' | sort -n -k2 >$@.tmp
 	@test -s $@.tmp || { echo "no __NR_ definitions in <asm/unistd.h>" >&2; rm -f $@.tmp; exit 1; }
 	$(Q)mv $@.tmp $@
-$(B)/src/cpu/syscall_names.o: $(B)/gen/syscall_table.h
+$(B)/src/proc/syscall_names.o: $(B)/gen/syscall_table.h
 
 $(B)/libvitals.a: $(LIB_OBJ)
 	@rm -f $@

@@ -22,8 +22,8 @@
  *       prints "cpu_median_ms cpu_max_ms wall_median_ms": user + sys of the
  *       child from wait4(), and its wall time.  Exits 2 if CMD fails.
  */
-#include "cpu/thread_watch.h"
-#include "cpu/threads.h"
+#include "proc/thread_watch.h"
+#include "sample/threads.h"
 #include "proc/procfs.h"
 
 #include <fcntl.h>
@@ -79,7 +79,6 @@ static void nap(int ms)
 static int ticks(pid_t pid, int n, int gap_ms)
 {
 	static double cpu[NPARTS][1000], wall[NPARTS][1000], t0, w0;
-	struct vt_buf buf = VT_BUF_INIT(VT_PROC_FILE_MAX);
 	struct vt_thread_watch *w, *wn, *ws;
 	struct vt_thread_watch_stats stats;
 	struct vt_threads_sample sample;
@@ -132,7 +131,7 @@ static int ticks(pid_t pid, int n, int gap_ms)
 					die("read by name", &err);
 				break;
 			case SAMPLE:
-				if (vt_threads_sample_take(ws, SAMPLE_FLAGS, &pfs, &buf, &sample, &err))
+				if (vt_threads_sample_take(ws, SAMPLE_FLAGS, &sample, &err))
 					die("vt_threads_sample_take", &err);
 				vt_threads_sample_release(&sample);
 				break;
@@ -153,7 +152,6 @@ static int ticks(pid_t pid, int n, int gap_ms)
 	vt_thread_watch_close(ws);
 	close(pid_fd);
 	vt_procfs_close(&pfs);
-	vt_buf_release(&buf);
 
 	printf("threads %zu\nfds %zu\n", threads, fds);
 	for (k = 0; k < NPARTS; k++) {

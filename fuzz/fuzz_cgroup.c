@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "proc/cgroup.h"
+#include "base/unknown.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -2,6 +2,7 @@
  * fuzz_status.c — /proc/PID/status parser on arbitrary bytes.
  */
 #include "proc/procfs.h"
+#include "base/unknown.h"
 #include "proc/status.h"
 
 #include <assert.h>

@@ -12,6 +12,7 @@
 #include "alloc/agent_client.h"
 
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/scan.h"
 
 #include <errno.h>
@@ -170,10 +171,7 @@ int vt_agent_find(const struct vt_procfs *pfs, pid_t pid, uid_t target_euid, cha
 
 static long long now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (long long)(vt_mono_ns() / 1000000u);
 }
 
 /* Wait for ev until deadline: 1 ready, 0 timed out, -1 poll failed. */

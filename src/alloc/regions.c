@@ -16,6 +16,7 @@
  * rw-p region may hold several mmapped chunks: they are walked header by header.
  */
 #include "alloc/regions.h"
+#include "base/unknown.h"
 #include "proc/procfs.h"
 
 #include <stdlib.h>

@@ -9,6 +9,7 @@
  * allocator (or less churn) helps.
  */
 #include "analyze/heap_verdict.h"
+#include "base/unknown.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -3,6 +3,7 @@
  * thread_view.h).
  */
 #include "analyze/thread_view.h"
+#include "base/unknown.h"
 
 #include <errno.h>
 #include <math.h>

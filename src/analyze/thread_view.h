@@ -12,8 +12,8 @@
 
 #include <sys/types.h>
 
-#include "cpu/diagnose.h"
-#include "cpu/rates.h"
+#include "analyze/diagnose.h"
+#include "analyze/rates.h"
 #include "sample/series.h"
 
 /*

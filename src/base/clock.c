@@ -19,6 +19,14 @@ double vt_mono_s(void)
 	return read_clock(CLOCK_MONOTONIC);
 }
 
+uint64_t vt_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 double vt_wall_s(void)
 {
 	return read_clock(CLOCK_REALTIME);

@@ -6,8 +6,12 @@
 #ifndef VT_BASE_CLOCK_H
 #define VT_BASE_CLOCK_H
 
+#include <stdint.h>
+
 /* CLOCK_MONOTONIC in seconds. */
 double vt_mono_s(void);
+/* CLOCK_MONOTONIC in nanoseconds: for intervals measured in whole units. */
+uint64_t vt_mono_ns(void);
 /* CLOCK_REALTIME in seconds since the epoch. */
 double vt_wall_s(void);
 

@@ -11,6 +11,7 @@
  * at the end, also on Ctrl-C.
  */
 #include "cli/cli.h"
+#include "base/unknown.h"
 #include "cli/soak_cli.h"
 #include "analyze/soak.h"
 #include "render/soak.h"

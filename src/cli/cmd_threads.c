@@ -9,30 +9,23 @@
  */
 #include "cli/cli.h"
 #include "base/clock.h"
-#include "cpu/diagnose.h"
-#include "cpu/rates.h"
-#include "cpu/thread_watch.h"
-#include "cpu/threads.h"
+#include "analyze/diagnose.h"
+#include "analyze/rates.h"
 #include "proc/access.h"
-#include "proc/cgroup.h"
 #include "render/threads.h"
-#include "sample/target.h"
+#include "sample/thread_sampler.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
-#define STEP_MIN_NS 100000000ull    /* 100 ms between state samples at most often */
-#define STEP_COST_FACTOR 20         /* and at least 20 times what one sample costs (<= 5%) */
 #define THREADS_MAX_INTERVAL_S 3600.0
 #define WATCH_DEFAULT_INTERVAL_S 2.0
 
@@ -103,18 +96,11 @@ struct threads_opts {
 	size_t top;            /* 0: all */
 };
 
-/* One run: the process, its watch, and the samples of the current interval. */
+/* One run: the sampler, and the terminal while --watch reads its keys. */
 struct threads_run {
 	struct vt_procfs pfs;
-	int dirfd;
 	pid_t pid;
-	struct vt_thread_watch *watch;
-	struct vt_buf buf;
-	struct vt_threads_sample *samples;   /* n of cap; samples[0] opens the interval */
-	size_t n, cap;
-	uint64_t step_ns;                    /* between samples, see STEP_* */
-	struct vt_cgroup_cpu cg;             /* at the start of the interval */
-	bool cg_ok;
+	struct vt_thread_sampler *sampler;
 	volatile sig_atomic_t *stop;
 	bool keys;                           /* --watch on a terminal: q quits */
 	struct termios tty_saved;            /* restored when keys end */
@@ -169,17 +155,14 @@ static void keys_read(struct threads_run *run)
 			*run->stop = 1;
 }
 
-/* Sleep until mono_ns, or a stop request (Ctrl-C, or q with keys on). */
-static void wait_until(struct threads_run *run, uint64_t mono_ns)
+/* The sampler's wait: until mono_ns, or a stop request (Ctrl-C, or q with keys on). */
+static void wait_until(void *ctx, uint64_t mono_ns)
 {
+	struct threads_run *run = ctx;
 	struct pollfd in = { .fd = STDIN_FILENO, .events = POLLIN };
 	uint64_t now;
 
-	if (!run->keys) {
-		sleep_until(mono_ns, run->stop);
-		return;
-	}
-	while (!*run->stop && run->keys && (now = vt_threads_now_ns()) < mono_ns) {
+	while (!*run->stop && run->keys && (now = vt_mono_ns()) < mono_ns) {
 		uint64_t left = mono_ns - now;
 		struct timespec ts = { (time_t)(left / 1000000000ull), (long)(left % 1000000000ull) };
 		int ready = ppoll(&in, 1, &ts, NULL);
@@ -191,128 +174,6 @@ static void wait_until(struct threads_run *run, uint64_t mono_ns)
 	}
 	if (!*run->stop && !run->keys)
 		sleep_until(mono_ns, run->stop);
-}
-
-/* CPU seconds this process (vitals) has used so far. */
-static double self_cpu(void)
-{
-	struct rusage ru;
-
-	return getrusage(RUSAGE_SELF, &ru) == 0 ? vt_rusage_cpu_s(&ru) : -1;
-}
-
-static int allowed_cpus(pid_t pid)
-{
-	cpu_set_t set;
-
-	if (sched_getaffinity(pid, sizeof(set), &set) == 0)
-		return CPU_COUNT(&set);
-	return (int)sysconf(_SC_NPROCESSORS_ONLN);
-}
-
-/* Take one sample into samples[n], growing the array; adapts the step. */
-static int take(struct threads_run *run, struct vt_err *err)
-{
-	uint64_t t0, cost;
-	int rc;
-
-	if (run->n == run->cap) {
-		size_t cap = run->cap ? run->cap * 2 : 64;
-		struct vt_threads_sample *s = realloc(run->samples, cap * sizeof(*s));
-
-		if (!s)
-			return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory sampling threads");
-		run->samples = s;
-		run->cap = cap;
-	}
-	t0 = vt_threads_now_ns();
-	rc = vt_threads_sample_take(run->watch, TW_FLAGS, &run->pfs, &run->buf,
-				    &run->samples[run->n], err);
-	if (rc != VT_OK)
-		return rc;
-	run->n++;
-	cost = vt_threads_now_ns() - t0;
-	run->step_ns = cost * STEP_COST_FACTOR > STEP_MIN_NS ? cost * STEP_COST_FACTOR : STEP_MIN_NS;
-	return VT_OK;
-}
-
-/* Keep only the last sample: it opens the next interval. */
-static void carry_last(struct threads_run *run)
-{
-	size_t i;
-
-	if (run->n == 0)
-		return;
-	for (i = 0; i + 1 < run->n; i++)
-		vt_threads_sample_release(&run->samples[i]);
-	run->samples[0] = run->samples[run->n - 1];
-	run->n = 1;
-}
-
-static void read_cgroup(struct threads_run *run, struct vt_cgroup_cpu *cg, bool *ok)
-{
-	*ok = vt_cgroup_cpu_read(&run->pfs, run->dirfd, cg, NULL) == VT_OK && cg->version;
-}
-
-/* The quota and the throttling between the interval's two cgroup reads. */
-static void apply_cgroup(struct threads_run *run, struct vt_threads_rates *r)
-{
-	struct vt_cgroup_cpu now;
-	char dir[sizeof(run->pfs.sys_root) + sizeof(now.limit_dir) + 2];
-	bool ok;
-
-	if (!run->cg_ok)
-		return;
-	read_cgroup(run, &now, &ok);
-	if (!ok)
-		return;
-	snprintf(dir, sizeof(dir), "%s/%s", run->pfs.sys_root, now.limit_dir);
-	vt_threads_rates_set_quota(r, now.quota_cores, dir);
-	if (now.quota_cores > 0 && vt_known(now.nr_periods) && vt_known(run->cg.nr_periods) &&
-	    now.nr_periods >= run->cg.nr_periods && vt_known(now.nr_throttled) &&
-	    vt_known(run->cg.nr_throttled) && now.nr_throttled >= run->cg.nr_throttled) {
-		r->periods = now.nr_periods - run->cg.nr_periods;
-		r->throttled_periods = now.nr_throttled - run->cg.nr_throttled;
-		if (vt_known(now.throttled_usec) && vt_known(run->cg.throttled_usec) &&
-		    now.throttled_usec >= run->cg.throttled_usec)
-			r->throttled_s = (double)(now.throttled_usec - run->cg.throttled_usec) / 1e6;
-	}
-	run->cg = now;
-}
-
-/*
- * Sample until the interval from samples[0] has passed (or Ctrl-C).  VT_OK;
- * VT_E_GONE with *exited set when the process exited after at least one
- * sample (what was measured stays); another error otherwise.
- */
-static int measure(struct threads_run *run, double interval_s, bool *exited, struct vt_err *err)
-{
-	uint64_t start, end, next;
-	int rc;
-
-	*exited = false;
-	if (run->n == 0 && (rc = take(run, err)) != VT_OK)
-		return rc;
-	start = run->samples[0].mono_ns;
-	end = start + (uint64_t)(interval_s * 1e9);
-	for (next = start; !*run->stop; ) {
-		next += run->step_ns;
-		if (next > end)
-			next = end;
-		wait_until(run, next);
-		if (*run->stop)
-			break;
-		rc = take(run, err);
-		if (rc == VT_E_GONE || rc == VT_E_NOPROC) {
-			*exited = true;
-			return VT_OK;
-		}
-		if (rc != VT_OK)
-			return rc;
-		if (run->samples[run->n - 1].mono_ns >= end)
-			break;
-	}
-	return VT_OK;
 }
 
 /* Terminal size for --watch; false when stdout is not a terminal. */
@@ -410,7 +271,7 @@ static void note_unreadable(struct threads_run *run, const struct vt_threads_rat
 			break;
 	if (i == r->n)
 		return;
-	vt_access_explain(&run->pfs, "wchan and syscall", uid, run->dirfd, reason, sizeof(reason),
+	vt_access_explain(&run->pfs, "wchan and syscall", uid, vt_thread_sampler_dirfd(run->sampler), reason, sizeof(reason),
 			  hint, sizeof(hint));
 	fprintf(stderr, "vitals: note: %s%s%s\n", reason, hint[0] ? "; " : "", hint);
 }
@@ -483,31 +344,18 @@ static int parse_args(int argc, char **argv, struct threads_opts *o, int *pid)
 	return 0;
 }
 
-static void run_close(struct threads_run *run)
-{
-	size_t i;
-
-	for (i = 0; i < run->n; i++)
-		vt_threads_sample_release(&run->samples[i]);
-	free(run->samples);
-	vt_thread_watch_close(run->watch);
-	if (run->dirfd >= 0)
-		close(run->dirfd);
-	vt_buf_release(&run->buf);
-	vt_procfs_close(&run->pfs);
-}
-
 int cmd_threads(int argc, char **argv)
 {
-	struct threads_run run = { .dirfd = -1, .buf = VT_BUF_INIT(1u << 20), .step_ns = STEP_MIN_NS };
+	struct threads_run run = { 0 };
+	struct vt_sampler_wait keys_wait = { wait_until, &run };
 	struct threads_opts o;
+	struct vt_threads_interval iv;
 	struct vt_threads_rates rates;
 	struct vt_diagnosis diag;
-	struct vt_proc_stat st;
-	struct vt_proc_status status;
 	struct vt_err err;
-	double self0, t_start;
 	bool exited = false, repeated;
+	bool have_pfs = false;
+	uint64_t t_start;
 	unsigned nth = 0;
 	int pid, rc, exit_status = 0;
 
@@ -519,32 +367,28 @@ int cmd_threads(int argc, char **argv)
 	vt_err_clear(&err);
 	if (vt_cli_open_procfs(&run.pfs, &err))
 		return vt_cli_error(&err);
-	rc = vt_pid_open(&run.pfs, pid, &run.dirfd, &err);
-	if (rc == VT_OK)
-		rc = vt_target_check(run.dirfd, pid, &run.buf, &st, &status, &err);
-	if (rc == VT_OK)
-		rc = vt_thread_watch_open(&run.pfs, run.dirfd, pid, &run.watch, &err);
-	if (rc != VT_OK) {
+	have_pfs = true;
+	vt_cli_catch_stop(&run.stop);
+	if (vt_thread_sampler_open(&run.pfs, pid, run.stop, &run.sampler, &err) != VT_OK) {
 		exit_status = vt_cli_error(&err);
 		goto out;
 	}
-	vt_cli_catch_stop(&run.stop);
 	if (o.watch && !o.json)
 		keys_start(&run);
-	read_cgroup(&run, &run.cg, &run.cg_ok);
-	t_start = (double)vt_threads_now_ns() / 1e9;
+	if (run.keys)
+		vt_thread_sampler_set_wait(run.sampler, &keys_wait);
+	t_start = vt_mono_ns();
 
 	while (!exited) {
-		double dt, elapsed;
+		double elapsed;
 
-		self0 = self_cpu();
-		rc = measure(&run, o.interval_s, &exited, &err);
+		rc = vt_thread_sampler_measure(run.sampler, o.interval_s, TW_FLAGS, &iv, &err);
 		if (rc != VT_OK) {
 			exit_status = vt_cli_error(&err);
 			goto out;
 		}
-		dt = run.n ? (double)(run.samples[run.n - 1].mono_ns - run.samples[0].mono_ns) / 1e9 : 0;
-		if (run.n < 2 || dt < VT_RATES_MIN_INTERVAL_S) {
+		exited = iv.exited;
+		if (iv.n < 2 || iv.interval_s < VT_RATES_MIN_INTERVAL_S) {
 			if (exited && nth == 0) {
 				vt_err_set(&err, VT_E_GONE, 0, "process %d exited before it could be measured",
 					   pid);
@@ -557,21 +401,20 @@ int cmd_threads(int argc, char **argv)
 		}
 		if (exited)
 			fprintf(stderr, "vitals: note: process %d exited during the interval; "
-				"the figures cover the %.2f s measured before it did\n", pid, dt);
-		rc = vt_threads_rates_compute(run.samples, run.n, allowed_cpus(pid), &rates, &err);
+				"the figures cover the %.2f s measured before it did\n", pid, iv.interval_s);
+		rc = vt_threads_rates_compute(iv.samples, iv.n, iv.allowance.ncpu, &rates, &err);
 		if (rc != VT_OK) {
 			exit_status = vt_cli_error(&err);
 			goto out;
 		}
-		apply_cgroup(&run, &rates);
+		vt_threads_rates_set_allowance(&rates, &iv.allowance);
 		rates.process_exited = exited;
-		if (self0 >= 0 && self_cpu() >= self0)
-			rates.self_cpu_s = self_cpu() - self0;
+		rates.self_cpu_s = iv.self_cpu_s;
 		vt_diagnose(&rates, &diag);
-		elapsed = (double)run.samples[run.n - 1].mono_ns / 1e9 - t_start;
+		elapsed = (double)(iv.samples[iv.n - 1].mono_ns - t_start) / 1e9;
 		rc = report(&o, &rates, &diag, elapsed, ++nth, run.keys);
 		if (nth == 1)
-			note_unreadable(&run, &rates, (long)status.uid_real);
+			note_unreadable(&run, &rates, (long)vt_thread_sampler_status(run.sampler)->uid_real);
 		vt_threads_rates_release(&rates);
 		if (rc != 0 || fflush(stdout) != 0) {
 			fprintf(stderr, "vitals: cannot write output\n");
@@ -582,10 +425,12 @@ int cmd_threads(int argc, char **argv)
 			exit_status = VT_EXIT_PARTIAL;
 		if (!repeated || *run.stop || (o.for_s > 0 && elapsed + o.interval_s > o.for_s + 0.05))
 			break;
-		carry_last(&run);
+		vt_thread_sampler_next(run.sampler);
 	}
 out:
 	keys_end(&run);
-	run_close(&run);
+	vt_thread_sampler_close(run.sampler);
+	if (have_pfs)
+		vt_procfs_close(&run.pfs);
 	return exit_status;
 }

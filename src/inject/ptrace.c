@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "proc/mem.h"
 
 #define MAX_REGSETS 4
@@ -121,10 +122,7 @@ struct vt_inject_session {
 
 static double now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+	return (double)vt_mono_ns() / 1e3;
 }
 
 static void sleep_us(long us)

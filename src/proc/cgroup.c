@@ -11,6 +11,7 @@
  * parsers take (buf, len), need no NUL and are fuzzed (fuzz/fuzz_cgroup.c).
  */
 #include "proc/cgroup.h"
+#include "base/unknown.h"
 #include "base/scan.h"
 
 #include <stdio.h>

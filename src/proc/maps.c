@@ -6,6 +6,7 @@
  * smaps adds "Key:   N kB" lines (and VmFlags:) after each header.
  */
 #include "proc/maps.h"
+#include "base/unknown.h"
 #include "proc/procfs.h"
 #include "base/scan.h"
 

@@ -17,13 +17,6 @@
 #include "base/buf.h"
 #include "base/error.h"
 
-/* Marks a figure that could not be read.  Renderers print it as n/a / null. */
-#define VT_NA UINT64_MAX
-static inline bool vt_known(uint64_t v)
-{
-	return v != VT_NA;
-}
-
 /* Largest /proc file we accept (smaps of a 100k-mapping process is ~30 MB). */
 #define VT_PROC_FILE_MAX (256u << 20)
 

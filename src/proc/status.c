@@ -2,6 +2,7 @@
  * status.c — parse /proc/PID/status ("Key:\tvalue" lines).
  */
 #include "proc/status.h"
+#include "base/unknown.h"
 #include "proc/procfs.h"
 #include "base/scan.h"
 

@@ -5,6 +5,7 @@
  * Built with jansson and dumped once, so output is all or nothing.
  */
 #include "render/render.h"
+#include "base/unknown.h"
 #include "base/version.h"
 #include "render/json_text.h"
 

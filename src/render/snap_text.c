@@ -4,6 +4,7 @@
  * not be read and why.
  */
 #include "render/render.h"
+#include "base/unknown.h"
 #include "render/table.h"
 
 #include <string.h>

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "cpu/diagnose.h"
+#include "analyze/diagnose.h"
 
 #include "analyze/compare.h"
 #include "analyze/soak.h"

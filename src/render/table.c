@@ -2,6 +2,7 @@
  * table.c — aligned text tables and unit formatting.
  */
 #include "render/table.h"
+#include "base/unknown.h"
 #include "proc/procfs.h"
 
 #include <stdarg.h>

@@ -12,8 +12,8 @@
 
 #include <jansson.h>
 
-#include "cpu/diagnose.h"
-#include "cpu/rates.h"
+#include "analyze/diagnose.h"
+#include "analyze/rates.h"
 
 /* How the text view lists threads. */
 struct vt_threads_view {

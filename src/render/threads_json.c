@@ -5,6 +5,7 @@
  * are CPU-seconds per second.
  */
 #include "render/threads.h"
+#include "base/unknown.h"
 
 #include "base/version.h"
 #include "proc/procfs.h"

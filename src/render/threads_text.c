@@ -4,6 +4,7 @@
  * that a view cut to a terminal's height loses only its quietest rows).
  */
 #include "render/threads.h"
+#include "base/unknown.h"
 
 #include "proc/procfs.h"
 #include "render/table.h"

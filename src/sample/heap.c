@@ -17,7 +17,9 @@
  * jemalloc, by ptrace: mallctl("epoch") to refresh, then stats.* one by one.
  */
 #include "sample/heap.h"
+#include "base/unknown.h"
 #include "alloc/agent_client.h"
+#include "base/clock.h"
 #include "inject/inject.h"
 #include "proc/access.h"
 #include "proc/maps.h"
@@ -49,14 +51,6 @@ struct probe {
 	size_t env_len;
 	struct vt_heap_sample *h;
 };
-
-static double now_s(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 double vt_heap_live_fraction(const struct vt_mallinfo *mi)
 {
@@ -303,12 +297,12 @@ static int glibc_calls(struct session *ss, struct vt_err *err)
 	h->trim.before = h->mi;
 	read_anon(p, &h->trim.rss_anon_before, &h->trim.committed_before);
 	ss->timeout_ms *= 10;
-	t0 = now_s(CLOCK_MONOTONIC);
+	t0 = vt_mono_s();
 	rc = call(ss, f.malloc_trim, 0, 0, 0, &ret, err);
 	ss->timeout_ms /= 10;
 	if (rc)
 		return rc;
-	h->trim.took_ms = (now_s(CLOCK_MONOTONIC) - t0) * 1000.0;
+	h->trim.took_ms = (vt_mono_s() - t0) * 1000.0;
 	h->trim.returned = (int)ret;
 	read_anon(p, &h->trim.rss_anon_after, &h->trim.committed_after);
 	if ((rc = read_mallinfo(ss, &f, &h->trim.after, err)))
@@ -525,12 +519,12 @@ int vt_heap_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_heap_op
 		 struct vt_heap_sample *out, struct vt_err *err)
 {
 	struct probe p = { pfs, opts, pid, -1, VT_BUF_INIT(VT_PROC_FILE_MAX), { 0 }, NULL, 0, out };
-	double t0 = now_s(CLOCK_MONOTONIC);
+	double t0 = vt_mono_s();
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->pid = pid;
-	out->taken_at = now_s(CLOCK_REALTIME);
+	out->taken_at = vt_wall_s();
 	rc = vt_pid_open(pfs, pid, &p.fd, err);
 	if (rc == VT_OK)
 		rc = take(&p, err);
@@ -539,7 +533,7 @@ int vt_heap_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_heap_op
 	vt_buf_release(&p.buf);
 	vt_region_list_release(&p.maps);
 	free(p.env);
-	out->total_ms = (now_s(CLOCK_MONOTONIC) - t0) * 1000.0;
+	out->total_ms = (vt_mono_s() - t0) * 1000.0;
 	if (rc)
 		vt_heap_release(out);
 	return rc;

@@ -7,6 +7,7 @@
  * to prove the process did not exit (or its pid get reused) meanwhile.
  */
 #include "sample/sample.h"
+#include "base/unknown.h"
 
 #include "base/clock.h"
 #include "sample/target.h"
@@ -15,6 +16,7 @@
 #include "proc/mem.h"
 #include "proc/stat.h"
 #include "proc/task.h"
+#include "proc/uptime.h"
 #include "base/scan.h"
 
 #include <stdio.h>
@@ -87,19 +89,12 @@ static void join_cmdline(struct vt_sample *s, const char *buf, size_t len)
 
 static void read_uptime(struct reader *rd, const struct vt_proc_stat *st, struct vt_sample *s)
 {
-	struct vt_scan sc;
-	uint64_t secs, centis = 0;
+	double boot_s = vt_uptime_read(rd->pfs, &rd->buf);
 
 	s->uptime_s = -1;
-	if (vt_procfs_read(rd->pfs, "uptime", &rd->buf, NULL) != VT_OK)
+	if (boot_s < 0)
 		return;
-	sc = vt_scan_init(rd->buf.data, rd->buf.len);
-	if (!vt_scan_u64(&sc, &secs))
-		return;
-	if (vt_scan_char(&sc, '.'))
-		vt_scan_u64(&sc, &centis);
-	s->uptime_s = (double)secs + (double)centis / 100.0 -
-		      (double)st->start_ticks / (double)rd->pfs->clk_tck;
+	s->uptime_s = boot_s - (double)st->start_ticks / (double)rd->pfs->clk_tck;
 	if (s->uptime_s < 0)
 		s->uptime_s = 0;
 }

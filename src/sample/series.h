@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "sample/threads.h"
+
 /* Points a recording is read back into at most (vt_store_load). */
 #define VT_SERIES_MAX_POINTS 20000
 
@@ -83,19 +85,6 @@ struct vt_event {
 	enum vt_event_kind kind;
 	pid_t pid;
 	char detail[200];
-};
-
-/*
- * What a thread was doing, tallied over the samples of its state, wchan and
- * system call (a soak takes one at each per-thread write).  seen 0: none.
- */
-struct vt_thread_doing {
-	unsigned seen;               /* samples */
-	unsigned n_r, n_s, n_d;      /* of them in state R (running or runnable), S, D */
-	char wchan[48];              /* most frequent kernel function slept in, "" none */
-	unsigned wchan_n;
-	char syscall[32];            /* most frequent system call in progress, "" none */
-	unsigned syscall_n;
 };
 
 /* One thread over the whole recording (or one incarnation of it). */

@@ -4,7 +4,7 @@
  */
 #include "soak/follow.h"
 
-#include "cpu/thread_watch.h"
+#include "proc/thread_watch.h"
 #include "proc/stat.h"
 
 #include <ctype.h>

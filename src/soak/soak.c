@@ -2,15 +2,15 @@
  * soak.c — the sampler loop (see soak.h).
  */
 #include "soak/soak.h"
+#include "base/unknown.h"
 
 #include "base/clock.h"
 #include "base/version.h"
-#include "cpu/rates.h"
-#include "cpu/syscall_names.h"
-#include "cpu/thread_watch.h"
+#include "proc/thread_watch.h"
 #include "sample/heap.h"
 #include "sample/sample.h"
 #include "sample/series.h"
+#include "sample/threads.h"
 #include "soak/follow.h"
 #include "soak/store.h"
 
@@ -38,14 +38,6 @@ void vt_soak_config_default(struct vt_soak_config *cfg)
 	cfg->wait_s = 30;
 }
 
-/* One thread's tally of its states, wchans and system calls over the soak. */
-struct doing {
-	pid_t tid;
-	uint64_t start_ticks;        /* tells a reused tid from the old thread */
-	struct vt_thread_doing d;
-	struct vt_name_tally wchans[VT_WCHAN_SLOTS], calls[VT_WCHAN_SLOTS];
-};
-
 /* Everything the loop keeps between ticks. */
 struct soak {
 	const struct vt_procfs *pfs;
@@ -63,8 +55,7 @@ struct soak {
 	bool have_first;
 	int redetect_left;
 	struct vt_thread_watch *watch;
-	struct doing *doing;         /* per live thread, sorted by tid: what it was doing */
-	size_t ndoing;
+	struct vt_thread_tallies doing;   /* per live thread: what it was doing */
 	bool heap_unavailable;       /* no agent and no --heap: stop asking */
 	bool threads_error_noted;    /* the per-thread counters' failure is in the events */
 	bool heap_error_noted;       /* and the allocator probe's */
@@ -97,9 +88,7 @@ static void drop_incarnation(struct soak *sk)
 {
 	vt_thread_watch_close(sk->watch);
 	sk->watch = NULL;
-	free(sk->doing);
-	sk->doing = NULL;
-	sk->ndoing = 0;
+	vt_thread_tallies_release(&sk->doing);
 	if (sk->have_first)
 		vt_sample_release(&sk->first);
 	sk->have_first = false;
@@ -205,78 +194,42 @@ static void fill_heap(struct soak *sk, double now, struct vt_store_sample *row)
 	vt_heap_release(&h);
 }
 
-static const struct doing *doing_find(const struct soak *sk, const struct vt_thread_counts *c)
+/* One thread's row: its counters, and what it was doing when there is a tally of it. */
+static void thread_row(const struct soak *sk, const struct vt_thread_snap *t, long clk_tck,
+		       struct vt_store_thread *row)
 {
-	size_t lo = 0, hi = sk->ndoing;
+	uint64_t tick_ns = 1000000000ull / (uint64_t)(clk_tck > 0 ? clk_tck : 100);
+	const struct vt_thread_tally *tally = vt_thread_tallies_find(&sk->doing, t->tid, t->start_ticks);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (sk->doing[mid].tid == c->tid)
-			return sk->doing[mid].start_ticks == c->start_ticks ? &sk->doing[mid] : NULL;
-		if (sk->doing[mid].tid < c->tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	if (tally)
+		vt_thread_tally_doing(tally, &row->doing);
+	row->tid = t->tid;
+	row->name = t->comm;
+	row->cpu_ns = vt_known(t->run_ns) ? t->run_ns : (t->utime_ticks + t->stime_ticks) * tick_ns;
+	row->wait_ns = t->wait_ns;
+	row->vcsw = t->ctxt_vol;
+	row->nvcsw = t->ctxt_nonvol;
 }
 
 /*
- * Count this read's state, wchan and system call of every live thread
- * (rows sorted by tid) into a new tally array that replaces the old one:
- * threads gone since are dropped, new ones start at zero.
+ * Threads' counters: read every tick, written at their cadence and when one
+ * exits.  At the cadence the states, wchans and system calls are read too
+ * and counted into each thread's tally; an exited thread's row keeps the
+ * tally it had.  *sample holds the rows' names until the caller releases it.
  */
-static int doing_update(struct soak *sk, const struct vt_thread_counts *live, size_t n,
+static int read_threads(struct soak *sk, double now, bool last, int pid_fd, struct vt_store_sample *row,
+			struct vt_threads_sample *sample, struct vt_store_thread **rows, size_t *nrows,
 			struct vt_err *err)
 {
-	struct doing *next = calloc(n ? n : 1, sizeof(*next));
-	char call[32];
-	size_t i;
-
-	if (!next)
-		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
-	for (i = 0; i < n; i++) {
-		const struct vt_thread_counts *c = &live[i];
-		const struct doing *old = doing_find(sk, c);
-		struct doing *e = &next[i];
-
-		if (old)
-			*e = *old;
-		e->tid = c->tid;
-		e->start_ticks = c->start_ticks;
-		e->d.seen++;
-		e->d.n_r += c->state == 'R';
-		e->d.n_s += c->state == 'S';
-		e->d.n_d += c->state == 'D';
-		if (c->wchan_rc == VT_OK)
-			vt_name_tally_add(e->wchans, c->wchan);
-		if (c->syscall_rc == VT_OK) {
-			vt_syscall_label(c->syscall, call, sizeof(call));
-			vt_name_tally_add(e->calls, call);
-		}
-		vt_name_tally_top(e->wchans, e->d.wchan, sizeof(e->d.wchan), &e->d.wchan_n);
-		vt_name_tally_top(e->calls, e->d.syscall, sizeof(e->d.syscall), &e->d.syscall_n);
-	}
-	free(sk->doing);
-	sk->doing = next;
-	sk->ndoing = n;
-	return VT_OK;
-}
-
-/* Threads' counters: read every tick, written at their cadence and when one exits. */
-static int read_threads(struct soak *sk, double now, bool last, int pid_fd, struct vt_store_sample *row,
-			struct vt_store_thread **rows, size_t *nrows, struct vt_err *err)
-{
-	const struct vt_thread_counts *live, *gone;
 	const struct vt_thread_watch_proc *proc;
-	size_t nlive, ngone, i, k = 0;
 	bool write_all = now >= sk->next_threads || last;
 	struct vt_store_thread *out;
+	size_t i, k = 0, ngone;
 	int rc;
 
 	*rows = NULL;
 	*nrows = 0;
+	memset(sample, 0, sizeof(*sample));
 	if (!sk->watch && (rc = vt_thread_watch_open(sk->pfs, pid_fd, sk->pid, &sk->watch, err)))
 		return rc;
 	/* what each thread is doing is sampled at the per-thread cadence only */
@@ -288,35 +241,26 @@ static int read_threads(struct soak *sk, double now, bool last, int pid_fd, stru
 		row->v[VT_M_CPU_USER_S] = (double)proc->utime_ticks / (double)proc->clk_tck;
 		row->v[VT_M_CPU_SYS_S] = (double)proc->stime_ticks / (double)proc->clk_tck;
 	}
-	live = vt_thread_watch_rows(sk->watch, &nlive);
-	gone = vt_thread_watch_exited(sk->watch, &ngone);
+	vt_thread_watch_exited(sk->watch, &ngone);
 	if (!write_all && ngone == 0)
 		return VT_OK;
+	if ((rc = vt_threads_sample_from_watch(sk->watch, sample, err)) != VT_OK)
+		return rc;
 	if (write_all)
 		sk->next_threads = now + sk->cfg->threads_every_s;
-	out = calloc(nlive + ngone + 1, sizeof(*out));
+	out = calloc(sample->n + sample->ngone + 1, sizeof(*out));
 	if (!out)
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
-	for (i = 0; i < ngone + (write_all ? nlive : 0); i++) {
-		const struct vt_thread_counts *c = i < ngone ? &gone[i] : &live[i - ngone];
-		uint64_t tick_ns = 1000000000ull / (uint64_t)(proc->clk_tck > 0 ? proc->clk_tck : 100);
-		const struct doing *dg;
-
-		/* the exited keep their tally; then the live ones count this read */
-		if (i == ngone && (rc = doing_update(sk, live, nlive, err)) != VT_OK) {
+	/* the exited keep their tally; then the live ones count this read */
+	for (i = 0; i < sample->ngone; i++)
+		thread_row(sk, &sample->gone[i], sample->clk_tck, &out[k++]);
+	if (write_all) {
+		if ((rc = vt_thread_tallies_count(&sk->doing, sample, err)) != VT_OK) {
 			free(out);
 			return rc;
 		}
-		if ((dg = doing_find(sk, c)))
-			out[k].doing = dg->d;
-
-		out[k].tid = c->tid;
-		out[k].name = c->comm;
-		out[k].cpu_ns = vt_known(c->run_ns) ? c->run_ns : (c->utime_ticks + c->stime_ticks) * tick_ns;
-		out[k].wait_ns = c->wait_ns;
-		out[k].vcsw = c->vcsw;
-		out[k].nvcsw = c->nvcsw;
-		k++;
+		for (i = 0; i < sample->n; i++)
+			thread_row(sk, &sample->threads[i], sample->clk_tck, &out[k++]);
 	}
 	*rows = out;
 	*nrows = k;
@@ -358,6 +302,7 @@ static int tick(struct soak *sk, double now, bool last, struct vt_err *err)
 	struct vt_sample_opts so = { .light = true };
 	struct vt_store_sample row = { .t = now - sk->start, .wall = vt_wall_s(), .pid = sk->pid };
 	struct vt_store_thread *trows = NULL;
+	struct vt_threads_sample tsample = { 0 };
 	struct vt_sample s;
 	size_t ntrows = 0;
 	double t0 = vt_mono_s();
@@ -394,11 +339,12 @@ static int tick(struct soak *sk, double now, bool last, struct vt_err *err)
 	if (rc == VT_OK) {
 		if (smaps)
 			read_pss(pid_fd, &row);
-		rc = read_threads(sk, now, last, pid_fd, &row, &trows, &ntrows, err);
+		rc = read_threads(sk, now, last, pid_fd, &row, &tsample, &trows, &ntrows, err);
 		close(pid_fd);
 	}
 	if (rc == VT_E_NOPROC || rc == VT_E_GONE) {
 		free(trows);
+		vt_threads_sample_release(&tsample);
 		return VT_E_GONE;
 	}
 	if (rc != VT_OK && !sk->threads_error_noted) {
@@ -410,6 +356,7 @@ static int tick(struct soak *sk, double now, bool last, struct vt_err *err)
 	row.read_ms = (vt_mono_s() - t0) * 1000.0;
 	rc = vt_store_append(sk->store, &row, trows, ntrows, err);
 	free(trows);
+	vt_threads_sample_release(&tsample);
 	if (rc != VT_OK)
 		return rc;
 	sk->samples++;

@@ -2,6 +2,7 @@
  * store.c — soak recordings in SQLite (see store.h).
  */
 #include "soak/store.h"
+#include "base/unknown.h"
 
 #include "proc/procfs.h"
 

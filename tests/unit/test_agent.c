@@ -11,6 +11,7 @@
  * this program (<build>/tests/../agent/).
  */
 #include "harness.h"
+#include "base/unknown.h"
 
 #include "alloc/agent_client.h"
 #include "alloc/malloc_info.h"

@@ -6,6 +6,7 @@
  * built from the kernel's documented v2 formats); parser cases feed strings.
  */
 #include "harness.h"
+#include "base/unknown.h"
 
 #include "proc/cgroup.h"
 

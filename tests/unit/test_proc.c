@@ -2,6 +2,7 @@
  * test_proc.c — the /proc parsers on recorded files and hostile input.
  */
 #include "harness.h"
+#include "base/unknown.h"
 
 #include "proc/environ.h"
 #include "proc/maps.h"

@@ -4,6 +4,7 @@
  * target memory.
  */
 #include "harness.h"
+#include "base/unknown.h"
 
 #include "alloc/arena_cap.h"
 #include "alloc/regions.h"

@@ -3,6 +3,7 @@
  * JSON rendering: the path `vitals --proc-root ... snap PID` takes.
  */
 #include "harness.h"
+#include "base/unknown.h"
 
 #include "render/render.h"
 #include "sample/sample.h"

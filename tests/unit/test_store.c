@@ -5,6 +5,7 @@
  * recordings, or are newer, are refused with VT_E_RECORDING.
  */
 #include "harness.h"
+#include "base/unknown.h"
 
 #include "proc/procfs.h"
 #include "soak/store.h"

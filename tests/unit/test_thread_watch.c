@@ -1,13 +1,14 @@
 /*
- * test_thread_watch.c — cpu/thread_watch.c on trees written by the test
+ * test_thread_watch.c — proc/thread_watch.c on trees written by the test
  * (thread churn, a reused tid, the fd budget, context switches, a zombie),
  * on a recorded tree, and on the live test process and a child: threads that
  * exit and appear, counters that only grow, a process that exits, and no fd
  * left behind under churn.
  */
 #include "harness.h"
+#include "base/unknown.h"
 
-#include "cpu/thread_watch.h"
+#include "proc/thread_watch.h"
 #include "proc/procfs.h"
 
 #include <dirent.h>

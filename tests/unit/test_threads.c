@@ -1,12 +1,13 @@
 /*
- * test_threads.c — schedstat parsing and the rate arithmetic of cpu/rates.c
+ * test_threads.c — schedstat parsing and the rate arithmetic of analyze/rates.c
  * on constructed sample pairs: churn, counters going backwards, unknown
  * counters, too-short intervals, pools and the diagnosis rules.
  */
 #include "harness.h"
+#include "base/unknown.h"
 
-#include "cpu/diagnose.h"
-#include "cpu/rates.h"
+#include "analyze/diagnose.h"
+#include "analyze/rates.h"
 #include "proc/procfs.h"
 #include "proc/schedstat.h"
 

@@ -8,11 +8,12 @@
  */
 #include "harness.h"
 
-#include "cpu/diagnose.h"
-#include "cpu/rates.h"
-#include "cpu/thread_watch.h"
-#include "cpu/threads.h"
+#include "analyze/diagnose.h"
+#include "analyze/rates.h"
+#include "proc/thread_watch.h"
+#include "sample/threads.h"
 #include "proc/procfs.h"
+#include "proc/uptime.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -67,7 +68,8 @@ static void take_recorded(const char *name, int i, struct vt_threads_sample *s)
 	CHECK(vt_pid_open(&pfs, pid, &pid_fd, &err) == VT_OK);
 	CHECK(vt_thread_watch_open(&pfs, pid_fd, pid, &w, &err) == VT_OK);
 	if (w)
-		CHECK(vt_threads_sample_take(w, FLAGS, &pfs, &buf, s, &err) == VT_OK);
+		CHECK(vt_threads_sample_take(w, FLAGS, s, &err) == VT_OK);
+	s->uptime_s = vt_uptime_read(&pfs, &buf);
 	/* the recorded clock, not the time of this read */
 	snprintf(rel, sizeof(rel), "threads/%s/%d/mono_ns", name, i);
 	mono = vt_fixture(rel, &len);

@@ -1,7 +1,8 @@
 /*
  * diagnose.c — rules over interval rates (see diagnose.h).  Reads nothing.
  */
-#include "cpu/diagnose.h"
+#include "analyze/diagnose.h"
+#include "base/unknown.h"
 
 #include "proc/procfs.h"
 

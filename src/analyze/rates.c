@@ -5,7 +5,8 @@
  * untrusted: one that goes backwards (a reused tid, a wrapped value) gives a
  * zero delta and a flag, never a negative or huge rate.
  */
-#include "cpu/rates.h"
+#include "analyze/rates.h"
+#include "base/unknown.h"
 
 #include "base/scan.h"
 
@@ -21,36 +22,6 @@ static int cmp_tid(const void *a, const void *b)
 	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
 
 	return (x > y) - (x < y);
-}
-
-static const struct vt_thread_snap *find_tid(const struct vt_threads_sample *s, pid_t tid)
-{
-	size_t lo = 0, hi = s->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->threads[mid].tid == tid)
-			return &s->threads[mid];
-		if (s->threads[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-static int state_index(char c)
-{
-	switch (c) {
-	case 'R': return 0;
-	case 'S': return 1;
-	case 'D': return 2;
-	case 'T': case 't': return 3;
-	case 'Z': case 'X': return 4;
-	case 'I': return 5;
-	default: return 6;
-	}
 }
 
 /*
@@ -81,41 +52,6 @@ size_t vt_threads_pool_key_len(const char *name)
 	return len;
 }
 
-void vt_name_tally_add(struct vt_name_tally *slots, const char *name)
-{
-	int i;
-
-	if (!*name)
-		return;
-	for (i = 0; i < VT_WCHAN_SLOTS; i++) {
-		if (slots[i].count && !strcmp(slots[i].name, name)) {
-			slots[i].count++;
-			return;
-		}
-		if (!slots[i].count) {
-			vt_copy_str(slots[i].name, sizeof(slots[i].name), name, strlen(name));
-			slots[i].count = 1;
-			return;
-		}
-	}
-}
-
-bool vt_name_tally_top(const struct vt_name_tally *slots, char *out, size_t cap,
-		       unsigned *count)
-{
-	const struct vt_name_tally *top = NULL;
-	int i;
-
-	for (i = 0; i < VT_WCHAN_SLOTS; i++)
-		if (slots[i].count && (!top || slots[i].count > top->count))
-			top = &slots[i];
-	if (!top)
-		return false;
-	vt_copy_str(out, cap, top->name, strlen(top->name));
-	*count = top->count;
-	return true;
-}
-
 /*
  * A thread cannot run more than one core, nor switch more often than the
  * scheduler could: a larger value is a corrupt or reset counter.  It is
@@ -133,19 +69,18 @@ static void thread_rate(const struct vt_threads_sample *samples, size_t n, pid_t
 			double dt, struct vt_thread_rate *r)
 {
 	const struct vt_thread_snap *first = NULL, *last = NULL, *base, *t;
-	struct vt_name_tally slots[VT_WCHAN_SLOTS], calls[VT_WCHAN_SLOTS];
+	struct vt_thread_tally tally;
 	long clk = samples[n - 1].clk_tck > 0 ? samples[n - 1].clk_tck : 100;
 	uint64_t d, du, ds;
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
-	memset(slots, 0, sizeof(slots));
-	memset(calls, 0, sizeof(calls));
+	memset(&tally, 0, sizeof(tally));
 	r->tid = tid;
 	r->user_cores = r->sys_cores = r->runq_share = r->vol_per_s = r->nonvol_per_s = -1;
 	r->cpu_share = -1;
 	for (i = 0; i < n; i++) {
-		t = find_tid(&samples[i], tid);
+		t = vt_threads_sample_find(&samples[i], tid);
 		if (!t)
 			continue;
 		if (!first)
@@ -153,33 +88,30 @@ static void thread_rate(const struct vt_threads_sample *samples, size_t n, pid_t
 		else if (t->start_ticks != first->start_ticks)
 			continue;      /* the tid was reused by another thread: not this one */
 		last = t;
-		r->nsamples++;
-		r->states[state_index(t->state)]++;
-		if (t->wchan_ok)
-			vt_name_tally_add(slots, t->wchan);
-		else
+		vt_thread_tally_add(&tally, t);
+		if (!t->wchan_ok)
 			snprintf(r->wchan_why, sizeof(r->wchan_why), "%s", t->wchan_why);
-		if (t->syscall_ok)
-			vt_name_tally_add(calls, t->syscall);
-		else
+		if (!t->syscall_ok)
 			snprintf(r->syscall_why, sizeof(r->syscall_why), "%s", t->syscall_why);
 	}
 	if (!first)
 		return;
+	r->nsamples = tally.seen;
+	memcpy(r->states, tally.states, sizeof(r->states));
 	snprintf(r->comm, sizeof(r->comm), "%s", last->comm);
 	r->last_cpu = last->processor;
 	r->last_state = last->state;
 	r->wchan_ok = last->wchan_ok;
-	if (vt_name_tally_top(slots, r->wchan, sizeof(r->wchan), &r->wchan_count))
+	if (vt_name_tally_top(tally.wchans, r->wchan, sizeof(r->wchan), &r->wchan_count))
 		r->wchan_ok = true;
 	r->syscall_ok = last->syscall_ok;
-	if (vt_name_tally_top(calls, r->syscall, sizeof(r->syscall), &r->syscall_count))
+	if (vt_name_tally_top(tally.calls, r->syscall, sizeof(r->syscall), &r->syscall_count))
 		r->syscall_ok = true;
 
-	base = find_tid(&samples[0], tid) == first ? first : NULL;
+	base = vt_threads_sample_find(&samples[0], tid) == first ? first : NULL;
 	if (!base)
 		r->flags |= VT_THREAD_APPEARED;
-	t = find_tid(&samples[n - 1], tid);
+	t = vt_threads_sample_find(&samples[n - 1], tid);
 	if (!t || t != last)
 		r->flags |= VT_THREAD_EXITED;
 
@@ -312,7 +244,7 @@ int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, 
 	}
 	for (i = 0; i < ntids; i++) {
 		struct vt_thread_rate *r = &out->threads[out->n];
-		const struct vt_thread_snap *f = find_tid(a, tids[i]), *l = find_tid(b, tids[i]);
+		const struct vt_thread_snap *f = vt_threads_sample_find(a, tids[i]), *l = vt_threads_sample_find(b, tids[i]);
 
 		thread_rate(samples, n, tids[i], dt, r);
 		if (!r->nsamples)
@@ -381,6 +313,15 @@ void vt_threads_rates_set_quota(struct vt_threads_rates *r, double quota_cores, 
 	r->usable_cores = r->ncpu > 0 ? r->ncpu : 0;
 	if (r->quota_cores > 0 && (r->usable_cores <= 0 || r->quota_cores < r->usable_cores))
 		r->usable_cores = r->quota_cores;
+}
+
+void vt_threads_rates_set_allowance(struct vt_threads_rates *r, const struct vt_cpu_allowance *a)
+{
+	r->ncpu = a->ncpu;
+	vt_threads_rates_set_quota(r, a->quota_cores, a->quota_dir);
+	r->periods = a->periods;
+	r->throttled_periods = a->throttled_periods;
+	r->throttled_s = a->throttled_s;
 }
 
 void vt_threads_rates_release(struct vt_threads_rates *r)

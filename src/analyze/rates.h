@@ -1,6 +1,6 @@
 /*
  * rates.h — CPU rates, switch rates and states of a process and its threads
- * over an interval, from samples taken by cpu/threads.h.
+ * over an interval, from samples taken by sample/threads.h.
  *
  * Every rate is a delta of a cumulative counter divided by the interval
  * between the first and the last sample; never a since-start average (that
@@ -16,7 +16,8 @@
 #include <sys/types.h>
 
 #include "base/error.h"
-#include "cpu/threads.h"
+#include "sample/thread_sampler.h"
+#include "sample/threads.h"
 
 /* Shortest interval measured: stat ticks are 10 ms, 20 ticks keep the error ~5%. */
 #define VT_RATES_MIN_INTERVAL_S 0.2
@@ -30,31 +31,6 @@ enum vt_thread_flags {
 	VT_THREAD_EXITED = 1 << 1,       /* not in the last sample: exited in the interval */
 	VT_THREAD_COUNTER_RESET = 1 << 2 /* a counter went backwards: that delta taken as 0 */
 };
-
-/* State letters counted over the samples: R S D T (T,t) Z (Z,X) I, other. */
-#define VT_STATE_KINDS "RSDTZI?"
-#define VT_NSTATES 7
-
-#define VT_WCHAN_SLOTS 6
-
-/*
- * The most frequent names a thread was seen with (wchans, system calls):
- * VT_WCHAN_SLOTS slots, the first names seen; a name past them is not
- * counted (a thread that sleeps in more than six places has no "usual" one).
- */
-struct vt_name_tally {
-	char name[48];
-	unsigned count;
-};
-
-/* Count name ("" is not counted) in slots[VT_WCHAN_SLOTS]. */
-void vt_name_tally_add(struct vt_name_tally *slots, const char *name);
-/*
- * The name seen most often (the first of a tie) into out[cap] and its count
- * into *count; false, leaving both, when none was counted.
- */
-bool vt_name_tally_top(const struct vt_name_tally *slots, char *out, size_t cap,
-		       unsigned *count);
 
 struct vt_thread_rate {
 	pid_t tid;
@@ -94,7 +70,7 @@ struct vt_threads_rates {
 	unsigned nsamples;
 	int ncpu;                       /* CPUs the process may run on (affinity; 0 unknown) */
 	double quota_cores;             /* its cgroup's CPU quota in cores, < 0 none (set by the caller) */
-	char quota_dir[256];            /* the cgroup that sets it (set by the caller) */
+	char quota_dir[VT_QUOTA_DIR_MAX]; /* the cgroup that sets it (set by the caller) */
 	double usable_cores;            /* min(ncpu, quota): what "share" divides by; 0 unknown */
 	uint64_t throttled_periods;     /* quota periods throttled in the interval, VT_NA unknown */
 	uint64_t periods;               /* quota periods in the interval, VT_NA unknown */
@@ -140,6 +116,12 @@ int vt_threads_rates_group(struct vt_threads_rates *r, struct vt_err *err);
  * usable_cores becomes the smaller of it and the CPUs of the affinity mask.
  */
 void vt_threads_rates_set_quota(struct vt_threads_rates *r, double quota_cores, const char *dir);
+
+/*
+ * Apply what the process was allowed over the interval: the CPUs of its
+ * affinity mask, its cgroup quota and the periods it was throttled in.
+ */
+void vt_threads_rates_set_allowance(struct vt_threads_rates *r, const struct vt_cpu_allowance *a);
 
 void vt_threads_rates_release(struct vt_threads_rates *r);
 

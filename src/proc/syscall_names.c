@@ -1,7 +1,7 @@
 /*
  * syscall_names.c — number to name, by binary search in the generated table.
  */
-#include "cpu/syscall_names.h"
+#include "proc/syscall_names.h"
 
 #include <stddef.h>
 #include <stdio.h>

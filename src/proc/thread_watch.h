@@ -8,7 +8,7 @@
  * task/ again through the held directory fd (lseek to 0, getdents64), opens
  * the files of new threads, closes those of gone ones and re-reads the rest
  * with pread at offset 0, where a /proc seq_file regenerates its text.  It
- * only reads; rates come from two reads (cpu/rates.h does that arithmetic).
+ * only reads; rates come from two reads (analyze/rates.h does that arithmetic).
  *
  * Listing.  On live /proc a read skips the listing when the process's thread
  * count (stat field 20) equals the rows of the previous read: every held fd

@@ -13,8 +13,10 @@
  * second merge adds the threads it finds.  Reads only; never stops or
  * signals the target.
  */
-#include "cpu/thread_watch.h"
+#include "proc/thread_watch.h"
+#include "base/unknown.h"
 
+#include "base/clock.h"
 #include "base/scan.h"
 #include "proc/schedstat.h"
 #include "proc/stat.h"
@@ -715,12 +717,12 @@ int vt_thread_watch_read(struct vt_thread_watch *w, unsigned flags, struct vt_er
 	struct vt_thread_watch_proc proc;
 	struct vt_proc_stat st;
 	struct merge g;
-	struct timespec now;
+	uint64_t now_ns;
 	bool skip_list;
 	size_t i;
 	int rc;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
+	now_ns = vt_mono_ns();
 	rc = vt_pread_fd(w->stat_fd, "stat", &w->buf, err);
 	if (rc == VT_E_GONE)
 		return process_gone(w, err, "exited");
@@ -738,7 +740,7 @@ int vt_thread_watch_read(struct vt_thread_watch *w, unsigned flags, struct vt_er
 	proc.stime_ticks = st.stime_ticks;
 	proc.start_ticks = st.start_ticks;
 	proc.num_threads = st.num_threads;
-	proc.mono_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	proc.mono_ns = now_ns;
 	proc.clk_tck = w->clk_tck;
 
 	/*

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "cpu/rates.h"
+#include "analyze/rates.h"
 
 enum vt_diag_kind {
 	VT_DIAG_NONE,            /* "no pattern" */

@@ -1,0 +1,258 @@
+/*
+ * thread_sampler.c — an interval's thread samples, the step between them and
+ * the cgroup CPU figures at its two ends (see thread_sampler.h).
+ */
+#include "sample/thread_sampler.h"
+
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/unknown.h"
+#include "proc/cgroup.h"
+#include "proc/stat.h"
+#include "proc/uptime.h"
+#include "sample/target.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+struct vt_thread_sampler {
+	const struct vt_procfs *pfs;
+	pid_t pid;
+	int dirfd;
+	struct vt_proc_status status;        /* read at open */
+	struct vt_thread_watch *watch;
+	struct vt_buf buf;
+	struct vt_threads_sample *samples;   /* n of cap; samples[0] opens the interval */
+	size_t n, cap;
+	uint64_t step_ns;                    /* between samples */
+	struct vt_cgroup_cpu cg;             /* at the start of the interval */
+	bool cg_ok;
+	volatile sig_atomic_t *stop;
+	struct vt_sampler_wait wait;
+};
+
+static bool stopping(const struct vt_thread_sampler *s)
+{
+	return s->stop && *s->stop;
+}
+
+static void sleep_until(void *ctx, uint64_t mono_ns)
+{
+	struct vt_thread_sampler *s = ctx;
+	struct timespec ts = { (time_t)(mono_ns / 1000000000ull), (long)(mono_ns % 1000000000ull) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stopping(s))
+		;
+}
+
+static void read_cgroup(struct vt_thread_sampler *s, struct vt_cgroup_cpu *cg, bool *ok)
+{
+	*ok = vt_cgroup_cpu_read(s->pfs, s->dirfd, cg, NULL) == VT_OK && cg->version;
+}
+
+int vt_thread_sampler_open(const struct vt_procfs *pfs, pid_t pid, volatile sig_atomic_t *stop,
+			   struct vt_thread_sampler **out, struct vt_err *err)
+{
+	struct vt_thread_sampler *s = calloc(1, sizeof(*s));
+	struct vt_proc_stat st;
+	int rc;
+
+	*out = NULL;
+	if (!s)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+	s->pfs = pfs;
+	s->pid = pid;
+	s->dirfd = -1;
+	s->buf = (struct vt_buf)VT_BUF_INIT(1u << 20);
+	s->step_ns = VT_SAMPLER_STEP_MIN_NS;
+	s->stop = stop;
+	vt_thread_sampler_set_wait(s, NULL);
+	rc = vt_pid_open(pfs, pid, &s->dirfd, err);
+	if (rc == VT_OK)
+		rc = vt_target_check(s->dirfd, pid, &s->buf, &st, &s->status, err);
+	if (rc == VT_OK)
+		rc = vt_thread_watch_open(pfs, s->dirfd, pid, &s->watch, err);
+	if (rc != VT_OK) {
+		vt_thread_sampler_close(s);
+		return rc;
+	}
+	read_cgroup(s, &s->cg, &s->cg_ok);
+	*out = s;
+	return VT_OK;
+}
+
+void vt_thread_sampler_set_wait(struct vt_thread_sampler *s, const struct vt_sampler_wait *wait)
+{
+	if (wait)
+		s->wait = *wait;
+	else
+		s->wait = (struct vt_sampler_wait){ sleep_until, s };
+}
+
+const struct vt_proc_status *vt_thread_sampler_status(const struct vt_thread_sampler *s)
+{
+	return &s->status;
+}
+
+int vt_thread_sampler_dirfd(const struct vt_thread_sampler *s)
+{
+	return s->dirfd;
+}
+
+/* Take one sample into samples[n], growing the array; adapts the step. */
+static int take(struct vt_thread_sampler *s, unsigned flags, struct vt_err *err)
+{
+	uint64_t t0, cost;
+	int rc;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct vt_threads_sample *grown = realloc(s->samples, cap * sizeof(*grown));
+
+		if (!grown)
+			return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory sampling threads");
+		s->samples = grown;
+		s->cap = cap;
+	}
+	t0 = vt_mono_ns();
+	rc = vt_threads_sample_take(s->watch, flags, &s->samples[s->n], err);
+	if (rc != VT_OK)
+		return rc;
+	s->n++;
+	cost = vt_mono_ns() - t0;
+	s->step_ns = cost * VT_SAMPLER_COST_FACTOR > VT_SAMPLER_STEP_MIN_NS ? cost * VT_SAMPLER_COST_FACTOR
+									     : VT_SAMPLER_STEP_MIN_NS;
+	return VT_OK;
+}
+
+static int allowed_cpus(pid_t pid)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(pid, sizeof(set), &set) == 0)
+		return CPU_COUNT(&set);
+	return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+/* CPU seconds this program has used so far, -1 unknown. */
+static double own_cpu(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_SELF, &ru) == 0 ? vt_rusage_cpu_s(&ru) : -1;
+}
+
+/* counter b - a when both are known and it did not go backwards. */
+static bool grew(uint64_t a, uint64_t b, uint64_t *d)
+{
+	if (!vt_known(a) || !vt_known(b) || b < a)
+		return false;
+	*d = b - a;
+	return true;
+}
+
+/* The affinity mask, the quota and the throttling between the interval's two cgroup reads. */
+static void allowance(struct vt_thread_sampler *s, struct vt_cpu_allowance *a)
+{
+	struct vt_cgroup_cpu now;
+	uint64_t d;
+	bool ok;
+
+	memset(a, 0, sizeof(*a));
+	a->ncpu = allowed_cpus(s->pid);
+	a->quota_cores = -1;
+	a->periods = a->throttled_periods = VT_NA;
+	a->throttled_s = -1;
+	if (!s->cg_ok)
+		return;
+	read_cgroup(s, &now, &ok);
+	if (!ok)
+		return;
+	if (now.quota_cores > 0) {
+		a->quota_cores = now.quota_cores;
+		snprintf(a->quota_dir, sizeof(a->quota_dir), "%s/%s", s->pfs->sys_root, now.limit_dir);
+		if (grew(s->cg.nr_periods, now.nr_periods, &a->periods) &&
+		    grew(s->cg.nr_throttled, now.nr_throttled, &a->throttled_periods)) {
+			if (grew(s->cg.throttled_usec, now.throttled_usec, &d))
+				a->throttled_s = (double)d / 1e6;
+		} else {
+			a->periods = a->throttled_periods = VT_NA;
+		}
+	}
+	s->cg = now;
+}
+
+int vt_thread_sampler_measure(struct vt_thread_sampler *s, double interval_s, unsigned flags,
+			      struct vt_threads_interval *out, struct vt_err *err)
+{
+	double cpu0 = own_cpu(), cpu1;
+	uint64_t start, end, next;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (s->n == 0 && (rc = take(s, flags, err)) != VT_OK)
+		return rc;
+	start = s->samples[0].mono_ns;
+	end = start + (uint64_t)(interval_s * 1e9);
+	for (next = start; !stopping(s);) {
+		next += s->step_ns;
+		if (next > end)
+			next = end;
+		s->wait.until(s->wait.ctx, next);
+		if (stopping(s))
+			break;
+		rc = take(s, flags, err);
+		if (rc == VT_E_GONE || rc == VT_E_NOPROC) {
+			out->exited = true;
+			break;
+		}
+		if (rc != VT_OK)
+			return rc;
+		if (s->samples[s->n - 1].mono_ns >= end)
+			break;
+	}
+	/* ps's since-start average needs the uptime at the last sample only */
+	s->samples[s->n - 1].uptime_s = fmax(0, vt_uptime_read(s->pfs, &s->buf));
+	out->samples = s->samples;
+	out->n = s->n;
+	out->interval_s = (double)(s->samples[s->n - 1].mono_ns - start) / 1e9;
+	allowance(s, &out->allowance);
+	cpu1 = own_cpu();
+	out->self_cpu_s = cpu0 >= 0 && cpu1 >= cpu0 ? cpu1 - cpu0 : -1;
+	return VT_OK;
+}
+
+void vt_thread_sampler_next(struct vt_thread_sampler *s)
+{
+	size_t i;
+
+	if (s->n == 0)
+		return;
+	for (i = 0; i + 1 < s->n; i++)
+		vt_threads_sample_release(&s->samples[i]);
+	s->samples[0] = s->samples[s->n - 1];
+	s->n = 1;
+}
+
+void vt_thread_sampler_close(struct vt_thread_sampler *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->n; i++)
+		vt_threads_sample_release(&s->samples[i]);
+	free(s->samples);
+	vt_thread_watch_close(s->watch);
+	if (s->dirfd >= 0)
+		close(s->dirfd);
+	vt_buf_release(&s->buf);
+	free(s);
+}

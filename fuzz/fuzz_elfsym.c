@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "alloc/detect.h"
-#include "alloc/elfsym.h"
+#include "elf/elfsym.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,7 +8,8 @@
  * after EACCES and only when its device and inode are those in maps.  A file
  * that cannot be read never fails the call: the evidence line says what could
  * not be checked.  Nothing here reads target memory, stops the target, or
- * prints; ELF questions go to elfsym.c.
+ * prints; files are opened by proc/mapped_file.c, ELF questions go to
+ * elf/elfsym.c.
  */
 #include "alloc/detect.h"
 
@@ -24,11 +25,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "alloc/elfsym.h"
+#include "elf/elfsym.h"
 #include "proc/environ.h"
+#include "proc/mapped_file.h"
 
-#define OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-#define DELETED_SUFFIX " (deleted)"
 /* How far after "GNU C Library" the banner's "release version" may be. */
 #define BANNER_SPAN 256
 
@@ -192,35 +192,11 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-static bool is_deleted(const char *path)
-{
-	size_t n = strlen(path), s = sizeof(DELETED_SUFFIX) - 1;
-
-	return n > s && strcmp(path + n - s, DELETED_SUFFIX) == 0;
-}
-
 static const char *preempts(const struct detect *d)
 {
 	if (d->glibc)
 		return " (preempts glibc)";
 	return d->musl ? " (preempts musl)" : "";
-}
-
-/* ENOENT under PID/ means the file is missing, unless PID itself is gone. */
-static bool pid_gone(const struct detect *d)
-{
-	struct stat st;
-
-	return fstatat(d->pid_fd, "stat", &st, 0) < 0 && (errno == ENOENT || errno == ESRCH);
-}
-
-static int open_failed(struct detect *d, struct tfile *tf, int e)
-{
-	if ((e == ENOENT || e == ESRCH) && pid_gone(d))
-		return vt_err_set(d->err, VT_E_GONE, e,
-				  "process %d exited while its allocator was detected", (int)d->pid);
-	set_str(tf->why, sizeof(tf->why), "%s", strerror(e));
-	return VT_OK;
 }
 
 /* Consumes fd. */
@@ -244,143 +220,24 @@ static int tfile_from_fd(struct detect *d, struct tfile *tf, int fd)
 	return VT_OK;
 }
 
-/*
- * The host's path to r's file, when we may not look through PID/root: used
- * only if it is the very file mapped (device and inode as in maps).
- */
-static int open_host_copy(const struct detect *d, const struct vt_region *r, bool *other)
-{
-	struct stat st;
-	int fd;
-
-	*other = false;
-	if (!d->pfs->live || r->path[0] != '/' || is_deleted(r->path))
-		return -1;
-	fd = open(r->path, OPEN_FLAGS);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) == 0 && st.st_ino == r->inode && major(st.st_dev) == r->dev_major &&
-	    minor(st.st_dev) == r->dev_minor)
-		return fd;
-	close(fd);
-	*other = true;
-	return -1;
-}
-
-/* *fd: rel under PID/, or the host's copy of r's file; -1 with tf->why when unreadable. */
-static int open_or_fallback_fd(struct detect *d, const struct vt_region *r, const char *rel,
-			       struct tfile *tf, int *fd)
-{
-	bool other = false;
-	int e;
-
-	*fd = openat(d->pid_fd, rel, OPEN_FLAGS);
-	if (*fd >= 0)
-		return VT_OK;
-	e = errno;
-	if ((e == EACCES || e == EPERM) && r) {
-		*fd = open_host_copy(d, r, &other);
-		if (*fd >= 0)
-			return VT_OK;
-		if (other) {
-			set_str(tf->why, sizeof(tf->why), "%s, and the host's %s is another file",
-				strerror(e), r->path);
-			return VT_OK;
-		}
-	}
-	return open_failed(d, tf, e);
-}
-
-static int open_or_fallback(struct detect *d, const struct vt_region *r, const char *rel,
-			    struct tfile *tf)
-{
-	int fd, rc = open_or_fallback_fd(d, r, rel, tf, &fd);
-
-	return rc || fd < 0 ? rc : tfile_from_fd(d, tf, fd);
-}
-
-/*
- * *fd: the file behind mapping r, as the target sees it: PID/root/<path>,
- * or PID/map_files/ for a library deleted since it was mapped (the only way
- * left to reach it); -1 with tf->why when unreadable.
- */
-static int open_mapped_fd(struct detect *d, const struct vt_region *r, struct tfile *tf, int *fd)
-{
-	char rel[PATH_MAX + 8];
-
-	memset(tf, 0, sizeof(*tf));
-	*fd = -1;
-	if (is_deleted(r->path)) {
-		set_str(rel, sizeof(rel), "map_files/%" PRIx64 "-%" PRIx64, r->start, r->end);
-		*fd = openat(d->pid_fd, rel, OPEN_FLAGS);
-		if (*fd < 0)
-			set_str(tf->why, sizeof(tf->why), "deleted since it was mapped");
-		return VT_OK;
-	}
-	if (r->path[0] != '/') {
-		set_str(tf->why, sizeof(tf->why), "not an absolute path");
-		return VT_OK;
-	}
-	if (strlen(r->path) + sizeof("root") > sizeof(rel)) {
-		set_str(tf->why, sizeof(tf->why), "path too long");
-		return VT_OK;
-	}
-	set_str(rel, sizeof(rel), "root%s", r->path);
-	return open_or_fallback_fd(d, r, rel, tf, fd);
-}
-
+/* The file behind mapping r as an open ELF, or why it could not be read. */
 static int open_mapped(struct detect *d, const struct vt_region *r, struct tfile *tf)
 {
-	int fd, rc = open_mapped_fd(d, r, tf, &fd);
+	int fd, rc;
 
+	memset(tf, 0, sizeof(*tf));
+	rc = vt_mapped_file_open(d->pfs, d->pid_fd, d->pid, r, &fd, tf->why, sizeof(tf->why), d->err);
 	return rc || fd < 0 ? rc : tfile_from_fd(d, tf, fd);
 }
 
-int vt_alloc_open_mapped(const struct vt_procfs *pfs, int pid_fd, pid_t pid,
-			 const struct vt_region *r, int *fd, char *why, size_t why_cap,
-			 struct vt_err *err)
-{
-	struct detect d = { .pfs = pfs, .pid_fd = pid_fd, .pid = pid, .err = err };
-	struct tfile tf;
-	int rc = open_mapped_fd(&d, r, &tf, fd);
-
-	if (why_cap)
-		set_str(why, why_cap, "%s", rc || *fd >= 0 ? "" : tf.why);
-	return rc;
-}
-
-/* A maps path names path, also after the file was deleted ("path (deleted)"). */
-static bool maps_path_is(const char *maps_path, const char *path, size_t len)
-{
-	return strncmp(maps_path, path, len) == 0 &&
-	       (maps_path[len] == '\0' || strcmp(maps_path + len, DELETED_SUFFIX) == 0);
-}
-
-static const struct vt_region *region_by_path(const struct detect *d, const char *path)
-{
-	size_t i, len = strlen(path);
-
-	for (i = 0; len && i < d->regions->n; i++)
-		if (maps_path_is(d->regions->v[i].path, path, len))
-			return &d->regions->v[i];
-	return NULL;
-}
-
-/*
- * PID/exe works for a deleted executable too.  In a recorded tree exe is a
- * symlink to the original path, which must be read under root/ like the rest.
- */
 static int open_exe(struct detect *d, struct tfile *tf)
 {
-	char rel[PATH_MAX + 8] = "exe";
-	ssize_t n;
+	int fd, rc;
 
 	memset(tf, 0, sizeof(*tf));
-	n = readlinkat(d->pid_fd, "exe", d->exe_path, sizeof(d->exe_path) - 1);
-	d->exe_path[n > 0 ? n : 0] = '\0';
-	if (!d->pfs->live && d->exe_path[0] == '/')
-		set_str(rel, sizeof(rel), "root%s", d->exe_path);
-	return open_or_fallback(d, region_by_path(d, d->exe_path), rel, tf);
+	rc = vt_mapped_exe_open(d->pfs, d->pid_fd, d->pid, d->regions, d->exe_path, sizeof(d->exe_path),
+				&fd, tf->why, sizeof(tf->why), d->err);
+	return rc || fd < 0 ? rc : tfile_from_fd(d, tf, fd);
 }
 
 /* ---- what names and symbols say --------------------------------------- */
@@ -404,8 +261,8 @@ static enum vt_alloc_kind kind_of_lib(const char *path)
 	char plain[256];
 	size_t i, n = strlen(name);
 
-	if (is_deleted(name))
-		n -= sizeof(DELETED_SUFFIX) - 1;
+	if (vt_maps_path_deleted(name))
+		n -= sizeof(VT_MAPS_DELETED_SUFFIX) - 1;
 	if (n >= sizeof(plain))
 		return VT_ALLOC_UNKNOWN;
 	memcpy(plain, name, n);
@@ -482,7 +339,7 @@ static void lib_version(struct detect *d, struct vt_elfsym *elf, const struct vt
 
 	if (elf && vt_elfsym_soname(elf, v, sizeof(d->out->version)))
 		return;
-	if (is_deleted(r->path))
+	if (vt_maps_path_deleted(r->path))
 		v[0] = '\0';
 	else
 		set_str(v, sizeof(d->out->version), "%s", base_name(r->path));
@@ -596,7 +453,7 @@ static int check_library(struct detect *d, const struct vt_region *r, bool prelo
 /* The mapping of an LD_PRELOAD entry: same path, same file name, or same inode (a symlink). */
 static const struct vt_region *region_of_preload(const struct detect *d, const char *entry)
 {
-	const struct vt_region *r = region_by_path(d, entry);
+	const struct vt_region *r = vt_maps_find_path(d->regions, entry);
 	const char *name = base_name(entry);
 	size_t i, name_len = strlen(name);
 	char rel[PATH_MAX + 8];
@@ -606,7 +463,7 @@ static const struct vt_region *region_of_preload(const struct detect *d, const c
 		return r;
 	for (i = 0; i < d->regions->n; i++)
 		if (d->regions->v[i].inode &&
-		    maps_path_is(base_name(d->regions->v[i].path), name, name_len))
+		    vt_maps_path_is(base_name(d->regions->v[i].path), name, name_len))
 			return &d->regions->v[i];
 	if (strlen(entry) + sizeof("root/") > sizeof(rel))
 		return NULL;

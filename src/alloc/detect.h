@@ -65,19 +65,6 @@ int vt_alloc_detect(const struct vt_procfs *pfs, int pid_fd, pid_t pid,
 		    const struct vt_region_list *regions, const char *environ, size_t environ_len,
 		    struct vt_alloc_info *out, struct vt_err *err);
 
-/*
- * Open the file behind mapping r of process pid (directory pid_fd) the way
- * detection reads it: <proc root>/PID/root/<path> (the target's own copy,
- * also in a container), PID/map_files/ for a file deleted since it was
- * mapped, the host's path after EACCES only if device and inode match.
- * *fd is O_RDONLY|O_CLOEXEC, owned by the caller; -1 with why (why_cap
- * bytes) saying why when the file cannot be read, which is not an error.
- * Errors: VT_E_GONE (the process exited).
- */
-int vt_alloc_open_mapped(const struct vt_procfs *pfs, int pid_fd, pid_t pid,
-			 const struct vt_region *r, int *fd, char *why, size_t why_cap,
-			 struct vt_err *err);
-
 /* ---- exposed for tests and fuzzers ---- */
 
 /*

@@ -75,7 +75,7 @@ static void judge_glibc(const struct vt_heap_sample *h, uint64_t page, struct vt
 {
 	const struct vt_mallinfo *mi = &h->mi;
 	uint64_t held = mi->arena + mi->hblkhd, free_held = mi->fordblks;
-	double live = vt_heap_live_fraction(mi), share = 0;
+	double live = vt_mallinfo_live_fraction(mi), share = 0;
 	int top_nr = -1;
 	size_t i, narenas = h->has_info ? h->info.n_arenas : 0;
 

@@ -237,7 +237,7 @@ static void print_heaps(const struct vt_procfs *pfs, const struct arm *arms)
 		vt_heap_judge(&h, (uint64_t)sysconf(_SC_PAGESIZE), &v);
 		printf("  %-20s live %s, free but held %s (live_fraction %.2f) in %zu arenas\n"
 		       "  %-20s -> %s\n", arms[i].label, vt_fmt_bytes(h.mi.uordblks, a, sizeof(a)),
-		       vt_fmt_bytes(h.mi.fordblks, b, sizeof(b)), vt_heap_live_fraction(&h.mi),
+		       vt_fmt_bytes(h.mi.fordblks, b, sizeof(b)), vt_mallinfo_live_fraction(&h.mi),
 		       h.info.n_arenas, "", v.headline);
 		vt_heap_release(&h);
 	}

@@ -3,7 +3,7 @@
  *
  * No debug symbols and no dynamic-linker structures: the library mapped by
  * the target (from its maps) is opened the way allocator detection opens it
- * (vt_alloc_open_mapped: the target's own file, also in a container or
+ * (vt_mapped_file_open: the target's own file, also in a container or
  * after the file was deleted), the symbol's value comes from its .dynsym,
  * and the load bias from where its first page is mapped.  Before the
  * address is handed out, the first bytes of the function in the target's
@@ -24,8 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "alloc/detect.h"
-#include "alloc/elfsym.h"
+#include "elf/elfsym.h"
+#include "proc/mapped_file.h"
 #include "proc/mem.h"
 
 #define CHECK_BYTES 16
@@ -178,7 +178,7 @@ int vt_inject_resolve_many(const struct vt_procfs *pfs, pid_t pid, const struct 
 	rc = vt_pid_open(pfs, pid, &pid_fd, err);
 	if (rc)
 		return rc;
-	rc = vt_alloc_open_mapped(pfs, pid_fd, pid, lib, &fd, why, sizeof(why), err);
+	rc = vt_mapped_file_open(pfs, pid_fd, pid, lib, &fd, why, sizeof(why), err);
 	if (rc)
 		goto out;
 	if (fd < 0) {

@@ -89,7 +89,7 @@ int vt_render_heap_json(FILE *out, const struct vt_heap_sample *h, const struct 
 	json_object_set_new(root, "calls", json_integer(h->calls));
 	json_object_set_new(root, "mallinfo2", h->has_je ? json_null() : mallinfo_json(&h->mi));
 	json_object_set_new(root, "live_fraction", h->has_je ? json_null()
-				: json_real(vt_heap_live_fraction(&h->mi)));
+				: json_real(vt_mallinfo_live_fraction(&h->mi)));
 	json_object_set_new(root, "arenas", h->has_info ? arenas_json(h, page) : json_null());
 	json_object_set_new(root, "mmapped", h->has_info ? json_pack("{s:I, s:I}", "count",
 				(json_int_t)h->info.total.mmap_count, "bytes",

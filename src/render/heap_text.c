@@ -67,7 +67,7 @@ static void print_mallinfo(FILE *out, const struct vt_mallinfo *mi)
 	vt_table_cell(&t, "%s", "");
 	vt_table_cell(&t, "live_fraction");
 	vt_table_cell(&t, "%s", "");
-	vt_table_cell(&t, "%.3f", vt_heap_live_fraction(mi));
+	vt_table_cell(&t, "%.3f", vt_mallinfo_live_fraction(mi));
 	vt_table_cell(&t, "uordblks / (arena + hblkhd)");
 #undef ROW
 	vt_table_print(&t, out, 0, true);

@@ -15,37 +15,12 @@
 #include <sys/types.h>
 
 #include "alloc/detect.h"
+#include "alloc/glibc.h"
+#include "alloc/jemalloc.h"
 #include "alloc/malloc_info.h"
 #include "base/error.h"
 #include "proc/procfs.h"
 #include "proc/status.h"
-
-/* glibc struct mallinfo2 (malloc.h), in bytes/counts. */
-struct vt_mallinfo {
-	uint64_t arena;      /* non-mmapped space from the system (all arenas) */
-	uint64_t ordblks;    /* free chunks (not fast bins) */
-	uint64_t smblks;     /* free fast-bin chunks */
-	uint64_t hblks;      /* mmapped chunks */
-	uint64_t hblkhd;     /* bytes in mmapped chunks */
-	uint64_t usmblks;    /* always 0 since glibc 2.?; kept for completeness */
-	uint64_t fsmblks;    /* bytes in free fast-bin chunks */
-	uint64_t uordblks;   /* bytes in use (live) */
-	uint64_t fordblks;   /* bytes free but held (incl. top) */
-	uint64_t keepcost;   /* top chunk of the main arena: what a plain sbrk trim returns */
-	bool wide;           /* from mallinfo2; false: 32-bit mallinfo(), fields may wrap */
-};
-
-/* jemalloc stats.* after an epoch refresh (bytes). */
-struct vt_jemalloc_stats {
-	uint64_t allocated;  /* stats.allocated: live */
-	uint64_t active;     /* stats.active: pages with live data */
-	uint64_t metadata;   /* stats.metadata */
-	uint64_t resident;   /* stats.resident */
-	uint64_t mapped;     /* stats.mapped */
-	uint64_t retained;   /* stats.retained: virtual, kept for reuse */
-	uint64_t narenas;    /* arenas.narenas */
-	char version[64];    /* version string */
-};
 
 enum vt_heap_method { VT_HEAP_PTRACE = 1, VT_HEAP_AGENT };
 
@@ -96,8 +71,5 @@ struct vt_heap_opts {
 int vt_heap_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_heap_opts *opts,
 		 struct vt_heap_sample *out, struct vt_err *err);
 void vt_heap_release(struct vt_heap_sample *h);
-
-/* live / (arena + mmapped): the share of the allocator's memory that is live. */
-double vt_heap_live_fraction(const struct vt_mallinfo *mi);
 
 #endif

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "alloc/detect.h"
-#include "alloc/elfsym.h"
+#include "elf/elfsym.h"
 #include "proc/maps.h"
 #include "proc/procfs.h"
 

@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "alloc/elfsym.h"
+#include "elf/elfsym.h"
 #include "inject/inject.h"
 #include "proc/maps.h"
 #include "proc/procfs.h"

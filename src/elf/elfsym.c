@@ -7,7 +7,7 @@
  * section and answers "no".  Loops over tables are bounded by the data size
  * libelf gives us, never by counts taken from the file alone.
  */
-#include "alloc/elfsym.h"
+#include "elf/elfsym.h"
 
 #include <gelf.h>
 #include <limits.h>

@@ -9,10 +9,12 @@
  * malformed file reads as "no", and nothing here parses ELF by hand.
  *
  * This module knows nothing about /proc or allocators: callers open the file
- * and decide what the answers mean (src/alloc/detect.c).
+ * and decide what the answers mean (src/alloc/detect.c asks which malloc a
+ * process runs, src/inject/resolve.c where a function is).  The only module
+ * that sees libelf.
  */
-#ifndef VT_ALLOC_ELFSYM_H
-#define VT_ALLOC_ELFSYM_H
+#ifndef VT_ELF_ELFSYM_H
+#define VT_ELF_ELFSYM_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,0 +1,84 @@
+/*
+ * glibc.h — glibc malloc's own figures, asked of glibc inside the target.
+ *
+ * The recipes, on one attached thread (alloc/calls.h):
+ *   mallinfo2(&scratch)                    -> the ten figures (mallinfo() on
+ *                                             glibc < 2.33: 32-bit, may wrap)
+ *   fp = open_memstream(&ptr, &size)       \
+ *   malloc_info(0, fp); fclose(fp)          > the per-arena XML, copied out
+ *   ... process_vm_readv(ptr, size) ...    /  with process_vm_readv, then
+ *   free(ptr)                                 freed in the target
+ *   malloc_trim(0)                         -> 1 when memory went back
+ * Symbols are resolved before the thread is stopped (vt_glibc_resolve), so
+ * the thread waits only for the calls themselves.  glibc's mallinfo2,
+ * malloc_info and malloc_trim take one arena mutex at a time, which is what
+ * makes abandoning a blocked call safe (inject.h).
+ */
+#ifndef VT_ALLOC_GLIBC_H
+#define VT_ALLOC_GLIBC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "alloc/calls.h"
+#include "base/error.h"
+#include "proc/maps.h"
+#include "proc/procfs.h"
+
+/* glibc struct mallinfo2 (malloc.h), in bytes/counts. */
+struct vt_mallinfo {
+	uint64_t arena;      /* non-mmapped space from the system (all arenas) */
+	uint64_t ordblks;    /* free chunks (not fast bins) */
+	uint64_t smblks;     /* free fast-bin chunks */
+	uint64_t hblks;      /* mmapped chunks */
+	uint64_t hblkhd;     /* bytes in mmapped chunks */
+	uint64_t usmblks;    /* always 0 since glibc 2.?; kept for completeness */
+	uint64_t fsmblks;    /* bytes in free fast-bin chunks */
+	uint64_t uordblks;   /* bytes in use (live) */
+	uint64_t fordblks;   /* bytes free but held (incl. top) */
+	uint64_t keepcost;   /* top chunk of the main arena: what a plain sbrk trim returns */
+	bool wide;           /* from mallinfo2; false: 32-bit mallinfo(), fields may wrap */
+};
+
+/* The ten fields in their <malloc.h> order (the agent's reply has the same order). */
+void vt_mallinfo_set(struct vt_mallinfo *mi, const uint64_t v[10], bool wide);
+
+/* live / (arena + mmapped): the share of the allocator's memory that is live. */
+double vt_mallinfo_live_fraction(const struct vt_mallinfo *mi);
+
+/* Largest malloc_info() text copied out of the target. */
+#define VT_MALLOC_INFO_MAX (16u << 20)
+
+/* Addresses in the target; mallinfo2 0 on glibc < 2.33 (then mallinfo is set). */
+struct vt_glibc_fns {
+	uint64_t mallinfo2, mallinfo, malloc_info, open_memstream, fclose, free, malloc_trim,
+		errno_location;
+};
+
+/*
+ * Resolve the functions in libc.so.6 of process pid (maps: its mappings).
+ * Errors: those of vt_inject_resolve (VT_E_NOTFOUND for a missing symbol).
+ */
+int vt_glibc_resolve(const struct vt_procfs *pfs, pid_t pid, const struct vt_region_list *maps,
+		     struct vt_glibc_fns *f, struct vt_err *err);
+
+/* mallinfo2() (or mallinfo()) into *mi. */
+int vt_glibc_mallinfo(struct vt_alloc_calls *cs, const struct vt_glibc_fns *f, struct vt_mallinfo *mi,
+		      struct vt_err *err);
+
+/*
+ * malloc_info(0, fp) into an open_memstream buffer in the target, copied
+ * into *xml (owned by the caller, NUL-terminated, *len bytes) and freed in
+ * the target whatever happened.  VT_E_NOMEM when it is over
+ * VT_MALLOC_INFO_MAX; VT_E_FAIL when the target's open_memstream failed.
+ */
+int vt_glibc_malloc_info(struct vt_alloc_calls *cs, const struct vt_glibc_fns *f, char **xml, size_t *len,
+			 struct vt_err *err);
+
+/* malloc_trim(0): *returned is its return value (1: memory went back to the kernel). */
+int vt_glibc_malloc_trim(struct vt_alloc_calls *cs, const struct vt_glibc_fns *f, int *returned,
+			 struct vt_err *err);
+
+#endif

@@ -14,7 +14,7 @@
  * it is closed, then reopened with plain SQLite and the rows are inserted in
  * ONE transaction through prepared statements (vt_store_append commits
  * every sample: minutes for 2.6 million).  Column names come from
- * vt_metric_infos[].key, values are bound the way store.c binds them
+ * vt_metrics[].key (the recorded ones), values are bound the way store.c binds them
  * (integers for bytes and counts, reals for seconds, NULL where unknown).
  *
  * The shape, per incarnation of the process:
@@ -130,7 +130,7 @@ static void usage(int status)
 int main(int argc, char **argv)
 {
 	long long nsamples = 2592000, threads_every = 60;
-	int nthreads = 32, restarts = 1, i, m;
+	int nthreads = 32, restarts = 1, i, m, col;
 	const char *path = NULL;
 
 	for (i = 1; i < argc; i++) {
@@ -193,10 +193,12 @@ int main(int argc, char **argv)
 
 	len = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO samples(id, t, wall, pid, read_ms");
 	for (m = 0; m < VT_M_COUNT; m++)
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s", vt_metric_infos[m].key);
+		if (vt_metrics[m].flags & VT_MF_RECORDED)
+			len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s", vt_metrics[m].key);
 	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ") VALUES(?, ?, ?, ?, ?");
 	for (m = 0; m < VT_M_COUNT; m++)
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", ?");
+		if (vt_metrics[m].flags & VT_MF_RECORDED)
+			len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", ?");
 	snprintf(sql + len, sizeof(sql) - len, ")");
 	sqlite3_stmt *ins = prep(db, sql);
 	sqlite3_stmt *ins_ev = prep(db, "INSERT INTO events(t, wall, kind, pid, detail) VALUES(?, ?, ?, ?, ?)");
@@ -302,15 +304,15 @@ int main(int argc, char **argv)
 		sqlite3_bind_double(ins, 3, started_wall + t + 0.002 * urand());
 		sqlite3_bind_int64(ins, 4, pid);
 		sqlite3_bind_double(ins, 5, smaps ? 25 + 5 * urand() : 0.6 + 0.3 * urand());
-		for (m = 0; m < VT_M_COUNT; m++) {
-			int col = 6 + m;
-
+		for (m = 0, col = 6; m < VT_M_COUNT; m++) {
+			if (!(vt_metrics[m].flags & VT_MF_RECORDED))
+				continue;
 			if (isnan(v[m]))
-				sqlite3_bind_null(ins, col);
-			else if (strcmp(vt_metric_infos[m].unit, "s") != 0)
-				sqlite3_bind_int64(ins, col, (sqlite3_int64)llround(v[m]));
+				sqlite3_bind_null(ins, col++);
+			else if (vt_metrics[m].unit != VT_UNIT_SECONDS)
+				sqlite3_bind_int64(ins, col++, (sqlite3_int64)llround(v[m]));
 			else
-				sqlite3_bind_double(ins, col, v[m]);
+				sqlite3_bind_double(ins, col++, v[m]);
 		}
 		step_or_die(db, ins, "inserting a sample");
 

@@ -27,33 +27,6 @@
 #define RANGE_Q 0.05
 #define NOISE_K 2.0             /* within noise: |delta| <= NOISE_K combined sds */
 
-const struct vt_cmp_field_info vt_cmp_fields[VT_CMP_COUNT] = {
-	[VT_CMP_COMMITTED]     = { "committed", "committed (anon+swap)", "bytes" },
-	[VT_CMP_RSS_ANON]      = { "rss_anon", "RssAnon", "bytes" },
-	[VT_CMP_VM_SWAP]       = { "vm_swap", "VmSwap", "bytes" },
-	[VT_CMP_ARENAS]        = { "arenas", "arenas", "count" },
-	[VT_CMP_REGIONS_64M]   = { "regions_64m", "64 MiB regions", "count" },
-	[VT_CMP_HEAP_LIVE]     = { "heap_live", "live", "bytes" },
-	[VT_CMP_HEAP_FREE]     = { "heap_free", "free-held", "bytes" },
-	[VT_CMP_LIVE_FRACTION] = { "live_fraction", "live fraction", "fraction" },
-	[VT_CMP_KEEPCOST]      = { "keepcost", "keepcost", "bytes" },
-	[VT_CMP_CPU_CORES]     = { "cpu_cores", "CPU (cores)", "cores" },
-};
-
-/* The series metric behind a plain field; -1 for the derived ones. */
-static const int field_metric[VT_CMP_COUNT] = {
-	[VT_CMP_COMMITTED] = VT_M_COMMITTED,
-	[VT_CMP_RSS_ANON] = VT_M_RSS_ANON,
-	[VT_CMP_VM_SWAP] = VT_M_VM_SWAP,
-	[VT_CMP_ARENAS] = VT_M_ARENAS,
-	[VT_CMP_REGIONS_64M] = VT_M_REGIONS_64M,
-	[VT_CMP_HEAP_LIVE] = VT_M_HEAP_LIVE,
-	[VT_CMP_HEAP_FREE] = VT_M_HEAP_FREE,
-	[VT_CMP_LIVE_FRACTION] = -1,
-	[VT_CMP_KEEPCOST] = VT_M_HEAP_KEEPCOST,
-	[VT_CMP_CPU_CORES] = -1,
-};
-
 /* Scratch for one arm's window; compare_arm owns it. */
 struct scratch {
 	double *lo, *hi, *mean;
@@ -231,8 +204,8 @@ static int compare_arm(const struct vt_series *s, const char *name, const struct
 		       struct vt_cmp_arm *arm)
 {
 	struct scratch sc = { 0 };
-	size_t a, b, f;
-	int rc = -1;
+	size_t a, b;
+	int m, rc = -1;
 
 	arm->name = name;
 	arm->series = s;
@@ -241,13 +214,15 @@ static int compare_arm(const struct vt_series *s, const char *name, const struct
 	arm_window(s, arm, &a, &b);
 	if (scratch_alloc(&sc, b > a ? b - a : 0))
 		goto out;
-	for (f = 0; f < VT_CMP_COUNT; f++) {
-		if (f == VT_CMP_LIVE_FRACTION)
-			live_fraction_cell(s, a, b, &sc, &arm->cell[f]);
-		else if (f == VT_CMP_CPU_CORES)
-			cpu_cell(s, a, b, &sc, &arm->cell[f]);
+	for (m = 0; m < VT_M_COUNT; m++) {
+		if (!(vt_metrics[m].flags & VT_MF_COMPARE))
+			cell_unknown(&arm->cell[m]);
+		else if (m == VT_M_LIVE_FRACTION)
+			live_fraction_cell(s, a, b, &sc, &arm->cell[m]);
+		else if (m == VT_M_CPU_CORES)
+			cpu_cell(s, a, b, &sc, &arm->cell[m]);
 		else
-			metric_cell(s, field_metric[f], a, b, &sc, &arm->cell[f]);
+			metric_cell(s, (enum vt_metric)m, a, b, &sc, &arm->cell[m]);
 	}
 	rc = 0;
 out:
@@ -286,10 +261,10 @@ int vt_compare(const struct vt_series *const *series, const char *const *names, 
 	for (i = 0; i < n; i++)
 		if (compare_arm(series[i], names ? names[i] : NULL, opts, &out->arms[i]))
 			goto fail;
-	for (f = 0; f < VT_CMP_COUNT; f++)
+	for (f = 0; f < VT_M_COUNT; f++)
 		out->diff[0][f] = (struct vt_cmp_diff){ false, NAN, NAN, false };
 	for (i = 1; i < n; i++)
-		for (f = 0; f < VT_CMP_COUNT; f++)
+		for (f = 0; f < VT_M_COUNT; f++)
 			diff_against(&out->arms[0].cell[f], &out->arms[i].cell[f], &out->diff[i][f]);
 	return 0;
 fail:
@@ -306,12 +281,14 @@ void vt_comparison_free(struct vt_comparison *c)
 	memset(c, 0, sizeof(*c));
 }
 
-bool vt_cmp_field_recorded(const struct vt_comparison *c, enum vt_cmp_field f)
+bool vt_cmp_row_recorded(const struct vt_comparison *c, enum vt_metric m)
 {
 	size_t i;
 
+	if ((unsigned)m >= VT_M_COUNT || !(vt_metrics[m].flags & VT_MF_COMPARE))
+		return false;
 	for (i = 0; i < c->narms; i++)
-		if (c->arms[i].cell[f].known)
+		if (c->arms[i].cell[m].known)
 			return true;
 	return false;
 }

@@ -12,27 +12,11 @@
 #include "analyze/soak.h"
 #include "sample/series.h"
 
-/* The rows of the table, in print order. */
-enum vt_cmp_field {
-	VT_CMP_COMMITTED,
-	VT_CMP_RSS_ANON,
-	VT_CMP_VM_SWAP,
-	VT_CMP_ARENAS,
-	VT_CMP_REGIONS_64M,
-	VT_CMP_HEAP_LIVE,
-	VT_CMP_HEAP_FREE,
-	VT_CMP_LIVE_FRACTION,        /* live / allocator total, 0..1 */
-	VT_CMP_KEEPCOST,
-	VT_CMP_CPU_CORES,            /* process CPU over the window, cores */
-	VT_CMP_COUNT
-};
-
-struct vt_cmp_field_info {
-	const char *key;             /* JSON/CSV key: "committed" */
-	const char *label;           /* table label: "committed (anon+swap)" */
-	const char *unit;            /* "bytes", "count", "fraction", "cores" */
-};
-extern const struct vt_cmp_field_info vt_cmp_fields[VT_CMP_COUNT];
+/*
+ * The rows of the table are the metrics flagged VT_MF_COMPARE
+ * (sample/metric.h), in their order; cell[] and diff[] are indexed by
+ * enum vt_metric and unknown for the others.
+ */
 
 /* One figure of one arm over its window. */
 struct vt_cmp_cell {
@@ -49,7 +33,7 @@ struct vt_cmp_arm {
 	bool window_settled;         /* false: the window is the last half, the arm never settled */
 	double window_t0, window_t1;
 	size_t window_samples;
-	struct vt_cmp_cell cell[VT_CMP_COUNT];
+	struct vt_cmp_cell cell[VT_M_COUNT];
 };
 
 /* An arm against the baseline (arm 0), one field. */
@@ -63,7 +47,7 @@ struct vt_cmp_diff {
 struct vt_comparison {
 	size_t narms;
 	struct vt_cmp_arm *arms;             /* owned array, narms */
-	struct vt_cmp_diff (*diff)[VT_CMP_COUNT];   /* owned, narms rows; row 0 is all unknown */
+	struct vt_cmp_diff (*diff)[VT_M_COUNT];     /* owned, narms rows; row 0 is all unknown */
 };
 
 /*
@@ -74,7 +58,7 @@ int vt_compare(const struct vt_series *const *series, const char *const *names, 
 	       const struct vt_soak_opts *opts, struct vt_comparison *out);
 void vt_comparison_free(struct vt_comparison *c);
 
-/* Did any arm record field f?  (A row no arm has is left out of the views.) */
-bool vt_cmp_field_recorded(const struct vt_comparison *c, enum vt_cmp_field f);
+/* Is m a row of the table, and did any arm record it?  (A row no arm has is left out of the views.) */
+bool vt_cmp_row_recorded(const struct vt_comparison *c, enum vt_metric m);
 
 #endif

@@ -487,7 +487,7 @@ static double tolerance_of(struct work *w, enum vt_metric m, size_t from, size_t
 			   double *noise, double *level)
 {
 	const struct vt_stat *st = w->s->m[m];
-	bool bytes = strcmp(vt_metric_infos[m].unit, "bytes") == 0;
+	bool bytes = vt_metrics[m].unit == VT_UNIT_BYTES;
 	double abs_min = bytes ? MiB : 0.5, diff;
 	size_t i, n = 0;
 
@@ -1263,7 +1263,7 @@ static bool too_short(struct work *w, const struct vt_soak_opts *o, struct vt_so
 		      struct fmt *f)
 {
 	const struct pts *p = &w->p;
-	const char *label = vt_metric_infos[v->metric].label;
+	const char *label = vt_metrics[v->metric].label;
 	size_t min_samples = o->min_samples ? o->min_samples : DEFAULT_MIN_SAMPLES;
 	double span = p->n ? p->t1[p->n - 1] - p->t0[0] : 0, samples = samples_of(w, 0, p->n);
 	double step = isnan(w->interval) ? 1 : w->interval, min_span, need;
@@ -1462,7 +1462,7 @@ int vt_soak_analyze(const struct vt_series *s, const struct vt_soak_opts *o,
 		rc = -1;
 		goto out;
 	}
-	w.bytes = strcmp(vt_metric_infos[v->metric].unit, "bytes") == 0;
+	w.bytes = vt_metrics[v->metric].unit == VT_UNIT_BYTES;
 	w.interval = sampling_interval(s, v);
 	count_gaps(s, w.interval, v);
 	cpu(s, v);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "base/units.h"
 #include "proc/procfs.h"
 
 #define VT_EXIT_OK 0
@@ -30,12 +31,8 @@ extern const char *vt_cli_sys_root;
 /* SIGINT/SIGTERM/SIGHUP set *flag (returned) instead of killing vitals. */
 void vt_cli_catch_stop(volatile sig_atomic_t **flag);
 
-/* "8M", "8MiB", "512k", "1G", "4096" -> bytes.  false on garbage. */
-bool vt_cli_parse_size(const char *text, uint64_t *bytes);
 /* A pid argument: a positive decimal that fits pid_t. */
 bool vt_cli_parse_pid(const char *text, int *pid);
-/* "30", "30s", "5m", "2h" -> seconds.  false on garbage. */
-bool vt_cli_parse_duration(const char *text, double *seconds);
 
 int cmd_snap(int argc, char **argv);
 int cmd_demo(int argc, char **argv);

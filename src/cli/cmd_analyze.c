@@ -146,7 +146,7 @@ static int parse_view_opts(const char *cmd, int argc, char **argv, struct view_o
 		case OPT_NAMES: o->names = optarg; break;
 		case OPT_METRIC:
 			o->metric = vt_metric_find(optarg);
-			if (o->metric < 0 || vt_metric_infos[o->metric].cumulative)
+			if (!vt_metric_judgeable(o->metric))
 				return vt_cli_usage_error(cmd, "'%s' is not a metric that can be judged", optarg);
 			break;
 		case OPT_POINTS:

@@ -345,7 +345,7 @@ int cmd_demo(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			if (!vt_cli_parse_duration(optarg, &seconds) || seconds < 10 || seconds > 3600)
+			if (!vt_parse_duration(optarg, &seconds) || seconds < 10 || seconds > 3600)
 				return vt_cli_usage_error("demo", "'%s' is not a duration of 10 s to 1 h", optarg);
 			break;
 		case 't':

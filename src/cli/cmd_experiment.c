@@ -241,7 +241,7 @@ int cmd_experiment(int argc, char **argv)
 			break;
 		case 'f':
 		case 'e':
-			if (!vt_cli_parse_duration(optarg, c == 'f' ? &ex.for_s : &ex.every_s)) {
+			if (!vt_parse_duration(optarg, c == 'f' ? &ex.for_s : &ex.every_s)) {
 				vt_cli_usage_error("experiment", "'%s' is not a duration", optarg);
 				goto out;
 			}

@@ -77,7 +77,7 @@ int cmd_snap(int argc, char **argv)
 		case 'a': report.all_regions = true; break;
 		case 'n': opts.no_memory = true; break;
 		case 'm':
-			if (!vt_cli_parse_size(optarg, &report.min_region))
+			if (!vt_parse_size(optarg, &report.min_region))
 				return vt_cli_usage_error("snap", "'%s' is not a size (try 8M, 512K, 1G)",
 							  optarg);
 			break;

@@ -186,7 +186,7 @@ int cmd_soak(int argc, char **argv)
 		case 'h': soak_usage(stdout); free(env_add); return 0;
 		default: soak_usage(stderr); free(env_add); return 64;
 		}
-		if (dur && !vt_cli_parse_duration(optarg, dur)) {
+		if (dur && !vt_parse_duration(optarg, dur)) {
 			free(env_add);
 			return vt_cli_usage_error("soak", "'%s' is not a duration (30s, 5m, 2h)", optarg);
 		}

@@ -299,7 +299,7 @@ static int parse_args(int argc, char **argv, struct threads_opts *o, int *pid)
 	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			if (!vt_cli_parse_duration(optarg, &o->interval_s))
+			if (!vt_parse_duration(optarg, &o->interval_s))
 				return vt_cli_usage_error("threads", "'%s' is not a duration (try 5s, 0.5, 1m)",
 							  optarg);
 			if (o->interval_s < VT_RATES_MIN_INTERVAL_S)
@@ -312,7 +312,7 @@ static int parse_args(int argc, char **argv, struct threads_opts *o, int *pid)
 			interval_given = true;
 			break;
 		case 'f':
-			if (!vt_cli_parse_duration(optarg, &o->for_s) || o->for_s <= 0)
+			if (!vt_parse_duration(optarg, &o->for_s) || o->for_s <= 0)
 				return vt_cli_usage_error("threads", "--for '%s' is not a duration (try 1m, 30s)",
 							  optarg);
 			break;

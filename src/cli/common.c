@@ -45,38 +45,6 @@ int vt_cli_open_procfs(struct vt_procfs *pfs, struct vt_err *err)
 	return vt_procfs_open(pfs, proc_root, sys_root, err);
 }
 
-bool vt_cli_parse_size(const char *text, uint64_t *bytes)
-{
-	static const struct {
-		const char *suffix;
-		uint64_t mult;
-	} units[] = {
-		{ "", 1 }, { "b", 1 },
-		{ "k", 1ull << 10 }, { "kb", 1ull << 10 }, { "kib", 1ull << 10 },
-		{ "m", 1ull << 20 }, { "mb", 1ull << 20 }, { "mib", 1ull << 20 },
-		{ "g", 1ull << 30 }, { "gb", 1ull << 30 }, { "gib", 1ull << 30 },
-	};
-	unsigned long long v;
-	char *end;
-	size_t i;
-
-	if (!text || !*text || *text == '-')
-		return false;
-	errno = 0;
-	v = strtoull(text, &end, 10);
-	if (errno || end == text)
-		return false;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcasecmp(end, units[i].suffix))
-			continue;
-		if (v > UINT64_MAX / units[i].mult)
-			return false;
-		*bytes = v * units[i].mult;
-		return true;
-	}
-	return false;
-}
-
 bool vt_cli_parse_pid(const char *text, int *pid)
 {
 	char *end;
@@ -89,31 +57,6 @@ bool vt_cli_parse_pid(const char *text, int *pid)
 	if (errno || *end || v <= 0 || v > 0x3fffffff)
 		return false;
 	*pid = (int)v;
-	return true;
-}
-
-bool vt_cli_parse_duration(const char *text, double *seconds)
-{
-	double v, mult = 1;
-	char *end;
-
-	if (!text || !*text || *text == '-')
-		return false;
-	errno = 0;
-	v = strtod(text, &end);
-	if (errno || end == text || v != v)
-		return false;
-	if (!strcmp(end, "") || !strcmp(end, "s"))
-		mult = 1;
-	else if (!strcmp(end, "ms"))
-		mult = 0.001;
-	else if (!strcmp(end, "m"))
-		mult = 60;
-	else if (!strcmp(end, "h"))
-		mult = 3600;
-	else
-		return false;
-	*seconds = v * mult;
 	return true;
 }
 

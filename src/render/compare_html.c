@@ -87,7 +87,7 @@ static int chart_arms(FILE *out, const struct vt_comparison *cmp, enum vt_metric
 	if (n) {
 		memset(&c, 0, sizeof(c));
 		c.id = id;
-		snprintf(title, sizeof(title), "%s — every arm", vt_metric_infos[m].label);
+		snprintf(title, sizeof(title), "%s — every arm", vt_metrics[m].label);
 		c.title = title;
 		c.x_title = "time since each arm's soak began";
 		c.y_unit = VT_CHART_BYTES;
@@ -133,18 +133,18 @@ static void print_table(FILE *out, const struct vt_comparison *cmp)
 		fputs(i ? "</th><th class=\"n\">Δ</th><th class=\"n\">%</th>" : " (baseline)</th>", out);
 	}
 	fputs("</tr>\n", out);
-	for (f = 0; f < VT_CMP_COUNT; f++) {
-		if (!vt_cmp_field_recorded(cmp, f))
+	for (f = 0; f < VT_M_COUNT; f++) {
+		if (!vt_cmp_row_recorded(cmp, f))
 			continue;
 		fputs("<tr>", out);
-		cell(out, false, vt_cmp_fields[f].label);
+		cell(out, false, vt_metrics[f].label);
 		for (i = 0; i < cmp->narms; i++) {
 			const struct vt_cmp_diff *d = i && cmp->diff ? &cmp->diff[i][f] : NULL;
 
 			cell(out, true, vt_fmt_cmp_cell(f, &cmp->arms[i].cell[f], buf, sizeof(buf)));
 			if (!i)
 				continue;
-			cell(out, true, d && d->known ? vt_fmt_cmp_delta(f, d->delta, cmp->arms[0].cell[f].median, buf, sizeof(buf)) : "n/a");
+			cell(out, true, d && d->known ? vt_fmt_value_delta(vt_metrics[f].unit, d->delta, cmp->arms[0].cell[f].median, buf, sizeof(buf)) : "n/a");
 			if (d && d->known && d->within_noise) {
 				fputs("<td class=\"n noise\">", out);
 				vt_html_text(out, vt_fmt_pct_change(d->pct, buf, sizeof(buf)));

@@ -14,50 +14,7 @@
 /* Arms after the baseline per table: 1 + 1 + 4 per arm columns must fit VT_TABLE_MAX_COLS. */
 #define ARMS_PER_TABLE 3
 
-static const char *unit_of(enum vt_cmp_field f)
-{
-	return (unsigned)f < VT_CMP_COUNT && vt_cmp_fields[f].unit ? vt_cmp_fields[f].unit : "";
-}
-
-const char *vt_fmt_cmp_value(enum vt_cmp_field f, double v, char *buf, size_t cap)
-{
-	const char *unit = unit_of(f);
-
-	if (!isfinite(v))
-		snprintf(buf, cap, "n/a");
-	else if (!strcmp(unit, "bytes"))
-		vt_fmt_size(v, buf, cap);
-	else if (!strcmp(unit, "count"))
-		snprintf(buf, cap, fabs(v - round(v)) < 0.05 ? "%.0f" : "%.1f", v);
-	else if (!strcmp(unit, "fraction"))
-		snprintf(buf, cap, "%.4f", v);
-	else if (!strcmp(unit, "cores"))
-		snprintf(buf, cap, "%.2f", v);          /* the label says cores */
-	else
-		snprintf(buf, cap, "%.3g", v);
-	return buf;
-}
-
-const char *vt_fmt_cmp_delta(enum vt_cmp_field f, double v, double like, char *buf, size_t cap)
-{
-	const char *unit = unit_of(f);
-
-	if (!isfinite(v))
-		snprintf(buf, cap, "n/a");
-	else if (!strcmp(unit, "bytes"))
-		vt_fmt_size_delta_like(v, like, buf, cap);
-	else if (!strcmp(unit, "count"))
-		snprintf(buf, cap, fabs(v - round(v)) < 0.05 ? "%+.0f" : "%+.1f", v);
-	else if (!strcmp(unit, "fraction"))
-		snprintf(buf, cap, "%+.4f", v);
-	else if (!strcmp(unit, "cores"))
-		snprintf(buf, cap, "%+.2f", v);
-	else
-		snprintf(buf, cap, "%+.3g", v);
-	return buf;
-}
-
-const char *vt_fmt_cmp_cell(enum vt_cmp_field f, const struct vt_cmp_cell *c, char *buf, size_t cap)
+const char *vt_fmt_cmp_cell(enum vt_metric f, const struct vt_cmp_cell *c, char *buf, size_t cap)
 {
 	char m[32], lo[32], hi[32];
 	const char *um, *ul, *uh;
@@ -66,13 +23,13 @@ const char *vt_fmt_cmp_cell(enum vt_cmp_field f, const struct vt_cmp_cell *c, ch
 		snprintf(buf, cap, "n/a");
 		return buf;
 	}
-	vt_fmt_cmp_value(f, c->median, m, sizeof(m));
+	vt_fmt_value(vt_metrics[f].unit, c->median, m, sizeof(m));
 	if (!isfinite(c->lo) || !isfinite(c->hi)) {
 		snprintf(buf, cap, "%s", m);
 		return buf;
 	}
-	vt_fmt_cmp_value(f, c->lo, lo, sizeof(lo));
-	vt_fmt_cmp_value(f, c->hi, hi, sizeof(hi));
+	vt_fmt_value(vt_metrics[f].unit, c->lo, lo, sizeof(lo));
+	vt_fmt_value(vt_metrics[f].unit, c->hi, hi, sizeof(hi));
 	if (!strcmp(lo, m) && !strcmp(hi, m)) {
 		snprintf(buf, cap, "%s", m);       /* no spread worth a range */
 		return buf;
@@ -85,15 +42,6 @@ const char *vt_fmt_cmp_cell(enum vt_cmp_field f, const struct vt_cmp_cell *c, ch
 		snprintf(buf, cap, "%s (%.*s–%.*s)", m, (int)(ul - lo), lo, (int)(uh - hi), hi);
 	else
 		snprintf(buf, cap, "%s (%s–%s)", m, lo, hi);
-	return buf;
-}
-
-const char *vt_fmt_pct_change(double pct, char *buf, size_t cap)
-{
-	if (!isfinite(pct))
-		snprintf(buf, cap, "n/a");
-	else
-		snprintf(buf, cap, fabs(pct) < 10 ? "%+.1f%%" : "%+.0f%%", pct);
 	return buf;
 }
 
@@ -116,17 +64,17 @@ static int print_table(FILE *out, const struct vt_comparison *cmp, size_t first,
 		vt_table_cell(&t, "%%");
 		vt_table_cell(&t, "%s", "");
 	}
-	for (f = 0; f < VT_CMP_COUNT; f++) {
-		if (!vt_cmp_field_recorded(cmp, f))
+	for (f = 0; f < VT_M_COUNT; f++) {
+		if (!vt_cmp_row_recorded(cmp, f))
 			continue;
-		vt_table_cell(&t, "%s", vt_cmp_fields[f].label);
+		vt_table_cell(&t, "%s", vt_metrics[f].label);
 		vt_table_cell(&t, "%s", vt_fmt_cmp_cell(f, &cmp->arms[0].cell[f], buf, sizeof(buf)));
 		for (i = first; i < last; i++) {
 			const struct vt_cmp_diff *d = cmp->diff ? &cmp->diff[i][f] : NULL;
 			bool known = d && d->known;
 
 			vt_table_cell(&t, "%s", vt_fmt_cmp_cell(f, &cmp->arms[i].cell[f], buf, sizeof(buf)));
-			vt_table_cell(&t, "%s", known ? vt_fmt_cmp_delta(f, d->delta, cmp->arms[0].cell[f].median, buf, sizeof(buf)) : "n/a");
+			vt_table_cell(&t, "%s", known ? vt_fmt_value_delta(vt_metrics[f].unit, d->delta, cmp->arms[0].cell[f].median, buf, sizeof(buf)) : "n/a");
 			vt_table_cell(&t, "%s", known ? vt_fmt_pct_change(d->pct, buf, sizeof(buf)) : "n/a");
 			vt_table_cell(&t, "%s", known && d->within_noise ? "within noise" : "");
 		}
@@ -173,10 +121,10 @@ int vt_render_compare_text(FILE *out, const struct vt_compare_report *r)
 	fprintf(out, "  each figure: median over the arm's window (5th–95th percentile of its points);\n"
 		"  Δ and %% against %s; within noise: the change is inside both arms' noise and their ranges overlap\n",
 		cmp->arms[0].name ? cmp->arms[0].name : "arm 0");
-	for (f = 0; f < VT_CMP_COUNT; f++) {
-		if (vt_cmp_field_recorded(cmp, f))
+	for (f = 0; f < VT_M_COUNT; f++) {
+		if (!(vt_metrics[f].flags & VT_MF_COMPARE) || vt_cmp_row_recorded(cmp, f))
 			continue;
-		fprintf(out, "%s%s", missing++ ? ", " : "  not recorded in any arm: ", vt_cmp_fields[f].label);
+		fprintf(out, "%s%s", missing++ ? ", " : "  not recorded in any arm: ", vt_metrics[f].label);
 	}
 	if (missing)
 		fputc('\n', out);

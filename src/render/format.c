@@ -1,6 +1,6 @@
 /*
- * format.c — the format table and what all views share: the memory field
- * list and the region selection rules.
+ * format.c — the format table and what all views of a snap share: the
+ * region selection rules.
  */
 #include "render/render.h"
 
@@ -20,32 +20,6 @@ const struct vt_format *vt_format_find(const char *name)
 			return &formats[i];
 	return NULL;
 }
-
-#define GETTER(fn, expr) \
-	static uint64_t fn(const struct vt_sample *s) { return (expr); }
-GETTER(get_vm_rss, s->status.vm_rss)
-GETTER(get_rss_anon, s->status.rss_anon)
-GETTER(get_rss_file, s->status.rss_file)
-GETTER(get_rss_shmem, s->status.rss_shmem)
-GETTER(get_vm_swap, s->status.vm_swap)
-GETTER(get_committed, s->committed)
-GETTER(get_vm_size, s->status.vm_size)
-GETTER(get_vm_peak, s->status.vm_peak)
-GETTER(get_vm_hwm, s->status.vm_hwm)
-#undef GETTER
-
-const struct vt_mem_field vt_mem_fields[] = {
-	{ "VmRSS", "vm_rss", "resident now (anon + file + shmem)", get_vm_rss },
-	{ "RssAnon", "rss_anon", "resident anonymous: heap, arenas, stacks", get_rss_anon },
-	{ "RssFile", "rss_file", "resident file-backed: binaries, libraries, mapped files", get_rss_file },
-	{ "RssShmem", "rss_shmem", "resident shared memory (shm, memfd, tmpfs)", get_rss_shmem },
-	{ "VmSwap", "vm_swap", "anonymous memory pushed out to swap", get_vm_swap },
-	{ "committed", "committed", "RssAnon + VmSwap: anonymous memory the process holds", get_committed },
-	{ "VmSize", "vm_size", "virtual address space (mostly reservations, not memory)", get_vm_size },
-	{ "VmPeak", "vm_peak", "largest VmSize so far", get_vm_peak },
-	{ "VmHWM", "vm_hwm", "largest VmRSS so far (high-water mark)", get_vm_hwm },
-};
-const size_t vt_mem_fields_count = sizeof(vt_mem_fields) / sizeof(vt_mem_fields[0]);
 
 bool vt_region_listed(const struct vt_region *r, const struct vt_snap_report *report)
 {

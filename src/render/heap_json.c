@@ -3,8 +3,7 @@
  * (docs/json.md).  Bytes are integers; what was not measured is null.
  */
 #include "render/heap.h"
-#include "base/version.h"
-#include "render/json_text.h"
+#include "render/json.h"
 
 #include <jansson.h>
 #include <time.h>
@@ -75,15 +74,17 @@ int vt_render_heap_json(FILE *out, const struct vt_heap_sample *h, const struct 
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
 	for (i = 0; i < v->n_evidence; i++)
 		json_array_append_new(evidence, json_string(v->evidence[i]));
-	root = json_pack("{s:s, s:i, s:s, s:s, s:i, s:o, s:s, s:s, s:s, s:f, s:f}",
-			 "schema", "vitals.heap", "schema_version", 1, "vitals_version", VT_VERSION,
+	root = vt_json_envelope(VT_SCHEMA_HEAP);
+	rc = json_object_update_new(root, json_pack("{s:s, s:i, s:o, s:s, s:s, s:s, s:f, s:f}",
 			 "taken_at", when, "pid", (int)h->pid, "comm", vt_json_text(h->comm),
 			 "allocator", vt_alloc_kind_name(h->alloc.kind), "allocator_version",
 			 h->alloc.version, "method", h->method == VT_HEAP_PTRACE ? "ptrace" : "agent",
 			 "stopped_us", h->method == VT_HEAP_PTRACE ? h->stopped_us : 0.0,
-			 "total_ms", h->total_ms);
-	if (!root)
+			 "total_ms", h->total_ms));
+	if (!root || rc) {
+		json_decref(root);
 		return -1;
+	}
 	json_object_set_new(root, "method_detail", vt_json_text(h->method_detail));
 	json_object_set_new(root, "callee_us", json_real(h->callee_us));
 	json_object_set_new(root, "calls", json_integer(h->calls));
@@ -100,8 +101,5 @@ int vt_render_heap_json(FILE *out, const struct vt_heap_sample *h, const struct 
 				"lever", vt_heap_lever_name(v->lever), "headline", v->headline,
 				"evidence", evidence, "trim_low_bytes", (json_int_t)v->trim_low,
 				"trim_high_bytes", (json_int_t)v->trim_high));
-	rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	fputc('\n', out);
-	json_decref(root);
-	return rc;
+	return vt_json_write(out, root, false, false);
 }

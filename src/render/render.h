@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sample/metric.h"
 #include "sample/sample.h"
 
 /* A pid that could not be sampled: reported, never rendered as zeros. */
@@ -36,16 +37,6 @@ struct vt_format {
 
 /* NULL when there is no such format. */
 const struct vt_format *vt_format_find(const char *name);
-
-/* Memory counters shown by every view, in order; also documents them. */
-struct vt_mem_field {
-	const char *key;              /* kernel name, "VmRSS" */
-	const char *json;             /* JSON key, "vm_rss" */
-	const char *meaning;          /* for people */
-	uint64_t (*get)(const struct vt_sample *s);
-};
-extern const struct vt_mem_field vt_mem_fields[];
-extern const size_t vt_mem_fields_count;
 
 int vt_render_snap_text(FILE *out, const struct vt_snap_report *report);
 int vt_render_snap_json(FILE *out, const struct vt_snap_report *report);

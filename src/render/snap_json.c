@@ -6,10 +6,10 @@
  */
 #include "render/render.h"
 #include "base/unknown.h"
-#include "base/version.h"
-#include "render/json_text.h"
+#include "render/json.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +34,16 @@ static json_t *section_json(const char *name, const struct vt_section *s)
 static json_t *memory_json(const struct vt_sample *s)
 {
 	json_t *m = json_object();
-	size_t f;
+	int f;
 
-	for (f = 0; f < vt_mem_fields_count; f++)
-		json_object_set_new(m, vt_mem_fields[f].json, bytes_or_null(vt_mem_fields[f].get(s)));
+	for (f = 0; f < VT_M_COUNT; f++) {
+		double v;
+
+		if (!(vt_metrics[f].flags & VT_MF_SNAP))
+			continue;
+		v = vt_metrics[f].of_sample(s);
+		json_object_set_new(m, vt_metrics[f].key, isfinite(v) ? json_integer((json_int_t)v) : json_null());
+	}
 	return m;
 }
 
@@ -202,14 +208,9 @@ int vt_render_snap_json(FILE *out, const struct vt_snap_report *r)
 			"code", vt_code_name(f->err.code), "exit_status", vt_code_exit(f->err.code),
 			"message", vt_json_text(f->err.msg), "hint", vt_json_text(f->err.hint)));
 	}
-	root = json_pack("{s:s, s:i, s:s, s:s, s:I, s:o, s:o}", "schema", "vitals.snap",
-			 "schema_version", VT_SCHEMA_VERSION, "vitals_version", VT_VERSION,
-			 "taken_at", when, "min_region_bytes", (json_int_t)r->min_region,
-			 "processes", procs, "errors", errors);
-	if (!root)
-		return -1;
-	rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	fputc('\n', out);
-	json_decref(root);
-	return rc;
+	root = vt_json_envelope(VT_SCHEMA_SNAP);
+	rc = json_object_update_new(root, json_pack("{s:s, s:I, s:o, s:o}", "taken_at", when, "min_region_bytes",
+						    (json_int_t)r->min_region, "processes", procs,
+						    "errors", errors));
+	return vt_json_write(out, root, false, rc != 0);
 }

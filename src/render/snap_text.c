@@ -54,7 +54,7 @@ static void print_identity(FILE *out, const struct vt_snap_report *r)
 		vt_table_cell(&g.t, "%s", r->samples[i].comm);
 	vt_table_cell(&g.t, "%s", "");
 	for (i = 0, vt_table_cell(&g.t, "uptime"); i < r->n; i++)
-		vt_table_cell(&g.t, "%s", vt_fmt_duration(r->samples[i].uptime_s, buf, sizeof(buf)));
+		vt_table_cell(&g.t, "%s", vt_fmt_span(r->samples[i].uptime_s, buf, sizeof(buf)));
 	vt_table_cell(&g.t, "since the process started");
 	for (i = 0, vt_table_cell(&g.t, "threads"); i < r->n; i++)
 		vt_table_cell(&g.t, "%lld", (long long)r->samples[i].num_threads);
@@ -82,14 +82,19 @@ static void print_memory(FILE *out, const struct vt_snap_report *r)
 	char bufs[8][32];
 	unsigned slot = 0;
 	struct grid g;
-	size_t f, i;
+	size_t i;
+	int f;
 
 	grid_init(&g, r, "MEMORY");
-	for (f = 0; f < vt_mem_fields_count; f++) {
-		vt_table_cell(&g.t, "%s", vt_mem_fields[f].key);
+	for (f = 0; f < VT_M_COUNT; f++) {
+		if (!(vt_metrics[f].flags & VT_MF_SNAP))
+			continue;
+		vt_table_cell(&g.t, "%s", vt_metrics[f].label);
 		for (i = 0; i < r->n; i++)
-			vt_table_cell(&g.t, "%s", B(vt_mem_fields[f].get(&r->samples[i])));
-		vt_table_cell(&g.t, "%s", vt_mem_fields[f].meaning);
+			vt_table_cell(&g.t, "%s", vt_fmt_value(vt_metrics[f].unit,
+								   vt_metrics[f].of_sample(&r->samples[i]),
+								   bufs[(slot++) % 8], 32));
+		vt_table_cell(&g.t, "%s", vt_metrics[f].meaning);
 	}
 	grid_print(&g, out);
 }

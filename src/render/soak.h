@@ -15,6 +15,7 @@
 #include "analyze/diagnose.h"
 
 #include "analyze/compare.h"
+#include "base/units.h"
 #include "analyze/soak.h"
 #include "sample/series.h"
 
@@ -92,32 +93,12 @@ double vt_thread_run_cores(const struct vt_thread_run *th);
 /* An event's kind for people and JSON: "start", "restart", "gap", "clock_jump", ... */
 const char *vt_soak_event_name(enum vt_event_kind k);
 
-/*
- * Units for soak figures, which are doubles with NAN for unknown ("n/a").
- * vt_fmt_size: "512 B", "4.0 KiB", "62.0 MiB", "1458 MiB" (MiB up to 10 GiB,
- * so figures of one soak compare at a glance), "12.3 GiB".  vt_fmt_size_delta:
- * a change with its sign, "-847 MiB"; vt_fmt_size_delta_like says it in the
- * unit of `like`, the level it is a change of ("+0.20 MiB" beside 44.3 MiB,
- * "+0 MiB"; NAN like: its own unit).
- * vt_fmt_span: "41 s", "12 min", "3.4 h", "2.1 d".
- * vt_fmt_metric: a value of metric m in its unit (sizes, counts, seconds).
- * vt_fmt_utc: "2026-09-06 17:37:08 UTC", or "2026-09-06T17:37:08Z" when iso.
- */
-const char *vt_fmt_size(double bytes, char *buf, size_t cap);
-const char *vt_fmt_size_delta(double bytes, char *buf, size_t cap);
-const char *vt_fmt_size_delta_like(double bytes, double like, char *buf, size_t cap);
-const char *vt_fmt_span(double seconds, char *buf, size_t cap);
+/* A value of metric m in its unit (base/units.h vt_fmt_value: sizes, counts, seconds, cores). */
 const char *vt_fmt_metric(enum vt_metric m, double v, char *buf, size_t cap);
-const char *vt_fmt_utc(double unix_s, bool iso, char *buf, size_t cap);
 /*
- * A figure of compare field f in its unit ("611 MiB", "5", "0.0729"; cores
- * as "0.57": the field's label names the unit), a difference with its sign
- * (sizes in the unit of `like`, the baseline's figure), and a cell with its
- * window's range, "611 MiB (598–624)".  "n/a" for unknown (compare_text.c).
+ * A cell of the A/B table: metric m's figure with its window's range,
+ * "611 MiB (598–624)"; "n/a" for unknown (compare_text.c).
  */
-const char *vt_fmt_cmp_value(enum vt_cmp_field f, double v, char *buf, size_t cap);
-const char *vt_fmt_cmp_delta(enum vt_cmp_field f, double v, double like, char *buf, size_t cap);
-const char *vt_fmt_cmp_cell(enum vt_cmp_field f, const struct vt_cmp_cell *c, char *buf, size_t cap);
-const char *vt_fmt_pct_change(double pct, char *buf, size_t cap);   /* "-58%", "+0.5%" */
+const char *vt_fmt_cmp_cell(enum vt_metric m, const struct vt_cmp_cell *c, char *buf, size_t cap);
 
 #endif

@@ -51,8 +51,8 @@ int vt_render_series_csv(FILE *out, const struct vt_series *s)
 	fputs("t_s,wall,pid,incarnation,samples", out);
 	for (m = 0; m < VT_M_COUNT; m++)
 		if (s->m[m])
-			fprintf(out, ",%s_mean,%s_lo,%s_hi", vt_metric_infos[m].key, vt_metric_infos[m].key,
-				vt_metric_infos[m].key);
+			fprintf(out, ",%s_mean,%s_lo,%s_hi", vt_metrics[m].key, vt_metrics[m].key,
+				vt_metrics[m].key);
 	fputc('\n', out);
 	for (i = 0; i < s->n; i++) {
 		fprintf(out, "%.3f,", s->t[i]);
@@ -66,11 +66,11 @@ int vt_render_series_csv(FILE *out, const struct vt_series *s)
 			if (!s->m[m])
 				continue;
 			st = &s->m[m][i];
-			whole = strcmp(vt_metric_infos[m].unit, "s") != 0;
+			whole = vt_metrics[m].unit != VT_UNIT_SECONDS;
 			fputc(',', out);
 			/* a mean of counts over several samples keeps its fraction */
 			csv_num(out, st->mean, whole && (s->count[i] <= 1 ||
-							 !strcmp(vt_metric_infos[m].unit, "bytes")));
+							 vt_metrics[m].unit == VT_UNIT_BYTES));
 			fputc(',', out);
 			csv_num(out, st->lo, whole);
 			fputc(',', out);
@@ -91,16 +91,19 @@ int vt_render_compare_csv(FILE *out, const struct vt_compare_report *r)
 		return -1;
 	fputs("arm,field,unit,median,lo,hi,noise,delta,pct,within_noise\n", out);
 	for (i = 0; i < cmp->narms; i++) {
-		for (f = 0; f < VT_CMP_COUNT; f++) {
+		for (f = 0; f < VT_M_COUNT; f++) {
 			const struct vt_cmp_cell *c = &cmp->arms[i].cell[f];
 			const struct vt_cmp_diff *d = i > 0 && cmp->diff ? &cmp->diff[i][f] : NULL;
-			bool whole = !strcmp(vt_cmp_fields[f].unit, "bytes");
+			bool whole = vt_metrics[f].unit == VT_UNIT_BYTES;
+
+			if (!(vt_metrics[f].flags & VT_MF_COMPARE))
+				continue;
 
 			csv_text(out, cmp->arms[i].name);
 			fputc(',', out);
-			csv_text(out, vt_cmp_fields[f].key);
+			csv_text(out, vt_metrics[f].key);
 			fputc(',', out);
-			csv_text(out, vt_cmp_fields[f].unit);
+			csv_text(out, vt_unit_name(vt_metrics[f].unit));
 			fputc(',', out);
 			csv_num(out, c->known ? c->median : NAN, whole);
 			fputc(',', out);

@@ -222,15 +222,15 @@ static int chart_metric(FILE *out, const struct vt_analyze_report *r)
 		xy_free(&main);
 		return -1;
 	}
-	snprintf(title, sizeof(title), "%s — %s", vt_metric_infos[m].label, vt_metric_infos[m].meaning);
-	chart_base(&c, s, "metric", title, strcmp(vt_metric_infos[m].unit, "bytes") ? VT_CHART_COUNT
+	snprintf(title, sizeof(title), "%s — %s", vt_metrics[m].label, vt_metrics[m].meaning);
+	chart_base(&c, s, "metric", title, vt_metrics[m].unit != VT_UNIT_BYTES ? VT_CHART_COUNT
 										      : VT_CHART_BYTES);
 	if (c.y_unit == VT_CHART_BYTES) {
 		double span = fmax(0.05 * series_max(&main), isfinite(v->tolerance) ? 4 * v->tolerance : 0);
 
 		c.y_min_span = isfinite(span) && span > MiB ? span : MiB;
 	}
-	lines[0] = (struct vt_chart_line){ vt_metric_infos[m].label, vt_chart_palette[0], main.x, main.y,
+	lines[0] = (struct vt_chart_line){ vt_metrics[m].label, vt_chart_palette[0], main.x, main.y,
 					   main.lo, main.hi, main.n, false };
 	c.lines = lines;
 	c.nlines = 1;
@@ -283,7 +283,7 @@ static int chart_metrics(FILE *out, const struct vt_series *s, const char *id, c
 			break;
 		}
 		top = fmax(top, series_max(&xy[n]));
-		lines[n] = (struct vt_chart_line){ vt_metric_infos[ms[i]].label, vt_chart_palette[(i + 1) % 8],
+		lines[n] = (struct vt_chart_line){ vt_metrics[ms[i]].label, vt_chart_palette[(i + 1) % 8],
 						   xy[n].x, xy[n].y, xy[n].lo, xy[n].hi, xy[n].n, false };
 		n++;
 	}
@@ -437,7 +437,7 @@ static void print_evidence(FILE *out, const struct vt_analyze_report *r)
 	char a[64], b[64];
 
 	fputs("<h2>evidence: ", out);
-	vt_html_text(out, (unsigned)v->metric < VT_M_COUNT ? vt_metric_infos[v->metric].label : "?");
+	vt_html_text(out, (unsigned)v->metric < VT_M_COUNT ? vt_metrics[v->metric].label : "?");
 	fputs("</h2>\n<table>\n<tr><th>quarter</th><th>time since the soak began</th><th class=\"n\">samples</th>"
 	      "<th class=\"n\">floor</th><th class=\"n\">median</th><th class=\"n\">peak</th></tr>\n", out);
 	for (i = 0; i < 4; i++) {

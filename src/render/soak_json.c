@@ -7,8 +7,7 @@
 #include "render/soak.h"
 #include "render/threads.h"
 
-#include "base/version.h"
-#include "render/json_text.h"
+#include "render/json.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -17,7 +16,6 @@
 #define MiB (1024.0 * 1024.0)
 
 /* Reals with 12 significant digits: a unix time keeps its milliseconds, 0.57 stays 0.57. */
-#define DUMP_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12))
 
 static json_t *num(double v)
 {
@@ -33,7 +31,7 @@ static json_t *whole(double v)
 /* A value of a metric: whole bytes; counts (a median may fall between two) and seconds as reals. */
 static json_t *metric_value(enum vt_metric m, double v)
 {
-	if ((unsigned)m >= VT_M_COUNT || !strcmp(vt_metric_infos[m].unit, "bytes"))
+	if ((unsigned)m >= VT_M_COUNT || vt_metrics[m].unit == VT_UNIT_BYTES)
 		return whole(v);
 	return num(v);
 }
@@ -75,19 +73,7 @@ static void append(json_t *arr, json_t *v, bool *failed)
 }
 
 /* Returns 0 or -1; the document is printed only when it was built in full. */
-static int dump(FILE *out, json_t *root, bool failed)
-{
-	int rc = -1;
-
-	if (root && !failed && json_dumpf(root, out, DUMP_FLAGS) == 0) {
-		fputc('\n', out);
-		rc = ferror(out) ? -1 : 0;
-	}
-	json_decref(root);
-	return rc;
-}
-
-/* ---- vitals.analyze v1 --------------------------------------------------- */
+/* ---- vitals.analyze ----------------------------------------------------- */
 
 static json_t *recording_json(const struct vt_analyze_report *r)
 {
@@ -116,7 +102,7 @@ static json_t *recording_json(const struct vt_analyze_report *r)
 	put(&p, "points", json_integer((json_int_t)s->n));
 	for (m = 0; m < VT_M_COUNT; m++)
 		if (s->m[m])
-			append(metrics, json_string(vt_metric_infos[m].key), &p.failed);
+			append(metrics, json_string(vt_metrics[m].key), &p.failed);
 	put(&p, "metrics", metrics);
 	if (p.failed) {
 		json_decref(p.o);
@@ -189,8 +175,8 @@ static json_t *verdict_json(const struct vt_analyze_report *r)
 	put(&p, "name", json_string(name ? name : "unknown"));
 	put(&p, "headline", json_string(vt_soak_headline(v, line, sizeof(line))));
 	put(&p, "why", vt_json_text(v->why));
-	put(&p, "metric", json_string((unsigned)m < VT_M_COUNT ? vt_metric_infos[m].key : "unknown"));
-	put(&p, "unit", json_string((unsigned)m < VT_M_COUNT ? vt_metric_infos[m].unit : "bytes"));
+	put(&p, "metric", json_string((unsigned)m < VT_M_COUNT ? vt_metrics[m].key : "unknown"));
+	put(&p, "unit", json_string(vt_unit_name((unsigned)m < VT_M_COUNT ? vt_metrics[m].unit : VT_UNIT_BYTES)));
 	put(&p, "span", span_json(r));
 	put(&p, "noise_bytes", metric_value(m, v->noise));
 	put(&p, "tolerance_bytes", metric_value(m, v->tolerance));
@@ -355,33 +341,26 @@ static json_t *events_json(const struct vt_series *s)
 
 int vt_render_analyze_json(FILE *out, const struct vt_analyze_report *r)
 {
-	struct put p = { json_object(), false };
+	struct put p = { vt_json_envelope(VT_SCHEMA_ANALYZE), false };
 
 	if (!r->series || !r->verdict) {
 		json_decref(p.o);
 		return -1;
 	}
-	put(&p, "schema", json_string("vitals.analyze"));
-	put(&p, "schema_version", json_integer(1));
-	put(&p, "vitals_version", json_string(VT_VERSION));
 	put(&p, "recording", recording_json(r));
 	put(&p, "verdict", verdict_json(r));
 	put(&p, "threads", threads_json(r->series));
 	put(&p, "threads_diagnosis", r->thread_diag ? vt_render_diagnosis_json(r->thread_diag) : json_null());
 	put(&p, "events", events_json(r->series));
-	return dump(out, p.o, p.failed);
+	return vt_json_write(out, p.o, false, p.failed);
 }
 
-/* ---- vitals.compare v1 --------------------------------------------------- */
+/* ---- vitals.compare ----------------------------------------------------- */
 
-/* Values of a compare field: bytes and counts whole, fractions and cores real. */
-static json_t *field_value(enum vt_cmp_field f, double v)
+/* Values of a compare row: bytes whole, counts (a median may fall between two), fractions and cores real. */
+static json_t *field_value(enum vt_metric f, double v)
 {
-	const char *unit = vt_cmp_fields[f].unit;
-
-	if (unit && (!strcmp(unit, "bytes")))
-		return whole(v);
-	return num(v);
+	return vt_metrics[f].unit == VT_UNIT_BYTES ? whole(v) : num(v);
 }
 
 static json_t *arm_json(const struct vt_cmp_arm *a)
@@ -416,16 +395,20 @@ static json_t *arm_json(const struct vt_cmp_arm *a)
 	p.failed |= w.failed;
 	put(&p, "window", w.o);
 
-	for (f = 0; f < VT_CMP_COUNT; f++) {
+	for (f = 0; f < VT_M_COUNT; f++) {
 		const struct vt_cmp_cell *cl = &a->cell[f];
 		struct put x = { json_object(), false };
 
+		if (!(vt_metrics[f].flags & VT_MF_COMPARE)) {
+			json_decref(x.o);
+			continue;
+		}
 		put(&x, "median", cl->known ? field_value(f, cl->median) : json_null());
 		put(&x, "lo", cl->known ? field_value(f, cl->lo) : json_null());
 		put(&x, "hi", cl->known ? field_value(f, cl->hi) : json_null());
 		put(&x, "noise", cl->known ? field_value(f, cl->noise) : json_null());
 		c.failed |= x.failed;
-		put(&c, vt_cmp_fields[f].key, x.o);
+		put(&c, vt_metrics[f].key, x.o);
 	}
 	p.failed |= c.failed;
 	put(&p, "cells", c.o);
@@ -438,15 +421,15 @@ static json_t *arm_json(const struct vt_cmp_arm *a)
 	return p.o;
 }
 
-static json_t *field_json(const struct vt_comparison *cmp, enum vt_cmp_field f)
+static json_t *field_json(const struct vt_comparison *cmp, enum vt_metric f)
 {
 	struct put p = { json_object(), false };
 	json_t *arms = json_array();
 	size_t i;
 
-	put(&p, "key", json_string(vt_cmp_fields[f].key));
-	put(&p, "label", json_string(vt_cmp_fields[f].label));
-	put(&p, "unit", json_string(vt_cmp_fields[f].unit));
+	put(&p, "key", json_string(vt_metrics[f].key));
+	put(&p, "label", json_string(vt_metrics[f].label));
+	put(&p, "unit", json_string(vt_unit_name(vt_metrics[f].unit)));
 	for (i = 0; i < cmp->narms; i++) {
 		const struct vt_cmp_cell *cl = &cmp->arms[i].cell[f];
 		const struct vt_cmp_diff *d = cmp->diff ? &cmp->diff[i][f] : NULL;
@@ -475,7 +458,7 @@ static json_t *field_json(const struct vt_comparison *cmp, enum vt_cmp_field f)
 int vt_render_compare_json(FILE *out, const struct vt_compare_report *r)
 {
 	const struct vt_comparison *cmp = r->cmp;
-	struct put p = { json_object(), false };
+	struct put p = { vt_json_envelope(VT_SCHEMA_COMPARE), false };
 	json_t *arms = json_array(), *fields = json_array();
 	size_t i;
 	int f;
@@ -486,16 +469,14 @@ int vt_render_compare_json(FILE *out, const struct vt_compare_report *r)
 		json_decref(fields);
 		return -1;
 	}
-	put(&p, "schema", json_string("vitals.compare"));
-	put(&p, "schema_version", json_integer(1));
-	put(&p, "vitals_version", json_string(VT_VERSION));
 	put(&p, "title", r->title ? vt_json_text(r->title) : json_null());
 	put(&p, "baseline", cmp->narms ? vt_json_text(cmp->arms[0].name) : json_null());
 	for (i = 0; i < cmp->narms; i++)
 		append(arms, arm_json(&cmp->arms[i]), &p.failed);
-	for (f = 0; f < VT_CMP_COUNT; f++)
-		append(fields, field_json(cmp, f), &p.failed);
+	for (f = 0; f < VT_M_COUNT; f++)
+		if (vt_metrics[f].flags & VT_MF_COMPARE)
+			append(fields, field_json(cmp, f), &p.failed);
 	put(&p, "arms", arms);
 	put(&p, "fields", fields);
-	return dump(out, p.o, p.failed);
+	return vt_json_write(out, p.o, false, p.failed);
 }

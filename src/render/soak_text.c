@@ -16,180 +16,42 @@
 #include <string.h>
 #include <time.h>
 
-#define KiB 1024.0
-#define MiB (1024.0 * 1024.0)
-#define GiB (1024.0 * 1024.0 * 1024.0)
+#define MiB VT_MiB
 
 #define SPARK_WIDTH 60
 #define EVENTS_SHOWN 10
 
 /* ---- units -------------------------------------------------------------- */
 
-const char *vt_fmt_size(double b, char *buf, size_t cap)
+static enum vt_unit unit_of(enum vt_metric m)
 {
-	double a = fabs(b);
-
-	if (!isfinite(b))
-		snprintf(buf, cap, "n/a");
-	else if (a < KiB)
-		snprintf(buf, cap, "%.0f B", b);
-	else if (a < MiB)
-		snprintf(buf, cap, a < 10 * KiB ? "%.1f KiB" : "%.0f KiB", b / KiB);
-	else if (a < 10 * GiB)
-		snprintf(buf, cap, a < 10 * MiB ? "%.2f MiB" : a < 100 * MiB ? "%.1f MiB" : "%.0f MiB",
-			 b / MiB);
-	else
-		snprintf(buf, cap, a < 100 * GiB ? "%.1f GiB" : "%.0f GiB", b / GiB);
-	return buf;
-}
-
-/* The unit vt_fmt_size says a of |a| bytes in. */
-static void size_unit(double a, double *div, const char **name)
-{
-	if (a < KiB)
-		*div = 1, *name = "B";
-	else if (a < MiB)
-		*div = KiB, *name = "KiB";
-	else if (a < 10 * GiB)
-		*div = MiB, *name = "MiB";
-	else
-		*div = GiB, *name = "GiB";
-}
-
-const char *vt_fmt_size_delta_like(double b, double like, char *buf, size_t cap)
-{
-	const char *name;
-	double div, v, a;
-
-	if (!isfinite(b)) {
-		snprintf(buf, cap, "n/a");
-		return buf;
-	}
-	size_unit(fabs(isfinite(like) ? like : b), &div, &name);
-	if (b != 0 && fabs(b) / div < 0.01)
-		size_unit(fabs(b), &div, &name);        /* would read as 0.00: its own unit */
-	v = b / div;
-	a = fabs(v);
-	if (b == 0)
-		snprintf(buf, cap, "+0 %s", name);
-	else if (div == 1)
-		snprintf(buf, cap, "%+.0f B", v);
-	else
-		snprintf(buf, cap, a < 10 ? "%+.2f %s" : a < 100 ? "%+.1f %s" : "%+.0f %s", v, name);
-	return buf;
-}
-
-const char *vt_fmt_size_delta(double b, char *buf, size_t cap)
-{
-	return vt_fmt_size_delta_like(b, NAN, buf, cap);
-}
-
-const char *vt_fmt_span(double s, char *buf, size_t cap)
-{
-	if (!isfinite(s) || s < 0)
-		snprintf(buf, cap, "n/a");
-	else if (s < 10 && fabs(s - round(s)) >= 0.05)
-		snprintf(buf, cap, "%.2g s", s);      /* a sub-second interval: "0.25 s" */
-	else if (s < 120)
-		snprintf(buf, cap, "%.0f s", s);
-	else if (s < 120 * 60)
-		snprintf(buf, cap, "%.0f min", s / 60);
-	else if (s < 48 * 3600)
-		snprintf(buf, cap, "%.1f h", s / 3600);
-	else
-		snprintf(buf, cap, "%.1f d", s / 86400);
-	return buf;
-}
-
-static const char *fmt_count(double v, char *buf, size_t cap)
-{
-	if (!isfinite(v))
-		snprintf(buf, cap, "n/a");
-	else
-		snprintf(buf, cap, fabs(v - round(v)) < 0.05 ? "%.0f" : "%.1f", v);
-	return buf;
+	return (unsigned)m < VT_M_COUNT ? vt_metrics[m].unit : VT_UNIT_BYTES;
 }
 
 const char *vt_fmt_metric(enum vt_metric m, double v, char *buf, size_t cap)
 {
-	const char *unit = (unsigned)m < VT_M_COUNT ? vt_metric_infos[m].unit : "bytes";
-
-	if (!strcmp(unit, "bytes"))
-		return vt_fmt_size(v, buf, cap);
-	if (!strcmp(unit, "s")) {
-		if (!isfinite(v))
-			snprintf(buf, cap, "n/a");
-		else
-			snprintf(buf, cap, "%.1f s", v);
-		return buf;
-	}
-	return fmt_count(v, buf, cap);
+	return vt_fmt_value(unit_of(m), v, buf, cap);
 }
 
 static bool metric_is_bytes(enum vt_metric m)
 {
-	return (unsigned)m >= VT_M_COUNT || !strcmp(vt_metric_infos[m].unit, "bytes");
+	return unit_of(m) == VT_UNIT_BYTES;
 }
 
 /* A change of metric m, in the unit of `like` (a level it changes from). */
 static const char *fmt_metric_delta(enum vt_metric m, double v, double like, char *buf, size_t cap)
 {
-	char tmp[32];
-
-	if (metric_is_bytes(m))
-		return vt_fmt_size_delta_like(v, like, buf, cap);
-	if (!isfinite(v))
-		snprintf(buf, cap, "n/a");
-	else
-		snprintf(buf, cap, "%s%s", v < 0 ? "-" : "+", vt_fmt_metric(m, fabs(v), tmp, sizeof(tmp)));
-	return buf;
-}
-
-/*
- * Two values joined by sep, the unit said once when both have it:
- * "1402–1491 MiB", "771 → 969 MiB", else "980 MiB–12.1 GiB".
- */
-static const char *fmt_metric_pair(enum vt_metric m, double lo, double hi, const char *sep, char *buf,
-				   size_t cap)
-{
-	char a[32], b[32];
-	const char *ua, *ub;
-
-	vt_fmt_metric(m, lo, a, sizeof(a));
-	vt_fmt_metric(m, hi, b, sizeof(b));
-	ua = strchr(a, ' ');
-	ub = strchr(b, ' ');
-	if (ua && ub && !strcmp(ua, ub) && isfinite(lo) && isfinite(hi))
-		snprintf(buf, cap, "%.*s%s%s", (int)(ua - a), a, sep, b);
-	else
-		snprintf(buf, cap, "%s%s%s", a, sep, b);
-	return buf;
+	return vt_fmt_value_delta(unit_of(m), v, like, buf, cap);
 }
 
 static const char *fmt_metric_range(enum vt_metric m, double lo, double hi, char *buf, size_t cap)
 {
-	return fmt_metric_pair(m, lo, hi, "–", buf, cap);
+	return vt_fmt_value_pair(unit_of(m), lo, hi, "–", buf, cap);
 }
 
 static const char *fmt_metric_arrow(enum vt_metric m, double from, double to, char *buf, size_t cap)
 {
-	return fmt_metric_pair(m, from, to, " → ", buf, cap);
-}
-
-const char *vt_fmt_utc(double unix_s, bool iso, char *buf, size_t cap)
-{
-	time_t t;
-	struct tm tm;
-
-	if (!isfinite(unix_s) || unix_s <= 0) {
-		snprintf(buf, cap, "n/a");
-		return buf;
-	}
-	t = (time_t)unix_s;
-	if (!gmtime_r(&t, &tm) ||
-	    !strftime(buf, cap, iso ? "%Y-%m-%dT%H:%M:%SZ" : "%Y-%m-%d %H:%M:%S UTC", &tm))
-		snprintf(buf, cap, "n/a");
-	return buf;
+	return vt_fmt_value_pair(unit_of(m), from, to, " → ", buf, cap);
 }
 
 /* A growth rate: "1.84 MiB/h" for sizes, "0.25 /h" for counts; sign only when asked. */
@@ -608,7 +470,7 @@ static void print_evidence(FILE *out, const struct vt_analyze_report *r, struct 
 	struct vt_soak_fact f[VT_SOAK_FACTS_MAX];
 	int n = vt_soak_facts(r, f, VT_SOAK_FACTS_MAX), i;
 
-	fprintf(out, "\nevidence (%s)\n", (unsigned)v->metric < VT_M_COUNT ? vt_metric_infos[v->metric].label : "?");
+	fprintf(out, "\nevidence (%s)\n", (unsigned)v->metric < VT_M_COUNT ? vt_metrics[v->metric].label : "?");
 	print_quarters(out, v, u);
 	/* the drift sits under the quarters; the rest follows as label and text */
 	for (i = 0; i < n; i++) {
@@ -655,7 +517,7 @@ static int add_spark(struct vt_table *t, const struct vt_series *s, enum vt_metr
 	}
 	vt_sparkline(line, sizeof(line), y, to - from, SPARK_WIDTH, utf8);
 	free(y);
-	vt_table_cell(t, "%s", vt_metric_infos[m].label);
+	vt_table_cell(t, "%s", vt_metrics[m].label);
 	vt_table_cell(t, "%s", line);
 	vt_table_cell(t, "min %s", isfinite(lo) ? vt_fmt_metric(m, lo, lo_s, sizeof(lo_s)) : "n/a");
 	vt_table_cell(t, "max %s", isfinite(hi) ? vt_fmt_metric(m, hi, hi_s, sizeof(hi_s)) : "n/a");

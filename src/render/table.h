@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/units.h"
+
 #define VT_TABLE_MAX_COLS 16
 
 enum vt_align { VT_LEFT, VT_RIGHT };
@@ -33,12 +35,5 @@ void vt_table_cell(struct vt_table *t, const char *fmt, ...) __attribute__((form
 /* Print with an indent; a header row (row 0) is underlined when underline. */
 void vt_table_print(const struct vt_table *t, FILE *out, int indent, bool underline);
 void vt_table_release(struct vt_table *t);
-
-/* Human units, binary: "512 B", "4.0 KiB", "62.0 MiB", "1.12 GiB"; "n/a" for VT_NA. */
-const char *vt_fmt_bytes(uint64_t bytes, char *buf, size_t cap);
-/* "97%" of part/whole; "n/a" when either is unknown or whole is 0. */
-const char *vt_fmt_pct(uint64_t part, uint64_t whole, char *buf, size_t cap);
-/* "3d 04h", "2h 05m", "4m 03s", "12s". */
-const char *vt_fmt_duration(double seconds, char *buf, size_t cap);
 
 #endif

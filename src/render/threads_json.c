@@ -7,9 +7,8 @@
 #include "render/threads.h"
 #include "base/unknown.h"
 
-#include "base/version.h"
 #include "proc/procfs.h"
-#include "render/json_text.h"
+#include "render/json.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -90,14 +89,10 @@ json_t *vt_render_diagnosis_json(const struct vt_diagnosis *d)
 int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const struct vt_diagnosis *d,
 			   bool compact)
 {
-	json_t *root = json_object(), *proc = json_object(), *threads = json_array();
+	json_t *root = vt_json_envelope(VT_SCHEMA_THREADS), *proc = json_object(), *threads = json_array();
 	json_t *pools = json_array();
 	size_t i;
-	int rc;
 
-	json_object_set_new(root, "schema", json_string("vitals.threads"));
-	json_object_set_new(root, "schema_version", json_integer(1));
-	json_object_set_new(root, "vitals_version", json_string(VT_VERSION));
 	json_object_set_new(root, "pid", json_integer(r->pid));
 	json_object_set_new(root, "name", vt_json_text(r->comm));
 	json_object_set_new(root, "interval_s", json_real(r->interval_s));
@@ -138,9 +133,5 @@ int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const st
 		json_array_append_new(pools, pool_json(&r->pools[i]));
 	json_object_set_new(root, "pools", pools);
 	json_object_set_new(root, "diagnosis", vt_render_diagnosis_json(d));
-	rc = json_dumpf(root, out, (compact ? JSON_COMPACT : JSON_INDENT(2)) | JSON_PRESERVE_ORDER);
-	json_decref(root);
-	if (rc == 0)
-		fputc('\n', out);
-	return rc || ferror(out) ? -1 : 0;
+	return vt_json_write(out, root, compact, false);
 }

@@ -4,8 +4,9 @@
  * and analysis read it.  Unknown numbers are VT_NA, never 0; a section that
  * could not be read says why in its struct vt_section.
  *
- * Schema: docs/json.md describes the JSON rendering; bump VT_SCHEMA_VERSION
- * when a field changes meaning or is removed (adding fields is compatible).
+ * Schema: docs/json.md describes the JSON rendering; bump its version in
+ * render/json.c when a field changes meaning or is removed (adding fields is
+ * compatible).
  */
 #ifndef VT_SAMPLE_SAMPLE_H
 #define VT_SAMPLE_SAMPLE_H
@@ -23,7 +24,6 @@
 #include "proc/procfs.h"
 #include "proc/status.h"
 
-#define VT_SCHEMA_VERSION 1
 
 /* Why a part of the sample is missing. */
 struct vt_section {

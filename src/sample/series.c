@@ -1,35 +1,11 @@
 /*
- * series.c — the metric table and the memory of a struct vt_series.
+ * series.c — the memory of a struct vt_series.
  */
 #include "sample/series.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-const struct vt_metric_info vt_metric_infos[VT_M_COUNT] = {
-	[VT_M_COMMITTED]     = { "committed", "committed", "bytes", false,
-				 "RssAnon + VmSwap: anonymous memory the process holds, resident or swapped" },
-	[VT_M_RSS_ANON]      = { "rss_anon", "RssAnon", "bytes", false, "resident anonymous memory" },
-	[VT_M_RSS_FILE]      = { "rss_file", "RssFile", "bytes", false, "resident file-backed memory" },
-	[VT_M_RSS_SHMEM]     = { "rss_shmem", "RssShmem", "bytes", false, "resident shared memory" },
-	[VT_M_VM_RSS]        = { "vm_rss", "VmRSS", "bytes", false, "resident set: what ps RSS shows" },
-	[VT_M_VM_SWAP]       = { "vm_swap", "VmSwap", "bytes", false, "anonymous memory swapped out" },
-	[VT_M_VM_SIZE]       = { "vm_size", "VmSize", "bytes", false, "address space reserved" },
-	[VT_M_ARENAS]        = { "arenas", "arenas", "count", false, "glibc malloc arenas seen in maps" },
-	[VT_M_REGIONS_64M]   = { "regions_64m", "64 MiB regions", "count", false,
-				 "64 MiB heap reservations (one per non-main arena heap)" },
-	[VT_M_THREADS]       = { "threads", "threads", "count", false, "threads of the process" },
-	[VT_M_CPU_USER_S]    = { "cpu_user_s", "CPU user", "s", true, "user CPU seconds since the process started" },
-	[VT_M_CPU_SYS_S]     = { "cpu_sys_s", "CPU system", "s", true, "system CPU seconds since the process started" },
-	[VT_M_HEAP_LIVE]     = { "heap_live", "live", "bytes", false, "allocator: bytes in use by the program" },
-	[VT_M_HEAP_FREE]     = { "heap_free", "free-held", "bytes", false, "allocator: free but not returned to the kernel" },
-	[VT_M_HEAP_TOTAL]    = { "heap_total", "allocator total", "bytes", false, "allocator: obtained from the kernel" },
-	[VT_M_HEAP_KEEPCOST] = { "heap_keepcost", "keepcost", "bytes", false, "glibc: top of the main arena, what a plain trim returns" },
-	[VT_M_CG_CURRENT]    = { "cg_current", "cgroup memory", "bytes", false, "the cgroup's memory use (memory.current)" },
-	[VT_M_CG_SWAP]       = { "cg_swap", "cgroup swap", "bytes", false, "the cgroup's swap use (memory.swap.current)" },
-	[VT_M_PSS]           = { "pss", "Pss", "bytes", false, "proportional set size from smaps_rollup, at the smaps cadence" },
-};
 
 void vt_series_init(struct vt_series *s)
 {
@@ -140,14 +116,4 @@ void vt_series_last_incarnation(const struct vt_series *s, size_t *from, size_t 
 		i--;
 	*from = i;
 	*to = s->n;
-}
-
-int vt_metric_find(const char *key)
-{
-	int m;
-
-	for (m = 0; m < VT_M_COUNT; m++)
-		if (strcmp(vt_metric_infos[m].key, key) == 0)
-			return m;
-	return -1;
 }

@@ -21,44 +21,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "sample/metric.h"
 #include "sample/threads.h"
 
 /* Points a recording is read back into at most (vt_store_load). */
 #define VT_SERIES_MAX_POINTS 20000
-
-/* What a sample records.  Bytes unless said otherwise. */
-enum vt_metric {
-	VT_M_COMMITTED,      /* RssAnon + VmSwap: anonymous memory held */
-	VT_M_RSS_ANON,
-	VT_M_RSS_FILE,
-	VT_M_RSS_SHMEM,
-	VT_M_VM_RSS,
-	VT_M_VM_SWAP,
-	VT_M_VM_SIZE,
-	VT_M_ARENAS,         /* glibc arenas (count), from maps */
-	VT_M_REGIONS_64M,    /* 64 MiB heap reservations (count), from maps */
-	VT_M_THREADS,        /* count */
-	VT_M_CPU_USER_S,     /* process CPU seconds since it started, cumulative */
-	VT_M_CPU_SYS_S,
-	VT_M_HEAP_LIVE,      /* allocator: bytes in use (mallinfo2 uordblks+hblkhd, jemalloc allocated) */
-	VT_M_HEAP_FREE,      /* allocator: free but held (fordblks) */
-	VT_M_HEAP_TOTAL,     /* allocator: from the system (arena+hblkhd, jemalloc mapped) */
-	VT_M_HEAP_KEEPCOST,  /* glibc keepcost: what a plain trim would return */
-	VT_M_CG_CURRENT,     /* cgroup memory.current (v2) / usage (v1) */
-	VT_M_CG_SWAP,        /* cgroup memory.swap.current */
-	VT_M_PSS,            /* smaps_rollup Pss, only at the smaps cadence */
-	VT_M_COUNT
-};
-
-/* Names, units and meanings of the metrics (series.c). */
-struct vt_metric_info {
-	const char *key;         /* "committed": column name in the store, CSV and JSON */
-	const char *label;       /* "committed": for tables and charts */
-	const char *unit;        /* "bytes", "count", "s" */
-	bool cumulative;         /* a counter that only grows within one incarnation */
-	const char *meaning;
-};
-extern const struct vt_metric_info vt_metric_infos[VT_M_COUNT];
 
 /*
  * One metric over one point.  For a cumulative counter lo is its value at
@@ -151,8 +118,5 @@ void vt_series_free(struct vt_series *s);
 
 /* Points [*from, *to) of the last incarnation (the process now running). */
 void vt_series_last_incarnation(const struct vt_series *s, size_t *from, size_t *to);
-
-/* Metric index by key ("rss_anon"); -1 if unknown. */
-int vt_metric_find(const char *key);
 
 #endif

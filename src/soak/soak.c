@@ -100,30 +100,14 @@ static void drop_incarnation(struct soak *sk)
 
 /* ---- one tick ---- */
 
-static void put(double *v, enum vt_metric m, uint64_t x)
-{
-	v[m] = vt_known(x) ? (double)x : NAN;
-}
-
+/* Every recorded figure a memory sample holds (sample/metric.h). */
 static void fill_memory(const struct vt_sample *s, struct vt_store_sample *row)
 {
-	put(row->v, VT_M_COMMITTED, s->committed);
-	put(row->v, VT_M_RSS_ANON, s->status.rss_anon);
-	put(row->v, VT_M_RSS_FILE, s->status.rss_file);
-	put(row->v, VT_M_RSS_SHMEM, s->status.rss_shmem);
-	put(row->v, VT_M_VM_RSS, s->status.vm_rss);
-	put(row->v, VT_M_VM_SWAP, s->status.vm_swap);
-	put(row->v, VT_M_VM_SIZE, s->status.vm_size);
-	row->v[VT_M_THREADS] = s->num_threads >= 0 ? (double)s->num_threads : NAN;
-	if (s->regions_st.available && s->alloc.kind == VT_ALLOC_GLIBC) {
-		row->v[VT_M_REGIONS_64M] = s->arenas.heaps;
-		/* without target memory the arena count is unknown, heaps are not */
-		row->v[VT_M_ARENAS] = s->arenas.arenas >= 0 ? s->arenas.arenas + 1 : NAN;
-	}
-	if (s->cgroup_st.available && s->cgroup.version) {
-		put(row->v, VT_M_CG_CURRENT, s->cgroup.usage);
-		put(row->v, VT_M_CG_SWAP, s->cgroup.swap_usage);
-	}
+	int m;
+
+	for (m = 0; m < VT_M_COUNT; m++)
+		if ((vt_metrics[m].flags & VT_MF_RECORDED) && vt_metrics[m].of_sample)
+			row->v[m] = vt_metrics[m].of_sample(s);
 }
 
 /*

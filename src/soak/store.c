@@ -85,9 +85,14 @@ static int prepare(struct vt_store *st, const char *sql, sqlite3_stmt **out, str
 	return rc == SQLITE_OK ? VT_OK : db_err(st->db, rc, err, st->path, "preparing");
 }
 
+static bool recorded(int m)
+{
+	return (vt_metrics[m].flags & VT_MF_RECORDED) != 0;
+}
+
 static bool metric_is_integer(int m)
 {
-	return strcmp(vt_metric_infos[m].unit, "s") != 0;
+	return vt_metrics[m].unit != VT_UNIT_SECONDS;
 }
 
 static int create_samples_table(struct vt_store *st, struct vt_err *err)
@@ -100,8 +105,9 @@ static int create_samples_table(struct vt_store *st, struct vt_err *err)
 			       "CREATE TABLE samples(id INTEGER PRIMARY KEY, t REAL NOT NULL, wall REAL,"
 			       " pid INTEGER, read_ms REAL");
 	for (m = 0; m < VT_M_COUNT; m++)
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s %s", vt_metric_infos[m].key,
-					metric_is_integer(m) ? "INTEGER" : "REAL");
+		if (recorded(m))
+			len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s %s", vt_metrics[m].key,
+						metric_is_integer(m) ? "INTEGER" : "REAL");
 	snprintf(sql + len, sizeof(sql) - len, ")");
 	return exec(st, sql, err, "creating");
 }
@@ -114,10 +120,12 @@ static int prepare_inserts(struct vt_store *st, struct vt_err *err)
 
 	len = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO samples(t, wall, pid, read_ms");
 	for (m = 0; m < VT_M_COUNT; m++)
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s", vt_metric_infos[m].key);
+		if (recorded(m))
+			len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s", vt_metrics[m].key);
 	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ") VALUES(?, ?, ?, ?");
 	for (m = 0; m < VT_M_COUNT; m++)
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", ?");
+		if (recorded(m))
+			len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", ?");
 	snprintf(sql + len, sizeof(sql) - len, ")");
 	if ((rc = prepare(st, sql, &st->ins_sample, err)) ||
 	    (rc = prepare(st, "INSERT INTO events(t, wall, kind, pid, detail) VALUES(?, ?, ?, ?, ?)",
@@ -408,15 +416,17 @@ int vt_store_append(struct vt_store *st, const struct vt_store_sample *s,
 	sqlite3_bind_double(q, 2, s->wall);
 	sqlite3_bind_int64(q, 3, s->pid);
 	sqlite3_bind_double(q, 4, s->read_ms);
-	for (m = 0, col = 5; m < VT_M_COUNT; m++, col++) {
+	for (m = 0, col = 5; m < VT_M_COUNT; m++) {
 		double v = s->v[m];
 
+		if (!recorded(m))
+			continue;
 		if (isnan(v))
-			sqlite3_bind_null(q, col);
+			sqlite3_bind_null(q, col++);
 		else if (metric_is_integer(m))
-			sqlite3_bind_int64(q, col, (sqlite3_int64)llround(v));
+			sqlite3_bind_int64(q, col++, (sqlite3_int64)llround(v));
 		else
-			sqlite3_bind_double(q, col, v);
+			sqlite3_bind_double(q, col++, v);
 	}
 	rc = sqlite3_step(q);
 	sqlite3_reset(q);
@@ -493,6 +503,7 @@ struct loader {
 	bool open;              /* s->n - 1 is the point being filled */
 	uint32_t incarnation;
 	uint32_t known[VT_M_COUNT];     /* samples with metric m known in the open point */
+	int col[VT_M_COUNT];            /* metric m's column in the query, -1: not in this recording */
 };
 
 static int start_point(struct loader *ld, double t, double wall, pid_t pid)
@@ -538,15 +549,15 @@ static int add_sample(struct loader *ld, sqlite3_stmt *q)
 		struct vt_stat *st;
 		double v;
 
-		if (sqlite3_column_type(q, 3 + m) == SQLITE_NULL)
+		if (ld->col[m] < 0 || sqlite3_column_type(q, ld->col[m]) == SQLITE_NULL)
 			continue;
-		v = sqlite3_column_double(q, 3 + m);
+		v = sqlite3_column_double(q, ld->col[m]);
 		if (!(st = vt_series_stat(s, (enum vt_metric)m)))
 			return -1;
 		st += i;
 		if (ld->known[m] == 0) {
 			st->lo = st->hi = st->mean = v;
-		} else if (vt_metric_infos[m].cumulative) {
+		} else if (vt_metrics[m].flags & VT_MF_CUMULATIVE) {
 			st->hi = v;   /* lo stays the first value, hi the last */
 			st->mean = (st->mean * ld->known[m] + v) / (ld->known[m] + 1);
 		} else {
@@ -613,6 +624,19 @@ static int load_meta(sqlite3 *db, const char *path, struct vt_series *s, struct 
 	return rc == SQLITE_DONE ? VT_OK : db_err(db, rc, err, path, "reading");
 }
 
+/* Does table have column?  (A query naming a missing column does not compile.) */
+static bool has_column(sqlite3 *db, const char *table, const char *column)
+{
+	char sql[256];
+	sqlite3_stmt *q = NULL;
+	bool ok;
+
+	snprintf(sql, sizeof(sql), "SELECT %s FROM %s LIMIT 0", column, table);
+	ok = sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK;
+	sqlite3_finalize(q);
+	return ok;
+}
+
 static int load_samples(sqlite3 *db, const char *path, size_t max_points, struct vt_series *s,
 			struct vt_err *err)
 {
@@ -622,7 +646,7 @@ static int load_samples(sqlite3 *db, const char *path, size_t max_points, struct
 	size_t len;
 	sqlite3_int64 count = 0;
 	double tmin = 0, tmax = 0;
-	int m, rc;
+	int m, rc, col;
 
 	/* Rows are appended with growing ids and times: the ends of the rowid
 	 * tree give both without a scan (ids have no holes: a failed append
@@ -644,9 +668,15 @@ static int load_samples(sqlite3 *db, const char *path, size_t max_points, struct
 	ld.width = (size_t)count > max_points ? (tmax - tmin) / (double)max_points : 0;
 	ld.gap = 3 * (s->info.every_s > 0 ? s->info.every_s : 1);
 
+	/* every metric this vitals records that the file has: an older recording lacks the newer ones */
 	len = (size_t)snprintf(sql, sizeof(sql), "SELECT t, wall, pid");
-	for (m = 0; m < VT_M_COUNT; m++)
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s", vt_metric_infos[m].key);
+	for (m = 0, col = 3; m < VT_M_COUNT; m++) {
+		ld.col[m] = -1;
+		if (!recorded(m) || !has_column(db, "samples", vt_metrics[m].key))
+			continue;
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s", vt_metrics[m].key);
+		ld.col[m] = col++;
+	}
 	snprintf(sql + len, sizeof(sql) - len, " FROM samples ORDER BY id");
 	rc = sqlite3_prepare_v2(db, sql, -1, &q, NULL);
 	if (rc != SQLITE_OK)

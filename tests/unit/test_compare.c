@@ -102,36 +102,39 @@ static void test_compare__arena_max_two(void)
 	CHECK(cmp.arms[0].window_t0 >= 80 && cmp.arms[0].window_t0 <= 110);
 	CHECK(cmp.arms[1].window_samples > 700);
 
-	d = &cmp.diff[1][VT_CMP_COMMITTED];
-	printf("# committed %.1f -> %.1f MiB: %.1f MiB (%.1f%%)\n", cmp.arms[0].cell[VT_CMP_COMMITTED].median / MiB,
-	       cmp.arms[1].cell[VT_CMP_COMMITTED].median / MiB, d->delta / MiB, d->pct);
+	d = &cmp.diff[1][VT_M_COMMITTED];
+	printf("# committed %.1f -> %.1f MiB: %.1f MiB (%.1f%%)\n", cmp.arms[0].cell[VT_M_COMMITTED].median / MiB,
+	       cmp.arms[1].cell[VT_M_COMMITTED].median / MiB, d->delta / MiB, d->pct);
 	CHECK(d->known && near(d->delta, -847 * MiB, 2 * MiB));
 	CHECK(near(d->pct, -58.1, 0.3));
 	CHECK(!d->within_noise);
-	CHECK(near(cmp.arms[0].cell[VT_CMP_COMMITTED].noise, 2 * MiB, 0.5 * MiB));
-	CHECK(cmp.arms[0].cell[VT_CMP_COMMITTED].lo < cmp.arms[0].cell[VT_CMP_COMMITTED].median);
-	CHECK(cmp.arms[0].cell[VT_CMP_COMMITTED].hi > cmp.arms[0].cell[VT_CMP_COMMITTED].median);
+	CHECK(near(cmp.arms[0].cell[VT_M_COMMITTED].noise, 2 * MiB, 0.5 * MiB));
+	CHECK(cmp.arms[0].cell[VT_M_COMMITTED].lo < cmp.arms[0].cell[VT_M_COMMITTED].median);
+	CHECK(cmp.arms[0].cell[VT_M_COMMITTED].hi > cmp.arms[0].cell[VT_M_COMMITTED].median);
 
 	/* live is the same in both arms: within noise; free-held is the difference */
-	d = &cmp.diff[1][VT_CMP_HEAP_LIVE];
+	d = &cmp.diff[1][VT_M_HEAP_LIVE];
 	CHECK(d->known && d->within_noise && near(d->delta, 0.2 * MiB, 0.1 * MiB));
-	d = &cmp.diff[1][VT_CMP_HEAP_FREE];
+	d = &cmp.diff[1][VT_M_HEAP_FREE];
 	CHECK(d->known && !d->within_noise && near(d->delta, -848 * MiB, 1 * MiB));
 	/* arenas 8 -> 2 with no noise at all is a difference */
-	d = &cmp.diff[1][VT_CMP_ARENAS];
+	d = &cmp.diff[1][VT_M_ARENAS];
 	CHECK(d->known && !d->within_noise && d->delta == -6 && near(d->pct, -75, 1e-9));
-	CHECK(cmp.arms[1].cell[VT_CMP_REGIONS_64M].median == 1);
+	CHECK(cmp.arms[1].cell[VT_M_REGIONS_64M].median == 1);
 	/* live fraction 44.3/1457 -> 44.5/610 */
-	CHECK(near(cmp.arms[0].cell[VT_CMP_LIVE_FRACTION].median, 0.0304, 0.001));
-	CHECK(near(cmp.arms[1].cell[VT_CMP_LIVE_FRACTION].median, 0.0729, 0.002));
+	CHECK(near(cmp.arms[0].cell[VT_M_LIVE_FRACTION].median, 0.0304, 0.001));
+	CHECK(near(cmp.arms[1].cell[VT_M_LIVE_FRACTION].median, 0.0729, 0.002));
 	/* CPU is a counter delta over the window: the same 0.57 cores, within noise */
-	CHECK(near(cmp.arms[0].cell[VT_CMP_CPU_CORES].median, 0.57, 1e-6));
-	CHECK(cmp.diff[1][VT_CMP_CPU_CORES].known && cmp.diff[1][VT_CMP_CPU_CORES].within_noise);
+	CHECK(near(cmp.arms[0].cell[VT_M_CPU_CORES].median, 0.57, 1e-6));
+	CHECK(cmp.diff[1][VT_M_CPU_CORES].known && cmp.diff[1][VT_M_CPU_CORES].within_noise);
 	/* the baseline row is all unknown */
-	for (f = 0; f < VT_CMP_COUNT; f++)
+	for (f = 0; f < VT_M_COUNT; f++)
 		CHECK(!cmp.diff[0][f].known && isnan(cmp.diff[0][f].delta));
-	CHECK_STR(vt_cmp_fields[VT_CMP_COMMITTED].label, "committed (anon+swap)");
-	CHECK_STR(vt_cmp_fields[VT_CMP_CPU_CORES].unit, "cores");
+	/* a row the table does not have stays unknown in every arm */
+	CHECK(!cmp.arms[1].cell[VT_M_VM_RSS].known && !cmp.diff[1][VT_M_VM_RSS].known);
+	CHECK(!vt_cmp_row_recorded(&cmp, VT_M_VM_RSS) && vt_cmp_row_recorded(&cmp, VT_M_COMMITTED));
+	CHECK_STR(vt_metrics[VT_M_COMMITTED].label, "committed");
+	CHECK_STR(vt_unit_name(vt_metrics[VT_M_CPU_CORES].unit), "cores");
 	vt_comparison_free(&cmp);
 	CHECK(cmp.arms == NULL && cmp.narms == 0);
 	vt_comparison_free(&cmp);       /* twice is harmless */
@@ -151,15 +154,17 @@ static void test_compare__equal_arms_within_noise(void)
 	build_arm(&a, &same, 600, 3);
 	build_arm(&b, &same, 600, 4);
 	CHECK(vt_compare(arms, NULL, 2, NULL, &cmp) == 0);
-	for (f = 0; f < VT_CMP_COUNT; f++) {
+	for (f = 0; f < VT_M_COUNT; f++) {
 		const struct vt_cmp_diff *d = &cmp.diff[1][f];
 
+		if (!(vt_metrics[f].flags & VT_MF_COMPARE))
+			continue;
 		CHECK(d->known);
 		if (!d->within_noise)
-			printf("#   %s: delta %g not within noise\n", vt_cmp_fields[f].key, d->delta);
+			printf("#   %s: delta %g not within noise\n", vt_metrics[f].key, d->delta);
 		CHECK(d->within_noise);
 	}
-	CHECK(fabs(cmp.diff[1][VT_CMP_COMMITTED].pct) < 0.5);
+	CHECK(fabs(cmp.diff[1][VT_M_COMMITTED].pct) < 0.5);
 	vt_comparison_free(&cmp);
 	vt_series_free(&a);
 	vt_series_free(&b);
@@ -182,10 +187,10 @@ static void test_compare__three_sd_apart_is_a_difference(void)
 	build_arm(&a, &base, 600, 3);
 	build_arm(&b, &apart, 600, 4);
 	CHECK(vt_compare(arms, NULL, 2, NULL, &cmp) == 0);
-	CHECK(cmp.arms[0].cell[VT_CMP_COMMITTED].hi > cmp.arms[1].cell[VT_CMP_COMMITTED].lo);
-	CHECK(!cmp.diff[1][VT_CMP_COMMITTED].within_noise);
-	CHECK(near(cmp.diff[1][VT_CMP_COMMITTED].delta, 6 * MiB, 0.5 * MiB));
-	CHECK(cmp.diff[1][VT_CMP_HEAP_LIVE].within_noise);
+	CHECK(cmp.arms[0].cell[VT_M_COMMITTED].hi > cmp.arms[1].cell[VT_M_COMMITTED].lo);
+	CHECK(!cmp.diff[1][VT_M_COMMITTED].within_noise);
+	CHECK(near(cmp.diff[1][VT_M_COMMITTED].delta, 6 * MiB, 0.5 * MiB));
+	CHECK(cmp.diff[1][VT_M_HEAP_LIVE].within_noise);
 	vt_comparison_free(&cmp);
 	vt_series_free(&a);
 	vt_series_free(&b);
@@ -204,16 +209,16 @@ static void test_compare__unknown_heap_and_unsettled_arm(void)
 	build_arm(&a, &plain, 600, 5);
 	build_arm(&b, &leaking, 600, 6);
 	CHECK(vt_compare(arms, NULL, 2, NULL, &cmp) == 0);
-	CHECK(!cmp.arms[0].cell[VT_CMP_HEAP_LIVE].known && isnan(cmp.arms[0].cell[VT_CMP_HEAP_LIVE].median));
-	CHECK(!cmp.arms[0].cell[VT_CMP_HEAP_FREE].known && !cmp.arms[0].cell[VT_CMP_KEEPCOST].known);
-	CHECK(!cmp.arms[1].cell[VT_CMP_LIVE_FRACTION].known);
-	CHECK(!cmp.diff[1][VT_CMP_HEAP_LIVE].known && isnan(cmp.diff[1][VT_CMP_HEAP_LIVE].pct));
-	CHECK(cmp.arms[0].cell[VT_CMP_COMMITTED].known);
+	CHECK(!cmp.arms[0].cell[VT_M_HEAP_LIVE].known && isnan(cmp.arms[0].cell[VT_M_HEAP_LIVE].median));
+	CHECK(!cmp.arms[0].cell[VT_M_HEAP_FREE].known && !cmp.arms[0].cell[VT_M_HEAP_KEEPCOST].known);
+	CHECK(!cmp.arms[1].cell[VT_M_LIVE_FRACTION].known);
+	CHECK(!cmp.diff[1][VT_M_HEAP_LIVE].known && isnan(cmp.diff[1][VT_M_HEAP_LIVE].pct));
+	CHECK(cmp.arms[0].cell[VT_M_COMMITTED].known);
 	/* the leaking arm never settled: its window is the last half, said so */
 	CHECK(cmp.arms[1].verdict.kind == VT_VERDICT_LEAK);
 	CHECK(!cmp.arms[1].window_settled);
 	CHECK(near(cmp.arms[1].window_t0, 300, 1) && near(cmp.arms[1].window_t1, 599, 1e-9));
-	CHECK(cmp.diff[1][VT_CMP_COMMITTED].delta > 100 * MiB && !cmp.diff[1][VT_CMP_COMMITTED].within_noise);
+	CHECK(cmp.diff[1][VT_M_COMMITTED].delta > 100 * MiB && !cmp.diff[1][VT_M_COMMITTED].within_noise);
 	vt_comparison_free(&cmp);
 
 	/* an empty recording compares too: everything unknown, no crash */
@@ -221,8 +226,8 @@ static void test_compare__unknown_heap_and_unsettled_arm(void)
 	vt_series_init(&b);
 	CHECK(vt_compare(arms, NULL, 2, NULL, &cmp) == 0);
 	CHECK(cmp.arms[1].verdict.kind == VT_VERDICT_CANNOT_TELL);
-	CHECK(!cmp.arms[1].cell[VT_CMP_COMMITTED].known && !cmp.diff[1][VT_CMP_COMMITTED].known);
-	CHECK(!cmp.arms[1].cell[VT_CMP_CPU_CORES].known);
+	CHECK(!cmp.arms[1].cell[VT_M_COMMITTED].known && !cmp.diff[1][VT_M_COMMITTED].known);
+	CHECK(!cmp.arms[1].cell[VT_M_CPU_CORES].known);
 	vt_comparison_free(&cmp);
 	CHECK(vt_compare(arms, NULL, 0, NULL, &cmp) == 0 && cmp.narms == 0);
 	vt_series_free(&a);

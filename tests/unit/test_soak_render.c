@@ -785,9 +785,31 @@ static void test_soak_render__from_the_analysis(void)
 struct ab {
 	struct vt_series s[2];
 	struct vt_cmp_arm arms[2];
-	struct vt_cmp_diff diff[2][VT_CMP_COUNT];
+	struct vt_cmp_diff diff[2][VT_M_COUNT];
 	struct vt_comparison cmp;
 };
+
+/* Rows of the A/B table: the metrics flagged for it. */
+static size_t compare_rows(void)
+{
+	size_t n = 0;
+	int m;
+
+	for (m = 0; m < VT_M_COUNT; m++)
+		n += (vt_metrics[m].flags & VT_MF_COMPARE) != 0;
+	return n;
+}
+
+/* The row of a vitals.compare document's fields array with that key. */
+static json_t *field_of(json_t *fields, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < json_array_size(fields); i++)
+		if (!strcmp(json_string_value(json_object_get(json_array_get(fields, i), "key")), key))
+			return json_array_get(fields, i);
+	return NULL;
+}
 
 static void cellv(struct vt_cmp_cell *c, double med, double lo, double hi, double noise)
 {
@@ -818,24 +840,24 @@ static void build_ab(struct ab *ab)
 	ab->arms[1].window_t0 = 0;
 	ab->arms[1].window_t1 = 3.4 * 3600;
 	ab->arms[1].window_samples = 43;
-	cellv(&ab->arms[0].cell[VT_CMP_COMMITTED], 1458 * MiB, 1402 * MiB, 1491 * MiB, 4 * MiB);
-	cellv(&ab->arms[1].cell[VT_CMP_COMMITTED], 611 * MiB, 598 * MiB, 624 * MiB, 2 * MiB);
-	cellv(&ab->arms[0].cell[VT_CMP_RSS_ANON], 1122 * MiB, 966 * MiB, 1127 * MiB, 30 * MiB);
-	cellv(&ab->arms[1].cell[VT_CMP_RSS_ANON], 575 * MiB, 570 * MiB, 580 * MiB, 2 * MiB);
-	cellv(&ab->arms[0].cell[VT_CMP_HEAP_LIVE], 44.3 * MiB, 43.9 * MiB, 44.6 * MiB, 0.3 * MiB);
-	cellv(&ab->arms[1].cell[VT_CMP_HEAP_LIVE], 44.5 * MiB, 44.4 * MiB, 44.5 * MiB, 0.1 * MiB);
-	cellv(&ab->arms[0].cell[VT_CMP_REGIONS_64M], 6, 5, 8, 1);
-	cellv(&ab->arms[1].cell[VT_CMP_REGIONS_64M], 1, 1, 1, 0);
-	cellv(&ab->arms[0].cell[VT_CMP_LIVE_FRACTION], 0.0304, 0.0300, 0.0357, 0.001);
-	cellv(&ab->arms[1].cell[VT_CMP_LIVE_FRACTION], 0.0729, 0.0720, 0.0731, 0.0005);
-	for (f = 0; f < VT_CMP_COUNT; f++) {
+	cellv(&ab->arms[0].cell[VT_M_COMMITTED], 1458 * MiB, 1402 * MiB, 1491 * MiB, 4 * MiB);
+	cellv(&ab->arms[1].cell[VT_M_COMMITTED], 611 * MiB, 598 * MiB, 624 * MiB, 2 * MiB);
+	cellv(&ab->arms[0].cell[VT_M_RSS_ANON], 1122 * MiB, 966 * MiB, 1127 * MiB, 30 * MiB);
+	cellv(&ab->arms[1].cell[VT_M_RSS_ANON], 575 * MiB, 570 * MiB, 580 * MiB, 2 * MiB);
+	cellv(&ab->arms[0].cell[VT_M_HEAP_LIVE], 44.3 * MiB, 43.9 * MiB, 44.6 * MiB, 0.3 * MiB);
+	cellv(&ab->arms[1].cell[VT_M_HEAP_LIVE], 44.5 * MiB, 44.4 * MiB, 44.5 * MiB, 0.1 * MiB);
+	cellv(&ab->arms[0].cell[VT_M_REGIONS_64M], 6, 5, 8, 1);
+	cellv(&ab->arms[1].cell[VT_M_REGIONS_64M], 1, 1, 1, 0);
+	cellv(&ab->arms[0].cell[VT_M_LIVE_FRACTION], 0.0304, 0.0300, 0.0357, 0.001);
+	cellv(&ab->arms[1].cell[VT_M_LIVE_FRACTION], 0.0729, 0.0720, 0.0731, 0.0005);
+	for (f = 0; f < VT_M_COUNT; f++) {
 		const struct vt_cmp_cell *a = &ab->arms[0].cell[f], *b = &ab->arms[1].cell[f];
 
 		ab->diff[1][f].known = a->known && b->known;
 		ab->diff[1][f].delta = b->median - a->median;
 		ab->diff[1][f].pct = (b->median - a->median) / a->median * 100;
 	}
-	ab->diff[1][VT_CMP_HEAP_LIVE].within_noise = true;
+	ab->diff[1][VT_M_HEAP_LIVE].within_noise = true;
 	ab->cmp.narms = 2;
 	ab->cmp.arms = ab->arms;
 	ab->cmp.diff = ab->diff;
@@ -865,10 +887,10 @@ static void test_soak_render__compare_text(void)
 	CHECK(strstr(out, "-847 MiB") != NULL && strstr(out, "-58%") != NULL);
 	CHECK(strstr(out, "+0.20 MiB") != NULL && strstr(out, "+0.5%") != NULL);
 	CHECK(strstr(out, "0.0729 (0.0720–0.0731)") != NULL);
-	snprintf(row, sizeof(row), "\n  %s  ", vt_cmp_fields[VT_CMP_HEAP_LIVE].label);
+	snprintf(row, sizeof(row), "\n  %s  ", vt_metrics[VT_M_HEAP_LIVE].label);
 	p = strstr(out, row);
 	CHECK(p && strstr(p + 1, "within noise") && strstr(p + 1, "within noise") < strchr(p + 1, '\n'));
-	snprintf(row, sizeof(row), "\n  %s  ", vt_cmp_fields[VT_CMP_COMMITTED].label);
+	snprintf(row, sizeof(row), "\n  %s  ", vt_metrics[VT_M_COMMITTED].label);
 	p = strstr(out, row);
 	CHECK(p && !(strstr(p + 1, "within noise") && strstr(p + 1, "within noise") < strchr(p + 1, '\n')));
 	CHECK(strstr(out, "not recorded in any arm: ") != NULL);
@@ -916,15 +938,12 @@ static void test_soak_render__compare_json_csv_html(void)
 		CHECK_STR(json_string_value(json_object_get(root, "schema")), "vitals.compare");
 		CHECK_EQ_U64(json_array_size(json_object_get(root, "arms")), 2);
 		fields = json_object_get(root, "fields");
-		CHECK_EQ_U64(json_array_size(fields), VT_CMP_COUNT);
-		live = json_array_get(json_object_get(json_array_get(fields, VT_CMP_HEAP_LIVE), "arms"), 1);
+		CHECK_EQ_U64(json_array_size(fields), compare_rows());
+		live = json_array_get(json_object_get(field_of(fields, "heap_live"), "arms"), 1);
 		CHECK(json_is_true(json_object_get(live, "within_noise")));
-		CHECK(json_is_null(json_object_get(json_array_get(json_object_get(json_array_get(fields,
-			VT_CMP_HEAP_LIVE), "arms"), 0), "delta")));
-		CHECK(json_is_null(json_object_get(json_array_get(json_object_get(json_array_get(fields,
-			VT_CMP_KEEPCOST), "arms"), 1), "median")));
-		CHECK_EQ_I64(json_integer_value(json_object_get(json_array_get(json_object_get(json_array_get(fields,
-			VT_CMP_COMMITTED), "arms"), 1), "delta")), (int64_t)(-847 * MiB));
+		CHECK(json_is_null(json_object_get(json_array_get(json_object_get(field_of(fields, "heap_live"), "arms"), 0), "delta")));
+		CHECK(json_is_null(json_object_get(json_array_get(json_object_get(field_of(fields, "heap_keepcost"), "arms"), 1), "median")));
+		CHECK_EQ_I64(json_integer_value(json_object_get(json_array_get(json_object_get(field_of(fields, "committed"), "arms"), 1), "delta")), (int64_t)(-847 * MiB));
 		CHECK(json_is_true(json_object_get(json_object_get(json_array_get(json_object_get(root, "arms"), 1),
 								   "window"), "settled")));
 		CHECK(json_is_false(json_object_get(json_object_get(json_array_get(json_object_get(root, "arms"), 0),
@@ -946,8 +965,8 @@ static void test_soak_render__compare_json_csv_html(void)
 		CHECK_EQ_I64(csv_record(&p), cols);
 		rows++;
 	}
-	CHECK_EQ_U64(rows, 2 * VT_CMP_COUNT);
-	CHECK(strstr(out, "\ndefault,keepcost,bytes,,,,,,,\n") != NULL);
+	CHECK_EQ_U64(rows, 2 * compare_rows());
+	CHECK(strstr(out, "\ndefault,heap_keepcost,bytes,,,,,,,\n") != NULL);
 	free(out);
 
 	/* HTML: overlaid arms, escaped names */

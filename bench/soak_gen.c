@@ -9,7 +9,7 @@
  * restart 5 % into the span (at most on day 2: day 1.5 of 30).  FILE is
  * overwritten.
  *
- * The file is made by vt_store_create (src/soak/store.h), so the schema,
+ * The file is made by vt_store_create (src/store/store.h), so the schema,
  * application_id, user_version and meta are exactly those of a recording;
  * it is closed, then reopened with plain SQLite and the rows are inserted in
  * ONE transaction through prepared statements (vt_store_append commits
@@ -36,7 +36,7 @@
  * time) and "bytes N" (the file's size).  Built and run by bench/soak.
  */
 #include "sample/series.h"
-#include "soak/store.h"
+#include "store/store.h"
 
 #include <math.h>
 #include <sqlite3.h>

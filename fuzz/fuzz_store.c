@@ -7,7 +7,7 @@
  * analysed, so the analysis sees whatever the loader lets through.
  */
 #include "analyze/soak.h"
-#include "soak/store.h"
+#include "store/store.h"
 
 #include <stdint.h>
 #include <stdio.h>

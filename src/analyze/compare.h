@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "analyze/soak.h"
+#include "base/error.h"
 #include "sample/series.h"
 
 /*
@@ -60,5 +61,28 @@ void vt_comparison_free(struct vt_comparison *c);
 
 /* Is m a row of the table, and did any arm record it?  (A row no arm has is left out of the views.) */
 bool vt_cmp_row_recorded(const struct vt_comparison *c, enum vt_metric m);
+
+/* Recordings read for a comparison, their labels, and the comparison. */
+struct vt_compare_set {
+	size_t n;
+	struct vt_series *series;        /* owned, n */
+	char (*labels)[64];              /* owned, n */
+	const char **label_ptrs;         /* owned, n: labels[i] */
+	struct vt_comparison cmp;        /* its arms borrow series and labels */
+};
+
+/*
+ * Read n recordings (store/store.h) and compare them on metric, the first
+ * being the baseline.  Recording i is labelled by the i-th of the
+ * comma-separated names (may be NULL or shorter), else by the experiment
+ * arm it was recorded as, else by its file name without ".db"; labels that
+ * would be the same get their folder ("a/run", "b/run"), then their
+ * position ("run #2").  Errors: those of vt_store_load (the message names
+ * the file), VT_E_NOMEM; *out is then empty.  Release with
+ * vt_compare_set_release.
+ */
+int vt_compare_files(char *const *paths, size_t n, const char *names, enum vt_metric metric,
+		     struct vt_compare_set *out, struct vt_err *err);
+void vt_compare_set_release(struct vt_compare_set *s);
 
 #endif

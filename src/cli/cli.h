@@ -8,18 +8,32 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base/error.h"
 #include "base/units.h"
+#include "cli/command.h"
 #include "proc/procfs.h"
 
-#define VT_EXIT_OK 0
-#define VT_EXIT_PARTIAL 1
+/* The subcommands (cmd_<name>.c). */
+extern const struct vt_command vt_cmd_snap, vt_cmd_heap, vt_cmd_threads, vt_cmd_soak, vt_cmd_analyze,
+	vt_cmd_compare, vt_cmd_experiment, vt_cmd_demo;
 
 /* Print "vitals: <msg>" and the hint on stderr; return the exit status. */
 int vt_cli_error(const struct vt_err *err);
 /* Print a usage error for cmd on stderr; return 64. */
 int vt_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * An option's argument as a duration of min_s to max_s (max_s <= 0: no
+ * upper bound), a size, or a whole number of min to max: 0, or a usage
+ * error printed for option opt of cmd and 64.
+ */
+int vt_cli_duration(const struct vt_command *cmd, const char *opt, const char *arg, double min_s,
+		    double max_s, double *out);
+int vt_cli_size(const struct vt_command *cmd, const char *opt, const char *arg, uint64_t *out);
+int vt_cli_count(const struct vt_command *cmd, const char *opt, const char *arg, long min, long max,
+		 long *out);
 
 /* Open /proc and /sys, or the roots given by --proc-root/--sys-root or
  * VITALS_PROC_ROOT/VITALS_SYS_ROOT (recorded trees, for tests). */
@@ -34,13 +48,14 @@ void vt_cli_catch_stop(volatile sig_atomic_t **flag);
 /* A pid argument: a positive decimal that fits pid_t. */
 bool vt_cli_parse_pid(const char *text, int *pid);
 
-int cmd_snap(int argc, char **argv);
-int cmd_demo(int argc, char **argv);
-int cmd_heap(int argc, char **argv);
-int cmd_threads(int argc, char **argv);
-int cmd_soak(int argc, char **argv);
-int cmd_analyze(int argc, char **argv);
-int cmd_compare(int argc, char **argv);
-int cmd_experiment(int argc, char **argv);
+/*
+ * Open FILE for a view's output ("-" is stdout), and close it: the error
+ * (and the file name) is printed by them; close returns 0 or 2.
+ */
+FILE *vt_cli_open_out(const char *cmd, const char *path);
+int vt_cli_close_out(const char *cmd, FILE *f, const char *path, int render_rc);
+
+/* The terminal takes UTF-8 (sparkline blocks); else the views use ASCII. */
+bool vt_cli_utf8(void);
 
 #endif

@@ -1,81 +1,89 @@
 /*
  * cmd_demo.c — `vitals demo`: field report 000 in about three minutes.
  *
- * Starts the bundled arena_churn target twice — default glibc and
- * MALLOC_ARENA_MAX=2 — and soaks both at once (two `vitals soak` children,
- * one recording each) while they churn.  Then: both snapped side by side
+ * The bundled arena_churn target runs twice at once — default glibc and
+ * MALLOC_ARENA_MAX=2 — as the two arms of an experiment soaked side by side
+ * (soak/experiment.c, in this process).  Then: both snapped side by side
  * with the target's own count of live bytes, the allocator's own figures,
- * each soak's verdict (plateau, still settling, ...) and the A/B table of
- * vitals compare on the settled windows, and how to do the same on your
- * own service.  The targets are ours: they are stopped (SIGTERM) and reaped
- * at the end, also on Ctrl-C.
+ * each soak's verdict and the A/B table on the settled windows, and how to
+ * do the same on your own service.  The targets are ours: they are stopped
+ * (SIGTERM) and reaped at the end, also on Ctrl-C.
  */
 #include "cli/cli.h"
-#include "base/unknown.h"
 #include "cli/soak_cli.h"
-#include "analyze/soak.h"
-#include "render/soak.h"
-#include "soak/store.h"
-#include "render/render.h"
-#include "render/table.h"
+#include "analyze/compare.h"
 #include "analyze/heap_verdict.h"
+#include "base/unknown.h"
+#include "render/view.h"
 #include "sample/heap.h"
 #include "sample/sample.h"
+#include "soak/experiment.h"
+#include "soak/follow.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
-#include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define ARMS 2
 
-struct arm {
-	const char *label;
-	const char *env;          /* NAME=VALUE added to the environment, or NULL */
-	const char *name;         /* the recording's name: default.db, cap2.db */
-	pid_t pid;
-	pid_t soak;               /* the `vitals soak` child recording it */
-	char truth[PATH_MAX];
-	char db[PATH_MAX];
-	uint64_t live_bytes;      /* the target's own count, VT_NA if unread */
+enum { OPT_SECONDS = 1, OPT_THREADS, OPT_DIR, OPT_JSON };
+
+static const struct vt_option demo_options[] = {
+	{ "seconds", 0, "DURATION", "how long both arms churn and are soaked (default 150s;\n"
+				    "10s to 1h)", OPT_SECONDS },
+	{ "threads", 0, "N", "worker threads per arm (default 8)", OPT_THREADS },
+	{ "dir", 0, "DIR", "keep the two recordings in DIR (default: a temporary\n"
+			   "directory, removed at the end)", OPT_DIR },
+	{ "json", 0, NULL, "the comparison as JSON (schema vitals.compare, docs/json.md)", OPT_JSON },
+	{ 0 }
 };
 
-static volatile sig_atomic_t interrupted;
+static const struct vt_exit_note demo_exits[] = {
+	{ 2, "the demo could not run (a missing target, a directory that cannot be written)" },
+	{ 130, "interrupted (Ctrl-C): the targets were stopped" }, { -1, NULL },
+};
 
-static void on_signal(int sig)
+static const char *const demo_examples[] = {
+	"vitals demo",
+	"vitals demo --seconds 60 --dir demo-recordings",
+	NULL,
+};
+
+struct demo_opts {
+	double seconds;
+	long threads;
+	const char *dir;
+	bool json;
+};
+
+static int demo_option(void *ctx, int id, const char *arg)
 {
-	(void)sig;
-	interrupted = 1;
+	struct demo_opts *o = ctx;
+
+	switch (id) {
+	case OPT_SECONDS: return vt_cli_duration(&vt_cmd_demo, "seconds", arg, 10, 3600, &o->seconds);
+	case OPT_THREADS: return vt_cli_count(&vt_cmd_demo, "threads", arg, 2, 256, &o->threads);
+	case OPT_DIR: o->dir = arg; return 0;
+	case OPT_JSON: o->json = true; return 0;
+	}
+	return 0;
 }
 
-static void demo_usage(FILE *out)
-{
-	fprintf(out,
-"usage: vitals demo [--seconds N] [--threads N] [--dir DIR] [--json]\n"
-"\n"
-"Reproduces field report 000 on the bundled arena_churn target: the same\n"
-"multi-threaded allocation churn (bounded live set, memory freed on another\n"
-"thread than the one that allocated it) runs twice at once, under default\n"
-"glibc and under MALLOC_ARENA_MAX=2, each soaked by vitals into a recording.\n"
-"Then: both snapped side by side with the target's own count of live bytes,\n"
-"the allocator's own figures, each soak's verdict, and the A/B table on the\n"
-"settled windows (vitals compare).  It ends with the commands to do the same\n"
-"on your own service.\n"
-"\n"
-"  --seconds N   how long both arms churn and are soaked (default 150)\n"
-"  --threads N   worker threads per arm (default 8)\n"
-"  --dir DIR     keep the two recordings in DIR (default: a temporary\n"
-"                directory, removed at the end)\n"
-"  --json        the comparison as vitals.compare JSON\n");
-}
+/* The arms: labels for people, and what each sets in the target's environment. */
+static const struct {
+	const char *name, *label;
+	const char *env[2];        /* "KEY" removes KEY, "KEY=V" sets it */
+	const char *env_text;
+} arm_specs[ARMS] = {
+	{ "default", "default glibc", { "MALLOC_ARENA_MAX", NULL }, "" },
+	{ "cap2", "MALLOC_ARENA_MAX=2", { "MALLOC_ARENA_MAX=2", NULL }, "MALLOC_ARENA_MAX=2" },
+};
 
 /* The target sits next to the vitals binary: <dir>/targets/arena_churn. */
 static int find_target(char *path, size_t cap)
@@ -93,66 +101,6 @@ static int find_target(char *path, size_t cap)
 	*slash = '\0';
 	snprintf(path, cap, "%s/targets/arena_churn", self);
 	return access(path, X_OK);
-}
-
-static pid_t start_arm(const char *target, struct arm *a, int seconds, int threads)
-{
-	char secs[32], thr[32];
-	pid_t pid;
-
-	snprintf(secs, sizeof(secs), "%d", seconds + 60);
-	snprintf(thr, sizeof(thr), "%d", threads);
-	pid = fork();
-	if (pid != 0)
-		return pid;
-	if (a->env)
-		putenv((char *)a->env);
-	else
-		unsetenv("MALLOC_ARENA_MAX");
-	if (!freopen("/dev/null", "w", stdout))
-		_exit(127);
-	/* blocks up to 64 KiB: the arenas sprawl as with larger ones, and reach
-	 * their high water within seconds, so that a few minutes show a plateau */
-	execl(target, target, "--seconds", secs, "--threads", thr, "--max-block-kb", "64", "--truth", a->truth,
-	      (char *)NULL);
-	_exit(127);
-}
-
-static void stop_arm(struct arm *a)
-{
-	if (a->soak > 0) {
-		kill(a->soak, SIGTERM);
-		waitpid(a->soak, NULL, 0);
-		a->soak = 0;
-	}
-	if (a->pid <= 0)
-		return;
-	kill(a->pid, SIGTERM);
-	waitpid(a->pid, NULL, 0);
-	a->pid = 0;
-}
-
-/* `vitals soak -q -o DB --every 1s --for N --heap PID`, run by this very binary. */
-static pid_t start_soak(struct arm *a, double seconds, double every)
-{
-	char pid[32], secs[32], ev[32], smaps[32], heap[32];
-	pid_t child;
-
-	snprintf(pid, sizeof(pid), "%d", (int)a->pid);
-	snprintf(secs, sizeof(secs), "%.3fs", seconds);
-	snprintf(ev, sizeof(ev), "%.3fs", every);
-	snprintf(smaps, sizeof(smaps), "%.3fs", seconds / 3);
-	snprintf(heap, sizeof(heap), "%.3fs", seconds / 15);
-	child = fork();
-	if (child != 0)
-		return child;
-	if (!freopen("/dev/null", "w", stdout))
-		_exit(127);
-	/* --heap: the arms are our own targets; mallinfo2 by ptrace every
-	 * 1/15 of the run gives the A/B table its live and free-held rows */
-	execl("/proc/self/exe", "vitals", "soak", "-q", "--force", "-o", a->db, "--every", ev, "--for", secs,
-	      "--smaps-every", smaps, "--heap", "--heap-every", heap, pid, (char *)NULL);
-	_exit(127);
 }
 
 /* Last JSON line of the target's truth file: its exact live bytes. */
@@ -176,50 +124,35 @@ static uint64_t read_live_bytes(const char *path)
 	return live;
 }
 
-/* Until both soaks end: time left and each arm's committed memory now. */
-static void wait_with_progress(const struct vt_procfs *pfs, struct arm *arms, double seconds)
+/* The progress while both arms soak: time left and each arm's committed memory. */
+struct show {
+	double seconds;
+	double elapsed;
+	double committed[ARMS];
+	double last_line;
+	bool tty;
+};
+
+static void arm_progress(void *ctx, size_t arm, const struct vt_soak_progress *p)
 {
-	struct vt_sample_opts light = { .light = true, .no_memory = true };
-	bool tty = isatty(STDERR_FILENO);
-	struct timespec second = { 1, 0 };
-	double left;
-	int i, running;
+	struct show *sh = ctx;
+	char left[32], size[32];
+	size_t i;
 
-	for (left = seconds;; left -= 1) {
-		char line[256], now[32], span[32];
-		size_t len;
-
-		for (i = 0, running = 0; i < ARMS; i++)
-			if (arms[i].soak > 0 && waitpid(arms[i].soak, NULL, WNOHANG) == 0)
-				running++;
-			else
-				arms[i].soak = 0;
-		if (!running || interrupted)
-			break;
-		len = (size_t)snprintf(line, sizeof(line), "  soaking both arms: %s left",
-				       vt_fmt_span(left > 0 ? left : 0, span, sizeof(span)));
-		for (i = 0; i < ARMS; i++) {
-			struct vt_sample s;
-			struct vt_err err;
-
-			if (vt_sample_take(pfs, arms[i].pid, &light, &s, &err) != VT_OK)
-				continue;
-			len += (size_t)snprintf(line + len, sizeof(line) - len, " · %s committed %s", arms[i].name,
-						vt_fmt_size((double)s.committed, now, sizeof(now)));
-			vt_sample_release(&s);
-		}
-		if (tty)
-			fprintf(stderr, "\r\033[K%s", line);
-		else if ((int)left % 30 == 0 || left == seconds)
-			fprintf(stderr, "%s\n", line);
-		nanosleep(&second, NULL);
-	}
-	if (tty)
-		fprintf(stderr, "\r\033[K");
+	sh->committed[arm] = p->committed;
+	sh->elapsed = fmax(sh->elapsed, p->elapsed_s);
+	if (arm != ARMS - 1 || (!sh->tty && sh->elapsed - sh->last_line < 30 && sh->last_line > 0))
+		return;
+	sh->last_line = sh->elapsed;
+	fprintf(stderr, "%s  soaking both arms: %s left", sh->tty ? "\r\033[K" : "",
+		vt_fmt_span(fmax(0, sh->seconds - sh->elapsed), left, sizeof(left)));
+	for (i = 0; i < ARMS; i++)
+		fprintf(stderr, " · %s committed %s", arm_specs[i].name, vt_fmt_size(sh->committed[i], size, sizeof(size)));
+	fputs(sh->tty ? "" : "\n", stderr);
 }
 
 /* The allocator's own view of each arm (mallinfo2 by ptrace), one line each. */
-static void print_heaps(const struct vt_procfs *pfs, const struct arm *arms)
+static void print_heaps(const struct vt_procfs *pfs, const pid_t *pids)
 {
 	struct vt_heap_opts opts = { .timeout_ms = 2000 };
 	struct vt_heap_verdict v;
@@ -230,13 +163,13 @@ static void print_heaps(const struct vt_procfs *pfs, const struct arm *arms)
 
 	printf("THE ALLOCATOR'S OWN FIGURES (vitals heap: mallinfo2 read inside each process)\n");
 	for (i = 0; i < ARMS; i++) {
-		if (vt_heap_take(pfs, arms[i].pid, &opts, &h, &err) != VT_OK) {
-			printf("  %-20s not read: %s\n", arms[i].label, err.msg);
+		if (vt_heap_take(pfs, pids[i], &opts, &h, &err) != VT_OK) {
+			printf("  %-20s not read: %s\n", arm_specs[i].label, err.msg);
 			continue;
 		}
 		vt_heap_judge(&h, (uint64_t)sysconf(_SC_PAGESIZE), &v);
 		printf("  %-20s live %s, free but held %s (live_fraction %.2f) in %zu arenas\n"
-		       "  %-20s -> %s\n", arms[i].label, vt_fmt_bytes(h.mi.uordblks, a, sizeof(a)),
+		       "  %-20s -> %s\n", arm_specs[i].label, vt_fmt_bytes(h.mi.uordblks, a, sizeof(a)),
 		       vt_fmt_bytes(h.mi.fordblks, b, sizeof(b)), vt_mallinfo_live_fraction(&h.mi),
 		       h.info.n_arenas, "", v.headline);
 		vt_heap_release(&h);
@@ -244,7 +177,7 @@ static void print_heaps(const struct vt_procfs *pfs, const struct arm *arms)
 	printf("\n");
 }
 
-static void print_verdict(const struct vt_sample *s, const struct arm *arms)
+static void print_verdict(const struct vt_sample *s, const uint64_t *live)
 {
 	char a[32], b[32];
 	int i;
@@ -252,17 +185,17 @@ static void print_verdict(const struct vt_sample *s, const struct arm *arms)
 	printf("WHAT THIS SHOWS\n");
 	for (i = 0; i < ARMS; i++) {
 		const struct vt_sample *x = &s[i];
-		printf("  %-20s %2d arena heap%s, RssAnon %s, live (target's own count) %s",
-		       arms[i].label, x->arenas.heaps, x->arenas.heaps == 1 ? "" : "s",
-		       vt_fmt_bytes(x->status.rss_anon, a, sizeof(a)),
-		       vt_fmt_bytes(arms[i].live_bytes, b, sizeof(b)));
-		if (vt_known(arms[i].live_bytes) && vt_known(x->status.rss_anon) && x->status.rss_anon)
-			printf(" = %.0f%% of RssAnon", 100.0 * (double)arms[i].live_bytes /
-			       (double)x->status.rss_anon);
+
+		printf("  %-20s %2d arena heap%s, RssAnon %s, live (target's own count) %s", arm_specs[i].label,
+		       x->arenas.heaps, x->arenas.heaps == 1 ? "" : "s", vt_fmt_bytes(x->status.rss_anon, a, sizeof(a)),
+		       vt_fmt_bytes(live[i], b, sizeof(b)));
+		if (vt_known(live[i]) && vt_known(x->status.rss_anon) && x->status.rss_anon)
+			printf(" = %.0f%% of RssAnon", 100.0 * (double)live[i] / (double)x->status.rss_anon);
 		printf("\n");
 	}
 	if (vt_known(s[0].committed) && vt_known(s[1].committed) && s[0].committed) {
 		double delta = (double)s[1].committed - (double)s[0].committed;
+
 		printf("  committed: %s -> %s (%+.0f%%) with the arena cap, same work, same live data\n",
 		       vt_fmt_bytes(s[0].committed, a, sizeof(a)), vt_fmt_bytes(s[1].committed, b, sizeof(b)),
 		       100.0 * delta / (double)s[0].committed);
@@ -273,27 +206,16 @@ static void print_verdict(const struct vt_sample *s, const struct arm *arms)
 	       "  compares the two on their settled windows.\n\n");
 }
 
-/* Each soak's verdict, in one line each. */
-static void print_soaks(const struct arm *arms)
+/* Each soak's verdict, one line each. */
+static void print_soaks(const struct vt_compare_set *set)
 {
-	struct vt_soak_opts so;
-	int i;
+	size_t i;
 
-	vt_soak_opts_default(&so);
 	printf("WHAT THE SOAKS SAY (vitals analyze)\n");
-	for (i = 0; i < ARMS; i++) {
-		struct vt_series s;
-		struct vt_soak_verdict v;
-		struct vt_err err;
+	for (i = 0; i < set->cmp.narms; i++) {
+		const struct vt_soak_verdict *v = &set->cmp.arms[i].verdict;
 
-		vt_series_init(&s);
-		if (vt_store_load(arms[i].db, 0, &s, &err) != VT_OK) {
-			printf("  %-20s not read: %s\n", arms[i].label, err.msg);
-			continue;
-		}
-		if (vt_soak_analyze(&s, &so, &v) == 0)
-			printf("  %-20s %s: %s\n", arms[i].label, vt_verdict_name(v.kind), v.why);
-		vt_series_free(&s);
+		printf("  %-20s %s: %s\n", arm_specs[i].label, vt_verdict_name(v->kind), v->why);
 	}
 	printf("\n");
 }
@@ -312,55 +234,101 @@ static void print_next_steps(void)
 	       "                                       the same command under each arm, soaked and compared\n");
 }
 
-int cmd_demo(int argc, char **argv)
+/* The story once both soaks are done and both targets still run. */
+static int tell(const struct vt_procfs *pfs, const struct vt_experiment_result *res, const char *truth_dir,
+		const struct demo_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "seconds", required_argument, NULL, 's' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct arm arms[ARMS] = {
-		{ "default glibc", NULL, "default", 0, 0, "", "", VT_NA },
-		{ "MALLOC_ARENA_MAX=2", "MALLOC_ARENA_MAX=2", "cap2", 0, 0, "", "", VT_NA },
-	};
-	const char *labels[ARMS];
-	char *dbs[ARMS];
+	static const char *const labels[ARMS] = { "default glibc", "MALLOC_ARENA_MAX=2" };
 	struct vt_sample samples[ARMS];
-	struct vt_snap_report report = { 0 };
 	struct vt_sample_opts opts = { 0 };
-	struct sigaction sa = { 0 };
-	char target[PATH_MAX], tmpdir[] = "/tmp/vitals-demo-XXXXXX", span[32];
-	const char *dir = NULL;
+	struct vt_snap_report report = { 0 };
+	struct vt_compare_set set;
+	struct vt_err err;
+	char *paths[ARMS], truth[PATH_MAX];
+	pid_t pids[ARMS];
+	uint64_t live[ARMS];
+	int i, taken = 0, status = VT_EXIT_OK;
+
+	for (i = 0; i < ARMS; i++) {
+		paths[i] = res->arms[i].path;
+		pids[i] = res->arms[i].soak.child;
+		snprintf(truth, sizeof(truth), "%s/%s.truth", truth_dir, arm_specs[i].name);
+		live[i] = read_live_bytes(truth);
+	}
+	if (vt_compare_files(paths, ARMS, "default,cap2", VT_M_COMMITTED, &set, &err) != VT_OK)
+		return vt_cli_error(&err);
+	if (o->json) {
+		status = vt_cli_compare_write("demo", &set, &(struct vt_cli_compare_out){ true, NULL, NULL,
+							"demo: default glibc vs MALLOC_ARENA_MAX=2" });
+		vt_compare_set_release(&set);
+		return status;
+	}
+	for (i = 0; i < ARMS && status == VT_EXIT_OK; i++, taken++)
+		if (!pids[i] || vt_sample_take(pfs, pids[i], &opts, &samples[i], &err) != VT_OK)
+			status = pids[i] ? vt_cli_error(&err) : 2;
+	if (status == VT_EXIT_OK) {
+		report.samples = samples;
+		report.n = ARMS;
+		report.labels = labels;
+		report.min_region = 16ull << 20;
+		report.title = "demo: default glibc vs MALLOC_ARENA_MAX=2";
+		vt_view("text")->snap(stdout, &report);
+		print_heaps(pfs, pids);
+		print_verdict(samples, live);
+		print_soaks(&set);
+		printf("THE A/B TABLE (vitals compare default.db cap2.db)\n");
+		status = vt_cli_compare_write("demo", &set, &(struct vt_cli_compare_out){ false, NULL, NULL, NULL });
+		print_next_steps();
+		if (o->dir)
+			printf("\nthe recordings: %s and %s (vitals analyze --html report.html %s)\n", paths[0],
+			       paths[1], paths[1]);
+	} else {
+		taken--;
+	}
+	for (i = 0; i < taken; i++)
+		vt_sample_release(&samples[i]);
+	vt_compare_set_release(&set);
+	return status;
+}
+
+/* Remove what the demo left in dir: the recordings unless kept, their WAL files, the target's output. */
+static void clean(const char *dir, bool keep_recordings)
+{
+	static const char *const suffixes[] = { ".truth", ".db.out", ".db", ".db-wal", ".db-shm" };
+	char path[PATH_MAX];
+	size_t i, k;
+
+	for (i = 0; i < ARMS; i++)
+		for (k = 0; k < sizeof(suffixes) / sizeof(suffixes[0]); k++) {
+			if (keep_recordings && k >= 2)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s%s", dir, arm_specs[i].name, suffixes[k]);
+			unlink(path);
+		}
+}
+
+static int demo_run(const struct vt_command *cmd, int argc, char **argv)
+{
+	struct demo_opts o = { .seconds = 150, .threads = 8 };
+	struct vt_experiment_arm arms[ARMS];
+	struct vt_experiment ex = { 0 };
+	struct vt_experiment_result res = { 0 };
+	struct show sh = { .tty = isatty(STDERR_FILENO) };
+	struct vt_args args;
 	struct vt_procfs pfs;
 	struct vt_err err;
-	double seconds = 150, every;
-	int threads = 8, c, i, taken = 0, status = 0;
-	bool json = false, have_pfs = false;
+	char target[PATH_MAX], tmpdir[] = "/tmp/vitals-demo-XXXXXX", truth[PATH_MAX + 16], secs[32], thr[32];
+	char span[32];
+	char *target_argv[] = { target, "--seconds", secs, "--threads", thr, "--max-block-kb", "64", "--truth",
+				truth, NULL };
+	size_t i;
+	int rc, status;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			if (!vt_parse_duration(optarg, &seconds) || seconds < 10 || seconds > 3600)
-				return vt_cli_usage_error("demo", "'%s' is not a duration of 10 s to 1 h", optarg);
-			break;
-		case 't':
-			threads = atoi(optarg);
-			if (threads < 2 || threads > 256)
-				return vt_cli_usage_error("demo", "--threads takes 2 to 256");
-			break;
-		case 'd': dir = optarg; break;
-		case 'j': json = true; break;
-		case 'h': demo_usage(stdout); return 0;
-		default: return vt_cli_usage_error("demo", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return vt_cli_usage_error("demo", "unexpected argument '%s'", argv[optind]);
+	if ((rc = vt_cli_parse(cmd, argc, argv, demo_option, &o, &args)))
+		return rc == VT_CLI_HELP ? VT_EXIT_OK : rc;
+	if (args.noperands || args.after)
+		return vt_cli_usage_error("demo", "unexpected argument '%s'",
+					  args.noperands ? args.operands[0] : "--");
 	if (find_target(target, sizeof(target)) != 0) {
 		vt_err_set(&err, VT_E_NOTFOUND, errno, "the demo target '%s' is missing", target);
 		vt_err_hint(&err, "build it with 'make' in the vitals source tree");
@@ -370,94 +338,88 @@ int cmd_demo(int argc, char **argv)
 		vt_err_set(&err, VT_E_IO, errno, "cannot create a temporary directory: %s", strerror(errno));
 		return vt_cli_error(&err);
 	}
-	if (dir && mkdir(dir, 0755) != 0 && errno != EEXIST) {
-		vt_err_set(&err, VT_E_IO, errno, "cannot create '%s': %s", dir, strerror(errno));
+	if (o.dir && mkdir(o.dir, 0755) != 0 && errno != EEXIST) {
+		vt_err_set(&err, VT_E_IO, errno, "cannot create '%s': %s", o.dir, strerror(errno));
 		rmdir(tmpdir);
 		return vt_cli_error(&err);
 	}
-	if ((status = vt_cli_open_procfs(&pfs, &err)) != 0) {
+	if ((rc = vt_cli_open_procfs(&pfs, &err))) {
 		rmdir(tmpdir);
 		return vt_cli_error(&err);
 	}
-	have_pfs = true;
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-
-	/* one sample a second, or fewer on a long demo: 150-300 samples an arm */
-	every = seconds / 150 < 1 ? 1 : seconds / 150;
-	fprintf(stderr, "vitals demo: the same allocation churn (%d threads, bounded live set) under default\n"
-		"glibc and under MALLOC_ARENA_MAX=2, both soaked for %s\n", threads,
-		vt_fmt_span(seconds, span, sizeof(span)));
-	for (i = 0; i < ARMS; i++) {
-		snprintf(arms[i].truth, sizeof(arms[i].truth), "%s/%s.truth", tmpdir, arms[i].name);
-		snprintf(arms[i].db, sizeof(arms[i].db), "%s/%s.db", dir ? dir : tmpdir, arms[i].name);
-		arms[i].pid = start_arm(target, &arms[i], (int)seconds, threads);
-		if (arms[i].pid < 0) {
-			vt_err_set(&err, VT_E_FAIL, errno, "cannot start the target: %s", strerror(errno));
-			status = vt_cli_error(&err);
-			goto out;
-		}
-		arms[i].soak = start_soak(&arms[i], seconds, every);
-		fprintf(stderr, "  %-20s pid %d, recording %s\n", arms[i].label, (int)arms[i].pid, arms[i].db);
-	}
-	wait_with_progress(&pfs, arms, seconds);
-	if (interrupted) {
+	for (i = 0; i < ARMS; i++)
+		if (vt_experiment_arm_set(&arms[i], arm_specs[i].name, arm_specs[i].env, arm_specs[i].env_text))
+			return vt_cli_usage_error("demo", "out of memory");
+	/* the targets outlive the soaks by a minute: the snapshots and heap probes come after */
+	snprintf(secs, sizeof(secs), "%.0f", o.seconds + 60);
+	snprintf(thr, sizeof(thr), "%ld", o.threads);
+	snprintf(truth, sizeof(truth), "%s/{arm}.truth", tmpdir);
+	/* blocks up to 64 KiB: the arenas sprawl as with larger ones, and reach
+	 * their high water within seconds, so that a few minutes show a plateau */
+	ex = (struct vt_experiment){
+		.arms = arms, .narms = ARMS, .argv = target_argv, .dir = o.dir ? o.dir : tmpdir,
+		.for_s = o.seconds,
+		/* one sample a second, or fewer on a long demo: 150-300 samples an arm */
+		.every_s = o.seconds / 150 < 1 ? 1 : o.seconds / 150,
+		.smaps_every_s = o.seconds / 3,
+		/* the arms are our own targets: mallinfo2 by ptrace every 1/15 of the
+		 * run gives the A/B table its live and free-held rows */
+		.heap = true, .heap_every_s = o.seconds / 15,
+		.side_by_side = true, .keep_commands = true,
+		.progress = arm_progress, .ctx = &sh,
+	};
+	sh.seconds = o.seconds;
+	vt_cli_catch_stop(&ex.stop);
+	fprintf(stderr, "vitals demo: the same allocation churn (%ld threads, bounded live set) under default\n"
+		"glibc and under MALLOC_ARENA_MAX=2, both soaked for %s into %s\n", o.threads,
+		vt_fmt_span(o.seconds, span, sizeof(span)), ex.dir);
+	rc = vt_experiment_run(&pfs, &ex, &res, &err);
+	if (sh.tty)
+		fputs("\r\033[K", stderr);
+	if (rc != VT_OK)
+		status = vt_cli_error(&err);
+	else if (res.stopped) {
 		fprintf(stderr, "vitals demo: interrupted; targets stopped\n");
 		status = 130;
-		goto out;
+	} else if (res.recorded < ARMS) {
+		for (i = 0; i < ARMS && res.arms[i].rc == VT_OK; i++)
+			;
+		status = i < ARMS ? vt_cli_error(&res.arms[i].err) : 2;
+	} else {
+		status = tell(&pfs, &res, tmpdir, &o);
 	}
-	for (i = 0; i < ARMS; i++) {
-		if (vt_sample_take(&pfs, arms[i].pid, &opts, &samples[i], &err) != VT_OK) {
-			status = vt_cli_error(&err);
-			break;
-		}
-		arms[i].live_bytes = read_live_bytes(arms[i].truth);
-		labels[i] = arms[i].label;
-		dbs[i] = arms[i].db;
-		taken++;
-	}
-	if (taken == ARMS) {
-		report.samples = samples;
-		report.n = ARMS;
-		report.labels = labels;
-		report.min_region = 16ull << 20;
-		report.title = "demo: default glibc vs MALLOC_ARENA_MAX=2";
-		if (json) {
-			status = vt_cli_compare_files(dbs, ARMS, "default,cap2", true, NULL, NULL, VT_M_COMMITTED,
-						      report.title);
-		} else {
-			vt_render_snap_text(stdout, &report);
-			print_heaps(&pfs, arms);
-			print_verdict(samples, arms);
-			print_soaks(arms);
-			printf("THE A/B TABLE (vitals compare default.db cap2.db)\n");
-			status = vt_cli_compare_files(dbs, ARMS, "default,cap2", false, NULL, NULL, VT_M_COMMITTED,
-						      NULL);
-			print_next_steps();
-			if (dir)
-				printf("\nthe recordings: %s and %s (vitals analyze --html report.html %s)\n",
-				       arms[0].db, arms[1].db, arms[1].db);
-		}
-	}
-	for (i = 0; i < taken; i++)
-		vt_sample_release(&samples[i]);
-out:
-	for (i = 0; i < ARMS; i++) {
-		stop_arm(&arms[i]);
-		unlink(arms[i].truth);
-		if (!dir) {
-			char side[PATH_MAX + 8];
+	for (i = 0; i < res.narms; i++) {
+		int ws;
 
-			unlink(arms[i].db);
-			snprintf(side, sizeof(side), "%s-wal", arms[i].db);
-			unlink(side);
-			snprintf(side, sizeof(side), "%s-shm", arms[i].db);
-			unlink(side);
-		}
+		if (res.arms[i].soak.child > 0)
+			vt_launch_stop(res.arms[i].soak.child, 5.0, &ws);
 	}
-	if (have_pfs)
-		vt_procfs_close(&pfs);
+	vt_experiment_result_release(&res);
+	for (i = 0; i < ARMS; i++)
+		vt_experiment_arm_release(&arms[i]);
+	vt_procfs_close(&pfs);
+	clean(tmpdir, false);
+	if (o.dir)
+		clean(o.dir, true);
 	rmdir(tmpdir);
 	return status;
 }
+
+const struct vt_command vt_cmd_demo = {
+	.name = "demo",
+	.summary = "reproduce glibc arena sprawl on a bundled target, default vs capped",
+	.synopsis = "[options]",
+	.description =
+"Reproduces field report 000 on the bundled arena_churn target: the same\n"
+"multi-threaded allocation churn (bounded live set, memory freed on another\n"
+"thread than the one that allocated it) runs twice at once, under default\n"
+"glibc and under MALLOC_ARENA_MAX=2, each soaked by vitals into a recording.\n"
+"Then: both snapped side by side with the target's own count of live bytes,\n"
+"the allocator's own figures, each soak's verdict, and the A/B table on the\n"
+"settled windows (vitals compare).  It ends with the commands to do the same\n"
+"on your own service.\n",
+	.options = demo_options,
+	.exits = demo_exits,
+	.examples = demo_examples,
+	.run = demo_run,
+};

@@ -12,11 +12,10 @@
 #include "analyze/diagnose.h"
 #include "analyze/rates.h"
 #include "proc/access.h"
-#include "render/threads.h"
+#include "render/view.h"
 #include "sample/thread_sampler.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,67 +28,77 @@
 #define THREADS_MAX_INTERVAL_S 3600.0
 #define WATCH_DEFAULT_INTERVAL_S 2.0
 
-static void threads_usage(FILE *out)
-{
-	fprintf(out,
-"usage: vitals threads [options] PID\n"
-"\n"
-"How much CPU a process uses now, which of its threads use it, and what they\n"
-"are doing.  vitals reads every thread's cumulative counters at the start and\n"
-"the end of the interval and divides the deltas by the interval: the figures\n"
-"are the rate over that interval, never a since-start average.  In between it\n"
-"samples every 100 ms (less often for a process so large that sampling would\n"
-"cost over 5%% of a core) to count thread states (R running or runnable, S\n"
-"sleeping, D uninterruptible, ...), the kernel function each thread sleeps in\n"
-"(wchan) and the system call it is in.\n"
-"\n"
-"  process CPU  in cores (0.60 = 60%% of one CPU), from the threads' schedstat\n"
-"               run time (nanoseconds); from /proc/PID/stat utime+stime (10 ms\n"
-"               ticks, includes exited threads) when schedstat is missing or\n"
-"               threads exited; user/system split by the stat tick deltas; and\n"
-"               as a share of what it may use: the CPUs of its affinity mask, or\n"
-"               its cgroup's CPU quota (cpu.max) when that is smaller, with the\n"
-"               quota periods in which it was throttled\n"
-"  ps shows     (utime+stime) / time since start, what ps %%CPU prints; a note\n"
-"               says when it differs from the interval rate by over 10 points\n"
-"  per thread   cores, share of the process, RUNQ (time runnable but waiting\n"
-"               for a CPU, share of the interval), voluntary and nonvoluntary\n"
-"               context switches per second (kept apart), last CPU, states,\n"
-"               most frequent wchan and system call; + marks threads that\n"
-"               appeared, - threads that exited during the interval (rates over\n"
-"               the part they lived)\n"
-"  pools        threads whose names differ only by trailing digits, with the\n"
-"               spread of their CPU\n"
-"  diagnosis    idle, blocked on I/O, CPU throttled, core contention, lock\n"
-"               convoy or busy poll, each with the figures it rests on;\n"
+enum { OPT_INTERVAL = 1, OPT_FOR, OPT_WATCH, OPT_TOP, OPT_JSON };
+
+static const struct vt_option threads_options[] = {
+	{ "interval", 'i', "DURATION", "measure over DURATION (default 5s, 2s with --watch;\n"
+				       "at least 0.2s, at most 1h; 30, 30s, 5m)", OPT_INTERVAL },
+	{ "for", 0, "DURATION", "measure interval after interval for DURATION and\n"
+				"report each (back to back: no gap between them)", OPT_FOR },
+	{ "watch", 0, NULL, "a live view, redrawn every interval, busiest threads\n"
+			    "first, cut to the terminal's height; until q (or\n"
+			    "Ctrl-C), or --for ends", OPT_WATCH },
+	{ "top", 0, "N", "list at most the N busiest threads", OPT_TOP },
+	{ "json", 0, NULL, "machine-readable output (vitals.threads, docs/json.md);\n"
+			   "with --for or --watch one object per line", OPT_JSON },
+	{ 0 }
+};
+
+static const struct vt_exit_note threads_exits[] = {
+	{ 1, "partial: the process exited during an interval; the part measured is shown" },
+	{ 3, NULL }, { 4, "it exited before two samples" }, { 5, NULL }, { 6, "kernel thread" },
+	{ 7, "zombie" }, { 64, "usage error (an interval below 0.2 s, or a thread id instead of a process id)" },
+	{ -1, NULL },
+};
+
+static const char *const threads_examples[] = {
+	"vitals threads PID",
+	"vitals threads -i 5s PID",
+	"vitals threads --watch PID",
+	"vitals threads --for 10m --json PID",
+	NULL,
+};
+
+#define THREADS_DESCRIPTION \
+"How much CPU a process uses now, which of its threads use it, and what they\n" \
+"are doing.  vitals reads every thread's cumulative counters at the start and\n" \
+"the end of the interval and divides the deltas by the interval: the figures\n" \
+"are the rate over that interval, never a since-start average.  In between it\n" \
+"samples every 100 ms (less often for a process so large that sampling would\n" \
+"cost over 5% of a core) to count thread states (R running or runnable, S\n" \
+"sleeping, D uninterruptible, ...), the kernel function each thread sleeps in\n" \
+"(wchan) and the system call it is in.\n" \
+"\n" \
+"  process CPU  in cores (0.60 = 60% of one CPU), from the threads' schedstat\n" \
+"               run time (nanoseconds); from /proc/PID/stat utime+stime (10 ms\n" \
+"               ticks, includes exited threads) when schedstat is missing or\n" \
+"               threads exited; user/system split by the stat tick deltas; and\n" \
+"               as a share of what it may use: the CPUs of its affinity mask, or\n" \
+"               its cgroup's CPU quota (cpu.max) when that is smaller, with the\n" \
+"               quota periods in which it was throttled\n" \
+"  ps shows     (utime+stime) / time since start, what ps %CPU prints; a note\n" \
+"               says when it differs from the interval rate by over 10 points\n" \
+"  per thread   cores, share of the process, RUNQ (time runnable but waiting\n" \
+"               for a CPU, share of the interval), voluntary and nonvoluntary\n" \
+"               context switches per second (kept apart), last CPU, states,\n" \
+"               most frequent wchan and system call; + marks threads that\n" \
+"               appeared, - threads that exited during the interval (rates over\n" \
+"               the part they lived)\n" \
+"  pools        threads whose names differ only by trailing digits, with the\n" \
+"               spread of their CPU\n" \
+"  diagnosis    idle, blocked on I/O, CPU throttled, core contention, lock\n" \
+"               convoy or busy poll, each with the figures it rests on;\n" \
 "               otherwise \"no pattern\"\n"
-"\n"
-"options:\n"
-"  -i, --interval DURATION  measure over DURATION (default 5s, 2s with --watch;\n"
-"                           at least 0.2s, at most 1h; 30, 30s, 5m)\n"
-"  --for DURATION           measure interval after interval for DURATION and\n"
-"                           report each (back to back: no gap between them)\n"
-"  --watch                  a live view, redrawn every interval, busiest threads\n"
-"                           first, cut to the terminal's height; until q (or\n"
-"                           Ctrl-C), or --for ends\n"
-"  --top N                  list at most the N busiest threads\n"
-"  --json                   machine-readable output (schema vitals.threads v1);\n"
-"                           with --for or --watch one object per line\n"
-"  -h, --help               this help\n"
-"\n"
-"Nothing is written to the target and it is never stopped.  wchan needs\n"
-"ptrace read access to the process, the system call ptrace attach access\n"
-"(same user and kernel.yama.ptrace_scope 0, or CAP_SYS_PTRACE); without it\n"
+
+#define THREADS_AFTER \
+"Nothing is written to the target and it is never stopped.  wchan needs\n" \
+"ptrace read access to the process, the system call ptrace attach access\n" \
+"(same user and kernel.yama.ptrace_scope 0, or CAP_SYS_PTRACE); without it\n" \
 "the column says why.\n"
-"\n"
-"exit status: 0 ok; 1 partial (the process exited during an interval: the\n"
-"part measured is shown); 3 no such process; 4 it exited before two samples;\n"
-"5 permission denied; 6 kernel thread; 7 zombie; 64 usage (including an\n"
-"interval below 0.2 s, or a thread id instead of a process id).\n");
-}
 
 struct threads_opts {
 	double interval_s;
+	bool interval_given;
 	double for_s;          /* 0: one interval */
 	bool watch;
 	bool json;
@@ -221,27 +230,26 @@ static void print_cut(const char *text, size_t rows, size_t cols)
 static int report(const struct threads_opts *o, const struct vt_threads_rates *r,
 		  const struct vt_diagnosis *d, double elapsed_s, unsigned nth, bool keys)
 {
-	struct vt_threads_view view = { .by_cpu = o->watch || o->top, .max_rows = o->top };
 	bool repeated = o->watch || o->for_s > 0;
+	struct vt_threads_report tr = { r, d, { .by_cpu = o->watch || o->top, .max_rows = o->top }, repeated };
+	const struct vt_view *view = vt_view(o->json ? "json" : "text");
 	char *text = NULL;
 	size_t len = 0, rows, cols;
 	FILE *mem;
 	int rc;
 
-	if (o->json)
-		return vt_render_threads_json(stdout, r, d, repeated);
-	if (!o->watch) {
-		if (repeated)
+	if (o->json || !o->watch) {
+		if (repeated && !o->json)
 			printf("%s--- interval %u, %.1f s after start ---\n", nth > 1 ? "\n" : "", nth,
 			       elapsed_s);
-		return vt_render_threads_text(stdout, r, d, &view);
+		return view->threads(stdout, &tr);
 	}
 	mem = open_memstream(&text, &len);
 	if (!mem)
 		return -1;
 	fprintf(mem, "vitals threads %d, every %.1f s, %.0f s so far%s\n", (int)r->pid, o->interval_s,
 		elapsed_s, keys ? "; q quits" : o->for_s > 0 ? "" : "; Ctrl-C ends");
-	rc = vt_render_threads_text(mem, r, d, &view);
+	rc = view->threads(mem, &tr);
 	if (fclose(mem) != 0 || rc != 0) {
 		free(text);
 		return -1;
@@ -276,75 +284,58 @@ static void note_unreadable(struct threads_run *run, const struct vt_threads_rat
 	fprintf(stderr, "vitals: note: %s%s%s\n", reason, hint[0] ? "; " : "", hint);
 }
 
-static int parse_args(int argc, char **argv, struct threads_opts *o, int *pid)
+static int threads_option(void *ctx, int id, const char *arg)
 {
-	static const struct option longopts[] = {
-		{ "interval", required_argument, NULL, 'i' },
-		{ "for", required_argument, NULL, 'f' },
-		{ "watch", no_argument, NULL, 'w' },
-		{ "top", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool interval_given = false;
-	char *end;
+	struct threads_opts *o = ctx;
 	long top;
-	int c;
+	int rc;
+
+	switch (id) {
+	case OPT_INTERVAL:
+		o->interval_given = true;
+		return vt_cli_duration(&vt_cmd_threads, "interval", arg, VT_RATES_MIN_INTERVAL_S,
+				       THREADS_MAX_INTERVAL_S, &o->interval_s);
+	case OPT_FOR:
+		if ((rc = vt_cli_duration(&vt_cmd_threads, "for", arg, 0, 0, &o->for_s)))
+			return rc;
+		if (o->for_s <= 0)
+			return vt_cli_usage_error("threads", "--for '%s' is not a positive duration", arg);
+		return 0;
+	case OPT_WATCH: o->watch = true; return 0;
+	case OPT_JSON: o->json = true; return 0;
+	case OPT_TOP:
+		if ((rc = vt_cli_count(&vt_cmd_threads, "top", arg, 1, 1000000, &top)))
+			return rc;
+		o->top = (size_t)top;
+		return 0;
+	}
+	return 0;
+}
+
+static int parse_args(const struct vt_command *cmd, int argc, char **argv, struct threads_opts *o, int *pid)
+{
+	struct vt_args args;
+	int rc;
 
 	memset(o, 0, sizeof(*o));
 	o->interval_s = 5;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			if (!vt_parse_duration(optarg, &o->interval_s))
-				return vt_cli_usage_error("threads", "'%s' is not a duration (try 5s, 0.5, 1m)",
-							  optarg);
-			if (o->interval_s < VT_RATES_MIN_INTERVAL_S)
-				return vt_cli_usage_error("threads",
-							  "interval '%s' is too short to measure: the minimum is %.1fs",
-							  optarg, VT_RATES_MIN_INTERVAL_S);
-			if (o->interval_s > THREADS_MAX_INTERVAL_S)
-				return vt_cli_usage_error("threads", "interval '%s' is over the maximum of 1h",
-							  optarg);
-			interval_given = true;
-			break;
-		case 'f':
-			if (!vt_parse_duration(optarg, &o->for_s) || o->for_s <= 0)
-				return vt_cli_usage_error("threads", "--for '%s' is not a duration (try 1m, 30s)",
-							  optarg);
-			break;
-		case 'w': o->watch = true; break;
-		case 't':
-			errno = 0;
-			top = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || top < 1)
-				return vt_cli_usage_error("threads", "--top '%s' is not a positive count", optarg);
-			o->top = (size_t)top;
-			break;
-		case 'j': o->json = true; break;
-		case 'h': threads_usage(stdout); return -1;
-		default:
-			return vt_cli_usage_error("threads", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (o->watch && !interval_given)
+	if ((rc = vt_cli_parse(cmd, argc, argv, threads_option, o, &args)))
+		return rc;
+	if (o->watch && !o->interval_given)
 		o->interval_s = WATCH_DEFAULT_INTERVAL_S;
 	if (o->for_s > 0 && o->for_s < o->interval_s)
 		return vt_cli_usage_error("threads", "--for %.1fs is shorter than the interval of %.1fs",
 					  o->for_s, o->interval_s);
-	if (optind >= argc)
+	if (args.noperands == 0 || args.after)
 		return vt_cli_usage_error("threads", "which process? give a PID");
-	if (optind + 1 < argc)
-		return vt_cli_usage_error("threads", "unexpected argument '%s' (one PID)", argv[optind + 1]);
-	if (!vt_cli_parse_pid(argv[optind], pid))
-		return vt_cli_usage_error("threads", "'%s' is not a process id", argv[optind]);
+	if (args.noperands > 1)
+		return vt_cli_usage_error("threads", "unexpected argument '%s' (one PID)", args.operands[1]);
+	if (!vt_cli_parse_pid(args.operands[0], pid))
+		return vt_cli_usage_error("threads", "'%s' is not a process id", args.operands[0]);
 	return 0;
 }
 
-int cmd_threads(int argc, char **argv)
+static int threads_run(const struct vt_command *cmd, int argc, char **argv)
 {
 	struct threads_run run = { 0 };
 	struct vt_sampler_wait keys_wait = { wait_until, &run };
@@ -359,9 +350,9 @@ int cmd_threads(int argc, char **argv)
 	unsigned nth = 0;
 	int pid, rc, exit_status = 0;
 
-	rc = parse_args(argc, argv, &o, &pid);
+	rc = parse_args(cmd, argc, argv, &o, &pid);
 	if (rc != 0)
-		return rc < 0 ? 0 : rc;
+		return rc == VT_CLI_HELP ? VT_EXIT_OK : rc;
 	repeated = o.watch || o.for_s > 0;
 	run.pid = pid;
 	vt_err_clear(&err);
@@ -434,3 +425,15 @@ out:
 		vt_procfs_close(&run.pfs);
 	return exit_status;
 }
+
+const struct vt_command vt_cmd_threads = {
+	.name = "threads",
+	.summary = "CPU of a process and its threads now (deltas), states, diagnosis",
+	.synopsis = "[options] PID",
+	.description = THREADS_DESCRIPTION,
+	.options = threads_options,
+	.after = THREADS_AFTER,
+	.exits = threads_exits,
+	.examples = threads_examples,
+	.run = threads_run,
+};

@@ -4,6 +4,8 @@
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,42 @@ int vt_cli_open_procfs(struct vt_procfs *pfs, struct vt_err *err)
 	return vt_procfs_open(pfs, proc_root, sys_root, err);
 }
 
+int vt_cli_duration(const struct vt_command *cmd, const char *opt, const char *arg, double min_s,
+		    double max_s, double *out)
+{
+	char limit[32];
+
+	if (!vt_parse_duration(arg, out))
+		return vt_cli_usage_error(cmd->name, "--%s '%s' is not a duration (try 30s, 5m, 2h, 0.5)", opt, arg);
+	if (*out < min_s)
+		return vt_cli_usage_error(cmd->name, "--%s '%s' is too short: the minimum is %s", opt, arg,
+					  vt_fmt_span(min_s, limit, sizeof(limit)));
+	if (max_s > 0 && *out > max_s)
+		return vt_cli_usage_error(cmd->name, "--%s '%s' is over the maximum of %s", opt, arg,
+					  vt_fmt_span(max_s, limit, sizeof(limit)));
+	return 0;
+}
+
+int vt_cli_size(const struct vt_command *cmd, const char *opt, const char *arg, uint64_t *out)
+{
+	if (!vt_parse_size(arg, out))
+		return vt_cli_usage_error(cmd->name, "--%s '%s' is not a size (try 8M, 512K, 1G)", opt, arg);
+	return 0;
+}
+
+int vt_cli_count(const struct vt_command *cmd, const char *opt, const char *arg, long min, long max,
+		 long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || *out < min || *out > max)
+		return vt_cli_usage_error(cmd->name, "--%s takes a whole number from %ld to %ld, not '%s'", opt,
+					  min, max, arg);
+	return 0;
+}
+
 bool vt_cli_parse_pid(const char *text, int *pid)
 {
 	char *end;
@@ -58,6 +96,38 @@ bool vt_cli_parse_pid(const char *text, int *pid)
 		return false;
 	*pid = (int)v;
 	return true;
+}
+
+FILE *vt_cli_open_out(const char *cmd, const char *path)
+{
+	FILE *f;
+
+	if (strcmp(path, "-") == 0)
+		return stdout;
+	f = fopen(path, "w");
+	if (!f)
+		fprintf(stderr, "vitals %s: cannot write '%s': %s\n", cmd, path, strerror(errno));
+	return f;
+}
+
+int vt_cli_close_out(const char *cmd, FILE *f, const char *path, int render_rc)
+{
+	if (f == stdout)
+		return fflush(stdout) == 0 && render_rc == 0 ? 0 : 2;
+	if (fclose(f) != 0 || render_rc != 0) {
+		fprintf(stderr, "vitals %s: writing '%s' failed\n", cmd, path);
+		return 2;
+	}
+	return 0;
+}
+
+bool vt_cli_utf8(void)
+{
+	const char *cs;
+
+	setlocale(LC_CTYPE, "");
+	cs = nl_langinfo(CODESET);
+	return cs && strcmp(cs, "UTF-8") == 0;
 }
 
 /* ---- Ctrl-C ends a long command cleanly -------------------------------- */

@@ -1,5 +1,5 @@
 /*
- * main.c — `vitals`: dispatch to one subcommand.
+ * main.c — `vitals`: dispatch to one subcommand (cli/commands.c).
  */
 #include "cli/cli.h"
 #include "base/version.h"
@@ -7,52 +7,29 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct command {
-	const char *name;
-	int (*run)(int argc, char **argv);
-	const char *summary;
-} commands[] = {
-	{ "snap", cmd_snap, "what a running process's memory is made of" },
-	{ "heap", cmd_heap, "the allocator's own figures from a running process, without gdb" },
-	{ "threads", cmd_threads, "CPU of a process and its threads now (deltas), states, diagnosis" },
-	{ "soak", cmd_soak, "record memory and CPU durably for hours (SQLite), following restarts" },
-	{ "analyze", cmd_analyze, "leak, plateau, step or still settling: a soak's verdict with its evidence" },
-	{ "compare", cmd_compare, "A/B of recordings on their settled windows" },
-	{ "experiment", cmd_experiment, "run a command under several arms (env), soak each, compare" },
-	{ "demo", cmd_demo, "reproduce glibc arena sprawl on a bundled target, default vs capped" },
-};
-
 static void usage(FILE *out)
 {
-	size_t i;
+	char meaning[256];
+	int statuses[32];
+	size_t i, n;
 
 	fprintf(out, "usage: vitals <command> [options] [args]\n\n"
 		"What a running process's memory and CPU are really doing: measured, without a\n"
 		"restart, without gdb.\n\ncommands:\n");
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	for (i = 0; i < vt_ncommands; i++)
+		fprintf(out, "  %-10s %s\n", vt_commands[i]->name, vt_commands[i]->summary);
 	fprintf(out, "  %-10s %s\n", "help", "help on a command (vitals help snap)");
 	fprintf(out, "  %-10s %s\n", "version", "print the version");
-	fprintf(out, "\nexit status: 0 ok, 1 partial (some parts unreadable, listed), 2 failed,\n"
-		"3 no such process, 4 process exited while being read, 5 permission denied,\n"
-		"6 kernel thread, 7 zombie, 8 not supported, 9 bad recording, 10 timed out,\n"
-		"11 injected call faulted, 64 usage.\n"
-		"See vitals(1).\n");
-}
-
-static const struct command *find(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(commands[i].name, name))
-			return &commands[i];
-	return NULL;
+	fprintf(out, "\nexit status:\n");
+	n = vt_exit_statuses(statuses, sizeof(statuses) / sizeof(statuses[0]));
+	for (i = 0; i < n; i++)
+		fprintf(out, "  %2d  %s\n", statuses[i], vt_exit_meaning(NULL, statuses[i], meaning, sizeof(meaning)));
+	fprintf(out, "\nSee vitals(1) (man -l man/vitals.1 in the source tree).\n");
 }
 
 int main(int argc, char **argv)
 {
-	const struct command *cmd;
+	const struct vt_command *cmd;
 	int i = 1;
 
 	/* Global options before the command (hidden: for recorded /proc trees). */
@@ -65,34 +42,34 @@ int main(int argc, char **argv)
 	}
 	if (i >= argc) {
 		usage(stderr);
-		return 64;
+		return VT_EXIT_USAGE;
 	}
 	if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 		usage(stdout);
-		return 0;
+		return VT_EXIT_OK;
 	}
 	if (!strcmp(argv[i], "version") || !strcmp(argv[i], "--version")) {
 		printf("vitals %s\n", VT_VERSION);
-		return 0;
+		return VT_EXIT_OK;
 	}
 	if (!strcmp(argv[i], "help")) {
-		char *help_argv[] = { argv[i + 1 < argc ? i + 1 : i], "--help", NULL };
 		if (i + 1 >= argc) {
 			usage(stdout);
-			return 0;
+			return VT_EXIT_OK;
 		}
-		cmd = find(argv[i + 1]);
+		cmd = vt_command_find(argv[i + 1]);
 		if (!cmd) {
 			fprintf(stderr, "vitals: no command '%s'\n", argv[i + 1]);
-			return 64;
+			return VT_EXIT_USAGE;
 		}
-		return cmd->run(2, help_argv);
+		vt_cli_help(cmd, stdout);
+		return VT_EXIT_OK;
 	}
-	cmd = find(argv[i]);
+	cmd = vt_command_find(argv[i]);
 	if (!cmd) {
 		fprintf(stderr, "vitals: '%s' is not a vitals command\n", argv[i]);
 		usage(stderr);
-		return 64;
+		return VT_EXIT_USAGE;
 	}
-	return cmd->run(argc - i, argv + i);
+	return cmd->run(cmd, argc - i, argv + i);
 }

@@ -1,14 +1,15 @@
 /*
  * soak_cli.h — what soak, experiment and demo share at the command line:
- * stopping on Ctrl-C, the progress line and the end-of-soak summary.
+ * the progress line, the end-of-soak summary, and the comparison written
+ * to stdout and files.
  */
 #ifndef VT_CLI_SOAK_CLI_H
 #define VT_CLI_SOAK_CLI_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "analyze/compare.h"
 #include "soak/soak.h"
 
 struct vt_cli_progress {
@@ -22,14 +23,17 @@ struct vt_cli_progress {
 void vt_cli_soak_progress(void *ctx, const struct vt_soak_progress *p);
 /* End the progress line. */
 void vt_cli_progress_end(struct vt_cli_progress *pr);
-/* "recorded N samples over ... into FILE (size, per sample)" and what next. */
+/* "recorded N samples over ... into FILE (size, per sample); why it ended" and what next. */
 void vt_cli_soak_summary(FILE *out, const char *path, const struct vt_soak_result *res);
 
-/*
- * Load n recordings, compare them (the first is the baseline) and print the
- * table (text, or JSON), plus CSV/HTML files when given.  Returns the exit status.
- */
-int vt_cli_compare_files(char *const *paths, size_t n, const char *names, bool json, const char *csv,
-			 const char *html, int metric, const char *title);
+/* How the comparison is shown: on stdout as text or JSON, and as CSV and HTML files (NULL: none). */
+struct vt_cli_compare_out {
+	bool json;
+	const char *csv, *html;
+	const char *title;           /* heading, NULL: "vitals compare · N arms" */
+};
+
+/* Write set's comparison as o says; returns the exit status (errors printed). */
+int vt_cli_compare_write(const char *cmd, const struct vt_compare_set *set, const struct vt_cli_compare_out *o);
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * render.h — every view of a sample goes through here: a table of formats,
- * each a set of functions over the same struct vt_sample.
+ * render.h — the views of a snap (struct vt_sample, one or more processes)
+ * and what they share; render/view.h puts them in the table of views.
  */
 #ifndef VT_RENDER_RENDER_H
 #define VT_RENDER_RENDER_H
@@ -29,14 +29,6 @@ struct vt_snap_report {
 	const char *title;            /* optional heading, e.g. arm names in the demo */
 	const char *const *labels;    /* optional column label per sample (n entries) */
 };
-
-struct vt_format {
-	const char *name;             /* "text", "json" */
-	int (*snap)(FILE *out, const struct vt_snap_report *report);
-};
-
-/* NULL when there is no such format. */
-const struct vt_format *vt_format_find(const char *name);
 
 int vt_render_snap_text(FILE *out, const struct vt_snap_report *report);
 int vt_render_snap_json(FILE *out, const struct vt_snap_report *report);

@@ -18,6 +18,7 @@
 #include "base/units.h"
 #include "analyze/soak.h"
 #include "sample/series.h"
+#include "soak/soak.h"
 
 struct vt_analyze_report {
 	const char *path;                    /* the recording's file name */
@@ -100,5 +101,8 @@ const char *vt_fmt_metric(enum vt_metric m, double v, char *buf, size_t cap);
  * "611 MiB (598–624)"; "n/a" for unknown (compare_text.c).
  */
 const char *vt_fmt_cmp_cell(enum vt_metric m, const struct vt_cmp_cell *c, char *buf, size_t cap);
+
+/* How a soak ended, for people: "--for reached", "the target exited with status 3". */
+const char *vt_soak_end_words(const struct vt_soak_result *res, char *buf, size_t cap);
 
 #endif

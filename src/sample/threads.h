@@ -132,7 +132,7 @@ struct vt_thread_tally {
 void vt_thread_tally_add(struct vt_thread_tally *t, const struct vt_thread_snap *s);
 
 /*
- * What a thread was doing, the form a recording keeps (soak/store.h):
+ * What a thread was doing, the form a recording keeps (store/store.h):
  * samples, how many in R, S and D, the most frequent wchan and system call
  * with their counts.  seen 0: none.
  */

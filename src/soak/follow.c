@@ -235,7 +235,10 @@ int vt_launch(char *const *argv, char *const *env_add, const char *output, pid_t
 		if (out >= 0)
 			dup2(out, STDIN_FILENO);
 		for (i = 0; env_add && env_add[i]; i++)
-			putenv(env_add[i]);
+			if (strchr(env_add[i], '='))
+				putenv(env_add[i]);
+			else
+				unsetenv(env_add[i]);
 		vt_thread_watch_nofile_restore();
 		execvp(argv[0], argv);
 		e = errno;

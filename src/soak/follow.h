@@ -35,7 +35,8 @@ bool vt_follow_cmdline(const struct vt_procfs *pfs, pid_t pid, char *out, size_t
 uint64_t vt_follow_start_ticks(const struct vt_procfs *pfs, pid_t pid);
 
 /*
- * Start argv with env_add ("K=V") added to this environment, its stdout and
+ * Start argv with env_add added to this environment ("K=V" sets K, a bare
+ * "K" removes it), its stdout and
  * stderr to output (NULL: /dev/null), in its own process group (a Ctrl-C
  * at the terminal stops vitals, which then stops the command).  Returns once
  * exec has succeeded; a command that cannot be run is VT_E_NOPROC with the

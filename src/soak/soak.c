@@ -12,7 +12,7 @@
 #include "sample/series.h"
 #include "sample/threads.h"
 #include "soak/follow.h"
-#include "soak/store.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <math.h>
@@ -26,6 +26,8 @@
 #include <unistd.h>
 
 #define TREND_RING 120           /* samples the progress trend is fitted over */
+#define TREND_MIN_INTERVALS 20   /* ... and it says nothing before it has this many */
+#define TREND_MIN_WINDOW_S 60.0  /* ... spanning this long */
 #define REDETECT_TICKS 10        /* ticks to retry allocator detection of a just-started process */
 
 void vt_soak_config_default(struct vt_soak_config *cfg)
@@ -39,7 +41,7 @@ void vt_soak_config_default(struct vt_soak_config *cfg)
 }
 
 /* Everything the loop keeps between ticks. */
-struct soak {
+struct vt_soak {
 	const struct vt_procfs *pfs;
 	const struct vt_soak_config *cfg;
 	struct vt_store *store;
@@ -67,12 +69,16 @@ struct soak {
 	size_t ring_n, ring_i;
 	double committed;
 	uint64_t samples;
-	char end_reason[200];
+	double next;                 /* monotonic time of the next tick */
+	double wait_since;           /* when the target went away (a restart's delay) */
+	enum vt_soak_end end;        /* 0 while it goes on */
+	char end_detail[200];        /* the STOP event's text in the recording */
+	int failed;                  /* the code that ended it with VT_SOAK_END_ERROR */
 };
 
-static int event(struct soak *sk, enum vt_event_kind kind, pid_t pid, struct vt_err *err,
+static int event(struct vt_soak *sk, enum vt_event_kind kind, pid_t pid, struct vt_err *err,
 		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static int event(struct soak *sk, enum vt_event_kind kind, pid_t pid, struct vt_err *err,
+static int event(struct vt_soak *sk, enum vt_event_kind kind, pid_t pid, struct vt_err *err,
 		 const char *fmt, ...)
 {
 	struct vt_event ev = { .t = vt_mono_s() - sk->start, .wall = vt_wall_s(), .kind = kind, .pid = pid };
@@ -84,7 +90,7 @@ static int event(struct soak *sk, enum vt_event_kind kind, pid_t pid, struct vt_
 	return vt_store_event(sk->store, &ev, err);
 }
 
-static void drop_incarnation(struct soak *sk)
+static void drop_incarnation(struct vt_soak *sk)
 {
 	vt_thread_watch_close(sk->watch);
 	sk->watch = NULL;
@@ -133,7 +139,7 @@ static void read_pss(int pid_fd, struct vt_store_sample *row)
 	vt_buf_release(&buf);
 }
 
-static void fill_heap(struct soak *sk, double now, struct vt_store_sample *row)
+static void fill_heap(struct vt_soak *sk, double now, struct vt_store_sample *row)
 {
 	struct vt_heap_opts ho = { .no_ptrace = !sk->cfg->heap, .timeout_ms = 1000 };
 	struct vt_heap_sample h;
@@ -179,7 +185,7 @@ static void fill_heap(struct soak *sk, double now, struct vt_store_sample *row)
 }
 
 /* One thread's row: its counters, and what it was doing when there is a tally of it. */
-static void thread_row(const struct soak *sk, const struct vt_thread_snap *t, long clk_tck,
+static void thread_row(const struct vt_soak *sk, const struct vt_thread_snap *t, long clk_tck,
 		       struct vt_store_thread *row)
 {
 	uint64_t tick_ns = 1000000000ull / (uint64_t)(clk_tck > 0 ? clk_tck : 100);
@@ -201,7 +207,7 @@ static void thread_row(const struct soak *sk, const struct vt_thread_snap *t, lo
  * and counted into each thread's tally; an exited thread's row keeps the
  * tally it had.  *sample holds the rows' names until the caller releases it.
  */
-static int read_threads(struct soak *sk, double now, bool last, int pid_fd, struct vt_store_sample *row,
+static int read_threads(struct vt_soak *sk, double now, bool last, int pid_fd, struct vt_store_sample *row,
 			struct vt_threads_sample *sample, struct vt_store_thread **rows, size_t *nrows,
 			struct vt_err *err)
 {
@@ -251,15 +257,19 @@ static int read_threads(struct soak *sk, double now, bool last, int pid_fd, stru
 	return VT_OK;
 }
 
-/* A trend for the progress line: least squares over the recent samples. */
-static void trend(const struct soak *sk, double *slope, double *window)
+/*
+ * A trend for the progress line: least squares over the recent samples,
+ * once they span TREND_MIN_WINDOW_S and TREND_MIN_INTERVALS intervals (a
+ * start-up ramp over a few seconds extrapolates to nonsense per hour).
+ */
+static void trend(const struct vt_soak *sk, double *slope, double *window)
 {
 	double st = 0, sv = 0, stt = 0, stv = 0, n = (double)sk->ring_n, tmin = INFINITY, tmax = -INFINITY;
 	size_t i;
 
 	*slope = NAN;
 	*window = 0;
-	if (sk->ring_n < 5)
+	if (sk->ring_n < TREND_MIN_INTERVALS)
 		return;
 	for (i = 0; i < sk->ring_n; i++) {
 		st += sk->ring_t[i];
@@ -269,7 +279,7 @@ static void trend(const struct soak *sk, double *slope, double *window)
 		tmin = fmin(tmin, sk->ring_t[i]);
 		tmax = fmax(tmax, sk->ring_t[i]);
 	}
-	if (n * stt - st * st <= 0)
+	if (n * stt - st * st <= 0 || tmax - tmin < fmax(TREND_MIN_WINDOW_S, TREND_MIN_INTERVALS * sk->cfg->every_s))
 		return;
 	*slope = (n * stv - st * sv) / (n * stt - st * st);
 	*window = tmax - tmin;
@@ -281,7 +291,7 @@ static void trend(const struct soak *sk, double *slope, double *window)
  * last tick of a soak writes every thread's counters, so that the per-thread
  * figures cover the whole run.
  */
-static int tick(struct soak *sk, double now, bool last, struct vt_err *err)
+static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 {
 	struct vt_sample_opts so = { .light = true };
 	struct vt_store_sample row = { .t = now - sk->start, .wall = vt_wall_s(), .pid = sk->pid };
@@ -358,7 +368,7 @@ static int tick(struct soak *sk, double now, bool last, struct vt_err *err)
 /* ---- finding the target ---- */
 
 /* Is pid one vitals may soak?  Fatal errors for the initial target. */
-static int check_target(struct soak *sk, pid_t pid, struct vt_err *err)
+static int check_target(struct vt_soak *sk, pid_t pid, struct vt_err *err)
 {
 	struct vt_sample s;
 	struct vt_sample_opts so = { .light = true };
@@ -369,7 +379,7 @@ static int check_target(struct soak *sk, pid_t pid, struct vt_err *err)
 	return rc;
 }
 
-static void adopt(struct soak *sk, pid_t pid, double now)
+static void adopt(struct vt_soak *sk, pid_t pid, double now)
 {
 	sk->pid = pid;
 	/* a restart is a process started after this one, not a sibling of it */
@@ -387,7 +397,7 @@ static void adopt(struct soak *sk, pid_t pid, double now)
  * restarted behind our back; a pid is followed by its command line, when it
  * could be read.
  */
-static bool follows_restarts(const struct soak *sk)
+static bool follows_restarts(const struct vt_soak *sk)
 {
 	if (sk->cfg->target.kind == VT_SOAK_COMMAND)
 		return false;
@@ -395,7 +405,7 @@ static bool follows_restarts(const struct soak *sk)
 }
 
 /* Look for the target (again).  VT_OK with sk->pid set or 0. */
-static int find(struct soak *sk, bool first, struct vt_err *err)
+static int find(struct vt_soak *sk, bool first, struct vt_err *err)
 {
 	pid_t pid = 0;
 	int rc;
@@ -433,7 +443,7 @@ static void describe_target(const struct vt_soak_target *t, char *out, size_t ca
 	snprintf(out, cap, "?");
 }
 
-static void report_progress(struct soak *sk, double now, const char *state)
+static void report_progress(struct vt_soak *sk, double now, const char *state)
 {
 	struct vt_soak_progress p = { 0 };
 
@@ -464,7 +474,7 @@ static void sleep_until(double deadline, volatile sig_atomic_t *stop)
 		;
 }
 
-static void note_clock(struct soak *sk, double now, struct vt_err *err)
+static void note_clock(struct vt_soak *sk, double now, struct vt_err *err)
 {
 	double offset = vt_wall_s() - now;
 
@@ -475,7 +485,7 @@ static void note_clock(struct soak *sk, double now, struct vt_err *err)
 }
 
 /* The first target: launched, named, or given; fatal errors end the soak before it starts. */
-static int start_target(struct soak *sk, struct vt_err *err)
+static int start_target(struct vt_soak *sk, struct vt_err *err)
 {
 	const struct vt_soak_config *cfg = sk->cfg;
 	double deadline = vt_mono_s() + cfg->wait_s;
@@ -511,7 +521,7 @@ static int start_target(struct soak *sk, struct vt_err *err)
 	return VT_E_NOPROC;
 }
 
-static int open_store(struct soak *sk, struct vt_err *err)
+static int open_store(struct vt_soak *sk, struct vt_err *err)
 {
 	const struct vt_soak_config *cfg = sk->cfg;
 	struct vt_recording_info info = { 0 };
@@ -542,7 +552,7 @@ static void child_exit_text(int status, char *out, size_t cap)
 }
 
 /* The target is gone: record it, and say whether the soak goes on waiting for a restart. */
-static bool target_gone(struct soak *sk, struct vt_err *err)
+static bool target_gone(struct vt_soak *sk, struct vt_err *err)
 {
 	char how[96] = "exited";
 
@@ -553,124 +563,182 @@ static bool target_gone(struct soak *sk, struct vt_err *err)
 	event(sk, VT_EV_EXIT, sk->pid, err, "process %d %s", (int)sk->pid, how);
 	drop_incarnation(sk);
 	if (!follows_restarts(sk)) {
-		snprintf(sk->end_reason, sizeof(sk->end_reason), "the target %s", how);
+		sk->end = VT_SOAK_END_TARGET_EXITED;
+		snprintf(sk->end_detail, sizeof(sk->end_detail), "the target %s", how);
 		return false;
 	}
 	return true;
 }
 
-int vt_soak_run(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
-		struct vt_soak_result *res, struct vt_err *err)
+int vt_soak_start(const struct vt_procfs *pfs, const struct vt_soak_config *cfg, struct vt_soak **out,
+		  struct vt_err *err)
 {
-	struct soak sk = { .pfs = pfs, .cfg = cfg, .committed = NAN, .child_status = -1 };
-	struct rusage ru;
-	struct stat sb;
-	struct vt_err e2;
-	double now, next, wait_since = 0;
+	struct vt_soak *sk;
 	int rc;
 
-	memset(res, 0, sizeof(*res));
-	res->child_status = -1;
-	sk.key.exclude = getpid();
-	sk.key.name = cfg->target.kind == VT_SOAK_NAME ? cfg->target.name : NULL;
-	sk.key.pidfile = cfg->target.kind == VT_SOAK_PIDFILE ? cfg->target.pidfile : NULL;
+	*out = NULL;
 	if (cfg->every_s <= 0)
 		return vt_err_set(err, VT_E_USAGE, 0, "the interval must be positive");
-
-	sk.start = vt_mono_s();     /* for the progress while waiting; sampling restarts the clock */
+	sk = calloc(1, sizeof(*sk));
+	if (!sk)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+	sk->pfs = pfs;
+	sk->cfg = cfg;
+	sk->committed = NAN;
+	sk->child_status = -1;
+	sk->key.exclude = getpid();
+	sk->key.name = cfg->target.kind == VT_SOAK_NAME ? cfg->target.name : NULL;
+	sk->key.pidfile = cfg->target.kind == VT_SOAK_PIDFILE ? cfg->target.pidfile : NULL;
+	sk->start = vt_mono_s();     /* for the progress while waiting; sampling restarts the clock */
 	/* A bad target fails before a file is made; a bad path before a command is launched. */
-	if (cfg->target.kind != VT_SOAK_COMMAND && (rc = start_target(&sk, err)))
+	if ((cfg->target.kind != VT_SOAK_COMMAND && (rc = start_target(sk, err))) ||
+	    (rc = open_store(sk, err))) {
+		free(sk);
 		return rc;
-	if ((rc = open_store(&sk, err)))
-		return rc;
-	if (cfg->target.kind == VT_SOAK_COMMAND && (rc = start_target(&sk, err))) {
-		vt_store_close(sk.store, NULL);
+	}
+	if (cfg->target.kind == VT_SOAK_COMMAND && (rc = start_target(sk, err))) {
+		vt_store_close(sk->store, NULL);
 		unlink(cfg->out_path);
+		free(sk);
 		return rc;
 	}
-	sk.start = vt_mono_s();
-	event(&sk, VT_EV_START, sk.pid, NULL, "sampling process %d every %g s", (int)sk.pid, cfg->every_s);
-	next = sk.start;
-	rc = VT_OK;
-	for (;;) {
-		now = vt_mono_s();
-		if (cfg->stop && *cfg->stop) {
-			snprintf(sk.end_reason, sizeof(sk.end_reason), "stopped on request");
-			if (sk.pid)
-				tick(&sk, now, true, &e2);
-			break;
-		}
-		if (cfg->for_s > 0 && now - sk.start >= cfg->for_s - 1e-3) {
-			snprintf(sk.end_reason, sizeof(sk.end_reason), "--for %g s reached", cfg->for_s);
-			if (sk.pid && tick(&sk, now, true, &e2) == VT_OK)
-				report_progress(&sk, now, "done");
-			break;
-		}
-		note_clock(&sk, now, NULL);
-		if (!sk.pid) {
-			if ((rc = find(&sk, false, &e2)) == VT_OK && sk.pid)
-				event(&sk, VT_EV_RESTART, sk.pid, NULL, "followed: process %d after %.0f s",
-				      (int)sk.pid, now - wait_since);
-			rc = VT_OK;
-		}
-		if (sk.pid) {
-			vt_err_clear(&e2);
-			rc = tick(&sk, now, false, &e2);
-			if (rc == VT_E_GONE) {
-				wait_since = now;
-				rc = VT_OK;
-				if (!target_gone(&sk, NULL))
-					break;
-			} else if (rc == VT_E_IO || rc == VT_E_NOMEM || rc == VT_E_RECORDING ||
-				   (rc == VT_E_PERM && !sk.have_first)) {
-				/* the store failed (disk full, file gone read-only), or the
-				 * process can no longer be read at all */
-				if (err)
-					*err = e2;
-				snprintf(sk.end_reason, sizeof(sk.end_reason), "error: %.180s", e2.msg);
-				break;
-			} else if (rc != VT_OK) {
-				event(&sk, VT_EV_ERROR, sk.pid, NULL, "%s", e2.msg);
-				rc = VT_OK;
-			}
-		}
-		report_progress(&sk, now, sk.pid ? "sampling" : "waiting for the target to come back");
-		next += cfg->every_s;
-		now = vt_mono_s();
-		if (now > next) {
-			/* Late: vitals was stopped, the machine suspended, or a tick took
-			 * longer than the interval.  Skip the ticks missed, never burst. */
-			double missed = floor((now - next) / cfg->every_s) + 1;
+	sk->start = vt_mono_s();
+	sk->next = sk->start;
+	event(sk, VT_EV_START, sk->pid, NULL, "sampling process %d every %g s", (int)sk->pid, cfg->every_s);
+	*out = sk;
+	return VT_OK;
+}
 
-			if (missed >= 3)
-				event(&sk, VT_EV_GAP, sk.pid, NULL, "no sample for %.1f s", missed * cfg->every_s);
-			next += missed * cfg->every_s;
+/* The soak ends: why, and the STOP event's text. */
+static void end(struct vt_soak *sk, enum vt_soak_end why, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void end(struct vt_soak *sk, enum vt_soak_end why, const char *fmt, ...)
+{
+	va_list ap;
+
+	sk->end = why;
+	va_start(ap, fmt);
+	vsnprintf(sk->end_detail, sizeof(sk->end_detail), fmt, ap);
+	va_end(ap);
+}
+
+int vt_soak_step(struct vt_soak *sk, double *next, bool *done, struct vt_err *err)
+{
+	const struct vt_soak_config *cfg = sk->cfg;
+	struct vt_err e2;
+	double now = vt_mono_s();
+	int rc;
+
+	*done = true;
+	*next = now;
+	if (sk->end)
+		return VT_OK;
+	if (cfg->stop && *cfg->stop) {
+		end(sk, VT_SOAK_END_STOPPED, "stopped on request");
+		if (sk->pid)
+			tick(sk, now, true, &e2);
+		return VT_OK;
+	}
+	if (cfg->for_s > 0 && now - sk->start >= cfg->for_s - 1e-3) {
+		end(sk, VT_SOAK_END_FOR, "--for %g s reached", cfg->for_s);
+		if (sk->pid && tick(sk, now, true, &e2) == VT_OK)
+			report_progress(sk, now, "done");
+		return VT_OK;
+	}
+	note_clock(sk, now, NULL);
+	if (!sk->pid && find(sk, false, &e2) == VT_OK && sk->pid)
+		event(sk, VT_EV_RESTART, sk->pid, NULL, "followed: process %d after %.0f s", (int)sk->pid,
+		      now - sk->wait_since);
+	if (sk->pid) {
+		vt_err_clear(&e2);
+		rc = tick(sk, now, false, &e2);
+		if (rc == VT_E_GONE) {
+			sk->wait_since = now;
+			if (!target_gone(sk, NULL))
+				return VT_OK;
+		} else if (rc == VT_E_IO || rc == VT_E_NOMEM || rc == VT_E_RECORDING ||
+			   (rc == VT_E_PERM && !sk->have_first)) {
+			/* the store failed (disk full, file gone read-only), or the
+			 * process can no longer be read at all */
+			if (err)
+				*err = e2;
+			sk->failed = rc;
+			end(sk, VT_SOAK_END_ERROR, "error: %.180s", e2.msg);
+			return rc;
+		} else if (rc != VT_OK) {
+			event(sk, VT_EV_ERROR, sk->pid, NULL, "%s", e2.msg);
 		}
-		if (cfg->for_s > 0)
-			next = fmin(next, sk.start + cfg->for_s);
-		sleep_until(next, cfg->stop);
 	}
-	if (sk.child) {
-		vt_launch_stop(sk.child, 5.0, &sk.child_status);
-		event(&sk, VT_EV_EXIT, sk.child, NULL, "vitals stopped the command it launched (process %d)",
-		      (int)sk.child);
+	report_progress(sk, now, sk->pid ? "sampling" : "waiting for the target to come back");
+	sk->next += cfg->every_s;
+	now = vt_mono_s();
+	if (now > sk->next) {
+		/* Late: vitals was stopped, the machine suspended, or a tick took
+		 * longer than the interval.  Skip the ticks missed, never burst. */
+		double missed = floor((now - sk->next) / cfg->every_s) + 1;
+
+		if (missed >= 3)
+			event(sk, VT_EV_GAP, sk->pid, NULL, "no sample for %.1f s", missed * cfg->every_s);
+		sk->next += missed * cfg->every_s;
 	}
-	event(&sk, VT_EV_STOP, sk.pid, NULL, "%s", sk.end_reason[0] ? sk.end_reason : "error");
-	drop_incarnation(&sk);
-	res->samples = sk.samples;
-	res->restarts = sk.incarnations > 1 ? sk.incarnations - 1 : 0;
-	res->elapsed_s = vt_mono_s() - sk.start;
-	res->child_status = sk.child_status;
-	snprintf(res->end_reason, sizeof(res->end_reason), "%s", sk.end_reason);
+	if (cfg->for_s > 0)
+		sk->next = fmin(sk->next, sk->start + cfg->for_s);
+	*next = sk->next;
+	*done = false;
+	return VT_OK;
+}
+
+int vt_soak_finish(struct vt_soak *sk, struct vt_soak_result *res, struct vt_err *err)
+{
+	const struct vt_soak_config *cfg = sk->cfg;
+	struct rusage ru;
+	struct stat sb;
+	int rc = sk->failed;
+
+	memset(res, 0, sizeof(*res));
+	if (!sk->end)
+		end(sk, VT_SOAK_END_STOPPED, "stopped on request");
+	if (sk->child && cfg->keep_command) {
+		res->child = sk->child;
+	} else if (sk->child) {
+		vt_launch_stop(sk->child, 5.0, &sk->child_status);
+		event(sk, VT_EV_EXIT, sk->child, NULL, "vitals stopped the command it launched (process %d)",
+		      (int)sk->child);
+	}
+	event(sk, VT_EV_STOP, sk->pid, NULL, "%s", sk->end_detail);
+	drop_incarnation(sk);
+	res->samples = sk->samples;
+	res->restarts = sk->incarnations > 1 ? sk->incarnations - 1 : 0;
+	res->elapsed_s = vt_mono_s() - sk->start;
+	res->child_status = sk->child_status;
+	res->end = sk->end;
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		res->own_cpu_s = vt_rusage_cpu_s(&ru);
 		res->own_maxrss = (uint64_t)ru.ru_maxrss * 1024;
 	}
 	if (rc == VT_OK)
-		rc = vt_store_close(sk.store, err);
+		rc = vt_store_close(sk->store, err);
 	else
-		vt_store_close(sk.store, NULL);
+		vt_store_close(sk->store, NULL);
 	if (stat(cfg->out_path, &sb) == 0)
 		res->file_bytes = (uint64_t)sb.st_size;    /* after the final checkpoint */
+	free(sk);
 	return rc;
+}
+
+int vt_soak_run(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
+		struct vt_soak_result *res, struct vt_err *err)
+{
+	struct vt_soak *sk;
+	double next;
+	bool done = false;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	res->child_status = -1;
+	if ((rc = vt_soak_start(pfs, cfg, &sk, err)))
+		return rc;
+	while (vt_soak_step(sk, &next, &done, err) == VT_OK && !done)
+		sleep_until(next, cfg->stop);
+	return vt_soak_finish(sk, res, err);
 }

@@ -57,6 +57,8 @@ struct vt_soak_config {
 	struct vt_soak_target target;
 	const char *out_path;
 	bool overwrite;
+	bool keep_command;       /* leave the launched command running at the end; res->child
+	                          * says which, and the caller stops it (vt_launch_stop) */
 	double every_s;          /* sampling interval */
 	double for_s;            /* 0: until stopped */
 	double smaps_every_s;    /* full smaps cadence; 0: never */
@@ -71,6 +73,15 @@ struct vt_soak_config {
 	void *progress_ctx;
 };
 
+/* Why a soak ended. */
+enum vt_soak_end {
+	VT_SOAK_END_FOR = 1,         /* --for was reached */
+	VT_SOAK_END_STOPPED,         /* stopped on request (Ctrl-C, SIGTERM, the stop flag) */
+	VT_SOAK_END_TARGET_EXITED,   /* the target exited and was not to be followed (a
+	                              * launched command, or a pid without a command line) */
+	VT_SOAK_END_ERROR,           /* the recording or the process could not be read: see err */
+};
+
 struct vt_soak_result {
 	uint64_t samples;
 	int restarts;
@@ -78,20 +89,48 @@ struct vt_soak_result {
 	uint64_t file_bytes;
 	double own_cpu_s;        /* vitals' own CPU over the soak */
 	uint64_t own_maxrss;     /* vitals' peak RSS, bytes */
+	enum vt_soak_end end;
 	int child_status;        /* wait status of the launched command, -1 if none or still ran */
-	char end_reason[200];    /* "--for reached", "stopped", "target exited" */
+	pid_t child;             /* with keep_command: the command, still running; 0 none */
 };
 
 /* Defaults: every 10 s, smaps every 10 min, threads every 60 s, heap every 60 s, wait 30 s. */
 void vt_soak_config_default(struct vt_soak_config *cfg);
 
 /*
- * Run the soak.  Errors before the first sample (no such process, a
- * kernel thread, a command that does not start, a path that cannot be
- * written) leave no recording behind.  Errors after it (a full disk) stop
- * the soak; the recording keeps every sample before, *res says how many.
+ * Run the soak to its end, sleeping between ticks: vt_soak_start, then
+ * vt_soak_step until done, then vt_soak_finish.  Errors before the first
+ * sample (no such process, a kernel thread, a command that does not start,
+ * a path that cannot be written) leave no recording behind.  Errors after
+ * it (a full disk) stop the soak; the recording keeps every sample before,
+ * *res says how many.
  */
 int vt_soak_run(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
 		struct vt_soak_result *res, struct vt_err *err);
+
+/*
+ * The same in steps, for a caller that runs several soaks in one thread (an
+ * experiment's arms side by side) or has its own loop.  cfg and pfs must
+ * outlive the soak.
+ */
+struct vt_soak;
+
+/* Find or launch the target and create the recording (errors as vt_soak_run). */
+int vt_soak_start(const struct vt_procfs *pfs, const struct vt_soak_config *cfg, struct vt_soak **out,
+		  struct vt_err *err);
+/*
+ * Take the sample that is due (call it at *next, CLOCK_MONOTONIC seconds),
+ * follow a restart, and say when the next one is due; *done when the soak
+ * has ended (--for reached, stop requested, the target gone for good).
+ * VT_OK, or the error that ended it (the recording could not be written;
+ * *done is set).
+ */
+int vt_soak_step(struct vt_soak *sk, double *next, bool *done, struct vt_err *err);
+/*
+ * End the soak (also one not done: it counts as stopped), stop the command
+ * it launched unless keep_command, close the recording and free sk.
+ * Returns the error that ended it, or one closing the recording.
+ */
+int vt_soak_finish(struct vt_soak *sk, struct vt_soak_result *res, struct vt_err *err);
 
 #endif

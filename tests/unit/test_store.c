@@ -8,7 +8,7 @@
 #include "base/unknown.h"
 
 #include "proc/procfs.h"
-#include "soak/store.h"
+#include "store/store.h"
 
 #include <math.h>
 #include <sqlite3.h>

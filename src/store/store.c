@@ -1,7 +1,7 @@
 /*
  * store.c — soak recordings in SQLite (see store.h).
  */
-#include "soak/store.h"
+#include "store/store.h"
 #include "base/unknown.h"
 
 #include "proc/procfs.h"

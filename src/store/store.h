@@ -25,8 +25,8 @@
  *   thread_samples(sample_id, tid, pid, cpu_ns, wait_ns, vcsw, nvcsw, PRIMARY KEY(sample_id, tid))
  * Unknown figures are NULL.
  */
-#ifndef VT_SOAK_STORE_H
-#define VT_SOAK_STORE_H
+#ifndef VT_STORE_STORE_H
+#define VT_STORE_STORE_H
 
 #include <stdbool.h>
 #include <stddef.h>

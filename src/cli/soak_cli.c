@@ -1,0 +1,105 @@
+/*
+ * soak_cli.c — the progress line, the summary of a soak and the written
+ * comparison (see soak_cli.h).
+ */
+#include "cli/soak_cli.h"
+
+#include "cli/cli.h"
+#include "render/view.h"
+#include "render/soak.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The progress line: rewritten in place on a terminal, one line a minute otherwise. */
+void vt_cli_soak_progress(void *ctx, const struct vt_soak_progress *p)
+{
+	struct vt_cli_progress *pr = ctx;
+	char el[32], left[32], size[32], tr[64] = "", win[32], bar[24] = "", count[32];
+	bool tty = isatty(STDERR_FILENO);
+
+	if (!tty && pr->lines && p->elapsed_s - pr->last_line < 60)
+		return;
+	pr->last_line = p->elapsed_s;
+	pr->lines++;
+	vt_fmt_span(p->elapsed_s, el, sizeof(el));
+	if (!isnan(p->trend) && p->trend_window_s > 0) {
+		char d[32];
+
+		snprintf(tr, sizeof(tr), " · trend %s/h over %s", vt_fmt_size_delta(p->trend * 3600, d, sizeof(d)),
+			 vt_fmt_span(p->trend_window_s, win, sizeof(win)));
+	}
+	if (p->planned_s > 0) {
+		int filled = (int)fmin(10, floor(10 * p->elapsed_s / p->planned_s));
+
+		snprintf(bar, sizeof(bar), "[%.*s%.*s] ", filled, "##########", 10 - filled, "..........");
+		snprintf(left, sizeof(left), ", %s left", vt_fmt_span(fmax(0, p->planned_s - p->elapsed_s), win,
+								   sizeof(win)));
+	} else {
+		left[0] = '\0';
+	}
+	fprintf(stderr, "%s%s%s%s elapsed%s · %s · ", tty ? "\r\033[K" : "", pr->prefix, bar, el, left,
+		vt_fmt_count_of(p->samples, "sample", "samples", count, sizeof(count)));
+	if (p->pid)
+		fprintf(stderr, "pid %d · committed %s%s", (int)p->pid,
+			isnan(p->committed) ? "n/a" : vt_fmt_size(p->committed, size, sizeof(size)), tr);
+	else
+		fprintf(stderr, "%s", p->state);
+	if (p->restarts)
+		fprintf(stderr, " · %d restart%s", p->restarts, p->restarts == 1 ? "" : "s");
+	fputs(tty ? "" : "\n", stderr);
+	pr->drawn = tty;
+}
+
+void vt_cli_progress_end(struct vt_cli_progress *pr)
+{
+	if (pr->drawn)
+		fputs("\n", stderr);
+	pr->drawn = false;
+}
+
+void vt_cli_soak_summary(FILE *out, const char *path, const struct vt_soak_result *res)
+{
+	char el[32], size[32], per[32], count[32], why[96];
+
+	fprintf(out, "recorded %s over %s into %s (%s, %s per sample); %s\n",
+		vt_fmt_count_of(res->samples, "sample", "samples", count, sizeof(count)),
+		vt_fmt_span(res->elapsed_s, el, sizeof(el)), path,
+		vt_fmt_size((double)res->file_bytes, size, sizeof(size)),
+		res->samples ? vt_fmt_size((double)res->file_bytes / (double)res->samples, per, sizeof(per)) : "n/a",
+		vt_soak_end_words(res, why, sizeof(why)));
+	if (res->restarts)
+		fprintf(out, "the target restarted %d time%s; each restart is in the recording\n", res->restarts,
+			res->restarts == 1 ? "" : "s");
+	if (res->elapsed_s > 0)
+		fprintf(out, "vitals used %.2f s of CPU (%.2f%% of one core) and %s of memory\n", res->own_cpu_s,
+			100.0 * res->own_cpu_s / res->elapsed_s,
+			vt_fmt_size((double)res->own_maxrss, size, sizeof(size)));
+	fprintf(out, "next: vitals analyze %s\n", path);
+}
+
+int vt_cli_compare_write(const char *cmd, const struct vt_compare_set *set, const struct vt_cli_compare_out *o)
+{
+	struct vt_compare_report r = { &set->cmp, o->title, vt_cli_utf8() };
+	bool csv_stdout = o->csv && !strcmp(o->csv, "-");
+	FILE *f;
+	int rc = 0;
+
+	if (o->json)
+		rc = vt_view("json")->compare(stdout, &r) ? 2 : 0;
+	else if (!csv_stdout)
+		rc = vt_view("text")->compare(stdout, &r) ? 2 : 0;
+	if (rc == 0 && o->csv)
+		rc = (f = vt_cli_open_out(cmd, o->csv)) ? vt_cli_close_out(cmd, f, o->csv, vt_view("csv")->compare(f, &r))
+							 : 2;
+	if (rc == 0 && o->html) {
+		rc = (f = vt_cli_open_out(cmd, o->html))
+			     ? vt_cli_close_out(cmd, f, o->html, vt_view("html")->compare(f, &r))
+			     : 2;
+		if (rc == 0 && !o->json)
+			printf("charts: %s\n", o->html);
+	}
+	return rc;
+}

@@ -6,6 +6,10 @@
 #   make check         build and run every test (unit, fuzz corpus replay, integration)
 #   make SAN=1 check   the same under ASan+UBSan, in build-san/
 #   make fuzz          libFuzzer binaries (clang) in build-fuzz/
+#   make man           write man/vitals.1 from man/vitals.1.in and the option tables
+#   make install       install vitals, its agent, the demo target, the man page and
+#                      bash completion under PREFIX (default /usr/local), DESTDIR first
+#   make bench-smoke   every bench/ script once with its shortest settings
 #   make WERROR=0      do not treat warnings as errors (they are errors by default)
 #
 # Sources are found by wildcard: a new .c file in src/<module>/ joins libvitals.a,
@@ -61,9 +65,11 @@ FUZZ_REPLAY:= $(FUZZ_SRC:fuzz/%.c=$(B)/fuzz/%)
 AGENT      := $(B)/agent/libvitals-agent.so
 SHIM_SRC   := $(sort $(wildcard tests/shims/*.c))
 SHIMS      := $(SHIM_SRC:tests/shims/%.c=$(B)/tests/shims/%.so)
+DOC        := $(B)/vitals-doc
+COMPLETION := $(B)/vitals.bash-completion
 
-.PHONY: all check check-unit test demo fuzz clean deps
-all: $(B)/vitals $(TARGETS) $(UNITS) $(FUZZ_REPLAY) $(AGENT) $(SHIMS)
+.PHONY: all check check-unit test demo fuzz clean deps man install uninstall bench-smoke
+all: $(B)/vitals $(TARGETS) $(UNITS) $(FUZZ_REPLAY) $(AGENT) $(SHIMS) $(DOC) $(COMPLETION)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -86,6 +92,17 @@ $(B)/libvitals.a: $(LIB_OBJ)
 
 $(B)/vitals: $(CLI_OBJ) $(B)/libvitals.a
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The documents written from the commands' declarations (tools/vitals_doc.c):
+# the man page (checked in, see `make man`) and bash completion.
+$(DOC): $(B)/tools/vitals_doc.o $(filter-out $(B)/src/cli/main.o,$(CLI_OBJ)) $(B)/libvitals.a
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(COMPLETION): $(DOC)
+	$(Q)$(DOC) completion >$@.tmp && mv $@.tmp $@
+
+man: $(DOC)
+	$(Q)$(DOC) man man/vitals.1.in >man/vitals.1.tmp && mv man/vitals.1.tmp man/vitals.1
 
 # Targets reproduce phenomena; they link nothing of ours so that what they
 # measure is plain glibc behaviour.
@@ -150,6 +167,33 @@ fuzz:
 
 deps:
 	scripts/deps.sh
+
+# Installed layout: the agent and the demo target under lib/vitals, found by
+# vitals relative to its own binary (bin/../lib/vitals), so PREFIX and DESTDIR
+# need no rebuild.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR  := $(DESTDIR)$(PREFIX)/bin
+LIBDIR  := $(DESTDIR)$(PREFIX)/lib/vitals
+MANDIR  := $(DESTDIR)$(PREFIX)/share/man/man1
+COMPDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+
+install: $(B)/vitals $(AGENT) $(B)/targets/arena_churn $(COMPLETION)
+	install -d $(BINDIR) $(LIBDIR)/targets $(MANDIR) $(COMPDIR)
+	install -m 755 $(B)/vitals $(BINDIR)/vitals
+	install -m 755 $(AGENT) $(LIBDIR)/libvitals-agent.so
+	install -m 755 $(B)/targets/arena_churn $(LIBDIR)/targets/arena_churn
+	install -m 644 man/vitals.1 $(MANDIR)/vitals.1
+	install -m 644 $(COMPLETION) $(COMPDIR)/vitals
+
+uninstall:
+	rm -f $(BINDIR)/vitals $(LIBDIR)/libvitals-agent.so $(LIBDIR)/targets/arena_churn \
+	      $(MANDIR)/vitals.1 $(COMPDIR)/vitals
+	-rmdir $(LIBDIR)/targets $(LIBDIR)
+
+# Each benchmark once with its shortest settings, so that none of them rots.
+bench-smoke: all
+	@B=$(B) bench/smoke
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -7,7 +7,7 @@
 # Runs apt-get only when something is missing; needs root (or sudo) then.
 set -eu
 build_pkgs="gcc make pkg-config libc6-dev linux-libc-dev libelf-dev libjansson-dev libexpat1-dev libsqlite3-dev"
-test_pkgs="python3 python3-psutil redis-server procps util-linux gdb"
+test_pkgs="python3 python3-psutil redis-server procps util-linux gdb man-db sysstat"
 pkgs=$build_pkgs
 [ "${1:-}" = "--test" ] && pkgs="$pkgs $test_pkgs"
 

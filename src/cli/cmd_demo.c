@@ -85,7 +85,11 @@ static const struct {
 	{ "cap2", "MALLOC_ARENA_MAX=2", { "MALLOC_ARENA_MAX=2", NULL }, "MALLOC_ARENA_MAX=2" },
 };
 
-/* The target sits next to the vitals binary: <dir>/targets/arena_churn. */
+/*
+ * The target sits next to the vitals binary in the build tree
+ * (<dir>/targets/arena_churn), and under lib/vitals once installed
+ * (<prefix>/bin/../lib/vitals/targets/arena_churn).
+ */
 static int find_target(char *path, size_t cap)
 {
 	char self[PATH_MAX - 64];
@@ -100,6 +104,9 @@ static int find_target(char *path, size_t cap)
 		return -1;
 	*slash = '\0';
 	snprintf(path, cap, "%s/targets/arena_churn", self);
+	if (access(path, X_OK) == 0)
+		return 0;
+	snprintf(path, cap, "%s/../lib/vitals/targets/arena_churn", self);
 	return access(path, X_OK);
 }
 
@@ -331,7 +338,7 @@ static int demo_run(const struct vt_command *cmd, int argc, char **argv)
 					  args.noperands ? args.operands[0] : "--");
 	if (find_target(target, sizeof(target)) != 0) {
 		vt_err_set(&err, VT_E_NOTFOUND, errno, "the demo target '%s' is missing", target);
-		vt_err_hint(&err, "build it with 'make' in the vitals source tree");
+		vt_err_hint(&err, "build it with 'make' in the vitals source tree, or 'make install' it");
 		return vt_cli_error(&err);
 	}
 	if (!mkdtemp(tmpdir)) {

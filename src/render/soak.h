@@ -52,10 +52,12 @@ const char *vt_thread_doing_states(const struct vt_thread_doing *d, char *buf, s
 
 /*
  * A sparkline of v[0..n) (NAN skipped) squeezed into width cells, written
- * NUL-terminated to out (cap bytes; UTF-8 blocks take 3 bytes a cell).
- * Returns the cells written.
+ * NUL-terminated to out (cap bytes; UTF-8 blocks take 3 bytes a cell).  A
+ * series whose range is within resolution (0: exactly constant) is a flat
+ * line of the lowest cell.  Returns the cells written.
  */
-size_t vt_sparkline(char *out, size_t cap, const double *v, size_t n, size_t width, bool utf8);
+size_t vt_sparkline(char *out, size_t cap, const double *v, size_t n, size_t width, bool utf8,
+		    double resolution);
 
 /*
  * What every view of a soak says in the same words (soak_text.c).

@@ -515,12 +515,15 @@ static int add_spark(struct vt_table *t, const struct vt_series *s, enum vt_metr
 		lo = y[i] < lo ? y[i] : lo;
 		hi = y[i] > hi ? y[i] : hi;
 	}
-	vt_sparkline(line, sizeof(line), y, to - from, SPARK_WIDTH, utf8);
+	vt_fmt_metric(m, lo, lo_s, sizeof(lo_s));
+	vt_fmt_metric(m, hi, hi_s, sizeof(hi_s));
+	/* a change the figures beside it cannot show is not drawn either */
+	vt_sparkline(line, sizeof(line), y, to - from, SPARK_WIDTH, utf8, strcmp(lo_s, hi_s) ? 0 : INFINITY);
 	free(y);
 	vt_table_cell(t, "%s", vt_metrics[m].label);
 	vt_table_cell(t, "%s", line);
-	vt_table_cell(t, "min %s", isfinite(lo) ? vt_fmt_metric(m, lo, lo_s, sizeof(lo_s)) : "n/a");
-	vt_table_cell(t, "max %s", isfinite(hi) ? vt_fmt_metric(m, hi, hi_s, sizeof(hi_s)) : "n/a");
+	vt_table_cell(t, "min %s", lo_s);
+	vt_table_cell(t, "max %s", hi_s);
 	return 0;
 }
 

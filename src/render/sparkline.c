@@ -2,7 +2,10 @@
  * sparkline.c — a series squeezed into one line of text: eight Unicode
  * blocks (▁..█) or, for terminals without UTF-8, the ASCII ramp ".:-=+*#%@".
  * A space is a cell with nothing known in it (all NAN), so a gap is never
- * mistaken for the lowest value.
+ * mistaken for the lowest value.  A series that moves by no more than the
+ * caller's resolution (what its printed figures can show) is a flat line of
+ * the lowest cell: noise below the last printed digit is not drawn as a
+ * shape, and a constant does not float at mid-height.
  */
 #include "render/soak.h"
 
@@ -12,7 +15,8 @@
 static const char *const blocks[] = { "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
 static const char ramp[] = ".:-=+*#%@";
 
-size_t vt_sparkline(char *out, size_t cap, const double *v, size_t n, size_t width, bool utf8)
+size_t vt_sparkline(char *out, size_t cap, const double *v, size_t n, size_t width, bool utf8,
+		    double resolution)
 {
 	size_t levels = utf8 ? sizeof(blocks) / sizeof(blocks[0]) : sizeof(ramp) - 1;
 	size_t cell_bytes = utf8 ? 3 : 1, cells, c, i, o = 0;
@@ -49,13 +53,13 @@ size_t vt_sparkline(char *out, size_t cap, const double *v, size_t n, size_t wid
 			out[o++] = ' ';
 			continue;
 		}
-		if (hi > lo) {
+		if (hi - lo > resolution) {
 			double f = (sum / (double)k - lo) / (hi - lo);
 			level = (size_t)lround(f * (double)(levels - 1));
 			if (level >= levels)
 				level = levels - 1;
 		} else {
-			level = levels / 2;      /* flat: the middle, not the floor */
+			level = 0;               /* flat: a line along the floor */
 		}
 		if (utf8) {
 			memcpy(out + o, blocks[level], 3);

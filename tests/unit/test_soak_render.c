@@ -605,31 +605,39 @@ static void test_soak_render__svg_downsample_keeps_spike(void)
 static void test_soak_render__sparkline(void)
 {
 	double v[200], flat[5] = { 3, 3, 3, 3, 3 }, gap[4] = { 1, NAN, 2, 3 };
+	double wobble[6] = { 12.06, 12.1, 12.14, 12.08, 12.12, 12.1 };
 	char buf[256];
 	size_t i, n;
 
 	for (i = 0; i < 200; i++)
 		v[i] = (double)i;
-	n = vt_sparkline(buf, sizeof(buf), v, 200, 60, true);
+	n = vt_sparkline(buf, sizeof(buf), v, 200, 60, true, 0);
 	CHECK_EQ_U64(n, 60);
 	CHECK_EQ_U64(strlen(buf), 180);
 	CHECK(!strncmp(buf, "▁", 3) && !strcmp(buf + 177, "█"));
-	n = vt_sparkline(buf, sizeof(buf), v, 200, 60, false);
+	n = vt_sparkline(buf, sizeof(buf), v, 200, 60, false, 0);
 	CHECK_EQ_U64(n, 60);
 	CHECK_EQ_U64(strlen(buf), 60);
 	CHECK(buf[0] == '.' && buf[59] == '@');
 	CHECK(strspn(buf, ".:-=+*#%@") == 60);
 	/* fewer values than cells: one cell each */
-	CHECK_EQ_U64(vt_sparkline(buf, sizeof(buf), v, 10, 60, false), 10);
-	/* flat sits in the middle, unknown is a space */
-	vt_sparkline(buf, sizeof(buf), flat, 5, 60, false);
-	CHECK_STR(buf, "+++++");
-	vt_sparkline(buf, sizeof(buf), gap, 4, 60, false);
+	CHECK_EQ_U64(vt_sparkline(buf, sizeof(buf), v, 10, 60, false, 0), 10);
+	/* a constant is a line along the floor (a constant 0 B of swap is not at mid-height) */
+	vt_sparkline(buf, sizeof(buf), flat, 5, 60, false, 0);
+	CHECK_STR(buf, ".....");
+	vt_sparkline(buf, sizeof(buf), flat, 5, 60, true, 0);
+	CHECK_STR(buf, "▁▁▁▁▁");
+	/* moving less than the resolution (12.06..12.14 MiB all print 12.1 MiB) is flat too */
+	vt_sparkline(buf, sizeof(buf), wobble, 6, 60, true, 0.1);
+	CHECK_STR(buf, "▁▁▁▁▁▁");
+	vt_sparkline(buf, sizeof(buf), wobble, 6, 60, true, 0);
+	CHECK(strcmp(buf, "▁▁▁▁▁▁") != 0);
+	vt_sparkline(buf, sizeof(buf), gap, 4, 60, false, 0);
 	CHECK_STR(buf, ". +@");
 	/* a small buffer limits the cells, never overflows */
-	CHECK_EQ_U64(vt_sparkline(buf, 10, v, 200, 60, true), 3);
+	CHECK_EQ_U64(vt_sparkline(buf, 10, v, 200, 60, true, 0), 3);
 	CHECK_EQ_U64(strlen(buf), 9);
-	CHECK_EQ_U64(vt_sparkline(buf, sizeof(buf), v, 0, 60, true), 0);
+	CHECK_EQ_U64(vt_sparkline(buf, sizeof(buf), v, 0, 60, true, 0), 0);
 	CHECK_STR(buf, "");
 }
 

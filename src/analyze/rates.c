@@ -152,11 +152,15 @@ static void spread_add(double *lo, double *hi, double v)
 static int make_pools(struct vt_threads_rates *r, struct vt_err *err)
 {
 	struct vt_thread_pool *pool;
+	const char **first;          /* the first member's full name, per pool */
 	size_t i, j, len;
 
 	r->pools = calloc(r->n ? r->n : 1, sizeof(*r->pools));
-	if (!r->pools)
+	first = calloc(r->n ? r->n : 1, sizeof(*first));
+	if (!r->pools || !first) {
+		free(first);
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory grouping threads");
+	}
 	for (i = 0; i < r->n; i++) {
 		const struct vt_thread_rate *t = &r->threads[i];
 		char key[64];
@@ -174,8 +178,11 @@ static int make_pools(struct vt_threads_rates *r, struct vt_err *err)
 			memcpy(pool->name, key, len + 1);
 			pool->min_cores = pool->max_cores = -1;
 			pool->min_share = pool->max_share = -1;
+			first[j] = t->comm;
 			r->npools++;
 		}
+		if (strcmp(first[j], t->comm))
+			pool->indexed = true;
 		pool->count++;
 		spread_add(&pool->min_cores, &pool->max_cores, t->cpu_cores);
 		spread_add(&pool->min_share, &pool->max_share, t->cpu_share);
@@ -183,10 +190,17 @@ static int make_pools(struct vt_threads_rates *r, struct vt_err *err)
 			pool->total_cores += t->cpu_cores;
 	}
 	/* A pool is two threads or more. */
-	for (i = j = 0; i < r->npools; i++)
-		if (r->pools[i].count >= 2)
-			r->pools[j++] = r->pools[i];
+	for (i = j = 0; i < r->npools; i++) {
+		pool = &r->pools[i];
+		if (pool->count < 2)
+			continue;
+		snprintf(pool->label, sizeof(pool->label), "%s", pool->indexed ? pool->name : first[i]);
+		pool->uneven = pool->max_cores > pool->min_cores + 0.02 &&
+			       pool->max_cores - pool->min_cores > VT_POOL_EVEN_SPREAD * pool->max_cores;
+		r->pools[j++] = *pool;
+	}
 	r->npools = j;
+	free(first);
 	return VT_OK;
 }
 

@@ -55,8 +55,18 @@ struct vt_thread_rate {
 	char syscall_why[48];
 };
 
+/*
+ * Threads named alike: the same name up to trailing digits.  When the
+ * digits differ (worker-0, worker-1) they are an index and the pool is
+ * "worker-"; when every member has the same digits (all "python3") they are
+ * part of the program's name and the pool is "python3".
+ */
 struct vt_thread_pool {
-	char name[64];                  /* the shared name without trailing digits ("worker-") */
+	char name[64];                  /* the shared name without trailing digits ("worker-"): the key */
+	char label[64];                 /* what to call it: name, or the full name when not indexed */
+	bool indexed;                   /* the trailing digits differ between members */
+	bool uneven;                    /* members' rates differ widely: one name, not a pool of equals
+	                                 * (spread over VT_POOL_EVEN_SPREAD of the busiest, and 0.02 cores) */
 	size_t count;
 	double min_cores, max_cores;    /* the spread of its members' rates */
 	double min_share, max_share;    /* ... as shares of the process's CPU (0..1) */
@@ -124,6 +134,9 @@ void vt_threads_rates_set_quota(struct vt_threads_rates *r, double quota_cores, 
 void vt_threads_rates_set_allowance(struct vt_threads_rates *r, const struct vt_cpu_allowance *a);
 
 void vt_threads_rates_release(struct vt_threads_rates *r);
+
+/* Members of a pool run within this share of the busiest one's rate (and 0.02 cores). */
+#define VT_POOL_EVEN_SPREAD 0.25
 
 /* Length of name without its trailing digits (the pool key). */
 size_t vt_threads_pool_key_len(const char *name);

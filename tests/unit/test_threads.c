@@ -211,11 +211,60 @@ static void test_rates__pool_key(void)
 	CHECK_EQ_U64(vt_threads_pool_key_len(""), 0);
 }
 
+/*
+ * "python3" x 3 is one name whose digit belongs to the program, not an index;
+ * worker-0/1 are a pool of equals; a busy main thread and idle helpers that
+ * share a name are one name but not a pool of equals.
+ */
+static void test_rates__pool_names(void)
+{
+	struct vt_thread_snap a[6] = { th(101, "python3", 'R', 0, 0, 0, 0, 0, 0),
+				       th(102, "python3", 'S', 0, 0, 0, 0, 0, 0),
+				       th(103, "python3", 'S', 0, 0, 0, 0, 0, 0),
+				       th(104, "worker-0", 'R', 0, 0, 0, 0, 0, 0),
+				       th(105, "worker-1", 'R', 0, 0, 0, 0, 0, 0),
+				       th(106, "main", 'S', 0, 0, 0, 0, 0, 0) };
+	struct vt_thread_snap b[6] = { th(101, "python3", 'R', 9 * NS / 10, 0, 90, 0, 0, 0),
+				       th(102, "python3", 'S', NS / 100, 0, 1, 0, 0, 0),
+				       th(103, "python3", 'S', 0, 0, 0, 0, 0, 0),
+				       th(104, "worker-0", 'R', NS / 2, 0, 50, 0, 0, 0),
+				       th(105, "worker-1", 'R', NS / 2, 0, 50, 0, 0, 0),
+				       th(106, "main", 'S', 0, 0, 0, 0, 0, 0) };
+	struct vt_threads_sample s[2];
+	struct vt_threads_rates r;
+	struct vt_err err;
+	const struct vt_thread_pool *py = NULL, *wk = NULL;
+	size_t i;
+
+	sample(&s[0], 0, 0, 0, a, 6);
+	sample(&s[1], NS, 191, 0, b, 6);
+	CHECK(vt_threads_rates_compute(s, 2, 2, &r, &err) == VT_OK);
+	CHECK_EQ_U64(r.npools, 2);
+	for (i = 0; i < r.npools; i++) {
+		if (!strcmp(r.pools[i].name, "python"))
+			py = &r.pools[i];
+		if (!strcmp(r.pools[i].name, "worker-"))
+			wk = &r.pools[i];
+	}
+	CHECK(py && wk);
+	if (py) {
+		CHECK_STR(py->label, "python3");
+		CHECK(!py->indexed && py->uneven);
+		CHECK_EQ_U64(py->count, 3);
+	}
+	if (wk) {
+		CHECK_STR(wk->label, "worker-");
+		CHECK(wk->indexed && !wk->uneven);
+	}
+	vt_threads_rates_release(&r);
+}
+
 static void test_diagnose__rules(void)
 {
 	struct vt_threads_rates r;
 	struct vt_thread_rate t[4];
-	struct vt_thread_pool pool = { "worker-", 3, 0.30, 0.32 };
+	struct vt_thread_pool pool = { .name = "worker-", .label = "worker-", .indexed = true, .count = 3,
+				       .min_cores = 0.30, .max_cores = 0.32 };
 	struct vt_diagnosis d;
 	int i;
 
@@ -412,6 +461,6 @@ static void test_rates__syscall_tally(void)
 }
 
 VT_TEST_MAIN(test_schedstat__parse, test_rates__steady_pair, test_rates__thread_churn,
-	     test_rates__counter_edges, test_rates__zero_and_short_interval, test_rates__pool_key,
+	     test_rates__counter_edges, test_rates__zero_and_short_interval, test_rates__pool_key, test_rates__pool_names,
 	     test_diagnose__rules, test_diagnose__io, test_rates__quota_and_throttling,
 	     test_rates__syscall_tally)

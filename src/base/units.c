@@ -148,52 +148,34 @@ const char *vt_fmt_utc(double unix_s, bool iso, char *buf, size_t cap)
 	return buf;
 }
 
+/*
+ * The precision of each unit, in one place: plain and with a sign.  Sizes
+ * go through vt_fmt_size; counts drop the decimal when they are whole.
+ */
+static const char *fmt_number(enum vt_unit u, double v, bool sign, char *buf, size_t cap)
+{
+	int prec = u == VT_UNIT_SECONDS ? 1 : u == VT_UNIT_FRACTION ? 4 : u == VT_UNIT_CORES ? 2 : whole(v) ? 0 : 1;
+	const char *suffix = u == VT_UNIT_SECONDS ? " s" : "";
+
+	if (sign)
+		snprintf(buf, cap, "%+.*f%s", prec, v, suffix);
+	else
+		snprintf(buf, cap, "%.*f%s", prec, v, suffix);
+	return buf;
+}
+
 const char *vt_fmt_value(enum vt_unit u, double v, char *buf, size_t cap)
 {
 	if (!isfinite(v))
 		return na(buf, cap);
-	switch (u) {
-	case VT_UNIT_BYTES:
-		return vt_fmt_size(v, buf, cap);
-	case VT_UNIT_SECONDS:
-		snprintf(buf, cap, "%.1f s", v);
-		break;
-	case VT_UNIT_FRACTION:
-		snprintf(buf, cap, "%.4f", v);
-		break;
-	case VT_UNIT_CORES:
-		snprintf(buf, cap, "%.2f", v);
-		break;
-	case VT_UNIT_COUNT:
-	default:
-		snprintf(buf, cap, whole(v) ? "%.0f" : "%.1f", v);
-		break;
-	}
-	return buf;
+	return u == VT_UNIT_BYTES ? vt_fmt_size(v, buf, cap) : fmt_number(u, v, false, buf, cap);
 }
 
 const char *vt_fmt_value_delta(enum vt_unit u, double v, double like, char *buf, size_t cap)
 {
 	if (!isfinite(v))
 		return na(buf, cap);
-	switch (u) {
-	case VT_UNIT_BYTES:
-		return vt_fmt_size_delta_like(v, like, buf, cap);
-	case VT_UNIT_SECONDS:
-		snprintf(buf, cap, "%+.1f s", v);
-		break;
-	case VT_UNIT_FRACTION:
-		snprintf(buf, cap, "%+.4f", v);
-		break;
-	case VT_UNIT_CORES:
-		snprintf(buf, cap, "%+.2f", v);
-		break;
-	case VT_UNIT_COUNT:
-	default:
-		snprintf(buf, cap, whole(v) ? "%+.0f" : "%+.1f", v);
-		break;
-	}
-	return buf;
+	return u == VT_UNIT_BYTES ? vt_fmt_size_delta_like(v, like, buf, cap) : fmt_number(u, v, true, buf, cap);
 }
 
 const char *vt_fmt_value_pair(enum vt_unit u, double lo, double hi, const char *sep, char *buf, size_t cap)

@@ -76,7 +76,7 @@ static void tell_apart(char *const *paths, char (*labels)[64], size_t n)
 			continue;
 		parent_of(paths[i], parent, sizeof(parent));
 		if (parent[0]) {
-			snprintf(tmp, sizeof(tmp), "%s/%s", parent, labels[i]);
+			snprintf(tmp, sizeof(tmp), "%.24s/%.38s", parent, labels[i]);
 			memcpy(labels[i], tmp, sizeof(tmp));
 		}
 	}

@@ -34,6 +34,23 @@ check "text table has the committed row" grep -qE "^  committed  +[0-9]" "$WORK/
 vitals compare --csv - "$WORK/exp/default.db" "$WORK/exp/cap2.db" >"$WORK/cmp.csv" || fail "compare --csv"
 check "CSV has a header" grep -q "^arm,field" "$WORK/cmp.csv"
 
+# {arm} in the command becomes each arm's name; the arm's environment reaches it
+vitals experiment -q --for 2s --every 0.5s -o "$WORK/named" --arm one --arm two:VT_ARM_ENV=set -- \
+	sh -c 'echo "{arm} ${VT_ARM_ENV:-unset}" >"$0"; exec "$1" --seconds 60' "$WORK/named/{arm}.txt" \
+	"$T/targets/arena_churn" >"$WORK/named.txt" 2>&1 || fail "experiment with {arm}: $(cat "$WORK/named.txt")"
+check "{arm} is each arm's name, and each has its own environment" \
+	test "$(cat "$WORK/named/one.txt" "$WORK/named/two.txt")" = "$(printf 'one unset\ntwo set')"
+
+# two recordings with one file name are told apart by their folders
+mkdir -p "$WORK/a" "$WORK/b"
+cp "$WORK/named/one.db" "$WORK/a/run.db"
+cp "$WORK/named/one.db" "$WORK/b/run.db"
+sqlite_arm() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(\"update meta set value='' where key='arm'\"); c.commit()" "$1"; }
+sqlite_arm "$WORK/a/run.db" && sqlite_arm "$WORK/b/run.db"
+vitals compare --json "$WORK/a/run.db" "$WORK/b/run.db" >"$WORK/ab.json" || fail "compare a/run.db b/run.db"
+check "same-named recordings get distinct labels" \
+	test "$(jq_py "$WORK/ab.json" '[a["name"] for a in j["arms"]]')" = '["a/run", "b/run"]'
+
 expect_exit 64 "at least two --arm" experiment --for 5s --arm default -- /bin/true
 expect_exit 64 "is not NAME" experiment --for 5s --arm "bad name" --arm x -- /bin/true
 expect_exit 64 "at least two recordings" compare "$WORK/exp/default.db"

@@ -34,14 +34,14 @@
  *    the tolerance of the final level (median floor of the last quarter).
  *
  * Order of the tests: too short, step, leak (or still settling), plateau,
- * else cannot tell.  Never prints: the why sentence goes into the verdict.
+ * else cannot tell.  Never prints and writes no sentence: the verdict holds
+ * a reason code and the figures it quotes (render/ words them).
  */
 #include "analyze/soak.h"
 
 #include "analyze/stats.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,117 +128,13 @@ struct work {
 	struct bins span, fit;
 	bool bytes;                     /* the metric is in bytes (else a count) */
 	double interval;                /* sampling interval, s (nominal, else measured) */
-	double min_span;                /* the shortest span a shape is judged on, s */
 	double level;                   /* median of the metric over the span */
 	double material;
 	size_t settled_pt;              /* settled window start in struct pts (p.n: none) */
 	size_t settled_bin;             /* the span bin it begins in */
-	size_t fit_pt;                  /* fit window start in struct pts */
-	double fit_s;                   /* fit window duration */
+	size_t fit_pt;                  /* fit window start in struct pts (its duration: v->slope_window_s) */
 	double fit_b;                   /* the fitted line: floor = fit_b + slope * t */
 };
-
-static void __attribute__((format(printf, 2, 3)))
-say(struct vt_soak_verdict *v, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(v->why, sizeof(v->why), fmt, ap);
-	va_end(ap);
-}
-
-/* ---- formatting the evidence ---- */
-
-/* A few formatted figures for one sentence: a ring of buffers, one per figure. */
-#define FMT_SLOTS 8
-
-struct fmt {
-	char b[FMT_SLOTS][64];
-	int next;
-};
-
-static const char *amount(struct fmt *f, bool bytes, double x)
-{
-	char *b = f->b[f->next++ % FMT_SLOTS];
-
-	x = bytes ? x / MiB : x;
-	if (fabs(x) < 0.05)
-		x = 0;   /* no "-0.0" */
-	snprintf(b, sizeof(f->b[0]), bytes ? "%.1f MiB" : "%.1f", x);
-	return b;
-}
-
-static const char *duration(struct fmt *f, double s)
-{
-	char *b = f->b[f->next++ % FMT_SLOTS];
-
-	if (s < 10)
-		snprintf(b, sizeof(f->b[0]), "%.1f s", s);
-	else if (s < 120)
-		snprintf(b, sizeof(f->b[0]), "%.0f s", s);
-	else if (s < 2 * 3600)
-		snprintf(b, sizeof(f->b[0]), "%.1f min", s / 60);
-	else if (s < 48 * 3600)
-		snprintf(b, sizeof(f->b[0]), "%.1f h", s / 3600);
-	else
-		snprintf(b, sizeof(f->b[0]), "%.1f days", s / 86400);
-	return b;
-}
-
-/*
- * Decimals for a rate and its half-interval: three significant digits of
- * the rate (at most two decimals), more if the half-interval needs them
- * to show (at most four).
- */
-static int decimals(double x, double half)
-{
-	double ax = fabs(x);
-	int prec = ax >= 100 ? 0 : ax >= 10 ? 1 : 2;
-
-	if (half > 0 && isfinite(half)) {
-		int need = (int)ceil(-log10(half));
-
-		if (need > prec)
-			prec = need > 4 ? 4 : need;
-	}
-	return prec;
-}
-
-/*
- * A rate with its half-interval (NAN: none): per second when the sentence's
- * fastest rate (unit_rate) is fast and the window short (the report's
- * "0.51 MiB/s ± 0.04"), else per hour; one unit for the whole sentence.
- */
-static const char *rate(struct fmt *f, bool bytes, double per_s, double half, double window_s,
-			double unit_rate)
-{
-	char *b = f->b[f->next++ % FMT_SLOTS];
-	double u = bytes ? MiB : 1, k = window_s < 600 && fabs(unit_rate) >= 0.1 * u ? 1 : 3600;
-	const char *unit = bytes ? (k == 1 ? " MiB/s" : " MiB/h") : (k == 1 ? "/s" : "/h");
-	int prec = decimals(per_s * k / u, half * k / u);
-
-	if (isfinite(half))
-		snprintf(b, sizeof(f->b[0]), "%.*f%s ± %.*f", prec, per_s * k / u, unit, prec,
-			 half * k / u);
-	else
-		snprintf(b, sizeof(f->b[0]), "%.*f%s", prec, per_s * k / u, unit);
-	return b;
-}
-
-/* "<pre>q1 floor A, q4 floor B<post>", or "" when a quarter is empty (a gap). */
-static const char *quarter_floors(struct fmt *f, bool bytes, const struct vt_soak_verdict *v,
-				  const char *pre, const char *post)
-{
-	char *b = f->b[f->next++ % FMT_SLOTS];
-	double a = v->q[0].floor / (bytes ? MiB : 1), z = v->q[3].floor / (bytes ? MiB : 1);
-
-	if (isnan(a) || isnan(z))
-		return "";
-	snprintf(b, sizeof(f->b[0]), "%sq1 floor %.1f%s, q4 floor %.1f%s%s", pre, a,
-		 bytes ? " MiB" : "", z, bytes ? " MiB" : "", post);
-	return b;
-}
 
 /* ---- the points ---- */
 
@@ -695,6 +591,7 @@ static void settle(struct work *w, struct vt_soak_verdict *v)
 			      : b->first[k];
 	v->settled_from = w->p.idx[w->settled_pt];
 	v->settle_s = w->p.t0[w->settled_pt] - v->t0;
+	v->settled_window_s = w->p.t1[w->p.n - 1] - w->p.t0[w->settled_pt];
 	window_figures(w, w->settled_pt, &v->settled_lo, &v->settled_hi, &v->settled_median);
 }
 
@@ -702,7 +599,7 @@ static void unsettle(struct work *w, struct vt_soak_verdict *v)
 {
 	v->settled = false;
 	v->settled_from = v->to;
-	v->settle_s = v->settled_lo = v->settled_hi = v->settled_median = NAN;
+	v->settle_s = v->settled_lo = v->settled_hi = v->settled_median = v->settled_window_s = NAN;
 	w->settled_pt = w->p.n;
 }
 
@@ -727,7 +624,7 @@ static int fit_from(struct work *w, struct vt_soak_verdict *v, size_t a)
 	if (w->p.n - a < 3)
 		a = w->p.n >= 3 ? w->p.n - 3 : 0;
 	w->fit_pt = a;
-	w->fit_s = w->p.t1[w->p.n - 1] - w->p.t0[a];
+	v->slope_window_s = w->p.t1[w->p.n - 1] - w->p.t0[a];
 	v->slope_window_t0 = w->p.t0[a];
 	bins_make(w, a, w->p.n, &w->fit);
 	if (bins_fit(&w->fit, 0, w->fit.n, &fit))
@@ -751,14 +648,14 @@ static int fit_trend(struct work *w, struct vt_soak_verdict *v)
 	return fit_from(w, v, warm_pt(w, v));
 }
 
-static bool rising(const struct work *w, const struct vt_soak_verdict *v)
+static bool rising(const struct vt_soak_verdict *v)
 {
-	return v->slope_lo > 0 && v->slope * w->fit_s > v->tolerance;
+	return v->slope_lo > 0 && v->slope * v->slope_window_s > v->tolerance;
 }
 
-static bool falling(const struct work *w, const struct vt_soak_verdict *v)
+static bool falling(const struct vt_soak_verdict *v)
 {
-	return v->slope_hi < 0 && -v->slope * w->fit_s > v->tolerance;
+	return v->slope_hi < 0 && -v->slope * v->slope_window_s > v->tolerance;
 }
 
 /*
@@ -778,7 +675,7 @@ static int widen_fit(struct work *w, struct vt_soak_verdict *v)
 		return 0;
 	if (fit_from(w, v, a))
 		return -1;
-	return rising(w, v) || falling(w, v) ? 0 : fit_from(w, v, was);
+	return rising(v) || falling(v) ? 0 : fit_from(w, v, was);
 }
 
 /* ---- step ---- */
@@ -978,7 +875,7 @@ static double settle_estimate(const struct vt_soak_verdict *v, const struct halv
  * Levelled off too recently: soak until the settled window is a third of
  * the span ((T + x) / 3 <= w + x) and holds PLATEAU_POINTS points.
  */
-static void judge_recent(struct work *w, struct vt_soak_verdict *v, struct fmt *f)
+static void judge_recent(struct work *w, struct vt_soak_verdict *v)
 {
 	double span = v->t1 - v->t0, win = settled_s(w);
 	double npts = (double)(w->p.n - w->settled_pt);
@@ -987,9 +884,7 @@ static void judge_recent(struct work *w, struct vt_soak_verdict *v, struct fmt *
 	v->need_more_s = fmax((span - 3 * win) / 2, (PLATEAU_POINTS - npts) * w->interval);
 	if (!(v->need_more_s > 0))
 		v->need_more_s = w->interval > 0 ? w->interval : span / 10;
-	say(v, "floor levelled off at %s only in the last %s: too recent to call a plateau; "
-	    "soak %s more", amount(f, w->bytes, v->settled_median), duration(f, win),
-	    duration(f, v->need_more_s));
+	v->reason = VT_SOAK_WHY_LEVELLED_RECENTLY;
 }
 
 /*
@@ -1025,17 +920,16 @@ static bool stopped(struct work *w, const struct vt_soak_verdict *v)
  * settled window long enough for a plateau follows it: the caller then
  * judges the plateau on that window.  0 when decided, -1 out of memory.
  */
-static int judge_growth(struct work *w, struct vt_soak_verdict *v, struct fmt *f,
-			bool plateau_window)
+static int judge_growth(struct work *w, struct vt_soak_verdict *v, bool plateau_window)
 {
 	struct halves h, tail;
-	double negligible = v->tolerance / w->fit_s;
+	double negligible = v->tolerance / v->slope_window_s;
 	bool slowing = false;
 
 	if (w->settled_pt > w->fit_pt && stopped(w, v)) {
 		if (plateau_window)
 			return 1;
-		judge_recent(w, v, f);
+		judge_recent(w, v);
 		return 0;
 	}
 	if (split_fit(w, 0, w->fit.n, &h))
@@ -1051,12 +945,10 @@ static int judge_growth(struct work *w, struct vt_soak_verdict *v, struct fmt *f
 		if (slowing) {
 			unsettle(w, v);
 			v->kind = VT_VERDICT_SETTLING;
-			v->need_more_s = settle_estimate(v, &h, w->fit_s);
-			say(v, "floor still rising but slowing down: %s in the first half of the "
-			    "window, %s in the last; not settled yet%s",
-			    rate(f, w->bytes, h.first.slope, NAN, w->fit_s, h.first.slope),
-			    rate(f, w->bytes, h.last.slope, NAN, w->fit_s, h.first.slope),
-			    quarter_floors(f, w->bytes, v, " (", ")"));
+			v->need_more_s = settle_estimate(v, &h, v->slope_window_s);
+			v->reason = VT_SOAK_WHY_SLOWING;
+			v->rate_first_half_per_s = h.first.slope;
+			v->rate_last_half_per_s = h.last.slope;
 			return 0;
 		}
 		/*
@@ -1064,30 +956,27 @@ static int judge_growth(struct work *w, struct vt_soak_verdict *v, struct fmt *f
 		 * shape needs can be called a leak: shorter, it may as well be the
 		 * end of the warm-up (30 s of glibc arena churn looks like this).
 		 */
-		if (w->p.t1[w->p.n - 1] - h.last_t0 < w->min_span) {
+		if (w->p.t1[w->p.n - 1] - h.last_t0 < v->min_span_s) {
 			double steady = w->p.t1[w->p.n - 1] - h.last_t0;
 
 			unsettle(w, v);
 			v->kind = VT_VERDICT_CANNOT_TELL;
-			v->need_more_s = 2 * (w->min_span - steady);
-			say(v, "floor rose fast, then at %s over the last %s: too short to tell a leak "
-			    "from the end of a warm-up%s",
-			    rate(f, w->bytes, h.last.slope, NAN, w->fit_s, h.first.slope),
-			    duration(f, steady), quarter_floors(f, w->bytes, v, " (", ")"));
+			v->need_more_s = 2 * (v->min_span_s - steady);
+			v->reason = VT_SOAK_WHY_STEADY_TOO_SHORT;
+			v->rate_first_half_per_s = h.first.slope;
+			v->rate_last_half_per_s = h.last.slope;
+			v->steady_s = steady;
 			return 0;
 		}
 		v->slope = h.last.slope;
 		v->slope_lo = h.last.lo;
 		v->slope_hi = h.last.hi;
 		v->slope_window_t0 = h.last_t0;
-		w->fit_s = w->p.t1[w->p.n - 1] - h.last_t0;
+		v->slope_window_s = w->p.t1[w->p.n - 1] - h.last_t0;
 	}
 	unsettle(w, v);
 	v->kind = VT_VERDICT_LEAK;
-	say(v, "floor rose %s over %s (%s), steadily%s",
-	    amount(f, w->bytes, v->slope * w->fit_s), duration(f, w->fit_s),
-	    rate(f, w->bytes, v->slope, (v->slope_hi - v->slope_lo) / 2, w->fit_s, v->slope),
-	    quarter_floors(f, w->bytes, v, ": ", ""));
+	v->reason = VT_SOAK_WHY_LEAK;
 	return 0;
 }
 
@@ -1248,7 +1137,10 @@ static void verdict_init(struct vt_soak_verdict *v, enum vt_metric m)
 	v->metric = m;
 	v->t0 = v->t1 = v->noise = v->tolerance = v->floor_drift = NAN;
 	v->settle_s = v->settled_lo = v->settled_hi = v->settled_median = NAN;
-	v->slope = v->slope_lo = v->slope_hi = v->slope_window_t0 = NAN;
+	v->slope = v->slope_lo = v->slope_hi = v->slope_window_t0 = v->slope_window_s = NAN;
+	v->min_span_s = v->judged_span_s = v->settled_window_s = NAN;
+	v->rate_first_half_per_s = v->rate_last_half_per_s = v->steady_s = NAN;
+	v->drift_not_ruled_out = NAN;
 	v->step_t = v->step_bytes = v->step_before = v->step_after = NAN;
 	v->need_more_s = NAN;
 	v->cpu_cores = v->cpu_user_cores = v->cpu_sys_cores = NAN;
@@ -1259,74 +1151,45 @@ static void verdict_init(struct vt_soak_verdict *v, enum vt_metric m)
 }
 
 /* Too little to decide on?  Then say what is missing and how long to go on. */
-static bool too_short(struct work *w, const struct vt_soak_opts *o, struct vt_soak_verdict *v,
-		      struct fmt *f)
+static bool too_short(struct work *w, const struct vt_soak_opts *o, struct vt_soak_verdict *v)
 {
 	const struct pts *p = &w->p;
-	const char *label = vt_metrics[v->metric].label;
-	size_t min_samples = o->min_samples ? o->min_samples : DEFAULT_MIN_SAMPLES;
 	double span = p->n ? p->t1[p->n - 1] - p->t0[0] : 0, samples = samples_of(w, 0, p->n);
-	double step = isnan(w->interval) ? 1 : w->interval, min_span, need;
+	double step = isnan(w->interval) ? 1 : w->interval, need;
 
-	min_span = o->min_span_s > 0 ? o->min_span_s
-				     : fmax(MIN_SPAN_INTERVALS * step, DEFAULT_MIN_SPAN_S);
-	w->min_span = min_span;
-	if (samples >= (double)min_samples && span >= min_span && p->n >= MIN_POINTS)
+	v->min_samples = o->min_samples ? o->min_samples : DEFAULT_MIN_SAMPLES;
+	v->min_span_s = o->min_span_s > 0 ? o->min_span_s
+					  : fmax(MIN_SPAN_INTERVALS * step, DEFAULT_MIN_SPAN_S);
+	v->judged_samples = (size_t)samples;
+	v->judged_span_s = span;
+	if (samples >= (double)v->min_samples && span >= v->min_span_s && p->n >= MIN_POINTS)
 		return false;
 	if (!w->s->m[v->metric] && w->s->n > 0) {
 		/* Soaking longer cannot help: this recording does not have it. */
-		say(v, "%s was not recorded: nothing to judge", label);
+		v->reason = VT_SOAK_WHY_NOT_RECORDED;
 		return true;
 	}
-	need = fmax(min_span - span, ((double)min_samples - samples) * step);
+	need = fmax(v->min_span_s - span, ((double)v->min_samples - samples) * step);
 	if (p->n < MIN_POINTS)
 		need = fmax(need, (double)(MIN_POINTS - p->n) *
 				  (p->n ? fmax(span / (double)p->n, step) : step));
 	v->need_more_s = need > 0 ? need : step;
-	if (p->n == 0)
-		say(v, "no %s samples yet: a verdict needs %zu samples over %s; soak %s more", label,
-		    min_samples, duration(f, min_span), duration(f, v->need_more_s));
-	else
-		say(v, "only %.0f %s samples over %s: a verdict needs %zu samples over %s; soak %s more",
-		    samples, label, duration(f, span), min_samples, duration(f, min_span),
-		    duration(f, v->need_more_s));
+	v->reason = p->n ? VT_SOAK_WHY_TOO_FEW : VT_SOAK_WHY_NO_SAMPLES;
 	return true;
 }
 
-static void judge_step(struct work *w, struct vt_soak_verdict *v, struct fmt *f)
-{
-	v->kind = VT_VERDICT_STEP;
-	say(v, "floor stepped %s %s at %s (from %s to %s) and was flat before and after",
-	    v->step_bytes > 0 ? "up" : "down", amount(f, w->bytes, fabs(v->step_bytes)),
-	    duration(f, v->step_t), amount(f, w->bytes, v->step_before),
-	    amount(f, w->bytes, v->step_after));
-}
-
-static void judge_falling(struct work *w, struct vt_soak_verdict *v, struct fmt *f)
+static void judge_falling(struct vt_soak_verdict *v)
 {
 	v->kind = VT_VERDICT_SETTLING;
+	v->reason = VT_SOAK_WHY_FALLING;
 	/* No model for how long a release goes on: another half of what was seen. */
 	v->need_more_s = (v->t1 - v->t0) / 2;
-	say(v, "floor still falling: %s over %s (%s); not settled yet",
-	    amount(f, w->bytes, v->slope * w->fit_s), duration(f, w->fit_s),
-	    rate(f, w->bytes, v->slope, (v->slope_hi - v->slope_lo) / 2, w->fit_s, v->slope));
 }
 
-static void judge_plateau(struct work *w, struct vt_soak_verdict *v, struct fmt *f)
+static void judge_plateau(const struct work *w, struct vt_soak_verdict *v)
 {
-	char since[64];
-
 	v->kind = VT_VERDICT_PLATEAU;
-	if (w->settled_pt == 0)
-		snprintf(since, sizeof(since), "flat from the start");
-	else
-		snprintf(since, sizeof(since), "settled after %s", duration(f, v->settle_s));
-	say(v, "%s at %s (%s to %s); over the last %s the floor moved %s, "
-	    "within the tolerance of %s",
-	    since, amount(f, w->bytes, v->settled_median),
-	    amount(f, w->bytes, v->settled_lo), amount(f, w->bytes, v->settled_hi),
-	    duration(f, w->fit_s), amount(f, w->bytes, v->slope * w->fit_s),
-	    amount(f, w->bytes, v->tolerance));
+	v->reason = w->settled_pt == 0 ? VT_SOAK_WHY_FLAT_FROM_START : VT_SOAK_WHY_SETTLED_AFTER;
 }
 
 /*
@@ -1336,22 +1199,17 @@ static void judge_plateau(struct work *w, struct vt_soak_verdict *v, struct fmt 
  * the span T' where hw * W falls to the material drift is
  * T' = T (hw W / material)^2.  Without an interval at all, double the span.
  */
-static void judge_undecided(struct work *w, struct vt_soak_verdict *v, struct fmt *f)
+static void judge_undecided(const struct work *w, struct vt_soak_verdict *v)
 {
 	double span = v->t1 - v->t0, hw = (v->slope_hi - v->slope_lo) / 2;
-	double allowed = fmax(fabs(v->slope_lo), fabs(v->slope_hi)) * w->fit_s;
-	double ratio = hw * w->fit_s / w->material;
+	double allowed = fmax(fabs(v->slope_lo), fabs(v->slope_hi)) * v->slope_window_s;
+	double ratio = hw * v->slope_window_s / w->material;
 
 	v->kind = VT_VERDICT_CANNOT_TELL;
 	if (v->slope_lo > 0 || v->slope_hi < 0) {
 		/* A trend too slow to matter yet: soak until it would cross the tolerance. */
-		v->need_more_s = fmax(v->tolerance / fabs(v->slope) - w->fit_s, w->interval);
-		say(v, "the floor %s slowly (%s): %s over %s, within the tolerance of %s so far; "
-		    "soak about %s more", v->slope > 0 ? "rises" : "falls",
-		    rate(f, w->bytes, v->slope, hw, w->fit_s, v->slope),
-		    amount(f, w->bytes, v->slope * w->fit_s),
-		    duration(f, w->fit_s), amount(f, w->bytes, v->tolerance),
-		    duration(f, v->need_more_s));
+		v->need_more_s = fmax(v->tolerance / fabs(v->slope) - v->slope_window_s, w->interval);
+		v->reason = VT_SOAK_WHY_SLOW_TREND;
 		return;
 	}
 	if (!isfinite(ratio))
@@ -1360,15 +1218,12 @@ static void judge_undecided(struct work *w, struct vt_soak_verdict *v, struct fm
 		v->need_more_s = span * (ratio * ratio - 1);
 	else
 		v->need_more_s = span / 2;   /* precise but unsettled: no model, a stated guess */
-	if (v->settled && isfinite(allowed))
-		say(v, "too noisy to tell: the floor trend is %s, which cannot rule out a drift of "
-		    "%s over %s (noise %s); soak about %s more",
-		    rate(f, w->bytes, v->slope, hw, w->fit_s, v->slope), amount(f, w->bytes, allowed),
-		    duration(f, w->fit_s), amount(f, w->bytes, v->noise), duration(f, v->need_more_s));
-	else
-		say(v, "the floor moves by more than the tolerance (%s) without a steady trend "
-		    "(%s): cannot tell yet; soak about %s more", amount(f, w->bytes, v->tolerance),
-		    rate(f, w->bytes, v->slope, hw, w->fit_s, v->slope), duration(f, v->need_more_s));
+	if (v->settled && isfinite(allowed)) {
+		v->reason = VT_SOAK_WHY_TOO_NOISY;
+		v->drift_not_ruled_out = allowed;
+	} else {
+		v->reason = VT_SOAK_WHY_NO_STEADY_TREND;
+	}
 }
 
 /*
@@ -1377,11 +1232,11 @@ static void judge_undecided(struct work *w, struct vt_soak_verdict *v, struct fm
  */
 static bool flat(const struct work *w, const struct vt_soak_verdict *v)
 {
-	return fabs(v->slope * w->fit_s) <= v->tolerance &&
-	       fmax(fabs(v->slope_lo), fabs(v->slope_hi)) * w->fit_s <= w->material;
+	return fabs(v->slope * v->slope_window_s) <= v->tolerance &&
+	       fmax(fabs(v->slope_lo), fabs(v->slope_hi)) * v->slope_window_s <= w->material;
 }
 
-static int judge(struct work *w, struct vt_soak_verdict *v, struct fmt *f)
+static int judge(struct work *w, struct vt_soak_verdict *v)
 {
 	double span = v->t1 - v->t0;
 	bool step, plateau_window;
@@ -1394,7 +1249,7 @@ static int judge(struct work *w, struct vt_soak_verdict *v, struct fmt *f)
 		return -1;
 	if (isnan(v->slope)) {
 		/* Only possible with a tiny min_span_s: every point at one time. */
-		say(v, "the samples do not spread over time: no trend to judge");
+		v->reason = VT_SOAK_WHY_NO_SPREAD;
 		v->need_more_s = isnan(w->interval) ? DEFAULT_MIN_SPAN_S
 						    : MIN_SPAN_INTERVALS * w->interval;
 		return 0;
@@ -1404,25 +1259,26 @@ static int judge(struct work *w, struct vt_soak_verdict *v, struct fmt *f)
 	plateau_window = v->settled && settled_s(w) >= PLATEAU_SHARE * span &&
 			 w->p.n - w->settled_pt >= PLATEAU_POINTS;
 	if (step) {
-		judge_step(w, v, f);
-	} else if (rising(w, v)) {
-		int rc = judge_growth(w, v, f, plateau_window);
+		v->kind = VT_VERDICT_STEP;
+		v->reason = VT_SOAK_WHY_STEP;
+	} else if (rising(v)) {
+		int rc = judge_growth(w, v, plateau_window);
 
 		if (rc < 0 || (rc > 0 && fit_from(w, v, w->settled_pt)))
 			return -1;
 		if (rc > 0 && flat(w, v))
-			judge_plateau(w, v, f);
+			judge_plateau(w, v);
 		else if (rc > 0)
-			judge_undecided(w, v, f);
-	} else if (falling(w, v)) {
-		judge_falling(w, v, f);
+			judge_undecided(w, v);
+	} else if (falling(v)) {
+		judge_falling(v);
 		unsettle(w, v);
 	} else if (plateau_window && flat(w, v)) {
-		judge_plateau(w, v, f);
+		judge_plateau(w, v);
 	} else if (v->settled && !plateau_window) {
-		judge_recent(w, v, f);
+		judge_recent(w, v);
 	} else {
-		judge_undecided(w, v, f);
+		judge_undecided(w, v);
 	}
 	swap_motion(w, v);
 	anon_range(w, v);
@@ -1438,7 +1294,6 @@ int vt_soak_analyze(const struct vt_series *s, const struct vt_soak_opts *o,
 		    struct vt_soak_verdict *v)
 {
 	struct vt_soak_opts def;
-	struct fmt f = { .next = 0 };
 	struct work w;
 	size_t i;
 	int rc = 0;
@@ -1469,8 +1324,8 @@ int vt_soak_analyze(const struct vt_series *s, const struct vt_soak_opts *o,
 	pts_load(&w, v->metric, v->from, v->to);
 	if (w.p.n)
 		quarters(&w, v);
-	if (!too_short(&w, o, v, &f))
-		rc = judge(&w, v, &f);
+	if (!too_short(&w, o, v))
+		rc = judge(&w, v);
 out:
 	work_free(&w);
 	return rc;

@@ -285,6 +285,7 @@ static void print_soaks(const struct arm *arms)
 		struct vt_series s;
 		struct vt_soak_verdict v;
 		struct vt_err err;
+		char why[VT_SOAK_WHY_MAX];
 
 		vt_series_init(&s);
 		if (vt_store_load(arms[i].db, 0, &s, &err) != VT_OK) {
@@ -292,7 +293,8 @@ static void print_soaks(const struct arm *arms)
 			continue;
 		}
 		if (vt_soak_analyze(&s, &so, &v) == 0)
-			printf("  %-20s %s: %s\n", arms[i].label, vt_verdict_name(v.kind), v.why);
+			printf("  %-20s %s: %s\n", arms[i].label, vt_verdict_name(v.kind),
+			       vt_soak_why(&v, why, sizeof(why)));
 		vt_series_free(&s);
 	}
 	printf("\n");

@@ -65,6 +65,14 @@ size_t vt_sparkline(char *out, size_t cap, const double *v, size_t n, size_t wid
  * samples".  Both return buf.
  */
 const char *vt_soak_headline(const struct vt_soak_verdict *v, char *buf, size_t cap);
+/*
+ * Why the verdict is what it is: one or two sentences from v->reason and
+ * the figures it names (soak_words.c), e.g. "floor rose 18.0 MiB over 36 s
+ * (0.50 MiB/s ± 0.01), steadily: q1 floor 100 MiB, q4 floor 118 MiB"; ""
+ * for VT_SOAK_WHY_NONE.  buf of cap bytes (VT_SOAK_WHY_MAX holds any); returns buf.
+ */
+#define VT_SOAK_WHY_MAX 400
+const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap);
 const char *vt_compare_arm_line(const struct vt_cmp_arm *a, char *buf, size_t cap);
 /*
  * The evidence under a verdict as label and sentence ("slope", "+0.02 MiB/h

@@ -404,16 +404,16 @@ static void print_verdict(FILE *out, const struct vt_analyze_report *r)
 {
 	const struct vt_soak_verdict *v = r->verdict;
 	const char *key = vt_verdict_key(v->kind);
-	char line[640];
+	char line[640], why[VT_SOAK_WHY_MAX];
 
 	fputs("<div class=\"verdict k-", out);
 	vt_html_text(out, key ? key : "unknown");
 	fputs("\">\n<p class=\"line\">verdict: ", out);
 	vt_html_text(out, vt_soak_headline(v, line, sizeof(line)));
 	fputs("</p>\n", out);
-	if (v->why[0]) {
+	if (vt_soak_why(v, why, sizeof(why))[0]) {
 		fputs("<p>", out);
-		vt_html_text(out, v->why);
+		vt_html_text(out, why);
 		fputs("</p>\n", out);
 	}
 	if (v->running)

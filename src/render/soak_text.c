@@ -3,9 +3,10 @@
  * one line and why, then the evidence it rests on (quarters and floor drift,
  * noise, slope, settled window, swap motion, CPU), sparklines of the span,
  * the threads by CPU and the events.  Also the words and units every soak
- * view shares (soak.h): the verdict line, an arm's line, sizes and spans.
+ * view shares (soak.h): the verdict line and an arm's line (their figures: soak_fmt.c).
  */
 #include "render/soak.h"
+#include "render/soak_fmt.h"
 #include "render/threads.h"
 #include "render/svg_chart.h"
 #include "render/table.h"
@@ -16,74 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#define MiB VT_MiB
-
 #define SPARK_WIDTH 60
 #define EVENTS_SHOWN 10
-
-/* ---- units -------------------------------------------------------------- */
-
-static enum vt_unit unit_of(enum vt_metric m)
-{
-	return (unsigned)m < VT_M_COUNT ? vt_metrics[m].unit : VT_UNIT_BYTES;
-}
-
-const char *vt_fmt_metric(enum vt_metric m, double v, char *buf, size_t cap)
-{
-	return vt_fmt_value(unit_of(m), v, buf, cap);
-}
-
-static bool metric_is_bytes(enum vt_metric m)
-{
-	return unit_of(m) == VT_UNIT_BYTES;
-}
-
-/* A change of metric m, in the unit of `like` (a level it changes from). */
-static const char *fmt_metric_delta(enum vt_metric m, double v, double like, char *buf, size_t cap)
-{
-	return vt_fmt_value_delta(unit_of(m), v, like, buf, cap);
-}
-
-static const char *fmt_metric_range(enum vt_metric m, double lo, double hi, char *buf, size_t cap)
-{
-	return vt_fmt_value_pair(unit_of(m), lo, hi, "–", buf, cap);
-}
-
-static const char *fmt_metric_arrow(enum vt_metric m, double from, double to, char *buf, size_t cap)
-{
-	return vt_fmt_value_pair(unit_of(m), from, to, " → ", buf, cap);
-}
-
-/* A growth rate: "1.84 MiB/h" for sizes, "0.25 /h" for counts; sign only when asked. */
-static const char *fmt_rate_num(double per_s, bool bytes, char *buf, size_t cap)
-{
-	double v = per_s * 3600 / (bytes ? MiB : 1), a = fabs(v);
-
-	if (!isfinite(v))
-		snprintf(buf, cap, "n/a");
-	else
-		snprintf(buf, cap, a < 10 ? "%.2f" : a < 100 ? "%.1f" : "%.0f", v);
-	return buf;
-}
-
-static const char *rate_unit(enum vt_metric m)
-{
-	return metric_is_bytes(m) ? "MiB/h" : "/h";
-}
-
-/* "25 more minutes", rounded up: a soak shorter than asked proves nothing. */
-static const char *fmt_more(double s, char *buf, size_t cap)
-{
-	if (s < 120)
-		snprintf(buf, cap, "%.0f more seconds", ceil(s));
-	else if (s < 120 * 60)
-		snprintf(buf, cap, "%.0f more minutes", ceil(s / 60));
-	else if (s < 72 * 3600)
-		snprintf(buf, cap, "%.1f more hours", ceil(s / 360) / 10);
-	else
-		snprintf(buf, cap, "%.1f more days", ceil(s / 8640) / 10);
-	return buf;
-}
 
 /* ---- shared words ------------------------------------------------------- */
 
@@ -106,7 +41,6 @@ const char *vt_soak_headline(const struct vt_soak_verdict *v, char *buf, size_t 
 {
 	const char *name = vt_verdict_name(v->kind);
 	char a[96], b[96], c[96];
-	bool bytes = metric_is_bytes(v->metric);
 
 	if (!name)
 		name = "unknown";
@@ -114,16 +48,16 @@ const char *vt_soak_headline(const struct vt_soak_verdict *v, char *buf, size_t 
 	case VT_VERDICT_LEAK:
 		if (isfinite(v->slope_lo) && isfinite(v->slope_hi))
 			snprintf(buf, cap, "%s — floor rising %s %s (90%% interval %s–%s)", name,
-				 fmt_rate_num(v->slope, bytes, a, sizeof(a)), rate_unit(v->metric),
-				 fmt_rate_num(v->slope_lo, bytes, b, sizeof(b)),
-				 fmt_rate_num(v->slope_hi, bytes, c, sizeof(c)));
+				 vt_fmt_per_h(v->metric, v->slope, a, sizeof(a)), vt_per_h_unit(v->metric),
+				 vt_fmt_per_h(v->metric, v->slope_lo, b, sizeof(b)),
+				 vt_fmt_per_h(v->metric, v->slope_hi, c, sizeof(c)));
 		else
 			snprintf(buf, cap, "%s — floor rising %s %s", name,
-				 fmt_rate_num(v->slope, bytes, a, sizeof(a)), rate_unit(v->metric));
+				 vt_fmt_per_h(v->metric, v->slope, a, sizeof(a)), vt_per_h_unit(v->metric));
 		break;
 	case VT_VERDICT_PLATEAU:
 		vt_fmt_metric(v->metric, v->settled_median, b, sizeof(b));
-		fmt_metric_range(v->metric, v->settled_lo, v->settled_hi, c, sizeof(c));
+		vt_fmt_metric_pair(v->metric, v->settled_lo, v->settled_hi, "–", c, sizeof(c));
 		if (!v->settled)
 			snprintf(buf, cap, "%s — %s (%s)", name, b, c);
 		else if (v->settle_s < 1)
@@ -136,19 +70,19 @@ const char *vt_soak_headline(const struct vt_soak_verdict *v, char *buf, size_t 
 		break;
 	case VT_VERDICT_STEP:
 		snprintf(buf, cap, "%s — %s at t+%s (%s), flat on both sides", name,
-			 fmt_metric_delta(v->metric, v->step_bytes, v->step_before, a, sizeof(a)),
+			 vt_fmt_metric_delta(v->metric, v->step_bytes, v->step_before, a, sizeof(a)),
 			 vt_fmt_span(v->step_t, b, sizeof(b)),
-			 fmt_metric_arrow(v->metric, v->step_before, v->step_after, c, sizeof(c)));
+			 vt_fmt_metric_pair(v->metric, v->step_before, v->step_after, " → ", c, sizeof(c)));
 		break;
 	case VT_VERDICT_SETTLING: {
 		char tail[128] = "";
 
 		if (isfinite(v->slope) && v->slope > 0)
 			snprintf(tail, sizeof(tail), " (floor still rising %s %s)",
-				 fmt_rate_num(v->slope, bytes, b, sizeof(b)), rate_unit(v->metric));
+				 vt_fmt_per_h(v->metric, v->slope, b, sizeof(b)), vt_per_h_unit(v->metric));
 		if (isfinite(v->need_more_s) && v->need_more_s > 0)
 			snprintf(buf, cap, "%s — soak at least %s%s", name,
-				 fmt_more(v->need_more_s, a, sizeof(a)), tail);
+				 vt_fmt_more(v->need_more_s, a, sizeof(a)), tail);
 		else
 			snprintf(buf, cap, "%s — growth is slowing%s", name, tail);
 		break;
@@ -161,7 +95,7 @@ const char *vt_soak_headline(const struct vt_soak_verdict *v, char *buf, size_t 
 				 vt_fmt_span(v->t1 - v->t0, b, sizeof(b)));
 		if (isfinite(v->need_more_s) && v->need_more_s > 0)
 			snprintf(buf, cap, "%s — %s; soak at least %s", name, c,
-				 fmt_more(v->need_more_s, a, sizeof(a)));
+				 vt_fmt_more(v->need_more_s, a, sizeof(a)));
 		else
 			snprintf(buf, cap, "%s — %s", name, c);
 		break;
@@ -391,7 +325,7 @@ static int swap_facts(const struct vt_soak_verdict *v, struct vt_soak_fact *f, i
 			 m->episodes, m->episodes == 1 ? "" : "s", c, d);
 	if (isfinite(m->anon_range_lo) && isfinite(m->anon_range_hi))
 		n = fact(f, n, max, "", "RssAnon oscillates %s %s",
-			 fmt_metric_range(VT_M_RSS_ANON, m->anon_range_lo, m->anon_range_hi, e, sizeof(e)),
+			 vt_fmt_metric_pair(VT_M_RSS_ANON, m->anon_range_lo, m->anon_range_hi, "–", e, sizeof(e)),
 			 v->settled ? "in the settled window" : "over the span");
 	return n;
 }
@@ -401,18 +335,17 @@ int vt_soak_facts(const struct vt_analyze_report *r, struct vt_soak_fact *f, int
 	const struct vt_soak_verdict *v = r->verdict;
 	const struct vt_series *s = r->series;
 	enum vt_metric m = v->metric;
-	bool bytes = metric_is_bytes(m);
 	char a[96], b[96], c[96], d[96];
 	int n = 0;
 
 	if (isfinite(v->floor_drift) && isfinite(v->tolerance))
 		n = fact(f, n, max, "drift", "floor drift q1→q4: %s (%s: tolerance %s)",
-			 fmt_metric_delta(m, v->floor_drift, v->q[0].floor, a, sizeof(a)),
+			 vt_fmt_metric_delta(m, v->floor_drift, v->q[0].floor, a, sizeof(a)),
 			 fabs(v->floor_drift) <= v->tolerance ? "within noise" : "beyond noise",
 			 vt_fmt_metric(m, v->tolerance, b, sizeof(b)));
 	else
 		n = fact(f, n, max, "drift", "floor drift q1→q4: %s",
-			 fmt_metric_delta(m, v->floor_drift, v->q[0].floor, a, sizeof(a)));
+			 vt_fmt_metric_delta(m, v->floor_drift, v->q[0].floor, a, sizeof(a)));
 	if (isfinite(v->tolerance))
 		n = fact(f, n, max, "noise", "%s (robust sd); changes under %s are within noise",
 			 vt_fmt_metric(m, v->noise, a, sizeof(a)), vt_fmt_metric(m, v->tolerance, b, sizeof(b)));
@@ -424,13 +357,13 @@ int vt_soak_facts(const struct vt_analyze_report *r, struct vt_soak_fact *f, int
 		if (isfinite(v->slope_lo) && isfinite(v->slope_hi)) {
 			char lo[32], hi[32];
 
-			snprintf(b, sizeof(b), " (90%% interval %s–%s)", fmt_rate_num(v->slope_lo, bytes, lo, sizeof(lo)),
-				 fmt_rate_num(v->slope_hi, bytes, hi, sizeof(hi)));
+			snprintf(b, sizeof(b), " (90%% interval %s–%s)", vt_fmt_per_h(m, v->slope_lo, lo, sizeof(lo)),
+				 vt_fmt_per_h(m, v->slope_hi, hi, sizeof(hi)));
 		}
 		if (isfinite(v->slope_window_t0))
 			snprintf(c, sizeof(c), ", floor fitted from t+%s", vt_fmt_span(v->slope_window_t0, d, sizeof(d)));
 		n = fact(f, n, max, "slope", "%s%s %s%s%s", v->slope >= 0 ? "+" : "",
-			 fmt_rate_num(v->slope, bytes, a, sizeof(a)), rate_unit(m), b, c);
+			 vt_fmt_per_h(m, v->slope, a, sizeof(a)), vt_per_h_unit(m), b, c);
 	} else {
 		n = fact(f, n, max, "slope", "n/a");
 	}
@@ -439,15 +372,15 @@ int vt_soak_facts(const struct vt_analyze_report *r, struct vt_soak_fact *f, int
 
 		n = fact(f, n, max, "settled", "from t+%s (after %s): %s, median %s",
 			 vt_fmt_span(from, a, sizeof(a)), vt_fmt_span(v->settle_s, b, sizeof(b)),
-			 fmt_metric_range(m, v->settled_lo, v->settled_hi, c, sizeof(c)),
+			 vt_fmt_metric_pair(m, v->settled_lo, v->settled_hi, "–", c, sizeof(c)),
 			 vt_fmt_metric(m, v->settled_median, d, sizeof(d)));
 	} else {
 		n = fact(f, n, max, "settled", "no: no window where the floor stops moving");
 	}
 	if (isfinite(v->step_t))
-		n = fact(f, n, max, "step", "%s at t+%s (%s)", fmt_metric_delta(m, v->step_bytes, v->step_before, a, sizeof(a)),
+		n = fact(f, n, max, "step", "%s at t+%s (%s)", vt_fmt_metric_delta(m, v->step_bytes, v->step_before, a, sizeof(a)),
 			 vt_fmt_span(v->step_t, b, sizeof(b)),
-			 fmt_metric_arrow(m, v->step_before, v->step_after, c, sizeof(c)));
+			 vt_fmt_metric_pair(m, v->step_before, v->step_after, " → ", c, sizeof(c)));
 	if (v->swap.seen)
 		n = swap_facts(v, f, n, max);
 	else if (s->m[VT_M_RSS_ANON] && s->m[VT_M_VM_SWAP])
@@ -460,7 +393,7 @@ int vt_soak_facts(const struct vt_analyze_report *r, struct vt_soak_fact *f, int
 	else
 		n = fact(f, n, max, "CPU", "n/a (not recorded)");
 	if (isfinite(v->need_more_s) && v->need_more_s > 0)
-		n = fact(f, n, max, "go on", "soak at least %s", fmt_more(v->need_more_s, a, sizeof(a)));
+		n = fact(f, n, max, "go on", "soak at least %s", vt_fmt_more(v->need_more_s, a, sizeof(a)));
 	return n;
 }
 
@@ -743,7 +676,7 @@ static void print_events(FILE *out, const struct vt_series *s)
 int vt_render_analyze_text(FILE *out, const struct vt_analyze_report *r)
 {
 	const struct vt_soak_verdict *v = r->verdict;
-	char line[640];
+	char line[640], why[VT_SOAK_WHY_MAX];
 	int rc = 0;
 	struct tunit u;
 
@@ -752,8 +685,8 @@ int vt_render_analyze_text(FILE *out, const struct vt_analyze_report *r)
 	u = pick_tunit(v->t1);
 	print_header(out, r);
 	fprintf(out, "\nverdict: %s\n", vt_soak_headline(v, line, sizeof(line)));
-	if (v->why[0])
-		print_wrapped(out, v->why, 2, 100, 0);
+	if (vt_soak_why(v, why, sizeof(why))[0])
+		print_wrapped(out, why, 2, 100, 0);
 	print_evidence(out, r, u);
 	rc |= print_sparks(out, r);
 	rc |= print_threads(out, r);

@@ -7,6 +7,8 @@
  * events.  Every text from the recording is escaped.
  */
 #include "render/soak.h"
+
+#include "analyze/thread_view.h"
 #include "render/svg_chart.h"
 
 #include <math.h>

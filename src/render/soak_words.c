@@ -1,14 +1,131 @@
 /*
- * soak_words.c — why a soak verdict is what it is, in one or two sentences
- * (render/soak.h vt_soak_why), from the reason code and the figures the
- * analysis left in struct vt_soak_verdict.  The same sentence serves the
- * text, JSON ("why") and HTML views and the demo.
+ * soak_words.c — what every view of a soak says in the same words (soak.h):
+ * the verdict line (vt_soak_headline), why the verdict is what it is
+ * (vt_soak_why, from the reason code and the figures the analysis left in
+ * struct vt_soak_verdict), an arm's line in a comparison, an event's name
+ * and the states a thread was seen in.  The text, JSON, HTML views and the
+ * demo all print these.
  */
 #include "render/soak.h"
 #include "render/soak_fmt.h"
+#include "render/threads.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
+
+const char *vt_soak_event_name(enum vt_event_kind k)
+{
+	switch (k) {
+	case VT_EV_START: return "start";
+	case VT_EV_RESTART: return "restart";
+	case VT_EV_EXIT: return "exit";
+	case VT_EV_GAP: return "gap";
+	case VT_EV_CLOCK_JUMP: return "clock_jump";
+	case VT_EV_STOP: return "stop";
+	case VT_EV_ERROR: return "error";
+	case VT_EV_NOTE: return "note";
+	}
+	return "unknown";
+}
+
+const char *vt_soak_headline(const struct vt_soak_verdict *v, char *buf, size_t cap)
+{
+	const char *name = vt_verdict_name(v->kind);
+	char a[96], b[96], c[96];
+
+	if (!name)
+		name = "unknown";
+	switch (v->kind) {
+	case VT_VERDICT_LEAK:
+		if (isfinite(v->slope_lo) && isfinite(v->slope_hi))
+			snprintf(buf, cap, "%s — floor rising %s %s (90%% interval %s–%s)", name,
+				 vt_fmt_per_h(v->metric, v->slope, a, sizeof(a)), vt_per_h_unit(v->metric),
+				 vt_fmt_per_h(v->metric, v->slope_lo, b, sizeof(b)),
+				 vt_fmt_per_h(v->metric, v->slope_hi, c, sizeof(c)));
+		else
+			snprintf(buf, cap, "%s — floor rising %s %s", name,
+				 vt_fmt_per_h(v->metric, v->slope, a, sizeof(a)), vt_per_h_unit(v->metric));
+		break;
+	case VT_VERDICT_PLATEAU:
+		vt_fmt_metric(v->metric, v->settled_median, b, sizeof(b));
+		vt_fmt_metric_pair(v->metric, v->settled_lo, v->settled_hi, "–", c, sizeof(c));
+		if (!v->settled)
+			snprintf(buf, cap, "%s — %s (%s)", name, b, c);
+		else if (v->settle_s < 1)
+			snprintf(buf, cap, "%s — flat from the start; %s (%s %s)", name, b,
+				 v->settled_hi - v->settled_lo > 2 * v->tolerance ? "oscillating" : "range", c);
+		else
+			snprintf(buf, cap, "%s — settled after %s; %s (%s %s)", name,
+				 vt_fmt_span(v->settle_s, a, sizeof(a)), b,
+				 v->settled_hi - v->settled_lo > 2 * v->tolerance ? "oscillating" : "range", c);
+		break;
+	case VT_VERDICT_STEP:
+		snprintf(buf, cap, "%s — %s at t+%s (%s), flat on both sides", name,
+			 vt_fmt_metric_delta(v->metric, v->step_bytes, v->step_before, a, sizeof(a)),
+			 vt_fmt_span(v->step_t, b, sizeof(b)),
+			 vt_fmt_metric_pair(v->metric, v->step_before, v->step_after, " → ", c, sizeof(c)));
+		break;
+	case VT_VERDICT_SETTLING: {
+		char tail[128] = "";
+
+		if (isfinite(v->slope) && v->slope > 0)
+			snprintf(tail, sizeof(tail), " (floor still rising %s %s)",
+				 vt_fmt_per_h(v->metric, v->slope, b, sizeof(b)), vt_per_h_unit(v->metric));
+		if (isfinite(v->need_more_s) && v->need_more_s > 0)
+			snprintf(buf, cap, "%s — soak at least %s%s", name,
+				 vt_fmt_more(v->need_more_s, a, sizeof(a)), tail);
+		else
+			snprintf(buf, cap, "%s — growth is slowing%s", name, tail);
+		break;
+	}
+	case VT_VERDICT_CANNOT_TELL:
+		if (v->samples == 0)
+			snprintf(c, sizeof(c), "no samples");
+		else
+			snprintf(c, sizeof(c), "%zu sample%s over %s", v->samples, v->samples == 1 ? "" : "s",
+				 vt_fmt_span(v->t1 - v->t0, b, sizeof(b)));
+		if (isfinite(v->need_more_s) && v->need_more_s > 0)
+			snprintf(buf, cap, "%s — %s; soak at least %s", name, c,
+				 vt_fmt_more(v->need_more_s, a, sizeof(a)));
+		else
+			snprintf(buf, cap, "%s — %s", name, c);
+		break;
+	default:
+		snprintf(buf, cap, "%s", name);
+	}
+	return buf;
+}
+
+const char *vt_compare_arm_line(const struct vt_cmp_arm *a, char *buf, size_t cap)
+{
+	const char *vname = vt_verdict_name(a->verdict.kind);
+	const char *env = a->series ? a->series->info.env : "";
+	char span[32], who[640];
+
+	if (env[0] && (!a->name || strcmp(env, a->name)))
+		snprintf(who, sizeof(who), "%s (%s)", a->name ? a->name : "?", env);
+	else
+		snprintf(who, sizeof(who), "%s", a->name ? a->name : "?");
+	vt_fmt_span(a->window_t1 - a->window_t0, span, sizeof(span));
+	if (a->window_settled)
+		snprintf(buf, cap, "%s: %s, settled window %s, %zu samples", who, vname ? vname : "unknown",
+			 span, a->window_samples);
+	else
+		snprintf(buf, cap, "%s: %s, never settled: last half used (%s, %zu samples)", who,
+			 vname ? vname : "unknown", span, a->window_samples);
+	return buf;
+}
+
+const char *vt_thread_doing_states(const struct vt_thread_doing *d, char *buf, size_t cap)
+{
+	const unsigned n[4] = { d->n_r, d->n_s, d->n_d, d->seen - d->n_r - d->n_s - d->n_d };
+	static const char *const labels[4] = { "R", "S", "D", "other" };
+
+	return vt_render_state_shares(n, labels, 4, d->seen, buf, cap);
+}
+
+/* ---- why ---- */
 
 /* A few formatted figures for one sentence: a ring of buffers, one per figure. */
 #define FIGS 8

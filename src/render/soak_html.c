@@ -10,6 +10,7 @@
 
 #include "analyze/thread_view.h"
 #include "render/svg_chart.h"
+#include "render/threads.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -485,7 +486,7 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 	const struct vt_thread_run **list;
 	size_t top = r->top_threads ? r->top_threads : 10, others, i;
 	ssize_t n = vt_soak_threads_by_cpu(r->series, r->verdict, &list, &others);
-	char a[64];
+	char a[64], ev[VT_DIAG_EVIDENCE_MAX];
 
 	if (n < 0)
 		return -1;
@@ -531,9 +532,9 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 		fputs("<h3>what the threads did over the run</h3>\n<ul>\n", out);
 		for (i = 0; i < r->thread_diag->n; i++) {
 			fputs("<li><b>", out);
-			vt_html_text(out, r->thread_diag->f[i].name);
+			vt_html_text(out, vt_diag_name(r->thread_diag->f[i].kind));
 			fputs("</b>: ", out);
-			vt_html_text(out, r->thread_diag->f[i].evidence);
+			vt_html_text(out, vt_render_diag_evidence(&r->thread_diag->f[i], ev, sizeof(ev)));
 			fputs("</li>\n", out);
 		}
 		fputs("</ul>\n", out);

@@ -19,6 +19,7 @@
 #include "render/render.h"
 #include "render/table.h"
 #include "analyze/heap_verdict.h"
+#include "render/heap.h"
 #include "sample/heap.h"
 #include "sample/sample.h"
 
@@ -225,7 +226,7 @@ static void print_heaps(const struct vt_procfs *pfs, const struct arm *arms)
 	struct vt_heap_verdict v;
 	struct vt_heap_sample h;
 	struct vt_err err;
-	char a[32], b[32];
+	char a[32], b[32], line[VT_HEAP_LINE_MAX];
 	int i;
 
 	printf("THE ALLOCATOR'S OWN FIGURES (vitals heap: mallinfo2 read inside each process)\n");
@@ -238,7 +239,7 @@ static void print_heaps(const struct vt_procfs *pfs, const struct arm *arms)
 		printf("  %-20s live %s, free but held %s (live_fraction %.2f) in %zu arenas\n"
 		       "  %-20s -> %s\n", arms[i].label, vt_fmt_bytes(h.mi.uordblks, a, sizeof(a)),
 		       vt_fmt_bytes(h.mi.fordblks, b, sizeof(b)), vt_mallinfo_live_fraction(&h.mi),
-		       h.info.n_arenas, "", v.headline);
+		       h.info.n_arenas, "", vt_render_heap_headline(&v, line, sizeof(line)));
 		vt_heap_release(&h);
 	}
 	printf("\n");

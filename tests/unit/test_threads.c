@@ -301,6 +301,17 @@ static void test_diagnose__rules(void)
 	CHECK(strstr(evidence(&d.f[0]), "no rule's conditions all held") != NULL);
 }
 
+/* n zeroed threads t over 5 s of a process that may use 2 cores. */
+static void io_rates(struct vt_threads_rates *r, struct vt_thread_rate *t, size_t n)
+{
+	memset(r, 0, sizeof(*r));
+	memset(t, 0, sizeof(*t) * n);
+	r->usable_cores = 2;
+	r->interval_s = 5;
+	r->threads = t;
+	r->n = n;
+}
+
 /* Threads in D state most of the time: blocked on I/O, and not "idle". */
 static void test_diagnose__io(void)
 {
@@ -309,12 +320,7 @@ static void test_diagnose__io(void)
 	struct vt_diagnosis d;
 	int i;
 
-	memset(&r, 0, sizeof(r));
-	memset(t, 0, sizeof(t));
-	r.usable_cores = 2;
-	r.interval_s = 5;
-	r.threads = t;
-	r.n = 3;
+	io_rates(&r, t, 3);
 	r.cores = 0.002;
 	for (i = 0; i < 3; i++) {
 		snprintf(t[i].comm, sizeof(t[i].comm), i ? "writer-%d" : "main", i - 1);
@@ -365,12 +371,7 @@ static void test_diagnose__io_many(void)
 	struct vt_diagnosis d;
 	int i;
 
-	memset(&r, 0, sizeof(r));
-	memset(t, 0, sizeof(t));
-	r.usable_cores = 2;
-	r.interval_s = 5;
-	r.threads = t;
-	r.n = 5;
+	io_rates(&r, t, 5);
 	for (i = 0; i < 5; i++) {
 		snprintf(t[i].comm, sizeof(t[i].comm), "writer-%d", i);
 		t[i].tid = 20 + i;

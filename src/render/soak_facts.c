@@ -106,7 +106,8 @@ int vt_soak_facts(const struct vt_analyze_report *r, struct vt_soak_fact *f, int
 		n = fact(f, n, max, "settled", "no: no window where the floor stops moving");
 	}
 	if (isfinite(v->step_t))
-		n = fact(f, n, max, "step", "%s at t+%s (%s)", vt_fmt_metric_delta(m, v->step_bytes, v->step_before, a, sizeof(a)),
+		n = fact(f, n, max, "step", "%s at t+%s (%s)",
+			 vt_fmt_metric_delta(m, v->step_bytes, v->step_before, a, sizeof(a)),
 			 vt_fmt_span(v->step_t, b, sizeof(b)),
 			 vt_fmt_metric_pair(m, v->step_before, v->step_after, " → ", c, sizeof(c)));
 	if (v->swap.seen)

@@ -103,7 +103,8 @@ static void test_heap_verdict__one_arena_whole_pages_is_trim(void)
 	make(&h, arenas, 1, 50 * MiB, 500 * MiB, one, true);
 	vt_heap_judge(&h, 4096, &v);
 	CHECK(v.lever == VT_LEVER_TRIM);
-	CHECK(strstr(headline(&v), "91% is free and most of it in whole pages: malloc_trim(0) would return at least") != NULL);
+	CHECK(strstr(headline(&v), "91% is free and most of it in whole pages: malloc_trim(0) would "
+				   "return at least") != NULL);
 	/* the estimate never exceeds the resident memory that is not live */
 	h.status.rss_anon = 50 * MiB + 10 * MiB;
 	vt_heap_judge(&h, 4096, &v);

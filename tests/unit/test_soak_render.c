@@ -320,7 +320,8 @@ static void test_soak_render__text_plateau(void)
 	CHECK(strstr(out, "paged out,") != NULL);
 	CHECK(strstr(out, "0.57 cores (user 0.50, sys 0.07)") != NULL);
 	CHECK(strstr(out, "(90% interval") == NULL);      /* unknown interval: not printed as nan */
-	CHECK(strstr(out, "\n  settled after 41 min at 1458 MiB (1402 to 1491 MiB); over the last 2.6 h the floor") != NULL);
+	CHECK(strstr(out, "\n  settled after 41 min at 1458 MiB (1402 to 1491 MiB); over the last 2.6 h "
+			  "the floor") != NULL);
 	CHECK(!has_nan_token(out));
 	/* every line of the quarters table (header, rule, q1..q4) has one width */
 	q = strstr(out, "  QUARTER");
@@ -439,7 +440,8 @@ static void test_soak_render__why(void)
 	v.slope_window_s = 3 * 3600;            /* a long window: per hour */
 	v.slope = v.slope_lo = v.slope_hi = 1.84 * MiB / 3600;
 	v.q[3].floor = NAN;                     /* a quarter lost to a gap: no floors said */
-	CHECK_STR(vt_soak_why(&v, buf, sizeof(buf)), "floor rose 5.52 MiB over 3.0 h (1.84 MiB/h ± 0.00), steadily");
+	CHECK_STR(vt_soak_why(&v, buf, sizeof(buf)),
+		  "floor rose 5.52 MiB over 3.0 h (1.84 MiB/h ± 0.00), steadily");
 
 	v.metric = VT_M_ARENAS;                 /* a count: no MiB */
 	v.reason = VT_SOAK_WHY_STEP;

@@ -4,8 +4,9 @@
  * Every thread of one recorded process, each with its rates over the span it
  * was recorded in (CPU, run-queue delay, switches), what it was doing (the
  * states, wchan and system call tallied at the per-thread cadence), the
- * pools, and the same diagnosis rules as a live interval.  Pure: reads
- * only the series.
+ * pools, and the same diagnosis rules as a live interval; and the recorded
+ * threads ranked by CPU, as the soak views list them.  Pure: reads only the
+ * series.
  */
 #ifndef VT_ANALYZE_THREAD_VIEW_H
 #define VT_ANALYZE_THREAD_VIEW_H

@@ -1,5 +1,6 @@
 /*
- * diagnose.c — rules over interval rates (see diagnose.h).  Reads nothing.
+ * diagnose.c — rules over interval rates (see diagnose.h).  Reads nothing,
+ * writes no sentence: each finding keeps the figures its rule used.
  */
 #include "analyze/diagnose.h"
 #include "base/unknown.h"
@@ -9,18 +10,39 @@
 #include <stdio.h>
 #include <string.h>
 
-static struct vt_diag_finding *add(struct vt_diagnosis *d, enum vt_diag_kind kind,
-				   const char *name)
+const char *vt_diag_name(enum vt_diag_kind k)
+{
+	switch (k) {
+	case VT_DIAG_IDLE: return "idle";
+	case VT_DIAG_CONTENTION: return "core contention";
+	case VT_DIAG_CONVOY: return "lock convoy";
+	case VT_DIAG_BUSY_POLL: return "busy poll";
+	case VT_DIAG_IO: return "blocked on I/O";
+	case VT_DIAG_THROTTLED: return "CPU throttled";
+	case VT_DIAG_NONE: break;
+	}
+	return "no pattern";
+}
+
+static struct vt_diag_finding *add(struct vt_diagnosis *d, enum vt_diag_kind kind)
 {
 	struct vt_diag_finding *f;
 
 	if (d->n >= VT_DIAG_MAX)
 		return NULL;
 	f = &d->f[d->n++];
+	memset(f, 0, sizeof(*f));
 	f->kind = kind;
-	f->name = name;
-	f->evidence[0] = '\0';
 	return f;
+}
+
+/* What a finding says of thread t: its name, and the wchan and system call it was seen in most. */
+static void name_thread(const struct vt_thread_rate *t, struct vt_diag_thread *out)
+{
+	out->tid = t->tid;
+	snprintf(out->comm, sizeof(out->comm), "%s", t->comm);
+	snprintf(out->wchan, sizeof(out->wchan), "%s", t->wchan_count ? t->wchan : "");
+	snprintf(out->syscall, sizeof(out->syscall), "%s", t->syscall_count ? t->syscall : "");
 }
 
 static bool futex_wchan(const struct vt_thread_rate *t)
@@ -59,16 +81,17 @@ static void rule_contention(const struct vt_threads_rates *r, struct vt_diagnosi
 	}
 	if (!(runnable > r->usable_cores + 0.25 && runq >= VT_DIAG_RUNQ_HIGH && nonvol > vol))
 		return;
-	f = add(d, VT_DIAG_CONTENTION, "core contention");
-	if (f)
-		snprintf(f->evidence, sizeof(f->evidence),
-			 "%.2f threads runnable on average for %.2f usable cores; %.2f thread-seconds "
-			 "per second waited on a run queue; nonvoluntary switches %.0f/s > voluntary "
-			 "%.0f/s", runnable, r->usable_cores, runq, nonvol, vol);
+	f = add(d, VT_DIAG_CONTENTION);
+	if (!f)
+		return;
+	f->contention.runnable = runnable;
+	f->contention.usable_cores = r->usable_cores;
+	f->contention.runq_per_s = runq;
+	f->contention.nonvol_per_s = nonvol;
+	f->contention.vol_per_s = vol;
 }
 
-static bool rule_convoy(const struct vt_threads_rates *r, struct vt_diagnosis *d,
-			char *pool_out, size_t pool_cap)
+static bool rule_convoy(const struct vt_threads_rates *r, struct vt_diagnosis *d)
 {
 	size_t p, i;
 
@@ -110,15 +133,16 @@ static bool rule_convoy(const struct vt_threads_rates *r, struct vt_diagnosis *d
 			futex_share = 1;
 		if (futex_share < VT_DIAG_CONVOY_FUTEX || vol < VT_DIAG_CONVOY_VOL)
 			continue;
-		f = add(d, VT_DIAG_CONVOY, "lock convoy");
-		if (f)
-			snprintf(f->evidence, sizeof(f->evidence),
-				 "%zu x %s: %.2f-%.2f cores each (near-equal); in futex wait in %.0f%% "
-				 "of their samples, %.0f%% of their time off a CPU; %.0f voluntary "
-				 "switches/s each on average",
-				 pl->count, pl->name, pl->min_cores, pl->max_cores,
-				 100.0 * futex / samples, 100.0 * futex_share, vol);
-		snprintf(pool_out, pool_cap, "%s", pl->name);
+		f = add(d, VT_DIAG_CONVOY);
+		if (f) {
+			snprintf(f->convoy.pool, sizeof(f->convoy.pool), "%s", pl->name);
+			f->convoy.members = pl->count;
+			f->convoy.min_cores = pl->min_cores;
+			f->convoy.max_cores = pl->max_cores;
+			f->convoy.futex_share = (double)futex / samples;
+			f->convoy.futex_off_cpu_share = futex_share;
+			f->convoy.vol_per_s = vol;
+		}
 		return true;
 	}
 	return false;
@@ -139,13 +163,14 @@ static void rule_busy_poll(const struct vt_threads_rates *r, struct vt_diagnosis
 		us = pos(t->cpu_cores) / t->vol_per_s * 1e6;
 		if (us >= VT_DIAG_POLL_US)
 			continue;
-		f = add(d, VT_DIAG_BUSY_POLL, "busy poll");
-		if (f)
-			snprintf(f->evidence, sizeof(f->evidence),
-				 "thread %d (%s) wakes %.0f times/s and uses %.1f us of CPU per wakeup "
-				 "(%.3f cores); sleeping in %s",
-				 (int)t->tid, t->comm, t->vol_per_s, us, pos(t->cpu_cores),
-				 t->wchan_count ? t->wchan : t->wchan_ok ? "-" : "(wchan not readable)");
+		f = add(d, VT_DIAG_BUSY_POLL);
+		if (f) {
+			name_thread(t, &f->busy_poll.t);
+			f->busy_poll.wchan_ok = t->wchan_ok;
+			f->busy_poll.wakeups_per_s = t->vol_per_s;
+			f->busy_poll.cpu_us = us;
+			f->busy_poll.cores = pos(t->cpu_cores);
+		}
 		return;
 	}
 }
@@ -154,39 +179,24 @@ static void rule_busy_poll(const struct vt_threads_rates *r, struct vt_diagnosis
 static void rule_io(const struct vt_threads_rates *r, struct vt_diagnosis *d)
 {
 	struct vt_diag_finding *f = NULL;
-	size_t i, shown = 0, blocked = 0, used = 0;
-	int w;
+	size_t i;
 
 	for (i = 0; i < r->n; i++) {
 		const struct vt_thread_rate *t = &r->threads[i];
-		double share;
+		size_t k;
 
 		if (!mostly_blocked(t))
 			continue;
-		share = (double)t->states[2] / t->nsamples;
-		blocked++;
-		if (!f) {
-			f = add(d, VT_DIAG_IO, "blocked on I/O");
-			if (!f)
-				return;
-			w = snprintf(f->evidence, sizeof(f->evidence),
-				     "in uninterruptible sleep (state D, usually disk or network file "
-				     "system I/O):");
-			used = w > 0 ? (size_t)w : 0;
-		}
-		if (shown < 3 && used < sizeof(f->evidence)) {
-			w = snprintf(f->evidence + used, sizeof(f->evidence) - used,
-				     "%s thread %d (%s) %.0f%% of %u samples%s%s%s%s", shown ? ";" : "",
-				     (int)t->tid, t->comm, 100 * share, t->nsamples,
-				     t->wchan_count ? ", in " : "", t->wchan_count ? t->wchan : "",
-				     t->syscall_count ? ", syscall " : "",
-				     t->syscall_count ? t->syscall : "");
-			used += w > 0 ? (size_t)w : 0;
-			shown++;
-		}
+		if (!f && !(f = add(d, VT_DIAG_IO)))
+			return;
+		f->io.blocked++;
+		if (f->io.shown == VT_DIAG_IO_SHOWN)
+			continue;
+		k = f->io.shown++;
+		name_thread(t, &f->io.t[k].t);
+		f->io.t[k].d_share = (double)t->states[2] / t->nsamples;
+		f->io.t[k].samples = t->nsamples;
 	}
-	if (f && blocked > shown && used < sizeof(f->evidence))
-		snprintf(f->evidence + used, sizeof(f->evidence) - used, "; %zu more", blocked - shown);
 }
 
 static void rule_throttled(const struct vt_threads_rates *r, struct vt_diagnosis *d)
@@ -196,19 +206,20 @@ static void rule_throttled(const struct vt_threads_rates *r, struct vt_diagnosis
 	if (!vt_known(r->periods) || !vt_known(r->throttled_periods) || r->periods == 0 ||
 	    (double)r->throttled_periods / (double)r->periods < VT_DIAG_THROTTLED_SHARE)
 		return;
-	f = add(d, VT_DIAG_THROTTLED, "CPU throttled");
-	if (f)
-		snprintf(f->evidence, sizeof(f->evidence),
-			 "its cgroup's quota of %.2f cores (%.80s) throttled it in %llu of %llu periods, "
-			 "%.2f s held back over %.2f s; it used %.2f cores",
-			 r->quota_cores, r->quota_dir[0] ? r->quota_dir : "?",
-			 (unsigned long long)r->throttled_periods, (unsigned long long)r->periods,
-			 r->throttled_s > 0 ? r->throttled_s : 0, r->interval_s, r->cores);
+	f = add(d, VT_DIAG_THROTTLED);
+	if (!f)
+		return;
+	f->throttled.quota_cores = r->quota_cores;
+	snprintf(f->throttled.quota_dir, sizeof(f->throttled.quota_dir), "%s", r->quota_dir);
+	f->throttled.throttled_periods = r->throttled_periods;
+	f->throttled.periods = r->periods;
+	f->throttled.throttled_s = r->throttled_s > 0 ? r->throttled_s : 0;
+	f->throttled.interval_s = r->interval_s;
+	f->throttled.cores = r->cores;
 }
 
 void vt_diagnose(const struct vt_threads_rates *r, struct vt_diagnosis *out)
 {
-	char pool[64] = "";
 	struct vt_diag_finding *f;
 
 	memset(out, 0, sizeof(*out));
@@ -216,20 +227,16 @@ void vt_diagnose(const struct vt_threads_rates *r, struct vt_diagnosis *out)
 	if (r->cores < VT_DIAG_IDLE_CORES) {
 		if (out->n)
 			return;      /* blocked on I/O uses no CPU, but it is not idle */
-		f = add(out, VT_DIAG_IDLE, "idle");
-		snprintf(f->evidence, sizeof(f->evidence),
-			 "the process used %.4f cores (%.1f ms of CPU) over %.2f s",
-			 r->cores, r->cpu_seconds * 1e3, r->interval_s);
+		f = add(out, VT_DIAG_IDLE);
+		f->idle.cores = r->cores;
+		f->idle.cpu_s = r->cpu_seconds;
+		f->idle.interval_s = r->interval_s;
 		return;
 	}
 	rule_throttled(r, out);
 	rule_contention(r, out);
-	if (!rule_convoy(r, out, pool, sizeof(pool)))
+	if (!rule_convoy(r, out))
 		rule_busy_poll(r, out);
-	if (out->n == 0) {
-		f = add(out, VT_DIAG_NONE, "no pattern");
-		snprintf(f->evidence, sizeof(f->evidence),
-			 "no rule's conditions all held (idle, blocked on I/O, CPU throttled, core "
-			 "contention, lock convoy, busy poll)");
-	}
+	if (out->n == 0)
+		add(out, VT_DIAG_NONE);
 }

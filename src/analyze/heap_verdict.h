@@ -2,10 +2,15 @@
  * heap_verdict.h — what the allocator's figures say, and which lever fits:
  * the data is live (look for retention), or the allocator holds free memory
  * (trim, fewer arenas, another allocator) — always with the numbers it rests
- * on, and "cannot tell" when they do not decide.  Reads a heap sample only.
+ * on, and "cannot tell" when they do not decide.  Reads a heap sample only,
+ * and writes no sentence: the lever, the evidence it cites (codes) and
+ * their figures are the verdict; render/heap.h words them.
  */
 #ifndef VT_ANALYZE_HEAP_VERDICT_H
 #define VT_ANALYZE_HEAP_VERDICT_H
+
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "sample/heap.h"
 
@@ -19,17 +24,50 @@ enum vt_heap_lever {
 	VT_LEVER_CANNOT_TELL,
 };
 
+/* A fact the verdict cites, in the order it cites them; each names the figures it quotes. */
+enum vt_heap_evidence {
+	VT_HEAP_EV_LIVE,            /* live of held, live_fraction */
+	VT_HEAP_EV_FREE_HELD,       /* free_bytes in free_chunks; keepcost (glibc) */
+	VT_HEAP_EV_ARENAS,          /* narenas; top_arena holds top_arena_share of the free memory */
+	VT_HEAP_EV_TRIM_ESTIMATE,   /* trim_low..trim_high, at most trim_cap resident */
+	VT_HEAP_EV_TRIM_MEASURED,   /* a trim took RssAnon from trim_rss_before to trim_rss_after */
+	VT_HEAP_EV_MALLINFO_32,     /* the figures come from 32-bit mallinfo(): sizes wrap at 4 GiB */
+	VT_HEAP_EV_TRIM_ONCE,       /* fewer arenas: a trim returns about trim_low once, churn refills */
+	VT_HEAP_EV_JEMALLOC,        /* jemalloc's allocated, active, resident, mapped, retained, arenas */
+};
+
 #define VT_VERDICT_EVIDENCE 8
 
 struct vt_heap_verdict {
 	enum vt_heap_lever lever;
-	char headline[256];
-	char evidence[VT_VERDICT_EVIDENCE][256];
+	bool jemalloc;                  /* judged on jemalloc's stats (else glibc's mallinfo) */
+	enum vt_heap_evidence evidence[VT_VERDICT_EVIDENCE];
 	int n_evidence;
-	uint64_t trim_low, trim_high;   /* estimate over all arenas, bytes (glibc) */
+
+	/* what the allocator holds, bytes (glibc: mallinfo; jemalloc: its stats) */
+	uint64_t live;                  /* uordblks; jemalloc allocated */
+	uint64_t held;                  /* arena + hblkhd; jemalloc resident */
+	double live_fraction;           /* live / held (0 when nothing is held) */
+	uint64_t free_bytes;            /* fordblks (free but held) */
+	uint64_t free_chunks;           /* ordblks + smblks */
+	uint64_t keepcost;              /* the top of the main arena */
+	bool wide;                      /* from mallinfo2 (64-bit), not mallinfo */
+	uint64_t narenas;               /* arenas (malloc_info; jemalloc arenas.narenas) */
+	int top_arena;                  /* the arena holding most free memory (-1 none) */
+	double top_arena_share;         /* its share of the arenas' free memory, 0..1 */
+
+	/* a trim: the estimate over all arenas, and the measure when --trim ran (glibc), bytes */
+	uint64_t trim_low, trim_high;
+	uint64_t trim_cap;              /* RssAnon - live: what is resident and not live (0 unknown) */
+	uint64_t trim_rss_before, trim_rss_after;   /* RssAnon around the measured trim */
+	double trim_ms;                 /* how long the measured trim took */
+
+	/* jemalloc, bytes */
+	uint64_t je_active, je_mapped, je_retained;
 };
 
 const char *vt_heap_lever_name(enum vt_heap_lever lever);   /* "fewer_arenas" */
+/* The verdict on heap sample h (page_size 0: 4096) into *v. */
 void vt_heap_judge(const struct vt_heap_sample *h, uint64_t page_size, struct vt_heap_verdict *v);
 
 #endif

@@ -7,7 +7,8 @@
  * span is the last incarnation of the process (a restart starts the memory
  * story over); restarts before it are counted and reported.  Every figure
  * the verdict rests on is in struct vt_soak_verdict so that each view
- * prints the same evidence.
+ * prints the same evidence.  It writes no sentence: a reason code says
+ * which finding applies, and render/soak.h (vt_soak_why) words it.
  */
 #ifndef VT_ANALYZE_SOAK_H
 #define VT_ANALYZE_SOAK_H
@@ -23,6 +24,29 @@ enum vt_verdict_kind {
 	VT_VERDICT_PLATEAU,          /* settled: the floor no longer moves beyond noise */
 	VT_VERDICT_LEAK,             /* the floor rises steadily: slope with its uncertainty */
 	VT_VERDICT_STEP,             /* flat, one jump, flat again: when and how much */
+};
+
+/*
+ * Which finding the verdict rests on: one value per sentence that says why
+ * (render/soak.h vt_soak_why writes it from the figures named here).
+ */
+enum vt_soak_reason {
+	VT_SOAK_WHY_NONE = 0,          /* not analysed */
+	VT_SOAK_WHY_NOT_RECORDED,      /* the metric is not in this recording: nothing to judge */
+	VT_SOAK_WHY_NO_SAMPLES,        /* no sample of it yet: min_samples, min_span_s, need_more_s */
+	VT_SOAK_WHY_TOO_FEW,           /* judged_samples over judged_span_s: under min_samples or min_span_s */
+	VT_SOAK_WHY_NO_SPREAD,         /* every point at one time: no trend to judge */
+	VT_SOAK_WHY_STEP,              /* step_t, step_bytes, step_before, step_after */
+	VT_SOAK_WHY_FALLING,           /* slope (and interval) over slope_window_s: still falling */
+	VT_SOAK_WHY_FLAT_FROM_START,   /* plateau from t0: settled_*, slope over slope_window_s, tolerance */
+	VT_SOAK_WHY_SETTLED_AFTER,     /* plateau after settle_s: the same figures */
+	VT_SOAK_WHY_LEVELLED_RECENTLY, /* settled_median over settled_window_s only: too recent */
+	VT_SOAK_WHY_SLOWING,           /* rate_first_half_per_s, then slower rate_last_half_per_s */
+	VT_SOAK_WHY_STEADY_TOO_SHORT,  /* rose fast, then rate_last_half_per_s over steady_s only */
+	VT_SOAK_WHY_LEAK,              /* slope (and interval) over slope_window_s, steadily */
+	VT_SOAK_WHY_SLOW_TREND,        /* a trend whose drift over slope_window_s is within tolerance */
+	VT_SOAK_WHY_TOO_NOISY,         /* settled, but the interval allows drift_not_ruled_out */
+	VT_SOAK_WHY_NO_STEADY_TREND,   /* moves beyond the tolerance without a steady trend */
 };
 
 /* "plateau", "leak", "step growth", "still settling", "cannot tell yet" */
@@ -59,7 +83,7 @@ struct vt_soak_opts {
 struct vt_soak_verdict {
 	enum vt_verdict_kind kind;
 	enum vt_metric metric;
-	char why[320];               /* one or two sentences of evidence, for people */
+	enum vt_soak_reason reason;  /* which finding; the figures it quotes are below */
 
 	/* the analysed span: the last incarnation */
 	size_t from, to;             /* points [from, to) */
@@ -68,6 +92,12 @@ struct vt_soak_verdict {
 	int restarts;                /* restarts before it */
 	int gaps;                    /* gaps inside it */
 	bool running;                /* the recording has no STOP event: still being written (or killed) */
+
+	/* what a verdict needs (options resolved against the interval), and what it had */
+	size_t min_samples;          /* fewest samples of the metric */
+	double min_span_s;           /* shortest span, s */
+	size_t judged_samples;       /* samples in the span where the metric is known */
+	double judged_span_s;        /* from the first to the last of them, s */
 
 	/* noise and what counts as movement */
 	double noise;                /* robust sd of the metric around its local level */
@@ -82,10 +112,23 @@ struct vt_soak_verdict {
 	double settle_s;             /* from t0 to where the settled window begins */
 	size_t settled_from;         /* point index of the settled window's start */
 	double settled_lo, settled_hi, settled_median;   /* the metric in the settled window */
+	double settled_window_s;     /* its duration, to the last sample with the metric, s */
 
-	/* trend of the floor: bytes per second, with a 90% interval */
+	/* trend of the floor: metric unit (bytes) per second, with a 90% interval */
 	double slope, slope_lo, slope_hi;
 	double slope_window_t0;      /* where the fitted window begins */
+	double slope_window_s;       /* its duration, to the last sample with the metric, s */
+
+	/*
+	 * Growth that slows down: the rates of the first and the last half of
+	 * the fitted window (metric unit per second; NAN unless the reason is
+	 * VT_SOAK_WHY_SLOWING or VT_SOAK_WHY_STEADY_TOO_SHORT), and for the
+	 * latter how long the steady last part lasts, s.
+	 */
+	double rate_first_half_per_s, rate_last_half_per_s;
+	double steady_s;
+	/* too noisy: the largest drift over the fitted window its interval allows (metric unit) */
+	double drift_not_ruled_out;
 
 	/* step growth */
 	double step_t;               /* when the new level was reached (NAN if no step) */
@@ -104,9 +147,10 @@ struct vt_soak_verdict {
 void vt_soak_opts_default(struct vt_soak_opts *o);
 
 /*
- * Analyse s.  Never fails on data: an empty or one-sample series gives
- * VT_VERDICT_CANNOT_TELL with the reason in why.  Returns 0, or -1 only on
- * out of memory.
+ * Analyse s into *v (o NULL: the defaults).  Never fails on data: an empty
+ * or one-sample series gives VT_VERDICT_CANNOT_TELL with its reason; a
+ * figure that does not apply is NAN.  Returns 0, or -1 only on out of
+ * memory.
  */
 int vt_soak_analyze(const struct vt_series *s, const struct vt_soak_opts *o,
 		    struct vt_soak_verdict *v);

@@ -1,6 +1,6 @@
 /*
  * thread_view.c — a soak's threads as struct vt_threads_rates (see
- * thread_view.h).
+ * thread_view.h), and its threads ranked by CPU.
  */
 #include "analyze/thread_view.h"
 #include "base/unknown.h"
@@ -10,6 +10,55 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+double vt_thread_run_cores(const struct vt_thread_run *th)
+{
+	double dt = th->t_last - th->t_first;
+
+	return dt > 0 ? (double)th->cpu_ns / 1e9 / dt : NAN;
+}
+
+/* Busiest first; a thread without a rate last; tid order among equals. */
+static int by_cores_desc(const void *pa, const void *pb)
+{
+	const struct vt_thread_run *a = *(const struct vt_thread_run *const *)pa;
+	const struct vt_thread_run *b = *(const struct vt_thread_run *const *)pb;
+	double ca = vt_thread_run_cores(a), cb = vt_thread_run_cores(b);
+
+	if (!isfinite(ca))
+		ca = -1;
+	if (!isfinite(cb))
+		cb = -1;
+	if (ca != cb)
+		return ca < cb ? 1 : -1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+ssize_t vt_soak_threads_by_cpu(const struct vt_series *s, const struct vt_soak_verdict *v,
+			      const struct vt_thread_run ***out, size_t *others)
+{
+	const struct vt_thread_run **list;
+	pid_t pid = v->from < s->n && v->to > v->from ? s->pid[v->from] : 0;
+	size_t i, n = 0, match = 0;
+
+	*out = NULL;
+	*others = 0;
+	for (i = 0; i < s->nthreads; i++)
+		match += s->threads[i].pid == pid;
+	list = malloc(sizeof(*list) * (s->nthreads ? s->nthreads : 1));
+	if (!list)
+		return -1;
+	for (i = 0; i < s->nthreads; i++) {
+		if (match && s->threads[i].pid != pid) {
+			(*others)++;
+			continue;
+		}
+		list[n++] = &s->threads[i];
+	}
+	qsort(list, n, sizeof(*list), by_cores_desc);
+	*out = list;
+	return (ssize_t)n;
+}
 
 static void fill_thread(const struct vt_thread_run *th, struct vt_thread_rate *t)
 {
@@ -23,7 +72,7 @@ static void fill_thread(const struct vt_thread_run *th, struct vt_thread_rate *t
 	t->runq_share = t->vol_per_s = t->nonvol_per_s = -1;
 	t->last_cpu = -1;
 	if (dt > 0) {
-		t->cpu_cores = (double)th->cpu_ns / 1e9 / dt;
+		t->cpu_cores = vt_thread_run_cores(th);
 		if (th->wait_known)
 			t->runq_share = (double)th->wait_ns / 1e9 / dt;
 		if (th->csw_known) {

@@ -14,6 +14,7 @@
 #include "analyze/compare.h"
 #include "analyze/heap_verdict.h"
 #include "base/unknown.h"
+#include "render/heap.h"
 #include "render/view.h"
 #include "sample/heap.h"
 #include "sample/sample.h"
@@ -165,7 +166,7 @@ static void print_heaps(const struct vt_procfs *pfs, const pid_t *pids)
 	struct vt_heap_verdict v;
 	struct vt_heap_sample h;
 	struct vt_err err;
-	char a[32], b[32];
+	char a[32], b[32], line[VT_HEAP_LINE_MAX];
 	int i;
 
 	printf("THE ALLOCATOR'S OWN FIGURES (vitals heap: mallinfo2 read inside each process)\n");
@@ -178,7 +179,7 @@ static void print_heaps(const struct vt_procfs *pfs, const pid_t *pids)
 		printf("  %-20s live %s, free but held %s (live_fraction %.2f) in %zu arenas\n"
 		       "  %-20s -> %s\n", arm_specs[i].label, vt_fmt_bytes(h.mi.uordblks, a, sizeof(a)),
 		       vt_fmt_bytes(h.mi.fordblks, b, sizeof(b)), vt_mallinfo_live_fraction(&h.mi),
-		       h.info.n_arenas, "", v.headline);
+		       h.info.n_arenas, "", vt_render_heap_headline(&v, line, sizeof(line)));
 		vt_heap_release(&h);
 	}
 	printf("\n");
@@ -221,8 +222,10 @@ static void print_soaks(const struct vt_compare_set *set)
 	printf("WHAT THE SOAKS SAY (vitals analyze)\n");
 	for (i = 0; i < set->cmp.narms; i++) {
 		const struct vt_soak_verdict *v = &set->cmp.arms[i].verdict;
+		char why[VT_SOAK_WHY_MAX];
 
-		printf("  %-20s %s: %s\n", arm_specs[i].label, vt_verdict_name(v->kind), v->why);
+		printf("  %-20s %s: %s\n", arm_specs[i].label, vt_verdict_name(v->kind),
+		       vt_soak_why(v, why, sizeof(why)));
 	}
 	printf("\n");
 }

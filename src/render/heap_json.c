@@ -67,13 +67,13 @@ int vt_render_heap_json(FILE *out, const struct vt_heap_sample *h, const struct 
 			uint64_t page)
 {
 	json_t *root, *evidence = json_array();
-	char when[64];
+	char when[64], line[VT_HEAP_LINE_MAX];
 	time_t t = (time_t)h->taken_at;
 	int i, rc;
 
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
 	for (i = 0; i < v->n_evidence; i++)
-		json_array_append_new(evidence, json_string(v->evidence[i]));
+		json_array_append_new(evidence, json_string(vt_render_heap_evidence(v, i, line, sizeof(line))));
 	root = vt_json_envelope(VT_SCHEMA_HEAP);
 	rc = json_object_update_new(root, json_pack("{s:s, s:i, s:o, s:s, s:s, s:s, s:f, s:f}",
 			 "taken_at", when, "pid", (int)h->pid, "comm", vt_json_text(h->comm),
@@ -98,7 +98,8 @@ int vt_render_heap_json(FILE *out, const struct vt_heap_sample *h, const struct 
 	json_object_set_new(root, "jemalloc", h->has_je ? jemalloc_json(&h->je) : json_null());
 	json_object_set_new(root, "trim", trim_json(&h->trim));
 	json_object_set_new(root, "verdict", json_pack("{s:s, s:s, s:o, s:I, s:I}",
-				"lever", vt_heap_lever_name(v->lever), "headline", v->headline,
+				"lever", vt_heap_lever_name(v->lever),
+				"headline", vt_render_heap_headline(v, line, sizeof(line)),
 				"evidence", evidence, "trim_low_bytes", (json_int_t)v->trim_low,
 				"trim_high_bytes", (json_int_t)v->trim_high));
 	return vt_json_write(out, root, false, false);

@@ -150,6 +150,7 @@ static void print_trim(FILE *out, const struct vt_heap_trim *tr)
 int vt_render_heap_text(FILE *out, const struct vt_heap_sample *h, const struct vt_heap_verdict *v,
 			uint64_t page)
 {
+	char line[VT_HEAP_LINE_MAX];
 	int i;
 
 	print_header(out, h);
@@ -162,8 +163,8 @@ int vt_render_heap_text(FILE *out, const struct vt_heap_sample *h, const struct 
 	}
 	if (h->trim.done)
 		print_trim(out, &h->trim);
-	fprintf(out, "VERDICT  %s\n", v->headline);
+	fprintf(out, "VERDICT  %s\n", vt_render_heap_headline(v, line, sizeof(line)));
 	for (i = 0; i < v->n_evidence; i++)
-		fprintf(out, "  - %s\n", v->evidence[i]);
+		fprintf(out, "  - %s\n", vt_render_heap_evidence(v, i, line, sizeof(line)));
 	return ferror(out) ? -1 : 0;
 }

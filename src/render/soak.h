@@ -60,7 +60,7 @@ size_t vt_sparkline(char *out, size_t cap, const double *v, size_t n, size_t wid
 		    double resolution);
 
 /*
- * What every view of a soak says in the same words (soak_text.c).
+ * What every view of a soak says in the same words (soak_words.c).
  *
  * vt_soak_headline: the verdict line without "verdict: ", e.g. "leak — floor
  * rising 1.84 MiB/h (90% interval 1.61–2.07)".  vt_compare_arm_line: one
@@ -70,9 +70,18 @@ size_t vt_sparkline(char *out, size_t cap, const double *v, size_t n, size_t wid
 const char *vt_soak_headline(const struct vt_soak_verdict *v, char *buf, size_t cap);
 const char *vt_compare_arm_line(const struct vt_cmp_arm *a, char *buf, size_t cap);
 /*
+ * Why the verdict is what it is: one or two sentences from v->reason and
+ * the figures it names, e.g. "floor rose 18.0 MiB over 36 s (0.50 MiB/s ±
+ * 0.01), steadily: q1 floor 100 MiB, q4 floor 118 MiB"; "" for
+ * VT_SOAK_WHY_NONE.  buf of cap bytes (VT_SOAK_WHY_MAX holds any); returns
+ * buf.
+ */
+#define VT_SOAK_WHY_MAX 400
+const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap);
+/*
  * The evidence under a verdict as label and sentence ("slope", "+0.02 MiB/h
  * (90% interval -0.31–0.35), floor fitted from t+41 min"), the same in the
- * text and the HTML view; a continuation line has an empty label.  Fills at
+ * text and the HTML view (soak_facts.c); a continuation line has an empty label.  Fills at
  * most max facts and returns how many.
  */
 #define VT_SOAK_FACTS_MAX 16
@@ -81,17 +90,6 @@ struct vt_soak_fact {
 	char text[400];
 };
 int vt_soak_facts(const struct vt_analyze_report *r, struct vt_soak_fact *f, int max);
-
-/*
- * The threads of the analysed incarnation, busiest first (CPU over the time
- * each was seen), as pointers into r->series->threads in an array the caller
- * frees.  *others: threads of earlier incarnations left out.  Returns the
- * count, or -1 out of memory.
- */
-ssize_t vt_soak_threads_by_cpu(const struct vt_series *s, const struct vt_soak_verdict *v,
-			       const struct vt_thread_run ***list, size_t *others);
-/* A thread's CPU in cores over the time it was seen; NAN when that is 0. */
-double vt_thread_run_cores(const struct vt_thread_run *th);
 
 /* An event's kind for people and JSON: "start", "restart", "gap", "clock_jump", ... */
 const char *vt_soak_event_name(enum vt_event_kind k);

@@ -7,7 +7,10 @@
  * events.  Every text from the recording is escaped.
  */
 #include "render/soak.h"
+
+#include "analyze/thread_view.h"
 #include "render/svg_chart.h"
+#include "render/threads.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -404,16 +407,16 @@ static void print_verdict(FILE *out, const struct vt_analyze_report *r)
 {
 	const struct vt_soak_verdict *v = r->verdict;
 	const char *key = vt_verdict_key(v->kind);
-	char line[640];
+	char line[640], why[VT_SOAK_WHY_MAX];
 
 	fputs("<div class=\"verdict k-", out);
 	vt_html_text(out, key ? key : "unknown");
 	fputs("\">\n<p class=\"line\">verdict: ", out);
 	vt_html_text(out, vt_soak_headline(v, line, sizeof(line)));
 	fputs("</p>\n", out);
-	if (v->why[0]) {
+	if (vt_soak_why(v, why, sizeof(why))[0]) {
 		fputs("<p>", out);
-		vt_html_text(out, v->why);
+		vt_html_text(out, why);
 		fputs("</p>\n", out);
 	}
 	if (v->running)
@@ -483,7 +486,7 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 	const struct vt_thread_run **list;
 	size_t top = r->top_threads ? r->top_threads : 10, others, i;
 	ssize_t n = vt_soak_threads_by_cpu(r->series, r->verdict, &list, &others);
-	char a[64];
+	char a[64], ev[VT_DIAG_EVIDENCE_MAX];
 
 	if (n < 0)
 		return -1;
@@ -529,9 +532,9 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 		fputs("<h3>what the threads did over the run</h3>\n<ul>\n", out);
 		for (i = 0; i < r->thread_diag->n; i++) {
 			fputs("<li><b>", out);
-			vt_html_text(out, r->thread_diag->f[i].name);
+			vt_html_text(out, vt_diag_name(r->thread_diag->f[i].kind));
 			fputs("</b>: ", out);
-			vt_html_text(out, r->thread_diag->f[i].evidence);
+			vt_html_text(out, vt_render_diag_evidence(&r->thread_diag->f[i], ev, sizeof(ev)));
 			fputs("</li>\n", out);
 		}
 		fputs("</ul>\n", out);

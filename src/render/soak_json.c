@@ -168,13 +168,13 @@ static json_t *verdict_json(const struct vt_analyze_report *r)
 	const struct vt_series *s = r->series;
 	enum vt_metric m = v->metric;
 	struct put p = { json_object(), false };
-	char line[640];
+	char line[640], why[VT_SOAK_WHY_MAX];
 	const char *key = vt_verdict_key(v->kind), *name = vt_verdict_name(v->kind);
 
 	put(&p, "kind", json_string(key ? key : "unknown"));
 	put(&p, "name", json_string(name ? name : "unknown"));
 	put(&p, "headline", json_string(vt_soak_headline(v, line, sizeof(line))));
-	put(&p, "why", vt_json_text(v->why));
+	put(&p, "why", vt_json_text(vt_soak_why(v, why, sizeof(why))));
 	put(&p, "metric", json_string((unsigned)m < VT_M_COUNT ? vt_metrics[m].key : "unknown"));
 	put(&p, "unit", json_string(vt_unit_name((unsigned)m < VT_M_COUNT ? vt_metrics[m].unit : VT_UNIT_BYTES)));
 	put(&p, "span", span_json(r));
@@ -371,7 +371,7 @@ static json_t *arm_json(const struct vt_cmp_arm *a)
 	struct put v = { json_object(), false };
 	struct put w = { json_object(), false };
 	struct put c = { json_object(), false };
-	char line[640];
+	char line[640], why[VT_SOAK_WHY_MAX];
 	int f;
 
 	put(&p, "name", vt_json_text(a->name));
@@ -383,7 +383,7 @@ static json_t *arm_json(const struct vt_cmp_arm *a)
 	put(&v, "kind", json_string(key ? key : "unknown"));
 	put(&v, "name", json_string(name ? name : "unknown"));
 	put(&v, "headline", json_string(vt_soak_headline(&a->verdict, line, sizeof(line))));
-	put(&v, "why", vt_json_text(a->verdict.why));
+	put(&v, "why", vt_json_text(vt_soak_why(&a->verdict, why, sizeof(why))));
 	p.failed |= v.failed;
 	put(&p, "verdict", v.o);
 

@@ -2,194 +2,22 @@
  * soak_text.c — `vitals analyze` as text: what was recorded, the verdict in
  * one line and why, then the evidence it rests on (quarters and floor drift,
  * noise, slope, settled window, swap motion, CPU), sparklines of the span,
- * the threads by CPU and the events.  Also the words and units every soak
- * view shares (soak.h): the verdict line, an arm's line, sizes and spans.
+ * the threads by CPU and the events.  The words it shares with the other
+ * views are in soak_words.c and soak_facts.c.
  */
 #include "render/soak.h"
+
+#include "analyze/thread_view.h"
 #include "render/threads.h"
 #include "render/svg_chart.h"
 #include "render/table.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-#define MiB VT_MiB
 
 #define SPARK_WIDTH 60
 #define EVENTS_SHOWN 10
-
-/* ---- units -------------------------------------------------------------- */
-
-static enum vt_unit unit_of(enum vt_metric m)
-{
-	return (unsigned)m < VT_M_COUNT ? vt_metrics[m].unit : VT_UNIT_BYTES;
-}
-
-const char *vt_fmt_metric(enum vt_metric m, double v, char *buf, size_t cap)
-{
-	return vt_fmt_value(unit_of(m), v, buf, cap);
-}
-
-static bool metric_is_bytes(enum vt_metric m)
-{
-	return unit_of(m) == VT_UNIT_BYTES;
-}
-
-/* A change of metric m, in the unit of `like` (a level it changes from). */
-static const char *fmt_metric_delta(enum vt_metric m, double v, double like, char *buf, size_t cap)
-{
-	return vt_fmt_value_delta(unit_of(m), v, like, buf, cap);
-}
-
-static const char *fmt_metric_range(enum vt_metric m, double lo, double hi, char *buf, size_t cap)
-{
-	return vt_fmt_value_pair(unit_of(m), lo, hi, "–", buf, cap);
-}
-
-static const char *fmt_metric_arrow(enum vt_metric m, double from, double to, char *buf, size_t cap)
-{
-	return vt_fmt_value_pair(unit_of(m), from, to, " → ", buf, cap);
-}
-
-/* A growth rate: "1.84 MiB/h" for sizes, "0.25 /h" for counts; sign only when asked. */
-static const char *fmt_rate_num(double per_s, bool bytes, char *buf, size_t cap)
-{
-	double v = per_s * 3600 / (bytes ? MiB : 1), a = fabs(v);
-
-	if (!isfinite(v))
-		snprintf(buf, cap, "n/a");
-	else
-		snprintf(buf, cap, a < 10 ? "%.2f" : a < 100 ? "%.1f" : "%.0f", v);
-	return buf;
-}
-
-static const char *rate_unit(enum vt_metric m)
-{
-	return metric_is_bytes(m) ? "MiB/h" : "/h";
-}
-
-/* "25 more minutes", rounded up: a soak shorter than asked proves nothing. */
-static const char *fmt_more(double s, char *buf, size_t cap)
-{
-	if (s < 120)
-		snprintf(buf, cap, "%.0f more seconds", ceil(s));
-	else if (s < 120 * 60)
-		snprintf(buf, cap, "%.0f more minutes", ceil(s / 60));
-	else if (s < 72 * 3600)
-		snprintf(buf, cap, "%.1f more hours", ceil(s / 360) / 10);
-	else
-		snprintf(buf, cap, "%.1f more days", ceil(s / 8640) / 10);
-	return buf;
-}
-
-/* ---- shared words ------------------------------------------------------- */
-
-const char *vt_soak_event_name(enum vt_event_kind k)
-{
-	switch (k) {
-	case VT_EV_START: return "start";
-	case VT_EV_RESTART: return "restart";
-	case VT_EV_EXIT: return "exit";
-	case VT_EV_GAP: return "gap";
-	case VT_EV_CLOCK_JUMP: return "clock_jump";
-	case VT_EV_STOP: return "stop";
-	case VT_EV_ERROR: return "error";
-	case VT_EV_NOTE: return "note";
-	}
-	return "unknown";
-}
-
-const char *vt_soak_headline(const struct vt_soak_verdict *v, char *buf, size_t cap)
-{
-	const char *name = vt_verdict_name(v->kind);
-	char a[96], b[96], c[96];
-	bool bytes = metric_is_bytes(v->metric);
-
-	if (!name)
-		name = "unknown";
-	switch (v->kind) {
-	case VT_VERDICT_LEAK:
-		if (isfinite(v->slope_lo) && isfinite(v->slope_hi))
-			snprintf(buf, cap, "%s — floor rising %s %s (90%% interval %s–%s)", name,
-				 fmt_rate_num(v->slope, bytes, a, sizeof(a)), rate_unit(v->metric),
-				 fmt_rate_num(v->slope_lo, bytes, b, sizeof(b)),
-				 fmt_rate_num(v->slope_hi, bytes, c, sizeof(c)));
-		else
-			snprintf(buf, cap, "%s — floor rising %s %s", name,
-				 fmt_rate_num(v->slope, bytes, a, sizeof(a)), rate_unit(v->metric));
-		break;
-	case VT_VERDICT_PLATEAU:
-		vt_fmt_metric(v->metric, v->settled_median, b, sizeof(b));
-		fmt_metric_range(v->metric, v->settled_lo, v->settled_hi, c, sizeof(c));
-		if (!v->settled)
-			snprintf(buf, cap, "%s — %s (%s)", name, b, c);
-		else if (v->settle_s < 1)
-			snprintf(buf, cap, "%s — flat from the start; %s (%s %s)", name, b,
-				 v->settled_hi - v->settled_lo > 2 * v->tolerance ? "oscillating" : "range", c);
-		else
-			snprintf(buf, cap, "%s — settled after %s; %s (%s %s)", name,
-				 vt_fmt_span(v->settle_s, a, sizeof(a)), b,
-				 v->settled_hi - v->settled_lo > 2 * v->tolerance ? "oscillating" : "range", c);
-		break;
-	case VT_VERDICT_STEP:
-		snprintf(buf, cap, "%s — %s at t+%s (%s), flat on both sides", name,
-			 fmt_metric_delta(v->metric, v->step_bytes, v->step_before, a, sizeof(a)),
-			 vt_fmt_span(v->step_t, b, sizeof(b)),
-			 fmt_metric_arrow(v->metric, v->step_before, v->step_after, c, sizeof(c)));
-		break;
-	case VT_VERDICT_SETTLING: {
-		char tail[128] = "";
-
-		if (isfinite(v->slope) && v->slope > 0)
-			snprintf(tail, sizeof(tail), " (floor still rising %s %s)",
-				 fmt_rate_num(v->slope, bytes, b, sizeof(b)), rate_unit(v->metric));
-		if (isfinite(v->need_more_s) && v->need_more_s > 0)
-			snprintf(buf, cap, "%s — soak at least %s%s", name,
-				 fmt_more(v->need_more_s, a, sizeof(a)), tail);
-		else
-			snprintf(buf, cap, "%s — growth is slowing%s", name, tail);
-		break;
-	}
-	case VT_VERDICT_CANNOT_TELL:
-		if (v->samples == 0)
-			snprintf(c, sizeof(c), "no samples");
-		else
-			snprintf(c, sizeof(c), "%zu sample%s over %s", v->samples, v->samples == 1 ? "" : "s",
-				 vt_fmt_span(v->t1 - v->t0, b, sizeof(b)));
-		if (isfinite(v->need_more_s) && v->need_more_s > 0)
-			snprintf(buf, cap, "%s — %s; soak at least %s", name, c,
-				 fmt_more(v->need_more_s, a, sizeof(a)));
-		else
-			snprintf(buf, cap, "%s — %s", name, c);
-		break;
-	default:
-		snprintf(buf, cap, "%s", name);
-	}
-	return buf;
-}
-
-const char *vt_compare_arm_line(const struct vt_cmp_arm *a, char *buf, size_t cap)
-{
-	const char *vname = vt_verdict_name(a->verdict.kind);
-	const char *env = a->series ? a->series->info.env : "";
-	char span[32], who[640];
-
-	if (env[0] && (!a->name || strcmp(env, a->name)))
-		snprintf(who, sizeof(who), "%s (%s)", a->name ? a->name : "?", env);
-	else
-		snprintf(who, sizeof(who), "%s", a->name ? a->name : "?");
-	vt_fmt_span(a->window_t1 - a->window_t0, span, sizeof(span));
-	if (a->window_settled)
-		snprintf(buf, cap, "%s: %s, settled window %s, %zu samples", who, vname ? vname : "unknown",
-			 span, a->window_samples);
-	else
-		snprintf(buf, cap, "%s: %s, never settled: last half used (%s, %zu samples)", who,
-			 vname ? vname : "unknown", span, a->window_samples);
-	return buf;
-}
 
 /* ---- the text view ------------------------------------------------------ */
 
@@ -276,10 +104,6 @@ static const char *printable(const char *text, char *buf, size_t cap)
 	return buf;
 }
 
-static double thread_span(const struct vt_thread_run *th)
-{
-	return th->t_last - th->t_first;
-}
 
 static void print_header(FILE *out, const struct vt_analyze_report *r)
 {
@@ -347,121 +171,6 @@ static void print_quarters(FILE *out, const struct vt_soak_verdict *v, struct tu
 	}
 	vt_table_print(&t, out, 2, true);
 	vt_table_release(&t);
-}
-
-/* One fact: "swap", "RssAnon fell 62 MiB while ...".  Returns the next free slot. */
-static int fact(struct vt_soak_fact *f, int n, int max, const char *label, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static int fact(struct vt_soak_fact *f, int n, int max, const char *label, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (n >= max)
-		return n;
-	snprintf(f[n].label, sizeof(f[n].label), "%s", label);
-	va_start(ap, fmt);
-	vsnprintf(f[n].text, sizeof(f[n].text), fmt, ap);
-	va_end(ap);
-	return n + 1;
-}
-
-static int swap_facts(const struct vt_soak_verdict *v, struct vt_soak_fact *f, int n, int max)
-{
-	const struct vt_swap_motion *m = &v->swap;
-	char a[32], b[32], c[32], d[32], e[96];
-	bool flat = isfinite(m->committed_delta) &&
-		    fabs(m->committed_delta) <= (isfinite(v->tolerance) ? v->tolerance : 0);
-
-	if (flat)
-		snprintf(e, sizeof(e), "stayed flat");
-	else
-		snprintf(e, sizeof(e), "moved %s", vt_fmt_size_delta_like(m->committed_delta, NAN, c, sizeof(c)));
-	vt_fmt_span(m->t0, c, sizeof(c));
-	vt_fmt_span(m->t1, d, sizeof(d));
-	if (m->anon_delta <= 0)
-		n = fact(f, n, max, "swap", "RssAnon fell %s while swap rose %s and committed %s: paged out, "
-			 "not absorbed (%d episode%s; largest t+%s → t+%s)",
-			 vt_fmt_size(-m->anon_delta, a, sizeof(a)), vt_fmt_size(m->swap_delta, b, sizeof(b)), e,
-			 m->episodes, m->episodes == 1 ? "" : "s", c, d);
-	else
-		n = fact(f, n, max, "swap", "RssAnon rose %s while swap fell %s and committed %s: paged back "
-			 "in, not new memory (%d episode%s; largest t+%s → t+%s)",
-			 vt_fmt_size(m->anon_delta, a, sizeof(a)), vt_fmt_size(-m->swap_delta, b, sizeof(b)), e,
-			 m->episodes, m->episodes == 1 ? "" : "s", c, d);
-	if (isfinite(m->anon_range_lo) && isfinite(m->anon_range_hi))
-		n = fact(f, n, max, "", "RssAnon oscillates %s %s",
-			 fmt_metric_range(VT_M_RSS_ANON, m->anon_range_lo, m->anon_range_hi, e, sizeof(e)),
-			 v->settled ? "in the settled window" : "over the span");
-	return n;
-}
-
-int vt_soak_facts(const struct vt_analyze_report *r, struct vt_soak_fact *f, int max)
-{
-	const struct vt_soak_verdict *v = r->verdict;
-	const struct vt_series *s = r->series;
-	enum vt_metric m = v->metric;
-	bool bytes = metric_is_bytes(m);
-	char a[96], b[96], c[96], d[96];
-	int n = 0;
-
-	if (isfinite(v->floor_drift) && isfinite(v->tolerance))
-		n = fact(f, n, max, "drift", "floor drift q1→q4: %s (%s: tolerance %s)",
-			 fmt_metric_delta(m, v->floor_drift, v->q[0].floor, a, sizeof(a)),
-			 fabs(v->floor_drift) <= v->tolerance ? "within noise" : "beyond noise",
-			 vt_fmt_metric(m, v->tolerance, b, sizeof(b)));
-	else
-		n = fact(f, n, max, "drift", "floor drift q1→q4: %s",
-			 fmt_metric_delta(m, v->floor_drift, v->q[0].floor, a, sizeof(a)));
-	if (isfinite(v->tolerance))
-		n = fact(f, n, max, "noise", "%s (robust sd); changes under %s are within noise",
-			 vt_fmt_metric(m, v->noise, a, sizeof(a)), vt_fmt_metric(m, v->tolerance, b, sizeof(b)));
-	else
-		n = fact(f, n, max, "noise", "%s", vt_fmt_metric(m, v->noise, a, sizeof(a)));
-	if (isfinite(v->slope)) {
-		snprintf(b, sizeof(b), "%s", "");
-		snprintf(c, sizeof(c), "%s", "");
-		if (isfinite(v->slope_lo) && isfinite(v->slope_hi)) {
-			char lo[32], hi[32];
-
-			snprintf(b, sizeof(b), " (90%% interval %s–%s)", fmt_rate_num(v->slope_lo, bytes, lo, sizeof(lo)),
-				 fmt_rate_num(v->slope_hi, bytes, hi, sizeof(hi)));
-		}
-		if (isfinite(v->slope_window_t0))
-			snprintf(c, sizeof(c), ", floor fitted from t+%s", vt_fmt_span(v->slope_window_t0, d, sizeof(d)));
-		n = fact(f, n, max, "slope", "%s%s %s%s%s", v->slope >= 0 ? "+" : "",
-			 fmt_rate_num(v->slope, bytes, a, sizeof(a)), rate_unit(m), b, c);
-	} else {
-		n = fact(f, n, max, "slope", "n/a");
-	}
-	if (v->settled) {
-		double from = v->settled_from < s->n ? s->t[v->settled_from] : v->t0 + v->settle_s;
-
-		n = fact(f, n, max, "settled", "from t+%s (after %s): %s, median %s",
-			 vt_fmt_span(from, a, sizeof(a)), vt_fmt_span(v->settle_s, b, sizeof(b)),
-			 fmt_metric_range(m, v->settled_lo, v->settled_hi, c, sizeof(c)),
-			 vt_fmt_metric(m, v->settled_median, d, sizeof(d)));
-	} else {
-		n = fact(f, n, max, "settled", "no: no window where the floor stops moving");
-	}
-	if (isfinite(v->step_t))
-		n = fact(f, n, max, "step", "%s at t+%s (%s)", fmt_metric_delta(m, v->step_bytes, v->step_before, a, sizeof(a)),
-			 vt_fmt_span(v->step_t, b, sizeof(b)),
-			 fmt_metric_arrow(m, v->step_before, v->step_after, c, sizeof(c)));
-	if (v->swap.seen)
-		n = swap_facts(v, f, n, max);
-	else if (s->m[VT_M_RSS_ANON] && s->m[VT_M_VM_SWAP])
-		n = fact(f, n, max, "swap", "no push/pull: RssAnon and swap did not trade places");
-	if (isfinite(v->cpu_cores) && isfinite(v->cpu_user_cores) && isfinite(v->cpu_sys_cores))
-		n = fact(f, n, max, "CPU", "%.2f cores (user %.2f, sys %.2f)", v->cpu_cores, v->cpu_user_cores,
-			 v->cpu_sys_cores);
-	else if (isfinite(v->cpu_cores))
-		n = fact(f, n, max, "CPU", "%.2f cores", v->cpu_cores);
-	else
-		n = fact(f, n, max, "CPU", "n/a (not recorded)");
-	if (isfinite(v->need_more_s) && v->need_more_s > 0)
-		n = fact(f, n, max, "go on", "soak at least %s", fmt_more(v->need_more_s, a, sizeof(a)));
-	return n;
 }
 
 static void print_evidence(FILE *out, const struct vt_analyze_report *r, struct tunit u)
@@ -556,62 +265,6 @@ static int print_sparks(FILE *out, const struct vt_analyze_report *r)
 	return rc;
 }
 
-double vt_thread_run_cores(const struct vt_thread_run *th)
-{
-	double dt = thread_span(th);
-
-	return dt > 0 ? (double)th->cpu_ns / 1e9 / dt : NAN;
-}
-
-static int by_cores_desc(const void *pa, const void *pb)
-{
-	const struct vt_thread_run *a = *(const struct vt_thread_run *const *)pa;
-	const struct vt_thread_run *b = *(const struct vt_thread_run *const *)pb;
-	double ca = vt_thread_run_cores(a), cb = vt_thread_run_cores(b);
-
-	if (!isfinite(ca))
-		ca = -1;
-	if (!isfinite(cb))
-		cb = -1;
-	if (ca != cb)
-		return ca < cb ? 1 : -1;
-	return a->tid < b->tid ? -1 : a->tid > b->tid;
-}
-
-ssize_t vt_soak_threads_by_cpu(const struct vt_series *s, const struct vt_soak_verdict *v,
-			      const struct vt_thread_run ***out, size_t *others)
-{
-	const struct vt_thread_run **list;
-	pid_t pid = v->from < s->n && v->to > v->from ? s->pid[v->from] : 0;
-	size_t i, n = 0, match = 0;
-
-	*out = NULL;
-	*others = 0;
-	for (i = 0; i < s->nthreads; i++)
-		match += s->threads[i].pid == pid;
-	list = malloc(sizeof(*list) * (s->nthreads ? s->nthreads : 1));
-	if (!list)
-		return -1;
-	for (i = 0; i < s->nthreads; i++) {
-		if (match && s->threads[i].pid != pid) {
-			(*others)++;
-			continue;
-		}
-		list[n++] = &s->threads[i];
-	}
-	qsort(list, n, sizeof(*list), by_cores_desc);
-	*out = list;
-	return (ssize_t)n;
-}
-
-const char *vt_thread_doing_states(const struct vt_thread_doing *d, char *buf, size_t cap)
-{
-	const unsigned n[4] = { d->n_r, d->n_s, d->n_d, d->seen - d->n_r - d->n_s - d->n_d };
-	static const char *const labels[4] = { "R", "S", "D", "other" };
-
-	return vt_render_state_shares(n, labels, 4, d->seen, buf, cap);
-}
-
 static void print_thread_diag(FILE *out, const struct vt_diagnosis *d)
 {
 	if (!d)
@@ -660,7 +313,7 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 	}
 	for (i = 0; i < (size_t)n; i++) {
 		const struct vt_thread_run *th = list[i];
-		double dt = thread_span(th), c = vt_thread_run_cores(th);
+		double dt = th->t_last - th->t_first, c = vt_thread_run_cores(th);
 
 		if (i >= top) {
 			if (isfinite(c))
@@ -746,7 +399,7 @@ static void print_events(FILE *out, const struct vt_series *s)
 int vt_render_analyze_text(FILE *out, const struct vt_analyze_report *r)
 {
 	const struct vt_soak_verdict *v = r->verdict;
-	char line[640];
+	char line[640], why[VT_SOAK_WHY_MAX];
 	int rc = 0;
 	struct tunit u;
 
@@ -755,8 +408,8 @@ int vt_render_analyze_text(FILE *out, const struct vt_analyze_report *r)
 	u = pick_tunit(v->t1);
 	print_header(out, r);
 	fprintf(out, "\nverdict: %s\n", vt_soak_headline(v, line, sizeof(line)));
-	if (v->why[0])
-		print_wrapped(out, v->why, 2, 100, 0);
+	if (vt_soak_why(v, why, sizeof(why))[0])
+		print_wrapped(out, why, 2, 100, 0);
 	print_evidence(out, r, u);
 	rc |= print_sparks(out, r);
 	rc |= print_threads(out, r);

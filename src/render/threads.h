@@ -1,5 +1,6 @@
 /*
- * threads.h (render) — views of thread rates: text and JSON ("vitals.threads" v1).
+ * threads.h (render) — views of thread rates: text and JSON ("vitals.threads" v1),
+ * and the diagnosis in words.
  *
  * Both read a struct vt_threads_rates and its diagnosis; neither touches /proc.
  * Return 0, or -1 when the output could not be written.
@@ -42,6 +43,15 @@ const char *vt_render_state_shares(const unsigned *counts, const char *const *la
  */
 const char *vt_render_seen(bool ok, const char *why, const char *name, unsigned count, unsigned n,
 			   char *buf, size_t cap);
+
+/*
+ * The evidence of a finding in one sentence, from the figures its rule kept
+ * (diagnosis.c): "thread 812 (poller) wakes 2000 times/s and uses 10.0 µs of
+ * CPU per wakeup (0.020 cores); sleeping in hrtimer_nanosleep".  buf of cap
+ * bytes (VT_DIAG_EVIDENCE_MAX holds any); returns buf.
+ */
+#define VT_DIAG_EVIDENCE_MAX 512
+const char *vt_render_diag_evidence(const struct vt_diag_finding *f, char *buf, size_t cap);
 
 /* The diagnosis as text, one "  pattern: evidence" line a finding (d NULL: none). */
 void vt_render_diagnosis_text(FILE *out, const struct vt_diagnosis *d);

@@ -75,17 +75,6 @@ static json_t *thread_json(const struct vt_thread_rate *t)
 	return o;
 }
 
-json_t *vt_render_diagnosis_json(const struct vt_diagnosis *d)
-{
-	json_t *arr = json_array();
-	size_t i;
-
-	for (i = 0; d && i < d->n; i++)
-		json_array_append_new(arr, json_pack("{s:s, s:s}", "pattern", d->f[i].name,
-						     "evidence", d->f[i].evidence));
-	return arr;
-}
-
 int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const struct vt_diagnosis *d,
 			   bool compact)
 {

@@ -65,14 +65,6 @@ static void print_share(FILE *out, const struct vt_threads_rates *r)
 			r->ncpu);
 }
 
-void vt_render_diagnosis_text(FILE *out, const struct vt_diagnosis *d)
-{
-	size_t i;
-
-	for (i = 0; d && i < d->n; i++)
-		fprintf(out, "  %s: %s\n", d->f[i].name, d->f[i].evidence);
-}
-
 /* "4 x worker-: 0.248-0.263 cores each (24.6-26.1% of the process), 1.008 together" */
 static void print_pool(FILE *out, const struct vt_thread_pool *p)
 {

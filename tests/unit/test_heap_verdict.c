@@ -6,8 +6,24 @@
 #include "harness.h"
 
 #include "analyze/heap_verdict.h"
+#include "render/heap.h"
 
 #define MiB (1ull << 20)
+
+/* The verdict's headline and its i-th evidence, as the views word them (one buffer each). */
+static const char *headline(const struct vt_heap_verdict *v)
+{
+	static char buf[VT_HEAP_LINE_MAX];
+
+	return vt_render_heap_headline(v, buf, sizeof(buf));
+}
+
+static const char *evidence(const struct vt_heap_verdict *v, int i)
+{
+	static char buf[VT_HEAP_LINE_MAX];
+
+	return vt_render_heap_evidence(v, i, buf, sizeof(buf));
+}
 
 static struct vt_mi_bin big_free_bins[] = { { 1 << 20, 1 << 22, 0, 0, 0 } };
 static struct vt_mi_bin small_free_bins[] = { { 64, 512, 0, 0, 0 } };
@@ -52,9 +68,15 @@ static void test_heap_verdict__field_report_arena_sprawl(void)
 	make(&h, arenas, 8, 44 * MiB, 1200 * MiB, even8, true);
 	vt_heap_judge(&h, 4096, &v);
 	CHECK(v.lever == VT_LEVER_FEWER_ARENAS);
-	CHECK(strstr(v.headline, "8 arenas") != NULL);
+	CHECK(strstr(headline(&v), "8 arenas") != NULL);
+	CHECK(v.narenas == 8 && v.top_arena_share < 0.6);
 	CHECK(v.n_evidence >= 3);
-	CHECK(strstr(v.evidence[0], "live_fraction 0.035") != NULL);
+	CHECK(v.evidence[0] == VT_HEAP_EV_LIVE && v.evidence[2] == VT_HEAP_EV_ARENAS);
+	CHECK(strstr(evidence(&v, 0), "live_fraction 0.035") != NULL);
+	CHECK(strstr(evidence(&v, 2), "8 arenas; the one holding most free memory (arena 0) has 12% of it") != NULL);
+	CHECK(v.evidence[v.n_evidence - 1] == VT_HEAP_EV_TRIM_ONCE);
+	CHECK(strstr(evidence(&v, v.n_evidence - 1), "relief, not the fix") != NULL);
+	CHECK_STR(evidence(&v, v.n_evidence), "");
 	CHECK(v.trim_low > 1000 * MiB && v.trim_low <= v.trim_high);
 }
 
@@ -68,6 +90,7 @@ static void test_heap_verdict__live_data_is_retention(void)
 	make(&h, arenas, 1, 900 * MiB, 100 * MiB, one, true);
 	vt_heap_judge(&h, 4096, &v);
 	CHECK(v.lever == VT_LEVER_RETENTION);
+	CHECK(strstr(headline(&v), "this is live data (90% of what malloc holds)") != NULL);
 }
 
 static void test_heap_verdict__one_arena_whole_pages_is_trim(void)
@@ -80,10 +103,13 @@ static void test_heap_verdict__one_arena_whole_pages_is_trim(void)
 	make(&h, arenas, 1, 50 * MiB, 500 * MiB, one, true);
 	vt_heap_judge(&h, 4096, &v);
 	CHECK(v.lever == VT_LEVER_TRIM);
+	CHECK(strstr(headline(&v), "91% is free and most of it in whole pages: malloc_trim(0) would "
+				   "return at least") != NULL);
 	/* the estimate never exceeds the resident memory that is not live */
 	h.status.rss_anon = 50 * MiB + 10 * MiB;
 	vt_heap_judge(&h, 4096, &v);
-	CHECK(v.trim_high <= 10 * MiB);
+	CHECK(v.trim_high <= 10 * MiB && v.trim_cap == 10 * MiB);
+	CHECK(strstr(evidence(&v, 3), "at most RssAnon - live = 10.0 MiB resident") != NULL);
 }
 
 static void test_heap_verdict__fragmented_is_allocator(void)
@@ -96,6 +122,7 @@ static void test_heap_verdict__fragmented_is_allocator(void)
 	make(&h, arenas, 1, 50 * MiB, 500 * MiB, one, false);
 	vt_heap_judge(&h, 4096, &v);
 	CHECK(v.lever == VT_LEVER_ALLOCATOR);
+	CHECK(strstr(headline(&v), "is free but fragmented") != NULL);
 }
 
 static void test_heap_verdict__small_and_unknown(void)
@@ -108,12 +135,14 @@ static void test_heap_verdict__small_and_unknown(void)
 	make(&h, arenas, 1, 1 * MiB, 2 * MiB, one, true);
 	vt_heap_judge(&h, 4096, &v);
 	CHECK(v.lever == VT_LEVER_NONE);
+	CHECK_STR(headline(&v), "small heap (3.0 MiB held): nothing here to act on");
 	make(&h, arenas, 1, 50 * MiB, 500 * MiB, one, true);
 	h.has_info = false;
 	h.info.n_arenas = 0;
 	vt_heap_judge(&h, 4096, &v);
 	CHECK(v.lever == VT_LEVER_CANNOT_TELL);
 	CHECK_STR(vt_heap_lever_name(v.lever), "cannot_tell");
+	CHECK(strstr(headline(&v), "per-arena figures are missing") != NULL);
 }
 
 static void test_heap_verdict__jemalloc(void)
@@ -126,10 +155,14 @@ static void test_heap_verdict__jemalloc(void)
 	h.je.allocated = 100 * MiB;
 	h.je.resident = 400 * MiB;
 	vt_heap_judge(&h, 4096, &v);
-	CHECK(v.lever == VT_LEVER_DECAY);
+	CHECK(v.lever == VT_LEVER_DECAY && v.jemalloc);
+	CHECK(strstr(headline(&v), "300.0 MiB resident is not live") != NULL);
+	CHECK(v.n_evidence == 1 && v.evidence[0] == VT_HEAP_EV_JEMALLOC);
+	CHECK(strstr(evidence(&v, 0), "allocated (live) 100.0 MiB, active 0.0 MiB, resident 400.0 MiB") != NULL);
 	h.je.allocated = 380 * MiB;
 	vt_heap_judge(&h, 4096, &v);
 	CHECK(v.lever == VT_LEVER_RETENTION);
+	CHECK_STR(headline(&v), "this is live data (95% of resident): look for what retains it");
 }
 
 VT_TEST_MAIN(test_heap_verdict__field_report_arena_sprawl, test_heap_verdict__live_data_is_retention,

@@ -13,6 +13,7 @@
 
 #include "analyze/soak.h"
 #include "analyze/thread_view.h"
+#include "render/soak.h"
 
 #define MiB (1024.0 * 1024.0)
 
@@ -78,6 +79,14 @@ static void build_binned(struct vt_series *s, const double *v, size_t n, double 
 	s->info.finished = true;
 }
 
+/* The sentence that says why, as every view words it (one buffer: one call per statement). */
+static const char *why(const struct vt_soak_verdict *v)
+{
+	static char buf[VT_SOAK_WHY_MAX];
+
+	return vt_soak_why(v, buf, sizeof(buf));
+}
+
 static struct vt_soak_verdict analyze(const struct vt_series *s)
 {
 	struct vt_soak_opts o;
@@ -85,7 +94,8 @@ static struct vt_soak_verdict analyze(const struct vt_series *s)
 
 	vt_soak_opts_default(&o);
 	CHECK(vt_soak_analyze(s, &o, &v) == 0);
-	CHECK(v.why[0] != '\0');
+	CHECK(v.reason != VT_SOAK_WHY_NONE);
+	CHECK(why(&v)[0] != '\0');
 	return v;
 }
 
@@ -100,7 +110,9 @@ static void check_figures(const struct vt_soak_verdict *v)
 	size_t q;
 
 	CHECK(!isinf(v->noise) && !isinf(v->tolerance) && !isinf(v->floor_drift));
-	CHECK(!isinf(v->slope) && !isinf(v->need_more_s));
+	CHECK(!isinf(v->slope) && !isinf(v->need_more_s) && !isinf(v->slope_window_s));
+	CHECK(!isinf(v->rate_first_half_per_s) && !isinf(v->rate_last_half_per_s) && !isinf(v->steady_s));
+	CHECK(!isinf(v->drift_not_ruled_out) && !isinf(v->settled_window_s));
 	for (q = 0; q < 4; q++)
 		CHECK(!isinf(v->q[q].floor) && !isinf(v->q[q].median) && !isinf(v->q[q].peak));
 }
@@ -138,7 +150,8 @@ static void test_soak__flat_noise_is_plateau(void)
 	CHECK(isnan(r.need_more_s) && isnan(r.step_t));
 	CHECK(r.samples == 300 && r.restarts == 0 && r.gaps == 0 && !r.running);
 	CHECK(r.q[0].samples + r.q[1].samples + r.q[2].samples + r.q[3].samples == 300);
-	CHECK(strstr(r.why, "flat from the start") != NULL || strstr(r.why, "settled after") != NULL);
+	CHECK(r.reason == VT_SOAK_WHY_FLAT_FROM_START || r.reason == VT_SOAK_WHY_SETTLED_AFTER);
+	CHECK(strstr(why(&r), "flat from the start") != NULL || strstr(why(&r), "settled after") != NULL);
 	CHECK_STR(vt_verdict_key(r.kind), "plateau");
 	CHECK_STR(vt_verdict_name(r.kind), "plateau");
 	check_figures(&r);
@@ -176,7 +189,8 @@ static void test_soak__ramp_then_flat_settles(void)
 	CHECK(near(r.settled_median, 200 * MiB, 0.5 * MiB));
 	CHECK(near(r.floor_drift, 95.5 * MiB, 3 * MiB));   /* q1 floor: 5% into a ramp from 100 MiB */
 	CHECK(r.slope_window_t0 >= r.settle_s - 1);
-	CHECK(strstr(r.why, "settled after 3.3 min") != NULL);
+	CHECK(r.reason == VT_SOAK_WHY_SETTLED_AFTER);
+	CHECK(strstr(why(&r), "settled after 3.3 min") != NULL);
 	vt_series_free(&s);
 	free(v);
 }
@@ -207,7 +221,8 @@ static void test_soak__steady_ramp_is_leak(void)
 	CHECK(near(r.slope_window_t0, 75, 2));        /* warm-up quarter left out */
 	CHECK(!r.settled && isnan(r.settled_median));
 	CHECK(near(r.floor_drift, 225 * rate, 15 * MiB));
-	CHECK(strstr(r.why, "MiB/s") != NULL && strstr(r.why, "steadily") != NULL);
+	CHECK(r.reason == VT_SOAK_WHY_LEAK);
+	CHECK(strstr(why(&r), "MiB/s") != NULL && strstr(why(&r), "steadily") != NULL);
 	check_figures(&r);
 	vt_series_free(&s);
 	free(v);
@@ -264,7 +279,8 @@ static void test_soak__step(void)
 		CHECK(near(r.step_bytes, size, 0.1 * size));
 		CHECK(near(r.step_before, 100 * MiB, 1 * MiB) && near(r.step_after, 164 * MiB, 1 * MiB));
 		CHECK(r.settled && s.t0[r.settled_from] >= at - every);
-		CHECK(strstr(r.why, "stepped up 6") != NULL);
+		CHECK(r.reason == VT_SOAK_WHY_STEP);
+		CHECK(strstr(why(&r), "stepped up 6") != NULL);
 		check_figures(&r);
 		vt_series_free(&s);
 		free(v);
@@ -333,7 +349,7 @@ static void test_soak__sawtooth_is_plateau(void)
 		v[i] = 300 * MiB + 10 * MiB * fmod((double)i, 60) / 60 + 0.2 * MiB * gauss();
 	build(&s, v, n, 1);
 	r = analyze(&s);
-	printf("# sawtooth: %s: %s\n", vt_verdict_key(r.kind), r.why);
+	printf("# sawtooth: %s: %s\n", vt_verdict_key(r.kind), why(&r));
 	CHECK(r.kind == VT_VERDICT_PLATEAU);
 	CHECK(r.tolerance > 5 * MiB);
 	CHECK(near(r.q[0].floor, 300 * MiB, 1 * MiB) && near(r.q[3].peak, 310 * MiB, 1 * MiB));
@@ -365,7 +381,7 @@ static void test_soak__small_level_shift_is_plateau(void)
 
 	build(&s, v, 360, 0.25);
 	r = analyze(&s);
-	printf("# small shift: %s: %s\n", vt_verdict_key(r.kind), r.why);
+	printf("# small shift: %s: %s\n", vt_verdict_key(r.kind), why(&r));
 	CHECK(r.kind == VT_VERDICT_PLATEAU);
 	CHECK(r.settled && r.settle_s >= 13 && r.settle_s <= 16);
 	vt_series_free(&s);
@@ -385,8 +401,10 @@ static void test_soak__concave_growth_is_settling(void)
 		v[i] = 100 * MiB + 100 * MiB * (1 - exp(-(double)i / 100)) + 0.3 * MiB * gauss();
 	build(&s, v, n, 1);
 	r = analyze(&s);
-	printf("# concave: %s: %s\n", vt_verdict_key(r.kind), r.why);
+	printf("# concave: %s: %s\n", vt_verdict_key(r.kind), why(&r));
 	CHECK(r.kind == VT_VERDICT_SETTLING);
+	CHECK(r.reason == VT_SOAK_WHY_SLOWING && r.rate_last_half_per_s < r.rate_first_half_per_s);
+	CHECK(strstr(why(&r), "slowing down") != NULL);
 	CHECK(r.need_more_s > 0 && isfinite(r.need_more_s));
 	CHECK_STR(vt_verdict_key(r.kind), "settling");
 	vt_series_free(&s);
@@ -413,8 +431,9 @@ static void test_soak__short_steady_tail_cannot_tell(void)
 	}
 	build(&s, v, n, 0.5);
 	r = analyze(&s);
-	printf("# short steady tail: %s: %s\n", vt_verdict_key(r.kind), r.why);
+	printf("# short steady tail: %s: %s\n", vt_verdict_key(r.kind), why(&r));
 	CHECK(r.kind != VT_VERDICT_LEAK);
+	CHECK(r.reason == VT_SOAK_WHY_STEADY_TOO_SHORT && r.steady_s < r.min_span_s);
 	CHECK(r.need_more_s > 0 && isfinite(r.need_more_s));
 	check_figures(&r);
 	vt_series_free(&s);
@@ -434,8 +453,9 @@ static void test_soak__levelled_off_recently_is_settling(void)
 		v[i] = 100 * MiB + 0.5 * MiB * fmin((double)i, 260) + 0.2 * MiB * gauss();
 	build(&s, v, n, 1);
 	r = analyze(&s);
-	printf("# recent: %s: %s\n", vt_verdict_key(r.kind), r.why);
+	printf("# recent: %s: %s\n", vt_verdict_key(r.kind), why(&r));
 	CHECK(r.kind == VT_VERDICT_SETTLING);
+	CHECK(r.reason == VT_SOAK_WHY_LEVELLED_RECENTLY && r.settled_window_s > 0);
 	CHECK(r.need_more_s > 0 && isfinite(r.need_more_s));
 	vt_series_free(&s);
 	free(v);
@@ -451,7 +471,8 @@ static void test_soak__too_short(void)
 	r = analyze(&s);
 	CHECK(r.kind == VT_VERDICT_CANNOT_TELL);
 	CHECK(near(r.need_more_s, 11, 1.5));        /* 20 intervals of 1 s minimum, 9 s seen */
-	CHECK(strstr(r.why, "only 10") != NULL && strstr(r.why, "soak") != NULL);
+	CHECK(r.reason == VT_SOAK_WHY_TOO_FEW && r.judged_samples == 10);
+	CHECK(strstr(why(&r), "only 10") != NULL && strstr(why(&r), "soak") != NULL);
 	CHECK(r.samples == 10);
 	CHECK_STR(vt_verdict_key(r.kind), "cannot_tell");
 	check_figures(&r);
@@ -472,10 +493,11 @@ static void test_soak__huge_noise_cannot_tell(void)
 		v[i] = 100 * MiB + 0.005 * MiB * (double)i + 20 * MiB * gauss();
 	build(&s, v, n, 1);
 	r = analyze(&s);
-	printf("# noisy: %s: %s\n", vt_verdict_key(r.kind), r.why);
+	printf("# noisy: %s: %s\n", vt_verdict_key(r.kind), why(&r));
 	CHECK(r.kind == VT_VERDICT_CANNOT_TELL);
 	CHECK(r.need_more_s > 0 && isfinite(r.need_more_s));
-	CHECK(strstr(r.why, "noisy") != NULL);
+	CHECK(r.reason == VT_SOAK_WHY_TOO_NOISY && r.drift_not_ruled_out > 0);
+	CHECK(strstr(why(&r), "noisy") != NULL);
 	vt_series_free(&s);
 	free(v);
 }
@@ -654,7 +676,8 @@ static void test_soak__empty_and_one_sample(void)
 
 	vt_series_init(&s);
 	r = analyze(&s);
-	CHECK(r.kind == VT_VERDICT_CANNOT_TELL);
+	CHECK(r.kind == VT_VERDICT_CANNOT_TELL && r.reason == VT_SOAK_WHY_NO_SAMPLES);
+	CHECK(strstr(why(&r), "no committed samples yet") != NULL);
 	CHECK(r.samples == 0 && r.from == 0 && r.to == 0);
 	CHECK(isnan(r.slope) && isnan(r.q[0].floor) && isnan(r.cpu_cores));
 	CHECK(r.need_more_s > 0);
@@ -662,7 +685,7 @@ static void test_soak__empty_and_one_sample(void)
 
 	build(&s, &one, 1, 1);
 	r = analyze(&s);
-	CHECK(r.kind == VT_VERDICT_CANNOT_TELL);
+	CHECK(r.kind == VT_VERDICT_CANNOT_TELL && r.reason == VT_SOAK_WHY_TOO_FEW);
 	CHECK(r.samples == 1 && r.need_more_s > 0);
 	CHECK(r.q[0].floor == one || r.q[3].floor == one);
 	check_figures(&r);
@@ -674,7 +697,8 @@ static void test_soak__empty_and_one_sample(void)
 	s.m[VT_M_COMMITTED] = NULL;
 	r = analyze(&s);
 	CHECK(r.kind == VT_VERDICT_CANNOT_TELL && isnan(r.need_more_s));
-	CHECK(strstr(r.why, "not recorded") != NULL);
+	CHECK(r.reason == VT_SOAK_WHY_NOT_RECORDED);
+	CHECK(strstr(why(&r), "not recorded") != NULL);
 	vt_series_free(&s);
 }
 
@@ -695,10 +719,11 @@ static void test_soak__arenas_count_metric(void)
 	vt_soak_opts_default(&o);
 	o.metric = VT_M_ARENAS;
 	CHECK(vt_soak_analyze(&s, &o, &r) == 0);
-	printf("# arenas: %s: %s\n", vt_verdict_key(r.kind), r.why);
+	printf("# arenas: %s: %s\n", vt_verdict_key(r.kind), why(&r));
 	CHECK(r.metric == VT_M_ARENAS && r.kind == VT_VERDICT_STEP);
 	CHECK(r.step_bytes == 3 && r.step_t == 100);
-	CHECK(strstr(r.why, "MiB") == NULL);
+	CHECK(r.reason == VT_SOAK_WHY_STEP);
+	CHECK(strstr(why(&r), "MiB") == NULL);
 	vt_series_free(&s);
 	free(v);
 }
@@ -756,7 +781,7 @@ static void test_soak__twenty_thousand_points(void)
 	r = analyze(&s);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	printf("# 20000 points: %s in %.1f ms: %s\n", vt_verdict_key(r.kind),
-	       (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6, r.why);
+	       (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6, why(&r));
 	CHECK(r.kind == VT_VERDICT_PLATEAU);
 	CHECK(r.samples == n * 130);
 	vt_series_free(&s);

@@ -114,8 +114,7 @@ static void plateau_verdict(const struct vt_series *s, struct vt_soak_verdict *v
 	memset(v, 0, sizeof(*v));
 	v->kind = VT_VERDICT_PLATEAU;
 	v->metric = VT_M_COMMITTED;
-	snprintf(v->why, sizeof(v->why), "The floor moved +0.40 MiB from q1 to q4, inside the 12 MiB tolerance, "
-		 "over 3.3 h after it settled at t+41 min.");
+	v->reason = VT_SOAK_WHY_SETTLED_AFTER;
 	v->from = 0;
 	v->to = s->n;
 	v->t0 = 0;
@@ -145,6 +144,7 @@ static void plateau_verdict(const struct vt_series *s, struct vt_soak_verdict *v
 	v->slope_lo = NAN;
 	v->slope_hi = NAN;
 	v->slope_window_t0 = 41 * 60;
+	v->slope_window_s = t1 - 41 * 60;
 	v->step_t = NAN;
 	v->step_bytes = v->step_before = v->step_after = NAN;
 	v->need_more_s = NAN;
@@ -320,6 +320,8 @@ static void test_soak_render__text_plateau(void)
 	CHECK(strstr(out, "paged out,") != NULL);
 	CHECK(strstr(out, "0.57 cores (user 0.50, sys 0.07)") != NULL);
 	CHECK(strstr(out, "(90% interval") == NULL);      /* unknown interval: not printed as nan */
+	CHECK(strstr(out, "\n  settled after 41 min at 1458 MiB (1402 to 1491 MiB); over the last 2.6 h "
+			  "the floor") != NULL);
 	CHECK(!has_nan_token(out));
 	/* every line of the quarters table (header, rule, q1..q4) has one width */
 	q = strstr(out, "  QUARTER");
@@ -406,6 +408,64 @@ static void test_soak_render__headlines(void)
 		  "plateau — settled after 41 min; 1458 MiB (oscillating 1402–1491 MiB)");
 }
 
+/* Every reason words its sentence; unknown figures read n/a, never nan. */
+static void test_soak_render__why(void)
+{
+	struct vt_soak_verdict v;
+	char buf[VT_SOAK_WHY_MAX];
+	int k;
+
+	memset(&v, 0, sizeof(v));
+	v.metric = VT_M_COMMITTED;
+	CHECK_STR(vt_soak_why(&v, buf, sizeof(buf)), "");
+	v.reason = VT_SOAK_WHY_TOO_FEW;
+	v.judged_samples = 10;
+	v.judged_span_s = 9;
+	v.min_samples = 20;
+	v.min_span_s = 20;
+	v.need_more_s = 11;
+	CHECK_STR(vt_soak_why(&v, buf, sizeof(buf)),
+		  "only 10 committed samples over 9 s: a verdict needs 20 samples over 20 s; soak 11 s more");
+
+	v.reason = VT_SOAK_WHY_LEAK;
+	v.slope = 0.5 * MiB;
+	v.slope_lo = 0.49 * MiB;
+	v.slope_hi = 0.51 * MiB;
+	v.slope_window_s = 36;
+	v.q[0].floor = 100 * MiB;
+	v.q[3].floor = 118 * MiB;
+	CHECK_STR(vt_soak_why(&v, buf, sizeof(buf)),
+		  "floor rose 18.0 MiB over 36 s (0.50 MiB/s ± 0.01), steadily: q1 floor 100 MiB, "
+		  "q4 floor 118 MiB");
+	v.slope_window_s = 3 * 3600;            /* a long window: per hour */
+	v.slope = v.slope_lo = v.slope_hi = 1.84 * MiB / 3600;
+	v.q[3].floor = NAN;                     /* a quarter lost to a gap: no floors said */
+	CHECK_STR(vt_soak_why(&v, buf, sizeof(buf)),
+		  "floor rose 5.52 MiB over 3.0 h (1.84 MiB/h ± 0.00), steadily");
+
+	v.metric = VT_M_ARENAS;                 /* a count: no MiB */
+	v.reason = VT_SOAK_WHY_STEP;
+	v.step_t = 100;
+	v.step_bytes = 3;
+	v.step_before = 5;
+	v.step_after = 8;
+	CHECK_STR(vt_soak_why(&v, buf, sizeof(buf)),
+		  "floor stepped up 3 at 100 s (from 5 to 8) and was flat before and after");
+
+	/* every reason says something, with every figure unknown */
+	v.metric = VT_M_COMMITTED;
+	v.min_span_s = v.judged_span_s = v.need_more_s = v.step_t = v.step_bytes = NAN;
+	v.step_before = v.step_after = v.slope = v.slope_lo = v.slope_hi = v.slope_window_s = NAN;
+	v.settle_s = v.settled_lo = v.settled_hi = v.settled_median = v.settled_window_s = NAN;
+	v.rate_first_half_per_s = v.rate_last_half_per_s = v.steady_s = v.drift_not_ruled_out = NAN;
+	v.tolerance = v.noise = v.q[0].floor = v.q[3].floor = NAN;
+	for (k = VT_SOAK_WHY_NOT_RECORDED; k <= VT_SOAK_WHY_NO_STEADY_TREND; k++) {
+		v.reason = (enum vt_soak_reason)k;
+		vt_soak_why(&v, buf, sizeof(buf));
+		CHECK(buf[0] != '\0' && !has_nan_token(buf));
+	}
+}
+
 static void test_soak_render__units(void)
 {
 	char b[32];
@@ -466,6 +526,9 @@ static void test_soak_render__json(void)
 	CHECK_STR(json_string_value(json_object_get(verdict, "name")), "plateau");
 	CHECK(json_is_true(json_object_get(json_object_get(verdict, "span"), "running")));
 	CHECK(json_is_null(json_object_get(verdict, "step")));
+	CHECK_STR(json_string_value(json_object_get(verdict, "why")),
+		  "settled after 41 min at 1458 MiB (1402 to 1491 MiB); over the last 2.6 h the floor moved "
+		  "+0.05 MiB, within the tolerance of 12.0 MiB");
 	CHECK(json_is_null(json_object_get(verdict, "need_more_s")));
 	CHECK(json_is_null(json_object_get(json_object_get(verdict, "slope"), "lo")));
 	CHECK(json_is_real(json_object_get(json_object_get(verdict, "slope"), "bytes_per_s")));
@@ -552,6 +615,7 @@ static void test_soak_render__html(void)
 	CHECK(strstr(out, "smaps &lt;b&gt;unreadable&lt;/b&gt; \xef\xbf\xbd") != NULL);
 	CHECK(strstr(out, "<b>unreadable") == NULL);
 	CHECK(strstr(out, "verdict: plateau — settled after 41 min") != NULL);
+	CHECK(strstr(out, "<p>settled after 41 min at 1458 MiB (1402 to 1491 MiB); over the last 2.6 h") != NULL);
 	CHECK(strstr(out, "settled window") != NULL);
 	CHECK(strstr(out, "step +178 MiB at t+32 min") != NULL);
 	CHECK(strstr(out, "floor trend") != NULL && strstr(out, "stroke-dasharray") != NULL);
@@ -685,7 +749,9 @@ static void test_soak_render__empty_series(void)
 	v.noise = v.tolerance = v.floor_drift = v.slope = v.slope_lo = v.slope_hi = NAN;
 	v.step_t = v.need_more_s = v.cpu_cores = v.cpu_user_cores = v.cpu_sys_cores = NAN;
 	v.slope_window_t0 = v.swap.anon_range_lo = v.swap.anon_range_hi = NAN;
-	snprintf(v.why, sizeof(v.why), "no samples were recorded");
+	v.reason = VT_SOAK_WHY_NOT_RECORDED;
+	v.min_span_s = v.judged_span_s = v.settled_window_s = v.slope_window_s = NAN;
+	v.rate_first_half_per_s = v.rate_last_half_per_s = v.steady_s = v.drift_not_ruled_out = NAN;
 	all_views_clean(&s, &v);
 	vt_series_free(&s);
 }
@@ -1034,7 +1100,7 @@ static void test_soak_render__from_the_comparison(void)
 	vt_series_free(&b);
 }
 
-VT_TEST_MAIN(test_soak_render__text_plateau, test_soak_render__headlines, test_soak_render__units,
+VT_TEST_MAIN(test_soak_render__text_plateau, test_soak_render__headlines, test_soak_render__why, test_soak_render__units,
 	     test_soak_render__json, test_soak_render__series_csv, test_soak_render__html,
 	     test_soak_render__svg_downsample_keeps_spike, test_soak_render__sparkline,
 	     test_soak_render__empty_series, test_soak_render__restart_gap_step,

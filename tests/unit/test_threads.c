@@ -7,6 +7,7 @@
 #include "base/unknown.h"
 
 #include "analyze/diagnose.h"
+#include "render/threads.h"
 #include "analyze/rates.h"
 #include "proc/procfs.h"
 #include "proc/schedstat.h"
@@ -259,6 +260,14 @@ static void test_rates__pool_names(void)
 	vt_threads_rates_release(&r);
 }
 
+/* A finding's evidence as the views word it (one buffer: one call per statement). */
+static const char *evidence(const struct vt_diag_finding *f)
+{
+	static char buf[VT_DIAG_EVIDENCE_MAX];
+
+	return vt_render_diag_evidence(f, buf, sizeof(buf));
+}
+
 static void test_diagnose__rules(void)
 {
 	struct vt_threads_rates r;
@@ -279,6 +288,8 @@ static void test_diagnose__rules(void)
 	vt_diagnose(&r, &d);
 	CHECK_EQ_U64(d.n, 1);
 	CHECK(d.f[0].kind == VT_DIAG_IDLE);
+	CHECK_STR(vt_diag_name(d.f[0].kind), "idle");
+	CHECK(strstr(evidence(&d.f[0]), "the process used 0.0010 cores") != NULL);
 
 	/* 4 spinners on 2 CPUs */
 	r.cores = 2;
@@ -292,6 +303,8 @@ static void test_diagnose__rules(void)
 	}
 	vt_diagnose(&r, &d);
 	CHECK(d.f[0].kind == VT_DIAG_CONTENTION);
+	CHECK(d.f[0].contention.runnable > 2 && d.f[0].contention.nonvol_per_s == 1200);
+	CHECK(strstr(evidence(&d.f[0]), "4.00 threads runnable on average for 2.00 usable cores") != NULL);
 
 	/* 3 workers taking turns on a futex, plus main */
 	r.cores = 0.95;
@@ -309,7 +322,8 @@ static void test_diagnose__rules(void)
 	}
 	vt_diagnose(&r, &d);
 	CHECK(d.f[0].kind == VT_DIAG_CONVOY);
-	CHECK(strstr(d.f[0].evidence, "3 x worker-") != NULL);
+	CHECK(d.f[0].convoy.members == 3 && !strcmp(d.f[0].convoy.pool, "worker-"));
+	CHECK(strstr(evidence(&d.f[0]), "3 x worker-") != NULL);
 
 	/* a poller: 2000 wakeups/s at 10 us each */
 	r.npools = 0;
@@ -321,8 +335,10 @@ static void test_diagnose__rules(void)
 	}
 	vt_diagnose(&r, &d);
 	CHECK(d.f[0].kind == VT_DIAG_BUSY_POLL);
-	CHECK(strstr(d.f[0].evidence, "2000 times/s") != NULL);
-	CHECK(strstr(d.f[0].evidence, "10.0 us") != NULL);
+	CHECK(d.f[0].busy_poll.wakeups_per_s == 2000 && fabs(d.f[0].busy_poll.cpu_us - 10) < 1e-9);
+	CHECK(strstr(evidence(&d.f[0]), "2000 times/s") != NULL);
+	CHECK(strstr(evidence(&d.f[0]), "10.0 µs") != NULL);
+	CHECK(strstr(evidence(&d.f[0]), "sleeping in hrtimer_nanosleep") != NULL);
 
 	/* nothing stands out */
 	t[0].vol_per_s = 10;
@@ -330,6 +346,19 @@ static void test_diagnose__rules(void)
 	t[0].cpu_cores = 0.5;
 	vt_diagnose(&r, &d);
 	CHECK(d.f[0].kind == VT_DIAG_NONE);
+	CHECK_STR(vt_diag_name(d.f[0].kind), "no pattern");
+	CHECK(strstr(evidence(&d.f[0]), "no rule's conditions all held") != NULL);
+}
+
+/* n zeroed threads t over 5 s of a process that may use 2 cores. */
+static void io_rates(struct vt_threads_rates *r, struct vt_thread_rate *t, size_t n)
+{
+	memset(r, 0, sizeof(*r));
+	memset(t, 0, sizeof(*t) * n);
+	r->usable_cores = 2;
+	r->interval_s = 5;
+	r->threads = t;
+	r->n = n;
 }
 
 /* Threads in D state most of the time: blocked on I/O, and not "idle". */
@@ -340,12 +369,7 @@ static void test_diagnose__io(void)
 	struct vt_diagnosis d;
 	int i;
 
-	memset(&r, 0, sizeof(r));
-	memset(t, 0, sizeof(t));
-	r.usable_cores = 2;
-	r.interval_s = 5;
-	r.threads = t;
-	r.n = 3;
+	io_rates(&r, t, 3);
 	r.cores = 0.002;
 	for (i = 0; i < 3; i++) {
 		snprintf(t[i].comm, sizeof(t[i].comm), i ? "writer-%d" : "main", i - 1);
@@ -361,10 +385,11 @@ static void test_diagnose__io(void)
 	vt_diagnose(&r, &d);
 	CHECK_EQ_U64(d.n, 1);
 	CHECK(d.f[0].kind == VT_DIAG_IO);
-	CHECK(strstr(d.f[0].evidence, "thread 11 (writer-0) 80% of 50 samples, in folio_wait_bit, "
-				   "syscall fsync") != NULL);
-	CHECK(strstr(d.f[0].evidence, "thread 12") != NULL);
-	CHECK(strstr(d.f[0].evidence, "main") == NULL);
+	CHECK(d.f[0].io.blocked == 2 && d.f[0].io.shown == 2);
+	CHECK(strstr(evidence(&d.f[0]), "thread 11 (writer-0) 80% of 50 samples, in folio_wait_bit, "
+					"syscall fsync") != NULL);
+	CHECK(strstr(evidence(&d.f[0]), "thread 12") != NULL);
+	CHECK(strstr(evidence(&d.f[0]), "main") == NULL);
 
 	/* a writer that wakes often, mostly in D: blocked on I/O, not a busy poll */
 	r.cores = 0.03;
@@ -385,6 +410,28 @@ static void test_diagnose__io(void)
 	t[1].nsamples = 4;
 	vt_diagnose(&r, &d);
 	CHECK(d.f[0].kind == VT_DIAG_IDLE);
+}
+
+/* Five writers blocked: the evidence names three and counts the rest. */
+static void test_diagnose__io_many(void)
+{
+	struct vt_threads_rates r;
+	struct vt_thread_rate t[5];
+	struct vt_diagnosis d;
+	int i;
+
+	io_rates(&r, t, 5);
+	for (i = 0; i < 5; i++) {
+		snprintf(t[i].comm, sizeof(t[i].comm), "writer-%d", i);
+		t[i].tid = 20 + i;
+		t[i].nsamples = 10;
+		t[i].states[2] = 10;
+	}
+	vt_diagnose(&r, &d);
+	CHECK(d.f[0].kind == VT_DIAG_IO && d.f[0].io.blocked == 5 && d.f[0].io.shown == VT_DIAG_IO_SHOWN);
+	CHECK(strstr(evidence(&d.f[0]), "I/O): thread 20 (writer-0) 100% of 10 samples; thread 21") != NULL);
+	CHECK(strstr(evidence(&d.f[0]), "thread 23") == NULL);
+	CHECK(strstr(evidence(&d.f[0]), "(writer-2) 100% of 10 samples; 2 more") != NULL);
 }
 
 /* A quota narrows what the process may use; throttling is a finding. */
@@ -419,8 +466,9 @@ static void test_rates__quota_and_throttling(void)
 	r.throttled_s = 0.45;
 	vt_diagnose(&r, &d);
 	CHECK(d.f[0].kind == VT_DIAG_THROTTLED);
-	CHECK(strstr(d.f[0].evidence, "0.50 cores (/limited)") != NULL);
-	CHECK(strstr(d.f[0].evidence, "9 of 10 periods") != NULL);
+	CHECK(d.f[0].throttled.throttled_periods == 9 && d.f[0].throttled.periods == 10);
+	CHECK(strstr(evidence(&d.f[0]), "0.50 cores (/limited)") != NULL);
+	CHECK(strstr(evidence(&d.f[0]), "9 of 10 periods") != NULL);
 	r.throttled_periods = 0;
 	vt_diagnose(&r, &d);
 	CHECK(d.f[0].kind != VT_DIAG_THROTTLED);
@@ -461,6 +509,7 @@ static void test_rates__syscall_tally(void)
 }
 
 VT_TEST_MAIN(test_schedstat__parse, test_rates__steady_pair, test_rates__thread_churn,
-	     test_rates__counter_edges, test_rates__zero_and_short_interval, test_rates__pool_key, test_rates__pool_names,
-	     test_diagnose__rules, test_diagnose__io, test_rates__quota_and_throttling,
+	     test_rates__counter_edges, test_rates__zero_and_short_interval, test_rates__pool_key,
+	     test_rates__pool_names, test_diagnose__rules, test_diagnose__io, test_diagnose__io_many,
+	     test_rates__quota_and_throttling,
 	     test_rates__syscall_tally)

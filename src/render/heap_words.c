@@ -1,0 +1,105 @@
+/*
+ * heap_words.c — the heap verdict in words (see heap.h): the headline for
+ * its lever and one line per evidence it cites, from the figures the
+ * verdict holds.  vitals heap (text and JSON) and the demo print these.
+ */
+#include "render/heap.h"
+
+#include <stdio.h>
+
+#define MiB (1024.0 * 1024.0)
+
+static double mib(uint64_t bytes)
+{
+	return (double)bytes / MiB;
+}
+
+const char *vt_render_heap_headline(const struct vt_heap_verdict *v, char *buf, size_t cap)
+{
+	double free_pct = (1 - v->live_fraction) * 100;
+
+	switch (v->lever) {
+	case VT_LEVER_NONE:
+		snprintf(buf, cap, "small heap (%.1f MiB %s): nothing here to act on", mib(v->held),
+			 v->jemalloc ? "resident" : "held");
+		break;
+	case VT_LEVER_RETENTION:
+		if (v->jemalloc)
+			snprintf(buf, cap, "this is live data (%.0f%% of resident): look for what retains it",
+				 v->live_fraction * 100);
+		else
+			snprintf(buf, cap, "this is live data (%.0f%% of what malloc holds): look for what "
+				 "retains it; trim or fewer arenas would return little", v->live_fraction * 100);
+		break;
+	case VT_LEVER_FEWER_ARENAS:
+		snprintf(buf, cap, "%.0f%% is free memory spread over %llu arenas: fewer arenas "
+			 "(MALLOC_ARENA_MAX=2) or another allocator keeps it from multiplying", free_pct,
+			 (unsigned long long)v->narenas);
+		break;
+	case VT_LEVER_TRIM:
+		snprintf(buf, cap, "%.0f%% is free and most of it in whole pages: malloc_trim(0) would return "
+			 "at least %.1f MiB (measure with --trim)", free_pct, mib(v->trim_low));
+		break;
+	case VT_LEVER_ALLOCATOR:
+		snprintf(buf, cap, "%.0f%% is free but fragmented (trim returns at most %.1f MiB): an "
+			 "allocator that returns memory (jemalloc, mimalloc) or less churn", free_pct,
+			 mib(v->trim_high));
+		break;
+	case VT_LEVER_DECAY:
+		snprintf(buf, cap, "%.1f MiB resident is not live: jemalloc returns dirty pages on its decay "
+			 "timer (opt.dirty_decay_ms); if it stays, lower the decay time or the arena count",
+			 mib(v->held > v->live ? v->held - v->live : 0));
+		break;
+	case VT_LEVER_CANNOT_TELL:
+	default:
+		snprintf(buf, cap, "%.0f%% of what malloc holds is free, but the per-arena figures are "
+			 "missing: cannot tell which lever fits", free_pct);
+	}
+	return buf;
+}
+
+const char *vt_render_heap_evidence(const struct vt_heap_verdict *v, int i, char *buf, size_t cap)
+{
+	if (i < 0 || i >= v->n_evidence) {
+		snprintf(buf, cap, "%s", "");
+		return buf;
+	}
+	switch (v->evidence[i]) {
+	case VT_HEAP_EV_LIVE:
+		snprintf(buf, cap, "live (uordblks) %.1f MiB of %.1f MiB held (arena + mmapped): "
+			 "live_fraction %.3f", mib(v->live), mib(v->held), v->live_fraction);
+		break;
+	case VT_HEAP_EV_FREE_HELD:
+		snprintf(buf, cap, "free but held (fordblks) %.1f MiB in %llu free chunks; top of the main "
+			 "arena (keepcost) %.1f MiB", mib(v->free_bytes), (unsigned long long)v->free_chunks,
+			 mib(v->keepcost));
+		break;
+	case VT_HEAP_EV_ARENAS:
+		snprintf(buf, cap, "%llu arenas; the one holding most free memory (arena %d) has %.0f%% of it",
+			 (unsigned long long)v->narenas, v->top_arena, v->top_arena_share * 100);
+		break;
+	case VT_HEAP_EV_TRIM_ESTIMATE:
+		snprintf(buf, cap, "malloc_trim(0) could return %.1f-%.1f MiB now (whole pages inside free "
+			 "chunks plus the tops, at most RssAnon - live = %.1f MiB resident)",
+			 mib(v->trim_low), mib(v->trim_high), mib(v->trim_cap));
+		break;
+	case VT_HEAP_EV_TRIM_MEASURED:
+		snprintf(buf, cap, "measured: malloc_trim(0) took RssAnon from %.1f to %.1f MiB in %.0f ms",
+			 mib(v->trim_rss_before), mib(v->trim_rss_after), v->trim_ms);
+		break;
+	case VT_HEAP_EV_MALLINFO_32:
+		snprintf(buf, cap, "figures from 32-bit mallinfo() (glibc < 2.33): sizes above 4 GiB wrap");
+		break;
+	case VT_HEAP_EV_TRIM_ONCE:
+		snprintf(buf, cap, "a trim would return about %.1f MiB once; continued churn refills every "
+			 "arena, so it is relief, not the fix", mib(v->trim_low));
+		break;
+	case VT_HEAP_EV_JEMALLOC:
+		snprintf(buf, cap, "allocated (live) %.1f MiB, active %.1f MiB, resident %.1f MiB, mapped "
+			 "%.1f MiB, retained %.1f MiB, %llu arenas", mib(v->live), mib(v->je_active),
+			 mib(v->held), mib(v->je_mapped), mib(v->je_retained),
+			 (unsigned long long)v->narenas);
+		break;
+	}
+	return buf;
+}

@@ -1,0 +1,67 @@
+/*
+ * soak_fmt.c — figures of a metric as the soak views print them (see
+ * soak_fmt.h): every soak view goes through these, so one figure reads
+ * the same in the text, the JSON's sentences and the HTML.
+ */
+#include "render/soak_fmt.h"
+
+#include "render/soak.h"
+
+#include <math.h>
+#include <stdio.h>
+
+static enum vt_unit unit_of(enum vt_metric m)
+{
+	return (unsigned)m < VT_M_COUNT ? vt_metrics[m].unit : VT_UNIT_BYTES;
+}
+
+bool vt_metric_is_bytes(enum vt_metric m)
+{
+	return unit_of(m) == VT_UNIT_BYTES;
+}
+
+const char *vt_fmt_metric(enum vt_metric m, double v, char *buf, size_t cap)
+{
+	return vt_fmt_value(unit_of(m), v, buf, cap);
+}
+
+const char *vt_fmt_metric_delta(enum vt_metric m, double v, double like, char *buf, size_t cap)
+{
+	return vt_fmt_value_delta(unit_of(m), v, like, buf, cap);
+}
+
+const char *vt_fmt_metric_pair(enum vt_metric m, double a, double b, const char *sep, char *buf,
+			       size_t cap)
+{
+	return vt_fmt_value_pair(unit_of(m), a, b, sep, buf, cap);
+}
+
+const char *vt_fmt_per_h(enum vt_metric m, double per_s, char *buf, size_t cap)
+{
+	double v = per_s * 3600 / (vt_metric_is_bytes(m) ? VT_MiB : 1), a = fabs(v);
+
+	if (!isfinite(v))
+		snprintf(buf, cap, "n/a");
+	else
+		snprintf(buf, cap, a < 10 ? "%.2f" : a < 100 ? "%.1f" : "%.0f", v);
+	return buf;
+}
+
+const char *vt_per_h_unit(enum vt_metric m)
+{
+	return vt_metric_is_bytes(m) ? "MiB/h" : "/h";
+}
+
+/* Rounded up: a soak shorter than asked proves nothing. */
+const char *vt_fmt_more(double s, char *buf, size_t cap)
+{
+	if (s < 120)
+		snprintf(buf, cap, "%.0f more seconds", ceil(s));
+	else if (s < 120 * 60)
+		snprintf(buf, cap, "%.0f more minutes", ceil(s / 60));
+	else if (s < 72 * 3600)
+		snprintf(buf, cap, "%.1f more hours", ceil(s / 360) / 10);
+	else
+		snprintf(buf, cap, "%.1f more days", ceil(s / 8640) / 10);
+	return buf;
+}

@@ -1,0 +1,37 @@
+/*
+ * soak_fmt.h — figures of metric m as the soak views print them, on top of
+ * base/units.h: a value, a change, a pair, a growth rate per hour, and how
+ * much longer to soak.  Each returns buf (cap bytes, NUL-terminated); an
+ * unknown figure (NAN) prints as "n/a".  vt_fmt_metric itself is declared
+ * in render/soak.h.  Render-internal: no other module includes this.
+ */
+#ifndef VT_RENDER_SOAK_FMT_H
+#define VT_RENDER_SOAK_FMT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sample/metric.h"
+
+/* Metric m is a size in bytes (else a count, seconds, ...). */
+bool vt_metric_is_bytes(enum vt_metric m);
+
+/* A change of m with its sign, in the unit of `like` (a level it changes from): "+0.40 MiB". */
+const char *vt_fmt_metric_delta(enum vt_metric m, double v, double like, char *buf, size_t cap);
+
+/* Two figures of m joined by sep, the unit said once when both have it: "1402–1491 MiB". */
+const char *vt_fmt_metric_pair(enum vt_metric m, double a, double b, const char *sep, char *buf,
+			       size_t cap);
+
+/*
+ * A growth rate per hour without its unit, "1.84" (MiB per hour for sizes,
+ * units per hour otherwise; three significant digits, a sign only when
+ * negative); vt_per_h_unit gives the unit, "MiB/h" or "/h".
+ */
+const char *vt_fmt_per_h(enum vt_metric m, double per_s, char *buf, size_t cap);
+const char *vt_per_h_unit(enum vt_metric m);
+
+/* How much longer to soak, rounded up: "25 more minutes", "1.5 more hours". */
+const char *vt_fmt_more(double s, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,334 @@
+/*
+ * soak_words.c — what every view of a soak says in the same words (soak.h):
+ * the verdict line (vt_soak_headline), why the verdict is what it is
+ * (vt_soak_why, from the reason code and the figures the analysis left in
+ * struct vt_soak_verdict), an arm's line in a comparison, an event's name
+ * and the states a thread was seen in.  The text, JSON, HTML views and the
+ * demo all print these.
+ */
+#include "render/soak.h"
+#include "render/soak_fmt.h"
+#include "render/threads.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *vt_soak_event_name(enum vt_event_kind k)
+{
+	switch (k) {
+	case VT_EV_START: return "start";
+	case VT_EV_RESTART: return "restart";
+	case VT_EV_EXIT: return "exit";
+	case VT_EV_GAP: return "gap";
+	case VT_EV_CLOCK_JUMP: return "clock_jump";
+	case VT_EV_STOP: return "stop";
+	case VT_EV_ERROR: return "error";
+	case VT_EV_NOTE: return "note";
+	}
+	return "unknown";
+}
+
+const char *vt_soak_headline(const struct vt_soak_verdict *v, char *buf, size_t cap)
+{
+	const char *name = vt_verdict_name(v->kind);
+	char a[96], b[96], c[96];
+
+	if (!name)
+		name = "unknown";
+	switch (v->kind) {
+	case VT_VERDICT_LEAK:
+		if (isfinite(v->slope_lo) && isfinite(v->slope_hi))
+			snprintf(buf, cap, "%s — floor rising %s %s (90%% interval %s–%s)", name,
+				 vt_fmt_per_h(v->metric, v->slope, a, sizeof(a)), vt_per_h_unit(v->metric),
+				 vt_fmt_per_h(v->metric, v->slope_lo, b, sizeof(b)),
+				 vt_fmt_per_h(v->metric, v->slope_hi, c, sizeof(c)));
+		else
+			snprintf(buf, cap, "%s — floor rising %s %s", name,
+				 vt_fmt_per_h(v->metric, v->slope, a, sizeof(a)), vt_per_h_unit(v->metric));
+		break;
+	case VT_VERDICT_PLATEAU:
+		vt_fmt_metric(v->metric, v->settled_median, b, sizeof(b));
+		vt_fmt_metric_pair(v->metric, v->settled_lo, v->settled_hi, "–", c, sizeof(c));
+		if (!v->settled)
+			snprintf(buf, cap, "%s — %s (%s)", name, b, c);
+		else if (v->settle_s < 1)
+			snprintf(buf, cap, "%s — flat from the start; %s (%s %s)", name, b,
+				 v->settled_hi - v->settled_lo > 2 * v->tolerance ? "oscillating" : "range", c);
+		else
+			snprintf(buf, cap, "%s — settled after %s; %s (%s %s)", name,
+				 vt_fmt_span(v->settle_s, a, sizeof(a)), b,
+				 v->settled_hi - v->settled_lo > 2 * v->tolerance ? "oscillating" : "range", c);
+		break;
+	case VT_VERDICT_STEP:
+		snprintf(buf, cap, "%s — %s at t+%s (%s), flat on both sides", name,
+			 vt_fmt_metric_delta(v->metric, v->step_bytes, v->step_before, a, sizeof(a)),
+			 vt_fmt_span(v->step_t, b, sizeof(b)),
+			 vt_fmt_metric_pair(v->metric, v->step_before, v->step_after, " → ", c, sizeof(c)));
+		break;
+	case VT_VERDICT_SETTLING: {
+		char tail[128] = "";
+
+		if (isfinite(v->slope) && v->slope > 0)
+			snprintf(tail, sizeof(tail), " (floor still rising %s %s)",
+				 vt_fmt_per_h(v->metric, v->slope, b, sizeof(b)), vt_per_h_unit(v->metric));
+		if (isfinite(v->need_more_s) && v->need_more_s > 0)
+			snprintf(buf, cap, "%s — soak at least %s%s", name,
+				 vt_fmt_more(v->need_more_s, a, sizeof(a)), tail);
+		else
+			snprintf(buf, cap, "%s — growth is slowing%s", name, tail);
+		break;
+	}
+	case VT_VERDICT_CANNOT_TELL:
+		if (v->samples == 0)
+			snprintf(c, sizeof(c), "no samples");
+		else
+			snprintf(c, sizeof(c), "%zu sample%s over %s", v->samples, v->samples == 1 ? "" : "s",
+				 vt_fmt_span(v->t1 - v->t0, b, sizeof(b)));
+		if (isfinite(v->need_more_s) && v->need_more_s > 0)
+			snprintf(buf, cap, "%s — %s; soak at least %s", name, c,
+				 vt_fmt_more(v->need_more_s, a, sizeof(a)));
+		else
+			snprintf(buf, cap, "%s — %s", name, c);
+		break;
+	default:
+		snprintf(buf, cap, "%s", name);
+	}
+	return buf;
+}
+
+const char *vt_compare_arm_line(const struct vt_cmp_arm *a, char *buf, size_t cap)
+{
+	const char *vname = vt_verdict_name(a->verdict.kind);
+	const char *env = a->series ? a->series->info.env : "";
+	char span[32], who[640];
+
+	if (env[0] && (!a->name || strcmp(env, a->name)))
+		snprintf(who, sizeof(who), "%s (%s)", a->name ? a->name : "?", env);
+	else
+		snprintf(who, sizeof(who), "%s", a->name ? a->name : "?");
+	vt_fmt_span(a->window_t1 - a->window_t0, span, sizeof(span));
+	if (a->window_settled)
+		snprintf(buf, cap, "%s: %s, settled window %s, %zu samples", who, vname ? vname : "unknown",
+			 span, a->window_samples);
+	else
+		snprintf(buf, cap, "%s: %s, never settled: last half used (%s, %zu samples)", who,
+			 vname ? vname : "unknown", span, a->window_samples);
+	return buf;
+}
+
+const char *vt_thread_doing_states(const struct vt_thread_doing *d, char *buf, size_t cap)
+{
+	const unsigned n[4] = { d->n_r, d->n_s, d->n_d, d->seen - d->n_r - d->n_s - d->n_d };
+	static const char *const labels[4] = { "R", "S", "D", "other" };
+
+	return vt_render_state_shares(n, labels, 4, d->seen, buf, cap);
+}
+
+/* ---- why ---- */
+
+/* A few formatted figures for one sentence: a ring of buffers, one per figure. */
+#define FIGS 8
+
+struct figs {
+	char b[FIGS][64];
+	int next;
+};
+
+static char *slot(struct figs *f)
+{
+	return f->b[f->next++ % FIGS];
+}
+
+static const char *value(struct figs *f, enum vt_metric m, double x)
+{
+	return vt_fmt_metric(m, x, slot(f), sizeof(f->b[0]));
+}
+
+/* A movement, signed, in the unit of the tolerance it is held against. */
+static const char *moved(struct figs *f, const struct vt_soak_verdict *v, double x)
+{
+	return vt_fmt_metric_delta(v->metric, x, v->tolerance, slot(f), sizeof(f->b[0]));
+}
+
+static const char *span(struct figs *f, double s)
+{
+	return vt_fmt_span(s, slot(f), sizeof(f->b[0]));
+}
+
+/*
+ * Decimals for a rate and its half-interval: three significant digits of
+ * the rate (at most two decimals), more if the half-interval needs them
+ * to show (at most four).
+ */
+static int decimals(double x, double half)
+{
+	double ax = fabs(x);
+	int prec = ax >= 100 ? 0 : ax >= 10 ? 1 : 2;
+
+	if (half > 0 && isfinite(half)) {
+		int need = (int)ceil(-log10(half));
+
+		if (need > prec)
+			prec = need > 4 ? 4 : need;
+	}
+	return prec;
+}
+
+/*
+ * A rate with its half-interval (NAN: none): per second when the sentence's
+ * fastest rate (unit_rate) is fast and the window short (the report's
+ * "0.51 MiB/s ± 0.04"), else per hour; one unit for the whole sentence.
+ */
+static const char *rate(struct figs *f, const struct vt_soak_verdict *v, double per_s, double half,
+			double unit_rate)
+{
+	char *b = slot(f);
+	bool bytes = vt_metric_is_bytes(v->metric);
+	double u = bytes ? VT_MiB : 1;
+	double k = v->slope_window_s < 600 && fabs(unit_rate) >= 0.1 * u ? 1 : 3600;
+	const char *unit = bytes ? (k == 1 ? " MiB/s" : " MiB/h") : (k == 1 ? "/s" : "/h");
+	int prec = decimals(per_s * k / u, half * k / u);
+
+	if (!isfinite(per_s))
+		snprintf(b, sizeof(f->b[0]), "n/a");
+	else if (isfinite(half))
+		snprintf(b, sizeof(f->b[0]), "%.*f%s ± %.*f", prec, per_s * k / u, unit, prec,
+			 half * k / u);
+	else
+		snprintf(b, sizeof(f->b[0]), "%.*f%s", prec, per_s * k / u, unit);
+	return b;
+}
+
+/* "<pre>q1 floor A, q4 floor B<post>", or "" when a quarter is empty (a gap). */
+static const char *quarter_floors(struct figs *f, const struct vt_soak_verdict *v, const char *pre,
+				  const char *post)
+{
+	char *b = slot(f);
+
+	if (isnan(v->q[0].floor) || isnan(v->q[3].floor))
+		return "";
+	snprintf(b, sizeof(f->b[0]), "%sq1 floor %s, q4 floor %s%s", pre, value(f, v->metric, v->q[0].floor),
+		 value(f, v->metric, v->q[3].floor), post);
+	return b;
+}
+
+/* The sentences of a plateau, flat from the start or settled later. */
+static void plateau(struct figs *f, const struct vt_soak_verdict *v, char *buf, size_t cap)
+{
+	char since[64], range[64];
+
+	if (v->reason == VT_SOAK_WHY_FLAT_FROM_START)
+		snprintf(since, sizeof(since), "flat from the start");
+	else
+		snprintf(since, sizeof(since), "settled after %s", span(f, v->settle_s));
+	snprintf(buf, cap, "%s at %s (%s); over the last %s the floor moved %s, within the tolerance of %s",
+		 since, value(f, v->metric, v->settled_median),
+		 vt_fmt_metric_pair(v->metric, v->settled_lo, v->settled_hi, " to ", range, sizeof(range)),
+		 span(f, v->slope_window_s), moved(f, v, v->slope * v->slope_window_s),
+		 value(f, v->metric, v->tolerance));
+}
+
+/* The sentences of a verdict that cannot decide yet, once there is a trend to judge. */
+static void undecided(struct figs *f, const struct vt_soak_verdict *v, char *buf, size_t cap)
+{
+	double w = v->slope_window_s, hw = (v->slope_hi - v->slope_lo) / 2;
+	enum vt_metric m = v->metric;
+
+	switch (v->reason) {
+	case VT_SOAK_WHY_SLOW_TREND:
+		snprintf(buf, cap, "the floor %s slowly (%s): %s over %s, within the tolerance of %s so far; "
+			 "soak about %s more", v->slope > 0 ? "rises" : "falls", rate(f, v, v->slope, hw, v->slope),
+			 moved(f, v, v->slope * w), span(f, w), value(f, m, v->tolerance),
+			 span(f, v->need_more_s));
+		break;
+	case VT_SOAK_WHY_TOO_NOISY:
+		snprintf(buf, cap, "too noisy to tell: the floor trend is %s, which cannot rule out a drift of "
+			 "%s over %s (noise %s); soak about %s more", rate(f, v, v->slope, hw, v->slope),
+			 value(f, m, v->drift_not_ruled_out), span(f, w), value(f, m, v->noise),
+			 span(f, v->need_more_s));
+		break;
+	case VT_SOAK_WHY_NO_STEADY_TREND:
+		snprintf(buf, cap, "the floor moves by more than the tolerance (%s) without a steady trend "
+			 "(%s): cannot tell yet; soak about %s more", value(f, m, v->tolerance),
+			 rate(f, v, v->slope, hw, v->slope), span(f, v->need_more_s));
+		break;
+	case VT_SOAK_WHY_STEADY_TOO_SHORT:
+		snprintf(buf, cap, "floor rose fast, then at %s over the last %s: too short to tell a leak "
+			 "from the end of a warm-up%s",
+			 rate(f, v, v->rate_last_half_per_s, NAN, v->rate_first_half_per_s),
+			 span(f, v->steady_s), quarter_floors(f, v, " (", ")"));
+		break;
+	default:
+		buf[0] = '\0';
+	}
+}
+
+const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap)
+{
+	struct figs f = { .next = 0 };
+	enum vt_metric m = (unsigned)v->metric < VT_M_COUNT ? v->metric : VT_M_COMMITTED;
+	const char *label = vt_metrics[m].label;
+	double w = v->slope_window_s, hw = (v->slope_hi - v->slope_lo) / 2;
+	char pair[64];
+
+	if (!cap)
+		return buf;
+	switch (v->reason) {
+	case VT_SOAK_WHY_NOT_RECORDED:
+		snprintf(buf, cap, "%s was not recorded: nothing to judge", label);
+		break;
+	case VT_SOAK_WHY_NO_SAMPLES:
+		snprintf(buf, cap, "no %s samples yet: a verdict needs %zu samples over %s; soak %s more",
+			 label, v->min_samples, span(&f, v->min_span_s), span(&f, v->need_more_s));
+		break;
+	case VT_SOAK_WHY_TOO_FEW:
+		snprintf(buf, cap, "only %zu %s samples over %s: a verdict needs %zu samples over %s; "
+			 "soak %s more", v->judged_samples, label, span(&f, v->judged_span_s),
+			 v->min_samples, span(&f, v->min_span_s), span(&f, v->need_more_s));
+		break;
+	case VT_SOAK_WHY_NO_SPREAD:
+		snprintf(buf, cap, "the samples do not spread over time: no trend to judge");
+		break;
+	case VT_SOAK_WHY_STEP:
+		snprintf(buf, cap, "floor stepped %s %s at %s (from %s) and was flat before and after",
+			 v->step_bytes > 0 ? "up" : "down", value(&f, m, fabs(v->step_bytes)),
+			 span(&f, v->step_t),
+			 vt_fmt_metric_pair(m, v->step_before, v->step_after, " to ", pair, sizeof(pair)));
+		break;
+	case VT_SOAK_WHY_FALLING:
+		snprintf(buf, cap, "floor still falling: %s over %s (%s); not settled yet",
+			 value(&f, m, v->slope * w), span(&f, w), rate(&f, v, v->slope, hw, v->slope));
+		break;
+	case VT_SOAK_WHY_FLAT_FROM_START:
+	case VT_SOAK_WHY_SETTLED_AFTER:
+		plateau(&f, v, buf, cap);
+		break;
+	case VT_SOAK_WHY_LEVELLED_RECENTLY:
+		snprintf(buf, cap, "floor levelled off at %s only in the last %s: too recent to call a "
+			 "plateau; soak %s more", value(&f, m, v->settled_median),
+			 span(&f, v->settled_window_s), span(&f, v->need_more_s));
+		break;
+	case VT_SOAK_WHY_SLOWING:
+		snprintf(buf, cap, "floor still rising but slowing down: %s in the first half of the window, "
+			 "%s in the last; not settled yet%s",
+			 rate(&f, v, v->rate_first_half_per_s, NAN, v->rate_first_half_per_s),
+			 rate(&f, v, v->rate_last_half_per_s, NAN, v->rate_first_half_per_s),
+			 quarter_floors(&f, v, " (", ")"));
+		break;
+	case VT_SOAK_WHY_LEAK:
+		snprintf(buf, cap, "floor rose %s over %s (%s), steadily%s", value(&f, m, v->slope * w),
+			 span(&f, w), rate(&f, v, v->slope, hw, v->slope), quarter_floors(&f, v, ": ", ""));
+		break;
+	case VT_SOAK_WHY_STEADY_TOO_SHORT:
+	case VT_SOAK_WHY_SLOW_TREND:
+	case VT_SOAK_WHY_TOO_NOISY:
+	case VT_SOAK_WHY_NO_STEADY_TREND:
+		undecided(&f, v, buf, cap);
+		break;
+	case VT_SOAK_WHY_NONE:
+	default:
+		buf[0] = '\0';
+	}
+	return buf;
+}

@@ -98,8 +98,6 @@ static int parse_views(const struct vt_command *cmd, int argc, char **argv, stru
 	o->metric = VT_M_COMMITTED;
 	if ((rc = vt_cli_parse(cmd, argc, argv, view_option, o, args)))
 		return rc;
-	if (args->after)
-		return vt_cli_usage_error(cmd->name, "nothing goes after -- here: give recordings");
 	if (o->csv && o->json && strcmp(o->csv, "-") == 0)
 		return vt_cli_usage_error(cmd->name, "--json and --csv - both want stdout; give --csv a file");
 	return 0;

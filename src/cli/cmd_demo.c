@@ -176,10 +176,11 @@ static void print_heaps(const struct vt_procfs *pfs, const pid_t *pids)
 			continue;
 		}
 		vt_heap_judge(&h, (uint64_t)sysconf(_SC_PAGESIZE), &v);
-		printf("  %-20s live %s, free but held %s (live_fraction %.2f) in %zu arenas\n"
+		printf("  %-20s live %s, free but held %s (live_fraction %.2f) in %zu arena%s\n"
 		       "  %-20s -> %s\n", arm_specs[i].label, vt_fmt_bytes(h.mi.uordblks, a, sizeof(a)),
 		       vt_fmt_bytes(h.mi.fordblks, b, sizeof(b)), vt_mallinfo_live_fraction(&h.mi),
-		       h.info.n_arenas, "", vt_render_heap_headline(&v, line, sizeof(line)));
+		       h.info.n_arenas, h.info.n_arenas == 1 ? "" : "s", "", vt_render_heap_headline(&v, line,
+													sizeof(line)));
 		vt_heap_release(&h);
 	}
 	printf("\n");
@@ -336,9 +337,8 @@ static int demo_run(const struct vt_command *cmd, int argc, char **argv)
 
 	if ((rc = vt_cli_parse(cmd, argc, argv, demo_option, &o, &args)))
 		return rc == VT_CLI_HELP ? VT_EXIT_OK : rc;
-	if (args.noperands || args.after)
-		return vt_cli_usage_error("demo", "unexpected argument '%s'",
-					  args.noperands ? args.operands[0] : "--");
+	if (args.noperands)
+		return vt_cli_usage_error("demo", "unexpected argument '%s'", args.operands[0]);
 	if (find_target(target, sizeof(target)) != 0) {
 		vt_err_set(&err, VT_E_NOTFOUND, errno, "the demo target '%s' is missing", target);
 		vt_err_hint(&err, "build it with 'make' in the vitals source tree, or 'make install' it");

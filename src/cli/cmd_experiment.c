@@ -240,5 +240,6 @@ const struct vt_command vt_cmd_experiment = {
 	.after = "Ctrl-C stops the arm being soaked and compares the arms recorded so far.\n",
 	.exits = experiment_exits,
 	.examples = experiment_examples,
+	.takes_command = true,
 	.run = experiment_run,
 };

@@ -78,7 +78,7 @@ static int heap_run(const struct vt_command *cmd, int argc, char **argv)
 		return rc == VT_CLI_HELP ? VT_EXIT_OK : rc;
 	if (o.heap.no_agent && o.heap.no_ptrace)
 		return vt_cli_usage_error("heap", "--no-agent and --agent-only leave no way to read");
-	if (args.noperands != 1 || args.after)
+	if (args.noperands != 1)
 		return vt_cli_usage_error("heap", args.noperands == 0 ? "which process? give one PID"
 								   : "one PID at a time");
 	if (!vt_cli_parse_pid(args.operands[0], &pid))

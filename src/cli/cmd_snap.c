@@ -70,9 +70,8 @@ static int snap_run(const struct vt_command *cmd, int argc, char **argv)
 	if ((rc = vt_cli_parse(cmd, argc, argv, snap_option, &o, &args)))
 		return rc == VT_CLI_HELP ? VT_EXIT_OK : rc;
 	npids = (int)args.noperands;
-	if (npids <= 0 || args.after)
-		return vt_cli_usage_error("snap", npids <= 0 ? "which process? give one or more PIDs"
-							     : "no command after -- here: give PIDs");
+	if (npids <= 0)
+		return vt_cli_usage_error("snap", "which process? give one or more PIDs");
 	pids = calloc((size_t)npids, sizeof(*pids));
 	samples = calloc((size_t)npids, sizeof(*samples));
 	failures = calloc((size_t)npids, sizeof(*failures));

@@ -216,5 +216,6 @@ const struct vt_command vt_cmd_soak = {
 	.after = "Ctrl-C (or SIGTERM) ends the soak cleanly.  Then: vitals analyze FILE.\n",
 	.exits = soak_exits,
 	.examples = soak_examples,
+	.takes_command = true,
 	.run = soak_run,
 };

@@ -326,7 +326,7 @@ static int parse_args(const struct vt_command *cmd, int argc, char **argv, struc
 	if (o->for_s > 0 && o->for_s < o->interval_s)
 		return vt_cli_usage_error("threads", "--for %.1fs is shorter than the interval of %.1fs",
 					  o->for_s, o->interval_s);
-	if (args.noperands == 0 || args.after)
+	if (args.noperands == 0)
 		return vt_cli_usage_error("threads", "which process? give a PID");
 	if (args.noperands > 1)
 		return vt_cli_usage_error("threads", "unexpected argument '%s' (one PID)", args.operands[1]);

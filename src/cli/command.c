@@ -100,8 +100,14 @@ int vt_cli_parse(const struct vt_command *cmd, int argc, char **argv,
 	out->operands = argv + 1;
 	out->noperands = nops;
 	/* getopt stepped over a "--" after the last element it returned: the rest is the command's */
-	if (optind == last + 1 && last < argc && !strcmp(argv[last], "--"))
-		out->after = argv + optind;
+	if (optind == last + 1 && last < argc && !strcmp(argv[last], "--")) {
+		if (cmd->takes_command) {
+			out->after = argv + optind;
+			return 0;
+		}
+		while (optind < argc)                /* operands too, that may start with "-" */
+			argv[1 + out->noperands++] = argv[optind++];
+	}
 	return 0;
 }
 

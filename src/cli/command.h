@@ -46,6 +46,8 @@ struct vt_command {
 	const char *after;                      /* printed after the options, may be NULL */
 	const struct vt_exit_note *exits;       /* ends with status -1; 0 and 64 are implied */
 	const char *const *examples;            /* command lines, NULL-terminated (PID, FILE, ... stand for the user's) */
+	bool takes_command;                     /* what follows "--" is a command to run (soak, experiment);
+	                                         * for the others it is more operands ("snap -- -5") */
 	int (*run)(const struct vt_command *cmd, int argc, char **argv);
 };
 
@@ -57,9 +59,11 @@ const struct vt_command *vt_command_find(const char *name);
 
 /* What a command line holds once its options are taken out. */
 struct vt_args {
-	char **operands;           /* before "--", in order; points into argv */
+	char **operands;           /* in order; points into argv (those after "--" too, unless
+	                            * the command takes_command) */
 	size_t noperands;
-	char **after;              /* after "--", NULL-terminated; NULL when there was no "--" */
+	char **after;              /* with takes_command: after "--", NULL-terminated; NULL when
+	                            * there was no "--" */
 };
 
 /*

@@ -388,9 +388,9 @@ static void print_head(FILE *out, const struct vt_analyze_report *r)
 	meta(out, "samples", buf);
 	fputs("<br>", out);
 	if (v->to > v->from && v->from < s->n) {
-		snprintf(buf, sizeof(buf), "%s + %s, %zu samples, pid %d",
+		snprintf(buf, sizeof(buf), "%s + %s, %zu sample%s, pid %d",
 			 vt_fmt_utc(s->wall[v->from], false, a, sizeof(a)), vt_fmt_span(v->t1 - v->t0, b, sizeof(b)),
-			 v->samples, (int)s->pid[v->from]);
+			 v->samples, v->samples == 1 ? "" : "s", (int)s->pid[v->from]);
 		meta(out, "analysed", buf);
 	} else {
 		meta(out, "analysed", "nothing: no samples");
@@ -526,7 +526,8 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 		if ((size_t)n > top)
 			fprintf(out, "<p class=\"small\">%zu other threads not listed.</p>\n", (size_t)n - top);
 		if (others)
-			fprintf(out, "<p class=\"small\">%zu threads of earlier incarnations not listed.</p>\n", others);
+			fprintf(out, "<p class=\"small\">%zu thread%s of earlier incarnations not listed.</p>\n", others,
+				others == 1 ? "" : "s");
 	}
 	if (r->thread_diag && r->thread_diag->n) {
 		fputs("<h3>what the threads did over the run</h3>\n<ul>\n", out);

@@ -124,17 +124,18 @@ static void print_header(FILE *out, const struct vt_analyze_report *r)
 			fprintf(out, ", %d CPUs", in->ncpus);
 		fputc('\n', out);
 	}
-	fprintf(out, "  recorded   from %s, every %s, %zu samples in %zu points",
+	fprintf(out, "  recorded   from %s, every %s, %s in %zu point%s",
 		vt_fmt_utc(in->started_wall, false, a, sizeof(a)), vt_fmt_span(in->every_s, b, sizeof(b)),
-		s->samples, s->n);
+		vt_fmt_count_of(s->samples, "sample", "samples", c, sizeof(c)), s->n, s->n == 1 ? "" : "s");
 	if (in->vitals_version[0])
 		fprintf(out, " (vitals %s)", in->vitals_version);
 	fputc('\n', out);
 	if (v->to > v->from && v->from < s->n)
-		fprintf(out, "  analysed   %s + %s (t+%s → t+%s), %zu samples, pid %d\n",
+		fprintf(out, "  analysed   %s + %s (t+%s → t+%s), %zu sample%s, pid %d\n",
 			vt_fmt_utc(s->wall[v->from], false, a, sizeof(a)),
 			vt_fmt_span(v->t1 - v->t0, b, sizeof(b)), vt_fmt_span(v->t0, c, sizeof(c)),
-			vt_fmt_span(v->t1, d, sizeof(d)), v->samples, (int)s->pid[v->from]);
+			vt_fmt_span(v->t1, d, sizeof(d)), v->samples, v->samples == 1 ? "" : "s",
+			(int)s->pid[v->from]);
 	else
 		fprintf(out, "  analysed   nothing: no samples\n");
 	fprintf(out, "  restarts   %d before the span · gaps %d inside it\n", v->restarts, v->gaps);
@@ -355,7 +356,7 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 		fprintf(out, "  STATES, WCHAN, SYSCALL: sampled at the per-thread cadence, up to %u times a thread\n",
 			seen_max);
 	if (others)
-		fprintf(out, "  %zu threads of earlier incarnations not listed\n", others);
+		fprintf(out, "  %zu thread%s of earlier incarnations not listed\n", others, others == 1 ? "" : "s");
 	fprintf(out, "  RUNQ: share of the time runnable but waiting for a CPU; switches per second kept apart\n");
 	free(list);
 	return 0;

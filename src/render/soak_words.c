@@ -101,19 +101,19 @@ const char *vt_compare_arm_line(const struct vt_cmp_arm *a, char *buf, size_t ca
 {
 	const char *vname = vt_verdict_name(a->verdict.kind);
 	const char *env = a->series ? a->series->info.env : "";
-	char span[32], who[640];
+	char span[32], who[640], count[32];
 
 	if (env[0] && (!a->name || strcmp(env, a->name)))
 		snprintf(who, sizeof(who), "%s (%s)", a->name ? a->name : "?", env);
 	else
 		snprintf(who, sizeof(who), "%s", a->name ? a->name : "?");
 	vt_fmt_span(a->window_t1 - a->window_t0, span, sizeof(span));
+	vt_fmt_count_of(a->window_samples, "sample", "samples", count, sizeof(count));
 	if (a->window_settled)
-		snprintf(buf, cap, "%s: %s, settled window %s, %zu samples", who, vname ? vname : "unknown",
-			 span, a->window_samples);
+		snprintf(buf, cap, "%s: %s, settled window %s, %s", who, vname ? vname : "unknown", span, count);
 	else
-		snprintf(buf, cap, "%s: %s, never settled: last half used (%s, %zu samples)", who,
-			 vname ? vname : "unknown", span, a->window_samples);
+		snprintf(buf, cap, "%s: %s, never settled: last half used (%s, %s)", who,
+			 vname ? vname : "unknown", span, count);
 	return buf;
 }
 
@@ -283,9 +283,10 @@ const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap)
 			 label, v->min_samples, span(&f, v->min_span_s), span(&f, v->need_more_s));
 		break;
 	case VT_SOAK_WHY_TOO_FEW:
-		snprintf(buf, cap, "only %zu %s samples over %s: a verdict needs %zu samples over %s; "
-			 "soak %s more", v->judged_samples, label, span(&f, v->judged_span_s),
-			 v->min_samples, span(&f, v->min_span_s), span(&f, v->need_more_s));
+		snprintf(buf, cap, "only %zu %s sample%s over %s: a verdict needs %zu samples over %s; "
+			 "soak %s more", v->judged_samples, label, v->judged_samples == 1 ? "" : "s",
+			 span(&f, v->judged_span_s), v->min_samples, span(&f, v->min_span_s),
+			 span(&f, v->need_more_s));
 		break;
 	case VT_SOAK_WHY_NO_SPREAD:
 		snprintf(buf, cap, "the samples do not spread over time: no trend to judge");

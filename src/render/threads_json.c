@@ -22,7 +22,9 @@ static json_t *pool_json(const struct vt_thread_pool *p)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "name", vt_json_text(p->name));
+	json_object_set_new(o, "name", vt_json_text(p->label));
+	json_object_set_new(o, "indexed", json_boolean(p->indexed));
+	json_object_set_new(o, "uneven", json_boolean(p->uneven));
 	json_object_set_new(o, "count", json_integer((json_int_t)p->count));
 	json_object_set_new(o, "min_cores", num_or_null(p->min_cores));
 	json_object_set_new(o, "max_cores", num_or_null(p->max_cores));

@@ -68,12 +68,14 @@ static void print_share(FILE *out, const struct vt_threads_rates *r)
 /* "4 x worker-: 0.248-0.263 cores each (24.6-26.1% of the process), 1.008 together" */
 static void print_pool(FILE *out, const struct vt_thread_pool *p)
 {
-	fprintf(out, "  %zu x %s: ", p->count, p->name);
+	fprintf(out, "  %zu x %s: ", p->count, p->label);
 	if (p->min_cores < 0) {
 		fprintf(out, "rates not known\n");
 		return;
 	}
-	fprintf(out, "%.3f-%.3f cores each", p->min_cores, p->max_cores);
+	/* one name is not a pool of equals when the rates are far apart: say so */
+	fprintf(out, p->uneven ? "one name, rates far apart: %.3f-%.3f cores" : "%.3f-%.3f cores each",
+		p->min_cores, p->max_cores);
 	if (p->min_share >= 0)
 		fprintf(out, " (%.1f-%.1f%% of the process)", 100 * p->min_share, 100 * p->max_share);
 	fprintf(out, ", %.3f cores together\n", p->total_cores);
@@ -81,8 +83,11 @@ static void print_pool(FILE *out, const struct vt_thread_pool *p)
 
 static void print_summary(FILE *out, const struct vt_threads_rates *r)
 {
-	fprintf(out, "process %d (%s): %zu threads, measured over %.2f s (%u samples)\n",
-		(int)r->pid, r->comm, r->n, r->interval_s, r->nsamples);
+	char threads[32], samples[32];
+
+	fprintf(out, "process %d (%s): %s, measured over %.2f s (%s)\n", (int)r->pid, r->comm,
+		vt_fmt_count_of(r->n, "thread", "threads", threads, sizeof(threads)), r->interval_s,
+		vt_fmt_count_of(r->nsamples, "sample", "samples", samples, sizeof(samples)));
 	fprintf(out, "  CPU        %.3f cores", r->cores);
 	print_share(out, r);
 	fprintf(out, "  (from %s deltas)\n", r->cores_source);
@@ -113,8 +118,9 @@ static void print_summary(FILE *out, const struct vt_threads_rates *r)
 	if (r->process_exited)
 		fprintf(out, "  note: the process exited before the interval ended; this is the part measured\n");
 	if (r->appeared || r->exited)
-		fprintf(out, "  churn      %zu threads appeared, %zu exited during the interval "
-			"(their rates cover only the part they lived)\n", r->appeared, r->exited);
+		fprintf(out, "  churn      %zu thread%s appeared, %zu exited during the interval "
+			"(their rates cover only the part they lived)\n", r->appeared, r->appeared == 1 ? "" : "s",
+			r->exited);
 }
 
 const char *vt_render_seen(bool ok, const char *why, const char *name, unsigned count, unsigned n,

@@ -1,5 +1,6 @@
 /*
- * fuzz_cgroup.c — every pure parser of src/proc/cgroup.c on arbitrary bytes.
+ * fuzz_cgroup.c — the parsers under src/proc/cgroup.c (cgroup_parse.c,
+ * mountinfo.c, psi.c) on arbitrary bytes.
  *
  * The input is copied to a buffer of exactly its size (no NUL after it), so
  * ASan sees any read past the end.  Besides not crashing, each parser must
@@ -13,6 +14,9 @@
 #include <string.h>
 
 #include "proc/cgroup.h"
+#include "proc/cgroup_parse.h"
+#include "proc/mountinfo.h"
+#include "proc/psi.h"
 #include "base/unknown.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,5 +1,5 @@
 /*
- * scan.c — cursor parsing primitives.
+ * scan.c — cursor parsing primitives and helpers for a field already cut out.
  */
 #include "base/scan.h"
 
@@ -144,5 +144,43 @@ void vt_copy_str(char *dst, size_t cap, const char *src, size_t len)
 	if (len >= cap)
 		len = cap - 1;
 	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+bool vt_word_is(const char *word, size_t len, const char *want)
+{
+	return strlen(want) == len && memcmp(word, want, len) == 0;
+}
+
+bool vt_word_u64(const char *word, size_t len, uint64_t *out)
+{
+	struct vt_scan s = vt_scan_init(word, len);
+
+	return vt_scan_u64(&s, out) && vt_scan_eof(&s);
+}
+
+bool vt_list_has(const char *list, size_t len, const char *want)
+{
+	const char *end = list + len, *comma;
+
+	while (list < end) {
+		comma = memchr(list, ',', (size_t)(end - list));
+		if (!comma)
+			comma = end;
+		if (vt_word_is(list, (size_t)(comma - list), want))
+			return true;
+		list = comma + 1;
+	}
+	return false;
+}
+
+void vt_snippet(char *dst, size_t cap, const char *src, size_t len)
+{
+	size_t i;
+
+	if (len > cap - 1)
+		len = cap - 1;
+	for (i = 0; i < len; i++)
+		dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
 	dst[len] = '\0';
 }

@@ -4,7 +4,8 @@
  * A struct vt_scan walks [p, end); the input need not be NUL-terminated.
  * Every vt_scan_* call advances the cursor only when it succeeds, so calls
  * chain with && and a failed field leaves the cursor where it was.  Numbers
- * are checked for overflow.
+ * are checked for overflow.  The vt_word_* and vt_list_* helpers judge a
+ * field already cut out, and vt_snippet makes one fit for an error message.
  */
 #ifndef VT_BASE_SCAN_H
 #define VT_BASE_SCAN_H
@@ -51,5 +52,19 @@ void vt_scan_rest(struct vt_scan *s, const char **text, size_t *len);
 
 /* Copy at most cap-1 bytes of [src, src+len) into dst and NUL-terminate. */
 void vt_copy_str(char *dst, size_t cap, const char *src, size_t len);
+
+/* ---- a field already cut out: [word, word+len), not NUL-terminated ---- */
+
+/* Is the field exactly want? */
+bool vt_word_is(const char *word, size_t len, const char *want);
+/* The whole field is a decimal unsigned (after optional blanks), checked for overflow. */
+bool vt_word_u64(const char *word, size_t len, uint64_t *out);
+/* Is want one of the comma-separated items of list ("rw,memory")? */
+bool vt_list_has(const char *list, size_t len, const char *want);
+/*
+ * A printable excerpt of untrusted text for an error message: at most cap-1
+ * bytes (cap > 0), anything outside printable ASCII shown as '?'.
+ */
+void vt_snippet(char *dst, size_t cap, const char *src, size_t len);
 
 #endif

@@ -4,13 +4,15 @@
  *
  * Resolves /proc/PID/cgroup (cgroups(7)) against the reader's mountinfo
  * (proc(5)) to a directory under the sys root, then reads the v1 or v2
- * memory or cpu controller files there (Documentation/admin-guide/
- * cgroup-v2.rst, cgroup-v1/memory.rst, scheduler/sched-bwc.rst).  It only
- * reads: it never writes a cgroup file and never guesses a figure — an
- * absent or unreadable file leaves VT_NA.  All text is untrusted; the
- * parsers take (buf, len), need no NUL and are fuzzed (fuzz/fuzz_cgroup.c).
+ * memory controller files there, or walks from that directory up to the
+ * mount for the tightest CPU quota (Documentation/admin-guide/cgroup-v2.rst,
+ * cgroup-v1/memory.rst, scheduler/sched-bwc.rst).  It only reads: it never
+ * writes a cgroup file and never guesses a figure — an absent or unreadable
+ * file leaves VT_NA.  Parsing the text is not its job: that is
+ * cgroup_parse.c, mountinfo.c and psi.c (fuzzed by fuzz/fuzz_cgroup.c).
  */
 #include "proc/cgroup.h"
+#include "proc/mountinfo.h"
 #include "base/unknown.h"
 #include "base/scan.h"
 
@@ -21,546 +23,6 @@
 #define CG_FILE_MAX (16u << 20)
 /* A mountinfo path field, decoded (PATH_MAX). */
 #define CG_MOUNT_PATH_MAX 4096
-
-/* ---- small text helpers ---- */
-
-/* A printable excerpt of untrusted text for error messages. */
-static void snippet(char *dst, size_t cap, const char *src, size_t len)
-{
-	size_t i;
-
-	if (len > cap - 1)
-		len = cap - 1;
-	for (i = 0; i < len; i++)
-		dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
-	dst[len] = '\0';
-}
-
-static bool word_is(const char *word, size_t len, const char *want)
-{
-	return strlen(want) == len && memcmp(word, want, len) == 0;
-}
-
-/* Nothing but blanks until the end (of the line being scanned). */
-static bool scan_only_blanks_left(struct vt_scan *s)
-{
-	vt_scan_blanks(s);
-	return vt_scan_eof(s);
-}
-
-/* Is want one of the comma-separated items of list ("rw,memory")? */
-static bool list_has(const char *list, size_t len, const char *want)
-{
-	const char *end = list + len, *comma;
-
-	while (list < end) {
-		comma = memchr(list, ',', (size_t)(end - list));
-		if (!comma)
-			comma = end;
-		if (word_is(list, (size_t)(comma - list), want))
-			return true;
-		list = comma + 1;
-	}
-	return false;
-}
-
-/* ---- /proc/PID/cgroup ---- */
-
-struct membership_line {
-	uint64_t hierarchy;        /* 0 for the v2 hierarchy */
-	const char *controllers;   /* "memory", "cpu,cpuacct", "name=systemd", or empty */
-	size_t controllers_len;
-	const char *path;
-	size_t path_len;
-};
-
-/* "hierarchy-ID:controller-list:cgroup-path" (cgroups(7)); the path may hold ':'. */
-static bool membership_split(const char *line, size_t len, struct membership_line *ml)
-{
-	struct vt_scan s = vt_scan_init(line, len);
-	const char *colon;
-
-	if (!vt_scan_u64(&s, &ml->hierarchy) || !vt_scan_char(&s, ':'))
-		return false;
-	colon = memchr(s.p, ':', (size_t)(s.end - s.p));
-	if (!colon)
-		return false;
-	ml->controllers = s.p;
-	ml->controllers_len = (size_t)(colon - s.p);
-	ml->path = colon + 1;
-	ml->path_len = (size_t)(s.end - ml->path);
-	return ml->path_len && ml->path[0] == '/';
-}
-
-static int membership_store(const struct membership_line *ml, char *dst, size_t cap,
-			    struct vt_err *err)
-{
-	if (dst[0])
-		return VT_OK;   /* listed twice: keep the first */
-	if (ml->path_len >= cap)
-		return vt_err_set(err, VT_E_PARSE, 0,
-				  "cgroup: path of hierarchy %llu is longer than %zu bytes",
-				  (unsigned long long)ml->hierarchy, cap - 1);
-	vt_copy_str(dst, cap, ml->path, ml->path_len);
-	return VT_OK;
-}
-
-/* The v2 path and the path of the v1 hierarchy whose controller list has controller. */
-static int parse_membership(const char *buf, size_t len, const char *controller, char *v2_path,
-			    size_t v2_cap, char *v1_path, size_t v1_cap, struct vt_err *err)
-{
-	struct vt_scan file = vt_scan_init(buf, len);
-	struct membership_line ml;
-	const char *line;
-	size_t line_len;
-	unsigned lineno = 0;
-	char text[48];
-	int rc;
-
-	if (!v2_cap || !v1_cap)
-		return vt_err_set(err, VT_E_FAIL, 0, "cgroup: no room for the paths");
-	v2_path[0] = v1_path[0] = '\0';
-	while (vt_scan_line(&file, &line, &line_len)) {
-		lineno++;
-		if (!line_len)
-			continue;
-		if (!membership_split(line, line_len, &ml)) {
-			snippet(text, sizeof(text), line, line_len);
-			return vt_err_set(err, VT_E_PARSE, 0,
-					  "cgroup: line %u is not 'id:controllers:/path': '%s'",
-					  lineno, text);
-		}
-		rc = VT_OK;
-		if (ml.hierarchy == 0 && !ml.controllers_len)
-			rc = membership_store(&ml, v2_path, v2_cap, err);
-		else if (list_has(ml.controllers, ml.controllers_len, controller))
-			rc = membership_store(&ml, v1_path, v1_cap, err);
-		if (rc)
-			return rc;
-	}
-	return VT_OK;
-}
-
-int vt_cgroup_parse_membership(const char *buf, size_t len, char *v2_path, size_t v2_cap,
-			       char *v1_mem_path, size_t v1_cap, struct vt_err *err)
-{
-	return parse_membership(buf, len, "memory", v2_path, v2_cap, v1_mem_path, v1_cap, err);
-}
-
-/* ---- mountinfo ---- */
-
-struct mount_entry {
-	const char *root, *mount_point, *fstype, *super_options;
-	size_t root_len, mount_point_len, fstype_len, super_options_len;
-};
-
-/*
- * "36 35 98:0 /root /mnt opts [optional...] - fstype source super-opts"
- * (proc(5)).  The optional fields end at a lone "-".
- */
-static bool mountinfo_split(const char *line, size_t len, struct mount_entry *m)
-{
-	struct vt_scan s = vt_scan_init(line, len);
-	const char *word, *source;
-	size_t word_len, source_len;
-	uint64_t id, parent;
-
-	if (!vt_scan_u64(&s, &id) || !vt_scan_u64(&s, &parent) ||
-	    !vt_scan_word(&s, &word, &word_len) ||
-	    !vt_scan_word(&s, &m->root, &m->root_len) ||
-	    !vt_scan_word(&s, &m->mount_point, &m->mount_point_len) ||
-	    !vt_scan_word(&s, &word, &word_len))
-		return false;
-	do {
-		if (!vt_scan_word(&s, &word, &word_len))
-			return false;
-	} while (!word_is(word, word_len, "-"));
-	return vt_scan_word(&s, &m->fstype, &m->fstype_len) &&
-	       vt_scan_word(&s, &source, &source_len) &&
-	       vt_scan_word(&s, &m->super_options, &m->super_options_len);
-}
-
-/* The cgroup2 mount (v1_controller NULL), or the v1 one carrying v1_controller. */
-static bool mount_is_wanted(const struct mount_entry *m, const char *v1_controller)
-{
-	if (!v1_controller)
-		return word_is(m->fstype, m->fstype_len, "cgroup2");
-	return word_is(m->fstype, m->fstype_len, "cgroup") &&
-	       list_has(m->super_options, m->super_options_len, v1_controller);
-}
-
-static bool is_octal(char c)
-{
-	return c >= '0' && c <= '7';
-}
-
-/* Length of src with mountinfo's \ooo escapes (space, tab, newline, backslash) decoded. */
-static size_t unescape(const char *src, size_t len, char *dst)
-{
-	size_t i = 0, n = 0;
-	unsigned char c;
-
-	while (i < len) {
-		c = (unsigned char)src[i];
-		if (c == '\\' && len - i >= 4 && is_octal(src[i + 1]) && is_octal(src[i + 2]) &&
-		    is_octal(src[i + 3])) {
-			c = (unsigned char)(((src[i + 1] - '0') << 6 | (src[i + 2] - '0') << 3 |
-					     (src[i + 3] - '0')) & 0xff);
-			i += 4;
-		} else {
-			i++;
-		}
-		if (dst)
-			dst[n] = (char)c;
-		n++;
-	}
-	return n;
-}
-
-/* Decode into dst if it fits with its NUL; leave dst alone otherwise. */
-static bool unescape_into(const char *src, size_t len, char *dst, size_t cap)
-{
-	size_t n = unescape(src, len, NULL);
-
-	if (n >= cap)
-		return false;
-	unescape(src, len, dst);
-	dst[n] = '\0';
-	return true;
-}
-
-static bool under_sys(const struct mount_entry *m)
-{
-	return m->mount_point_len > 5 && memcmp(m->mount_point, "/sys/", 5) == 0;
-}
-
-static bool mountinfo_find(const char *buf, size_t len, const char *v1_controller,
-			   char *mount_point, size_t mp_cap, char *mount_root, size_t root_cap)
-{
-	struct vt_scan file = vt_scan_init(buf, len);
-	struct mount_entry m;
-	const char *line;
-	size_t line_len;
-	bool found = false;
-
-	while (vt_scan_line(&file, &line, &line_len)) {
-		if (!mountinfo_split(line, line_len, &m) || !mount_is_wanted(&m, v1_controller))
-			continue;
-		if (found && !under_sys(&m))
-			continue;
-		if (unescape(m.mount_point, m.mount_point_len, NULL) >= mp_cap ||
-		    unescape(m.root, m.root_len, NULL) >= root_cap)
-			continue;
-		unescape_into(m.mount_point, m.mount_point_len, mount_point, mp_cap);
-		unescape_into(m.root, m.root_len, mount_root, root_cap);
-		found = true;
-		if (under_sys(&m))
-			break;
-	}
-	return found;
-}
-
-bool vt_mountinfo_find_cgroup(const char *buf, size_t len, bool want_v1_memory, char *mount_point,
-			      size_t mp_cap, char *mount_root, size_t root_cap)
-{
-	return mountinfo_find(buf, len, want_v1_memory ? "memory" : NULL, mount_point, mp_cap,
-			      mount_root, root_cap);
-}
-
-/* ---- "key value" files: memory.events, memory.oom_control, cpu.stat ---- */
-
-struct kv_key {
-	const char *key;
-	uint64_t *value;
-};
-
-/* need_known: a file without any of the keys is malformed. */
-static int kv_parse(const char *what, const char *buf, size_t len, const struct kv_key *keys,
-		    size_t nkeys, bool need_known, struct vt_err *err)
-{
-	struct vt_scan file = vt_scan_init(buf, len), s;
-	const char *line, *key;
-	size_t line_len, key_len, i;
-	bool known = false;
-	uint64_t v;
-	char text[48];
-
-	while (vt_scan_line(&file, &line, &line_len)) {
-		if (!line_len)
-			continue;
-		s = vt_scan_init(line, line_len);
-		if (!vt_scan_word(&s, &key, &key_len) || !vt_scan_u64(&s, &v) ||
-		    !scan_only_blanks_left(&s)) {
-			snippet(text, sizeof(text), line, line_len);
-			return vt_err_set(err, VT_E_PARSE, 0, "%s: line is not 'key number': '%s'",
-					  what, text);
-		}
-		for (i = 0; i < nkeys; i++)
-			if (word_is(key, key_len, keys[i].key)) {
-				*keys[i].value = v;
-				known = true;
-			}
-	}
-	if (need_known && !known)
-		return vt_err_set(err, VT_E_PARSE, 0, "%s: none of the expected keys", what);
-	return VT_OK;
-}
-
-int vt_cgroup_parse_events(const char *buf, size_t len, struct vt_cgroup_mem *out,
-			   struct vt_err *err)
-{
-	const struct kv_key keys[] = {
-		{ "low", &out->events_low },
-		{ "high", &out->events_high },
-		{ "max", &out->events_max },
-		{ "oom", &out->events_oom },
-		{ "oom_kill", &out->events_oom_kill },
-	};
-
-	out->events_low = out->events_high = out->events_max = VT_NA;
-	out->events_oom = out->events_oom_kill = VT_NA;
-	return kv_parse("memory.events", buf, len, keys, sizeof(keys) / sizeof(keys[0]), true,
-			err);
-}
-
-int vt_cgroup_parse_oom_control(const char *buf, size_t len, struct vt_cgroup_mem *out,
-				struct vt_err *err)
-{
-	uint64_t kill_disable = VT_NA, under_oom = VT_NA;
-	const struct kv_key keys[] = {
-		{ "oom_kill_disable", &kill_disable },
-		{ "under_oom", &under_oom },
-		{ "oom_kill", &out->events_oom_kill },   /* Linux 4.13+ */
-	};
-
-	out->events_oom_kill = VT_NA;
-	return kv_parse("memory.oom_control", buf, len, keys, sizeof(keys) / sizeof(keys[0]), true,
-			err);
-}
-
-static void cpu_stat_unknown(struct vt_cgroup_cpu *out)
-{
-	out->nr_periods = out->nr_throttled = out->throttled_usec = VT_NA;
-}
-
-int vt_cgroup_parse_cpu_stat(const char *buf, size_t len, bool v1, struct vt_cgroup_cpu *out,
-			     struct vt_err *err)
-{
-	uint64_t throttled_ns = VT_NA;
-	const struct kv_key keys[] = {
-		{ "nr_periods", &out->nr_periods },
-		{ "nr_throttled", &out->nr_throttled },
-		{ v1 ? "throttled_time" : "throttled_usec", v1 ? &throttled_ns : &out->throttled_usec },
-	};
-	int rc;
-
-	cpu_stat_unknown(out);
-	/* v2 lists usage_usec, user_usec... even where the cpu controller is off. */
-	rc = kv_parse("cpu.stat", buf, len, keys, sizeof(keys) / sizeof(keys[0]), false, err);
-	if (rc) {
-		cpu_stat_unknown(out);
-		return rc;
-	}
-	if (vt_known(throttled_ns))
-		out->throttled_usec = throttled_ns / 1000;
-	return VT_OK;
-}
-
-/* ---- PSI ---- */
-
-/* "12.34": the kernel prints LOAD_INT.LOAD_FRAC with two decimals; 0..100. */
-static bool parse_percent(const char *text, size_t len, double *out)
-{
-	struct vt_scan s = vt_scan_init(text, len);
-	uint64_t whole, frac = 0, scale = 1;
-
-	if (!vt_scan_u64(&s, &whole) || whole > 100)
-		return false;
-	if (vt_scan_char(&s, '.')) {
-		if (vt_scan_eof(&s))
-			return false;
-		while (!vt_scan_eof(&s) && *s.p >= '0' && *s.p <= '9' && scale < 1000000000) {
-			frac = frac * 10 + (uint64_t)(*s.p - '0');
-			scale *= 10;
-			s.p++;
-		}
-	}
-	if (!vt_scan_eof(&s))
-		return false;
-	*out = (double)whole + (double)frac / (double)scale;
-	return *out <= 100.0;
-}
-
-static bool parse_whole_u64(const char *text, size_t len, uint64_t *out)
-{
-	struct vt_scan s = vt_scan_init(text, len);
-
-	return vt_scan_u64(&s, out) && vt_scan_eof(&s);
-}
-
-/* One "key=value" of a PSI line; unknown keys are skipped. *seen gets a bit per key. */
-static bool psi_field(const char *tok, size_t tok_len, struct vt_psi_line *out, unsigned *seen)
-{
-	static const char *const avg_keys[] = { "avg10", "avg60", "avg300" };
-	double *avgs[] = { &out->avg10, &out->avg60, &out->avg300 };
-	const char *eq = memchr(tok, '=', tok_len), *val;
-	size_t key_len, val_len, i;
-
-	if (!eq)
-		return false;
-	key_len = (size_t)(eq - tok);
-	val = eq + 1;
-	val_len = tok_len - key_len - 1;
-	for (i = 0; i < 3; i++)
-		if (word_is(tok, key_len, avg_keys[i])) {
-			*seen |= 1u << i;
-			return parse_percent(val, val_len, avgs[i]);
-		}
-	if (word_is(tok, key_len, "total")) {
-		*seen |= 1u << 3;
-		return parse_whole_u64(val, val_len, &out->total_us);
-	}
-	return true;
-}
-
-static int psi_parse_line(struct vt_scan *s, const char *kind, struct vt_psi_line *out,
-			  struct vt_err *err)
-{
-	const char *tok;
-	size_t tok_len;
-	unsigned seen = 0;
-	char text[48];
-
-	if (out->present)
-		return vt_err_set(err, VT_E_PARSE, 0, "psi: more than one '%s' line", kind);
-	while (vt_scan_word(s, &tok, &tok_len)) {
-		if (!psi_field(tok, tok_len, out, &seen)) {
-			snippet(text, sizeof(text), tok, tok_len);
-			return vt_err_set(err, VT_E_PARSE, 0, "psi: bad '%s' field '%s'", kind,
-					  text);
-		}
-	}
-	if (seen != 0xf)
-		return vt_err_set(err, VT_E_PARSE, 0,
-				  "psi: '%s' line lacks one of avg10, avg60, avg300, total", kind);
-	out->present = true;
-	return VT_OK;
-}
-
-int vt_psi_parse(const char *buf, size_t len, struct vt_psi_line *some, struct vt_psi_line *full,
-		 struct vt_err *err)
-{
-	struct vt_scan file = vt_scan_init(buf, len), s;
-	const char *line, *kind;
-	size_t line_len, kind_len;
-	int rc;
-
-	memset(some, 0, sizeof(*some));
-	memset(full, 0, sizeof(*full));
-	while (vt_scan_line(&file, &line, &line_len)) {
-		s = vt_scan_init(line, line_len);
-		if (!vt_scan_word(&s, &kind, &kind_len))
-			continue;
-		rc = VT_OK;
-		if (word_is(kind, kind_len, "some"))
-			rc = psi_parse_line(&s, "some", some, err);
-		else if (word_is(kind, kind_len, "full"))
-			rc = psi_parse_line(&s, "full", full, err);
-		if (rc)
-			return rc;
-	}
-	if (!some->present)
-		return vt_err_set(err, VT_E_PARSE, 0, "psi: no 'some' line");
-	return VT_OK;
-}
-
-/* ---- single values ---- */
-
-int vt_cgroup_parse_limit(const char *buf, size_t len, uint64_t *value, bool *is_max,
-			  struct vt_err *err)
-{
-	struct vt_scan s;
-	uint64_t v;
-	char text[48];
-
-	*value = VT_NA;
-	*is_max = false;
-	if (len && buf[len - 1] == '\n')
-		len--;
-	if (word_is(buf, len, "max")) {
-		*is_max = true;
-		return VT_OK;
-	}
-	s = vt_scan_init(buf, len);
-	/* UINT64_MAX is VT_NA; no cgroup file can print it (page counters are longs). */
-	if (!vt_scan_u64(&s, &v) || !vt_scan_eof(&s) || v == VT_NA) {
-		snippet(text, sizeof(text), buf, len);
-		return vt_err_set(err, VT_E_PARSE, 0,
-				  "cgroup: expected a number or 'max', got '%s'", text);
-	}
-	*value = v;
-	return VT_OK;
-}
-
-static int parse_counter(const char *buf, size_t len, uint64_t *value, struct vt_err *err)
-{
-	bool is_max;
-	int rc = vt_cgroup_parse_limit(buf, len, value, &is_max, err);
-
-	if (!rc && is_max)
-		return vt_err_set(err, VT_E_PARSE, 0, "cgroup: expected a number, got 'max'");
-	return rc;
-}
-
-/* "$MAX $PERIOD" (cgroup-v2.rst); the kernel prints both, quota "max" when unlimited. */
-int vt_cgroup_parse_cpu_max(const char *buf, size_t len, uint64_t *quota_us, uint64_t *period_us,
-			    struct vt_err *err)
-{
-	struct vt_scan s;
-	const char *word;
-	size_t word_len;
-	uint64_t quota = VT_NA, period;
-	char text[48];
-
-	*quota_us = *period_us = VT_NA;
-	if (len && buf[len - 1] == '\n')
-		len--;
-	s = vt_scan_init(buf, len);
-	if (!vt_scan_word(&s, &word, &word_len) ||
-	    (!word_is(word, word_len, "max") &&
-	     (!parse_whole_u64(word, word_len, &quota) || quota == VT_NA)) ||
-	    !vt_scan_u64(&s, &period) || !vt_scan_eof(&s) || period == 0 || period == VT_NA) {
-		snippet(text, sizeof(text), buf, len);
-		return vt_err_set(err, VT_E_PARSE, 0,
-				  "cpu.max: expected 'QUOTA PERIOD' or 'max PERIOD', got '%s'",
-				  text);
-	}
-	*quota_us = quota;
-	*period_us = period;
-	return VT_OK;
-}
-
-int vt_cgroup_parse_cfs_quota(const char *buf, size_t len, uint64_t *quota_us,
-			      struct vt_err *err)
-{
-	struct vt_scan s;
-	uint64_t v;
-	char text[48];
-
-	*quota_us = VT_NA;
-	if (len && buf[len - 1] == '\n')
-		len--;
-	if (word_is(buf, len, "-1"))
-		return VT_OK;
-	s = vt_scan_init(buf, len);
-	if (!vt_scan_u64(&s, &v) || !vt_scan_eof(&s) || v == VT_NA) {
-		snippet(text, sizeof(text), buf, len);
-		return vt_err_set(err, VT_E_PARSE, 0,
-				  "cpu.cfs_quota_us: expected a number or -1, got '%s'", text);
-	}
-	*quota_us = v;
-	return VT_OK;
-}
 
 /* ---- reading a cgroup directory ---- */
 
@@ -612,7 +74,7 @@ static int cg_read_counter(struct cg_dir *cd, const char *name, uint64_t *value,
 
 	if (rc || *state != CG_FILE_READ)
 		return rc;
-	rc = parse_counter(cd->buf->data, cd->buf->len, value, cd->err);
+	rc = vt_cgroup_parse_counter(cd->buf->data, cd->buf->len, value, cd->err);
 	return rc ? cg_parse_failed(cd, rc) : VT_OK;
 }
 
@@ -802,7 +264,8 @@ static int read_membership(int pid_fd, struct vt_buf *buf, const char *controlle
 	}
 	if (rc)
 		return rc;
-	return parse_membership(buf->data, buf->len, controller, v2_path, cap, v1_path, cap, err);
+	return vt_cgroup_parse_membership_of(buf->data, buf->len, controller, v2_path, cap, v1_path,
+					     cap, err);
 }
 
 /*
@@ -826,11 +289,13 @@ static int cgroup_find(const struct vt_procfs *pfs, int pid_fd, struct vt_buf *b
 	if (rc)
 		return rc;
 	/* Hybrid systems mount cgroup2 too, but the controller then lives in v1. */
-	if (v1_path[0] && mountinfo_find(buf->data, buf->len, controller, mount_point,
-					 sizeof(mount_point), mount_root, sizeof(mount_root)))
+	if (v1_path[0] && vt_mountinfo_find_cgroup_of(buf->data, buf->len, controller, mount_point,
+						      sizeof(mount_point), mount_root,
+						      sizeof(mount_root)))
 		return cgroup_locate(mount_point, mount_root, v1_path, 1, w, err);
-	if (v2_path[0] && mountinfo_find(buf->data, buf->len, NULL, mount_point,
-					 sizeof(mount_point), mount_root, sizeof(mount_root)))
+	if (v2_path[0] && vt_mountinfo_find_cgroup_of(buf->data, buf->len, NULL, mount_point,
+						      sizeof(mount_point), mount_root,
+						      sizeof(mount_root)))
 		return cgroup_locate(mount_point, mount_root, v2_path, 2, w, err);
 	return VT_OK;
 }
@@ -877,7 +342,7 @@ static void cgroup_cpu_init(struct vt_cgroup_cpu *out)
 	memset(out, 0, sizeof(*out));
 	out->quota_cores = -1;
 	out->quota_us = out->period_us = VT_NA;
-	cpu_stat_unknown(out);
+	out->nr_periods = out->nr_throttled = out->throttled_usec = VT_NA;
 }
 
 /*

@@ -12,7 +12,9 @@
  *       memory.oom_control
  *       cpu.cfs_quota_us cpu.cfs_period_us (every level up to the mount) cpu.stat
  * A file that is absent or unreadable leaves its figure VT_NA; nothing is
- * guessed.  v1 has no PSI: psi_some/psi_full stay not present.
+ * guessed.  v1 has no PSI: psi_some/psi_full stay not present.  The
+ * parsers of the files' text are in cgroup_parse.h (included here), of
+ * mountinfo in mountinfo.h and of memory.pressure in psi.h.
  */
 #ifndef VT_PROC_CGROUP_H
 #define VT_PROC_CGROUP_H
@@ -22,13 +24,9 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "proc/cgroup_parse.h"
 #include "proc/procfs.h"
-
-struct vt_psi_line {
-	bool present;
-	double avg10, avg60, avg300;   /* percent of wall time stalled */
-	uint64_t total_us;             /* cumulative stall time */
-};
+#include "proc/psi.h"
 
 struct vt_cgroup_mem {
 	int version;                /* 1 or 2; 0 when no memory cgroup was found */
@@ -95,74 +93,5 @@ int vt_cgroup_read(const struct vt_procfs *pfs, int pid_fd, struct vt_cgroup_mem
  */
 int vt_cgroup_cpu_read(const struct vt_procfs *pfs, int pid_fd, struct vt_cgroup_cpu *out,
 		       struct vt_err *err);
-
-/* ---- pure parsers, exposed for tests and fuzzers ---- */
-
-/*
- * From /proc/PID/cgroup text, the v2 path ("0::/path") and the v1 memory
- * controller path ("N:...memory...:/path").  Either may be absent (empty).
- * VT_E_PARSE on a malformed line or a path that does not fit its cap.
- */
-int vt_cgroup_parse_membership(const char *buf, size_t len, char *v2_path, size_t v2_cap,
-			       char *v1_mem_path, size_t v1_cap, struct vt_err *err);
-
-/*
- * From mountinfo text, the mount point and the mount's root for the cgroup2
- * filesystem (want_v1_memory false) or the v1 hierarchy carrying the memory
- * controller (true).  The first such mount under /sys/ wins, else the first
- * one.  Octal escapes (\040) are decoded.  false when there is none, or it
- * does not fit the caps.  Malformed lines are skipped.
- */
-bool vt_mountinfo_find_cgroup(const char *buf, size_t len, bool want_v1_memory, char *mount_point,
-			      size_t mp_cap, char *mount_root, size_t root_cap);
-
-/*
- * "low 0\nhigh 3\nmax 7\noom 1\noom_kill 1\n" (v2 memory.events).  Sets the
- * five events_* fields (VT_NA for a key the file lacks); unknown keys such as
- * oom_group_kill are ignored.  VT_E_PARSE on a malformed line or no known key.
- */
-int vt_cgroup_parse_events(const char *buf, size_t len, struct vt_cgroup_mem *out,
-			   struct vt_err *err);
-/*
- * v1 memory.oom_control: "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n".
- * Sets only events_oom_kill (VT_NA before Linux 4.13, which lacks the line).
- */
-int vt_cgroup_parse_oom_control(const char *buf, size_t len, struct vt_cgroup_mem *out,
-				struct vt_err *err);
-/*
- * "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\nfull ..." (PSI).  A line
- * needs all four keys; "some" is required, "full" optional (present false).
- */
-int vt_psi_parse(const char *buf, size_t len, struct vt_psi_line *some, struct vt_psi_line *full,
-		 struct vt_err *err);
-/*
- * A single number or "max", with an optional trailing newline; for "max"
- * *is_max is set and *value is VT_NA.
- */
-int vt_cgroup_parse_limit(const char *buf, size_t len, uint64_t *value, bool *is_max,
-			  struct vt_err *err);
-
-/*
- * v2 cpu.max: "max 100000\n" or "150000 100000\n" (quota, period, in us);
- * the newline is optional.  *quota_us is VT_NA for "max"; *period_us is never
- * 0.  VT_E_PARSE otherwise, with both left VT_NA.
- */
-int vt_cgroup_parse_cpu_max(const char *buf, size_t len, uint64_t *quota_us, uint64_t *period_us,
-			    struct vt_err *err);
-/*
- * v1 cpu.cfs_quota_us: a number, or -1 for no limit (*quota_us VT_NA).
- * VT_E_PARSE otherwise, with *quota_us VT_NA.
- */
-int vt_cgroup_parse_cfs_quota(const char *buf, size_t len, uint64_t *quota_us,
-			      struct vt_err *err);
-/*
- * cpu.stat: sets nr_periods, nr_throttled and throttled_usec (VT_NA for a key
- * the file lacks, as in a v2 cgroup without the cpu controller, whose cpu.stat
- * has only usage_usec and friends).  v1 has throttled_time in ns instead of
- * throttled_usec.  Other keys are ignored.  VT_E_PARSE on a malformed line,
- * with all three left VT_NA.
- */
-int vt_cgroup_parse_cpu_stat(const char *buf, size_t len, bool v1, struct vt_cgroup_cpu *out,
-			     struct vt_err *err);
 
 #endif

@@ -1,5 +1,6 @@
 /*
- * test_cgroup.c — memory and cpu cgroup lookup and parsers (src/proc/cgroup.c).
+ * test_cgroup.c — memory and cpu cgroup lookup (src/proc/cgroup.c) and the
+ * parsers under it (cgroup_parse.c, mountinfo.c, psi.c).
  *
  * End-to-end cases read the trees under tests/fixtures/cgroup/ (see its
  * README for what was recorded on a real hybrid v1 machine and what was
@@ -9,6 +10,9 @@
 #include "base/unknown.h"
 
 #include "proc/cgroup.h"
+#include "proc/cgroup_parse.h"
+#include "proc/mountinfo.h"
+#include "proc/psi.h"
 
 #include <unistd.h>
 

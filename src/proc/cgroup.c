@@ -9,7 +9,8 @@
  * cgroup-v1/memory.rst, scheduler/sched-bwc.rst).  It only reads: it never
  * writes a cgroup file and never guesses a figure — an absent or unreadable
  * file leaves VT_NA.  Parsing the text is not its job: that is
- * cgroup_parse.c, mountinfo.c and psi.c (fuzzed by fuzz/fuzz_cgroup.c).
+ * cgroup_parse.c, mountinfo.c and psi.c, each fuzzed on its own
+ * (fuzz/fuzz_cgroup.c, fuzz_mountinfo.c, fuzz_psi.c).
  */
 #include "proc/cgroup.h"
 #include "proc/mountinfo.h"

@@ -2,7 +2,7 @@
  * mountinfo.c — where a cgroup hierarchy is mounted, from mountinfo text
  * (proc(5) /proc/PID/mountinfo).  Pure parser: it never reads a file, so the
  * caller chooses whose mount namespace it asks about.  The text is untrusted,
- * needs no NUL and is fuzzed (fuzz/fuzz_cgroup.c); a line it cannot split
+ * needs no NUL and is fuzzed (fuzz/fuzz_mountinfo.c); a line it cannot split
  * is skipped, not an error, because only the cgroup lines matter.
  */
 #include "proc/mountinfo.h"

@@ -3,7 +3,7 @@
  * files in /proc/pressure/ and a cgroup's *.pressure files share
  * (Documentation/accounting/psi.rst); vitals reads a cgroup's memory.pressure.
  * Pure parser: it never reads a file.  The text is untrusted, needs no NUL
- * and is fuzzed (fuzz/fuzz_cgroup.c); an average above 100% is malformed, not
+ * and is fuzzed (fuzz/fuzz_psi.c); an average above 100% is malformed, not
  * clamped.
  */
 #include "proc/psi.h"

@@ -77,9 +77,12 @@ int vt_cli_count(const struct vt_command *cmd, const char *opt, const char *arg,
 
 	errno = 0;
 	*out = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || *out < min || *out > max)
+	if (errno || end == arg || *end || *out < min || *out > max) {
+		if (min == 1 && !(errno == 0 && end != arg && !*end && *out > max))
+			return vt_cli_usage_error(cmd->name, "--%s '%s' is not a positive count", opt, arg);
 		return vt_cli_usage_error(cmd->name, "--%s takes a whole number from %ld to %ld, not '%s'", opt,
 					  min, max, arg);
+	}
 	return 0;
 }
 

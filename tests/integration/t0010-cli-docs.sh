@@ -77,7 +77,7 @@ while IFS= read -r line; do
 	out=$(sed -nE 's/.* (-o|--output) ([^ ]+).*/\2/p' <<<"$run")
 	case $run in *" soak "*) [ -n "$out" ] && rm -f "$out" "$out-wal" "$out-shm";; esac
 	# ended with SIGINT like Ctrl-C; a usage error is the only failure here
-	MANPAGER=cat PAGER=cat timeout --preserve-status -s INT -k 10 5 bash -c "$run" </dev/null \
+	MANPAGER=cat PAGER=cat timeout --preserve-status -s INT -k 10 3 bash -c "$run" </dev/null \
 		>"$WORK/line.out" 2>"$WORK/line.err"
 	rc=$?
 	if [ $rc = 64 ] || grep -qiE "^vitals[^:]*: .*(unknown option|needs an argument)|usage:" "$WORK/line.err"; then

@@ -214,7 +214,7 @@ check "the JSON says it exited" test "$(jq_py "$WORK/ex.json" 'j["process_exited
 check "and stderr says so" grep -q "exited during the interval" "$WORK/ex.err"
 
 # --- bad input ----------------------------------------------------------------
-expect_exit 64 "minimum is 0.2s" threads -i 0.1s $!
+expect_exit 64 "minimum is 0.2 s" threads -i 0.1s $!
 expect_exit 64 "not a duration" threads -i soon $!
 expect_exit 64 "give a PID" threads
 pid_max=$(cat /proc/sys/kernel/pid_max)

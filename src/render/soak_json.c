@@ -72,6 +72,16 @@ static void append(json_t *arr, json_t *v, bool *failed)
 	}
 }
 
+/* arr, or NULL (arr released) when one of its elements could not be made. */
+static json_t *array_or_null(json_t *arr, bool failed)
+{
+	if (failed) {
+		json_decref(arr);
+		return NULL;
+	}
+	return arr;
+}
+
 /* Returns 0 or -1; the document is printed only when it was built in full. */
 /* ---- vitals.analyze ----------------------------------------------------- */
 
@@ -155,11 +165,7 @@ static json_t *quarters_json(const struct vt_soak_verdict *v)
 		failed |= p.failed;
 		append(arr, p.o, &failed);
 	}
-	if (failed) {
-		json_decref(arr);
-		return NULL;
-	}
-	return arr;
+	return array_or_null(arr, failed);
 }
 
 static json_t *verdict_json(const struct vt_analyze_report *r)
@@ -306,11 +312,7 @@ static json_t *threads_json(const struct vt_series *s)
 		failed |= p.failed;
 		append(arr, p.o, &failed);
 	}
-	if (failed) {
-		json_decref(arr);
-		return NULL;
-	}
-	return arr;
+	return array_or_null(arr, failed);
 }
 
 static json_t *events_json(const struct vt_series *s)
@@ -332,11 +334,7 @@ static json_t *events_json(const struct vt_series *s)
 		failed |= p.failed;
 		append(arr, p.o, &failed);
 	}
-	if (failed) {
-		json_decref(arr);
-		return NULL;
-	}
-	return arr;
+	return array_or_null(arr, failed);
 }
 
 int vt_render_analyze_json(FILE *out, const struct vt_analyze_report *r)

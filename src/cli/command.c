@@ -138,11 +138,14 @@ static void wrap(FILE *out, const char *text, int at, int indent)
 	fputc('\n', out);
 }
 
+/* "  -i, --interval DURATION" or "  --for DURATION"; returns its length. */
 static int option_head(const struct vt_option *o, char *buf, size_t cap)
 {
-	return snprintf(buf, cap, "  %s%c%s--%s%s%s", o->short_name ? "-" : "    ",
-			o->short_name ? o->short_name : ' ', o->short_name ? ", " : "", o->name, o->arg ? " " : "",
-			o->arg ? o->arg : "");
+	char shortform[8] = "";
+
+	if (o->short_name)
+		snprintf(shortform, sizeof(shortform), "-%c, ", o->short_name);
+	return snprintf(buf, cap, "  %s--%s%s%s", shortform, o->name, o->arg ? " " : "", o->arg ? o->arg : "");
 }
 
 static void print_option(FILE *out, const struct vt_option *o)
@@ -151,8 +154,6 @@ static void print_option(FILE *out, const struct vt_option *o)
 	const char *line = o->help, *nl;
 	int len = option_head(o, head, sizeof(head));
 
-	if (o->short_name == 0)
-		len = snprintf(head, sizeof(head), "  --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
 	fputs(head, out);
 	if (len + 2 > HELP_COLUMN)
 		fprintf(out, "\n%*s", HELP_COLUMN, "");

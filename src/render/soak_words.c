@@ -52,7 +52,9 @@ const char *vt_soak_headline(const struct vt_soak_verdict *v, char *buf, size_t 
 		vt_fmt_metric_pair(v->metric, v->settled_lo, v->settled_hi, "–", c, sizeof(c));
 		if (!v->settled)
 			snprintf(buf, cap, "%s — %s (%s)", name, b, c);
-		else if (v->settle_s < 1)
+		else if (v->reason == VT_SOAK_WHY_FLAT_FROM_START ||
+			 (v->reason != VT_SOAK_WHY_SETTLED_AFTER && v->settle_s < 1))
+			/* the why's word for it when there is one, so the two lines agree */
 			snprintf(buf, cap, "%s — flat from the start; %s (%s %s)", name, b,
 				 v->settled_hi - v->settled_lo > 2 * v->tolerance ? "oscillating" : "range", c);
 		else

@@ -406,6 +406,14 @@ static void test_soak_render__headlines(void)
 	v.settled_hi = 1491 * MiB;
 	CHECK_STR(vt_soak_headline(&v, buf, sizeof(buf)),
 		  "plateau — settled after 41 min; 1458 MiB (oscillating 1402–1491 MiB)");
+	/* the headline and the why agree on when it settled: the analysis's reason decides */
+	v.settle_s = 0.99;
+	v.reason = VT_SOAK_WHY_SETTLED_AFTER;
+	CHECK(strstr(vt_soak_headline(&v, buf, sizeof(buf)), "settled after 1 s") != NULL);
+	v.reason = VT_SOAK_WHY_FLAT_FROM_START;
+	CHECK(strstr(vt_soak_headline(&v, buf, sizeof(buf)), "flat from the start") != NULL);
+	v.settle_s = 41 * 60;
+	v.reason = VT_SOAK_WHY_NONE;
 }
 
 /* Every reason words its sentence; unknown figures read n/a, never nan. */

@@ -155,9 +155,10 @@ static void options(FILE *out)
 			fputs(".PP\nExit status of\n.BR \"vitals ", out);
 			fprintf(out, "%s\" :\n", c->name);
 			for (k = 0; c->exits[k].status >= 0; k++) {
+				const char *m = vt_exit_meaning(c, c->exits[k].status, meaning, sizeof(meaning));
+
 				fprintf(out, "%d ", c->exits[k].status);
-				roff(out, vt_exit_meaning(c, c->exits[k].status, meaning, sizeof(meaning)),
-				     strlen(vt_exit_meaning(c, c->exits[k].status, meaning, sizeof(meaning))));
+				roff(out, m, strlen(m));
 				fputs(c->exits[k + 1].status >= 0 ? ";\n" : ".\n", out);
 			}
 		}

@@ -179,6 +179,7 @@ static int arm_prepare(const struct vt_experiment *ex, size_t i, struct arm_run 
 {
 	const struct vt_experiment_arm *arm = &ex->arms[i];
 	struct vt_soak_config *cfg = &a->cfg;
+	char *path;
 	size_t k;
 
 	memset(a, 0, sizeof(*a));
@@ -190,13 +191,17 @@ static int arm_prepare(const struct vt_experiment *ex, size_t i, struct arm_run 
 	for (k = 0; a->argv && k < a->argc; k++)
 		if (!(a->argv[k] = substitute(ex->argv[k], arm->name)))
 			break;
-	if (!a->argv || k < a->argc || asprintf(&out->arms[i].path, "%s/%s.db", ex->dir, arm->name) < 0 ||
-	    asprintf(&a->log, "%s/%s.db.out", ex->dir, arm->name) < 0) {
-		out->arms[i].path = NULL;
-		a->log = NULL;
+	if (!a->argv || k < a->argc || asprintf(&path, "%s/%s.db", ex->dir, arm->name) < 0) {
 		arm_free(a);
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
 	}
+	if (asprintf(&a->log, "%s/%s.db.out", ex->dir, arm->name) < 0) {
+		a->log = NULL;       /* asprintf leaves it undefined on failure */
+		free(path);
+		arm_free(a);
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+	}
+	out->arms[i].path = path;
 	vt_soak_config_default(cfg);
 	cfg->target.kind = VT_SOAK_COMMAND;
 	cfg->target.argv = a->argv;

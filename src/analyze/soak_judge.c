@@ -278,7 +278,7 @@ bool vt_soak_too_short(struct vt_soak_work *w, const struct vt_soak_opts *o, str
 	if (p->n < MIN_POINTS)
 		need = fmax(need, (double)(MIN_POINTS - p->n) *
 				  (p->n ? fmax(span / (double)p->n, step) : step));
-	v->need_more_s = need > 0 ? need : step;
+	v->need_more_s = fmax(need, step);     /* at least the next sample: never "0 s more" */
 	v->reason = p->n ? VT_SOAK_WHY_TOO_FEW : VT_SOAK_WHY_NO_SAMPLES;
 	return true;
 }

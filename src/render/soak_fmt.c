@@ -56,7 +56,7 @@ const char *vt_per_h_unit(enum vt_metric m)
 const char *vt_fmt_more(double s, char *buf, size_t cap)
 {
 	if (s < 120)
-		snprintf(buf, cap, "%.0f more seconds", ceil(s));
+		snprintf(buf, cap, "%.0f more second%s", ceil(s), ceil(s) == 1 ? "" : "s");
 	else if (s < 120 * 60)
 		snprintf(buf, cap, "%.0f more minutes", ceil(s / 60));
 	else if (s < 72 * 3600)

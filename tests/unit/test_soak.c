@@ -480,6 +480,28 @@ static void test_soak__too_short(void)
 	free(v);
 }
 
+/*
+ * Just short of the minimum span (21 samples a second apart whose span falls
+ * a hair short, as a soak of --for 20s makes): the next sample is what is
+ * missing, never "soak 0.0 s more".
+ */
+static void test_soak__a_hair_short(void)
+{
+	double *v = flat_noise(21, 50 * MiB, 0.1 * MiB, 9);
+	struct vt_series s;
+	struct vt_soak_verdict r;
+
+	build(&s, v, 21, 0.9995);
+	s.info.every_s = 1;
+	r = analyze(&s);
+	CHECK(r.kind == VT_VERDICT_CANNOT_TELL && r.reason == VT_SOAK_WHY_TOO_FEW);
+	CHECK(r.need_more_s >= 1);
+	CHECK(strstr(why(&r), "soak 1 s more") != NULL || strstr(why(&r), "soak 1.0 s more") != NULL);
+	printf("# a hair short: %s\n", why(&r));
+	vt_series_free(&s);
+	free(v);
+}
+
 /* sd 20 MiB around 100 MiB and a slope of 18 MiB/h: the data cannot say. */
 static void test_soak__huge_noise_cannot_tell(void)
 {
@@ -844,7 +866,7 @@ VT_TEST_MAIN(test_soak__thread_view, test_soak__short_steady_tail_cannot_tell, t
 	     test_soak__steady_ramp_is_leak, test_soak__short_leak_like_the_target, test_soak__step,
 	     test_soak__step_inside_a_binned_point, test_soak__step_many_draws,
 	     test_soak__sawtooth_is_plateau, test_soak__step_down, test_soak__small_level_shift_is_plateau, test_soak__concave_growth_is_settling,
-	     test_soak__levelled_off_recently_is_settling, test_soak__too_short,
+	     test_soak__levelled_off_recently_is_settling, test_soak__too_short, test_soak__a_hair_short,
 	     test_soak__huge_noise_cannot_tell, test_soak__lone_outliers_do_not_matter,
 	     test_soak__gaps_and_restart, test_soak__binned_same_as_raw, test_soak__swap_push_pull,
 	     test_soak__empty_and_one_sample, test_soak__arenas_count_metric, test_soak__cpu_cores, test_soak__twenty_thousand_points)

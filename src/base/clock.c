@@ -3,6 +3,7 @@
  */
 #include "base/clock.h"
 
+#include <errno.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -25,6 +26,14 @@ uint64_t vt_mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void vt_sleep_until_ns(uint64_t mono_ns, volatile sig_atomic_t *stop)
+{
+	struct timespec ts = { (time_t)(mono_ns / 1000000000ull), (long)(mono_ns % 1000000000ull) };
+
+	while (!(stop && *stop) && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
 }
 
 double vt_wall_s(void)

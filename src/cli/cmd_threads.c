@@ -117,14 +117,6 @@ struct threads_run {
 
 #define TW_FLAGS (VT_TW_CSW | VT_TW_WCHAN | VT_TW_SYSCALL)
 
-static void sleep_until(uint64_t mono_ns, volatile sig_atomic_t *stop)
-{
-	struct timespec ts = { (time_t)(mono_ns / 1000000000ull), (long)(mono_ns % 1000000000ull) };
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !*stop)
-		;
-}
-
 /*
  * --watch on a terminal reads keys: the terminal stops echoing and hands
  * over each key at once (ISIG stays: Ctrl-C and Ctrl-Z work as usual).
@@ -182,7 +174,7 @@ static void wait_until(void *ctx, uint64_t mono_ns)
 			run->keys = false;      /* POLLHUP/POLLERR: no more keys */
 	}
 	if (!*run->stop && !run->keys)
-		sleep_until(mono_ns, run->stop);
+		vt_sleep_until_ns(mono_ns, run->stop);
 }
 
 /* Terminal size for --watch; false when stdout is not a terminal. */

@@ -46,10 +46,8 @@ static bool stopping(const struct vt_thread_sampler *s)
 static void sleep_until(void *ctx, uint64_t mono_ns)
 {
 	struct vt_thread_sampler *s = ctx;
-	struct timespec ts = { (time_t)(mono_ns / 1000000000ull), (long)(mono_ns % 1000000000ull) };
 
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stopping(s))
-		;
+	vt_sleep_until_ns(mono_ns, s->stop);
 }
 
 static void read_cgroup(struct vt_thread_sampler *s, struct vt_cgroup_cpu *cg, bool *ok)

@@ -283,19 +283,14 @@ static bool step_due(struct arm_run *runs, size_t n, struct vt_experiment_result
 /* Sleep until the earliest arm is due, or the stop flag. */
 static void sleep_to_next(struct arm_run *runs, size_t n, volatile sig_atomic_t *stop)
 {
-	double next = INFINITY, left;
-	struct timespec ts;
+	double next = INFINITY;
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		if (runs[i].running)
 			next = fmin(next, runs[i].next);
-	left = next - vt_mono_s();
-	if (!(left > 0) || (stop && *stop))
-		return;
-	ts.tv_sec = (time_t)left;
-	ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
-	nanosleep(&ts, NULL);      /* a signal ends it early: the loop looks at the stop flag */
+	if (isfinite(next) && next > vt_mono_s())
+		vt_sleep_until_ns((uint64_t)(next * 1e9), stop);
 }
 
 int vt_experiment_run(const struct vt_procfs *pfs, const struct vt_experiment *ex,

@@ -461,19 +461,6 @@ static void report_progress(struct vt_soak *sk, double now, const char *state)
 	sk->cfg->progress(sk->cfg->progress_ctx, &p);
 }
 
-/* Sleep until the monotonic deadline, or a stop request. */
-static void sleep_until(double deadline, volatile sig_atomic_t *stop)
-{
-	struct timespec ts;
-
-	ts.tv_sec = (time_t)deadline;
-	ts.tv_nsec = (long)((deadline - (double)ts.tv_sec) * 1e9);
-	if (ts.tv_nsec >= 1000000000L)
-		ts.tv_nsec = 999999999L;
-	while (!(stop && *stop) && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
-
 static void note_clock(struct vt_soak *sk, double now, struct vt_err *err)
 {
 	double offset = vt_wall_s() - now;
@@ -512,7 +499,7 @@ static int start_target(struct vt_soak *sk, struct vt_err *err)
 		if (vt_mono_s() >= deadline || (cfg->stop && *cfg->stop))
 			break;
 		report_progress(sk, vt_mono_s(), "waiting for the target");
-		sleep_until(vt_mono_s() + fmin(0.2, cfg->wait_s), cfg->stop);
+		vt_sleep_until_ns((uint64_t)((vt_mono_s() + fmin(0.2, cfg->wait_s)) * 1e9), cfg->stop);
 	}
 	vt_err_set(err, VT_E_NOPROC, 0, "no process %s %s appeared within %.0f s",
 		   cfg->target.kind == VT_SOAK_NAME ? "named" : "in pidfile",
@@ -739,6 +726,6 @@ int vt_soak_run(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
 	if ((rc = vt_soak_start(pfs, cfg, &sk, err)))
 		return rc;
 	while (vt_soak_step(sk, &next, &done, err) == VT_OK && !done)
-		sleep_until(next, cfg->stop);
+		vt_sleep_until_ns((uint64_t)(next * 1e9), cfg->stop);
 	return vt_soak_finish(sk, res, err);
 }

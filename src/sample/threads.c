@@ -64,7 +64,7 @@ static struct vt_thread_snap *snaps_from_counts(const struct vt_thread_counts *r
 	return out;
 }
 
-int vt_threads_sample_from_watch(const struct vt_thread_watch *w, struct vt_threads_sample *out,
+int vt_threads_sample_from_watch(const struct vt_thread_watch *w, bool live, struct vt_threads_sample *out,
 				 struct vt_err *err)
 {
 	const struct vt_thread_watch_proc *p = vt_thread_watch_process(w);
@@ -74,8 +74,10 @@ int vt_threads_sample_from_watch(const struct vt_thread_watch *w, struct vt_thre
 	memset(out, 0, sizeof(*out));
 	rows = vt_thread_watch_rows(w, &n);
 	gone = vt_thread_watch_exited(w, &ngone);
-	if (n == 0)
+	if (live && n == 0)
 		return vt_err_set(err, VT_E_GONE, 0, "process %d has no thread left", (int)p->pid);
+	if (!live)
+		n = 0;
 	out->pid = p->pid;
 	memcpy(out->comm, p->comm, sizeof(out->comm));
 	out->mono_ns = p->mono_ns;
@@ -111,7 +113,7 @@ int vt_threads_sample_take(struct vt_thread_watch *w, unsigned flags,
 			*err = rerr;
 		return rc;
 	}
-	return vt_threads_sample_from_watch(w, out, err);
+	return vt_threads_sample_from_watch(w, true, out, err);
 }
 
 void vt_threads_sample_release(struct vt_threads_sample *s)

@@ -73,12 +73,13 @@ int vt_threads_sample_take(struct vt_thread_watch *w, unsigned flags,
 			   struct vt_threads_sample *out, struct vt_err *err);
 
 /*
- * Fill *out from the last read of w without reading anything.  Errors:
- * VT_E_NOMEM; VT_E_GONE when the read had no thread.  For callers that read
- * the watch themselves (a soak reads it every tick and makes a sample of it
- * only now and then).
+ * Fill *out from the last read of w without reading anything: the threads
+ * that left since the previous read, and the live ones too when live (a
+ * soak writes the rows of exited threads every tick one exits, and the live
+ * ones only at its per-thread cadence).  Errors: VT_E_NOMEM; VT_E_GONE when
+ * live rows were asked for and the read had none.
  */
-int vt_threads_sample_from_watch(const struct vt_thread_watch *w, struct vt_threads_sample *out,
+int vt_threads_sample_from_watch(const struct vt_thread_watch *w, bool live, struct vt_threads_sample *out,
 				 struct vt_err *err);
 
 /* Free the thread arrays; safe on a zeroed or already released sample. */

@@ -234,7 +234,8 @@ static int read_threads(struct vt_soak *sk, double now, bool last, int pid_fd, s
 	vt_thread_watch_exited(sk->watch, &ngone);
 	if (!write_all && ngone == 0)
 		return VT_OK;
-	if ((rc = vt_threads_sample_from_watch(sk->watch, sample, err)) != VT_OK)
+	/* rows only for what is written: the exited every tick, the live at the cadence */
+	if ((rc = vt_threads_sample_from_watch(sk->watch, write_all, sample, err)) != VT_OK)
 		return rc;
 	if (write_all)
 		sk->next_threads = now + sk->cfg->threads_every_s;

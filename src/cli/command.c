@@ -113,19 +113,19 @@ int vt_cli_parse(const struct vt_command *cmd, int argc, char **argv,
 
 /* ---- --help ---- */
 
-/* Print text wrapped at WRAP columns, each line after the first indented by indent. */
-static void wrap(FILE *out, const char *text, int at, int indent)
+/* Print text filled into lines of at most WRAP columns. */
+static void wrap(FILE *out, const char *text)
 {
 	const char *p = text;
-	int col = at;
+	int col = 0;
 
 	while (*p) {
 		size_t word = strcspn(p, " \n");
 
-		if (col > indent && col + 1 + (int)word > WRAP) {
-			fprintf(out, "\n%*s", indent, "");
-			col = indent;
-		} else if (col > at || (col > indent && p != text)) {
+		if (col > 0 && col + 1 + (int)word > WRAP) {
+			fputc('\n', out);
+			col = 0;
+		} else if (col > 0) {
 			fputc(' ', out);
 			col++;
 		}
@@ -245,7 +245,7 @@ static void print_exits(FILE *out, const struct vt_command *cmd)
 	}
 	if (used < sizeof(text))
 		snprintf(text + used, sizeof(text) - used, "%s.", usage_noted ? "" : "; 64 usage error");
-	wrap(out, text, 0, 0);
+	wrap(out, text);
 }
 
 void vt_cli_help(const struct vt_command *cmd, FILE *out)

@@ -274,9 +274,13 @@ static int tell(const struct vt_procfs *pfs, const struct vt_experiment_result *
 		vt_compare_set_release(&set);
 		return status;
 	}
-	for (i = 0; i < ARMS && status == VT_EXIT_OK; i++, taken++)
-		if (!pids[i] || vt_sample_take(pfs, pids[i], &opts, &samples[i], &err) != VT_OK)
-			status = pids[i] ? vt_cli_error(&err) : 2;
+	while (taken < ARMS) {
+		if (!pids[taken] || vt_sample_take(pfs, pids[taken], &opts, &samples[taken], &err) != VT_OK) {
+			status = pids[taken] ? vt_cli_error(&err) : 2;
+			break;
+		}
+		taken++;
+	}
 	if (status == VT_EXIT_OK) {
 		report.samples = samples;
 		report.n = ARMS;
@@ -293,8 +297,6 @@ static int tell(const struct vt_procfs *pfs, const struct vt_experiment_result *
 		if (o->dir)
 			printf("\nthe recordings: %s and %s (vitals analyze --html report.html %s)\n", paths[0],
 			       paths[1], paths[1]);
-	} else {
-		taken--;
 	}
 	for (i = 0; i < taken; i++)
 		vt_sample_release(&samples[i]);

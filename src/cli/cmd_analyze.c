@@ -65,7 +65,7 @@ struct view_opts {
 	const char *csv, *html, *names;
 	int metric;
 	long points;
-	const char *cmd;
+	const struct vt_command *cmd;     /* analyze or compare, for its usage errors */
 };
 
 static int view_option(void *ctx, int id, const char *arg)
@@ -80,10 +80,10 @@ static int view_option(void *ctx, int id, const char *arg)
 	case OPT_METRIC:
 		o->metric = vt_metric_find(arg);
 		if (!vt_metric_judgeable(o->metric))
-			return vt_cli_usage_error(o->cmd, "'%s' is not a metric that can be judged", arg);
+			return vt_cli_usage_error(o->cmd->name, "'%s' is not a metric that can be judged", arg);
 		break;
 	case OPT_POINTS:
-		return vt_cli_count(vt_command_find(o->cmd), "points", arg, 100, 1000000, &o->points);
+		return vt_cli_count(o->cmd, "points", arg, 100, 1000000, &o->points);
 	}
 	return 0;
 }
@@ -94,7 +94,7 @@ static int parse_views(const struct vt_command *cmd, int argc, char **argv, stru
 	int rc;
 
 	memset(o, 0, sizeof(*o));
-	o->cmd = cmd->name;
+	o->cmd = cmd;
 	o->metric = VT_M_COMMITTED;
 	if ((rc = vt_cli_parse(cmd, argc, argv, view_option, o, args)))
 		return rc;

@@ -4,6 +4,8 @@
  * text lines and as a JSON array.  vitals threads and the soak's thread
  * view (text, JSON, HTML) all print these.
  */
+#include "render/json.h"
+#include "render/table.h"
 #include "render/threads.h"
 
 #include <stdio.h>
@@ -81,9 +83,11 @@ void vt_render_diagnosis_text(FILE *out, const struct vt_diagnosis *d)
 	char ev[VT_DIAG_EVIDENCE_MAX];
 	size_t i;
 
-	for (i = 0; d && i < d->n; i++)
-		fprintf(out, "  %s: %s\n", vt_diag_name(d->f[i].kind),
-			vt_render_diag_evidence(&d->f[i], ev, sizeof(ev)));
+	for (i = 0; d && i < d->n; i++) {
+		vt_render_diag_evidence(&d->f[i], ev, sizeof(ev));
+		vt_text_sanitize(ev);          /* it quotes thread names */
+		fprintf(out, "  %s: %s\n", vt_diag_name(d->f[i].kind), ev);
+	}
 }
 
 json_t *vt_render_diagnosis_json(const struct vt_diagnosis *d)
@@ -93,7 +97,7 @@ json_t *vt_render_diagnosis_json(const struct vt_diagnosis *d)
 	size_t i;
 
 	for (i = 0; d && i < d->n; i++)
-		json_array_append_new(arr, json_pack("{s:s, s:s}", "pattern", vt_diag_name(d->f[i].kind),
-						     "evidence", vt_render_diag_evidence(&d->f[i], ev, sizeof(ev))));
+		json_array_append_new(arr, json_pack("{s:s, s:o}", "pattern", vt_diag_name(d->f[i].kind), "evidence",
+						     vt_json_text(vt_render_diag_evidence(&d->f[i], ev, sizeof(ev)))));
 	return arr;
 }

@@ -14,19 +14,20 @@
 
 static void print_header(FILE *out, const struct vt_heap_sample *h)
 {
-	char when[64];
+	char when[64], comm[sizeof(h->comm)], detail[sizeof(h->method_detail)];
 	time_t t = (time_t)h->taken_at;
 
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime(&t));
-	fprintf(out, "vitals heap · %s · pid %d (%s) · %s%s%s\n", when, (int)h->pid, h->comm,
+	vt_text_printable(h->method_detail, detail, sizeof(detail));
+	fprintf(out, "vitals heap · %s · pid %d (%s) · %s%s%s\n", when, (int)h->pid,
+		vt_text_printable(h->comm, comm, sizeof(comm)),
 		vt_alloc_kind_name(h->alloc.kind), h->alloc.version[0] ? " " : "", h->alloc.version);
 	if (h->method == VT_HEAP_PTRACE)
 		fprintf(out, "read with ptrace from %s: that thread was stopped %.0f µs (%d calls "
 			"ran %.0f µs of it), no other thread was stopped; %.1f ms end to end\n\n",
-			h->method_detail, h->stopped_us, h->calls, h->callee_us, h->total_ms);
+			detail, h->stopped_us, h->calls, h->callee_us, h->total_ms);
 	else
-		fprintf(out, "read from the in-process agent at %s; %.1f ms end to end\n\n",
-			h->method_detail, h->total_ms);
+		fprintf(out, "read from the in-process agent at %s; %.1f ms end to end\n\n", detail, h->total_ms);
 }
 
 static void print_mallinfo(FILE *out, const struct vt_mallinfo *mi)

@@ -273,7 +273,7 @@ static void print_cgroup(FILE *out, const struct vt_snap_report *r)
 
 static void print_regions(FILE *out, const struct vt_snap_report *r, const struct vt_sample *s)
 {
-	char bufs[8][32], ev[64], size_text[32];
+	char bufs[8][32], ev[64], size_text[32], comm[sizeof(s->comm)];
 	unsigned slot = 0;
 	struct vt_table t;
 	size_t i, listed = 0;
@@ -316,7 +316,7 @@ static void print_regions(FILE *out, const struct vt_snap_report *r, const struc
 			vt_table_cell(&t, "%s", g->path);
 	}
 	fprintf(out, "REGIONS ≥ %s · pid %d (%s) · %zu of %zu mappings%s\n", size_text, (int)s->pid,
-		s->comm, listed, s->regions.n,
+		vt_text_printable(s->comm, comm, sizeof(comm)), listed, s->regions.n,
 		s->light ? " · light: from maps, no Rss (run without --light for smaps)" : "");
 	if (listed)
 		vt_table_print(&t, out, 0, true);

@@ -87,23 +87,6 @@ static void print_wrapped(FILE *out, const char *text, int indent, int width, in
 		fputc('\n', out);
 }
 
-/* Target text on one line of valid UTF-8: control bytes and bytes that are not UTF-8 become '?'. */
-static const char *printable(const char *text, char *buf, size_t cap)
-{
-	size_t i = 0, n;
-
-	snprintf(buf, cap, "%s", text);
-	while (buf[i]) {
-		n = vt_utf8_len((const unsigned char *)buf + i);
-		if (n == 0 || (unsigned char)buf[i] < 0x20 || buf[i] == 0x7f) {
-			buf[i++] = '?';
-			continue;
-		}
-		i += n;
-	}
-	return buf;
-}
-
 
 static void print_header(FILE *out, const struct vt_analyze_report *r)
 {
@@ -112,14 +95,14 @@ static void print_header(FILE *out, const struct vt_analyze_report *r)
 	const struct vt_recording_info *in = &s->info;
 	char a[48], b[48], c[48], d[48], text[sizeof(in->target)], env[sizeof(in->env)];
 
-	fprintf(out, "vitals analyze · %s\n", r->path ? printable(r->path, text, sizeof(text)) : "(recording)");
-	fprintf(out, "  target     %s\n", in->target[0] ? printable(in->target, text, sizeof(text)) : "n/a");
+	fprintf(out, "vitals analyze · %s\n", r->path ? vt_text_printable(r->path, text, sizeof(text)) : "(recording)");
+	fprintf(out, "  target     %s\n", in->target[0] ? vt_text_printable(in->target, text, sizeof(text)) : "n/a");
 	if (in->arm[0] || in->env[0])
-		fprintf(out, "  arm        %s%s%s%s\n", printable(in->arm, text, sizeof(text)),
-			in->arm[0] && in->env[0] ? " (" : "", printable(in->env, env, sizeof(env)),
+		fprintf(out, "  arm        %s%s%s%s\n", vt_text_printable(in->arm, text, sizeof(text)),
+			in->arm[0] && in->env[0] ? " (" : "", vt_text_printable(in->env, env, sizeof(env)),
 			in->arm[0] && in->env[0] ? ")" : "");
 	if (in->host[0] || in->ncpus > 0) {
-		fprintf(out, "  host       %s", in->host[0] ? printable(in->host, text, sizeof(text)) : "n/a");
+		fprintf(out, "  host       %s", in->host[0] ? vt_text_printable(in->host, text, sizeof(text)) : "n/a");
 		if (in->ncpus > 0)
 			fprintf(out, ", %d CPUs", in->ncpus);
 		fputc('\n', out);
@@ -322,7 +305,7 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 			continue;
 		}
 		vt_table_cell(&t, "%d", (int)th->tid);
-		vt_table_cell(&t, "%s", th->name[0] ? printable(th->name, nm, sizeof(nm)) : "?");
+		vt_table_cell(&t, "%s", th->name[0] ? vt_text_printable(th->name, nm, sizeof(nm)) : "?");
 		if (isfinite(c))
 			vt_table_cell(&t, "%.3f", c);
 		else
@@ -389,7 +372,7 @@ static void print_events(FILE *out, const struct vt_series *s)
 			vt_table_cell(&t, "pid %d", (int)e->pid);
 		else
 			vt_table_cell(&t, "%s", "");
-		vt_table_cell(&t, "%s", printable(e->detail, b, sizeof(b)));
+		vt_table_cell(&t, "%s", vt_text_printable(e->detail, b, sizeof(b)));
 	}
 	vt_table_print(&t, out, 2, false);
 	vt_table_release(&t);

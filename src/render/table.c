@@ -2,6 +2,7 @@
  * table.c — aligned text tables and unit formatting.
  */
 #include "render/table.h"
+#include "render/svg_chart.h"
 #include "base/unknown.h"
 #include "proc/procfs.h"
 
@@ -47,9 +48,34 @@ void vt_table_cell(struct vt_table *t, const char *fmt, ...)
 	if (vasprintf(&text, fmt, ap) < 0)
 		text = NULL;
 	va_end(ap);
+	if (text)
+		vt_text_sanitize(text);
 	idx = (t->nrows - 1) * (size_t)t->ncols + (size_t)t->cur_col;
 	t->cells[idx] = text;
 	t->cur_col = (t->cur_col + 1) % t->ncols;
+}
+
+void vt_text_sanitize(char *text)
+{
+	size_t i = 0, n;
+
+	while (text[i]) {
+		n = vt_utf8_len((const unsigned char *)text + i);
+		if (n == 0 || (unsigned char)text[i] < 0x20 || text[i] == 0x7f ||
+		    /* C1 controls, U+0080..U+009F, which some terminals obey as ESC [ ... */
+		    ((unsigned char)text[i] == 0xc2 && (unsigned char)text[i + 1] < 0xa0)) {
+			text[i++] = '?';
+			continue;
+		}
+		i += n;
+	}
+}
+
+const char *vt_text_printable(const char *text, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s", text ? text : "");
+	vt_text_sanitize(buf);
+	return buf;
 }
 
 /* Display width: count UTF-8 lead bytes only. */

@@ -36,4 +36,14 @@ void vt_table_cell(struct vt_table *t, const char *fmt, ...) __attribute__((form
 void vt_table_print(const struct vt_table *t, FILE *out, int indent, bool underline);
 void vt_table_release(struct vt_table *t);
 
+/*
+ * Text from the target (a thread's name, a path, a recording's meta) made
+ * safe for a terminal in place: control bytes and invalid UTF-8 become '?',
+ * so a name cannot move the cursor, clear the screen or recolour what
+ * follows.  Every table cell goes through it; text printed outside a table
+ * uses vt_text_printable, which copies into buf (cap bytes) and returns it.
+ */
+void vt_text_sanitize(char *text);
+const char *vt_text_printable(const char *text, char *buf, size_t cap);
+
 #endif

@@ -68,7 +68,9 @@ static void print_share(FILE *out, const struct vt_threads_rates *r)
 /* "4 x worker-: 0.248-0.263 cores each (24.6-26.1% of the process), 1.008 together" */
 static void print_pool(FILE *out, const struct vt_thread_pool *p)
 {
-	fprintf(out, "  %zu x %s: ", p->count, p->label);
+	char name[sizeof(p->label)];
+
+	fprintf(out, "  %zu x %s: ", p->count, vt_text_printable(p->label, name, sizeof(name)));
 	if (p->min_cores < 0) {
 		fprintf(out, "rates not known\n");
 		return;
@@ -83,9 +85,10 @@ static void print_pool(FILE *out, const struct vt_thread_pool *p)
 
 static void print_summary(FILE *out, const struct vt_threads_rates *r)
 {
-	char threads[32], samples[32];
+	char threads[32], samples[32], comm[sizeof(r->comm)];
 
-	fprintf(out, "process %d (%s): %s, measured over %.2f s (%s)\n", (int)r->pid, r->comm,
+	fprintf(out, "process %d (%s): %s, measured over %.2f s (%s)\n", (int)r->pid,
+		vt_text_printable(r->comm, comm, sizeof(comm)),
 		vt_fmt_count_of(r->n, "thread", "threads", threads, sizeof(threads)), r->interval_s,
 		vt_fmt_count_of(r->nsamples, "sample", "samples", samples, sizeof(samples)));
 	fprintf(out, "  CPU        %.3f cores", r->cores);

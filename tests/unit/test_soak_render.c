@@ -10,6 +10,7 @@
 
 #include "render/soak.h"
 #include "render/svg_chart.h"
+#include "render/table.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -1108,7 +1109,32 @@ static void test_soak_render__from_the_comparison(void)
 	vt_series_free(&b);
 }
 
-VT_TEST_MAIN(test_soak_render__text_plateau, test_soak_render__headlines, test_soak_render__why, test_soak_render__units,
+/*
+ * A thread may name itself "\033[2J": the text views print such names as
+ * '?', in tables and outside them, and keep what is printable (UTF-8 too).
+ */
+static void test_soak_render__target_text_cannot_drive_the_terminal(void)
+{
+	struct vt_table t;
+	char buf[64], *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	CHECK_STR(vt_text_printable("\033[2Jx\tok", buf, sizeof(buf)), "?[2Jx?ok");
+	CHECK_STR(vt_text_printable("a\xc2\x9b" "b\x7f\xff", buf, sizeof(buf)), "a??b??");   /* C1 CSI, DEL, not UTF-8 */
+	CHECK_STR(vt_text_printable("worker─µs", buf, sizeof(buf)), "worker─µs");
+	vt_table_init(&t, 2);
+	vt_table_cell(&t, "%s", "\033[31mevil1");
+	vt_table_cell(&t, "%d", 7);
+	f = open_memstream(&out, &len);
+	vt_table_print(&t, f, 0, false);
+	fclose(f);
+	CHECK(out && !strchr(out, '\033') && strstr(out, "?[31mevil1") != NULL);
+	free(out);
+	vt_table_release(&t);
+}
+
+VT_TEST_MAIN(test_soak_render__target_text_cannot_drive_the_terminal, test_soak_render__text_plateau, test_soak_render__headlines, test_soak_render__why, test_soak_render__units,
 	     test_soak_render__json, test_soak_render__series_csv, test_soak_render__html,
 	     test_soak_render__svg_downsample_keeps_spike, test_soak_render__sparkline,
 	     test_soak_render__empty_series, test_soak_render__restart_gap_step,

@@ -11,9 +11,12 @@
 # (about a MiB over the first minute, less later) and then holds: a plateau,
 # given a live set (96 MiB) large enough that a MiB is well under the 2% of
 # the level that counts as material drift (at 32 MiB it is not, and one run
-# in five could not rule out a 1.4 MiB drift).  The churn soaks last 120 s:
+# in five could not rule out a 1.4 MiB drift).  The churn soaks once lasted 90 s:
 # at 90 s a late ratchet of just over a MiB once left too short a settled
-# window (CI: "cannot tell yet; soak about 45 s more", which was honest).
+# window (CI: "cannot tell yet; soak about 45 s more", which was honest), and
+# at 120 s on a slower CI box the ramp took 15 s and a ratchet of about a
+# MiB after it left "still rising but slowing down; soak 61 s more" (honest
+# again: 1 MiB in 100 s cannot be told from a slow leak).  They last 180 s.
 # With 8 arenas the floor still wanders by about a MiB as arenas
 # are trimmed and refilled, judged a plateau in most runs and "still
 # falling" in some: that soak must not be called a leak.
@@ -30,11 +33,11 @@ PY
 }
 
 # --- four soaks at once: leak, step, churn, and a short one ---------------------
-vitals soak -q -o "$WORK/churn.db" --every 0.25s --for 120s --heap --heap-every 5s --env MALLOC_ARENA_MAX=2 -- \
-	"$T/targets/arena_churn" --max-block-kb 16 --live-mb 96 --seconds 180 >"$WORK/churn.soak" 2>&1 &
+vitals soak -q -o "$WORK/churn.db" --every 0.25s --for 180s --heap --heap-every 5s --env MALLOC_ARENA_MAX=2 -- \
+	"$T/targets/arena_churn" --max-block-kb 16 --live-mb 96 --seconds 240 >"$WORK/churn.soak" 2>&1 &
 churn_pid=$!
-vitals soak -q -o "$WORK/sprawl.db" --every 0.25s --for 120s -- \
-	"$T/targets/arena_churn" --max-block-kb 16 --seconds 180 >"$WORK/sprawl.soak" 2>&1 &
+vitals soak -q -o "$WORK/sprawl.db" --every 0.25s --for 180s -- \
+	"$T/targets/arena_churn" --max-block-kb 16 --seconds 240 >"$WORK/sprawl.soak" 2>&1 &
 sprawl_pid=$!
 vitals soak -q -o "$WORK/leak.db" --every 0.5s --for 40s -- \
 	"$T/targets/slow_leak" --truth "$WORK/leak.truth" --rate-kb-per-s 1024 --seconds 120 \

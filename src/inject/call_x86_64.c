@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
+#include <cpuid.h>
 
 /* include/linux/errno.h: kernel-internal restart codes, seen by ptrace in rax. */
 #define K_ERESTARTSYS           512
@@ -73,34 +74,297 @@ void vt_arch_stop_state(const void *gp, struct vt_arch_stop *out)
 	out->args[5] = r->r9;
 }
 
-int vt_arch_setup_call(const void *saved_gp, void *call_gp, uint64_t func, const uint64_t args[6],
-		       uint32_t scratch_args, size_t scratch_len, struct vt_arch_frame *frame,
-		       struct vt_err *err)
+/* ---- the way back: a signal frame that libc's own trampoline returns through ---- */
+
+/*
+ * The kernel's rt_sigframe (arch/x86/include/asm/sigframe.h) as far as
+ * rt_sigreturn reads it: the return address the trampoline was reached by,
+ * then struct ucontext with the kernel's 8-byte sigset.  glibc's
+ * ucontext_t is a different, larger layout; struct sigcontext is the same.
+ */
+struct k_stack {
+	uint64_t ss_sp;
+	int32_t ss_flags;
+	int32_t pad;
+	uint64_t ss_size;
+};
+struct k_ucontext {
+	uint64_t uc_flags;
+	uint64_t uc_link;
+	struct k_stack uc_stack;
+	struct sigcontext uc_mcontext;
+	uint64_t uc_sigmask;
+};
+struct k_rt_sigframe {
+	uint64_t pretcode;
+	struct k_ucontext uc;
+	unsigned char info[128];   /* siginfo: not read by rt_sigreturn, inside its range check */
+};
+_Static_assert(sizeof(struct sigcontext) == 256, "struct sigcontext is the kernel's");
+_Static_assert(sizeof(struct k_ucontext) == 304, "struct ucontext is the kernel's");
+
+#define UC_FP_XSTATE           0x1
+#define UC_SIGCONTEXT_SS       0x2
+#define UC_STRICT_RESTORE_SS   0x4
+/*
+ * An alternate-stack mode no kernel defines: rt_sigreturn hands uc_stack to
+ * sigaltstack, which refuses it (EINVAL, ignored), so the thread's own
+ * alternate signal stack stays as it is.
+ */
+#define SS_MODE_NONE           0x40000000
+#ifndef FP_XSTATE_MAGIC1
+#define FP_XSTATE_MAGIC1       0x46505853u
+#define FP_XSTATE_MAGIC2       0x46505845u
+#endif
+#define FXSAVE_SIZE            512
+#define XSAVE_HEADER_END       576
+#define SW_BYTES_OFF           464      /* struct _fpx_sw_bytes in the fxsave area */
+#define XFEATURE_AMX_MASK      ((uint64_t)3 << 17)   /* XTILECFG, XTILEDATA: per-task permission */
+
+/* mov $15, %rax; syscall — glibc's __restore_rt, which every SA_RESTORER handler returns to */
+static const unsigned char insn_sigreturn[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+#define SIGRETURN_SYSCALL_OFF 7
+
+/*
+ * "store the return value through a callee-saved register, pop it, return":
+ * the callee returns here, the value lands in our slot, and the next return
+ * goes to the trampoline.  pat_len bytes; a displacement byte at disp_at
+ * (-1: none).  Several forms, because which ones a libc build holds varies.
+ */
+static const struct store_form {
+	unsigned char pat[8];
+	size_t len;
+	int disp_at;
+	enum vt_arch_reg reg;
+} store_forms[] = {
+	{ { 0x48, 0x89, 0x03, 0x5b, 0xc3 }, 5, -1, VT_REG_RBX },             /* mov %rax,(%rbx); pop %rbx; ret */
+	{ { 0x48, 0x89, 0x43, 0x00, 0x5b, 0xc3 }, 6, 3, VT_REG_RBX },       /* mov %rax,d8(%rbx); pop %rbx; ret */
+	{ { 0x48, 0x89, 0x45, 0x00, 0x5d, 0xc3 }, 6, 3, VT_REG_RBP },       /* mov %rax,d8(%rbp); pop %rbp; ret */
+	{ { 0x49, 0x89, 0x04, 0x24, 0x41, 0x5c, 0xc3 }, 7, -1, VT_REG_R12 }, /* mov %rax,(%r12); pop %r12; ret */
+	{ { 0x49, 0x89, 0x44, 0x24, 0x00, 0x41, 0x5c, 0xc3 }, 8, 4, VT_REG_R12 },
+};
+
+static bool form_at(const struct store_form *f, const unsigned char *p, size_t left)
 {
-	const struct user_regs_struct *saved = saved_gp;
-	struct user_regs_struct *r = call_gp;
-	uint64_t sp = saved->rsp, a[6], scratch;
+	size_t i;
+
+	if (left < f->len)
+		return false;
+	for (i = 0; i < f->len; i++)
+		if ((int)i != f->disp_at && p[i] != f->pat[i])
+			return false;
+	return true;
+}
+
+void vt_arch_tramp_scan(const unsigned char *code, size_t len, uint64_t addr, struct vt_arch_tramp *t)
+{
+	const unsigned char *p;
+	size_t i, k;
+
+	if (!t->sigreturn && (p = memmem(code, len, insn_sigreturn, sizeof(insn_sigreturn))))
+		t->sigreturn = addr + (uint64_t)(p - code);
+	for (i = 0; !t->store && i + 4 < len; i++) {
+		if (code[i] != 0x48 && code[i] != 0x49)
+			continue;
+		for (k = 0; k < sizeof(store_forms) / sizeof(store_forms[0]); k++) {
+			const struct store_form *f = &store_forms[k];
+
+			if (!form_at(f, code + i, len - i))
+				continue;
+			t->store = addr + i;
+			t->store_reg = f->reg;
+			t->store_disp = f->disp_at >= 0 ? (int8_t)code[i + (size_t)f->disp_at] : 0;
+			memcpy(t->store_insn, code + i, f->len);
+			t->store_len = f->len;
+			break;
+		}
+	}
+}
+
+/* include/linux/errno.h, and what the kernel's signal code does with each. */
+void vt_arch_resume_gp(const void *saved_gp, enum vt_arch_resume how, void *out_gp)
+{
+	struct user_regs_struct *r = out_gp;
+	long ret;
+
+	memcpy(r, saved_gp, sizeof(*r));
+	ret = (long)r->rax;
+	if ((long)r->orig_rax >= 0) {
+		/*
+		 * A system call to restart: what arch_do_signal_or_restart() does
+		 * when no handler runs, done here so that the thread can be let go
+		 * from any stop, and by rt_sigreturn, in the same state.
+		 */
+		if (ret == -K_ERESTARTSYS || ret == -K_ERESTARTNOINTR || ret == -K_ERESTARTNOHAND) {
+			r->rax = r->orig_rax;
+			r->rip -= 2;
+		} else if (ret == -K_ERESTART_RESTARTBLOCK) {
+			r->rax = how == VT_RESUME_EXACT ? SYS_restart_syscall : r->orig_rax;
+			r->rip -= 2;
+		}
+	}
+	r->orig_rax = (unsigned long long)-1;   /* no restart logic on these registers */
+}
+
+static void sigcontext_from(struct sigcontext *sc, const struct user_regs_struct *r)
+{
+	memset(sc, 0, sizeof(*sc));
+	sc->r8 = r->r8;
+	sc->r9 = r->r9;
+	sc->r10 = r->r10;
+	sc->r11 = r->r11;
+	sc->r12 = r->r12;
+	sc->r13 = r->r13;
+	sc->r14 = r->r14;
+	sc->r15 = r->r15;
+	sc->rdi = r->rdi;
+	sc->rsi = r->rsi;
+	sc->rbp = r->rbp;
+	sc->rbx = r->rbx;
+	sc->rdx = r->rdx;
+	sc->rax = r->rax;
+	sc->rcx = r->rcx;
+	sc->rsp = r->rsp;
+	sc->rip = r->rip;
+	sc->eflags = r->eflags;
+	sc->cs = (unsigned short)r->cs;
+	sc->__pad0 = (unsigned short)r->ss;   /* glibc's name for the kernel's ss */
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/* End of the highest XSAVE component in mask (CPUID leaf 0xd, standard format). */
+static uint32_t xsave_end(uint64_t mask)
+{
+	uint32_t end = XSAVE_HEADER_END, eax, ebx, ecx, edx;
 	int i;
 
-	if (sp < RED_ZONE + scratch_len + STACK_MARGIN + 64)
+	for (i = 2; i < 63; i++) {
+		if (!(mask & ((uint64_t)1 << i)))
+			continue;
+		__cpuid_count(0xd, i, eax, ebx, ecx, edx);
+		if (ebx && ebx + eax > end)
+			end = ebx + eax;
+	}
+	return end;
+}
+
+/*
+ * The floating-point state of the frame, in the format rt_sigreturn reads:
+ * the saved XSAVE area (standard format, as PTRACE_GETREGSET gives it, with
+ * XCR0 where the software bytes go), our own software bytes (magic, the
+ * components to restore, the size), and the second magic word after the
+ * area.  The size covers the components the thread has (a size above the
+ * task's own, as with AMX present but not permitted, would make the kernel
+ * restore only x87/SSE).  An fxsave-only area (no XSAVE) has no software
+ * bytes: the kernel restores it as x87/SSE state.  Returns the bytes used.
+ */
+static size_t fp_image(const unsigned char *fp, size_t fp_len, unsigned char *out)
+{
+	uint64_t xfeatures, present;
+	uint32_t used;
+
+	memcpy(out, fp, fp_len < FXSAVE_SIZE ? fp_len : FXSAVE_SIZE);
+	if (fp_len < XSAVE_HEADER_END) {
+		memset(out + SW_BYTES_OFF, 0, FXSAVE_SIZE - SW_BYTES_OFF);
+		return FXSAVE_SIZE;
+	}
+	present = get64(fp + FXSAVE_SIZE);        /* XSAVE header: xstate_bv */
+	xfeatures = get64(fp + SW_BYTES_OFF);     /* XCR0, as ptrace reports it */
+	if (!xfeatures)
+		xfeatures = present;
+	xfeatures |= 3;                           /* x87, SSE */
+	if (!(present & XFEATURE_AMX_MASK))
+		xfeatures &= ~XFEATURE_AMX_MASK;
+	used = xsave_end(xfeatures);
+	if (used > fp_len)
+		used = (uint32_t)fp_len;
+	memcpy(out, fp, used);
+	memset(out + SW_BYTES_OFF, 0, FXSAVE_SIZE - SW_BYTES_OFF);
+	put32(out + SW_BYTES_OFF, FP_XSTATE_MAGIC1);
+	put32(out + SW_BYTES_OFF + 4, used + 4);  /* extended_size: the area and magic2 */
+	put64(out + SW_BYTES_OFF + 8, xfeatures);
+	put32(out + SW_BYTES_OFF + 16, used);     /* xstate_size */
+	put32(out + used, FP_XSTATE_MAGIC2);
+	return used + 4;
+}
+
+size_t vt_arch_image_max(size_t scratch_len, size_t fp_len)
+{
+	return scratch_len + fp_len + 8 + sizeof(struct k_rt_sigframe) + 24 + 3 * 64;
+}
+
+int vt_arch_setup_call(const struct vt_arch_call_in *in, void *call_gp, unsigned char *image,
+		       struct vt_arch_frame *frame, struct vt_err *err)
+{
+	const struct user_regs_struct *resume = in->resume_gp;
+	struct user_regs_struct *r = call_gp;
+	struct k_rt_sigframe sf;
+	uint64_t sp = resume->rsp, top, scratch, slot, fpstate, f1, entry, a[6];
+	unsigned char fp[64 * 1024 + 8];
+	size_t fp_used;
+	int i;
+
+	if (in->fp_len > sizeof(fp) - 8)
+		return vt_err_set(err, VT_E_USAGE, 0, "floating-point state of %zu bytes", in->fp_len);
+	fp_used = fp_image(in->fp, in->fp_len, fp);
+	if (sp < RED_ZONE + in->scratch_len + fp_used + STACK_MARGIN + 4096)
 		return vt_err_set(err, VT_E_USAGE, 0, "stack pointer 0x%llx leaves no room for the call",
 				  (unsigned long long)sp);
 	/*
-	 * Below the red zone: scratch, 16-byte aligned; right below it the
-	 * return address 0, so that rsp + 8 is 16-byte aligned at the callee's
-	 * first instruction, as after a call.
+	 * Below the red zone, from the top: the scratch area; the slot the
+	 * return value is stored in; the floating-point state (64-byte aligned,
+	 * as XRSTOR wants); the signal frame, whose first word is the
+	 * trampoline's address; under it the pad word the store pops and the
+	 * store's own address, where the callee starts with rsp + 8 16-byte
+	 * aligned, as after a call.  The callee's stack grows below that.
 	 */
-	scratch = (sp - RED_ZONE - scratch_len) & ~(uint64_t)15;
+	top = sp - RED_ZONE;
+	scratch = (top - in->scratch_len) & ~(uint64_t)15;
+	slot = scratch - 16;
+	fpstate = (slot - fp_used) & ~(uint64_t)63;
+	f1 = ((fpstate - sizeof(sf) - 8) & ~(uint64_t)15) + 8;
+	entry = f1 - 16;
 	frame->scratch_addr = scratch;
-	frame->sp = scratch - 8;
-	frame->write_addr = frame->sp;
-	frame->ret_len = 8;
-	for (i = 0; i < 6; i++)
-		a[i] = (scratch_args & (1u << i)) ? scratch + args[i] : args[i];
+	frame->ret_addr = slot;
+	frame->write_addr = entry;
+	frame->image_len = (size_t)(scratch + in->scratch_len - entry);
+	frame->sigreturn_sp = f1 + 8;
 
-	*r = *saved;
-	r->rip = func;
-	r->rsp = frame->sp;
+	memset(image, 0, frame->image_len);
+	put64(image, in->tramp->store);                   /* the callee returns here */
+	put64(image + 8, 0);                              /* popped into the store's register */
+	memset(&sf, 0, sizeof(sf));
+	sf.pretcode = in->tramp->sigreturn;               /* the store returns here */
+	sf.uc.uc_flags = UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
+	sf.uc.uc_stack.ss_flags = SS_MODE_NONE;
+	sigcontext_from(&sf.uc.uc_mcontext, resume);
+	sf.uc.uc_mcontext.fpstate = (struct _fpstate *)(uintptr_t)fpstate;
+	sf.uc.uc_sigmask = in->mask;
+	memcpy(image + (f1 - entry), &sf, sizeof(sf));
+	memcpy(image + (fpstate - entry), fp, fp_used);
+
+	for (i = 0; i < 6; i++)
+		a[i] = (in->scratch_args & (1u << i)) ? scratch + in->args[i] : in->args[i];
+	*r = *resume;
+	r->rip = in->func;
+	r->rsp = entry;
 	r->rdi = a[0];
 	r->rsi = a[1];
 	r->rdx = a[2];
@@ -110,48 +374,35 @@ int vt_arch_setup_call(const void *saved_gp, void *call_gp, uint64_t func, const
 	r->rax = 0;                       /* al: no vector registers for a variadic callee */
 	r->orig_rax = (unsigned long long)-1;   /* no syscall restart on our registers */
 	r->eflags &= ~(unsigned long long)(EFLAGS_DF | EFLAGS_TF | EFLAGS_AC);
+	switch (in->tramp->store_reg) {
+	case VT_REG_RBX:
+		r->rbx = slot - (uint64_t)in->tramp->store_disp;
+		break;
+	case VT_REG_RBP:
+		r->rbp = slot - (uint64_t)in->tramp->store_disp;
+		break;
+	case VT_REG_R12:
+		r->r12 = slot - (uint64_t)in->tramp->store_disp;
+		break;
+	}
 	return VT_OK;
 }
 
-bool vt_arch_returned(const void *gp, const struct vt_arch_frame *frame, uint64_t *ret)
+bool vt_arch_returned(const void *gp, const struct vt_arch_frame *frame)
 {
 	const struct user_regs_struct *r = gp;
 
-	/* ret popped the return address: rip 0, rsp one slot up. */
-	if (r->rip != 0 || r->rsp != frame->sp + 8)
-		return false;
-	*ret = r->rax;
-	return true;
+	return (long)r->orig_rax == SYS_rt_sigreturn && r->rsp == frame->sigreturn_sp;
 }
 
-void vt_arch_set_null_pc(void *gp)
+void vt_arch_to_sigreturn(void *gp, const struct vt_arch_frame *frame, const struct vt_arch_tramp *t)
 {
 	struct user_regs_struct *r = gp;
 
-	r->rip = 0;
+	r->rip = t->sigreturn + SIGRETURN_SYSCALL_OFF;
+	r->rax = SYS_rt_sigreturn;
+	r->rsp = frame->sigreturn_sp;
 	r->orig_rax = (unsigned long long)-1;
-}
-
-bool vt_arch_reexec_syscall(void *gp, const unsigned char insn[2])
-{
-	struct user_regs_struct *r = gp;
-	long nr = (long)r->orig_rax;
-
-	/* restart_syscall itself would run the clobbered restart block again. */
-	if (nr < 0 || nr == SYS_restart_syscall || insn[0] != INSN_SYSCALL_0 ||
-	    insn[1] != INSN_SYSCALL_1 || r->rip < 2)
-		return false;
-	r->rax = (unsigned long long)nr;
-	r->rip -= 2;
-	r->orig_rax = (unsigned long long)-1;
-	return true;
-}
-
-void vt_arch_fail_syscall_eintr(void *gp)
-{
-	struct user_regs_struct *r = gp;
-
-	r->rax = (unsigned long long)-EINTR;
 }
 
 /* ---- system calls ------------------------------------------------------ */

@@ -261,6 +261,12 @@ struct vt_inject_precheck {
  */
 int vt_inject_precheck(const struct vt_procfs *pfs, int pid_fd, pid_t pid, pid_t tid,
 		       struct vt_inject_precheck *pc, struct vt_err *err);
+struct vt_arch_tramp;
+/*
+ * Find in pid's code (libc, else the dynamic linker, else its other code)
+ * what calls return through (tramp.c).  VT_E_UNSUPPORTED when it lacks it.
+ */
+int vt_inject_find_tramp(int pid_fd, pid_t pid, struct vt_arch_tramp *t, struct vt_err *err);
 /* Rewrite an EPERM from PTRACE_SEIZE in err with its reason (uid, yama, capability). */
 void vt_inject_explain_perm(const struct vt_procfs *pfs, int pid_fd,
 			    const struct vt_inject_precheck *pc, pid_t tid, struct vt_err *err);
@@ -297,36 +303,76 @@ struct vt_arch_stop {
 	uint64_t args[6];
 };
 
+/*
+ * Code in the target that a call returns through, found in its libc before
+ * any thread is stopped: the signal-return trampoline (glibc's __restore_rt,
+ * rt_sigreturn), and a "store, pop, return" sequence that puts the callee's
+ * return value into a slot of ours through a callee-saved register.
+ */
+enum vt_arch_reg { VT_REG_RBX, VT_REG_RBP, VT_REG_R12 };
+struct vt_arch_tramp {
+	uint64_t sigreturn;        /* 0: not found */
+	uint64_t store;            /* 0: not found */
+	enum vt_arch_reg store_reg;
+	int64_t store_disp;
+	unsigned char store_insn[8];
+	size_t store_len;
+};
+/* Look for what t lacks in len bytes of code mapped at addr. */
+void vt_arch_tramp_scan(const unsigned char *code, size_t len, uint64_t addr, struct vt_arch_tramp *t);
+/*
+ * The registers a stopped thread is let go with: saved_gp with its
+ * interrupted system call set to run again (as the kernel's signal code
+ * does when no handler runs) and no restart logic left to the kernel, so
+ * that any stop, and rt_sigreturn, lets it go the same way.  EXACT restarts
+ * a call with a restart block (nanosleep) through restart_syscall, keeping
+ * its remaining time; REEXEC runs it again from its start (rt_sigreturn
+ * resets the restart block, and so does an abandoned callee's own sleep).
+ */
+enum vt_arch_resume { VT_RESUME_EXACT, VT_RESUME_REEXEC };
+void vt_arch_resume_gp(const void *saved_gp, enum vt_arch_resume how, void *out_gp);
+
+/* What a call is built from. */
+struct vt_arch_call_in {
+	const void *resume_gp;     /* the thread's registers to return to (vt_arch_resume_gp, REEXEC) */
+	const void *fp;            /* its saved floating-point/extended state regset */
+	size_t fp_len;
+	uint64_t mask;             /* its signal mask, restored on the way back */
+	const struct vt_arch_tramp *tramp;
+	uint64_t func;
+	uint64_t args[6];
+	uint32_t scratch_args;     /* bit i: args[i] is an offset into scratch */
+	size_t scratch_len;
+};
+
 /* A prepared call: where things go on the target's stack. */
 struct vt_arch_frame {
 	uint64_t scratch_addr;     /* 16-byte aligned, below the red zone */
-	uint64_t sp;               /* stack pointer at the callee's first instruction */
-	uint64_t write_addr;       /* first byte to write (return slot or scratch) */
-	size_t ret_len;            /* bytes of return slot at sp (0: return address in a register) */
+	uint64_t ret_addr;         /* where the return value is stored */
+	uint64_t write_addr;       /* first byte of the image */
+	size_t image_len;          /* bytes of image from write_addr up to the end of scratch */
+	uint64_t sigreturn_sp;     /* stack pointer at the trampoline's rt_sigreturn */
 };
 
 void vt_arch_stop_state(const void *gp, struct vt_arch_stop *out);
+/* Upper bound of a call's image for these sizes. */
+size_t vt_arch_image_max(size_t scratch_len, size_t fp_len);
 /*
- * Lay out the call below saved_gp's stack pointer and build in call_gp (same
- * size as saved_gp) the registers for func(args); args[i] with bit i of
- * scratch_args set is an offset into the scratch area.  VT_E_USAGE if the
- * stack pointer leaves no room.
+ * Lay out the call below the stack pointer of in->resume_gp, fill image
+ * (frame->image_len bytes, to be written at frame->write_addr: the return
+ * chain, a signal frame holding the thread's registers, floating-point
+ * state and signal mask, the return-value slot, scratch zeroed) and build in
+ * call_gp the registers for func(args).  The callee returns into the store,
+ * the store into the trampoline, and rt_sigreturn restores the thread
+ * whether or not vitals is still there.  VT_E_USAGE if the stack pointer
+ * leaves no room.
  */
-int vt_arch_setup_call(const void *saved_gp, void *call_gp, uint64_t func, const uint64_t args[6],
-		       uint32_t scratch_args, size_t scratch_len, struct vt_arch_frame *frame,
-		       struct vt_err *err);
-/* The thread in gp has returned from the call of frame: *ret gets the return value. */
-bool vt_arch_returned(const void *gp, const struct vt_arch_frame *frame, uint64_t *ret);
-/* gp with pc set to 0 and no syscall restart: runs straight into the return fault. */
-void vt_arch_set_null_pc(void *gp);
-/*
- * Turn gp (a thread interrupted in a system call) into one that executes
- * that system call again from the start, without the kernel's restart
- * block; insn holds the 2 bytes before pc.  False when not possible.
- */
-bool vt_arch_reexec_syscall(void *gp, const unsigned char insn[2]);
-/* Make gp's interrupted system call return -EINTR to the program. */
-void vt_arch_fail_syscall_eintr(void *gp);
+int vt_arch_setup_call(const struct vt_arch_call_in *in, void *call_gp, unsigned char *image,
+		       struct vt_arch_frame *frame, struct vt_err *err);
+/* gp, at a system-call stop, is the trampoline's rt_sigreturn of frame: the call returned. */
+bool vt_arch_returned(const void *gp, const struct vt_arch_frame *frame);
+/* Send gp straight to the trampoline's rt_sigreturn of frame (an abandoned call). */
+void vt_arch_to_sigreturn(void *gp, const struct vt_arch_frame *frame, const struct vt_arch_tramp *t);
 enum vt_sys_class vt_arch_syscall_class(long nr, const uint64_t args[6]);
 const char *vt_arch_syscall_name(long nr);   /* "nanosleep", or NULL */
 /* Refuse a thread the architecture cannot call into (from task status text); why filled. */

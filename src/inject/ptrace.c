@@ -103,6 +103,13 @@ struct vt_inject_session {
 	bool gone;                     /* the thread exited */
 	bool lost;                     /* a call runs and the thread would not stop */
 	bool clobbered_restart;        /* an abandoned callee left its own restart block */
+	bool in_call;                  /* a callee runs: resume with PTRACE_SYSCALL */
+	bool framed;                   /* frame holds the way back of the latest call */
+	struct vt_arch_tramp tramp;    /* the code calls return through */
+	struct vt_arch_frame frame;    /* the latest call's layout */
+	unsigned char *image;          /* a call's bytes on the stack, image_cap of them */
+	size_t image_cap;
+	void *frame_gp;                /* the registers the signal frame returns to */
 	struct regbuf regs[MAX_REGSETS];
 	unsigned nregs;
 	void *work_gp;                 /* general registers of the latest stop / next call */
@@ -369,38 +376,6 @@ static int save_regs(struct vt_inject_session *s, struct vt_err *err)
 	return VT_OK;
 }
 
-/*
- * Put back every saved set, the general one last (it holds orig_rax), and
- * that one even if another failed.  The first error is reported.
- */
-static int restore_regs(struct vt_inject_session *s, const void *gp, struct vt_err *err)
-{
-	struct vt_err e;
-	unsigned i;
-	int rc = VT_OK, r;
-
-	for (i = 1; i < s->nregs && !s->gone; i++) {
-		vt_err_clear(&e);
-		r = regset_set(s, s->regs[i].type, s->regs[i].data, s->regs[i].len, &e);
-		if (r && !rc) {
-			rc = r;
-			if (err)
-				*err = e;
-		}
-	}
-	if (s->gone)
-		return rc;
-	memcpy(s->work_gp, gp, s->regs[0].len);
-	vt_err_clear(&e);
-	r = gp_set(s, &e);
-	if (r && !rc) {
-		rc = r;
-		if (err)
-			*err = e;
-	}
-	return rc;
-}
-
 /* ---- waiting for stops ------------------------------------------------- */
 
 enum stop_kind {
@@ -409,6 +384,7 @@ enum stop_kind {
 	STOP_INTERRUPT,   /* PTRACE_EVENT_STOP with SIGTRAP */
 	STOP_GROUP,       /* PTRACE_EVENT_STOP with a stop signal */
 	STOP_SIGNAL,      /* signal-delivery-stop */
+	STOP_SYSCALL,     /* system-call-enter or -exit stop (PTRACE_SYSCALL) */
 };
 
 struct stop {
@@ -475,7 +451,10 @@ static int wait_stop(struct vt_inject_session *s, double deadline, struct stop *
 		return wait_stop(s, deadline, out, err);   /* WIFCONTINUED is not asked for */
 	s->stopped = true;
 	out->sig = WSTOPSIG(st);
-	if ((st >> 16) == PTRACE_EVENT_STOP) {
+	if (out->sig == (SIGTRAP | 0x80)) {
+		s->at_delivery = false;
+		out->kind = STOP_SYSCALL;
+	} else if ((st >> 16) == PTRACE_EVENT_STOP) {
 		s->at_delivery = false;
 		out->kind = out->sig == SIGTRAP ? STOP_INTERRUPT : STOP_GROUP;
 	} else {
@@ -485,10 +464,13 @@ static int wait_stop(struct vt_inject_session *s, double deadline, struct stop *
 	return VT_OK;
 }
 
+/* Let the thread run: to its next system call during a call, else until the next stop. */
 static int resume(struct vt_inject_session *s, int sig, struct vt_err *err)
 {
-	if (preq(PTRACE_CONT, s->tid, NULL, (void *)(uintptr_t)sig) < 0)
-		return ptrace_failed(s, err, errno, "PTRACE_CONT");
+	enum __ptrace_request req = s->in_call ? PTRACE_SYSCALL : PTRACE_CONT;
+
+	if (preq(req, s->tid, NULL, (void *)(uintptr_t)sig) < 0)
+		return ptrace_failed(s, err, errno, s->in_call ? "PTRACE_SYSCALL" : "PTRACE_CONT");
 	s->stopped = false;
 	s->at_delivery = false;
 	return VT_OK;
@@ -579,6 +561,8 @@ static void session_free(struct vt_inject_session *s)
 	for (i = 0; i < s->nregs; i++)
 		free(s->regs[i].data);
 	free(s->work_gp);
+	free(s->frame_gp);
+	free(s->image);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
 	free(s);
@@ -716,6 +700,11 @@ static int attach_wait(struct vt_inject_session *s, int timeout_ms, struct vt_er
 			if (rc)
 				return rc;
 			break;
+		case STOP_SYSCALL:   /* only during a call */
+			rc = resume(s, 0, err);
+			if (rc)
+				return rc;
+			break;
 		}
 	}
 }
@@ -744,14 +733,14 @@ static int check_stopped_state(struct vt_inject_session *s, struct vt_err *err)
 static int job_attach(struct vt_inject_session *s, void *arg, struct vt_err *err)
 {
 	const struct attach_args *a = arg;
-	long opts = a->suspend_seccomp ? PTRACE_O_SUSPEND_SECCOMP : 0;
+	long opts = PTRACE_O_TRACESYSGOOD | (a->suspend_seccomp ? PTRACE_O_SUSPEND_SECCOMP : 0);
 	int rc, e;
 
 	if (preq(PTRACE_SEIZE, s->tid, NULL, (void *)(uintptr_t)opts) < 0) {
 		e = errno;
 		if (e == ESRCH)
 			return vt_err_set(err, VT_E_GONE, e, "thread %d exited", (int)s->tid);
-		if (e == EPERM && opts)
+		if (e == EPERM && a->suspend_seccomp)
 			return vt_err_set(err, VT_E_PERM, e, "thread %d runs under a seccomp filter, "
 					  "and suspending it (PTRACE_O_SUSPEND_SECCOMP) was refused: "
 					  "the call could get it killed", (int)s->tid);
@@ -774,6 +763,13 @@ static int job_attach(struct vt_inject_session *s, void *arg, struct vt_err *err
 		return rc;
 	if (preq(PTRACE_GETSIGMASK, s->tid, (void *)sizeof(uint64_t), &s->saved_mask) < 0)
 		return ptrace_failed(s, err, errno, "PTRACE_GETSIGMASK");
+	/* Where a call's signal frame returns the thread to. */
+	s->frame_gp = malloc(s->regs[0].len);
+	s->image_cap = vt_arch_image_max(VT_INJECT_SCRATCH_MAX, s->regs[1].len);
+	s->image = malloc(s->image_cap);
+	if (!s->frame_gp || !s->image)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory for the call frame");
+	vt_arch_resume_gp(s->regs[0].data, VT_RESUME_REEXEC, s->frame_gp);
 	return VT_OK;
 }
 
@@ -786,49 +782,47 @@ struct run_args {
 	int timeout_ms;
 };
 
-/* Copy the return slot and scratch into the target: one write, zeros between. */
+/* Write the call's image (return chain, signal frame, slot, scratch) in one go. */
 static int write_frame(struct vt_inject_session *s, const struct vt_inject_call *c,
 		       const struct vt_arch_frame *f, struct vt_err *err)
 {
-	size_t len = (size_t)(f->scratch_addr - f->write_addr) + c->scratch_len;
-	unsigned char *buf;
 	int rc;
 
-	if (len == 0)
-		return VT_OK;
-	buf = calloc(1, len);
-	if (!buf)
-		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory for the call frame");
 	if (c->scratch_in && c->scratch_len)
-		memcpy(buf + (f->scratch_addr - f->write_addr), c->scratch_in, c->scratch_len);
-	rc = mem_write(s, f->write_addr, buf, len, err);
-	free(buf);
+		memcpy(s->image + (f->scratch_addr - f->write_addr), c->scratch_in, c->scratch_len);
+	rc = mem_write(s, f->write_addr, s->image, f->image_len, err);
 	if (rc)
 		vt_err_hint(err, "the stack of thread %d is not mapped that far below its stack "
 			    "pointer (main thread with a short stack?); try another thread", (int)s->tid);
 	return rc;
 }
 
-/* A signal-delivery-stop during the call: returned, faulted, or someone's signal. */
-static int on_signal_stop(struct vt_inject_session *s, struct vt_inject_call *c,
-			  const struct vt_arch_frame *f, int sig, bool *done, struct vt_err *err)
+/* A system-call stop during the call: the trampoline's rt_sigreturn means it returned. */
+static int on_syscall_stop(struct vt_inject_session *s, bool *returned, struct vt_err *err)
+{
+	int rc = gp_get(s, err);
+
+	if (!rc)
+		*returned = vt_arch_returned(s->work_gp, &s->frame);
+	return rc;
+}
+
+/* A signal-delivery-stop during the call: a fault of the callee, or someone's signal. */
+static int on_signal_stop(struct vt_inject_session *s, struct vt_inject_call *c, int sig,
+			  bool *done, struct vt_err *err)
 {
 	siginfo_t si;
 	int rc;
 
-	rc = gp_get(s, err);
-	if (rc)
-		return rc;
-	if (sig == SIGSEGV && vt_arch_returned(s->work_gp, f, &c->ret)) {
-		*done = true;
-		return VT_OK;
-	}
 	memset(&si, 0, sizeof(si));
 	if (preq(PTRACE_GETSIGINFO, s->tid, NULL, &si) < 0)
 		return ptrace_failed(s, err, errno, "PTRACE_GETSIGINFO");
 	if (is_sync_signal(sig) && si.si_code > 0) {
 		struct vt_arch_stop st;
 
+		rc = gp_get(s, err);
+		if (rc)
+			return rc;
 		vt_arch_stop_state(s->work_gp, &st);
 		*done = true;
 		return vt_err_set(err, VT_E_FAULT, 0, "the call to 0x%" PRIx64 " faulted: %s "
@@ -875,6 +869,49 @@ static int on_slow_call(struct vt_inject_session *s, struct vt_inject_call *c, d
 			  hard && !blocked ? "; a lock it held may stay held" : "");
 }
 
+/*
+ * Start the call: its image on the stack first (dead memory below the red
+ * zone: harmless if we die now), then the registers in one request (from
+ * here the thread returns through the signal frame by itself), then the
+ * mask that keeps signals out of the callee while we watch (if we die
+ * between the two, the callee runs under the thread's own mask, as if the
+ * program had called it).
+ */
+static int start_call(struct vt_inject_session *s, struct vt_inject_call *c, struct vt_err *err)
+{
+	struct vt_arch_call_in in;
+	uint64_t mask;
+	int rc;
+
+	memset(&in, 0, sizeof(in));
+	in.resume_gp = s->frame_gp;
+	in.fp = s->regs[1].data;
+	in.fp_len = s->regs[1].len;
+	in.mask = s->saved_mask;
+	in.tramp = &s->tramp;
+	in.func = c->func;
+	memcpy(in.args, c->args, sizeof(in.args));
+	in.scratch_args = c->scratch_args;
+	in.scratch_len = c->scratch_len;
+	rc = vt_arch_setup_call(&in, s->work_gp, s->image, &s->frame, err);
+	if (rc)
+		return rc;
+	c->scratch_addr = s->frame.scratch_addr;
+	rc = write_frame(s, c, &s->frame, err);
+	if (rc)
+		return rc;
+	s->dirty = true;
+	rc = gp_set(s, err);
+	if (rc)
+		return rc;
+	s->framed = true;
+	call_mask(&mask);
+	if (preq(PTRACE_SETSIGMASK, s->tid, (void *)sizeof(uint64_t), &mask) < 0)
+		return ptrace_failed(s, err, errno, "PTRACE_SETSIGMASK");
+	s->in_call = true;
+	return VT_OK;
+}
+
 static int job_run(struct vt_inject_session *s, void *arg, struct vt_err *err)
 {
 	struct run_args *ra = arg;
@@ -882,9 +919,7 @@ static int job_run(struct vt_inject_session *s, void *arg, struct vt_err *err)
 	double t0, next_check, hard, deadline;
 	bool interrupted = false, done = false;
 	char wchan[64] = "";
-	struct vt_arch_frame f;
 	struct stop st;
-	uint64_t mask;
 	int rc;
 
 	if (s->gone)
@@ -892,19 +927,7 @@ static int job_run(struct vt_inject_session *s, void *arg, struct vt_err *err)
 	if (s->lost || !s->stopped)
 		return vt_err_set(err, VT_E_TIMEOUT, 0, "thread %d is still running an earlier call",
 				  (int)s->tid);
-	rc = vt_arch_setup_call(s->regs[0].data, s->work_gp, c->func, c->args, c->scratch_args,
-				c->scratch_len, &f, err);
-	if (rc)
-		return rc;
-	c->scratch_addr = f.scratch_addr;
-	rc = write_frame(s, c, &f, err);
-	if (rc)
-		return rc;
-	call_mask(&mask);
-	s->dirty = true;
-	if (preq(PTRACE_SETSIGMASK, s->tid, (void *)sizeof(uint64_t), &mask) < 0)
-		return park_after(s, ptrace_failed(s, err, errno, "PTRACE_SETSIGMASK"), err);
-	rc = gp_set(s, err);
+	rc = start_call(s, c, err);
 	if (rc)
 		return park_after(s, rc, err);
 	t0 = now_us();
@@ -923,9 +946,16 @@ static int job_run(struct vt_inject_session *s, void *arg, struct vt_err *err)
 		case STOP_EXITED:
 			return vt_err_set(err, VT_E_GONE, ESRCH, "thread %d exited during the call",
 					  (int)s->tid);
-		case STOP_SIGNAL:
-			rc = on_signal_stop(s, c, &f, st.sig, &done, err);
-			break;
+		case STOP_SYSCALL:
+			rc = on_syscall_stop(s, &done, err);
+			if (rc || done)
+				break;
+			if (!interrupted) {   /* one of the callee's own system calls */
+				rc = resume(s, 0, err);
+				break;
+			}
+			/* Any stop satisfies a pending PTRACE_INTERRUPT: this one is it. */
+			/* fall through */
 		case STOP_INTERRUPT:
 			if (!interrupted) {   /* a late trap from attach */
 				rc = resume(s, 0, err);
@@ -936,6 +966,12 @@ static int job_run(struct vt_inject_session *s, void *arg, struct vt_err *err)
 					  err);
 			next_check = now_us() + ra->timeout_ms * 1e3;
 			break;
+		case STOP_SIGNAL:
+			rc = on_signal_stop(s, c, st.sig, &done, err);
+			/* It took the place of our interrupt's stop: ask again. */
+			if (!rc && !done && interrupted && preq(PTRACE_INTERRUPT, s->tid, NULL, NULL) < 0)
+				rc = ptrace_failed(s, err, errno, "PTRACE_INTERRUPT");
+			break;
 		case STOP_GROUP:
 			/* The process is being stopped: finish the call, detach re-enters the stop. */
 			rc = resume(s, 0, err);
@@ -945,7 +981,8 @@ static int job_run(struct vt_inject_session *s, void *arg, struct vt_err *err)
 				s->lost = true;
 				return vt_err_set(err, VT_E_TIMEOUT, 0, "the call to 0x%" PRIx64 " ran "
 						  "past its hard limit and thread %d cannot be stopped "
-						  "(uninterruptible sleep?)", c->func, (int)s->tid);
+						  "(uninterruptible sleep?); it returns through its signal "
+						  "frame by itself", c->func, (int)s->tid);
 			}
 			task_text(s, "wchan", wchan, sizeof(wchan));
 			if (preq(PTRACE_INTERRUPT, s->tid, NULL, NULL) < 0)
@@ -957,61 +994,13 @@ static int job_run(struct vt_inject_session *s, void *arg, struct vt_err *err)
 			return park_after(s, rc, err);
 	}
 	c->call_us = now_us() - t0;
-	if (c->scratch_out && c->scratch_len)
-		rc = mem_read(s, f.scratch_addr, c->scratch_out, c->scratch_len, err);
+	rc = mem_read(s, s->frame.ret_addr, &c->ret, sizeof(c->ret), err);
+	if (!rc && c->scratch_out && c->scratch_len)
+		rc = mem_read(s, s->frame.scratch_addr, c->scratch_out, c->scratch_len, err);
 	return park_after(s, rc, err);
 }
 
 /* ---- detach -------------------------------------------------------------- */
-
-/* Bring the thread to a signal-delivery-stop, where a kept signal can be handed back. */
-static int reach_delivery_stop(struct vt_inject_session *s, struct vt_err *err)
-{
-	double deadline = now_us() + DETACH_WAIT_MS * 1e3;
-	struct stop st;
-	int rc;
-
-	vt_arch_set_null_pc(s->work_gp);
-	rc = gp_set(s, err);
-	if (!rc)
-		rc = resume(s, 0, err);
-	while (!rc) {
-		rc = wait_stop(s, deadline, &st, err);
-		if (rc)
-			return rc;
-		if (st.kind == STOP_SIGNAL && st.sig == SIGSEGV)
-			return VT_OK;
-		if (st.kind == STOP_EXITED)
-			return vt_err_set(err, VT_E_GONE, ESRCH, "thread %d exited", (int)s->tid);
-		if (st.kind == STOP_NONE)
-			return vt_err_set(err, VT_E_TIMEOUT, 0, "thread %d did not fault at 0",
-					  (int)s->tid);
-		if (st.kind == STOP_SIGNAL)
-			rc = stash_signal(s, st.sig, err);
-		if (!rc)
-			rc = resume(s, 0, err);
-	}
-	return rc;
-}
-
-/*
- * The general registers to put back.  If an abandoned callee left its own
- * restart block and the thread's syscall was to restart through it, run
- * the syscall again from the start instead (nanosleep then sleeps its full
- * time again), or, when that is not possible, make it return EINTR.
- */
-static void final_gp(struct vt_inject_session *s, void *gp)
-{
-	unsigned char insn[2];
-
-	memcpy(gp, s->regs[0].data, s->regs[0].len);
-	if (!s->clobbered_restart || !s->at_attach.restart_block)
-		return;
-	if (s->at_attach.pc >= 2 && mem_read(s, s->at_attach.pc - 2, insn, 2, NULL) == VT_OK &&
-	    vt_arch_reexec_syscall(gp, insn))
-		return;
-	vt_arch_fail_syscall_eintr(gp);
-}
 
 /* Signals kept beyond the first: sent again (rt_tgsigqueueinfo keeps a sigqueue's value). */
 static void resend_stashed(struct vt_inject_session *s, unsigned from)
@@ -1058,33 +1047,6 @@ static int detach_wait(struct vt_inject_session *s, struct vt_err *err)
 	return VT_OK;
 }
 
-/*
- * A signal was delivered while parking: the thread now stands at its
- * handler's first instruction, with the mask the handler runs with.  That
- * is its state from now on: what later calls start from and detach restores.
- */
-static int resave_baseline(struct vt_inject_session *s, struct vt_err *err)
-{
-	unsigned i;
-	size_t len;
-	int rc;
-
-	for (i = 0; i < s->nregs; i++) {
-		len = s->regs[i].len;
-		rc = regset_get(s, s->regs[i].type, s->regs[i].data, &len, err);
-		if (rc)
-			return rc;
-		if (len != s->regs[i].len)
-			return vt_err_set(err, VT_E_FAIL, 0, "the %s of thread %d changed size",
-					  s->regs[i].name, (int)s->tid);
-	}
-	vt_arch_stop_state(s->regs[0].data, &s->at_attach);
-	s->clobbered_restart = false;
-	if (preq(PTRACE_GETSIGMASK, s->tid, (void *)sizeof(uint64_t), &s->saved_mask) < 0)
-		return ptrace_failed(s, err, errno, "PTRACE_GETSIGMASK");
-	return VT_OK;
-}
-
 /* Keep the first error of a sequence of steps that are all tried. */
 static void first_error(int *rc, struct vt_err *err, int r, const struct vt_err *e)
 {
@@ -1096,79 +1058,59 @@ static void first_error(int *rc, struct vt_err *err, int r, const struct vt_err 
 }
 
 /*
- * From the stop after a call (return, fault, or abandon) to a parked
- * thread: saved errno, registers and signal mask back, kept signals handed
- * back, and the thread in a PTRACE_INTERRUPT stop.  Parked, it is exactly
- * as it was, and if vitals dies now the kernel's detach lets it go on
- * unharmed; the stop after a return (a signal-delivery-stop for SIGSEGV)
- * would deliver that SIGSEGV.  Every step is tried even if one failed: the
- * general registers above all.  The first error is reported.
+ * From the stop after a call (its return at the trampoline's rt_sigreturn,
+ * a fault, an abandon) to a parked thread: stopped, with its own extended
+ * state, signal mask, errno and registers back, and the kept signals sent
+ * to it again.  Parked, it is let go exactly as it was: its interrupted
+ * system call set to run again (vt_arch_resume_gp), which any stop (and
+ * PTRACE_DETACH from it) lets happen.
+ *
+ * Every instant is safe if vitals dies: a callee stopped mid-way is first
+ * pointed at the trampoline's rt_sigreturn (one request), so that from then
+ * on the thread restores itself from the signal frame; the extended state
+ * and the mask that follow are the frame's own; the general registers,
+ * last, replace the way back with the exact state.  Every step is tried
+ * even if one failed, the general registers above all; the first error is
+ * reported.
  */
 static int park(struct vt_inject_session *s, struct vt_err *err)
 {
-	double deadline = now_us() + DETACH_WAIT_MS * 1e3;
-	int rc = VT_OK, r, sig = 0;
+	int rc = VT_OK;
 	struct vt_err e;
-	struct stop st;
+	unsigned i;
 	void *gp;
 
 	if (s->gone || !s->stopped)
 		return s->gone ? vt_err_set(err, VT_E_GONE, ESRCH, "thread %d exited", (int)s->tid)
 			       : VT_OK;
-	if (s->errno_saved)
-		mem_write(s, s->errno_addr, &s->errno_value, sizeof(s->errno_value), NULL);
-	/* A kept signal is handed back at a signal-delivery-stop; else it is sent again. */
-	if (s->nstash && !s->at_delivery) {
-		vt_err_clear(&e);
-		r = reach_delivery_stop(s, &e);
-		if (r == VT_E_GONE || !s->stopped)
-			return vt_err_set(err, r ? r : VT_E_FAIL, 0, "%s", e.msg);
-	}
-	gp = malloc(s->regs[0].len);
-	if (!gp)
-		gp = s->regs[0].data;   /* no restart-block fix-up then, but registers back */
-	else
-		final_gp(s, gp);
 	vt_err_clear(&e);
-	first_error(&rc, err, restore_regs(s, gp, &e), &e);
-	if (gp != s->regs[0].data)
-		free(gp);
+	if (s->framed && gp_get(s, &e) == VT_OK && !vt_arch_returned(s->work_gp, &s->frame)) {
+		vt_arch_to_sigreturn(s->work_gp, &s->frame, &s->tramp);
+		first_error(&rc, err, gp_set(s, &e), &e);
+	}
+	for (i = 1; i < s->nregs && !s->gone; i++) {
+		vt_err_clear(&e);
+		first_error(&rc, err, regset_set(s, s->regs[i].type, s->regs[i].data, s->regs[i].len,
+						 &e), &e);
+	}
 	vt_err_clear(&e);
 	if (!s->gone && preq(PTRACE_SETSIGMASK, s->tid, (void *)sizeof(uint64_t), &s->saved_mask) < 0)
 		first_error(&rc, err, ptrace_failed(s, &e, errno, "PTRACE_SETSIGMASK"), &e);
+	if (s->errno_saved && !s->gone)
+		mem_write(s, s->errno_addr, &s->errno_value, sizeof(s->errno_value), NULL);
+	gp = s->work_gp;
+	vt_arch_resume_gp(s->regs[0].data, s->clobbered_restart ? VT_RESUME_REEXEC : VT_RESUME_EXACT,
+			  gp);
+	vt_err_clear(&e);
+	if (!s->gone)
+		first_error(&rc, err, gp_set(s, &e), &e);
 	if (s->gone)
 		return rc ? rc : vt_err_set(err, VT_E_GONE, ESRCH, "thread %d exited", (int)s->tid);
+	s->in_call = false;
+	s->framed = false;
 	s->dirty = rc != VT_OK;
-	if (!s->at_delivery) {
-		resend_stashed(s, 0);
-		s->nstash = 0;
-		return rc;
-	}
-	/* Leave the signal-delivery-stop for an interrupt stop, the kept signal delivered. */
-	if (s->nstash && preq(PTRACE_SETSIGINFO, s->tid, NULL, &s->stash[0].info) == 0)
-		sig = s->stash[0].sig;
-	vt_err_clear(&e);
-	r = preq(PTRACE_INTERRUPT, s->tid, NULL, NULL) < 0
-		? ptrace_failed(s, &e, errno, "PTRACE_INTERRUPT") : resume(s, sig, &e);
-	resend_stashed(s, sig ? 1 : 0);
+	resend_stashed(s, 0);
 	s->nstash = 0;
-	while (!r && !s->stopped) {
-		r = wait_stop(s, deadline, &st, &e);
-		if (r)
-			break;
-		if (st.kind == STOP_EXITED) {
-			r = vt_err_set(&e, VT_E_GONE, ESRCH, "thread %d exited", (int)s->tid);
-		} else if (st.kind == STOP_NONE) {
-			r = vt_err_set(&e, VT_E_TIMEOUT, 0, "thread %d did not stop again after "
-				       "the call", (int)s->tid);
-		} else if (st.kind == STOP_SIGNAL) {
-			sig = st.sig;   /* its own signal: deliver it as usual */
-			r = resume(s, st.sig, &e);
-		}
-	}
-	if (!r && sig)
-		r = resave_baseline(s, &e);
-	first_error(&rc, err, r, &e);
 	return rc;
 }
 
@@ -1201,7 +1143,7 @@ static int job_detach(struct vt_inject_session *s, void *arg, struct vt_err *err
 	rc = detach_wait(s, err);
 	if (rc)
 		return rc;
-	if (s->dirty || s->at_delivery || s->nstash) {
+	if (s->dirty || s->nstash) {
 		rc = park(s, err);
 		if (s->gone || !s->stopped)
 			return rc;
@@ -1316,6 +1258,12 @@ int vt_inject_attach(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned
 	s = session_new(pid, tid, flags);
 	if (!s) {
 		rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory for an injection session");
+		goto close_fd;
+	}
+	/* The way back of every call, found before anything is stopped. */
+	rc = vt_inject_find_tramp(pid_fd, pid, &s->tramp, err);
+	if (rc) {
+		session_free(s);
 		goto close_fd;
 	}
 	hold_signals(&s->caller_mask);

@@ -781,12 +781,26 @@ static long asm_read(int fd, void *buf, struct regblk *b, bool avx)
 }
 
 /* The child: known registers around a blocking read; reports what changed. */
-static void regs_child(int in, int out)
+/* A mask no default leaves: SIGUSR2 and SIGWINCH blocked. */
+static void odd_mask(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGUSR2);
+	sigaddset(set, SIGWINCH);
+}
+
+/*
+ * Blocked in a raw read with known values in ymm0-15, rbx, r12-r15 and
+ * MXCSR (and, with check_mask, an odd signal mask); once the read returns,
+ * reports "regs ok 0 ymm" or what differs.
+ */
+static void regs_child_core(int in, int out, bool check_mask)
 {
 	bool avx = __builtin_cpu_supports("avx");
 	struct regblk b;
 	char msg[96], byte = 0;
 	size_t i, width = avx ? 32 : 16;
+	sigset_t want, now;
 	long r;
 	int bad = 0;
 
@@ -796,7 +810,12 @@ static void regs_child(int in, int out)
 	for (i = 0; i < 5; i++)
 		b.gin[i] = 0x1111111111111111ULL * (i + 1);
 	b.mx_in = 0x7f80;   /* round toward zero, all exceptions masked */
+	if (check_mask) {
+		odd_mask(&want);
+		sigprocmask(SIG_SETMASK, &want, NULL);
+	}
 	r = asm_read(in, &byte, &b, avx);
+	sigprocmask(SIG_SETMASK, NULL, &now);
 	for (i = 0; i < 16; i++)
 		if (memcmp(b.pat[i], b.out[i], width) != 0)
 			bad |= 1;
@@ -806,10 +825,23 @@ static void regs_child(int in, int out)
 		bad |= 4;
 	if (r != 1 || byte != 'x')
 		bad |= 8;
+	if (check_mask && (sigismember(&now, SIGUSR2) != 1 || sigismember(&now, SIGWINCH) != 1 ||
+			   sigismember(&now, SIGUSR1) != 0))
+		bad |= 16;
 	snprintf(msg, sizeof(msg), "regs %s %d %s\n", bad ? "bad" : "ok", bad, avx ? "ymm" : "xmm");
 	if (write(out, msg, strlen(msg)) < 0)
 		_exit(2);
 	_exit(0);
+}
+
+static void regs_child(int in, int out)
+{
+	regs_child_core(in, out, false);
+}
+
+static void masked_regs_child(int in, int out)
+{
+	regs_child_core(in, out, true);
 }
 
 struct forked {
@@ -918,6 +950,92 @@ static void test_inject__registers_restored(void)
 	printf("#   child: %s\n", line);
 	CHECK(strncmp(line, "regs ok", 7) == 0);
 out:
+	forked_end(&k);
+	vt_procfs_close(&pfs);
+}
+
+/* What the tracer process of tracer_killed_mid_call calls in whom. */
+static struct {
+	pid_t victim;
+	uint64_t func, arg;
+} killed_call;
+
+/* A tracer process: attach, say so, and run a long call (until it is killed). */
+static void tracer_child(int in, int out)
+{
+	struct vt_inject_session *s;
+	struct vt_inject_call call;
+	struct vt_procfs pfs;
+	struct vt_err err;
+
+	(void)in;
+	if (vt_procfs_open(&pfs, NULL, NULL, &err) || !(s = attach(&pfs, killed_call.victim,
+								    killed_call.victim)))
+		_exit(3);
+	if (write(out, "attached\n", 9) != 9)
+		_exit(2);
+	memset(&call, 0, sizeof(call));
+	call.func = killed_call.func;
+	call.args[0] = killed_call.arg;
+	call.abandon = VT_INJECT_ABANDON_LATE;
+	vt_inject_run(s, &call, 30000, &err);
+	_exit(4);   /* not reached: killed mid-call */
+}
+
+static bool tracer_pid_of(pid_t pid, long *tracer)
+{
+	char path[64], buf[4096], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strstr(buf, "TracerPid:");
+	return p && sscanf(p + 10, "%ld", tracer) == 1;
+}
+
+/*
+ * The tracer dies (SIGKILL) while the callee runs: the thread finishes the
+ * call, returns through the signal frame by itself, and carries on with
+ * its registers, extended state and signal mask intact, its read() running
+ * again; no tracer left.  Before the signal frame, it died of SIGSEGV here.
+ */
+static void test_inject__tracer_killed_mid_call(void)
+{
+	struct vt_procfs pfs;
+	struct vt_err err;
+	struct libc_fns f;
+	struct forked k, t;
+	char line[96];
+	long tracer = -1;
+
+	if (skip_live())
+		return;
+	vt_procfs_open(&pfs, NULL, NULL, &err);
+	CHECK(fork_child(&k, masked_regs_child));
+	CHECK(wait_blocked(k.pid, k.pid, SYS_read));
+	CHECK(resolve_all(&pfs, k.pid, &f));
+	killed_call.victim = k.pid;
+	killed_call.func = f.sleep;
+	killed_call.arg = 1;
+	CHECK(fork_child(&t, tracer_child));
+	CHECK(read_line(t.from, line, sizeof(line), 5000));
+	CHECK_STR(line, "attached");
+	CHECK(wait_blocked(k.pid, k.pid, SYS_clock_nanosleep));   /* inside sleep(1) */
+	kill(t.pid, SIGKILL);
+	forked_end(&t);
+	CHECK(tracer_pid_of(k.pid, &tracer) && tracer == 0);
+	/* sleep(1) returns, the frame puts the thread back into its read. */
+	CHECK(wait_blocked(k.pid, k.pid, SYS_read));
+	CHECK(write(k.to, "x", 1) == 1);
+	CHECK(read_line(k.from, line, sizeof(line), 5000));
+	printf("#   victim after its tracer was killed mid-call: %s\n", line);
+	CHECK(strncmp(line, "regs ok", 7) == 0);
 	forked_end(&k);
 	vt_procfs_close(&pfs);
 }
@@ -1682,7 +1800,8 @@ VT_TEST_MAIN(test_inject__syscall_parse, test_inject__syscall_class, test_inject
 	     test_inject__resolve_self, test_inject__pick_quiet_victim,
 	     test_inject__mallinfo2_matches, test_inject__malloc_trim,
 	     test_inject__errno_preserved, test_inject__timeout_abandon,
-	     test_inject__registers_restored, test_inject__nanosleep_restart,
+	     test_inject__registers_restored, test_inject__tracer_killed_mid_call,
+	     test_inject__nanosleep_restart,
 	     test_inject__signals_during_probe, test_inject__refusals,
 	     test_inject__running_thread, test_inject__gone, test_inject__slow_callee,
 	     test_inject__sigstop_during_call, test_inject__attach_timeout_releases,

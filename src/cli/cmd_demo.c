@@ -162,7 +162,7 @@ static void arm_progress(void *ctx, size_t arm, const struct vt_soak_progress *p
 /* The allocator's own view of each arm (mallinfo2 by ptrace), one line each. */
 static void print_heaps(const struct vt_procfs *pfs, const pid_t *pids)
 {
-	struct vt_heap_opts opts = { .timeout_ms = 2000 };
+	struct vt_heap_opts opts = { .arenas = true, .timeout_ms = 2000 };
 	struct vt_heap_verdict v;
 	struct vt_heap_sample h;
 	struct vt_err err;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-enum { OPT_TRIM = 1, OPT_JSON, OPT_NO_AGENT, OPT_AGENT_ONLY, OPT_TIMEOUT };
+enum { OPT_TRIM = 1, OPT_JSON, OPT_NO_AGENT, OPT_AGENT_ONLY, OPT_TIMEOUT, OPT_NO_ARENAS };
 
 static const struct vt_option heap_options[] = {
 	{ "trim", 0, NULL, "call malloc_trim(0) in the target (changes it: it releases\n"
@@ -19,6 +19,8 @@ static const struct vt_option heap_options[] = {
 	{ "json", 0, NULL, "machine-readable output (schema vitals.heap, docs/json.md)", OPT_JSON },
 	{ "no-agent", 0, NULL, "use ptrace even when an agent answers", OPT_NO_AGENT },
 	{ "agent-only", 0, NULL, "never use ptrace", OPT_AGENT_ONLY },
+	{ "no-arenas", 0, NULL, "mallinfo2 alone: one call, the shortest stop, no per-arena\n"
+				"table (glibc)", OPT_NO_ARENAS },
 	{ "timeout", 0, "MS", "longest a single injected call may run (default 2000)", OPT_TIMEOUT },
 	{ 0 }
 };
@@ -54,6 +56,7 @@ static int heap_option(void *ctx, int id, const char *arg)
 	case OPT_JSON: o->json = true; break;
 	case OPT_NO_AGENT: o->heap.no_agent = true; break;
 	case OPT_AGENT_ONLY: o->heap.no_ptrace = true; break;
+	case OPT_NO_ARENAS: o->heap.arenas = false; break;
 	case OPT_TIMEOUT:
 		if ((rc = vt_cli_count(&vt_cmd_heap, "timeout", arg, 10, 600000, &ms)))
 			return rc;
@@ -65,7 +68,7 @@ static int heap_option(void *ctx, int id, const char *arg)
 
 static int heap_run(const struct vt_command *cmd, int argc, char **argv)
 {
-	struct heap_opts o = { .heap.timeout_ms = 2000 };
+	struct heap_opts o = { .heap.arenas = true, .heap.timeout_ms = 2000 };
 	struct vt_heap_sample h;
 	struct vt_heap_verdict v;
 	struct vt_heap_report report;

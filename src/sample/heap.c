@@ -141,9 +141,16 @@ static int glibc_calls(struct session *ss, struct vt_err *err)
 	double t0;
 	int rc;
 
-	if ((rc = vt_inject_save_errno(ss->cs.s, f->errno_location, ss->cs.timeout_ms, err)) ||
-	    (rc = vt_glibc_mallinfo(&ss->cs, f, &h->mi, err)) ||
-	    (rc = vt_glibc_malloc_info(&ss->cs, f, &ss->xml, &ss->xml_len, err)))
+	/*
+	 * mallinfo2 alone never sets errno (its locks use raw futex calls), and
+	 * is one call: what a soak tick needs.  malloc_info writes through a
+	 * memory stream whose allocations can fail and set errno: save it first.
+	 */
+	if ((p->opts->arenas || p->opts->trim) &&
+	    (rc = vt_inject_save_errno(ss->cs.s, f->errno_location, ss->cs.timeout_ms, err)))
+		return rc;
+	if ((rc = vt_glibc_mallinfo(&ss->cs, f, &h->mi, err)) ||
+	    (p->opts->arenas && (rc = vt_glibc_malloc_info(&ss->cs, f, &ss->xml, &ss->xml_len, err))))
 		return rc;
 	if (!p->opts->trim)
 		return VT_OK;

@@ -58,6 +58,7 @@ struct vt_heap_sample {
 
 struct vt_heap_opts {
 	bool trim;                    /* call malloc_trim(0): changes the target */
+	bool arenas;                  /* per-arena figures too (glibc: malloc_info, 4 more calls) */
 	bool no_agent;                /* use ptrace even if an agent answers */
 	bool no_ptrace;               /* agent only */
 	int timeout_ms;               /* per injected call */

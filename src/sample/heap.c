@@ -265,6 +265,15 @@ static int take(struct probe *p, struct vt_err *err)
 	snprintf(p->h->comm, sizeof(p->h->comm), "%s", st.comm);
 	if ((rc = read_inputs(p, err)))
 		return rc;
+	if (p->h->alloc.sanitizer[0]) {
+		/* Before any thread is stopped: the sanitizer's runtime owns malloc. */
+		vt_err_set(err, VT_E_UNSUPPORTED, 0, "process %d runs under %s (%s); a call injected "
+			   "into its runtime can abort it, so none is made", (int)p->pid,
+			   p->h->alloc.sanitizer, p->h->alloc.evidence);
+		vt_err_hint(err, "vitals snap and soak work on it; for the allocator's figures run "
+			    "a build without -fsanitize");
+		return VT_E_UNSUPPORTED;
+	}
 	switch (p->h->alloc.kind) {
 	case VT_ALLOC_GLIBC:
 		if (p->h->alloc.is_static) {
@@ -291,8 +300,9 @@ static int take(struct probe *p, struct vt_err *err)
 					  "jemalloc is read with ptrace");
 		return by_ptrace(p, &jemalloc_ops, err);
 	default:
-		vt_err_set(err, VT_E_UNSUPPORTED, 0, "not supported yet: %s (%s)",
-			   vt_alloc_kind_name(p->h->alloc.kind), p->h->alloc.evidence);
+		vt_err_set(err, VT_E_UNSUPPORTED, 0, "not supported: process %d's malloc is %s (%s); "
+			   "nothing was stopped", (int)p->pid, vt_alloc_kind_name(p->h->alloc.kind),
+			   p->h->alloc.evidence);
 		vt_err_hint(err, "vitals heap reads glibc malloc and jemalloc; vitals snap works on any process");
 		return VT_E_UNSUPPORTED;
 	}

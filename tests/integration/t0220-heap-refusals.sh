@@ -4,7 +4,7 @@
 # the target lives on.  Sanitizer runtimes (linked by gcc, preloaded, built
 # into the executable by clang), a malloc vitals does not know (in the
 # executable or in a library: glibc's free() of its buffer aborted the
-# target).
+# target), 32-bit and x32 programs, a stopped process.
 . "$(dirname "$0")/lib.sh"
 
 # run_prog NAME PATH [ARGS...]: start a program that prints "pid N" first; sets PID
@@ -131,4 +131,34 @@ if cc -static -O1 -o "$WORK/own-malloc-static" "$WORK/own-malloc.c" 2>/dev/null;
 	refused "malloc is unknown \(static executable [^ ]*own-malloc-static defines malloc itself"
 fi
 
+# --- a stopped process: not busy, stopped ---------------------------------------------------
+cc -O1 -o "$WORK/sleeper" "$WORK/sleeper.c" || fail "cannot build sleeper"
+run_prog sleeper "$WORK/sleeper"
+kill -STOP "$PID"
+sleep 0.2
+refused "process $PID is stopped \(state T\): resume it with kill -CONT $PID"
+kill -CONT "$PID"
+sleep 0.2
+vitals heap "$PID" >"$WORK/continued.txt" || fail "heap after kill -CONT: $(cat "$WORK/continued.txt")"
+echo "ok - continued, the same process is read"
+
+# --- programs of another ABI: 32-bit x86 and x32 ---------------------------------------------
+for abi in 32:"32-bit x86 \(i386\)" x32:"x32 \(32-bit pointers"; do
+	flag=${abi%%:*}
+	what=${abi#*:}
+	if ! cc -m"$flag" -O1 -o "$WORK/sleeper-$flag" "$WORK/sleeper.c" 2>/dev/null; then
+		echo "# cc -m$flag cannot build (scripts/deps.sh --test installs gcc-multilib): not tested here"
+		continue
+	fi
+	"$WORK/sleeper-$flag" >/dev/null 2>&1 &
+	probe=$!
+	sleep 0.2
+	if ! kill -0 "$probe" 2>/dev/null; then
+		echo "# this kernel cannot run -m$flag programs (x32 needs CONFIG_X86_X32_ABI): test_inject covers it"
+		continue
+	fi
+	kill "$probe"
+	run_prog "sleeper-$flag" "$WORK/sleeper-$flag"
+	refused "process $PID is built for $what.*: vitals calls functions only in x86-64 processes"
+done
 exit 0

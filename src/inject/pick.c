@@ -360,7 +360,7 @@ int vt_inject_pick_thread(const struct vt_procfs *pfs, pid_t pid, unsigned flags
 		*tid = idlest->tid;
 		describe(idlest, true, why, why_cap);
 	} else if (m == 0) {
-		rc = vt_err_set(err, VT_E_GONE, 0, "process %d has no threads left", (int)pid);
+		rc = vt_err_set(err, VT_E_GONE, 0, "process %d exited: it has no threads left", (int)pid);
 	} else {
 		tally(v, m, summary, sizeof(summary));
 		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "no thread of process %d is blocked in a "

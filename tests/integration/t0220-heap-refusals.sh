@@ -4,7 +4,8 @@
 # the target lives on.  Sanitizer runtimes (linked by gcc, preloaded, built
 # into the executable by clang), a malloc vitals does not know (in the
 # executable or in a library: glibc's free() of its buffer aborted the
-# target), 32-bit and x32 programs, a stopped process.
+# target), 32-bit and x32 programs, a stopped process.  And a target that
+# exits mid-probe gives exit 4, whichever step notices.
 . "$(dirname "$0")/lib.sh"
 
 # run_prog NAME PATH [ARGS...]: start a program that prints "pid N" first; sets PID
@@ -160,5 +161,31 @@ for abi in 32:"32-bit x86 \(i386\)" x32:"x32 \(32-bit pointers"; do
 	kill "$probe"
 	run_prog "sleeper-$flag" "$WORK/sleeper-$flag"
 	refused "process $PID is built for $what.*: vitals calls functions only in x86-64 processes"
+done
+# --- a target that exits mid-probe: exit 4 (GONE) wherever vitals notices it ---------------
+# (was 5 "cannot read .../libc.so.6", 8 "no thread ... is blocked", 5 "ptrace: access
+# denied", 3 "no process", depending on the step)
+shim=$T/tests/shims/kill_target.so
+[ -e "$shim" ] || fail "no $shim: build first"
+# The target's parent is a sleep that never reaps it, so it stays a zombie once killed,
+# as under a service manager that is slow to reap: its files then fail with EACCES, not ENOENT.
+for at in open:libc.so.6 open:task/ open:syscall call:ptrace call:process_vm_readv; do
+	name=dies-$RANDOM
+	("$WORK/sleeper" >"$WORK/$name.out" 2>&1 & exec sleep 600) &
+	PIDS+=($!)
+	for i in $(seq 50); do grep -q '^pid ' "$WORK/$name.out" 2>/dev/null && break; sleep 0.1; done
+	PID=$(awk '/^pid /{print $2}' "$WORK/$name.out")
+	[ -n "$PID" ] || fail "$name did not start"
+	case $at in
+	open:*) how=VT_KILL_ON_OPEN=${at#open:} ;;
+	call:*) how=VT_KILL_ON_CALL=${at#call:} ;;
+	esac
+	env "$how" VT_KILL_PID="$PID" LD_PRELOAD="$shim" \
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+		"$B/vitals" heap "$PID" >"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	check "the target was killed at $at" grep -q '^State:[[:space:]]*Z' "/proc/$PID/status"
+	check "killed at $at: exit 4, got $rc: $(head -1 "$WORK/err")" test "$rc" = 4
+	check "... and the message says it exited" grep -q "exited" "$WORK/err"
 done
 exit 0

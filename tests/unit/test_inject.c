@@ -1785,7 +1785,8 @@ VT_TEST_MAIN(test_inject__syscall_parse, test_inject__syscall_class, test_inject
 	     test_inject__mallinfo2_matches, test_inject__malloc_trim,
 	     test_inject__errno_preserved, test_inject__timeout_abandon,
 	     test_inject__registers_restored, test_inject__nanosleep_restart,
-	     test_inject__signals_during_probe, test_inject__refusals, test_inject__refused_process,
+	     test_inject__signals_during_probe, test_inject__refusals,
 	     test_inject__running_thread, test_inject__gone, test_inject__slow_callee,
 	     test_inject__sigstop_during_call, test_inject__attach_timeout_releases,
-	     test_inject__cost_quiet, test_inject__stress_busy_victim)
+	     test_inject__cost_quiet, test_inject__stress_busy_victim,
+	     test_inject__refused_process)

@@ -62,6 +62,7 @@ CLI_OBJ    := $(CLI_SRC:%.c=$(B)/%.o)
 TARGETS    := $(TARGET_SRC:targets/%.c=$(B)/targets/%)
 UNITS      := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 FUZZ_REPLAY:= $(FUZZ_SRC:fuzz/%.c=$(B)/fuzz/%)
+SANITIZED  := $(B)/targets/sanitized/inject_victim-address $(B)/targets/sanitized/inject_victim-thread
 AGENT      := $(B)/agent/libvitals-agent.so
 SHIM_SRC   := $(sort $(wildcard tests/shims/*.c))
 SHIMS      := $(SHIM_SRC:tests/shims/%.c=$(B)/tests/shims/%.so)
@@ -69,7 +70,7 @@ DOC        := $(B)/vitals-doc
 COMPLETION := $(B)/vitals.bash-completion
 
 .PHONY: all check check-unit test demo fuzz clean deps man install uninstall bench-smoke
-all: $(B)/vitals $(TARGETS) $(UNITS) $(FUZZ_REPLAY) $(AGENT) $(SHIMS) $(DOC) $(COMPLETION)
+all: $(B)/vitals $(TARGETS) $(SANITIZED) $(UNITS) $(FUZZ_REPLAY) $(AGENT) $(SHIMS) $(DOC) $(COMPLETION)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -109,6 +110,15 @@ man: $(DOC)
 $(B)/targets/%: targets/%.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE $(SANFLAGS) -MMD -MP -o $@ $< -lpthread -lm
+
+# inject_victim under AddressSanitizer and ThreadSanitizer, whose runtimes
+# gcc links as libraries (libasan, libtsan): vitals heap must refuse them
+# before it stops anything (t0220).  Never with SANFLAGS: ASan and TSan
+# cannot be combined.
+$(B)/targets/sanitized/inject_victim-%: targets/inject_victim.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE -fsanitize=$* -fno-omit-frame-pointer -MMD -MP \
+	  -o $@ $< -lpthread -lm
 
 # The agent is preloaded into other people's processes: never sanitized (not
 # even under SAN=1), hidden symbols but vitals_agent_json, libc only.

@@ -199,6 +199,14 @@ static const char *preempts(const struct detect *d)
 	return d->musl ? " (preempts musl)" : "";
 }
 
+/* The same when the lookup order is not known. */
+static const char *may_preempt(const struct detect *d)
+{
+	if (d->glibc)
+		return " (may preempt glibc)";
+	return d->musl ? " (may preempt musl)" : "";
+}
+
 /* Consumes fd. */
 static int tfile_from_fd(struct detect *d, struct tfile *tf, int fd)
 {
@@ -255,22 +263,68 @@ static const struct {
 	{ "libc-2.*.so", VT_ALLOC_GLIBC },
 };
 
-static enum vt_alloc_kind kind_of_lib(const char *path)
+/* The file name of a mapping without " (deleted)"; false when it does not fit. */
+static bool plain_name(const char *path, char *plain, size_t cap)
 {
 	const char *name = base_name(path);
-	char plain[256];
-	size_t i, n = strlen(name);
+	size_t n = strlen(name);
 
 	if (vt_maps_path_deleted(name))
 		n -= sizeof(VT_MAPS_DELETED_SUFFIX) - 1;
-	if (n >= sizeof(plain))
-		return VT_ALLOC_UNKNOWN;
+	if (n >= cap)
+		return false;
 	memcpy(plain, name, n);
 	plain[n] = '\0';
+	return true;
+}
+
+static enum vt_alloc_kind kind_of_lib(const char *path)
+{
+	char plain[256];
+	size_t i;
+
+	if (!plain_name(path, plain, sizeof(plain)))
+		return VT_ALLOC_UNKNOWN;
 	for (i = 0; i < sizeof(lib_patterns) / sizeof(lib_patterns[0]); i++)
 		if (fnmatch(lib_patterns[i].pattern, plain, 0) == 0)
 			return lib_patterns[i].kind;
 	return VT_ALLOC_UNKNOWN;
+}
+
+/*
+ * Sanitizer runtimes: each replaces malloc with its own and intercepts much
+ * of libc, so glibc's figures say nothing about the program's heap, and a
+ * call injected from outside runs into the runtime's own state (ASan's
+ * malloc_info buffer freed by glibc aborts the process; a TSan thread faults
+ * in the runtime).  GCC links them as libraries, clang into the executable.
+ * LeakSanitizer comes last: ASan carries LSan inside it.
+ */
+static const struct {
+	const char *name;
+	const char *init;            /* defined by the runtime linked into an executable */
+	const char *libs[2];         /* fnmatch(3) patterns of its shared runtime */
+} sanitizers[] = {
+	{ "AddressSanitizer", "__asan_init", { "libasan.so*", "libclang_rt.asan*.so*" } },
+	{ "ThreadSanitizer", "__tsan_init", { "libtsan.so*", "libclang_rt.tsan*.so*" } },
+	{ "MemorySanitizer", "__msan_init", { "libclang_rt.msan*.so*", NULL } },
+	{ "HWAddressSanitizer", "__hwasan_init", { "libhwasan.so*", "libclang_rt.hwasan*.so*" } },
+	{ "LeakSanitizer", "__lsan_init", { "liblsan.so*", "libclang_rt.lsan*.so*" } },
+};
+#define NSANITIZERS (sizeof(sanitizers) / sizeof(sanitizers[0]))
+
+/* The sanitizer whose shared runtime this mapping is, or -1. */
+static int sanitizer_of_lib(const char *path)
+{
+	char plain[256];
+	size_t i, j;
+
+	if (!plain_name(path, plain, sizeof(plain)))
+		return -1;
+	for (i = 0; i < NSANITIZERS; i++)
+		for (j = 0; j < 2; j++)
+			if (sanitizers[i].libs[j] && fnmatch(sanitizers[i].libs[j], plain, 0) == 0)
+				return (int)i;
+	return -1;
 }
 
 static bool is_allocator_lib(enum vt_alloc_kind kind)
@@ -404,15 +458,59 @@ static int step_executable(struct detect *d, bool *done)
 	return VT_OK;
 }
 
+/* Step 0: a sanitizer runtime linked into the executable, or mapped (linked or preloaded). */
+static int step_sanitizer(struct detect *d, bool *done)
+{
+	const char *inits[NSANITIZERS];
+	const char *last = NULL;
+	uint32_t found = 0;
+	size_t i;
+	int k;
+
+	for (i = 0; i < NSANITIZERS; i++)
+		inits[i] = sanitizers[i].init;
+	if (d->exe)
+		found = vt_elfsym_defines(d->exe, VT_ELFSYM_DYNSYM | VT_ELFSYM_SYMTAB, inits, NSANITIZERS);
+	for (i = 0; i < NSANITIZERS; i++) {
+		if (!(found & (UINT32_C(1) << i)))
+			continue;
+		*done = true;
+		decide(d, VT_ALLOC_UNKNOWN, d->exe_path, true, "%s defines %s: malloc is %s's "
+		       "(linked in)", d->exe_desc, sanitizers[i].init, sanitizers[i].name);
+		set_str(d->out->sanitizer, sizeof(d->out->sanitizer), "%s", sanitizers[i].name);
+		return VT_OK;
+	}
+	for (i = 0; i < d->regions->n; i++) {
+		const struct vt_region *r = &d->regions->v[i];
+
+		if (!r->inode || (last && strcmp(last, r->path) == 0))
+			continue;
+		last = r->path;
+		if ((k = sanitizer_of_lib(r->path)) < 0)
+			continue;
+		*done = true;
+		decide(d, VT_ALLOC_UNKNOWN, r->path, false, "%s mapped: malloc is %s's",
+		       base_name(r->path), sanitizers[k].name);
+		set_str(d->out->sanitizer, sizeof(d->out->sanitizer), "%s", sanitizers[k].name);
+		return VT_OK;
+	}
+	return VT_OK;
+}
+
 /*
- * Steps 2 and 3: a preloaded or mapped library.  by_name is the kind its file
- * name says; a readable file decides only if it defines malloc, an unreadable
- * one decides by name alone when the name is an allocator's.
+ * Steps 2, 3 and 3b: a preloaded or mapped library.  by_name is the kind its
+ * file name says; a readable file decides only if it defines malloc, an
+ * unreadable one decides by name alone when the name is an allocator's
+ * (*unreadable is set otherwise).  A library mapped without being preloaded
+ * or named like an allocator preempts libc only when it comes first in the
+ * lookup order, which the mappings do not tell: "may preempt".
  */
-static int check_library(struct detect *d, const struct vt_region *r, bool preloaded, bool *done)
+static int check_library(struct detect *d, const struct vt_region *r, bool preloaded, bool *done,
+			 bool *unreadable)
 {
 	enum vt_alloc_kind by_name = kind_of_lib(r->path), kind;
 	const char *how = preloaded ? "LD_PRELOAD'ed " : "";
+	const char *order = !preloaded && !is_allocator_lib(by_name) ? may_preempt(d) : preempts(d);
 	const char *sym;
 	struct tfile tf;
 	int rc;
@@ -428,6 +526,8 @@ static int check_library(struct detect *d, const struct vt_region *r, bool prelo
 			lib_version(d, NULL, r);
 		} else if (preloaded) {
 			note(d, "LD_PRELOAD'ed %s unreadable (%s)", base_name(r->path), tf.why);
+		} else if (unreadable) {
+			*unreadable = true;
 		}
 		return VT_OK;
 	}
@@ -438,11 +538,11 @@ static int check_library(struct detect *d, const struct vt_region *r, bool prelo
 								 SYM__COUNT), &sym);
 		*done = true;
 		if (kind == VT_ALLOC_UNKNOWN)
-			decide(d, kind, r->path, false, "%s%s defines malloc, not a known allocator%s",
-			       how, r->path, preempts(d));
+			decide(d, kind, r->path, false, "%s%s %s malloc, not a known allocator%s",
+			       how, r->path, preloaded ? "defines" : "mapped and defines", order);
 		else
 			decide(d, kind, r->path, false, "%s%s %s malloc%s", how, r->path,
-			       preloaded ? "defines" : "mapped and defines", preempts(d));
+			       preloaded ? "defines" : "mapped and defines", order);
 		if (is_allocator_lib(kind))
 			lib_version(d, tf.elf, r);
 	}
@@ -508,7 +608,7 @@ static int step_preload(struct detect *d, bool *done)
 			note(d, "LD_PRELOAD'ed %s not mapped", base_name(entry));
 			continue;
 		}
-		rc = check_library(d, r, true, done);
+		rc = check_library(d, r, true, done, NULL);
 		if (rc)
 			return rc;
 	}
@@ -530,10 +630,48 @@ static int step_known_libs(struct detect *d, bool *done)
 		last = r->path;
 		if (!is_allocator_lib(kind_of_lib(r->path)))
 			continue;
-		rc = check_library(d, r, false, done);
+		rc = check_library(d, r, false, done, NULL);
 		if (rc)
 			return rc;
 	}
+	return VT_OK;
+}
+
+/*
+ * Step 3b: any other mapped library that defines malloc (libbump.so linked
+ * in, glibc's libc_malloc_debug.so, a profiler's wrapper).  When it comes
+ * before libc in the lookup order its malloc is the program's, and glibc's
+ * figures, or a buffer glibc's free() is handed back, would be wrong
+ * (free() of another allocator's block aborts the process).  The lookup
+ * order is in the target's link map, not in its mappings, so any such
+ * library decides: an allocator vitals does not know.
+ */
+static int step_other_libs(struct detect *d, bool *done)
+{
+	const char *last = NULL;
+	unsigned unreadable = 0;
+	char plain[256];
+	bool hidden;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < d->regions->n && !*done; i++) {
+		const struct vt_region *r = &d->regions->v[i];
+
+		if (!r->inode || r->perms[2] != 'x' || (last && strcmp(last, r->path) == 0))
+			continue;
+		last = r->path;
+		if (kind_of_lib(r->path) != VT_ALLOC_UNKNOWN || strcmp(r->path, d->exe_path) == 0 ||
+		    !plain_name(r->path, plain, sizeof(plain)) || fnmatch("ld-*.so*", plain, 0) == 0)
+			continue;
+		hidden = false;
+		if ((rc = check_library(d, r, false, done, &hidden)))
+			return rc;
+		unreadable += hidden;
+	}
+	if (unreadable)
+		note(d, "%u librar%s unreadable, not checked for malloc", unreadable,
+		     unreadable == 1 ? "y" : "ies");
 	return VT_OK;
 }
 
@@ -676,7 +814,8 @@ static int open_executable(struct detect *d)
 static int run_steps(struct detect *d)
 {
 	static int (*const steps[])(struct detect *, bool *) = {
-		step_executable, step_preload, step_known_libs, step_musl, step_glibc, step_static,
+		step_sanitizer, step_executable, step_preload, step_known_libs, step_other_libs,
+		step_musl, step_glibc, step_static,
 	};
 	bool done = false;
 	size_t i;

@@ -7,6 +7,13 @@
  * the target.
  *
  * Order of evidence (the dynamic linker's symbol lookup order, simplified):
+ *   0. a sanitizer runtime (ASan, TSan, MSan, HWASan, LSan) owns malloc:
+ *      linked as a library (libasan.so*, libtsan.so*, libhwasan.so*,
+ *      liblsan.so*, clang's libclang_rt.<name>*.so), preloaded (then it is
+ *      mapped too), or linked into the executable (it defines __asan_init,
+ *      __tsan_init, __msan_init, __hwasan_init or __lsan_init).  The kind is
+ *      UNKNOWN and sanitizer names the runtime: its malloc is not one
+ *      vitals reads, and calling into the process from outside is unsafe;
  *   1. the executable itself defines malloc (statically linked allocator),
  *      or defines je_malloc: a jemalloc built in with prefix je_ (redis
  *      from source, zmalloc) is reported as jemalloc although plain malloc
@@ -53,6 +60,7 @@ struct vt_alloc_info {
 	bool is_static;          /* allocator linked into the executable */
 	char path[512];          /* file that provides malloc ("" if none) */
 	char evidence[256];      /* one line: how this was decided */
+	char sanitizer[32];      /* "AddressSanitizer", ... when a sanitizer runtime owns malloc; "" */
 };
 
 /*

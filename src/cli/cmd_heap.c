@@ -28,7 +28,9 @@ static const struct vt_option heap_options[] = {
 static const struct vt_exit_note heap_exits[] = {
 	{ 3, NULL }, { 4, "it exited meanwhile" },
 	{ 5, "ptrace not permitted and no agent (the message says which rule)" },
-	{ 6, "kernel thread" }, { 7, "zombie" }, { 8, "allocator not supported" },
+	{ 6, "kernel thread" }, { 7, "zombie" },
+	{ 8, "refused before any thread was stopped: a malloc it does not read, a sanitizer\n"
+	     "runtime, a 32-bit or x32 program, a stopped process (docs/inject.md)" },
 	{ 10, "a call timed out (abandoned, the target restored)" },
 	{ 11, "a call faulted (abandoned, the target restored)" }, { -1, NULL },
 };

@@ -14,7 +14,7 @@
 #include <string.h>
 
 enum { OPT_OUTPUT = 1, OPT_EVERY, OPT_FOR, OPT_NAME, OPT_PIDFILE, OPT_SMAPS, OPT_THREADS, OPT_HEAP,
-       OPT_HEAP_EVERY, OPT_WAIT, OPT_ENV, OPT_LOG, OPT_FORCE, OPT_QUIET };
+       OPT_HEAP_EVERY, OPT_WAIT, OPT_WAIT_BACK, OPT_ENV, OPT_LOG, OPT_FORCE, OPT_QUIET };
 
 static const struct vt_option soak_options[] = {
 	{ "output", 'o', "FILE", "the recording to write (required)", OPT_OUTPUT },
@@ -28,6 +28,9 @@ static const struct vt_option soak_options[] = {
 			   "stops one thread for about 1-4 ms per probe", OPT_HEAP },
 	{ "heap-every", 0, "DURATION", "allocator figures cadence (default 1m)", OPT_HEAP_EVERY },
 	{ "wait", 0, "DURATION", "how long --name/--pidfile may take to appear\n(default 30s)", OPT_WAIT },
+	{ "wait-back", 0, "DURATION", "how long a followed target that exited may take to\n"
+				      "come back before the soak ends with exit 4 (default 5m;\n"
+				      "0 = until --for or Ctrl-C)", OPT_WAIT_BACK },
 	{ "env", 0, "KEY=VALUE", "with -- COMMAND: add to its environment (repeat)", OPT_ENV },
 	{ "log", 0, "FILE", "with -- COMMAND: its output (default FILE.out)", OPT_LOG },
 	{ "force", 0, NULL, "overwrite FILE if it exists", OPT_FORCE },
@@ -36,9 +39,11 @@ static const struct vt_option soak_options[] = {
 };
 
 static const struct vt_exit_note soak_exits[] = {
-	{ 1, "the target exited and could not be followed (the recording is complete up to then)" },
+	{ 1, "the target exited and could not be followed (the recording is complete up to then),\n"
+	     "or parts of it could not be read (a note names them; the rest is recorded)" },
 	{ 2, "the recording could not be written (disk full: every sample before is kept)" },
 	{ 3, "no such process, or it never appeared, or the command could not be run" },
+	{ 4, "the target exited and nothing came back within --wait-back (the recording says so)" },
 	{ 5, NULL }, { 6, "kernel thread" }, { 7, "zombie" }, { -1, NULL },
 };
 
@@ -72,6 +77,7 @@ static int soak_option(void *ctx, int id, const char *arg)
 	case OPT_THREADS: return vt_cli_duration(&vt_cmd_soak, "threads-every", arg, 0, 0, &cfg->threads_every_s);
 	case OPT_HEAP_EVERY: return vt_cli_duration(&vt_cmd_soak, "heap-every", arg, 0.1, 0, &cfg->heap_every_s);
 	case OPT_WAIT: return vt_cli_duration(&vt_cmd_soak, "wait", arg, 0, 0, &cfg->wait_s);
+	case OPT_WAIT_BACK: return vt_cli_duration(&vt_cmd_soak, "wait-back", arg, 0, 0, &cfg->wait_back_s);
 	case OPT_NAME:
 	case OPT_PIDFILE:
 		if (cfg->target.kind)
@@ -156,6 +162,8 @@ static int soak_run(const struct vt_command *cmd, int argc, char **argv)
 		goto out;
 	}
 	vt_cli_catch_stop(&o.cfg.stop);
+	o.cfg.notice = vt_cli_soak_notice;
+	o.cfg.notice_ctx = &pr;
 	if (!o.quiet) {
 		o.cfg.progress = vt_cli_soak_progress;
 		o.cfg.progress_ctx = &pr;
@@ -173,8 +181,12 @@ static int soak_run(const struct vt_command *cmd, int argc, char **argv)
 	vt_cli_soak_summary(stdout, o.cfg.out_path, &res);
 	if (rc != VT_OK)
 		rc = vt_cli_error(&err);
-	else if (res.end == VT_SOAK_END_TARGET_EXITED)
+	else if (res.end == VT_SOAK_END_GONE) {
+		fprintf(stderr, "vitals: %s\n", res.end_detail);
+		rc = vt_code_exit(VT_E_GONE);
+	} else if (res.end == VT_SOAK_END_TARGET_EXITED || res.missing[0]) {
 		rc = VT_EXIT_PARTIAL;
+	}
 out:
 	free(log_alloc);
 	free(o.env);
@@ -211,6 +223,11 @@ const struct vt_command vt_cmd_soak = {
 "  --pidfile FILE           the pid in FILE, read again after a restart\n"
 "  -- COMMAND [ARGS...]     vitals starts COMMAND, soaks it, and stops it at the\n"
 "                           end (SIGTERM, then SIGKILL after 5 s)\n"
+"A followed target that exits is waited for, up to --wait-back (5 min); if\n"
+"nothing comes back the soak ends, says so in the recording and on stderr,\n"
+"and exits 4.  Parts of the target that cannot be read (no ptrace access to\n"
+"another user's process: maps, smaps_rollup, each thread's wchan and system\n"
+"call) are named once, on stderr and in the recording; the rest is recorded.\n"
 "Options may come before or after PID; only -- ends them.\n",
 	.options = soak_options,
 	.after = "Ctrl-C (or SIGTERM) ends the soak cleanly.  Then: vitals analyze FILE.\n",

@@ -53,6 +53,14 @@ void vt_cli_soak_progress(void *ctx, const struct vt_soak_progress *p)
 	pr->drawn = tty;
 }
 
+void vt_cli_soak_notice(void *ctx, const char *text)
+{
+	struct vt_cli_progress *pr = ctx;
+
+	vt_cli_progress_end(pr);
+	fprintf(stderr, "vitals: %s\n", text);
+}
+
 void vt_cli_progress_end(struct vt_cli_progress *pr)
 {
 	if (pr->drawn)
@@ -70,6 +78,8 @@ void vt_cli_soak_summary(FILE *out, const char *path, const struct vt_soak_resul
 		vt_fmt_size((double)res->file_bytes, size, sizeof(size)),
 		res->samples ? vt_fmt_size((double)res->file_bytes / (double)res->samples, per, sizeof(per)) : "n/a",
 		vt_soak_end_words(res, why, sizeof(why)));
+	if (res->missing[0])
+		fprintf(out, "not recorded (the target could not be read in full): %s\n", res->missing);
 	if (res->restarts)
 		fprintf(out, "the target restarted %d time%s; each restart is in the recording\n", res->restarts,
 			res->restarts == 1 ? "" : "s");

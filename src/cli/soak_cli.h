@@ -21,6 +21,8 @@ struct vt_cli_progress {
 
 /* A vt_soak_config.progress callback; ctx is a struct vt_cli_progress. */
 void vt_cli_soak_progress(void *ctx, const struct vt_soak_progress *p);
+/* A vt_soak_config.notice callback: the text on stderr, on its own line; ctx is a struct vt_cli_progress. */
+void vt_cli_soak_notice(void *ctx, const char *text);
 /* End the progress line. */
 void vt_cli_progress_end(struct vt_cli_progress *pr);
 /* "recorded N samples over ... into FILE (size, per sample); why it ended" and what next. */

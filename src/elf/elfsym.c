@@ -187,6 +187,18 @@ bool vt_elfsym_has_interp(struct vt_elfsym *ef)
 	return false;
 }
 
+bool vt_elfsym_abi(struct vt_elfsym *ef, int *elf_class, int *machine)
+{
+	GElf_Ehdr eh;
+	int cls = gelf_getclass(ef->elf);
+
+	if (cls == ELFCLASSNONE || !gelf_getehdr(ef->elf, &eh))
+		return false;
+	*elf_class = cls;
+	*machine = eh.e_machine;
+	return true;
+}
+
 bool vt_elfsym_section(struct vt_elfsym *ef, const char *name, const char **bytes,
 		       size_t *len)
 {

@@ -61,6 +61,12 @@ enum vt_elfsym_tables {
 uint32_t vt_elfsym_defines(struct vt_elfsym *ef, enum vt_elfsym_tables tables,
 			   const char *const *names, size_t n);
 
+/*
+ * The ABI the file is built for: ELFCLASS32/ELFCLASS64 and e_machine
+ * (EM_X86_64 with ELFCLASS32 is x32).  False when the header is unreadable.
+ */
+bool vt_elfsym_abi(struct vt_elfsym *ef, int *elf_class, int *machine);
+
 /* The file has a PT_INTERP program header (it is dynamically linked). */
 bool vt_elfsym_has_interp(struct vt_elfsym *ef);
 

@@ -19,7 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <elf.h>
+
 #include "base/scan.h"
+#include "elf/elfsym.h"
 #include "proc/access.h"
 #include "proc/stat.h"
 #include "proc/status.h"
@@ -27,6 +30,20 @@
 
 #define TASK_FILE_MAX 4096
 #define STATUS_MAX (64 * 1024)
+
+/*
+ * The ABI the call code of this build handles (call_<arch>.c): a process
+ * built for another one (a 32-bit i386 or x32 program on x86-64) has other
+ * registers, another stack layout and other system call numbers, so even
+ * its /proc/PID/task/TID/syscall reads differently.
+ */
+#if defined(__x86_64__) && defined(__LP64__)
+#define CALL_ELF_CLASS ELFCLASS64
+#define CALL_ELF_MACHINE EM_X86_64
+#define CALL_ABI_NAME "x86-64"
+#else
+#error "call injection has no architecture file for this target (see inject.h)"
+#endif
 
 bool vt_inject_syscall_parse(const char *buf, size_t len, struct vt_inject_syscall *out)
 {
@@ -197,6 +214,81 @@ static void tally(const struct candidate *v, size_t n, char *out, size_t cap)
 	}
 }
 
+/* ---- before stopping anything: what /proc says about the process -------- */
+
+static const char *abi_name(int cls, int machine, char *buf, size_t cap)
+{
+	if (machine == EM_386)
+		return "32-bit x86 (i386)";
+	if (machine == EM_X86_64)
+		return cls == ELFCLASS32 ? "x32 (32-bit pointers on x86-64)" : "x86-64";
+	if (machine == EM_AARCH64)
+		return cls == ELFCLASS32 ? "aarch64 ILP32" : "aarch64";
+	if (machine == EM_ARM)
+		return "32-bit ARM";
+	snprintf(buf, cap, "%d-bit ELF for machine %d", cls == ELFCLASS32 ? 32 : 64, machine);
+	return buf;
+}
+
+/*
+ * Refuse a process whose executable (/proc/PID/exe, the file the kernel
+ * chose its ABI from) is built for another ABI than the call code.  Not
+ * checked when the file cannot be opened: no ptrace access (the attach says
+ * why), a kernel thread or a process that just exited (checked elsewhere).
+ */
+static int check_abi(int pid_fd, pid_t pid, struct vt_err *err)
+{
+	struct vt_elfsym *ef;
+	char other[64];
+	int fd, cls, machine;
+	bool known;
+
+	fd = openat(pid_fd, "exe", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || vt_elfsym_open_fd(fd, &ef, NULL) != VT_OK)
+		return VT_OK;
+	known = vt_elfsym_abi(ef, &cls, &machine);
+	vt_elfsym_free(&ef);
+	if (!known || (cls == CALL_ELF_CLASS && machine == CALL_ELF_MACHINE))
+		return VT_OK;
+	vt_err_set(err, VT_E_UNSUPPORTED, 0, "process %d is built for %s: vitals calls functions "
+		   "only in %s processes", (int)pid, abi_name(cls, machine, other, sizeof(other)),
+		   CALL_ABI_NAME);
+	vt_err_hint(err, "nothing was stopped; vitals snap, threads and soak read it from /proc");
+	return VT_E_UNSUPPORTED;
+}
+
+static int stopped_error(struct vt_err *err, pid_t pid, const char *what, char state)
+{
+	vt_err_set(err, VT_E_UNSUPPORTED, 0, "%s is stopped (state %c): resume it with kill -CONT %d",
+		   what, state, (int)pid);
+	vt_err_hint(err, "a stopped process is not busy, it cannot run a call until it is continued; "
+		    "vitals does not continue it behind your back");
+	return VT_E_UNSUPPORTED;
+}
+
+/*
+ * What rules out the whole process before a thread is chosen: stopped by
+ * SIGSTOP/SIGTSTP (state T; its threads would all read as "stopped", and no
+ * thread can run a call), or built for another ABI.
+ */
+static int process_refused(int pid_fd, pid_t pid, struct vt_buf *buf, struct vt_err *err)
+{
+	struct vt_proc_stat st;
+	char what[32];
+	int rc;
+
+	rc = vt_read_at(pid_fd, "stat", buf, err);
+	if (rc == VT_E_GONE || rc == VT_E_NOTFOUND)
+		return vt_err_set(err, VT_E_GONE, ESRCH, "process %d exited", (int)pid);
+	if (rc || (rc = vt_proc_stat_parse(buf->data, buf->len, &st, err)))
+		return rc;
+	if (st.state == 'T') {
+		snprintf(what, sizeof(what), "process %d", (int)pid);
+		return stopped_error(err, pid, what, st.state);
+	}
+	return check_abi(pid_fd, pid, err);
+}
+
 /* The syscall file needs ptrace access: say which rule refused it. */
 static void explain_denied(const struct vt_procfs *pfs, int pid_fd, pid_t pid, struct vt_err *err)
 {
@@ -233,6 +325,9 @@ int vt_inject_pick_thread(const struct vt_procfs *pfs, pid_t pid, unsigned flags
 	rc = vt_pid_open(pfs, pid, &pid_fd, err);
 	if (rc)
 		return rc;
+	rc = process_refused(pid_fd, pid, &buf, err);
+	if (rc)
+		goto out;
 	rc = vt_task_list(pid_fd, &tids, &n, err);
 	if (rc)
 		goto out;
@@ -265,7 +360,7 @@ int vt_inject_pick_thread(const struct vt_procfs *pfs, pid_t pid, unsigned flags
 		*tid = idlest->tid;
 		describe(idlest, true, why, why_cap);
 	} else if (m == 0) {
-		rc = vt_err_set(err, VT_E_GONE, 0, "process %d has no threads left", (int)pid);
+		rc = vt_err_set(err, VT_E_GONE, 0, "process %d exited: it has no threads left", (int)pid);
 	} else {
 		tally(v, m, summary, sizeof(summary));
 		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "no thread of process %d is blocked in a "
@@ -368,6 +463,8 @@ int vt_inject_precheck(const struct vt_procfs *pfs, int pid_fd, pid_t pid, pid_t
 				(int)pid, ps.state);
 		goto out;
 	}
+	if ((rc = check_abi(pid_fd, pid, err)))
+		goto out;
 	rc = read_task_file(pid_fd, tid, "status", &buf, err);
 	if (rc || (rc = vt_proc_status_parse(buf.data, buf.len, &st, err)))
 		goto out;
@@ -381,9 +478,8 @@ int vt_inject_precheck(const struct vt_procfs *pfs, int pid_fd, pid_t pid, pid_t
 		goto out;
 	}
 	if (ps.state == 'T' || ps.state == 't') {
-		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "thread %d of %d is stopped (state %c)",
-				(int)tid, (int)pid, ps.state);
-		vt_err_hint(err, "continue the process first (kill -CONT %d)", (int)pid);
+		snprintf(why, sizeof(why), "thread %d of %d", (int)tid, (int)pid);
+		rc = stopped_error(err, pid, why, ps.state);
 		goto out;
 	}
 	if (ignores_sigsegv(buf.data, buf.len)) {

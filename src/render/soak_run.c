@@ -25,6 +25,9 @@ const char *vt_soak_end_words(const struct vt_soak_result *res, char *buf, size_
 		else
 			snprintf(buf, cap, "the target exited");
 		break;
+	case VT_SOAK_END_GONE:
+		snprintf(buf, cap, "the target exited and did not come back");
+		break;
 	case VT_SOAK_END_ERROR:
 	default:
 		snprintf(buf, cap, "stopped by an error");

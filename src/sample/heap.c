@@ -35,7 +35,24 @@ struct probe {
 	char *env;                   /* environ block, NULL if unreadable */
 	size_t env_len;
 	struct vt_heap_sample *h;
+	bool alive;                  /* it passed vt_target_check: a later failure may be its exit */
 };
+
+/*
+ * A read or a ptrace request that failed because the process exited says
+ * ENOENT ("cannot read .../libc.so.6"), EACCES or EPERM (a zombie's files
+ * and ptrace), ESRCH: say what happened instead, keeping what failed.
+ */
+static void exited_meanwhile(pid_t pid, struct vt_err *err)
+{
+	char was[VT_ERR_MSG_MAX];
+
+	if (!err)
+		return;
+	snprintf(was, sizeof(was), "%s", err->msg);
+	vt_err_set(err, VT_E_GONE, err->sys_errno, "process %d exited while being read (%.300s)",
+		   (int)pid, was);
+}
 
 void vt_heap_release(struct vt_heap_sample *h)
 {
@@ -269,9 +286,19 @@ static int take(struct probe *p, struct vt_err *err)
 
 	if ((rc = vt_target_check(p->fd, p->pid, &p->buf, &st, &p->h->status, err)))
 		return rc;
+	p->alive = true;
 	snprintf(p->h->comm, sizeof(p->h->comm), "%s", st.comm);
 	if ((rc = read_inputs(p, err)))
 		return rc;
+	if (p->h->alloc.sanitizer[0]) {
+		/* Before any thread is stopped: the sanitizer's runtime owns malloc. */
+		vt_err_set(err, VT_E_UNSUPPORTED, 0, "process %d runs under %s (%s); a call injected "
+			   "into its runtime can abort it, so none is made", (int)p->pid,
+			   p->h->alloc.sanitizer, p->h->alloc.evidence);
+		vt_err_hint(err, "vitals snap and soak work on it; for the allocator's figures run "
+			    "a build without -fsanitize");
+		return VT_E_UNSUPPORTED;
+	}
 	switch (p->h->alloc.kind) {
 	case VT_ALLOC_GLIBC:
 		if (p->h->alloc.is_static) {
@@ -298,8 +325,9 @@ static int take(struct probe *p, struct vt_err *err)
 					  "jemalloc is read with ptrace");
 		return by_ptrace(p, &jemalloc_ops, err);
 	default:
-		vt_err_set(err, VT_E_UNSUPPORTED, 0, "not supported yet: %s (%s)",
-			   vt_alloc_kind_name(p->h->alloc.kind), p->h->alloc.evidence);
+		vt_err_set(err, VT_E_UNSUPPORTED, 0, "not supported: process %d's malloc is %s (%s); "
+			   "nothing was stopped", (int)p->pid, vt_alloc_kind_name(p->h->alloc.kind),
+			   p->h->alloc.evidence);
 		vt_err_hint(err, "vitals heap reads glibc malloc and jemalloc; vitals snap works on any process");
 		return VT_E_UNSUPPORTED;
 	}
@@ -308,7 +336,7 @@ static int take(struct probe *p, struct vt_err *err)
 int vt_heap_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_heap_opts *opts,
 		 struct vt_heap_sample *out, struct vt_err *err)
 {
-	struct probe p = { pfs, opts, pid, -1, VT_BUF_INIT(VT_PROC_FILE_MAX), { 0 }, NULL, 0, out };
+	struct probe p = { pfs, opts, pid, -1, VT_BUF_INIT(VT_PROC_FILE_MAX), { 0 }, NULL, 0, out, false };
 	double t0 = vt_mono_s();
 	int rc;
 
@@ -318,6 +346,10 @@ int vt_heap_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_heap_op
 	rc = vt_pid_open(pfs, pid, &p.fd, err);
 	if (rc == VT_OK)
 		rc = take(&p, err);
+	if (rc && rc != VT_E_GONE && p.alive && vt_target_exited(p.fd, &p.buf)) {
+		exited_meanwhile(pid, err);
+		rc = VT_E_GONE;
+	}
 	if (p.fd >= 0)
 		close(p.fd);
 	vt_buf_release(&p.buf);

@@ -361,9 +361,7 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 	/* Still the same, still alive?  Reads through a dead process's fd fail;
 	 * a process between releasing its memory and becoming a zombie is
 	 * PF_EXITING. */
-	if (vt_read_at(rd->fd, "stat", &rd->buf, &e) != VT_OK ||
-	    vt_proc_stat_parse(rd->buf.data, rd->buf.len, &st, NULL) != VT_OK || st.state == 'Z' ||
-	    st.state == 'X' || (st.flags & VT_PF_EXITING))
+	if (vt_target_exited(rd->fd, &rd->buf))
 		goto gone;
 	return VT_OK;
 gone:

@@ -44,3 +44,13 @@ int vt_target_check(int dirfd, pid_t pid, struct vt_buf *buf, struct vt_proc_sta
 	}
 	return VT_OK;
 }
+
+bool vt_target_exited(int dirfd, struct vt_buf *buf)
+{
+	struct vt_proc_stat st;
+
+	if (vt_read_at(dirfd, "stat", buf, NULL) != VT_OK ||
+	    vt_proc_stat_parse(buf->data, buf->len, &st, NULL) != VT_OK)
+		return true;
+	return st.state == 'Z' || st.state == 'X' || (st.flags & VT_PF_EXITING);
+}

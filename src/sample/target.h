@@ -6,6 +6,7 @@
 #ifndef VT_SAMPLE_TARGET_H
 #define VT_SAMPLE_TARGET_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "base/buf.h"
@@ -21,5 +22,14 @@
  */
 int vt_target_check(int dirfd, pid_t pid, struct vt_buf *buf, struct vt_proc_stat *st,
 		    struct vt_proc_status *status, struct vt_err *err);
+
+/*
+ * Has the process behind dirfd exited since it was checked?  Its stat can
+ * no longer be read through dirfd (reaped; dirfd keeps naming that process
+ * even if the pid is reused), or it is a zombie, dead, or exiting (its
+ * memory already released).  A read that failed with ENOENT, ESRCH or
+ * EACCES against such a process is VT_E_GONE, not what errno suggests.
+ */
+bool vt_target_exited(int dirfd, struct vt_buf *buf);
 
 #endif

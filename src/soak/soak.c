@@ -38,6 +38,7 @@ void vt_soak_config_default(struct vt_soak_config *cfg)
 	cfg->threads_every_s = 60;
 	cfg->heap_every_s = 60;
 	cfg->wait_s = 30;
+	cfg->wait_back_s = 300;
 }
 
 /* Everything the loop keeps between ticks. */
@@ -61,6 +62,7 @@ struct vt_soak {
 	bool heap_unavailable;       /* no agent and no --heap: stop asking */
 	bool threads_error_noted;    /* the per-thread counters' failure is in the events */
 	bool heap_error_noted;       /* and the allocator probe's */
+	bool access_noted;           /* what cannot be read of it is in the events */
 	double next_smaps, next_threads, next_heap;
 	int incarnations;
 
@@ -71,6 +73,8 @@ struct vt_soak {
 	uint64_t samples;
 	double next;                 /* monotonic time of the next tick */
 	double wait_since;           /* when the target went away (a restart's delay) */
+	pid_t gone_pid;              /* the process that went away */
+	char missing[320];           /* what of the target is not recorded, for the result */
 	enum vt_soak_end end;        /* 0 while it goes on */
 	char end_detail[200];        /* the STOP event's text in the recording */
 	int failed;                  /* the code that ended it with VT_SOAK_END_ERROR */
@@ -102,9 +106,55 @@ static void drop_incarnation(struct vt_soak *sk)
 	sk->heap_unavailable = false;
 	sk->threads_error_noted = false;
 	sk->heap_error_noted = false;
+	sk->access_noted = false;
 }
 
 /* ---- one tick ---- */
+
+/*
+ * Without ptrace read access (another user's process, Yama, a container)
+ * maps, smaps_rollup, environ and each thread's wchan and syscall cannot be
+ * read; status, stat, schedstat and the cgroup can.  Say once per process
+ * which recorded figures will be missing and why, in the recording and to
+ * the caller; the rest is recorded as usual.
+ */
+static void note_access(struct vt_soak *sk, const struct vt_sample *s)
+{
+	const struct vt_section *why = NULL;
+	size_t used = 0;
+	char *out = sk->missing;
+
+	if (sk->access_noted)
+		return;
+	sk->access_noted = true;
+	out[0] = '\0';
+	if (!s->regions_st.available && s->regions_st.code == VT_E_PERM) {
+		why = &s->regions_st;
+		used += (size_t)snprintf(out + used, sizeof(sk->missing) - used,
+					 "arenas, regions_64m (maps)");
+	}
+	if (!s->environ_st.available && s->environ_st.code == VT_E_PERM) {
+		if (!why)
+			why = &s->environ_st;
+		if (sk->cfg->smaps_every_s > 0 && used < sizeof(sk->missing))
+			used += (size_t)snprintf(out + used, sizeof(sk->missing) - used, "%spss (smaps_rollup)",
+						 used ? ", " : "");
+		if (used < sizeof(sk->missing))
+			used += (size_t)snprintf(out + used, sizeof(sk->missing) - used,
+						 "%sthreads' wchan and syscall", used ? ", " : "");
+	}
+	if (!why)
+		return;
+	event(sk, VT_EV_ERROR, sk->pid, NULL, "not fully readable (%.90s); not recorded: %s",
+	      why->reason, out);
+	if (sk->cfg->notice) {
+		char text[2 * VT_ERR_MSG_MAX + sizeof(sk->missing) + 128];
+
+		snprintf(text, sizeof(text), "process %d cannot be read in full (%s): %s are not "
+			 "recorded; %s", (int)sk->pid, why->reason, out, why->hint[0] ? why->hint : "");
+		sk->cfg->notice(sk->cfg->notice_ctx, text);
+	}
+}
 
 /* Every recorded figure a memory sample holds (sample/metric.h). */
 static void fill_memory(const struct vt_sample *s, struct vt_store_sample *row)
@@ -320,6 +370,8 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 	if (rc != VT_OK)
 		return rc == VT_E_NOPROC || rc == VT_E_ZOMBIE ? VT_E_GONE : rc;
 	fill_memory(&s, &row);
+	if (!so.reuse)
+		note_access(sk, &s);
 	if (!so.reuse) {
 		if (sk->have_first)
 			vt_sample_release(&sk->first);
@@ -549,6 +601,7 @@ static bool target_gone(struct vt_soak *sk, struct vt_err *err)
 		sk->child = 0;
 	}
 	event(sk, VT_EV_EXIT, sk->pid, err, "process %d %s", (int)sk->pid, how);
+	sk->gone_pid = sk->pid;
 	drop_incarnation(sk);
 	if (!follows_restarts(sk)) {
 		sk->end = VT_SOAK_END_TARGET_EXITED;
@@ -637,6 +690,12 @@ int vt_soak_step(struct vt_soak *sk, double *next, bool *done, struct vt_err *er
 	if (!sk->pid && find(sk, false, &e2) == VT_OK && sk->pid)
 		event(sk, VT_EV_RESTART, sk->pid, NULL, "followed: process %d after %.0f s", (int)sk->pid,
 		      now - sk->wait_since);
+	if (!sk->pid && cfg->wait_back_s > 0 && now - sk->wait_since >= cfg->wait_back_s - 1e-3) {
+		/* Gone for good: a bounded wait, not a soak that records nothing for ever. */
+		end(sk, VT_SOAK_END_GONE, "process %d exited and no process to follow came back within "
+		    "%g s (--wait-back)", (int)sk->gone_pid, cfg->wait_back_s);
+		return VT_OK;
+	}
 	if (sk->pid) {
 		vt_err_clear(&e2);
 		rc = tick(sk, now, false, &e2);
@@ -700,6 +759,8 @@ int vt_soak_finish(struct vt_soak *sk, struct vt_soak_result *res, struct vt_err
 	res->elapsed_s = vt_mono_s() - sk->start;
 	res->child_status = sk->child_status;
 	res->end = sk->end;
+	snprintf(res->end_detail, sizeof(res->end_detail), "%s", sk->end_detail);
+	snprintf(res->missing, sizeof(res->missing), "%s", sk->missing);
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		res->own_cpu_s = vt_rusage_cpu_s(&ru);
 		res->own_maxrss = (uint64_t)ru.ru_maxrss * 1024;

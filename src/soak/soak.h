@@ -66,11 +66,16 @@ struct vt_soak_config {
 	double heap_every_s;     /* allocator figures this often */
 	bool heap;               /* probe the allocator with ptrace when no agent answers */
 	double wait_s;           /* how long the target may take to appear at the start */
+	double wait_back_s;      /* how long a followed target that exited may take to come
+	                          * back before the soak ends (VT_SOAK_END_GONE); 0: for ever */
 	const char *arm;         /* experiment arm name and its environment, for the record */
 	const char *env_text;
 	volatile sig_atomic_t *stop;     /* set by a signal handler: stop after this tick */
 	void (*progress)(void *ctx, const struct vt_soak_progress *p);
 	void *progress_ctx;
+	/* Said once, when it happens (parts of the target that cannot be read); may be NULL. */
+	void (*notice)(void *ctx, const char *text);
+	void *notice_ctx;
 };
 
 /* Why a soak ended. */
@@ -80,6 +85,7 @@ enum vt_soak_end {
 	VT_SOAK_END_TARGET_EXITED,   /* the target exited and was not to be followed (a
 	                              * launched command, or a pid without a command line) */
 	VT_SOAK_END_ERROR,           /* the recording or the process could not be read: see err */
+	VT_SOAK_END_GONE,            /* the target exited and did not come back within wait_back_s */
 };
 
 struct vt_soak_result {
@@ -92,9 +98,14 @@ struct vt_soak_result {
 	enum vt_soak_end end;
 	int child_status;        /* wait status of the launched command, -1 if none or still ran */
 	pid_t child;             /* with keep_command: the command, still running; 0 none */
+	char end_detail[200];    /* why it ended, as the recording's stop event says */
+	char missing[320];       /* what could not be read of the target and is not recorded, "" */
 };
 
-/* Defaults: every 10 s, smaps every 10 min, threads every 60 s, heap every 60 s, wait 30 s. */
+/*
+ * Defaults: every 10 s, smaps every 10 min, threads every 60 s, heap every
+ * 60 s, wait 30 s, wait back 5 min.
+ */
 void vt_soak_config_default(struct vt_soak_config *cfg);
 
 /*

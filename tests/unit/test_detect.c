@@ -489,9 +489,14 @@ static void test_detect__fixture_environ_unreadable(void)
 {
 	struct vt_alloc_info info;
 
-	/* Without environ the preloaded library is not considered... */
+	/*
+	 * Without environ the preloaded library is not known to be preloaded,
+	 * but it is mapped and defines malloc: it may preempt glibc, and its
+	 * symbols say which allocator it is.
+	 */
 	CHECK_EQ_I64(detect_fixture("preload", false, &info), VT_OK);
-	CHECK_EQ_I64(info.kind, VT_ALLOC_GLIBC);
+	CHECK_EQ_I64(info.kind, VT_ALLOC_JEMALLOC);
+	CHECK(contains(info.evidence, "/opt/x/libfake.so mapped and defines malloc (may preempt glibc)"));
 	CHECK(contains(info.evidence, "environ unreadable, LD_PRELOAD not checked"));
 }
 
@@ -688,6 +693,37 @@ static void test_detect__exe_defines_malloc(void)
 		       "defines malloc itself (tcmalloc linked in: tc_malloc) (preempts glibc)"));
 }
 
+/* A sanitizer runtime linked as a library (gcc): malloc is the sanitizer's. */
+static void test_detect__sanitizer_linked(void)
+{
+	static const char src[] = "#include <unistd.h>\nint main(void) { pause(); return 0; }\n";
+	struct vt_alloc_info info;
+	const char *prog;
+
+	if (!run_compiled("asan_linked", src, "-fsanitize=address", &info, &prog))
+		return;
+	CHECK_EQ_I64(info.kind, VT_ALLOC_UNKNOWN);
+	CHECK_STR(info.sanitizer, "AddressSanitizer");
+	CHECK(!info.is_static);
+	CHECK(contains(info.evidence, "mapped: malloc is AddressSanitizer's"));
+}
+
+/* A runtime built into the executable (clang): its init function is defined there. */
+static void test_detect__sanitizer_static(void)
+{
+	static const char src[] = "#include <unistd.h>\nvoid __tsan_init(void) {}\n"
+				  "int main(void) { pause(); return 0; }\n";
+	struct vt_alloc_info info;
+	const char *prog;
+
+	if (!run_compiled("tsan_static", src, "-O1 -rdynamic", &info, &prog))
+		return;
+	CHECK_EQ_I64(info.kind, VT_ALLOC_UNKNOWN);
+	CHECK_STR(info.sanitizer, "ThreadSanitizer");
+	CHECK(info.is_static);
+	CHECK(contains(info.evidence, "defines __tsan_init: malloc is ThreadSanitizer's (linked in)"));
+}
+
 /* redis-style je_-prefixed jemalloc, visible only in .symtab: jemalloc, plain malloc libc's. */
 static void test_detect__exe_prefixed_jemalloc(void)
 {
@@ -843,6 +879,7 @@ VT_TEST_MAIN(test_detect__banner_debian, test_detect__banner_variants, test_dete
 	     test_detect__jemalloc_preload_symlink, test_detect__deleted_library,
 	     test_detect__jemalloc_linked,
 	     test_detect__unknown_preload_wins, test_detect__exe_defines_malloc,
-	     test_detect__exe_prefixed_jemalloc, test_detect__glibc_static,
+	     test_detect__exe_prefixed_jemalloc, test_detect__sanitizer_linked,
+	     test_detect__sanitizer_static, test_detect__glibc_static,
 	     test_detect__glibc_static_stripped, test_detect__static_without_libc,
 	     test_detect__process_gone)

@@ -15,6 +15,7 @@
 #include "harness.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -1301,6 +1302,107 @@ static void test_inject__refusals(void)
 	vt_procfs_close(&pfs);
 }
 
+/* A recorded /proc with process 4242 in state, its exe an ELF header of class and machine. */
+static bool fake_proc(char *root, size_t cap, char state, int elf_class, int machine)
+{
+	char path[512];
+	unsigned char ehdr[64] = { 0 };
+	size_t len = elf_class == ELFCLASS32 ? sizeof(Elf32_Ehdr) : sizeof(Elf64_Ehdr);
+	uint16_t half;
+	uint32_t word = EV_CURRENT;
+	FILE *f;
+
+	snprintf(root, cap, "/tmp/vt-test-abi.XXXXXX");
+	if (!mkdtemp(root))
+		return false;
+	snprintf(path, sizeof(path), "%s/4242", root);
+	if (mkdir(path, 0755) != 0)
+		return false;
+	snprintf(path, sizeof(path), "%s/4242/stat", root);
+	if (!(f = fopen(path, "w")))
+		return false;
+	fprintf(f, "4242 (app) %c 1 4242 4242 0 -1 4194560 100 0 0 0 1 1 0 0 20 0 1 0 100 10000000 "
+		"200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n", state);
+	fclose(f);
+	/* e_ident, e_type, e_machine, e_version: the same offsets in both classes */
+	memcpy(ehdr, ELFMAG, SELFMAG);
+	ehdr[EI_CLASS] = (unsigned char)elf_class;
+	ehdr[EI_DATA] = ELFDATA2LSB;
+	ehdr[EI_VERSION] = EV_CURRENT;
+	half = ET_EXEC;
+	memcpy(ehdr + 16, &half, 2);
+	half = (uint16_t)machine;
+	memcpy(ehdr + 18, &half, 2);
+	memcpy(ehdr + 20, &word, 4);
+	half = (uint16_t)len;   /* e_ehsize */
+	memcpy(ehdr + (elf_class == ELFCLASS32 ? 40 : 52), &half, 2);
+	snprintf(path, sizeof(path), "%s/4242/exe", root);
+	if (!(f = fopen(path, "w")))
+		return false;
+	fwrite(ehdr, 1, len, f);
+	fclose(f);
+	return true;
+}
+
+static void fake_proc_remove(const char *root)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/4242/stat", root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/4242/exe", root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/4242", root);
+	rmdir(path);
+	rmdir(root);
+}
+
+/*
+ * Refused before a thread is chosen: a program of another ABI (its exe's ELF
+ * class and machine; x32 needs a kernel that runs it, so it is tested here
+ * on a recorded tree) and a stopped process.  Neither reads a task file.
+ */
+static void test_inject__refused_process(void)
+{
+	static const struct {
+		char state;
+		int elf_class, machine;
+		const char *says;
+	} cases[] = {
+		{ 'S', ELFCLASS32, EM_X86_64, "process 4242 is built for x32 (32-bit pointers on x86-64)" },
+		{ 'S', ELFCLASS32, EM_386, "process 4242 is built for 32-bit x86 (i386)" },
+		{ 'S', ELFCLASS64, EM_AARCH64, "process 4242 is built for aarch64:" },
+		{ 'T', ELFCLASS64, EM_X86_64, "process 4242 is stopped (state T): resume it with kill -CONT 4242" },
+		{ 'S', ELFCLASS64, EM_X86_64, "cannot list the threads" },
+	};
+	struct vt_procfs pfs;
+	struct vt_err err;
+	char root[64], why[200];
+	pid_t tid;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (!fake_proc(root, sizeof(root), cases[i].state, cases[i].elf_class, cases[i].machine)) {
+			CHECK(!"cannot write a recorded /proc");
+			return;
+		}
+		CHECK_EQ_I64(vt_procfs_open(&pfs, root, root, &err), VT_OK);
+		vt_err_clear(&err);
+		rc = vt_inject_pick_thread(&pfs, 4242, 0, &tid, why, sizeof(why), &err);
+		printf("#   %s: %s\n", vt_code_name(rc), err.msg);
+		if (i + 1 < sizeof(cases) / sizeof(cases[0])) {
+			CHECK_EQ_I64(rc, VT_E_UNSUPPORTED);
+			CHECK(contains(err.msg, cases[i].says));
+		} else {
+			/* the right ABI, running: on to the threads, of which this tree has none */
+			CHECK(rc != VT_E_UNSUPPORTED);
+		}
+		vt_procfs_close(&pfs);
+		fake_proc_remove(root);
+	}
+}
+
 static void spin_child(int in, int out)
 {
 	volatile unsigned long n = 0;
@@ -1807,4 +1909,5 @@ VT_TEST_MAIN(test_inject__syscall_parse, test_inject__syscall_class, test_inject
 	     test_inject__signals_during_probe, test_inject__refusals,
 	     test_inject__running_thread, test_inject__gone, test_inject__slow_callee,
 	     test_inject__sigstop_during_call, test_inject__attach_timeout_releases,
-	     test_inject__cost_quiet, test_inject__stress_busy_victim)
+	     test_inject__cost_quiet, test_inject__stress_busy_victim,
+	     test_inject__refused_process)

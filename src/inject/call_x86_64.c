@@ -526,7 +526,7 @@ bool vt_arch_task_refused(const char *status, size_t len, char *why, size_t why_
 	eol = memchr(p, '\n', len - (size_t)(p - status));
 	if (!eol)
 		eol = status + len;
-	/* A return to address 0 would not match the shadow stack: #CP, not our fault. */
+	/* Our return chain would not match the shadow stack: #CP, not our fault. */
 	if (memmem(p, (size_t)(eol - p), "shstk", 5)) {
 		snprintf(why, why_cap, "the thread runs with a CET shadow stack, which call "
 			 "injection does not handle yet");

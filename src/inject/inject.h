@@ -2,16 +2,17 @@
  * inject.h — call a function inside a running process through ptrace.
  *
  * One thread of the target is stopped (never the others), its registers,
- * extended state and signal mask are saved, a call is set up on its stack
- * below the red zone with return address 0, and the thread runs the callee
- * until the return faults at address 0.  That fault is caught as a
- * signal-delivery-stop and never delivered.  After every call the thread's
- * own state is put back at once and it waits in a ptrace stop ("parked"),
- * so an interrupted system call restarts as if nothing happened when it is
- * let go, signals that arrived meanwhile are delivered, none lost, and a
- * vitals that dies between calls leaves it unharmed.  docs/inject.md
- * explains why this cannot deadlock or corrupt the target, and which risks
- * remain.
+ * extended state and signal mask are saved, and a call is set up on its
+ * stack below the red zone together with its way back: a signal frame
+ * holding the thread's own state, which libc's signal-return trampoline
+ * (rt_sigreturn) restores when the callee returns, with vitals watching or
+ * not.  vitals sees that rt_sigreturn as a system-call stop, reads the
+ * return value, and puts the thread's state back itself ("parked"), so an
+ * interrupted system call restarts as if nothing happened when it is let
+ * go, and signals that arrived meanwhile are delivered, none lost.  vitals
+ * may die (SIGKILL) at any instant: the thread carries on unharmed.
+ * docs/inject.md explains why this cannot deadlock or corrupt the target,
+ * and which risks remain.
  *
  * Usage (the alloc layer does this for mallinfo2 and friends):
  *
@@ -109,9 +110,10 @@ int vt_inject_pick_thread(const struct vt_procfs *pfs, pid_t pid, unsigned flags
  *   VT_E_PERM       ptrace refused: the message says why (other user, yama
  *                   ptrace_scope, no CAP_SYS_PTRACE, already traced by PID
  *                   (comm), seccomp without CAP_SYS_ADMIN)
- *   VT_E_UNSUPPORTED  the process is stopped, SIGSEGV is ignored, page 0 is
- *                   mapped, shadow stack enabled, or the thread was not in a
- *                   usable state when it stopped (message says which)
+ *   VT_E_UNSUPPORTED  the process is stopped, a shadow stack is enabled, its
+ *                   code lacks the way back of a call (vt_inject_find_tramp),
+ *                   or the thread was not in a usable state when it stopped
+ *                   (message says which)
  *   VT_E_TIMEOUT    the thread did not stop within timeout_ms
  *                   (uninterruptible sleep); it was released untouched
  *   VT_E_NOMEM, VT_E_FAIL
@@ -158,7 +160,7 @@ struct vt_inject_call {
  * reset the target's handler to SIG_DFL), and the syscall restart logic is
  * off (orig_rax = -1 on x86-64).  Afterwards, whatever happened, the thread
  * is parked again with its own state; signals kept during the call (a
- * SIGSTOP, a SIGSEGV sent with kill) are handed back with their siginfo.
+ * SIGSTOP, a SIGSEGV sent with kill) are sent to it again.
  * The session stays attached.  Errors:
  *   VT_E_TIMEOUT    the call outlived timeout_ms and was abandoned (the
  *                   message says where the thread was: futex, nanosleep...);
@@ -256,8 +258,7 @@ struct vt_inject_precheck {
 /*
  * Refuse what /proc already rules out: no such thread (VT_E_NOPROC), kernel
  * thread, zombie, already traced (VT_E_PERM naming the tracer), stopped,
- * SIGSEGV ignored, page 0 mapped, refused by the architecture
- * (VT_E_UNSUPPORTED).  pid_fd is the process's directory.
+ * refused by the architecture (VT_E_UNSUPPORTED).  pid_fd is the process's directory.
  */
 int vt_inject_precheck(const struct vt_procfs *pfs, int pid_fd, pid_t pid, pid_t tid,
 		       struct vt_inject_precheck *pc, struct vt_err *err);

@@ -387,40 +387,6 @@ static int read_task_file(int pid_fd, pid_t tid, const char *name, struct vt_buf
 	return vt_read_at(pid_fd, rel, buf, err);
 }
 
-/* SigIgn: has SIGSEGV: the kernel would reset it to SIG_DFL when our return faults. */
-static bool ignores_sigsegv(const char *status, size_t len)
-{
-	const char *p = memmem(status, len, "\nSigIgn:", 8);
-	struct vt_scan sc;
-	uint64_t mask;
-
-	if (!p)
-		return false;
-	sc = vt_scan_init(p + 8, len - (size_t)(p + 8 - status));
-	vt_scan_blanks(&sc);
-	return vt_scan_hex(&sc, &mask) && (mask & ((uint64_t)1 << (SIGSEGV - 1)));
-}
-
-/* Something mapped at address 0 would turn our return into a jump into it. */
-static bool page_zero_mapped(int pid_fd, long page)
-{
-	char line[64];
-	struct vt_scan sc;
-	uint64_t start;
-	ssize_t n;
-	int fd;
-
-	fd = openat(pid_fd, "maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, line, sizeof(line) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	sc = vt_scan_init(line, (size_t)n);
-	return vt_scan_hex(&sc, &start) && start < (uint64_t)page;
-}
-
 static void tracer_comm(const struct vt_procfs *pfs, int64_t tracer, char *out, size_t cap)
 {
 	struct vt_buf buf = VT_BUF_INIT(4096);
@@ -482,19 +448,8 @@ int vt_inject_precheck(const struct vt_procfs *pfs, int pid_fd, pid_t pid, pid_t
 		rc = stopped_error(err, pid, why, ps.state);
 		goto out;
 	}
-	if (ignores_sigsegv(buf.data, buf.len)) {
-		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "process %d ignores SIGSEGV, which the "
-				"return of an injected call raises; the kernel would reset it",
-				(int)pid);
-		goto out;
-	}
 	if (vt_arch_task_refused(buf.data, buf.len, why, sizeof(why))) {
 		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "%s", why);
-		goto out;
-	}
-	if (page_zero_mapped(pid_fd, pfs->page_size)) {
-		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "process %d maps page 0, where the return "
-				"of an injected call must fault", (int)pid);
 		goto out;
 	}
 	rc = VT_OK;

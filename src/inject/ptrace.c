@@ -7,24 +7,27 @@
  * PTRACE_INTERRUPT included, when that thread exits.  The caller's thread
  * posts one job at a time and waits for it; every job is bounded in time.
  *
- * Between calls the thread is "parked": in a PTRACE_INTERRUPT stop with its
- * own registers, extended state, errno and signal mask back in place.  A
- * call changes them only while it runs (registers, and the mask that blocks
- * all but the synchronous fault signals), and parks the thread again after
- * it returns, faults or is abandoned.  So whenever vitals could die with the
- * thread not running a callee, the kernel's detach lets it go on unharmed.
+ * Between calls the thread is "parked": stopped, with its own extended
+ * state, errno and signal mask in place and its registers set to let it go
+ * on exactly (its interrupted system call made to run again, as the
+ * kernel's signal code would).  A call changes them only while it runs, and
+ * from the single request that starts it the thread's way back is a signal
+ * frame on its stack that libc's rt_sigreturn trampoline restores: vitals
+ * may die at any instant, the thread carries on (docs/inject.md).
  *
  * Stops are polled with waitpid(WNOHANG) and short sleeps, never a blocking
- * wait.  The stops we see and what we do:
- *   interrupt stop (PTRACE_EVENT_STOP, SIGTRAP)  ours: parked, or a slow call to inspect
+ * wait.  During a call the thread runs under PTRACE_SYSCALL.  The stops we
+ * see and what we do:
+ *   interrupt stop (PTRACE_EVENT_STOP, SIGTRAP)  ours: attached, or a slow call to inspect
  *   group stop (PTRACE_EVENT_STOP, SIGSTOP...)   someone stops the process: refuse
  *                                                at attach, let a call go on
- *   signal-delivery-stop SIGSEGV at pc 0         the call returned
+ *   system-call stop, rt_sigreturn of our frame  the call returned
+ *   system-call stop, any other                  the callee's own call: go on
  *   signal-delivery-stop, a fault of the callee  abandon the call, suppress it
  *   signal-delivery-stop, any other signal       outside a call: deliver it as
  *                                                usual; during one (SIGSTOP, a
- *                                                sent SIGSEGV): keep it, hand it
- *                                                back when parking
+ *                                                sent SIGSEGV): keep it, send it
+ *                                                again when parking
  * Nothing here prints; the arch part is in call_<arch>.c.
  */
 #include "inject/inject.h"

@@ -96,6 +96,7 @@ struct vt_inject_session {
 	void *job_arg;
 	int job_rc;
 	bool job_done, quit, orphaned;
+	bool job_posted;               /* job is set: read without the lock while spinning */
 	struct vt_err job_err;
 	sigset_t caller_mask;          /* the calling thread's mask before attach */
 
@@ -108,6 +109,7 @@ struct vt_inject_session {
 	bool clobbered_restart;        /* an abandoned callee left its own restart block */
 	bool in_call;                  /* a callee runs: resume with PTRACE_SYSCALL */
 	bool framed;                   /* frame holds the way back of the latest call */
+	bool at_return;                /* stopped at that frame's rt_sigreturn */
 	struct vt_arch_tramp tramp;    /* the code calls return through */
 	struct vt_arch_frame frame;    /* the latest call's layout */
 	unsigned char *image;          /* a call's bytes on the stack, image_cap of them */
@@ -476,6 +478,7 @@ static int resume(struct vt_inject_session *s, int sig, struct vt_err *err)
 		return ptrace_failed(s, err, errno, s->in_call ? "PTRACE_SYSCALL" : "PTRACE_CONT");
 	s->stopped = false;
 	s->at_delivery = false;
+	s->at_return = false;
 	return VT_OK;
 }
 
@@ -571,6 +574,28 @@ static void session_free(struct vt_inject_session *s)
 	free(s);
 }
 
+/*
+ * A probe's jobs follow each other within microseconds while the target's
+ * thread is stopped: the two threads spin (yielding) this long for the
+ * hand-off before they sleep on the condition variable, which would add a
+ * wake-up to the thread's stop each time.
+ */
+#define HANDOFF_SPIN_US 60
+
+/* Spin until *flag is set or HANDOFF_SPIN_US passed. */
+static void spin_for(const bool *flag)
+{
+	double until = now_us() + HANDOFF_SPIN_US;
+
+	for (;;) {
+		if (__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+			return;
+		if (now_us() >= until)
+			return;
+		sched_yield();
+	}
+}
+
 static void *tracer_main(void *arg)
 {
 	struct vt_inject_session *s = arg;
@@ -582,6 +607,11 @@ static void *tracer_main(void *arg)
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
+		if (!s->job && !s->quit) {
+			pthread_mutex_unlock(&s->lock);
+			spin_for(&s->job_posted);
+			pthread_mutex_lock(&s->lock);
+		}
 		while (!s->job && !s->quit)
 			pthread_cond_wait(&s->cond, &s->lock);
 		if (!s->job)
@@ -593,7 +623,8 @@ static void *tracer_main(void *arg)
 		s->job_rc = job(s, job_arg, &s->job_err);
 		pthread_mutex_lock(&s->lock);
 		s->job = NULL;
-		s->job_done = true;
+		__atomic_store_n(&s->job_posted, false, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->job_done, true, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&s->cond);
 	}
 	orphaned = s->orphaned;
@@ -614,8 +645,12 @@ static int run_job(struct vt_inject_session *s, job_fn job, void *arg, struct vt
 	pthread_mutex_lock(&s->lock);
 	s->job = job;
 	s->job_arg = arg;
+	__atomic_store_n(&s->job_posted, true, __ATOMIC_RELEASE);
 	s->job_done = false;
 	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	spin_for(&s->job_done);
+	pthread_mutex_lock(&s->lock);
 	while (!s->job_done)
 		pthread_cond_wait(&s->cond, &s->lock);
 	rc = s->job_rc;
@@ -806,7 +841,7 @@ static int on_syscall_stop(struct vt_inject_session *s, bool *returned, struct v
 	int rc = gp_get(s, err);
 
 	if (!rc)
-		*returned = vt_arch_returned(s->work_gp, &s->frame);
+		*returned = s->at_return = vt_arch_returned(s->work_gp, &s->frame);
 	return rc;
 }
 
@@ -923,6 +958,7 @@ static int job_run(struct vt_inject_session *s, void *arg, struct vt_err *err)
 	bool interrupted = false, done = false;
 	char wchan[64] = "";
 	struct stop st;
+	size_t len;
 	int rc;
 
 	if (s->gone)
@@ -997,9 +1033,16 @@ static int job_run(struct vt_inject_session *s, void *arg, struct vt_err *err)
 			return park_after(s, rc, err);
 	}
 	c->call_us = now_us() - t0;
-	rc = mem_read(s, s->frame.ret_addr, &c->ret, sizeof(c->ret), err);
-	if (!rc && c->scratch_out && c->scratch_len)
-		rc = mem_read(s, s->frame.scratch_addr, c->scratch_out, c->scratch_len, err);
+	/* The return slot and scratch in one read (the slot lies just below scratch). */
+	len = (size_t)(s->frame.scratch_addr - s->frame.ret_addr) +
+	      (c->scratch_out ? c->scratch_len : 0);
+	rc = mem_read(s, s->frame.ret_addr, s->image, len, err);
+	if (!rc) {
+		memcpy(&c->ret, s->image, sizeof(c->ret));
+		if (c->scratch_out && c->scratch_len)
+			memcpy(c->scratch_out, s->image + (s->frame.scratch_addr - s->frame.ret_addr),
+			       c->scratch_len);
+	}
 	return park_after(s, rc, err);
 }
 
@@ -1087,7 +1130,8 @@ static int park(struct vt_inject_session *s, struct vt_err *err)
 		return s->gone ? vt_err_set(err, VT_E_GONE, ESRCH, "thread %d exited", (int)s->tid)
 			       : VT_OK;
 	vt_err_clear(&e);
-	if (s->framed && gp_get(s, &e) == VT_OK && !vt_arch_returned(s->work_gp, &s->frame)) {
+	if (s->framed && !s->at_return && gp_get(s, &e) == VT_OK &&
+	    !vt_arch_returned(s->work_gp, &s->frame)) {
 		vt_arch_to_sigreturn(s->work_gp, &s->frame, &s->tramp);
 		first_error(&rc, err, gp_set(s, &e), &e);
 	}
@@ -1111,6 +1155,7 @@ static int park(struct vt_inject_session *s, struct vt_err *err)
 		return rc ? rc : vt_err_set(err, VT_E_GONE, ESRCH, "thread %d exited", (int)s->tid);
 	s->in_call = false;
 	s->framed = false;
+	s->at_return = false;
 	s->dirty = rc != VT_OK;
 	resend_stashed(s, 0);
 	s->nstash = 0;

@@ -62,7 +62,7 @@ span=$(probe_seconds "$busy")
 echo "# busy target: a probe takes ${span}s here; $KILLS kills over 0-$(python3 -c "print(round(1.3 * $span, 4))")s"
 kill_loop "$busy" "$KILLS" "$(python3 -c "print(1.3 * $span)")" "$B/vitals" heap "$busy"
 echo "# busy target: $killed runs killed mid-way, $completed completed; target alive"
-check "most runs were killed mid-probe" test "$killed" -ge $((KILLS / 2))
+check "at least a third of the runs were killed mid-probe" test "$killed" -ge $((KILLS / 3))
 check "the busy target is not left traced" test "$(tracer_of "$busy")" = 0
 vitals heap --json "$busy" >"$WORK/after.json" 2>&1
 check "a probe after the kills works" python3 -c "import json, sys; json.load(open(sys.argv[1]))" "$WORK/after.json"

@@ -43,7 +43,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -69,6 +71,12 @@
 static const int sync_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS };
 /* Signals to vitals that would kill it mid-call: held from attach to detach. */
 static const int held_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+/*
+ * Held too, so that the tracee's stops, which the kernel announces to the
+ * tracer's process with SIGCHLD, wait for the tracer thread's signalfd
+ * instead of being discarded (its default action is to ignore it).
+ */
+#define STOP_SIGNAL_HELD SIGCHLD
 
 struct regbuf {
 	unsigned type;
@@ -128,6 +136,7 @@ struct vt_inject_session {
 	int32_t errno_value;
 	double t_interrupt;
 	double t_detached;
+	int sigchld_fd;                /* the tracer thread's signalfd for SIGCHLD, -1 if none */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -399,10 +408,30 @@ struct stop {
 };
 
 /*
- * Poll for the next stop of the thread until deadline (now_us() clock):
+ * Wait until a SIGCHLD is pending (a stop of the tracee may have been
+ * announced) or us microseconds passed, and consume it.  Without a
+ * signalfd, just sleep.
+ */
+static void wait_sigchld(struct vt_inject_session *s, long us)
+{
+	struct signalfd_siginfo si[8];
+	struct pollfd pfd = { s->sigchld_fd, POLLIN, 0 };
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+
+	if (s->sigchld_fd < 0) {
+		sleep_us(us);
+		return;
+	}
+	if (ppoll(&pfd, 1, &ts, NULL) > 0)
+		while (read(s->sigchld_fd, si, sizeof(si)) > 0)
+			;
+}
+
+/*
+ * Wait for the next stop of the thread until deadline (now_us() clock):
  * yield for the first tens of microseconds (most calls are that short),
- * then sleep, doubling the nap up to 50 us for the first 2 ms, 200 us for
- * the first 20 ms, then 1 ms.  (The tracer thread has a 1 ns timer slack.)
+ * then block until the kernel announces a stop (SIGCHLD, through the
+ * tracer thread's signalfd), at most 1 ms at a time, and look again.
  */
 static int wait_stop(struct vt_inject_session *s, double deadline, struct stop *out,
 		     struct vt_err *err)
@@ -439,11 +468,13 @@ static int wait_stop(struct vt_inject_session *s, double deadline, struct stop *
 			continue;
 		}
 		waited = now_us() - start;
-		cap = waited < 2000 ? 50 : waited < 20000 ? 200 : 1000;
+		cap = s->sigchld_fd >= 0 ? 1000 : waited < 2000 ? 50 : waited < 20000 ? 200 : 1000;
 		nap = nap ? nap * 2 : 5;
-		if (nap > cap)
+		if (nap > cap || s->sigchld_fd >= 0)
 			nap = cap;
-		sleep_us(nap);
+		if (nap > deadline - now_us())
+			nap = (long)(deadline - now_us()) + 1;
+		wait_sigchld(s, nap);
 	}
 	out->status = st;
 	if (WIFEXITED(st) || WIFSIGNALED(st)) {
@@ -569,6 +600,8 @@ static void session_free(struct vt_inject_session *s)
 	free(s->work_gp);
 	free(s->frame_gp);
 	free(s->image);
+	if (s->sigchld_fd >= 0)
+		close(s->sigchld_fd);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
 	free(s);
@@ -605,6 +638,13 @@ static void *tracer_main(void *arg)
 
 	/* Short naps while polling for stops must be short (default slack: 50 us). */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	{
+		sigset_t chld;
+
+		sigemptyset(&chld);
+		sigaddset(&chld, STOP_SIGNAL_HELD);
+		s->sigchld_fd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+	}
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
 		if (!s->job && !s->quit) {
@@ -1244,6 +1284,7 @@ static void hold_signals(sigset_t *old)
 	sigemptyset(&set);
 	for (i = 0; i < sizeof(held_signals) / sizeof(held_signals[0]); i++)
 		sigaddset(&set, held_signals[i]);
+	sigaddset(&set, STOP_SIGNAL_HELD);
 	pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
@@ -1277,6 +1318,7 @@ static struct vt_inject_session *session_new(pid_t pid, pid_t tid, unsigned flag
 	s->pid = pid;
 	s->tid = tid;
 	s->flags = flags;
+	s->sigchld_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	return s;

@@ -32,8 +32,10 @@
  * so the target is never left stopped.  SIGINT, SIGTERM, SIGHUP and SIGQUIT
  * are blocked in the calling thread from attach until detach returns, so a
  * Ctrl-C lets the call finish or be abandoned and the thread be restored
- * before vitals exits (the signal is then delivered).  A multithreaded
- * caller must block them in its other threads too.
+ * before vitals exits (the signal is then delivered); SIGCHLD too, which
+ * announces the tracee's stops to the tracer thread's signalfd.  A
+ * multithreaded caller must block them in its other threads too (else the
+ * tracer notices stops up to 1 ms late).
  *
  * Nothing here prints.  Architecture-specific code is in call_<arch>.c
  * behind the small interface at the end of this file.

@@ -15,8 +15,9 @@
  * frame on its stack that libc's rt_sigreturn trampoline restores: vitals
  * may die at any instant, the thread carries on (docs/inject.md).
  *
- * Stops are polled with waitpid(WNOHANG) and short sleeps, never a blocking
- * wait.  During a call the thread runs under PTRACE_SYSCALL.  The stops we
+ * Stops are collected with waitpid(WNOHANG) after a short spin, then on the
+ * tracer's SIGCHLD signalfd, always against a deadline.  During a call the
+ * thread runs under PTRACE_SYSCALL.  The stops we
  * see and what we do:
  *   interrupt stop (PTRACE_EVENT_STOP, SIGTRAP)  ours: attached, or a slow call to inspect
  *   group stop (PTRACE_EVENT_STOP, SIGSTOP...)   someone stops the process: refuse

@@ -474,7 +474,7 @@ static int wait_stop(struct vt_inject_session *s, double deadline, struct stop *
 		if (nap > cap || s->sigchld_fd >= 0)
 			nap = cap;
 		if (nap > deadline - now_us())
-			nap = (long)(deadline - now_us()) + 1;
+			nap = deadline - now_us() > 1 ? (long)(deadline - now_us()) : 1;
 		wait_sigchld(s, nap);
 	}
 	out->status = st;

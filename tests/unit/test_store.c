@@ -324,6 +324,78 @@ static void test_store__empty_recording_loads(void)
 	vt_series_free(&ser);
 }
 
+/* Set meta key to a raw SQL value in a copy of a good recording; load it. */
+static int load_with_meta(const char *key, const char *sql_value, struct vt_err *err)
+{
+	struct vt_series ser;
+	char sql[256];
+	sqlite3 *db;
+	int rc;
+
+	vt_store_close(create("meta.db", 1), err);
+	CHECK(sqlite3_open(path_of("meta.db"), &db) == SQLITE_OK);
+	snprintf(sql, sizeof(sql), "UPDATE meta SET value = %s WHERE key = '%s'", sql_value, key);
+	CHECK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+	CHECK(sqlite3_changes(db) == 1);
+	sqlite3_close(db);
+	vt_series_init(&ser);
+	rc = vt_store_load(path_of("meta.db"), 0, &ser, err);
+	vt_series_free(&ser);
+	return rc;
+}
+
+/*
+ * A meta value that cannot be (NULL: fuzz_store crashed on it; a blob, text
+ * that is not a number, a number out of range) is a damaged recording that
+ * names the key; the values written by vt_store_create read back.
+ */
+static void test_store__meta_values_are_checked(void)
+{
+	static const struct {
+		const char *key, *value;
+	} bad[] = {
+		{ "ncpus", "NULL" }, { "target", "NULL" }, { "every_s", "NULL" }, { "heap", "NULL" },
+		{ "host", "x'00ff'" }, { "arm", "'a' || char(0) || 'b'" }, { "ncpus", "'two'" },
+		{ "ncpus", "'2.5'" }, { "ncpus", "-7" }, { "ncpus", "'99999999999'" }, { "every_s", "'nan'" },
+		{ "every_s", "'inf'" }, { "every_s", "-1" }, { "every_s", "''" }, { "planned_s", "'1e300'" },
+		{ "started_wall", "'-5'" }, { "smaps_every_s", "'10 s'" }, { "heap", "2" },
+		{ "format", "'something-else'" },
+	};
+	struct vt_series ser;
+	struct vt_err err;
+	size_t i;
+	sqlite3 *db;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = load_with_meta(bad[i].key, bad[i].value, &err);
+
+		if (rc != VT_E_RECORDING || !strstr(err.msg, bad[i].key))
+			printf("#   meta %s = %s: rc %d, \"%s\"\n", bad[i].key, bad[i].value, rc, err.msg);
+		CHECK(rc == VT_E_RECORDING);
+		CHECK(strstr(err.msg, bad[i].key) != NULL && strstr(err.msg, "damaged") != NULL);
+	}
+	/* a key that is not text */
+	vt_store_close(create("meta.db", 1), &err);
+	CHECK(sqlite3_open(path_of("meta.db"), &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, "INSERT INTO meta(key, value) VALUES(x'01', '1')", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	vt_series_init(&ser);
+	CHECK(vt_store_load(path_of("meta.db"), 0, &ser, &err) == VT_E_RECORDING);
+	CHECK(strstr(err.msg, "meta key") != NULL);
+	/* numbers stored as numbers, and keys a newer vitals may add, are fine */
+	CHECK(load_with_meta("ncpus", "4", &err) == VT_OK);
+	CHECK(load_with_meta("every_s", "0.25", &err) == VT_OK);
+	vt_store_close(create("meta.db", 1), &err);
+	CHECK(sqlite3_open(path_of("meta.db"), &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, "INSERT INTO meta(key, value) VALUES('from_the_future', NULL)", NULL, NULL, NULL) ==
+	      SQLITE_OK);
+	sqlite3_close(db);
+	CHECK(vt_store_load(path_of("meta.db"), 0, &ser, &err) == VT_OK);
+	CHECK(ser.info.ncpus == 2 && ser.info.every_s == 1 && !strcmp(ser.info.target, "pid 42") &&
+	      ser.info.started_wall == 1.7e9);
+	vt_series_free(&ser);
+}
+
 static void setup(void)
 {
 	if (!mkdtemp(dir))
@@ -353,4 +425,5 @@ VT_TEST_MAIN(test_store__setup, test_store__round_trip, test_store__thread_doing
 	     test_store__schema_1_loads, test_store__binning_keeps_extremes,
 	     test_store__restart_and_gap_split_points, test_store__refuses_what_is_not_a_recording,
 	     test_store__existing_file_needs_overwrite, test_store__empty_recording_loads,
+	     test_store__meta_values_are_checked,
 	     test_store__teardown)

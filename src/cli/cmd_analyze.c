@@ -42,6 +42,7 @@ static const struct vt_option compare_options[] = {
 
 static const struct vt_exit_note analyze_exits[] = {
 	{ 2, "cannot read FILE, or write an output" },
+	{ 5, "FILE may not be read, or its samples are in its -wal and no -shm can be made beside it" },
 	{ 9, "not a vitals recording, damaged, or written by a newer vitals" }, { -1, NULL },
 };
 

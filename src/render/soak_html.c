@@ -371,6 +371,8 @@ static void print_head(FILE *out, const struct vt_analyze_report *r)
 	vt_html_text(out, in->target[0] ? in->target : "(unnamed target)");
 	fputs("</h1>\n<p class=\"meta\">", out);
 	meta(out, "file", r->path ? r->path : "n/a");
+	if (in->wal_unread)
+		meta(out, "note", "read without its -wal: the latest samples are missing");
 	if (in->arm[0])
 		meta(out, "arm", in->arm);
 	if (in->env[0])

@@ -81,6 +81,8 @@ struct vt_recording_info {
 	double started_wall;         /* unix time of the first sample */
 	bool heap;                   /* allocator figures were asked for */
 	bool finished;               /* a STOP event is there: the soak ended; else still running or killed */
+	bool wal_unread;             /* read without its -wal (no write access for the -shm): the
+	                              * samples still in the WAL are missing */
 };
 
 struct vt_series {

@@ -680,7 +680,6 @@ int vt_soak_finish(struct vt_soak *sk, struct vt_soak_result *res, struct vt_err
 {
 	const struct vt_soak_config *cfg = sk->cfg;
 	struct rusage ru;
-	struct stat sb;
 	int rc = sk->failed;
 
 	memset(res, 0, sizeof(*res));
@@ -708,8 +707,8 @@ int vt_soak_finish(struct vt_soak *sk, struct vt_soak_result *res, struct vt_err
 		rc = vt_store_close(sk->store, err);
 	else
 		vt_store_close(sk->store, NULL);
-	if (stat(cfg->out_path, &sb) == 0)
-		res->file_bytes = (uint64_t)sb.st_size;    /* after the final checkpoint */
+	res->file_bytes = vt_store_file_bytes(cfg->out_path);   /* after the final checkpoint, and
+								 * its WAL while a reader keeps one */
 	free(sk);
 	return rc;
 }

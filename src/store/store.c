@@ -2,6 +2,7 @@
  * store.c — soak recordings in SQLite (see store.h).
  */
 #include "store/store.h"
+#include "base/outfile.h"
 #include "base/unknown.h"
 
 #include "proc/procfs.h"
@@ -12,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* PRAGMA application_id: 'VTLS' */
@@ -23,6 +27,7 @@ struct vt_store {
 	sqlite3_stmt *ins_sample, *ins_event, *ins_thread, *ins_tsample;
 	char path[4096];
 	uint64_t samples;
+	int lock_fd;             /* the file as created, flock'ed for the writer's lifetime; -1 none */
 };
 
 static const char *const schema_sql =
@@ -324,18 +329,85 @@ static void store_free(struct vt_store *st)
 	sqlite3_finalize(st->ins_thread);
 	sqlite3_finalize(st->ins_tsample);
 	sqlite3_close(st->db);
+	if (st->lock_fd >= 0)
+		close(st->lock_fd);      /* and with it the lock */
 	free(st);
 }
 
-static void remove_recording(const char *path)
-{
-	char side[4096 + 8];
+/* The files SQLite keeps beside a database while it is open, or after a crash. */
+static const char *const side_suffixes[] = { "-wal", "-shm", "-journal" };
 
-	unlink(path);
-	snprintf(side, sizeof(side), "%s-wal", path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", path);
-	unlink(side);
+static void remove_side_files(const char *path)
+{
+	char side[4096 + 16];
+	size_t i;
+
+	for (i = 0; i < sizeof(side_suffixes) / sizeof(side_suffixes[0]); i++) {
+		snprintf(side, sizeof(side), "%s%s", path, side_suffixes[i]);
+		unlink(side);
+	}
+}
+
+/*
+ * The process holding a flock on the file (dev, ino), from /proc/locks
+ * ("1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"); 0 when it cannot be told.
+ */
+static pid_t flock_holder(dev_t dev, ino_t ino)
+{
+	char line[256], kind[16];
+	unsigned maj, min;
+	unsigned long long i;
+	pid_t found = 0;
+	int pid;
+	FILE *f = fopen("/proc/locks", "re");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%llu", kind, &pid, &maj, &min, &i) == 5 &&
+		    strcmp(kind, "FLOCK") == 0 && maj == major(dev) && min == minor(dev) && i == (unsigned long long)ino)
+			found = (pid_t)pid;
+	fclose(f);
+	return found;
+}
+
+/*
+ * A soak writing path holds an exclusive flock on it for as long as it
+ * runs (flock(2) locks are the file's, apart from the POSIX locks SQLite
+ * takes).  VT_OK when no one does (or path is not there); else VT_E_USAGE
+ * naming the writer.
+ */
+static int check_no_writer(const char *path, struct vt_err *err)
+{
+	struct stat sb;
+	pid_t holder;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0)
+		return VT_OK;
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || flock(fd, LOCK_EX | LOCK_NB) == 0 ||
+	    errno != EWOULDBLOCK) {
+		close(fd);               /* and the probe's lock with it */
+		return VT_OK;
+	}
+	close(fd);
+	holder = flock_holder(sb.st_dev, sb.st_ino);
+	if (holder > 0)
+		vt_err_set(err, VT_E_USAGE, EBUSY, "'%s' is being written by another vitals soak (process %d)", path,
+			   (int)holder);
+	else
+		vt_err_set(err, VT_E_USAGE, EBUSY, "'%s' is being written by another vitals soak", path);
+	vt_err_hint(err, "give another -o, or stop that soak first (--force does not replace a recording being written)");
+	return VT_E_USAGE;
+}
+
+/* Is path still the file fd was created as?  (Not removed, not replaced.) */
+static bool still_ours(const char *path, int fd)
+{
+	struct stat a, b;
+
+	return fd >= 0 && lstat(path, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
 }
 
 /*
@@ -369,30 +441,39 @@ int vt_store_create(const char *path, const struct vt_recording_info *info, bool
 		    struct vt_store **out, struct vt_err *err)
 {
 	struct vt_store *st;
-	struct stat sb;
 	char sql[160];
-	int rc;
+	int rc, fd;
 
 	*out = NULL;
-	if (stat(path, &sb) == 0) {
-		if (!overwrite) {
-			vt_err_set(err, VT_E_USAGE, EEXIST, "'%s' already exists", path);
-			vt_err_hint(err, "give another -o, or --force to overwrite it");
-			return VT_E_USAGE;
-		}
-		if (!S_ISREG(sb.st_mode))
-			return vt_err_set(err, VT_E_USAGE, 0, "'%s' is not a regular file", path);
-		remove_recording(path);
-	}
+	if ((rc = check_no_writer(path, err)))
+		return rc;
 	if ((rc = check_writable_dir(path, err)))
 		return rc;
+	/* made here, never through a link, and locked before SQLite opens it */
+	if ((rc = vt_out_create(path, 0644, overwrite ? VT_OUT_REPLACE : 0, &fd, err))) {
+		if (rc == VT_E_USAGE && err && err->sys_errno == EEXIST)
+			vt_err_hint(err, "give another -o, or --force to overwrite it");
+		return rc;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		/* another soak replaced it and locked the new file first: its file now, not ours */
+		close(fd);
+		return vt_err_set(err, VT_E_USAGE, EBUSY, "'%s' is being written by another vitals soak", path);
+	}
+	/* a WAL or journal left beside it belongs to an earlier file: never replay it into this one */
+	remove_side_files(path);
 	st = calloc(1, sizeof(*st));
-	if (!st)
+	if (!st) {
+		close(fd);
+		unlink(path);
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+	}
+	st->lock_fd = fd;
 	snprintf(st->path, sizeof(st->path), "%s", path);
-	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc != SQLITE_OK) {
-		rc = db_err(st->db, rc, err, path, "creating");
+	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK || !still_ours(path, fd)) {
+		rc = rc != SQLITE_OK ? db_err(st->db, rc, err, path, "creating")
+				     : vt_err_set(err, VT_E_USAGE, 0, "'%s' was replaced while it was being created", path);
 		store_free(st);
 		return rc;
 	}
@@ -406,8 +487,13 @@ int vt_store_create(const char *path, const struct vt_recording_info *info, bool
 	    (rc = exec(st, schema_sql, err, "creating")) || (rc = create_samples_table(st, err)) ||
 	    (rc = write_meta(st, info, err)) || (rc = exec(st, "COMMIT", err, "creating")) ||
 	    (rc = prepare_inserts(st, err))) {
+		bool ours = still_ours(path, fd);
+
 		store_free(st);
-		remove_recording(path);
+		if (ours) {
+			unlink(path);
+			remove_side_files(path);
+		}
 		return rc;
 	}
 	*out = st;
@@ -532,28 +618,49 @@ uint64_t vt_store_samples(const struct vt_store *st)
 	return st->samples;
 }
 
-uint64_t vt_store_bytes(const struct vt_store *st)
+uint64_t vt_store_file_bytes(const char *path)
 {
 	char side[4096 + 8];
 	struct stat sb;
 	uint64_t total = 0;
 
-	if (stat(st->path, &sb) == 0)
+	if (stat(path, &sb) == 0)
 		total += (uint64_t)sb.st_size;
-	snprintf(side, sizeof(side), "%s-wal", st->path);
+	snprintf(side, sizeof(side), "%s-wal", path);
 	if (stat(side, &sb) == 0)
 		total += (uint64_t)sb.st_size;
 	return total;
 }
 
+uint64_t vt_store_bytes(const struct vt_store *st)
+{
+	return vt_store_file_bytes(st->path);
+}
+
 int vt_store_close(struct vt_store *st, struct vt_err *err)
 {
-	int rc = VT_OK;
+	int rc = VT_OK, ck;
 
 	if (!st)
 		return VT_OK;
-	if (sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
-		rc = db_err(st->db, SQLITE_ERROR, err, st->path, "closing");
+	/*
+	 * Everything into the one file, and the file back to a rollback
+	 * journal: a finished recording then needs no -wal or -shm beside it,
+	 * and reads on a read-only mount or as another user.  A reader still
+	 * in the file (vitals analyze, meanwhile) keeps the WAL: busy is not an
+	 * error, the samples are safe in it and the next writer checkpoints.
+	 */
+	ck = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	if (ck != SQLITE_OK && ck != SQLITE_BUSY && ck != SQLITE_LOCKED)
+		rc = db_err(st->db, ck, err, st->path, "closing");
+	else if (ck == SQLITE_OK)
+		sqlite3_exec(st->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+	if (rc == VT_OK && !still_ours(st->path, st->lock_fd)) {
+		vt_err_set(err, VT_E_IO, 0, "'%s' was removed or replaced while it was being written", st->path);
+		vt_err_hint(err, "the samples went into the file that was there at the start; "
+				 "do not remove a recording before its soak ends");
+		rc = VT_E_IO;
+	}
 	store_free(st);
 	return rc;
 }
@@ -890,10 +997,73 @@ static int load_threads(sqlite3 *db, const char *path, int schema, struct vt_ser
 	return rc == SQLITE_DONE ? VT_OK : db_err(db, rc, err, path, "reading");
 }
 
+/* Is path a SQLite file in WAL mode with no -wal beside it (a WAL recording whose writer has ended)? */
+static bool wal_mode_without_wal(const char *path)
+{
+	unsigned char hdr[20];
+	char side[4096 + 8];
+	struct stat sb;
+	int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	bool wal;
+
+	if (fd < 0)
+		return false;
+	wal = pread(fd, hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr) && !memcmp(hdr, "SQLite format 3", 16) &&
+	      hdr[18] == 2;
+	close(fd);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	return wal && lstat(side, &sb) != 0 && errno == ENOENT;
+}
+
+/* Has path a -wal with something in it? */
+static bool wal_has_frames(const char *path)
+{
+	char side[4096 + 8];
+	struct stat sb;
+
+	snprintf(side, sizeof(side), "%s-wal", path);
+	return stat(side, &sb) == 0 && sb.st_size > 0;
+}
+
+/*
+ * Open path for reading only, and read its header: SQLITE_OK, or the
+ * SQLite error.  immutable: as the URI file:PATH?immutable=1, which takes
+ * no lock and creates nothing (no -shm), and reads no WAL.
+ */
+static int open_reading(const char *path, bool immutable, sqlite3 **db)
+{
+	static const char keep[] = "-._~/";
+	char uri[3 * 4096 + 32];
+	size_t len, i;
+	int rc;
+
+	*db = NULL;
+	if (immutable) {
+		len = (size_t)snprintf(uri, sizeof(uri), "file:%s", path[0] == '/' ? "//" : "");
+		for (i = 0; path[i] && len + 4 < sizeof(uri); i++) {
+			unsigned char c = (unsigned char)path[i];
+
+			if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr(keep, c))
+				uri[len++] = (char)c;
+			else
+				len += (size_t)snprintf(uri + len, sizeof(uri) - len, "%%%02X", c);
+		}
+		snprintf(uri + len, sizeof(uri) - len, "?immutable=1");
+	}
+	rc = sqlite3_open_v2(immutable ? uri : path, db,
+			     SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | (immutable ? SQLITE_OPEN_URI : 0), NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_busy_timeout(*db, 5000);
+		rc = sqlite3_exec(*db, "PRAGMA schema_version", NULL, NULL, NULL);
+	}
+	return rc;
+}
+
 int vt_store_load(const char *path, size_t max_points, struct vt_series *out, struct vt_err *err)
 {
 	sqlite3 *db = NULL;
 	struct stat sb;
+	bool immutable;
 	int rc, schema = 0;
 
 	if (stat(path, &sb) != 0) {
@@ -906,21 +1076,38 @@ int vt_store_load(const char *path, size_t max_points, struct vt_series *out, st
 		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' is not a regular file", path);
 	if (sb.st_size == 0)
 		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' is empty: not a vitals recording", path);
-	/* Read-write when allowed, though nothing is written: a WAL reader
-	 * that may not write leaves -wal and -shm files behind at close. */
-	rc = sqlite3_open_v2(path, &db,
-			     (access(path, W_OK) == 0 ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) |
-				     SQLITE_OPEN_NOMUTEX, NULL);
+	/*
+	 * Read only: a recording on a read-only mount, or another user's, reads
+	 * as well as one's own, and reading never changes it.  A WAL recording
+	 * whose writer has ended is read immutable (a read-only WAL reader
+	 * would leave -wal and -shm behind); one whose -shm cannot be made
+	 * here (a directory not ours) is too, without the samples still in its
+	 * WAL, and the series says so.
+	 */
+	immutable = wal_mode_without_wal(path);
+	rc = open_reading(path, immutable, &db);
+	if (!immutable && ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN)) {
+		sqlite3_close(db);
+		out->info.wal_unread = wal_has_frames(path);
+		rc = open_reading(path, true, &db);
+	}
 	if (rc != SQLITE_OK) {
 		rc = db_err(db, rc, err, path, "opening");
 		sqlite3_close(db);
 		return rc;
 	}
-	sqlite3_busy_timeout(db, 5000);
 	if (!max_points)
 		max_points = VT_SERIES_MAX_POINTS;
 	/* One read transaction: a soak writing meanwhile does not tear the view. */
 	rc = check_identity(db, path, &schema, err);
+	if (rc != VT_OK && out->info.wal_unread) {
+		/* a soak killed before its first checkpoint: all of it is in the WAL */
+		vt_err_set(err, VT_E_PERM, EACCES,
+			   "'%s' keeps its samples in '%s-wal', which cannot be read without making '%s-shm' there",
+			   path, path, path);
+		vt_err_hint(err, "copy the file and its -wal to a folder you can write, and analyse the copy");
+		rc = VT_E_PERM;
+	}
 	if (rc == VT_OK && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
 		rc = db_err(db, SQLITE_ERROR, err, path, "reading");
 	if (rc == VT_OK)

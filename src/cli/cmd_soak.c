@@ -29,8 +29,10 @@ static const struct vt_option soak_options[] = {
 	{ "heap-every", 0, "DURATION", "allocator figures cadence (default 1m)", OPT_HEAP_EVERY },
 	{ "wait", 0, "DURATION", "how long --name/--pidfile may take to appear\n(default 30s)", OPT_WAIT },
 	{ "env", 0, "KEY=VALUE", "with -- COMMAND: add to its environment (repeat)", OPT_ENV },
-	{ "log", 0, "FILE", "with -- COMMAND: its output (default FILE.out)", OPT_LOG },
-	{ "force", 0, NULL, "overwrite FILE if it exists", OPT_FORCE },
+	{ "log", 0, "FILE", "with -- COMMAND: its output (default FILE.out; an\n"
+			    "existing file only with --force)", OPT_LOG },
+	{ "force", 0, NULL, "overwrite FILE (and FILE.out) if they exist; never\n"
+			    "a recording another soak is writing", OPT_FORCE },
 	{ "quiet", 'q', NULL, "no progress line", OPT_QUIET },
 	{ 0 }
 };
@@ -39,7 +41,8 @@ static const struct vt_exit_note soak_exits[] = {
 	{ 1, "the target exited and could not be followed (the recording is complete up to then)" },
 	{ 2, "the recording could not be written (disk full: every sample before is kept)" },
 	{ 3, "no such process, or it never appeared, or the command could not be run" },
-	{ 5, NULL }, { 6, "kernel thread" }, { 7, "zombie" }, { -1, NULL },
+	{ 5, NULL }, { 6, "kernel thread" }, { 7, "zombie" },
+	{ 64, "usage; FILE or FILE.out exists (without --force), or another soak is writing FILE" }, { -1, NULL },
 };
 
 static const char *const soak_examples[] = {
@@ -211,7 +214,11 @@ const struct vt_command vt_cmd_soak = {
 "  --pidfile FILE           the pid in FILE, read again after a restart\n"
 "  -- COMMAND [ARGS...]     vitals starts COMMAND, soaks it, and stops it at the\n"
 "                           end (SIGTERM, then SIGKILL after 5 s)\n"
-"Options may come before or after PID; only -- ends them.\n",
+"Options may come before or after PID; only -- ends them.\n"
+"\n"
+"FILE and FILE.out are created afresh, never through a symbolic link; one that\n"
+"exists is refused unless --force, which replaces it.  A soak holds a lock on\n"
+"FILE while it writes it: a second soak onto it is refused, --force or not.\n",
 	.options = soak_options,
 	.after = "Ctrl-C (or SIGTERM) ends the soak cleanly.  Then: vitals analyze FILE.\n",
 	.exits = soak_exits,

@@ -5,6 +5,7 @@
 #include "base/unknown.h"
 
 #include "base/clock.h"
+#include "base/outfile.h"
 #include "base/version.h"
 #include "proc/thread_watch.h"
 #include "sample/heap.h"
@@ -52,6 +53,8 @@ struct vt_soak {
 	/* the current incarnation */
 	pid_t pid;                   /* 0 while waiting */
 	pid_t child;                 /* the launched command, 0 if none */
+	int output_fd;               /* its output file while it is being launched, -1 none */
+	bool output_made;            /* that file was made by this soak (not /dev/null) */
 	int child_status;
 	struct vt_sample first;      /* its first full sample: allocator, cap, cmdline */
 	bool have_first;
@@ -480,7 +483,7 @@ static int start_target(struct vt_soak *sk, struct vt_err *err)
 	int rc;
 
 	if (cfg->target.kind == VT_SOAK_COMMAND) {
-		if ((rc = vt_launch(cfg->target.argv, cfg->target.env_add, cfg->target.output, &sk->child, err)))
+		if ((rc = vt_launch(cfg->target.argv, cfg->target.env_add, sk->output_fd, &sk->child, err)))
 			return rc;
 		adopt(sk, sk->child, vt_mono_s());
 		return VT_OK;
@@ -529,6 +532,43 @@ static int open_store(struct vt_soak *sk, struct vt_err *err)
 	return vt_store_create(cfg->out_path, &info, cfg->overwrite, &sk->store, err);
 }
 
+/*
+ * The launched command's output file (FILE.out, or --log), made the way
+ * the recording is: never through a link, an existing one only with
+ * --force (a character device such as /dev/null is written as it is).
+ */
+static int open_output(struct vt_soak *sk, struct vt_err *err)
+{
+	const char *path = sk->cfg->target.output;
+	struct stat sb;
+	int rc;
+
+	sk->output_fd = -1;
+	if (!path)
+		return VT_OK;
+	rc = vt_out_create(path, 0644, VT_OUT_DEVICE | (sk->cfg->overwrite ? VT_OUT_REPLACE : 0), &sk->output_fd,
+			   err);
+	if (rc == VT_E_USAGE && err && err->sys_errno == EEXIST)
+		vt_err_hint(err, "it holds an earlier run's output: remove it, or --force to overwrite it");
+	if (rc == VT_OK)
+		sk->output_made = fstat(sk->output_fd, &sb) == 0 && S_ISREG(sb.st_mode);
+	return rc;
+}
+
+/* Undo a start that failed after the recording was made: nothing is left behind. */
+static void unmake(struct vt_soak *sk)
+{
+	const struct vt_soak_config *cfg = sk->cfg;
+
+	if (sk->output_fd >= 0)
+		close(sk->output_fd);
+	if (sk->output_made)
+		unlink(cfg->target.output);
+	vt_store_close(sk->store, NULL);
+	unlink(cfg->out_path);
+	free(sk);
+}
+
 static void child_exit_text(int status, char *out, size_t cap)
 {
 	if (WIFEXITED(status))
@@ -574,6 +614,7 @@ int vt_soak_start(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
 	sk->cfg = cfg;
 	sk->committed = NAN;
 	sk->child_status = -1;
+	sk->output_fd = -1;
 	sk->key.exclude = getpid();
 	sk->key.name = cfg->target.kind == VT_SOAK_NAME ? cfg->target.name : NULL;
 	sk->key.pidfile = cfg->target.kind == VT_SOAK_PIDFILE ? cfg->target.pidfile : NULL;
@@ -584,12 +625,14 @@ int vt_soak_start(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
 		free(sk);
 		return rc;
 	}
-	if (cfg->target.kind == VT_SOAK_COMMAND && (rc = start_target(sk, err))) {
-		vt_store_close(sk->store, NULL);
-		unlink(cfg->out_path);
-		free(sk);
+	if (cfg->target.kind == VT_SOAK_COMMAND &&
+	    ((rc = open_output(sk, err)) || (rc = start_target(sk, err)))) {
+		unmake(sk);
 		return rc;
 	}
+	if (sk->output_fd >= 0)
+		close(sk->output_fd);    /* the command has it now */
+	sk->output_fd = -1;
 	sk->start = vt_mono_s();
 	sk->next = sk->start;
 	event(sk, VT_EV_START, sk->pid, NULL, "sampling process %d every %g s", (int)sk->pid, cfg->every_s);

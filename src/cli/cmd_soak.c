@@ -14,7 +14,7 @@
 #include <string.h>
 
 enum { OPT_OUTPUT = 1, OPT_EVERY, OPT_FOR, OPT_NAME, OPT_PIDFILE, OPT_SMAPS, OPT_THREADS, OPT_HEAP,
-       OPT_HEAP_EVERY, OPT_WAIT, OPT_ENV, OPT_LOG, OPT_FORCE, OPT_QUIET };
+       OPT_HEAP_EVERY, OPT_WAIT, OPT_ENV, OPT_LOG, OPT_FORCE, OPT_QUIET, OPT_REDACT };
 
 static const struct vt_option soak_options[] = {
 	{ "output", 'o', "FILE", "the recording to write (required)", OPT_OUTPUT },
@@ -31,6 +31,8 @@ static const struct vt_option soak_options[] = {
 	{ "env", 0, "KEY=VALUE", "with -- COMMAND: add to its environment (repeat)", OPT_ENV },
 	{ "log", 0, "FILE", "with -- COMMAND: its output (default FILE.out; an\n"
 			    "existing file only with --force)", OPT_LOG },
+	{ "redact-args", 0, NULL, "with -- COMMAND: record its name only, not its\n"
+				  "arguments (values that look like secrets never are)", OPT_REDACT },
 	{ "force", 0, NULL, "overwrite FILE (and FILE.out) if they exist; never\n"
 			    "a recording another soak is writing", OPT_FORCE },
 	{ "quiet", 'q', NULL, "no progress line", OPT_QUIET },
@@ -99,6 +101,7 @@ static int soak_option(void *ctx, int id, const char *arg)
 	case OPT_LOG: o->log = arg; return 0;
 	case OPT_FORCE: cfg->overwrite = true; return 0;
 	case OPT_QUIET: o->quiet = true; return 0;
+	case OPT_REDACT: cfg->redact_args = true; return 0;
 	}
 	return 0;
 }
@@ -129,6 +132,9 @@ static int soak_target(struct soak_opts *o, const struct vt_args *args)
 	}
 	if (o->env && t->kind != VT_SOAK_COMMAND)
 		return vt_cli_usage_error("soak", "--env applies only to a command vitals starts (-- COMMAND)");
+	if (o->cfg.redact_args && t->kind != VT_SOAK_COMMAND)
+		return vt_cli_usage_error("soak", "--redact-args applies only to a command vitals starts (-- COMMAND); "
+					  "a pid is recorded as \"pid N\", without its command line");
 	if (!o->cfg.out_path)
 		return vt_cli_usage_error("soak", "-o FILE is required: where the recording goes");
 	return 0;
@@ -215,6 +221,13 @@ const struct vt_command vt_cmd_soak = {
 "  -- COMMAND [ARGS...]     vitals starts COMMAND, soaks it, and stops it at the\n"
 "                           end (SIGTERM, then SIGKILL after 5 s)\n"
 "Options may come before or after PID; only -- ends them.\n"
+"\n"
+"The recording keeps how the target was named.  Of a command, the values of\n"
+"arguments that look like secrets are recorded as an ellipsis: --NAME=VALUE and\n"
+"NAME=VALUE, and --NAME VALUE, where NAME holds password, passwd, secret,\n"
+"token, key, auth or credential (any case), and the password of a URL's\n"
+"user:password@; --redact-args records the command's name only.  A short\n"
+"flag (-p VALUE) is recorded as it is.\n"
 "\n"
 "FILE and FILE.out are created afresh, never through a symbolic link; one that\n"
 "exists is refused unless --force, which replaces it.  A soak holds a lock on\n"

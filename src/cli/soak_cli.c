@@ -73,6 +73,10 @@ void vt_cli_soak_summary(FILE *out, const char *path, const struct vt_soak_resul
 	if (res->restarts)
 		fprintf(out, "the target restarted %d time%s; each restart is in the recording\n", res->restarts,
 			res->restarts == 1 ? "" : "s");
+	if (res->redacted == VT_REDACTED_SECRETS)
+		fprintf(out, "arguments that look like secrets were redacted in the recording\n");
+	else if (res->redacted == VT_REDACTED_ARGS)
+		fprintf(out, "the command's arguments were not recorded (--redact-args)\n");
 	if (res->elapsed_s > 0)
 		fprintf(out, "vitals used %.2f s of CPU (%.2f%% of one core) and %s of memory\n", res->own_cpu_s,
 			100.0 * res->own_cpu_s / res->elapsed_s,

@@ -13,6 +13,7 @@
 #include "sample/series.h"
 #include "sample/threads.h"
 #include "soak/follow.h"
+#include "soak/redact.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -77,6 +78,7 @@ struct vt_soak {
 	enum vt_soak_end end;        /* 0 while it goes on */
 	char end_detail[200];        /* the STOP event's text in the recording */
 	int failed;                  /* the code that ended it with VT_SOAK_END_ERROR */
+	int redacted;                /* enum vt_redacted: what the recording leaves out of the target */
 };
 
 static int event(struct vt_soak *sk, enum vt_event_kind kind, pid_t pid, struct vt_err *err,
@@ -424,27 +426,31 @@ static int find(struct vt_soak *sk, bool first, struct vt_err *err)
 	return VT_OK;
 }
 
-static void describe_target(const struct vt_soak_target *t, char *out, size_t cap)
+/*
+ * How the target was named, for the recording: a command's arguments that
+ * look like secrets are not written (soak/redact.h), nor any with
+ * redact_args.  Returns what was left out (enum vt_redacted).
+ */
+static int describe_target(const struct vt_soak_target *t, bool redact_args, char *out, size_t cap)
 {
-	size_t len = 0, i;
+	size_t n;
 
 	switch (t->kind) {
 	case VT_SOAK_PID:
 		snprintf(out, cap, "pid %d", (int)t->pid);
-		return;
+		return VT_REDACTED_NONE;
 	case VT_SOAK_NAME:
 		snprintf(out, cap, "--name %s", t->name);
-		return;
+		return VT_REDACTED_NONE;
 	case VT_SOAK_PIDFILE:
 		snprintf(out, cap, "--pidfile %s", t->pidfile);
-		return;
+		return VT_REDACTED_NONE;
 	case VT_SOAK_COMMAND:
-		len = (size_t)snprintf(out, cap, "--");
-		for (i = 0; t->argv && t->argv[i] && len < cap; i++)
-			len += (size_t)snprintf(out + len, cap - len, " %s", t->argv[i]);
-		return;
+		n = vt_redact_argv("--", t->argv, redact_args, out, cap);
+		return redact_args ? VT_REDACTED_ARGS : n ? VT_REDACTED_SECRETS : VT_REDACTED_NONE;
 	}
 	snprintf(out, cap, "?");
+	return VT_REDACTED_NONE;
 }
 
 static void report_progress(struct vt_soak *sk, double now, const char *state)
@@ -518,9 +524,11 @@ static int open_store(struct vt_soak *sk, struct vt_err *err)
 	struct vt_recording_info info = { 0 };
 
 	snprintf(info.vitals_version, sizeof(info.vitals_version), "%s", VT_VERSION);
-	describe_target(&cfg->target, info.target, sizeof(info.target));
+	info.redacted = describe_target(&cfg->target, cfg->redact_args, info.target, sizeof(info.target));
 	snprintf(info.arm, sizeof(info.arm), "%s", cfg->arm ? cfg->arm : "");
-	snprintf(info.env, sizeof(info.env), "%s", cfg->env_text ? cfg->env_text : "");
+	if (vt_redact_env_text(cfg->env_text, info.env, sizeof(info.env)) && info.redacted == VT_REDACTED_NONE)
+		info.redacted = VT_REDACTED_SECRETS;
+	sk->redacted = info.redacted;
 	if (gethostname(info.host, sizeof(info.host) - 1) != 0)
 		info.host[0] = '\0';
 	info.ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -742,6 +750,7 @@ int vt_soak_finish(struct vt_soak *sk, struct vt_soak_result *res, struct vt_err
 	res->elapsed_s = vt_mono_s() - sk->start;
 	res->child_status = sk->child_status;
 	res->end = sk->end;
+	res->redacted = sk->redacted;
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		res->own_cpu_s = vt_rusage_cpu_s(&ru);
 		res->own_maxrss = (uint64_t)ru.ru_maxrss * 1024;

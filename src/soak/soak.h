@@ -65,6 +65,8 @@ struct vt_soak_config {
 	double threads_every_s;  /* per-thread rows written this often (read every tick) */
 	double heap_every_s;     /* allocator figures this often */
 	bool heap;               /* probe the allocator with ptrace when no agent answers */
+	bool redact_args;        /* record a command's name only, not its arguments (those that
+	                          * look like secrets never are: soak/redact.h) */
 	double wait_s;           /* how long the target may take to appear at the start */
 	const char *arm;         /* experiment arm name and its environment, for the record */
 	const char *env_text;
@@ -92,6 +94,8 @@ struct vt_soak_result {
 	enum vt_soak_end end;
 	int child_status;        /* wait status of the launched command, -1 if none or still ran */
 	pid_t child;             /* with keep_command: the command, still running; 0 none */
+	int redacted;            /* enum vt_redacted (sample/series.h): what the recording leaves
+	                          * out of the target's command line */
 };
 
 /* Defaults: every 10 s, smaps every 10 min, threads every 60 s, heap every 60 s, wait 30 s. */

@@ -190,6 +190,7 @@ static const struct meta_field meta_fields[] = {
 	META("planned_s", META_DBL, planned_s, 0, 1e9),
 	META("started_wall", META_DBL, started_wall, 0, 1e11),
 	META("heap", META_BOOL, heap, 0, 1),
+	META("redacted", META_INT, redacted, VT_REDACTED_NONE, VT_REDACTED_ARGS),
 };
 #undef META
 

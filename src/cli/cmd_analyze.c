@@ -184,6 +184,7 @@ static int compare_run(const struct vt_command *cmd, int argc, char **argv)
 	struct vt_args args;
 	struct vt_compare_set set;
 	struct vt_err err;
+	size_t i;
 	int rc;
 
 	if ((rc = parse_views(cmd, argc, argv, &o, &args)))
@@ -192,6 +193,10 @@ static int compare_run(const struct vt_command *cmd, int argc, char **argv)
 		return vt_cli_usage_error("compare", "give at least two recordings: the baseline first");
 	if (vt_compare_files(args.operands, args.noperands, o.names, (enum vt_metric)o.metric, &set, &err))
 		return vt_cli_error(&err);
+	for (i = 0; i < set.n; i++)
+		if (set.series[i].info.wal_unread)
+			fprintf(stderr, "vitals compare: note: '%s' was read without its -wal (no -shm can be made "
+				"beside it): its latest samples may be missing\n", args.operands[i]);
 	rc = vt_cli_compare_write("compare", &set,
 				  &(struct vt_cli_compare_out){ o.json, o.csv, o.html, NULL, o.force });
 	vt_compare_set_release(&set);

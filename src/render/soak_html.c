@@ -376,7 +376,7 @@ static void print_head(FILE *out, const struct vt_analyze_report *r)
 	else if (in->redacted == VT_REDACTED_ARGS)
 		meta(out, "redacted", "every argument (--redact-args)");
 	if (in->wal_unread)
-		meta(out, "note", "read without its -wal: the latest samples are missing");
+		meta(out, "note", "read without its -wal: the latest samples may be missing");
 	if (in->arm[0])
 		meta(out, "arm", in->arm);
 	if (in->env[0])

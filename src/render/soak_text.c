@@ -103,7 +103,7 @@ static void print_header(FILE *out, const struct vt_analyze_report *r)
 		fprintf(out, "  redacted   the command's arguments were not recorded (--redact-args)\n");
 	if (in->wal_unread)
 		fprintf(out, "  note       read without its -wal (no -shm can be made beside it): the latest samples "
-			"are missing\n");
+			"may be missing\n");
 	if (in->arm[0] || in->env[0])
 		fprintf(out, "  arm        %s%s%s%s\n", vt_text_printable(in->arm, text, sizeof(text)),
 			in->arm[0] && in->env[0] ? " (" : "", vt_text_printable(in->env, env, sizeof(env)),

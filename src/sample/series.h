@@ -83,7 +83,7 @@ struct vt_recording_info {
 	bool finished;               /* a STOP event is there: the soak ended; else still running or killed */
 	int redacted;                /* enum vt_redacted: what of the command line was not recorded */
 	bool wal_unread;             /* read without its -wal (no write access for the -shm): the
-	                              * samples still in the WAL are missing */
+	                              * samples still in the WAL, if any, are missing */
 };
 
 /* What a recording left out of the target's command line (meta "redacted"). */

@@ -50,9 +50,12 @@ bool vt_cli_parse_pid(const char *text, int *pid);
 
 /*
  * Open FILE for a view's output ("-" is stdout), and close it: the error
- * (and the file name) is printed by them; close returns 0 or 2.
+ * (and the file name) is printed by them; close returns 0 or 2.  The file
+ * is made afresh, never through a symbolic link (base/outfile.h): one that
+ * exists is refused unless force (--force), with *status 64; other
+ * failures are 2.
  */
-FILE *vt_cli_open_out(const char *cmd, const char *path);
+FILE *vt_cli_open_out(const char *cmd, const char *path, bool force, int *status);
 int vt_cli_close_out(const char *cmd, FILE *f, const char *path, int render_rc);
 
 /* The terminal takes UTF-8 (sparkline blocks); else the views use ASCII. */

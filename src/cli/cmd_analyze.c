@@ -15,10 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_JSON = 1, OPT_CSV, OPT_HTML, OPT_METRIC, OPT_POINTS, OPT_NAMES };
+enum { OPT_JSON = 1, OPT_CSV, OPT_HTML, OPT_METRIC, OPT_POINTS, OPT_NAMES, OPT_FORCE };
 
 #define JSON_OPTION(schema) { "json", 0, NULL, "machine-readable output (schema " schema ", docs/json.md)", OPT_JSON }
 #define CSV_OPTION(what) { "csv", 0, "FILE", what " as CSV to FILE (- for stdout)", OPT_CSV }
+#define FORCE_OPTION { "force", 0, NULL, "overwrite the --csv and --html files if they exist", OPT_FORCE }
 
 static const struct vt_option analyze_options[] = {
 	{ "metric", 0, "KEY", "judge this metric instead of committed (rss_anon, vm_rss,\n"
@@ -27,6 +28,7 @@ static const struct vt_option analyze_options[] = {
 	CSV_OPTION("the series, one row per point,"),
 	{ "html", 0, "FILE", "one self-contained HTML file with the charts", OPT_HTML },
 	{ "points", 0, "N", "summarise into at most N points (default 20000)", OPT_POINTS },
+	FORCE_OPTION,
 	{ 0 }
 };
 
@@ -37,12 +39,15 @@ static const struct vt_option compare_options[] = {
 	JSON_OPTION("vitals.compare"),
 	CSV_OPTION("the table"),
 	{ "html", 0, "FILE", "one self-contained HTML file with the curves overlaid", OPT_HTML },
+	FORCE_OPTION,
 	{ 0 }
 };
 
 static const struct vt_exit_note analyze_exits[] = {
 	{ 2, "cannot read FILE, or write an output" },
-	{ 9, "not a vitals recording, damaged, or written by a newer vitals" }, { -1, NULL },
+	{ 5, "FILE may not be read, or its samples are in its -wal and no -shm can be made beside it" },
+	{ 9, "not a vitals recording, damaged, or written by a newer vitals" },
+	{ 64, "usage; a --csv or --html file exists (without --force)" }, { -1, NULL },
 };
 
 static const char *const analyze_examples[] = {
@@ -61,7 +66,7 @@ static const char *const compare_examples[] = {
 };
 
 struct view_opts {
-	bool json;
+	bool json, force;
 	const char *csv, *html, *names;
 	int metric;
 	long points;
@@ -74,6 +79,7 @@ static int view_option(void *ctx, int id, const char *arg)
 
 	switch (id) {
 	case OPT_JSON: o->json = true; break;
+	case OPT_FORCE: o->force = true; break;
 	case OPT_CSV: o->csv = arg; break;
 	case OPT_HTML: o->html = arg; break;
 	case OPT_NAMES: o->names = arg; break;
@@ -103,14 +109,6 @@ static int parse_views(const struct vt_command *cmd, int argc, char **argv, stru
 	return 0;
 }
 
-/* Write r through view name to path (or stdout, "-"); returns the exit status. */
-static int write_view(const char *cmd, const char *name, const char *path, const struct vt_analyze_report *r)
-{
-	FILE *f = vt_cli_open_out(cmd, path);
-
-	return f ? vt_cli_close_out(cmd, f, path, vt_view(name)->analyze(f, r)) : 2;
-}
-
 static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
 {
 	struct view_opts o;
@@ -122,6 +120,7 @@ static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
 	struct vt_threads_rates tview;
 	struct vt_diagnosis tdiag;
 	struct vt_err err;
+	FILE *f_csv = NULL, *f_html = NULL;
 	int rc;
 
 	if ((rc = parse_views(cmd, argc, argv, &o, &args)))
@@ -148,18 +147,33 @@ static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
 		r.thread_diag = &tdiag;
 		vt_threads_rates_release(&tview);
 	}
+	/* the files first: one that may not be written stops it before anything is printed */
 	rc = 0;
+	if (o.csv && !(f_csv = vt_cli_open_out("analyze", o.csv, o.force, &rc)))
+		goto out;
+	if (o.html && !(f_html = vt_cli_open_out("analyze", o.html, o.force, &rc)))
+		goto out;
 	if (o.json)
 		rc = vt_view("json")->analyze(stdout, &r) ? 2 : 0;
 	else if (!(o.csv && strcmp(o.csv, "-") == 0))
 		rc = vt_view("text")->analyze(stdout, &r) ? 2 : 0;
-	if (rc == 0 && o.csv)
-		rc = write_view("analyze", "csv", o.csv, &r);
-	if (rc == 0 && o.html) {
-		rc = write_view("analyze", "html", o.html, &r);
+	if (f_csv) {
+		int rc2 = vt_cli_close_out("analyze", f_csv, o.csv, rc ? 0 : vt_view("csv")->analyze(f_csv, &r));
+
+		f_csv = NULL;
+		rc = rc ? rc : rc2;
+	}
+	if (f_html) {
+		int rc2 = vt_cli_close_out("analyze", f_html, o.html, rc ? 0 : vt_view("html")->analyze(f_html, &r));
+
+		f_html = NULL;
+		rc = rc ? rc : rc2;
 		if (rc == 0 && !o.json)
 			printf("charts: %s\n", o.html);
 	}
+out:
+	if (f_csv)
+		vt_cli_close_out("analyze", f_csv, o.csv, 0);
 	vt_series_free(&s);
 	return rc;
 }
@@ -170,6 +184,7 @@ static int compare_run(const struct vt_command *cmd, int argc, char **argv)
 	struct vt_args args;
 	struct vt_compare_set set;
 	struct vt_err err;
+	size_t i;
 	int rc;
 
 	if ((rc = parse_views(cmd, argc, argv, &o, &args)))
@@ -178,8 +193,12 @@ static int compare_run(const struct vt_command *cmd, int argc, char **argv)
 		return vt_cli_usage_error("compare", "give at least two recordings: the baseline first");
 	if (vt_compare_files(args.operands, args.noperands, o.names, (enum vt_metric)o.metric, &set, &err))
 		return vt_cli_error(&err);
+	for (i = 0; i < set.n; i++)
+		if (set.series[i].info.wal_unread)
+			fprintf(stderr, "vitals compare: note: '%s' was read without its -wal (no -shm can be made "
+				"beside it): its latest samples may be missing\n", args.operands[i]);
 	rc = vt_cli_compare_write("compare", &set,
-				  &(struct vt_cli_compare_out){ o.json, o.csv, o.html, NULL });
+				  &(struct vt_cli_compare_out){ o.json, o.csv, o.html, NULL, o.force });
 	vt_compare_set_release(&set);
 	return rc;
 }

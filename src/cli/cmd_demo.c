@@ -378,6 +378,8 @@ static int demo_run(const struct vt_command *cmd, int argc, char **argv)
 		 * run gives the A/B table its live and free-held rows */
 		.heap = true, .heap_every_s = o.seconds / 15,
 		.side_by_side = true, .keep_commands = true,
+		/* --dir is the demo's own folder: a second demo replaces its recordings */
+		.overwrite = true,
 		.progress = arm_progress, .ctx = &sh,
 	};
 	sh.seconds = o.seconds;

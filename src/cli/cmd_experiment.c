@@ -14,9 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
-enum { OPT_ARM = 1, OPT_FOR, OPT_EVERY, OPT_DIR, OPT_HEAP, OPT_HTML, OPT_JSON, OPT_QUIET };
+enum { OPT_ARM = 1, OPT_FOR, OPT_EVERY, OPT_DIR, OPT_HEAP, OPT_HTML, OPT_JSON, OPT_QUIET, OPT_FORCE };
 
 static const struct vt_option experiment_options[] = {
 	{ "arm", 0, "NAME[:KEY=VALUE...]", "an arm: COMMAND with these added to its environment\n"
@@ -24,18 +25,22 @@ static const struct vt_option experiment_options[] = {
 	{ "for", 'f', "DURATION", "soak each arm this long (required; 10m, 1h)", OPT_FOR },
 	{ "every", 'e', "DURATION", "sampling interval (default: --for / 200, 1s..10s)", OPT_EVERY },
 	{ "dir", 'o', "DIR", "where the recordings go (default\n"
-			     "vitals-experiment-YYYYMMDD-HHMMSS); one ARM.db each,\n"
-			     "and ARM.db.out with the command's output", OPT_DIR },
+			     "vitals-experiment-YYYYMMDD-HHMMSS; one ARM.db each,\n"
+			     "and ARM.db.out with the command's output; one that\n"
+			     "is not empty only with --force)", OPT_DIR },
 	{ "heap", 0, NULL, "allocator figures by ptrace (see vitals soak)", OPT_HEAP },
 	{ "html", 0, "FILE", "the comparison's charts as one HTML file", OPT_HTML },
 	{ "json", 0, NULL, "the comparison as JSON (schema vitals.compare, docs/json.md)", OPT_JSON },
+	{ "force", 0, NULL, "write into a DIR that is not empty, replacing the arms'\n"
+			    "files there, and overwrite the --html file", OPT_FORCE },
 	{ "quiet", 'q', NULL, "no progress line", OPT_QUIET },
 	{ 0 }
 };
 
 static const struct vt_exit_note experiment_exits[] = {
 	{ 1, "an arm's command exited before its time (its recording is compared as far as it goes)" },
-	{ 2, "a recording could not be written" }, { 3, "the command could not be run" }, { -1, NULL },
+	{ 2, "a recording could not be written" }, { 3, "the command could not be run" },
+	{ 64, "usage; DIR is not empty (without --force), or a recording in it is being written" }, { -1, NULL },
 };
 
 static const char *const experiment_examples[] = {
@@ -72,12 +77,14 @@ static int experiment_option(void *ctx, int id, const char *arg)
 	case OPT_HTML: o->html = arg; return 0;
 	case OPT_JSON: o->json = true; return 0;
 	case OPT_QUIET: o->quiet = true; return 0;
+	case OPT_FORCE: o->ex.overwrite = true; return 0;
 	}
 	return 0;
 }
 
 static int check_options(struct experiment_opts *o, const struct vt_args *args)
 {
+	struct stat sb;
 	size_t i, j;
 
 	if (!args->after || !args->after[0] || args->noperands)
@@ -90,6 +97,10 @@ static int check_options(struct experiment_opts *o, const struct vt_args *args)
 				return vt_cli_usage_error("experiment", "two arms are called '%s'", o->arms[i].name);
 	if (o->ex.for_s < 1)
 		return vt_cli_usage_error("experiment", "--for is required (at least 1s): how long to soak each arm");
+	/* said now, not after the arms have run their hours */
+	if (o->html && !o->ex.overwrite && lstat(o->html, &sb) == 0)
+		return vt_cli_usage_error("experiment", "'%s' already exists: give another --html, or --force to "
+					  "overwrite it", o->html);
 	return 0;
 }
 
@@ -197,7 +208,8 @@ static int experiment_run(const struct vt_command *cmd, int argc, char **argv)
 			rc = vt_cli_error(&err);
 		} else {
 			rc2 = vt_cli_compare_write("experiment", &set,
-						   &(struct vt_cli_compare_out){ o.json, NULL, o.html, title });
+						   &(struct vt_cli_compare_out){ o.json, NULL, o.html, title,
+										 o.ex.overwrite });
 			if (rc2)
 				rc = rc2;
 			vt_compare_set_release(&set);

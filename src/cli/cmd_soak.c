@@ -14,7 +14,8 @@
 #include <string.h>
 
 enum { OPT_OUTPUT = 1, OPT_EVERY, OPT_FOR, OPT_NAME, OPT_PIDFILE, OPT_SMAPS, OPT_THREADS, OPT_HEAP,
-       OPT_HEAP_EVERY, OPT_WAIT, OPT_WAIT_BACK, OPT_ENV, OPT_LOG, OPT_FORCE, OPT_QUIET };
+       OPT_HEAP_EVERY, OPT_WAIT, OPT_WAIT_BACK, OPT_ENV, OPT_LOG, OPT_FORCE, OPT_QUIET,
+       OPT_REDACT };
 
 static const struct vt_option soak_options[] = {
 	{ "output", 'o', "FILE", "the recording to write (required)", OPT_OUTPUT },
@@ -32,8 +33,12 @@ static const struct vt_option soak_options[] = {
 				      "come back before the soak ends with exit 4 (default 5m;\n"
 				      "0 = until --for or Ctrl-C)", OPT_WAIT_BACK },
 	{ "env", 0, "KEY=VALUE", "with -- COMMAND: add to its environment (repeat)", OPT_ENV },
-	{ "log", 0, "FILE", "with -- COMMAND: its output (default FILE.out)", OPT_LOG },
-	{ "force", 0, NULL, "overwrite FILE if it exists", OPT_FORCE },
+	{ "log", 0, "FILE", "with -- COMMAND: its output (default FILE.out; an\n"
+			    "existing file only with --force)", OPT_LOG },
+	{ "redact-args", 0, NULL, "with -- COMMAND: record its name only, not its\n"
+				  "arguments (values that look like secrets never are)", OPT_REDACT },
+	{ "force", 0, NULL, "overwrite FILE (and FILE.out) if they exist; never\n"
+			    "a recording another soak is writing", OPT_FORCE },
 	{ "quiet", 'q', NULL, "no progress line", OPT_QUIET },
 	{ 0 }
 };
@@ -44,7 +49,8 @@ static const struct vt_exit_note soak_exits[] = {
 	{ 2, "the recording could not be written (disk full: every sample before is kept)" },
 	{ 3, "no such process, or it never appeared, or the command could not be run" },
 	{ 4, "the target exited and nothing came back within --wait-back (the recording says so)" },
-	{ 5, NULL }, { 6, "kernel thread" }, { 7, "zombie" }, { -1, NULL },
+	{ 5, NULL }, { 6, "kernel thread" }, { 7, "zombie" },
+	{ 64, "usage; FILE or FILE.out exists (without --force), or another soak is writing FILE" }, { -1, NULL },
 };
 
 static const char *const soak_examples[] = {
@@ -102,6 +108,7 @@ static int soak_option(void *ctx, int id, const char *arg)
 	case OPT_LOG: o->log = arg; return 0;
 	case OPT_FORCE: cfg->overwrite = true; return 0;
 	case OPT_QUIET: o->quiet = true; return 0;
+	case OPT_REDACT: cfg->redact_args = true; return 0;
 	}
 	return 0;
 }
@@ -132,6 +139,9 @@ static int soak_target(struct soak_opts *o, const struct vt_args *args)
 	}
 	if (o->env && t->kind != VT_SOAK_COMMAND)
 		return vt_cli_usage_error("soak", "--env applies only to a command vitals starts (-- COMMAND)");
+	if (o->cfg.redact_args && t->kind != VT_SOAK_COMMAND)
+		return vt_cli_usage_error("soak", "--redact-args applies only to a command vitals starts (-- COMMAND); "
+					  "a pid is recorded as \"pid N\", without its command line");
 	if (!o->cfg.out_path)
 		return vt_cli_usage_error("soak", "-o FILE is required: where the recording goes");
 	return 0;
@@ -228,7 +238,18 @@ const struct vt_command vt_cmd_soak = {
 "and exits 4.  Parts of the target that cannot be read (no ptrace access to\n"
 "another user's process: maps, smaps_rollup, each thread's wchan and system\n"
 "call) are named once, on stderr and in the recording; the rest is recorded.\n"
-"Options may come before or after PID; only -- ends them.\n",
+"Options may come before or after PID; only -- ends them.\n"
+"\n"
+"The recording keeps how the target was named.  Of a command, the values of\n"
+"arguments that look like secrets are recorded as an ellipsis: --NAME=VALUE and\n"
+"NAME=VALUE, and --NAME VALUE, where NAME holds password, passwd, secret,\n"
+"token, key, auth or credential (any case), and the password of a URL's\n"
+"user:password@; --redact-args records the command's name only.  A short\n"
+"flag (-p VALUE) is recorded as it is.\n"
+"\n"
+"FILE and FILE.out are created afresh, never through a symbolic link; one that\n"
+"exists is refused unless --force, which replaces it.  A soak holds a lock on\n"
+"FILE while it writes it: a second soak onto it is refused, --force or not.\n",
 	.options = soak_options,
 	.after = "Ctrl-C (or SIGTERM) ends the soak cleanly.  Then: vitals analyze FILE.\n",
 	.exits = soak_exits,

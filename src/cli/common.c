@@ -2,6 +2,7 @@
  * common.c — error printing and argument parsing shared by subcommands.
  */
 #include "cli/cli.h"
+#include "base/outfile.h"
 
 #include <errno.h>
 #include <langinfo.h>
@@ -101,15 +102,22 @@ bool vt_cli_parse_pid(const char *text, int *pid)
 	return true;
 }
 
-FILE *vt_cli_open_out(const char *cmd, const char *path)
+FILE *vt_cli_open_out(const char *cmd, const char *path, bool force, int *status)
 {
+	struct vt_err err;
 	FILE *f;
 
+	*status = 0;
 	if (strcmp(path, "-") == 0)
 		return stdout;
-	f = fopen(path, "w");
-	if (!f)
-		fprintf(stderr, "vitals %s: cannot write '%s': %s\n", cmd, path, strerror(errno));
+	/* made afresh, never through a link; an existing file only with --force */
+	if (vt_out_fopen(path, 0644, VT_OUT_DEVICE | (force ? VT_OUT_REPLACE : 0), &f, &err) != VT_OK) {
+		fprintf(stderr, "vitals %s: %s\n", cmd, err.msg);
+		if (err.code == VT_E_USAGE && err.sys_errno == EEXIST)
+			fprintf(stderr, "  hint: give another name, or --force to overwrite it\n");
+		*status = vt_code_exit(err.code == VT_E_USAGE ? VT_E_USAGE : VT_E_IO);
+		return NULL;
+	}
 	return f;
 }
 

@@ -83,6 +83,10 @@ void vt_cli_soak_summary(FILE *out, const char *path, const struct vt_soak_resul
 	if (res->restarts)
 		fprintf(out, "the target restarted %d time%s; each restart is in the recording\n", res->restarts,
 			res->restarts == 1 ? "" : "s");
+	if (res->redacted == VT_REDACTED_SECRETS)
+		fprintf(out, "arguments that look like secrets were redacted in the recording\n");
+	else if (res->redacted == VT_REDACTED_ARGS)
+		fprintf(out, "the command's arguments were not recorded (--redact-args)\n");
 	if (res->elapsed_s > 0)
 		fprintf(out, "vitals used %.2f s of CPU (%.2f%% of one core) and %s of memory\n", res->own_cpu_s,
 			100.0 * res->own_cpu_s / res->elapsed_s,
@@ -94,20 +98,28 @@ int vt_cli_compare_write(const char *cmd, const struct vt_compare_set *set, cons
 {
 	struct vt_compare_report r = { &set->cmp, o->title, vt_cli_utf8() };
 	bool csv_stdout = o->csv && !strcmp(o->csv, "-");
-	FILE *f;
-	int rc = 0;
+	FILE *f_csv = NULL, *f_html = NULL;
+	int rc = 0, rc2;
 
+	/* the files first: one that may not be written stops it before anything is printed */
+	if (o->csv && !(f_csv = vt_cli_open_out(cmd, o->csv, o->force, &rc)))
+		return rc;
+	if (o->html && !(f_html = vt_cli_open_out(cmd, o->html, o->force, &rc))) {
+		if (f_csv)
+			vt_cli_close_out(cmd, f_csv, o->csv, 0);
+		return rc;
+	}
 	if (o->json)
 		rc = vt_view("json")->compare(stdout, &r) ? 2 : 0;
 	else if (!csv_stdout)
 		rc = vt_view("text")->compare(stdout, &r) ? 2 : 0;
-	if (rc == 0 && o->csv)
-		rc = (f = vt_cli_open_out(cmd, o->csv)) ? vt_cli_close_out(cmd, f, o->csv, vt_view("csv")->compare(f, &r))
-							 : 2;
-	if (rc == 0 && o->html) {
-		rc = (f = vt_cli_open_out(cmd, o->html))
-			     ? vt_cli_close_out(cmd, f, o->html, vt_view("html")->compare(f, &r))
-			     : 2;
+	if (f_csv) {
+		rc2 = vt_cli_close_out(cmd, f_csv, o->csv, rc ? 0 : vt_view("csv")->compare(f_csv, &r));
+		rc = rc ? rc : rc2;
+	}
+	if (f_html) {
+		rc2 = vt_cli_close_out(cmd, f_html, o->html, rc ? 0 : vt_view("html")->compare(f_html, &r));
+		rc = rc ? rc : rc2;
 		if (rc == 0 && !o->json)
 			printf("charts: %s\n", o->html);
 	}

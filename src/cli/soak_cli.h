@@ -33,6 +33,7 @@ struct vt_cli_compare_out {
 	bool json;
 	const char *csv, *html;
 	const char *title;           /* heading, NULL: "vitals compare · N arms" */
+	bool force;                  /* the CSV and HTML files may replace existing ones */
 };
 
 /* Write set's comparison as o says; returns the exit status (errors printed). */

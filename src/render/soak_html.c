@@ -371,6 +371,12 @@ static void print_head(FILE *out, const struct vt_analyze_report *r)
 	vt_html_text(out, in->target[0] ? in->target : "(unnamed target)");
 	fputs("</h1>\n<p class=\"meta\">", out);
 	meta(out, "file", r->path ? r->path : "n/a");
+	if (in->redacted == VT_REDACTED_SECRETS)
+		meta(out, "redacted", "arguments that look like secrets");
+	else if (in->redacted == VT_REDACTED_ARGS)
+		meta(out, "redacted", "every argument (--redact-args)");
+	if (in->wal_unread)
+		meta(out, "note", "read without its -wal: the latest samples may be missing");
 	if (in->arm[0])
 		meta(out, "arm", in->arm);
 	if (in->env[0])

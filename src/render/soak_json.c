@@ -108,6 +108,9 @@ static json_t *recording_json(const struct vt_analyze_report *r)
 	put(&p, "started_unix", in->started_wall > 0 ? num(in->started_wall) : json_null());
 	put(&p, "heap", json_boolean(in->heap));
 	put(&p, "finished", json_boolean(in->finished));
+	put(&p, "redacted", in->redacted == VT_REDACTED_SECRETS ? json_string("secrets")
+			    : in->redacted == VT_REDACTED_ARGS ? json_string("arguments") : json_null());
+	put(&p, "wal_unread", json_boolean(in->wal_unread));
 	put(&p, "samples", json_integer((json_int_t)s->samples));
 	put(&p, "points", json_integer((json_int_t)s->n));
 	for (m = 0; m < VT_M_COUNT; m++)

@@ -97,6 +97,13 @@ static void print_header(FILE *out, const struct vt_analyze_report *r)
 
 	fprintf(out, "vitals analyze · %s\n", r->path ? vt_text_printable(r->path, text, sizeof(text)) : "(recording)");
 	fprintf(out, "  target     %s\n", in->target[0] ? vt_text_printable(in->target, text, sizeof(text)) : "n/a");
+	if (in->redacted == VT_REDACTED_SECRETS)
+		fprintf(out, "  redacted   arguments that look like secrets were redacted\n");
+	else if (in->redacted == VT_REDACTED_ARGS)
+		fprintf(out, "  redacted   the command's arguments were not recorded (--redact-args)\n");
+	if (in->wal_unread)
+		fprintf(out, "  note       read without its -wal (no -shm can be made beside it): the latest samples "
+			"may be missing\n");
 	if (in->arm[0] || in->env[0])
 		fprintf(out, "  arm        %s%s%s%s\n", vt_text_printable(in->arm, text, sizeof(text)),
 			in->arm[0] && in->env[0] ? " (" : "", vt_text_printable(in->env, env, sizeof(env)),

@@ -81,6 +81,16 @@ struct vt_recording_info {
 	double started_wall;         /* unix time of the first sample */
 	bool heap;                   /* allocator figures were asked for */
 	bool finished;               /* a STOP event is there: the soak ended; else still running or killed */
+	int redacted;                /* enum vt_redacted: what of the command line was not recorded */
+	bool wal_unread;             /* read without its -wal (no write access for the -shm): the
+	                              * samples still in the WAL, if any, are missing */
+};
+
+/* What a recording left out of the target's command line (meta "redacted"). */
+enum vt_redacted {
+	VT_REDACTED_NONE = 0,
+	VT_REDACTED_SECRETS = 1,     /* the values of arguments that look like secrets */
+	VT_REDACTED_ARGS = 2,        /* every argument (soak --redact-args): the command's name only */
 };
 
 struct vt_series {

@@ -6,6 +6,7 @@
 #include "base/clock.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -208,7 +209,7 @@ static int arm_prepare(const struct vt_experiment *ex, size_t i, struct arm_run 
 	cfg->target.env_add = (char *const *)arm->env;
 	cfg->target.output = a->log;
 	cfg->out_path = out->arms[i].path;
-	cfg->overwrite = true;
+	cfg->overwrite = ex->overwrite;
 	cfg->keep_command = ex->keep_commands;
 	cfg->every_s = ex->every_s;
 	cfg->for_s = ex->for_s;
@@ -250,6 +251,21 @@ static void arm_end(struct arm_run *a, struct vt_experiment_result *out)
 	r->recorded = r->soak.samples > 0;
 	if (a->ex->arm_ended)
 		a->ex->arm_ended(a->ex->ctx, a->index, &r->soak);
+}
+
+/* Does dir hold nothing?  (One that cannot be listed: making the arms' files there says why.) */
+static bool dir_is_empty(const char *dir)
+{
+	struct dirent *de;
+	bool empty = true;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return true;
+	while (empty && (de = readdir(d)))
+		empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+	closedir(d);
+	return empty;
 }
 
 /* Step every running arm that is due; false when none runs any more. */
@@ -313,6 +329,13 @@ int vt_experiment_run(const struct vt_procfs *pfs, const struct vt_experiment *e
 	if (mkdir(ex->dir, 0755) != 0 && errno != EEXIST) {
 		free(runs);
 		return vt_err_set(err, VT_E_IO, errno, "cannot create '%s': %s", ex->dir, strerror(errno));
+	}
+	if (!ex->overwrite && !dir_is_empty(ex->dir)) {
+		free(runs);
+		vt_err_set(err, VT_E_USAGE, ENOTEMPTY, "'%s' is not empty: an earlier experiment's recordings would be "
+			   "overwritten", ex->dir);
+		vt_err_hint(err, "give another -o, or --force to replace the arms' files in it");
+		return VT_E_USAGE;
 	}
 	for (i = 0; i < ex->narms && rc == VT_OK; i++)
 		rc = arm_prepare(ex, i, &runs[i], out, err);

@@ -48,6 +48,9 @@ struct vt_experiment {
 	double smaps_every_s;                  /* 0: for_s / 4 */
 	bool heap;                             /* allocator figures by ptrace too */
 	bool side_by_side;                     /* all arms at once (in one thread), else one after another */
+	bool overwrite;                        /* dir may hold files already: an arm's recording and
+	                                        * output replace their own (never a recording a soak
+	                                        * is writing); else a dir that is not empty is refused */
 	bool keep_commands;                    /* leave each arm's command running at the end (its pid
 	                                        * is in the result; the caller stops it) */
 	volatile sig_atomic_t *stop;           /* set by a signal handler: end the arm(s) running now */
@@ -74,7 +77,8 @@ struct vt_experiment_result {
 };
 
 /*
- * Run every arm (the directory is created if needed).  Arms run until
+ * Run every arm (the directory is created if needed; one that is not empty
+ * is VT_E_USAGE unless overwrite).  Arms run until
  * for_s, the stop flag, or an arm's failure: one after the other, the
  * first failure ends the experiment; side by side, every arm runs its
  * course.  Returns VT_OK, or the first arm's error (in err) when no arm

@@ -199,7 +199,7 @@ int vt_follow_find(const struct vt_procfs *pfs, const struct vt_follow_key *key,
 	return VT_OK;
 }
 
-int vt_launch(char *const *argv, char *const *env_add, const char *output, pid_t *child,
+int vt_launch(char *const *argv, char *const *env_add, int output_fd, pid_t *child,
 	      struct vt_err *err)
 {
 	int pipefd[2], child_errno = 0;
@@ -225,7 +225,8 @@ int vt_launch(char *const *argv, char *const *env_add, const char *output, pid_t
 		setpgid(0, 0);
 		/* vitals launched it: it does not outlive a vitals killed with -9 */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		out = open(output ? output : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		/* the caller made the output file (base/outfile.h): nothing is opened by name here */
+		out = output_fd >= 0 ? output_fd : open("/dev/null", O_WRONLY | O_CLOEXEC);
 		if (out >= 0) {
 			dup2(out, STDOUT_FILENO);
 			dup2(out, STDERR_FILENO);

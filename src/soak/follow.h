@@ -37,12 +37,13 @@ uint64_t vt_follow_start_ticks(const struct vt_procfs *pfs, pid_t pid);
 /*
  * Start argv with env_add added to this environment ("K=V" sets K, a bare
  * "K" removes it), its stdout and
- * stderr to output (NULL: /dev/null), in its own process group (a Ctrl-C
+ * stderr to output_fd (-1: /dev/null; the caller made the file and closes
+ * it after), in its own process group (a Ctrl-C
  * at the terminal stops vitals, which then stops the command).  Returns once
  * exec has succeeded; a command that cannot be run is VT_E_NOPROC with the
  * reason.
  */
-int vt_launch(char *const *argv, char *const *env_add, const char *output, pid_t *child,
+int vt_launch(char *const *argv, char *const *env_add, int output_fd, pid_t *child,
 	      struct vt_err *err);
 
 /* Has the child exited?  Reaps it: *status is its wait status. */

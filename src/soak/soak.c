@@ -5,6 +5,7 @@
 #include "base/unknown.h"
 
 #include "base/clock.h"
+#include "base/outfile.h"
 #include "base/version.h"
 #include "proc/thread_watch.h"
 #include "sample/heap.h"
@@ -12,6 +13,7 @@
 #include "sample/series.h"
 #include "sample/threads.h"
 #include "soak/follow.h"
+#include "soak/redact.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -53,6 +55,8 @@ struct vt_soak {
 	/* the current incarnation */
 	pid_t pid;                   /* 0 while waiting */
 	pid_t child;                 /* the launched command, 0 if none */
+	int output_fd;               /* its output file while it is being launched, -1 none */
+	bool output_made;            /* that file was made by this soak (not /dev/null) */
 	int child_status;
 	struct vt_sample first;      /* its first full sample: allocator, cap, cmdline */
 	bool have_first;
@@ -78,6 +82,7 @@ struct vt_soak {
 	enum vt_soak_end end;        /* 0 while it goes on */
 	char end_detail[200];        /* the STOP event's text in the recording */
 	int failed;                  /* the code that ended it with VT_SOAK_END_ERROR */
+	int redacted;                /* enum vt_redacted: what the recording leaves out of the target */
 };
 
 static int event(struct vt_soak *sk, enum vt_event_kind kind, pid_t pid, struct vt_err *err,
@@ -473,27 +478,31 @@ static int find(struct vt_soak *sk, bool first, struct vt_err *err)
 	return VT_OK;
 }
 
-static void describe_target(const struct vt_soak_target *t, char *out, size_t cap)
+/*
+ * How the target was named, for the recording: a command's arguments that
+ * look like secrets are not written (soak/redact.h), nor any with
+ * redact_args.  Returns what was left out (enum vt_redacted).
+ */
+static int describe_target(const struct vt_soak_target *t, bool redact_args, char *out, size_t cap)
 {
-	size_t len = 0, i;
+	size_t n;
 
 	switch (t->kind) {
 	case VT_SOAK_PID:
 		snprintf(out, cap, "pid %d", (int)t->pid);
-		return;
+		return VT_REDACTED_NONE;
 	case VT_SOAK_NAME:
 		snprintf(out, cap, "--name %s", t->name);
-		return;
+		return VT_REDACTED_NONE;
 	case VT_SOAK_PIDFILE:
 		snprintf(out, cap, "--pidfile %s", t->pidfile);
-		return;
+		return VT_REDACTED_NONE;
 	case VT_SOAK_COMMAND:
-		len = (size_t)snprintf(out, cap, "--");
-		for (i = 0; t->argv && t->argv[i] && len < cap; i++)
-			len += (size_t)snprintf(out + len, cap - len, " %s", t->argv[i]);
-		return;
+		n = vt_redact_argv("--", t->argv, redact_args, out, cap);
+		return redact_args ? VT_REDACTED_ARGS : n ? VT_REDACTED_SECRETS : VT_REDACTED_NONE;
 	}
 	snprintf(out, cap, "?");
+	return VT_REDACTED_NONE;
 }
 
 static void report_progress(struct vt_soak *sk, double now, const char *state)
@@ -532,7 +541,7 @@ static int start_target(struct vt_soak *sk, struct vt_err *err)
 	int rc;
 
 	if (cfg->target.kind == VT_SOAK_COMMAND) {
-		if ((rc = vt_launch(cfg->target.argv, cfg->target.env_add, cfg->target.output, &sk->child, err)))
+		if ((rc = vt_launch(cfg->target.argv, cfg->target.env_add, sk->output_fd, &sk->child, err)))
 			return rc;
 		adopt(sk, sk->child, vt_mono_s());
 		return VT_OK;
@@ -567,9 +576,11 @@ static int open_store(struct vt_soak *sk, struct vt_err *err)
 	struct vt_recording_info info = { 0 };
 
 	snprintf(info.vitals_version, sizeof(info.vitals_version), "%s", VT_VERSION);
-	describe_target(&cfg->target, info.target, sizeof(info.target));
+	info.redacted = describe_target(&cfg->target, cfg->redact_args, info.target, sizeof(info.target));
 	snprintf(info.arm, sizeof(info.arm), "%s", cfg->arm ? cfg->arm : "");
-	snprintf(info.env, sizeof(info.env), "%s", cfg->env_text ? cfg->env_text : "");
+	if (vt_redact_env_text(cfg->env_text, info.env, sizeof(info.env)) && info.redacted == VT_REDACTED_NONE)
+		info.redacted = VT_REDACTED_SECRETS;
+	sk->redacted = info.redacted;
 	if (gethostname(info.host, sizeof(info.host) - 1) != 0)
 		info.host[0] = '\0';
 	info.ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -579,6 +590,43 @@ static int open_store(struct vt_soak *sk, struct vt_err *err)
 	info.started_wall = vt_wall_s();
 	info.heap = cfg->heap;
 	return vt_store_create(cfg->out_path, &info, cfg->overwrite, &sk->store, err);
+}
+
+/*
+ * The launched command's output file (FILE.out, or --log), made the way
+ * the recording is: never through a link, an existing one only with
+ * --force (a character device such as /dev/null is written as it is).
+ */
+static int open_output(struct vt_soak *sk, struct vt_err *err)
+{
+	const char *path = sk->cfg->target.output;
+	struct stat sb;
+	int rc;
+
+	sk->output_fd = -1;
+	if (!path)
+		return VT_OK;
+	rc = vt_out_create(path, 0644, VT_OUT_DEVICE | (sk->cfg->overwrite ? VT_OUT_REPLACE : 0), &sk->output_fd,
+			   err);
+	if (rc == VT_E_USAGE && err && err->sys_errno == EEXIST)
+		vt_err_hint(err, "it holds an earlier run's output: remove it, or --force to overwrite it");
+	if (rc == VT_OK)
+		sk->output_made = fstat(sk->output_fd, &sb) == 0 && S_ISREG(sb.st_mode);
+	return rc;
+}
+
+/* Undo a start that failed after the recording was made: nothing is left behind. */
+static void unmake(struct vt_soak *sk)
+{
+	const struct vt_soak_config *cfg = sk->cfg;
+
+	if (sk->output_fd >= 0)
+		close(sk->output_fd);
+	if (sk->output_made)
+		unlink(cfg->target.output);
+	vt_store_close(sk->store, NULL);
+	unlink(cfg->out_path);
+	free(sk);
 }
 
 static void child_exit_text(int status, char *out, size_t cap)
@@ -627,6 +675,7 @@ int vt_soak_start(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
 	sk->cfg = cfg;
 	sk->committed = NAN;
 	sk->child_status = -1;
+	sk->output_fd = -1;
 	sk->key.exclude = getpid();
 	sk->key.name = cfg->target.kind == VT_SOAK_NAME ? cfg->target.name : NULL;
 	sk->key.pidfile = cfg->target.kind == VT_SOAK_PIDFILE ? cfg->target.pidfile : NULL;
@@ -637,12 +686,14 @@ int vt_soak_start(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
 		free(sk);
 		return rc;
 	}
-	if (cfg->target.kind == VT_SOAK_COMMAND && (rc = start_target(sk, err))) {
-		vt_store_close(sk->store, NULL);
-		unlink(cfg->out_path);
-		free(sk);
+	if (cfg->target.kind == VT_SOAK_COMMAND &&
+	    ((rc = open_output(sk, err)) || (rc = start_target(sk, err)))) {
+		unmake(sk);
 		return rc;
 	}
+	if (sk->output_fd >= 0)
+		close(sk->output_fd);    /* the command has it now */
+	sk->output_fd = -1;
 	sk->start = vt_mono_s();
 	sk->next = sk->start;
 	event(sk, VT_EV_START, sk->pid, NULL, "sampling process %d every %g s", (int)sk->pid, cfg->every_s);
@@ -739,7 +790,6 @@ int vt_soak_finish(struct vt_soak *sk, struct vt_soak_result *res, struct vt_err
 {
 	const struct vt_soak_config *cfg = sk->cfg;
 	struct rusage ru;
-	struct stat sb;
 	int rc = sk->failed;
 
 	memset(res, 0, sizeof(*res));
@@ -761,6 +811,7 @@ int vt_soak_finish(struct vt_soak *sk, struct vt_soak_result *res, struct vt_err
 	res->end = sk->end;
 	snprintf(res->end_detail, sizeof(res->end_detail), "%s", sk->end_detail);
 	snprintf(res->missing, sizeof(res->missing), "%s", sk->missing);
+	res->redacted = sk->redacted;
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		res->own_cpu_s = vt_rusage_cpu_s(&ru);
 		res->own_maxrss = (uint64_t)ru.ru_maxrss * 1024;
@@ -769,8 +820,8 @@ int vt_soak_finish(struct vt_soak *sk, struct vt_soak_result *res, struct vt_err
 		rc = vt_store_close(sk->store, err);
 	else
 		vt_store_close(sk->store, NULL);
-	if (stat(cfg->out_path, &sb) == 0)
-		res->file_bytes = (uint64_t)sb.st_size;    /* after the final checkpoint */
+	res->file_bytes = vt_store_file_bytes(cfg->out_path);   /* after the final checkpoint, and
+								 * its WAL while a reader keeps one */
 	free(sk);
 	return rc;
 }

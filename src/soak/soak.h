@@ -65,6 +65,8 @@ struct vt_soak_config {
 	double threads_every_s;  /* per-thread rows written this often (read every tick) */
 	double heap_every_s;     /* allocator figures this often */
 	bool heap;               /* probe the allocator with ptrace when no agent answers */
+	bool redact_args;        /* record a command's name only, not its arguments (those that
+	                          * look like secrets never are: soak/redact.h) */
 	double wait_s;           /* how long the target may take to appear at the start */
 	double wait_back_s;      /* how long a followed target that exited may take to come
 	                          * back before the soak ends (VT_SOAK_END_GONE); 0: for ever */
@@ -100,6 +102,8 @@ struct vt_soak_result {
 	pid_t child;             /* with keep_command: the command, still running; 0 none */
 	char end_detail[200];    /* why it ended, as the recording's stop event says */
 	char missing[320];       /* what could not be read of the target and is not recorded, "" */
+	int redacted;            /* enum vt_redacted (sample/series.h): what the recording leaves
+	                          * out of the target's command line */
 };
 
 /*

@@ -2,6 +2,7 @@
  * store.c — soak recordings in SQLite (see store.h).
  */
 #include "store/store.h"
+#include "base/outfile.h"
 #include "base/unknown.h"
 
 #include "proc/procfs.h"
@@ -12,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* PRAGMA application_id: 'VTLS' */
@@ -23,6 +27,7 @@ struct vt_store {
 	sqlite3_stmt *ins_sample, *ins_event, *ins_thread, *ins_tsample;
 	char path[4096];
 	uint64_t samples;
+	int lock_fd;             /* the file as created, flock'ed for the writer's lifetime; -1 none */
 };
 
 static const char *const schema_sql =
@@ -156,26 +161,36 @@ static int prepare_inserts(struct vt_store *st, struct vt_err *err)
 
 enum meta_type { META_STR, META_INT, META_DBL, META_BOOL };
 
+/*
+ * One meta row: its key, its type and, for numbers, the range a recording
+ * can hold.  The file may come from anyone: a value outside these (NULL,
+ * a blob, text that is not a number, NaN, a negative interval) is a damaged
+ * recording, never a crash or an absurd figure further on.
+ */
 struct meta_field {
 	const char *key;
 	enum meta_type type;
 	size_t off, size;
+	double lo, hi;           /* META_INT, META_DBL: the values allowed */
 };
 
-#define META(k, type, member) \
-	{ k, type, offsetof(struct vt_recording_info, member), sizeof(((struct vt_recording_info *)0)->member) }
+#define META(k, type, member, lo, hi) \
+	{ k, type, offsetof(struct vt_recording_info, member), \
+	  sizeof(((struct vt_recording_info *)0)->member), lo, hi }
+/* 1e9 s is 31 years: longer than any soak; 1e11 s since 1970 is the year 5138 */
 static const struct meta_field meta_fields[] = {
-	META("vitals_version", META_STR, vitals_version),
-	META("target", META_STR, target),
-	META("arm", META_STR, arm),
-	META("env", META_STR, env),
-	META("host", META_STR, host),
-	META("ncpus", META_INT, ncpus),
-	META("every_s", META_DBL, every_s),
-	META("smaps_every_s", META_DBL, smaps_every_s),
-	META("planned_s", META_DBL, planned_s),
-	META("started_wall", META_DBL, started_wall),
-	META("heap", META_BOOL, heap),
+	META("vitals_version", META_STR, vitals_version, 0, 0),
+	META("target", META_STR, target, 0, 0),
+	META("arm", META_STR, arm, 0, 0),
+	META("env", META_STR, env, 0, 0),
+	META("host", META_STR, host, 0, 0),
+	META("ncpus", META_INT, ncpus, -1, 1 << 20),
+	META("every_s", META_DBL, every_s, 0, 1e9),
+	META("smaps_every_s", META_DBL, smaps_every_s, 0, 1e9),
+	META("planned_s", META_DBL, planned_s, 0, 1e9),
+	META("started_wall", META_DBL, started_wall, 0, 1e11),
+	META("heap", META_BOOL, heap, 0, 1),
+	META("redacted", META_INT, redacted, VT_REDACTED_NONE, VT_REDACTED_ARGS),
 };
 #undef META
 
@@ -221,31 +236,89 @@ static int write_meta(struct vt_store *st, const struct vt_recording_info *info,
 	return rc;
 }
 
-static void read_meta_value(struct vt_recording_info *info, const char *key, const char *value)
+/* A number in a meta row: an INTEGER or REAL, or text that is one number and nothing else. */
+static bool meta_number(sqlite3_stmt *q, int col, double *out)
 {
-	size_t i;
+	const char *text;
+	char *end;
 
-	for (i = 0; i < sizeof(meta_fields) / sizeof(meta_fields[0]); i++) {
-		const struct meta_field *f = &meta_fields[i];
-		char *p = (char *)info + f->off;
-
-		if (strcmp(f->key, key) != 0)
-			continue;
-		switch (f->type) {
-		case META_STR:
-			snprintf(p, f->size, "%s", value);
-			break;
-		case META_INT:
-			*(int *)(void *)p = atoi(value);
-			break;
-		case META_DBL:
-			*(double *)(void *)p = strtod(value, NULL);
-			break;
-		case META_BOOL:
-			*(bool *)(void *)p = atoi(value) != 0;
-			break;
-		}
+	switch (sqlite3_column_type(q, col)) {
+	case SQLITE_INTEGER:
+	case SQLITE_FLOAT:
+		*out = sqlite3_column_double(q, col);
+		return true;
+	case SQLITE_TEXT:
+		text = (const char *)sqlite3_column_text(q, col);
+		if (!text || !*text)
+			return false;
+		errno = 0;
+		*out = strtod(text, &end);
+		return errno == 0 && end != text && *end == '\0';
+	default:
+		return false;
 	}
+}
+
+/*
+ * Column col of q into the field key names, checked: VT_OK, or
+ * VT_E_RECORDING naming the key and what is wrong with its value.  Keys
+ * this vitals does not know are left alone (a newer vitals may add some).
+ */
+static int read_meta_value(struct vt_recording_info *info, const char *path, const char *key,
+			   sqlite3_stmt *q, int col, struct vt_err *err)
+{
+	const struct meta_field *f = NULL;
+	int type = sqlite3_column_type(q, col);   /* before any sqlite3_column_text converts it */
+	const char *text;
+	double v = 0;
+	size_t i;
+	char *p;
+
+	for (i = 0; i < sizeof(meta_fields) / sizeof(meta_fields[0]) && !f; i++)
+		if (strcmp(meta_fields[i].key, key) == 0)
+			f = &meta_fields[i];
+	if (!f) {
+		if (strcmp(key, "format") != 0)
+			return VT_OK;
+		text = (const char *)sqlite3_column_text(q, col);
+		if (type == SQLITE_TEXT && text && strcmp(text, "vitals-recording") == 0)
+			return VT_OK;
+		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' is damaged: meta 'format' is not \"vitals-recording\"",
+				  path);
+	}
+	p = (char *)info + f->off;
+	if (type == SQLITE_NULL)
+		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' is damaged: meta '%s' is NULL", path, f->key);
+	switch (f->type) {
+	case META_STR:
+		text = (const char *)sqlite3_column_text(q, col);
+		/* text, and all of it: a NUL inside would hide the rest */
+		if (type != SQLITE_TEXT || !text ||
+		    strlen(text) != (size_t)sqlite3_column_bytes(q, col))
+			return vt_err_set(err, VT_E_RECORDING, 0, "'%s' is damaged: meta '%s' is not text", path,
+					  f->key);
+		snprintf(p, f->size, "%s", text);
+		return VT_OK;
+	case META_INT:
+	case META_BOOL:
+		if (!meta_number(q, col, &v) || v != floor(v) || v < f->lo || v > f->hi)
+			return vt_err_set(err, VT_E_RECORDING, 0,
+					  "'%s' is damaged: meta '%s' is not a whole number from %.0f to %.0f", path,
+					  f->key, f->lo, f->hi);
+		if (f->type == META_BOOL)
+			*(bool *)(void *)p = v != 0;
+		else
+			*(int *)(void *)p = v < 0 ? 0 : (int)v;    /* -1: the writer could not tell */
+		return VT_OK;
+	case META_DBL:
+		if (!meta_number(q, col, &v) || !isfinite(v) || v < f->lo || v > f->hi)
+			return vt_err_set(err, VT_E_RECORDING, 0,
+					  "'%s' is damaged: meta '%s' is not a number from %g to %g", path, f->key,
+					  f->lo, f->hi);
+		*(double *)(void *)p = v;
+		return VT_OK;
+	}
+	return VT_OK;
 }
 
 /* ---- writing ---- */
@@ -257,18 +330,85 @@ static void store_free(struct vt_store *st)
 	sqlite3_finalize(st->ins_thread);
 	sqlite3_finalize(st->ins_tsample);
 	sqlite3_close(st->db);
+	if (st->lock_fd >= 0)
+		close(st->lock_fd);      /* and with it the lock */
 	free(st);
 }
 
-static void remove_recording(const char *path)
-{
-	char side[4096 + 8];
+/* The files SQLite keeps beside a database while it is open, or after a crash. */
+static const char *const side_suffixes[] = { "-wal", "-shm", "-journal" };
 
-	unlink(path);
-	snprintf(side, sizeof(side), "%s-wal", path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", path);
-	unlink(side);
+static void remove_side_files(const char *path)
+{
+	char side[4096 + 16];
+	size_t i;
+
+	for (i = 0; i < sizeof(side_suffixes) / sizeof(side_suffixes[0]); i++) {
+		snprintf(side, sizeof(side), "%s%s", path, side_suffixes[i]);
+		unlink(side);
+	}
+}
+
+/*
+ * The process holding a flock on the file (dev, ino), from /proc/locks
+ * ("1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"); 0 when it cannot be told.
+ */
+static pid_t flock_holder(dev_t dev, ino_t ino)
+{
+	char line[256], kind[16];
+	unsigned maj, min;
+	unsigned long long i;
+	pid_t found = 0;
+	int pid;
+	FILE *f = fopen("/proc/locks", "re");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%llu", kind, &pid, &maj, &min, &i) == 5 &&
+		    strcmp(kind, "FLOCK") == 0 && maj == major(dev) && min == minor(dev) && i == (unsigned long long)ino)
+			found = (pid_t)pid;
+	fclose(f);
+	return found;
+}
+
+/*
+ * A soak writing path holds an exclusive flock on it for as long as it
+ * runs (flock(2) locks are the file's, apart from the POSIX locks SQLite
+ * takes).  VT_OK when no one does (or path is not there); else VT_E_USAGE
+ * naming the writer.
+ */
+static int check_no_writer(const char *path, struct vt_err *err)
+{
+	struct stat sb;
+	pid_t holder;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0)
+		return VT_OK;
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || flock(fd, LOCK_EX | LOCK_NB) == 0 ||
+	    errno != EWOULDBLOCK) {
+		close(fd);               /* and the probe's lock with it */
+		return VT_OK;
+	}
+	close(fd);
+	holder = flock_holder(sb.st_dev, sb.st_ino);
+	if (holder > 0)
+		vt_err_set(err, VT_E_USAGE, EBUSY, "'%s' is being written by another vitals soak (process %d)", path,
+			   (int)holder);
+	else
+		vt_err_set(err, VT_E_USAGE, EBUSY, "'%s' is being written by another vitals soak", path);
+	vt_err_hint(err, "give another -o, or stop that soak first (--force does not replace a recording being written)");
+	return VT_E_USAGE;
+}
+
+/* Is path still the file fd was created as?  (Not removed, not replaced.) */
+static bool still_ours(const char *path, int fd)
+{
+	struct stat a, b;
+
+	return fd >= 0 && lstat(path, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
 }
 
 /*
@@ -302,30 +442,39 @@ int vt_store_create(const char *path, const struct vt_recording_info *info, bool
 		    struct vt_store **out, struct vt_err *err)
 {
 	struct vt_store *st;
-	struct stat sb;
 	char sql[160];
-	int rc;
+	int rc, fd;
 
 	*out = NULL;
-	if (stat(path, &sb) == 0) {
-		if (!overwrite) {
-			vt_err_set(err, VT_E_USAGE, EEXIST, "'%s' already exists", path);
-			vt_err_hint(err, "give another -o, or --force to overwrite it");
-			return VT_E_USAGE;
-		}
-		if (!S_ISREG(sb.st_mode))
-			return vt_err_set(err, VT_E_USAGE, 0, "'%s' is not a regular file", path);
-		remove_recording(path);
-	}
+	if ((rc = check_no_writer(path, err)))
+		return rc;
 	if ((rc = check_writable_dir(path, err)))
 		return rc;
+	/* made here, never through a link, and locked before SQLite opens it */
+	if ((rc = vt_out_create(path, 0644, overwrite ? VT_OUT_REPLACE : 0, &fd, err))) {
+		if (rc == VT_E_USAGE && err && err->sys_errno == EEXIST)
+			vt_err_hint(err, "give another -o, or --force to overwrite it");
+		return rc;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		/* another soak replaced it and locked the new file first: its file now, not ours */
+		close(fd);
+		return vt_err_set(err, VT_E_USAGE, EBUSY, "'%s' is being written by another vitals soak", path);
+	}
+	/* a WAL or journal left beside it belongs to an earlier file: never replay it into this one */
+	remove_side_files(path);
 	st = calloc(1, sizeof(*st));
-	if (!st)
+	if (!st) {
+		close(fd);
+		unlink(path);
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+	}
+	st->lock_fd = fd;
 	snprintf(st->path, sizeof(st->path), "%s", path);
-	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc != SQLITE_OK) {
-		rc = db_err(st->db, rc, err, path, "creating");
+	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK || !still_ours(path, fd)) {
+		rc = rc != SQLITE_OK ? db_err(st->db, rc, err, path, "creating")
+				     : vt_err_set(err, VT_E_USAGE, 0, "'%s' was replaced while it was being created", path);
 		store_free(st);
 		return rc;
 	}
@@ -339,8 +488,13 @@ int vt_store_create(const char *path, const struct vt_recording_info *info, bool
 	    (rc = exec(st, schema_sql, err, "creating")) || (rc = create_samples_table(st, err)) ||
 	    (rc = write_meta(st, info, err)) || (rc = exec(st, "COMMIT", err, "creating")) ||
 	    (rc = prepare_inserts(st, err))) {
+		bool ours = still_ours(path, fd);
+
 		store_free(st);
-		remove_recording(path);
+		if (ours) {
+			unlink(path);
+			remove_side_files(path);
+		}
 		return rc;
 	}
 	*out = st;
@@ -465,28 +619,49 @@ uint64_t vt_store_samples(const struct vt_store *st)
 	return st->samples;
 }
 
-uint64_t vt_store_bytes(const struct vt_store *st)
+uint64_t vt_store_file_bytes(const char *path)
 {
 	char side[4096 + 8];
 	struct stat sb;
 	uint64_t total = 0;
 
-	if (stat(st->path, &sb) == 0)
+	if (stat(path, &sb) == 0)
 		total += (uint64_t)sb.st_size;
-	snprintf(side, sizeof(side), "%s-wal", st->path);
+	snprintf(side, sizeof(side), "%s-wal", path);
 	if (stat(side, &sb) == 0)
 		total += (uint64_t)sb.st_size;
 	return total;
 }
 
+uint64_t vt_store_bytes(const struct vt_store *st)
+{
+	return vt_store_file_bytes(st->path);
+}
+
 int vt_store_close(struct vt_store *st, struct vt_err *err)
 {
-	int rc = VT_OK;
+	int rc = VT_OK, ck;
 
 	if (!st)
 		return VT_OK;
-	if (sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
-		rc = db_err(st->db, SQLITE_ERROR, err, st->path, "closing");
+	/*
+	 * Everything into the one file, and the file back to a rollback
+	 * journal: a finished recording then needs no -wal or -shm beside it,
+	 * and reads on a read-only mount or as another user.  A reader still
+	 * in the file (vitals analyze, meanwhile) keeps the WAL: busy is not an
+	 * error, the samples are safe in it and the next writer checkpoints.
+	 */
+	ck = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	if (ck != SQLITE_OK && ck != SQLITE_BUSY && ck != SQLITE_LOCKED)
+		rc = db_err(st->db, ck, err, st->path, "closing");
+	else if (ck == SQLITE_OK)
+		sqlite3_exec(st->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+	if (rc == VT_OK && !still_ours(st->path, st->lock_fd)) {
+		vt_err_set(err, VT_E_IO, 0, "'%s' was removed or replaced while it was being written", st->path);
+		vt_err_hint(err, "the samples went into the file that was there at the start; "
+				 "do not remove a recording before its soak ends");
+		rc = VT_E_IO;
+	}
 	store_free(st);
 	return rc;
 }
@@ -610,17 +785,26 @@ static int check_identity(sqlite3 *db, const char *path, int *schema, struct vt_
 static int load_meta(sqlite3 *db, const char *path, struct vt_series *s, struct vt_err *err)
 {
 	sqlite3_stmt *q;
-	int rc;
+	int rc, bad = VT_OK;
 
 	s->info.schema = VT_STORE_SCHEMA;
 	rc = sqlite3_prepare_v2(db, "SELECT key, value FROM meta", -1, &q, NULL);
 	if (rc != SQLITE_OK)
 		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' is not a complete vitals recording: %s", path,
 				  sqlite3_errmsg(db));
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
-		read_meta_value(&s->info, (const char *)sqlite3_column_text(q, 0),
-				(const char *)sqlite3_column_text(q, 1));
+	while (bad == VT_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+		/* the type first: reading a blob as text converts it */
+		int type = sqlite3_column_type(q, 0);
+		const char *key = (const char *)sqlite3_column_text(q, 0);
+
+		if (type != SQLITE_TEXT || !key)
+			bad = vt_err_set(err, VT_E_RECORDING, 0, "'%s' is damaged: a meta key is not text", path);
+		else
+			bad = read_meta_value(&s->info, path, key, q, 1, err);
+	}
 	sqlite3_finalize(q);
+	if (bad != VT_OK)
+		return bad;
 	return rc == SQLITE_DONE ? VT_OK : db_err(db, rc, err, path, "reading");
 }
 
@@ -814,10 +998,73 @@ static int load_threads(sqlite3 *db, const char *path, int schema, struct vt_ser
 	return rc == SQLITE_DONE ? VT_OK : db_err(db, rc, err, path, "reading");
 }
 
+/* Is path a SQLite file in WAL mode with no -wal beside it (a WAL recording whose writer has ended)? */
+static bool wal_mode_without_wal(const char *path)
+{
+	unsigned char hdr[20];
+	char side[4096 + 8];
+	struct stat sb;
+	int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	bool wal;
+
+	if (fd < 0)
+		return false;
+	wal = pread(fd, hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr) && !memcmp(hdr, "SQLite format 3", 16) &&
+	      hdr[18] == 2;
+	close(fd);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	return wal && lstat(side, &sb) != 0 && errno == ENOENT;
+}
+
+/* Has path a -wal with something in it? */
+static bool wal_has_frames(const char *path)
+{
+	char side[4096 + 8];
+	struct stat sb;
+
+	snprintf(side, sizeof(side), "%s-wal", path);
+	return stat(side, &sb) == 0 && sb.st_size > 0;
+}
+
+/*
+ * Open path for reading only, and read its header: SQLITE_OK, or the
+ * SQLite error.  immutable: as the URI file:PATH?immutable=1, which takes
+ * no lock and creates nothing (no -shm), and reads no WAL.
+ */
+static int open_reading(const char *path, bool immutable, sqlite3 **db)
+{
+	static const char keep[] = "-._~/";
+	char uri[3 * 4096 + 32];
+	size_t len, i;
+	int rc;
+
+	*db = NULL;
+	if (immutable) {
+		len = (size_t)snprintf(uri, sizeof(uri), "file:%s", path[0] == '/' ? "//" : "");
+		for (i = 0; path[i] && len + 4 < sizeof(uri); i++) {
+			unsigned char c = (unsigned char)path[i];
+
+			if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr(keep, c))
+				uri[len++] = (char)c;
+			else
+				len += (size_t)snprintf(uri + len, sizeof(uri) - len, "%%%02X", c);
+		}
+		snprintf(uri + len, sizeof(uri) - len, "?immutable=1");
+	}
+	rc = sqlite3_open_v2(immutable ? uri : path, db,
+			     SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | (immutable ? SQLITE_OPEN_URI : 0), NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_busy_timeout(*db, 5000);
+		rc = sqlite3_exec(*db, "PRAGMA schema_version", NULL, NULL, NULL);
+	}
+	return rc;
+}
+
 int vt_store_load(const char *path, size_t max_points, struct vt_series *out, struct vt_err *err)
 {
 	sqlite3 *db = NULL;
 	struct stat sb;
+	bool immutable;
 	int rc, schema = 0;
 
 	if (stat(path, &sb) != 0) {
@@ -830,21 +1077,38 @@ int vt_store_load(const char *path, size_t max_points, struct vt_series *out, st
 		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' is not a regular file", path);
 	if (sb.st_size == 0)
 		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' is empty: not a vitals recording", path);
-	/* Read-write when allowed, though nothing is written: a WAL reader
-	 * that may not write leaves -wal and -shm files behind at close. */
-	rc = sqlite3_open_v2(path, &db,
-			     (access(path, W_OK) == 0 ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) |
-				     SQLITE_OPEN_NOMUTEX, NULL);
+	/*
+	 * Read only: a recording on a read-only mount, or another user's, reads
+	 * as well as one's own, and reading never changes it.  A WAL recording
+	 * whose writer has ended is read immutable (a read-only WAL reader
+	 * would leave -wal and -shm behind); one whose -shm cannot be made
+	 * here (a directory not ours) is too, without the samples still in its
+	 * WAL, and the series says so.
+	 */
+	immutable = wal_mode_without_wal(path);
+	rc = open_reading(path, immutable, &db);
+	if (!immutable && ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN)) {
+		sqlite3_close(db);
+		out->info.wal_unread = wal_has_frames(path);
+		rc = open_reading(path, true, &db);
+	}
 	if (rc != SQLITE_OK) {
 		rc = db_err(db, rc, err, path, "opening");
 		sqlite3_close(db);
 		return rc;
 	}
-	sqlite3_busy_timeout(db, 5000);
 	if (!max_points)
 		max_points = VT_SERIES_MAX_POINTS;
 	/* One read transaction: a soak writing meanwhile does not tear the view. */
 	rc = check_identity(db, path, &schema, err);
+	if (rc != VT_OK && out->info.wal_unread) {
+		/* a soak killed before its first checkpoint: all of it is in the WAL */
+		vt_err_set(err, VT_E_PERM, EACCES,
+			   "'%s' keeps its samples in '%s-wal', which cannot be read without making '%s-shm' there",
+			   path, path, path);
+		vt_err_hint(err, "copy the file and its -wal to a folder you can write, and analyse the copy");
+		rc = VT_E_PERM;
+	}
 	if (rc == VT_OK && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
 		rc = db_err(db, SQLITE_ERROR, err, path, "reading");
 	if (rc == VT_OK)

@@ -5,7 +5,9 @@
  * Durability: the file is in WAL mode and every sample is one transaction,
  * so a vitals killed with -9 loses at most the sample it was taking and
  * the file opens and analyses afterwards.  A recording can be read while it
- * is being written (WAL readers do not block the writer).
+ * is being written (WAL readers do not block the writer).  When the writer
+ * closes it, it is checkpointed and returned to a rollback journal: a
+ * finished recording is one file.
  *
  * Identity: PRAGMA application_id is 'VTLS' and PRAGMA user_version the
  * schema; meta holds the recording's struct vt_recording_info.  A file
@@ -58,8 +60,12 @@ struct vt_store_thread {
 };
 
 /*
- * Create path as a new recording described by info.  An existing file is
- * refused (VT_E_USAGE) unless overwrite.  A path that cannot be written
+ * Create path as a new recording described by info.  The file is made by
+ * vitals (O_EXCL, never through a symbolic link; see base/outfile.h) and
+ * flock'ed until vt_store_close: a second writer is refused (VT_E_USAGE,
+ * naming the process that writes it), even with overwrite.  Otherwise an
+ * existing file is refused (VT_E_USAGE) unless overwrite, which unlinks it
+ * (and a WAL left beside it) first.  A path that cannot be written
  * (read-only file system, no such directory, permission) is VT_E_IO or
  * VT_E_PERM with the reason.
  */
@@ -81,14 +87,28 @@ int vt_store_event(struct vt_store *st, const struct vt_event *ev, struct vt_err
 uint64_t vt_store_samples(const struct vt_store *st);
 /* Bytes the file (and its WAL) take on disk now. */
 uint64_t vt_store_bytes(const struct vt_store *st);
+/* The same for the recording at path (its WAL counted while there is one). */
+uint64_t vt_store_file_bytes(const char *path);
 
-/* Close; a NULL st is a no-op.  Returns the first error of the final checkpoint. */
+/*
+ * Close: checkpoint the WAL into the file and return the file to a rollback
+ * journal, so that a finished recording is one file that reads anywhere (a
+ * reader still in it keeps the WAL, which is no error).  A NULL st is a
+ * no-op.  Returns the first error of the final checkpoint, or VT_E_IO when
+ * the file was removed or replaced meanwhile (its samples are not there).
+ */
 int vt_store_close(struct vt_store *st, struct vt_err *err);
 
 /*
  * Read a recording into *out (vt_series_init'ed by the caller; released
  * with vt_series_free), summarised into at most about max_points points
  * (0: VT_SERIES_MAX_POINTS).  Works on a recording still being written.
+ * The file is opened for reading only and never changed: one on a
+ * read-only mount or owned by another user reads too.  Where SQLite cannot
+ * make the -shm a WAL needs, the file is read without its WAL
+ * (out->info.wal_unread), or, when everything is still in the WAL,
+ * refused (VT_E_PERM, saying so).  Meta values of the wrong type or out of
+ * range are VT_E_RECORDING naming the key.
  */
 int vt_store_load(const char *path, size_t max_points, struct vt_series *out, struct vt_err *err);
 

@@ -75,7 +75,10 @@ while IFS= read -r line; do
 	n=$((n + 1))
 	# a soak writes a new recording: the one of an earlier line makes way
 	out=$(sed -nE 's/.* (-o|--output) ([^ ]+).*/\2/p' <<<"$run")
-	case $run in *" soak "*) [ -n "$out" ] && rm -f "$out" "$out-wal" "$out-shm";; esac
+	case $run in *" soak "*) [ -n "$out" ] && rm -f "$out" "$out-wal" "$out-shm" "$out.out";; esac
+	# and so do an earlier line's reports and experiment folder (vitals keeps them without --force)
+	for f in $(grep -oE -- '--(html|csv) [^ -][^ ]*' <<<"$run" | cut -d' ' -f2); do rm -f "$f"; done
+	case $run in *" experiment "*) [ -n "$out" ] && rm -rf "$out";; esac
 	# ended with SIGINT like Ctrl-C; a usage error is the only failure here
 	MANPAGER=cat PAGER=cat timeout --preserve-status -s INT -k 10 3 bash -c "$run" </dev/null \
 		>"$WORK/line.out" 2>"$WORK/line.err"

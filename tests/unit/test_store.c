@@ -12,6 +12,8 @@
 
 #include <math.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MiB (1024.0 * 1024.0)
@@ -324,6 +326,315 @@ static void test_store__empty_recording_loads(void)
 	vt_series_free(&ser);
 }
 
+/* Set meta key to a raw SQL value in a copy of a good recording; load it. */
+static int load_with_meta(const char *key, const char *sql_value, struct vt_err *err)
+{
+	struct vt_series ser;
+	char sql[256];
+	sqlite3 *db;
+	int rc;
+
+	vt_store_close(create("meta.db", 1), err);
+	CHECK(sqlite3_open(path_of("meta.db"), &db) == SQLITE_OK);
+	snprintf(sql, sizeof(sql), "UPDATE meta SET value = %s WHERE key = '%s'", sql_value, key);
+	CHECK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+	CHECK(sqlite3_changes(db) == 1);
+	sqlite3_close(db);
+	vt_series_init(&ser);
+	rc = vt_store_load(path_of("meta.db"), 0, &ser, err);
+	vt_series_free(&ser);
+	return rc;
+}
+
+/*
+ * A meta value that cannot be (NULL: fuzz_store crashed on it; a blob, text
+ * that is not a number, a number out of range) is a damaged recording that
+ * names the key; the values written by vt_store_create read back.
+ */
+static void test_store__meta_values_are_checked(void)
+{
+	static const struct {
+		const char *key, *value;
+	} bad[] = {
+		{ "ncpus", "NULL" }, { "target", "NULL" }, { "every_s", "NULL" }, { "heap", "NULL" },
+		{ "host", "x'00ff'" }, { "arm", "'a' || char(0) || 'b'" }, { "ncpus", "'two'" },
+		{ "ncpus", "'2.5'" }, { "ncpus", "-7" }, { "ncpus", "'99999999999'" }, { "every_s", "'nan'" },
+		{ "every_s", "'inf'" }, { "every_s", "-1" }, { "every_s", "''" }, { "planned_s", "'1e300'" },
+		{ "started_wall", "'-5'" }, { "smaps_every_s", "'10 s'" }, { "heap", "2" },
+		{ "format", "'something-else'" },
+	};
+	struct vt_series ser;
+	struct vt_err err;
+	size_t i;
+	sqlite3 *db;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = load_with_meta(bad[i].key, bad[i].value, &err);
+
+		if (rc != VT_E_RECORDING || !strstr(err.msg, bad[i].key))
+			printf("#   meta %s = %s: rc %d, \"%s\"\n", bad[i].key, bad[i].value, rc, err.msg);
+		CHECK(rc == VT_E_RECORDING);
+		CHECK(strstr(err.msg, bad[i].key) != NULL && strstr(err.msg, "damaged") != NULL);
+	}
+	/* a key that is not text */
+	vt_store_close(create("meta.db", 1), &err);
+	CHECK(sqlite3_open(path_of("meta.db"), &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, "INSERT INTO meta(key, value) VALUES(x'01', '1')", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	vt_series_init(&ser);
+	CHECK(vt_store_load(path_of("meta.db"), 0, &ser, &err) == VT_E_RECORDING);
+	CHECK(strstr(err.msg, "meta key") != NULL);
+	/* numbers stored as numbers, and keys a newer vitals may add, are fine */
+	CHECK(load_with_meta("ncpus", "4", &err) == VT_OK);
+	CHECK(load_with_meta("every_s", "0.25", &err) == VT_OK);
+	vt_store_close(create("meta.db", 1), &err);
+	CHECK(sqlite3_open(path_of("meta.db"), &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, "INSERT INTO meta(key, value) VALUES('from_the_future', NULL)", NULL, NULL, NULL) ==
+	      SQLITE_OK);
+	sqlite3_close(db);
+	CHECK(vt_store_load(path_of("meta.db"), 0, &ser, &err) == VT_OK);
+	CHECK(ser.info.ncpus == 2 && ser.info.every_s == 1 && !strcmp(ser.info.target, "pid 42") &&
+	      ser.info.started_wall == 1.7e9);
+	vt_series_free(&ser);
+}
+
+static bool exists(const char *name)
+{
+	struct stat sb;
+
+	return lstat(path_of(name), &sb) == 0;
+}
+
+static void write_file(const char *name, const char *text)
+{
+	FILE *f = fopen(path_of(name), "w");
+
+	fputs(text, f);
+	fclose(f);
+}
+
+static bool file_says(const char *name, const char *text)
+{
+	char buf[64] = "";
+	FILE *f = fopen(path_of(name), "r");
+
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return strcmp(buf, text) == 0;
+}
+
+/*
+ * A symbolic link planted where the recording goes is never written
+ * through: refused without overwrite (a dangling one used to be followed,
+ * creating its target), replaced with it (the link goes, not its target).
+ */
+static void test_store__symlinks_are_not_followed(void)
+{
+	struct vt_recording_info info = { 0 };
+	struct vt_store *st = NULL;
+	struct vt_err err;
+	struct stat sb;
+	char target[256];
+
+	write_file("victim", "precious");
+	snprintf(target, sizeof(target), "%s", path_of("victim"));
+	CHECK(symlink(target, path_of("link.db")) == 0);
+	CHECK(vt_store_create(path_of("link.db"), &info, false, &st, &err) == VT_E_USAGE && st == NULL);
+	CHECK(file_says("victim", "precious"));
+
+	snprintf(target, sizeof(target), "%s", path_of("made-through-link"));
+	CHECK(symlink(target, path_of("dangling.db")) == 0);
+	CHECK(vt_store_create(path_of("dangling.db"), &info, false, &st, &err) == VT_E_USAGE && st == NULL);
+	CHECK(!exists("made-through-link"));
+
+	CHECK(vt_store_create(path_of("link.db"), &info, true, &st, &err) == VT_OK);
+	CHECK(vt_store_close(st, &err) == VT_OK);
+	CHECK(file_says("victim", "precious"));
+	CHECK(lstat(path_of("link.db"), &sb) == 0 && S_ISREG(sb.st_mode));
+
+	/* a -wal planted beside a new recording is not replayed into it, nor written through */
+	snprintf(target, sizeof(target), "%s", path_of("victim"));
+	CHECK(symlink(target, path_of("side.db-wal")) == 0);
+	st = create("side.db", 1);
+	row(st, 0, 42, 1, 0);
+	CHECK(vt_store_close(st, &err) == VT_OK);
+	CHECK(file_says("victim", "precious"));
+}
+
+/* A recording being written is locked: a second writer is refused, overwrite or not, and told who writes it. */
+static void test_store__one_writer_at_a_time(void)
+{
+	struct vt_recording_info info = { 0 };
+	struct vt_store *st = create("busy.db", 1), *st2 = NULL;
+	struct vt_series ser;
+	struct vt_err err;
+	char pid[32];
+
+	row(st, 0, 42, 100 * MiB, 0);
+	CHECK(vt_store_create(path_of("busy.db"), &info, true, &st2, &err) == VT_E_USAGE && st2 == NULL);
+	CHECK(strstr(err.msg, "being written") != NULL);
+	snprintf(pid, sizeof(pid), "process %d", (int)getpid());
+	CHECK(strstr(err.msg, pid) != NULL);
+	CHECK(vt_store_create(path_of("busy.db"), &info, false, &st2, &err) == VT_E_USAGE && st2 == NULL);
+	CHECK(strstr(err.msg, "being written") != NULL);
+	/* and it still holds what was written */
+	row(st, 1, 42, 100 * MiB, 0);
+	CHECK(vt_store_close(st, &err) == VT_OK);
+	vt_series_init(&ser);
+	CHECK(vt_store_load(path_of("busy.db"), 0, &ser, &err) == VT_OK);
+	CHECK_EQ_U64(ser.samples, 2);
+	vt_series_free(&ser);
+	/* once it is closed, overwrite may replace it */
+	CHECK(vt_store_create(path_of("busy.db"), &info, true, &st2, &err) == VT_OK);
+	CHECK(vt_store_close(st2, &err) == VT_OK);
+}
+
+/* A recording removed while it is written is an error at close, not a success. */
+static void test_store__removed_while_written(void)
+{
+	struct vt_store *st = create("gone.db", 1);
+	struct vt_err err;
+
+	row(st, 0, 42, 1, 0);
+	CHECK(unlink(path_of("gone.db")) == 0);
+	CHECK(vt_store_close(st, &err) == VT_E_IO);
+	CHECK(strstr(err.msg, "removed or replaced") != NULL);
+}
+
+/* Bytes 18 and 19 of a SQLite header: 2 in WAL mode, 1 with a rollback journal. */
+static int header_mode(const char *name)
+{
+	unsigned char hdr[20] = { 0 };
+	FILE *f = fopen(path_of(name), "rb");
+
+	if (!f)
+		return -1;
+	if (fread(hdr, 1, sizeof(hdr), f) != sizeof(hdr))
+		hdr[18] = 0;
+	fclose(f);
+	return hdr[18];
+}
+
+/*
+ * A finished recording is one file that reads with no -wal or -shm (so on a
+ * read-only mount, or as another user), and reading it creates none, not
+ * even for a WAL-mode file of an older vitals.
+ */
+static void test_store__finished_recording_is_one_file(void)
+{
+	struct vt_store *st = create("one.db", 1);
+	struct vt_series ser;
+	struct vt_err err;
+	sqlite3 *db;
+
+	row(st, 0, 42, 1, 0);
+	row(st, 1, 42, 2, 0);
+	CHECK(vt_store_close(st, &err) == VT_OK);
+	CHECK(!exists("one.db-wal") && !exists("one.db-shm"));
+	CHECK(header_mode("one.db") == 1);
+	vt_series_init(&ser);
+	CHECK(vt_store_load(path_of("one.db"), 0, &ser, &err) == VT_OK);
+	CHECK_EQ_U64(ser.samples, 2);
+	CHECK(!ser.info.wal_unread);
+	vt_series_free(&ser);
+	CHECK(!exists("one.db-wal") && !exists("one.db-shm") && !exists("one.db-journal"));
+
+	/* as an older vitals left it: WAL mode, no -wal */
+	CHECK(sqlite3_open(path_of("one.db"), &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	CHECK(header_mode("one.db") == 2 && !exists("one.db-wal"));
+	CHECK(vt_store_load(path_of("one.db"), 0, &ser, &err) == VT_OK);
+	CHECK_EQ_U64(ser.samples, 2);
+	vt_series_free(&ser);
+	CHECK(!exists("one.db-wal") && !exists("one.db-shm"));
+}
+
+/* Load name in a child that may not write in its folder (nobody, when we are root); its exit status. */
+static int load_unprivileged(const char *name, bool want_wal_unread, size_t min, size_t max, int want_rc)
+{
+	pid_t child = fork();
+	int status;
+
+	if (child == 0) {
+		struct vt_series ser;
+		struct vt_err err;
+		int rc;
+
+		if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+			_exit(10);
+		vt_series_init(&ser);
+		rc = vt_store_load(path_of(name), 0, &ser, &err);
+		if (rc != want_rc) {
+			printf("#   %s: rc %d: %s\n", name, rc, err.msg);
+			_exit(11);
+		}
+		if (rc != VT_OK)
+			_exit(strstr(err.msg, "-wal") ? 0 : 12);
+		if (ser.info.wal_unread != want_wal_unread)
+			_exit(13);
+		if (ser.samples < min || ser.samples > max) {
+			printf("#   %s: %zu samples\n", name, ser.samples);
+			_exit(14);
+		}
+		vt_series_free(&ser);
+		_exit(0);
+	}
+	if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* A soak killed with -9 after n samples: its WAL and -shm are left. */
+static void killed_soak(const char *name, int n)
+{
+	pid_t child = fork();
+	int i, status;
+
+	if (child == 0) {
+		struct vt_store *st = create(name, 1);
+
+		for (i = 0; i < n; i++)
+			row(st, i, 42, 100 * MiB, 0);
+		_exit(0);
+	}
+	CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status));
+}
+
+/*
+ * A recording in a folder the reader may not write (another user's, a
+ * read-only mount) reads: a finished one in full; a WAL one left without
+ * its -shm (none can be made there) without its WAL, saying so; one whose
+ * samples are all still in the WAL (a soak killed early) is refused with
+ * the reason.
+ */
+static void test_store__read_in_a_folder_not_ours(void)
+{
+	struct vt_err err;
+	char cmd[1200];
+
+	CHECK(chmod(dir, 0755) == 0);      /* mkdtemp's 0700 would keep nobody out altogether */
+	vt_store_close(create("done.db", 1), &err);
+	killed_soak("killed.db", 3000);     /* the WAL checkpoints every 1000 pages: part is in the file */
+	CHECK(exists("killed.db-wal"));
+	killed_soak("early.db", 1);
+	snprintf(cmd, sizeof(cmd), "mkdir %s/ro && cp %s/done.db %s/killed.db %s/killed.db-wal %s/early.db "
+		 "%s/early.db-wal %s/ro/ && chmod 0644 %s/ro/* && chmod 0555 %s/ro", dir, dir, dir, dir, dir, dir, dir,
+		 dir, dir);
+	CHECK(system(cmd) == 0);
+	CHECK(load_unprivileged("ro/done.db", false, 0, 0, VT_OK) == 0);
+	CHECK(load_unprivileged("ro/killed.db", true, 1, 2999, VT_OK) == 0);
+	CHECK(load_unprivileged("ro/early.db", false, 0, 0, VT_E_PERM) == 0);
+	/* nothing was left there, and beside its -shm the killed one reads in full */
+	CHECK(!exists("ro/done.db-wal") && !exists("ro/done.db-shm") && !exists("ro/killed.db-shm"));
+	CHECK(load_unprivileged("killed.db", false, 3000, 3000, VT_OK) == 0 || getuid() != 0);
+	snprintf(cmd, sizeof(cmd), "chmod -R u+w %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
 static void setup(void)
 {
 	if (!mkdtemp(dir))
@@ -353,4 +664,7 @@ VT_TEST_MAIN(test_store__setup, test_store__round_trip, test_store__thread_doing
 	     test_store__schema_1_loads, test_store__binning_keeps_extremes,
 	     test_store__restart_and_gap_split_points, test_store__refuses_what_is_not_a_recording,
 	     test_store__existing_file_needs_overwrite, test_store__empty_recording_loads,
+	     test_store__meta_values_are_checked, test_store__symlinks_are_not_followed,
+	     test_store__one_writer_at_a_time, test_store__removed_while_written,
+	     test_store__finished_recording_is_one_file, test_store__read_in_a_folder_not_ours,
 	     test_store__teardown)

@@ -501,6 +501,7 @@ static void test_agent__heap_figures(void)
 	struct host h;
 	char path[512];
 	bool named, blocked;
+	long long deadline;
 	int threads;
 
 	if (!setup()) {
@@ -510,7 +511,12 @@ static void test_agent__heap_figures(void)
 	/* 100 live blocks of 10 000 bytes: 1 MB in the main arena. */
 	CHECK(host_start(&h, HOST("100", "10000", "1", "-"), agent_so, NULL, NULL, NULL, true));
 	CHECK_EQ_I64(h.ns_pid, h.pid);
-	agent_thread(h.pid, &threads, &named, &blocked);
+	/* The listener names itself once running, which may be after "ready". */
+	for (deadline = now_ms() + 2000;; sleep_ms(10)) {
+		agent_thread(h.pid, &threads, &named, &blocked);
+		if ((named && blocked) || now_ms() > deadline)
+			break;
+	}
 	CHECK_EQ_I64(threads, 2);              /* the host's own thread + one listener */
 	CHECK(named);
 	CHECK(blocked);

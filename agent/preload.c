@@ -14,8 +14,9 @@
  *  - crash it, block it, or print: every failure leaves the agent silent and
  *    the host untouched (VITALS_AGENT_DEBUG=1 says why on stderr);
  *  - let a client stall it: one connection at a time, a request of at most
- *    4 KiB, read and send deadlines (SO_RCVTIMEO/SO_SNDTIMEO plus poll), and
- *    MSG_NOSIGNAL so a client that hangs up raises no SIGPIPE;
+ *    4 KiB (4,096 bytes ended by EOF, or 4,095 and a newline), read and
+ *    send deadlines (SO_RCVTIMEO/SO_SNDTIMEO plus poll), and MSG_NOSIGNAL
+ *    so a client that hangs up raises no SIGPIPE;
  *  - take its signals: the thread blocks every signal (glibc keeps its
  *    internal setxid/cancel signals deliverable, so setuid() still works);
  *  - call malloc from the listener thread (see core.c);
@@ -260,50 +261,74 @@ static void send_all(int c, const char *p, size_t n)
 	}
 }
 
-static void serve(int c)
-{
-	static const char oom[] = "{\"v\":1,\"error\":\"agent out of memory\"}\n";
-	char req[VT_AGENT_REQ_MAX];
-	long long deadline = now_ms() + VT_AGENT_READ_TIMEOUT_MS;
-	struct agent_sink out;
-	size_t n = 0;
-	bool line = false, eof = false;
-	char *nl;
+enum req_end { REQ_LINE, REQ_TOO_LONG, REQ_SILENT, REQ_EMPTY };
 
-	set_timeouts(c);
-	while (!line && n < sizeof(req)) {
+/*
+ * Read the request into req[cap]: a line ended by '\n' or by the end of the
+ * stream, of at most cap bytes with the '\n'.  When req fills up without a
+ * '\n', one more read decides: the end of the stream means exactly cap bytes
+ * (a line), anything else (even a '\n') makes it too long.
+ */
+static enum req_end read_request(int c, char *req, size_t cap, size_t *len)
+{
+	long long deadline = now_ms() + VT_AGENT_READ_TIMEOUT_MS;
+	size_t n = 0;
+	char extra;
+
+	*len = 0;
+	for (;;) {
+		char *dst = n < cap ? req + n : &extra;
+		size_t room = n < cap ? cap - n : 1;
+		char *nl;
 		ssize_t k;
 
 		if (!wait_fd(c, POLLIN, deadline))
 			break;
-		k = recv(c, req + n, sizeof(req) - n, MSG_DONTWAIT);
+		k = recv(c, dst, room, MSG_DONTWAIT);
 		if (k < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			break;
 		}
 		if (k == 0) {
-			eof = true;
-			break;
+			*len = n;
+			return n > 0 ? REQ_LINE : REQ_EMPTY;
 		}
-		nl = memchr(req + n, '\n', (size_t)k);
+		if (n >= cap)
+			return REQ_TOO_LONG;
+		nl = memchr(dst, '\n', (size_t)k);
 		if (nl) {
-			n = (size_t)(nl - req);
-			line = true;
-		} else {
-			n += (size_t)k;
+			*len = (size_t)(nl - req);
+			return REQ_LINE;
 		}
+		n += (size_t)k;
 	}
+	return n >= cap ? REQ_TOO_LONG : REQ_SILENT;
+}
 
+static void serve(int c)
+{
+	static const char oom[] = "{\"v\":1,\"error\":\"agent out of memory\"}\n";
+	char req[VT_AGENT_REQ_MAX];
+	struct agent_sink out;
+	size_t n = 0;
+
+	set_timeouts(c);
 	agent_sink_init(&out, VT_AGENT_REPLY_MAX);
-	if (line || (eof && n > 0))
+	switch (read_request(c, req, sizeof(req), &n)) {
+	case REQ_LINE:
 		agent_core_answer(req, n, agent_core_trim_allowed(), &out);
-	else if (n >= sizeof(req))
+		break;
+	case REQ_TOO_LONG:
 		agent_core_error(&out, "request longer than 4096 bytes");
-	else if (eof)
+		break;
+	case REQ_EMPTY:
 		agent_core_error(&out, "empty request");
-	else
+		break;
+	case REQ_SILENT:
 		agent_core_error(&out, "no request line within 1000 ms");
+		break;
+	}
 	if (out.failed || !out.p)
 		send_all(c, oom, sizeof(oom) - 1);
 	else

@@ -1040,6 +1040,76 @@ static void test_agent__refuses_open_directory(void)
 	CHECK_EQ_I64(host_stop(&h), 0);
 }
 
+/* One exchange ended by shutdown(SHUT_WR) instead of a newline. */
+static size_t raw_exchange_eof(const char *path, const char *req, size_t len, char *buf, size_t cap)
+{
+	int fd = raw_connect(path);
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return 0;
+	if (send(fd, req, len, MSG_NOSIGNAL) == (ssize_t)len && shutdown(fd, SHUT_WR) == 0)
+		n = raw_read_all(fd, buf, cap, 5000);
+	close(fd);
+	return n;
+}
+
+/* A valid request of exactly len bytes (padded by an ignored member), then tail. */
+static size_t padded_request(char *req, size_t len, const char *tail)
+{
+	static const char head[] = "{\"v\":1,\"want\":\"heap\",\"pad\":\"";
+	size_t pad = len - (sizeof(head) - 1) - 2;
+
+	memcpy(req, head, sizeof(head) - 1);
+	memset(req + sizeof(head) - 1, 'x', pad);
+	memcpy(req + len - 2, "\"}", 2);
+	memcpy(req + len, tail, strlen(tail));
+	return len + strlen(tail);
+}
+
+/* A request is at most 4,096 bytes with its '\n'; the end of the stream ends it as well. */
+static void test_agent__request_size_limit(void)
+{
+	static const struct {
+		size_t len;          /* the JSON object's bytes */
+		const char *tail;    /* then this */
+		bool eof;            /* then shutdown(SHUT_WR) */
+		bool ok;
+	} cases[] = {
+		{ 4096, "", true, true },       /* exactly 4,096 bytes, ended by EOF */
+		{ 4095, "\n", false, true },    /* 4,095 and the newline */
+		{ 4095, "\n", true, true },
+		{ 4096, "\n", true, false },    /* 4,097 with the newline */
+		{ 4096, "\n", false, false },
+		{ 4097, "", true, false },
+		{ 4000, "", true, true },
+	};
+	static char req[8192];
+	char path[512], buf[4096];
+	struct host h;
+	size_t i, n;
+
+	if (!setup())
+		return;
+	CHECK(host_start(&h, HOST("10", "1000", "1", "-"), agent_so, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		n = padded_request(req, cases[i].len, cases[i].tail);
+		if (cases[i].eof)
+			raw_exchange_eof(path, req, n, buf, sizeof(buf));
+		else
+			raw_exchange(path, req, n, buf, sizeof(buf));
+		if (cases[i].ok ? !strstr(buf, "\"mallinfo2\"") : !strstr(buf, "longer than 4096 bytes")) {
+			printf("#   %zu bytes + '%s'%s: %.160s\n", cases[i].len,
+			       cases[i].tail[0] ? "\\n" : "", cases[i].eof ? " + EOF" : "", buf);
+			CHECK(!"request size limit");
+		}
+	}
+	check_query_ok(h.pid, path);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
 /* The exported C API, loaded into this process (the listener disabled). */
 static void test_agent__json_api(void)
 {
@@ -1090,4 +1160,4 @@ VT_TEST_MAIN(test_agent__heap_figures, test_agent__sleep_exits_and_removes_socke
 	     test_agent__silent_client, test_agent__garbage_client, test_agent__bad_requests,
 	     test_agent__fork_child_leaves_socket, test_agent__not_glibc_malloc,
 	     test_agent__pid_and_mount_namespace, test_agent__refuses_open_directory,
-	     test_agent__json_api)
+	     test_agent__request_size_limit, test_agent__json_api)

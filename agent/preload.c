@@ -6,9 +6,12 @@
  *   LD_PRELOAD=/path/to/libvitals-agent.so  some-service ...
  *   vitals heap $(pidof some-service)
  *
- * The socket is /tmp/vitals-agent-<euid>/<pid>.sock, in a directory of mode
- * 0700 owned by the euid (created if missing; refused if it exists with
- * another owner or any group/other bit), with mode 0600.  No TCP.
+ * The socket is $XDG_RUNTIME_DIR/vitals-agent/<pid>.sock when the process
+ * starts with an XDG_RUNTIME_DIR of its own (owned by the euid, mode 0700),
+ * else /tmp/vitals-agent-<euid>/<pid>.sock (agent/protocol.h gives the
+ * rule vitals follows too).  The directory is mode 0700 and owned by the
+ * euid (created if missing; refused if it is a symbolic link or exists with
+ * another owner or any group/other bit), the socket mode 0600.  No TCP.
  *
  * What this file must never do to its host:
  *  - crash it, block it, or print: every failure leaves the agent silent and
@@ -48,6 +51,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -73,8 +77,8 @@ static struct {
 	dev_t dev;               /* its identity, to recognise it later */
 	ino_t ino;
 	pid_t owner;             /* the process that bound path */
-	char dir[64];
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char xdg[PATH_MAX];      /* $XDG_RUNTIME_DIR at start, "" if unset or relative */
+	char path[PATH_MAX];     /* the socket, for unlink at exit */
 	bool debug;
 	int recreated;
 } L = { .lfd = -1 };
@@ -144,37 +148,115 @@ static void unlink_socket(void)
 		unlink(L.path);
 }
 
+/*
+ * The directory the socket goes in (agent/protocol.h, "Where the socket
+ * is"), opened and checked.  base is $XDG_RUNTIME_DIR as the process got it
+ * when the base it names is a directory owned by euid with no group/other
+ * bit, else /tmp; the agent's own directory in it (VT_AGENT_XDG_SUBDIR or
+ * vitals-agent-<euid>) is created 0700 if missing, opened without following
+ * a symbolic link, and must be a directory owned by euid with no
+ * group/other bit.  Anything else is refused: a directory another user
+ * created in /tmp cannot be taken over (the sticky bit), so the agent stays
+ * silent there rather than serve from it.  Returns the directory's fd, or
+ * -1; sets L.path to the socket's full path.
+ */
+static int dir_open(uid_t euid, const char *name)
+{
+	char sub[64];
+	const char *base = "/tmp";
+	struct stat st = { 0 };
+	int bfd = -1, dfd, n;
+
+	if (L.xdg[0]) {
+		bfd = open(L.xdg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (bfd >= 0 && fstat(bfd, &st) == 0 && st.st_uid == euid && (st.st_mode & 077) == 0) {
+			base = L.xdg;
+			snprintf(sub, sizeof(sub), "%s", VT_AGENT_XDG_SUBDIR);
+		} else {
+			DBG("not using " VT_AGENT_ENV_XDG " '%s': %s%s", L.xdg,
+			    bfd < 0 ? strerror(errno) : "not owned by the euid with mode 700",
+			    "; using /tmp");
+			if (bfd >= 0)
+				close(bfd);
+			bfd = -1;
+		}
+	}
+	if (bfd < 0) {
+		bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		snprintf(sub, sizeof(sub), VT_AGENT_TMP_SUBDIR_FMT, (unsigned)euid);
+	}
+	n = snprintf(L.path, sizeof(L.path), "%s/%s/%s", base, sub, name);
+	if (n < 0 || (size_t)n >= sizeof(L.path)) {
+		DBG("socket path too long");
+		goto fail;
+	}
+	if (bfd < 0) {
+		DBG("cannot open '%s': %s", base, strerror(errno));
+		return -1;
+	}
+	if (mkdirat(bfd, sub, 0700) < 0 && errno != EEXIST) {
+		DBG("cannot create '%s/%s': %s", base, sub, strerror(errno));
+		goto fail;
+	}
+	dfd = openat(bfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		DBG("cannot open '%s/%s' (a symbolic link is refused): %s", base, sub, strerror(errno));
+		goto fail;
+	}
+	if (fstat(dfd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != euid ||
+	    (st.st_mode & 077) != 0) {
+		DBG("not using '%s/%s': owner %u mode %03o, want owner %u mode 700", base, sub,
+		    (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777), (unsigned)euid);
+		close(dfd);
+		goto fail;
+	}
+	close(bfd);
+	return dfd;
+fail:
+	if (bfd >= 0)
+		close(bfd);
+	return -1;
+}
+
+/*
+ * Bind fd to name in the directory dfd: through /proc/self/fd/<dfd>/<name>,
+ * so the directory bound in is the one checked (and a long $XDG_RUNTIME_DIR
+ * still fits sun_path); by the full path when /proc is not mounted.
+ */
+static int bind_at(int fd, int dfd, const char *name)
+{
+	struct sockaddr_un sa;
+	int n;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dfd, name);
+	if (n > 0 && (size_t)n < sizeof(sa.sun_path)) {
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			return 0;
+		if (errno != ENOENT && errno != ENOTDIR)
+			return -1;
+	}
+	if (strlen(L.path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sa.sun_path, L.path, strlen(L.path) + 1);
+	return bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+}
+
 /* Create the directory if needed, check it, bind and listen.  0 or -1. */
 static int socket_open(void)
 {
 	uid_t euid = geteuid();
-	struct sockaddr_un sa;
-	struct stat st = { 0 };
+	struct stat st;
 	char name[32];
-	int dfd, fd = -1, n;
+	int dfd, fd = -1;
 
-	snprintf(L.dir, sizeof(L.dir), VT_AGENT_DIR_FMT, (unsigned)euid);
 	snprintf(name, sizeof(name), VT_AGENT_SOCK_FMT, (int)getpid());
-	n = snprintf(L.path, sizeof(L.path), "%s/%s", L.dir, name);
-	if (n < 0 || (size_t)n >= sizeof(L.path)) {
-		DBG("socket path too long");
+	dfd = dir_open(euid, name);
+	if (dfd < 0)
 		return -1;
-	}
-	if (mkdir(L.dir, 0700) < 0 && errno != EEXIST) {
-		DBG("cannot create '%s': %s", L.dir, strerror(errno));
-		return -1;
-	}
-	dfd = open(L.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0) {
-		DBG("cannot open '%s': %s", L.dir, strerror(errno));
-		return -1;
-	}
-	if (fstat(dfd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != euid ||
-	    (st.st_mode & 077) != 0) {
-		DBG("not using '%s': owner %u mode %03o, want owner %u mode 700", L.dir,
-		    (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777), (unsigned)euid);
-		goto fail;
-	}
 	/* A socket left by an earlier process with our pid is stale: it is named for us. */
 	if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT) {
 		DBG("cannot remove stale '%s': %s", L.path, strerror(errno));
@@ -185,10 +267,7 @@ static int socket_open(void)
 		DBG("socket: %s", strerror(errno));
 		goto fail;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	memcpy(sa.sun_path, L.path, strlen(L.path) + 1);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	if (bind_at(fd, dfd, name) < 0) {
 		DBG("cannot bind '%s': %s", L.path, strerror(errno));
 		goto fail;
 	}
@@ -416,12 +495,16 @@ __attribute__((constructor)) static void agent_start(void)
 {
 	const char *on = getenv(VT_AGENT_ENV_ENABLE);
 	const char *debug = getenv(VT_AGENT_ENV_DEBUG);
+	const char *xdg = getenv(VT_AGENT_ENV_XDG);
 	pthread_attr_t attr;
 	sigset_t all, old;
 	pthread_t t;
 	int rc;
 
 	L.debug = debug && strcmp(debug, "1") == 0;
+	/* Read once: the client finds the directory from the environment the process started with. */
+	if (xdg && xdg[0] == '/' && strlen(xdg) < sizeof(L.xdg))
+		memcpy(L.xdg, xdg, strlen(xdg) + 1);
 	/* The core is set up even when disabled: vitals_agent_json() still works. */
 	if (agent_core_init() < 0)
 		DBG("cannot create the malloc_info stream; requests will get an error");

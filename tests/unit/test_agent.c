@@ -171,7 +171,7 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* environ without our variables, plus LD_PRELOAD=preload and extra. */
+/* environ without our variables and XDG_RUNTIME_DIR, plus LD_PRELOAD=preload and extra. */
 static char **child_env(const char *preload, const char *const *extra)
 {
 	static char ld[8192];
@@ -184,7 +184,8 @@ static char **child_env(const char *preload, const char *const *extra)
 	if (!env)
 		abort();
 	for (i = 0; i < n; i++)
-		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 && strncmp(environ[i], "VITALS_AGENT", 12) != 0)
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 && strncmp(environ[i], "VITALS_AGENT", 12) != 0 &&
+		    strncmp(environ[i], "XDG_RUNTIME_DIR=", 16) != 0)
 			env[k++] = environ[i];
 	if (preload) {
 		snprintf(ld, sizeof(ld), "LD_PRELOAD=%s", preload);
@@ -897,11 +898,39 @@ static void test_agent__not_glibc_malloc(void)
 
 /*
  * Start the host as pid 1 of a new pid namespace with its own /tmp (a new
- * mount namespace): what a container looks like from the host.  bad_dir:
- * the agent directory exists with mode 0755.  Returns 1 started, 0 no
- * namespaces here (skip), -1 failure.
+ * mount namespace): what a container looks like from the host.  tmp says
+ * what /tmp/vitals-agent-<euid> is before the host starts; xdg: the host
+ * gets XDG_RUNTIME_DIR=/tmp/xdg (a directory of its user, mode 0700).
+ * Returns 1 started, 0 no namespaces here (skip), -1 failure.
  */
-static int ns_host_start(struct host *h, bool bad_dir)
+enum ns_tmp {
+	NS_TMP_NONE,        /* absent */
+	NS_TMP_OPEN,        /* ours, mode 0755 */
+	NS_TMP_FOREIGN,     /* another user's (65534), mode 0777: squatted */
+	NS_TMP_SYMLINK,     /* a symbolic link to /tmp/elsewhere, ours, mode 0700 */
+};
+
+/* Make /tmp/vitals-agent-<euid> what tmp says (in the host's mount namespace). */
+static bool ns_tmp_prepare(enum ns_tmp tmp)
+{
+	char dir[128];
+
+	dir_path(dir, sizeof(dir));
+	switch (tmp) {
+	case NS_TMP_NONE:
+		return true;
+	case NS_TMP_OPEN:
+		return mkdir(dir, 0755) == 0 && chmod(dir, 0755) == 0;
+	case NS_TMP_FOREIGN:
+		return mkdir(dir, 0777) == 0 && chmod(dir, 0777) == 0 && chown(dir, 65534, 65534) == 0;
+	case NS_TMP_SYMLINK:
+		/* relative: followed the same way through /proc/<pid>/root */
+		return mkdir("/tmp/elsewhere", 0700) == 0 && symlink("elsewhere", dir) == 0;
+	}
+	return false;
+}
+
+static int ns_host_start(struct host *h, enum ns_tmp tmp, bool xdg)
 {
 	int in[2], out[2], info[2], exe;
 	char **env = child_env(agent_so, NULL);
@@ -928,7 +957,8 @@ static int ns_host_start(struct host *h, bool bad_dir)
 			_exit(77);
 		g = fork();
 		if (g == 0) {
-			char dir[128], so_path[64];
+			const char *const with_xdg[] = { "XDG_RUNTIME_DIR=/tmp/xdg", NULL };
+			char so_path[64];
 			/* The build may live under /tmp, which the new tmpfs hides:
 			 * preload the agent through an fd opened before the mount. */
 			int so = open(agent_so, O_RDONLY);
@@ -936,14 +966,13 @@ static int ns_host_start(struct host *h, bool bad_dir)
 				_exit(80);
 			snprintf(so_path, sizeof(so_path), "/proc/self/fd/%d", so);
 			free(env);
-			env = child_env(so_path, NULL);
+			env = child_env(so_path, xdg ? with_xdg : NULL);
 			if (mount("tmpfs", "/tmp", "tmpfs", 0, "mode=1777") < 0)
 				_exit(78);
-			if (bad_dir) {
-				dir_path(dir, sizeof(dir));
-				if (mkdir(dir, 0755) < 0 || chmod(dir, 0755) < 0)
-					_exit(79);
-			}
+			if (!ns_tmp_prepare(tmp))
+				_exit(79);
+			if (xdg && (mkdir("/tmp/xdg", 0700) < 0 || chmod("/tmp/xdg", 0700) < 0))
+				_exit(79);
 			dup2(in[0], 0);
 			dup2(out[1], 1);
 			fexecve(exe, (char *const *)argv, env);
@@ -992,7 +1021,7 @@ static void test_agent__pid_and_mount_namespace(void)
 
 	if (!setup())
 		return;
-	rc = ns_host_start(&h, false);
+	rc = ns_host_start(&h, NS_TMP_NONE, false);
 	if (rc == 0) {
 		printf("# skip: cannot create pid and mount namespaces here\n");
 		return;
@@ -1025,7 +1054,7 @@ static void test_agent__refuses_open_directory(void)
 
 	if (!setup())
 		return;
-	rc = ns_host_start(&h, true);
+	rc = ns_host_start(&h, NS_TMP_OPEN, false);
 	if (rc == 0) {
 		printf("# skip: cannot create pid and mount namespaces here\n");
 		return;
@@ -1038,6 +1067,23 @@ static void test_agent__refuses_open_directory(void)
 	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0755);
 	CHECK_EQ_I64(find(h.pid, sock, sizeof(sock)), VT_E_NOTFOUND);
 	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+/* A listening socket bound at path, or -1. */
+static int listen_at(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 4) < 0)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
 }
 
 /* One exchange ended by shutdown(SHUT_WR) instead of a newline. */
@@ -1110,6 +1156,112 @@ static void test_agent__request_size_limit(void)
 	CHECK_EQ_I64(host_stop(&h), 0);
 }
 
+/* With XDG_RUNTIME_DIR of its own, the agent listens there; vitals finds it from environ. */
+static void test_agent__xdg_runtime_dir(void)
+{
+	char xdg[400], env_xdg[420], path[512], plain[256], expect[512];
+	const char *const env[] = { env_xdg, NULL };
+	struct stat st;
+	struct host h;
+
+	if (!setup())
+		return;
+	snprintf(xdg, sizeof(xdg), "%s/xdg", workdir);
+	CHECK(mkdir(xdg, 0700) == 0);
+	snprintf(env_xdg, sizeof(env_xdg), "XDG_RUNTIME_DIR=%s", xdg);
+	CHECK(host_start(&h, HOST("10", "1000", "1", "-"), agent_so, env, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	snprintf(expect, sizeof(expect), "%s/vitals-agent/%d.sock", xdg, (int)h.pid);
+	if (!strstr(path, expect)) {
+		printf("#   found '%s', want '...%s'\n", path, expect);
+		CHECK(!"socket in XDG_RUNTIME_DIR");
+	}
+	snprintf(expect, sizeof(expect), "%s/vitals-agent", xdg);
+	CHECK(lstat(expect, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700);
+	sock_path(h.pid, plain, sizeof(plain));
+	CHECK(access(plain, F_OK) != 0);                   /* not in /tmp */
+	check_query_ok(h.pid, path);
+	CHECK_EQ_I64(host_stop(&h), 0);
+
+	/* An XDG_RUNTIME_DIR open to others is not used: /tmp, and vitals agrees. */
+	CHECK(chmod(xdg, 0755) == 0);
+	CHECK(host_start(&h, HOST("10", "1000", "1", "-"), agent_so, env, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	CHECK(strstr(path, "/tmp/vitals-agent-") != NULL);
+	check_query_ok(h.pid, path);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+/*
+ * Another user created /tmp/vitals-agent-<euid> first (mode 0777) and put a
+ * listening socket named for the target in it.  The agent must not serve
+ * from it but from XDG_RUNTIME_DIR when it has one, and vitals must not
+ * even connect to the planted socket.
+ */
+static void test_agent__squatted_tmp_dir(void)
+{
+	char path[512], planted[512];
+	struct host h;
+	int rc, lfd;
+
+	if (!setup())
+		return;
+	rc = ns_host_start(&h, NS_TMP_FOREIGN, true);
+	if (rc == 0) {
+		printf("# skip: cannot create pid and mount namespaces here\n");
+		return;
+	}
+	CHECK_EQ_I64(rc, 1);
+	if (rc != 1)
+		return;
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	CHECK(strstr(path, "/root/tmp/xdg/vitals-agent/1.sock") != NULL);
+	check_query_ok(h.pid, path);
+	CHECK_EQ_I64(host_stop(&h), 0);
+
+	/* Without XDG_RUNTIME_DIR: silent, and the planted socket is not taken for it. */
+	rc = ns_host_start(&h, NS_TMP_FOREIGN, false);
+	CHECK_EQ_I64(rc, 1);
+	if (rc != 1)
+		return;
+	snprintf(planted, sizeof(planted), "/proc/%d/root" VT_AGENT_DIR_FMT "/1.sock", (int)h.pid,
+		 (unsigned)geteuid());
+	lfd = listen_at(planted);
+	CHECK(lfd >= 0);
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_E_NOTFOUND);
+	if (lfd >= 0)
+		close(lfd);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+/* /tmp/vitals-agent-<euid> is a symbolic link: the agent does not follow it, nor does vitals. */
+static void test_agent__symlinked_tmp_dir(void)
+{
+	char path[512], planted[512], where[512];
+	struct host h;
+	int rc, lfd;
+
+	if (!setup())
+		return;
+	rc = ns_host_start(&h, NS_TMP_SYMLINK, false);
+	if (rc == 0) {
+		printf("# skip: cannot create pid and mount namespaces here\n");
+		return;
+	}
+	CHECK_EQ_I64(rc, 1);
+	if (rc != 1)
+		return;
+	snprintf(where, sizeof(where), "/proc/%d/root/tmp/elsewhere/1.sock", (int)h.pid);
+	CHECK(access(where, F_OK) != 0);               /* the agent did not bind there */
+	snprintf(planted, sizeof(planted), "/proc/%d/root/tmp/elsewhere/1.sock", (int)h.pid);
+	lfd = listen_at(planted);
+	CHECK(lfd >= 0);
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_E_NOTFOUND);
+	if (lfd >= 0)
+		close(lfd);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
 /* The exported C API, loaded into this process (the listener disabled). */
 static void test_agent__json_api(void)
 {
@@ -1160,4 +1312,5 @@ VT_TEST_MAIN(test_agent__heap_figures, test_agent__sleep_exits_and_removes_socke
 	     test_agent__silent_client, test_agent__garbage_client, test_agent__bad_requests,
 	     test_agent__fork_child_leaves_socket, test_agent__not_glibc_malloc,
 	     test_agent__pid_and_mount_namespace, test_agent__refuses_open_directory,
-	     test_agent__request_size_limit, test_agent__json_api)
+	     test_agent__request_size_limit, test_agent__xdg_runtime_dir,
+	     test_agent__squatted_tmp_dir, test_agent__symlinked_tmp_dir, test_agent__json_api)

@@ -11,7 +11,8 @@
  * else /tmp/vitals-agent-<euid>/<pid>.sock (agent/protocol.h gives the
  * rule vitals follows too).  The directory is mode 0700 and owned by the
  * euid (created if missing; refused if it is a symbolic link or exists with
- * another owner or any group/other bit), the socket mode 0600.  No TCP.
+ * another owner or any group/other bit), the socket mode 0600, and only the
+ * euid and root are served (SO_PEERCRED).  No TCP.
  *
  * What this file must never do to its host:
  *  - crash it, block it, or print: every failure leaves the agent silent and
@@ -43,8 +44,12 @@
  * VITALS_AGENT=0.  A host that drops privileges after start keeps serving
  * from its first euid's directory (vitals also looks in root's) but can no
  * longer unlink its socket at exit; the stale file is harmless (the next
- * process with that pid replaces it, and clients get ECONNREFUSED).  The library is linked against the build machine's glibc
- * and needs at least that symbol version set (2.34 for pthread_create).
+ * process with that pid replaces it, and clients get ECONNREFUSED).  In a
+ * user namespace that does not map the host's root (rootless containers),
+ * host root is the overflow uid to the agent and is refused: run vitals as
+ * the host uid that the process's user maps to.  The library is linked
+ * against the build machine's glibc and needs at least that symbol version
+ * set (2.34 for pthread_create).
  */
 #include "core.h"
 #include "protocol.h"
@@ -385,15 +390,43 @@ static enum req_end read_request(int c, char *req, size_t cap, size_t *len)
 	return n >= cap ? REQ_TOO_LONG : REQ_SILENT;
 }
 
+/*
+ * Only the process's own euid and root are served.  The 0700 directory
+ * keeps other users from connecting; this holds even if a socket path
+ * leaked (a bind mount, an fd passed on).  SO_PEERCRED gives the client's
+ * euid in our user namespace (an unmapped uid shows as the overflow uid).
+ */
+static bool peer_allowed(int c, char *why, size_t cap)
+{
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+	uid_t euid = geteuid();
+
+	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0) {
+		snprintf(why, cap, "cannot tell who the client is");
+		return false;
+	}
+	if (cr.uid == 0 || cr.uid == euid)
+		return true;
+	snprintf(why, cap, "permission denied: uid %u is neither the process's (%u) nor root",
+		 (unsigned)cr.uid, (unsigned)euid);
+	return false;
+}
+
 static void serve(int c)
 {
 	static const char oom[] = "{\"v\":1,\"error\":\"agent out of memory\"}\n";
-	char req[VT_AGENT_REQ_MAX];
+	char req[VT_AGENT_REQ_MAX], why[128];
 	struct agent_sink out;
 	size_t n = 0;
 
 	set_timeouts(c);
 	agent_sink_init(&out, VT_AGENT_REPLY_MAX);
+	if (!peer_allowed(c, why, sizeof(why))) {
+		DBG("refused a client: %s", why);
+		agent_core_error(&out, why);
+		goto send;
+	}
 	switch (read_request(c, req, sizeof(req), &n)) {
 	case REQ_LINE:
 		agent_core_answer(req, n, agent_core_trim_allowed(), &out);
@@ -408,6 +441,7 @@ static void serve(int c)
 		agent_core_error(&out, "no request line within 1000 ms");
 		break;
 	}
+send:
 	if (out.failed || !out.p)
 		send_all(c, oom, sizeof(oom) - 1);
 	else

@@ -22,7 +22,8 @@
  *   by <euid> with no group/other bit: a /tmp/vitals-agent-<euid> made by
  *   another user leaves the agent silent (VITALS_AGENT_DEBUG=1 says why);
  *   XDG_RUNTIME_DIR is not exposed to that.  It binds through its
- *   directory fd, and the socket is mode 0600.
+ *   directory fd, the socket is mode 0600, and it serves only clients whose
+ *   SO_PEERCRED uid is <euid> or 0 (others get an error reply).
  *   From the host, vitals reaches <dir> through /proc/<hostpid>/root (the
  *   process's own mount namespace, so containers work), reads
  *   XDG_RUNTIME_DIR from /proc/<hostpid>/environ, uses the last NSpid of

@@ -398,6 +398,9 @@ static int read_reply(int fd, struct vt_buf *buf, long long deadline, int timeou
 		if (k < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
+			/* The agent hung up on a request it did not read: its reply came first. */
+			if (errno == ECONNRESET && buf->len > 0)
+				return VT_OK;
 			return vt_err_set(err, VT_E_IO, errno, "cannot read from agent at '%s': %s", path,
 					  strerror(errno));
 		}
@@ -413,10 +416,11 @@ int vt_agent_query(const char *path, pid_t host_pid, bool trim, int timeout_ms,
 {
 	struct vt_buf buf = VT_BUF_INIT(VT_AGENT_REPLY_MAX);
 	long long deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : VT_AGENT_CLIENT_TIMEOUT_MS);
+	struct vt_err send_err, read_err;
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
 	char req[64];
-	int fd, rc, n;
+	int fd, rc, rrc, n;
 
 	memset(out, 0, sizeof(*out));
 	if (timeout_ms <= 0)
@@ -443,12 +447,28 @@ int vt_agent_query(const char *path, pid_t host_pid, bool trim, int timeout_ms,
 
 	n = snprintf(req, sizeof(req), "{\"v\":%d,\"want\":\"heap\"%s}\n", VT_AGENT_PROTO_VERSION,
 		     trim ? ",\"trim\":true" : "");
-	rc = send_request(fd, req, (size_t)n, deadline, path, err);
-	if (rc)
+	/*
+	 * An agent that refuses us (another uid) answers and hangs up without
+	 * reading the request: after EPIPE its words are still there to read.
+	 */
+	rc = send_request(fd, req, (size_t)n, deadline, path, &send_err);
+	if (rc && send_err.sys_errno != EPIPE && send_err.sys_errno != ECONNRESET) {
+		if (err)
+			*err = send_err;
 		goto out_close;
-	rc = read_reply(fd, &buf, deadline, timeout_ms, path, err);
-	if (rc)
+	}
+	rrc = read_reply(fd, &buf, deadline, timeout_ms, path, &read_err);
+	if (rc && buf.len == 0) {
+		if (err)
+			*err = send_err;
 		goto out_buf;
+	}
+	if (!rc && rrc) {
+		rc = rrc;
+		if (err)
+			*err = read_err;
+		goto out_buf;
+	}
 	rc = vt_agent_reply_parse(buf.data ? buf.data : "", buf.len, trim, out, err);
 out_buf:
 	vt_buf_release(&buf);

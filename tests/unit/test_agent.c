@@ -26,7 +26,9 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <linux/securebits.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -1262,6 +1264,70 @@ static void test_agent__symlinked_tmp_dir(void)
 	CHECK_EQ_I64(host_stop(&h), 0);
 }
 
+/*
+ * A client of another uid is refused by the agent itself.  The client keeps
+ * root's capabilities while its euid is 65534 (SECBIT_NO_SETUID_FIXUP), so
+ * the 0700 directory does not stop it: only the agent's SO_PEERCRED check
+ * can.  Needs root.
+ */
+static void test_agent__other_uid_refused(void)
+{
+	char path[512], buf[4096];
+	struct vt_agent_reply r;
+	struct vt_err err;
+	struct host h;
+	pid_t c;
+	int st, fd;
+
+	if (!setup())
+		return;
+	if (geteuid() != 0) {
+		printf("# skip: needs root to connect as another uid\n");
+		return;
+	}
+	CHECK(host_start(&h, HOST("10", "1000", "1", "-"), agent_so, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	fflush(stdout);
+	c = fork();
+	if (c == 0) {
+		static const char req[] = "{\"v\":1,\"want\":\"heap\"}\n";
+
+		if (prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP) < 0 || setresuid(-1, 65534, -1) < 0)
+			_exit(77);
+		fd = raw_connect(path);
+		if (fd < 0) {
+			printf("#   as uid 65534: cannot connect: %s\n", strerror(errno));
+			fflush(stdout);
+			_exit(3);
+		}
+		/* The agent may answer and hang up before the request is sent. */
+		if (send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) < 0 && errno != EPIPE && errno != ECONNRESET)
+			_exit(4);
+		raw_read_all(fd, buf, sizeof(buf), 5000);
+		close(fd);
+		if (strstr(buf, "\"mallinfo2\"") || !strstr(buf, "permission denied: uid 65534")) {
+			printf("#   as uid 65534: %.200s\n", buf);
+			fflush(stdout);
+			_exit(1);
+		}
+		/* vitals' own client reports the agent's words. */
+		if (vt_agent_query(path, h.pid, false, 2000, &r, &err) != VT_E_UNSUPPORTED ||
+		    !strstr(err.msg, "agent: permission denied")) {
+			printf("#   as uid 65534, vt_agent_query: %s\n", err.msg);
+			fflush(stdout);
+			_exit(5);
+		}
+		_exit(0);
+	}
+	CHECK(c > 0 && waitpid(c, &st, 0) == c && WIFEXITED(st));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+		printf("# skip: cannot keep capabilities across setresuid here\n");
+	else
+		CHECK_EQ_I64(WEXITSTATUS(st), 0);
+	check_query_ok(h.pid, path);                    /* root is still served */
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
 /* The exported C API, loaded into this process (the listener disabled). */
 static void test_agent__json_api(void)
 {
@@ -1313,4 +1379,5 @@ VT_TEST_MAIN(test_agent__heap_figures, test_agent__sleep_exits_and_removes_socke
 	     test_agent__fork_child_leaves_socket, test_agent__not_glibc_malloc,
 	     test_agent__pid_and_mount_namespace, test_agent__refuses_open_directory,
 	     test_agent__request_size_limit, test_agent__xdg_runtime_dir,
-	     test_agent__squatted_tmp_dir, test_agent__symlinked_tmp_dir, test_agent__json_api)
+	     test_agent__squatted_tmp_dir, test_agent__symlinked_tmp_dir,
+	     test_agent__other_uid_refused, test_agent__json_api)

@@ -304,7 +304,7 @@ int vt_store_create(const char *path, const struct vt_recording_info *info, bool
 	struct vt_store *st;
 	struct stat sb;
 	char sql[160];
-	int rc;
+	int rc, e;
 
 	*out = NULL;
 	if (stat(path, &sb) == 0) {
@@ -315,7 +315,21 @@ int vt_store_create(const char *path, const struct vt_recording_info *info, bool
 		}
 		if (!S_ISREG(sb.st_mode))
 			return vt_err_set(err, VT_E_USAGE, 0, "'%s' is not a regular file", path);
+		/* Not removed: SQLite would open the old recording and fail on its tables. */
+		if (unlink(path) < 0 && errno != ENOENT) {
+			e = errno;
+			return vt_err_set(err, e == EACCES || e == EPERM || e == EROFS ? VT_E_PERM : VT_E_IO,
+					  e, "cannot remove '%s' to overwrite it: %s", path, strerror(e));
+		}
 		remove_recording(path);
+	} else if (errno != ENOENT && errno != ENOTDIR) {
+		/*
+		 * It may exist: going on would open it, and the failure path below
+		 * would remove a recording that --force did not give away.
+		 */
+		e = errno;
+		return vt_err_set(err, e == EACCES || e == EPERM ? VT_E_PERM : VT_E_IO, e,
+				  "cannot create '%s': %s", path, strerror(e));
 	}
 	if ((rc = check_writable_dir(path, err)))
 		return rc;

@@ -137,6 +137,13 @@ $(B)/tests/shims/%.so: tests/shims/%.c
 $(B)/tests/%: $(B)/tests/unit/%.o $(B)/libvitals.a
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# tests/unit/test_faults.c fails OS calls of libvitals.a on purpose: every
+# call to these lands in its __wrap_<name> (SQLite's own calls are reached
+# through its VFS instead).
+FAULT_CALLS := open openat read pread getdents64 readlinkat fstatat fstat stat lseek access \
+               fdopendir readdir process_vm_readv unlink getrlimit setrlimit
+$(B)/tests/test_faults: LDFLAGS += $(foreach c,$(FAULT_CALLS),-Wl,--wrap=$(c))
+
 # Fuzz targets replayed over their corpus with a small driver (gcc, no libFuzzer needed).
 $(B)/fuzz/%: $(B)/fuzz/%.o $(B)/fuzz/replay_main.o $(B)/libvitals.a
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

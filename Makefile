@@ -5,7 +5,8 @@
 #   make test          install missing packages, build (normal + ASan/UBSan), run every test
 #   make check         build and run every test (unit, fuzz corpus replay, integration)
 #   make SAN=1 check   the same under ASan+UBSan, in build-san/
-#   make fuzz          libFuzzer binaries (clang) in build-fuzz/
+#   make fuzz          libFuzzer binaries (clang) in build-fuzz/; tests/run fuzz-run runs each
+#                      for VT_FUZZ_SECONDS (default 10) from its corpus
 #   make man           write man/vitals.1 from man/vitals.1.in and the option tables
 #   make install       install vitals, its agent, the demo target, the man page and
 #                      bash completion under PREFIX (default /usr/local), DESTDIR first
@@ -69,7 +70,7 @@ SHIMS      := $(SHIM_SRC:tests/shims/%.c=$(B)/tests/shims/%.so)
 DOC        := $(B)/vitals-doc
 COMPLETION := $(B)/vitals.bash-completion
 
-.PHONY: all check check-unit test demo fuzz clean deps man install uninstall bench-smoke
+.PHONY: all check check-unit test demo fuzz fuzz-bins fuzz-if-clang clean deps man install uninstall bench-smoke
 all: $(B)/vitals $(TARGETS) $(SANITIZED) $(UNITS) $(FUZZ_REPLAY) $(AGENT) $(SHIMS) $(DOC) $(COMPLETION)
 
 $(B)/%.o: %.c
@@ -136,6 +137,13 @@ $(B)/tests/shims/%.so: tests/shims/%.c
 $(B)/tests/%: $(B)/tests/unit/%.o $(B)/libvitals.a
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# tests/unit/test_faults.c fails OS calls of libvitals.a on purpose: every
+# call to these lands in its __wrap_<name> (SQLite's own calls are reached
+# through its VFS instead).
+FAULT_CALLS := open openat read pread getdents64 readlinkat fstatat fstat stat lseek access \
+               fdopendir readdir process_vm_readv unlink getrlimit setrlimit
+$(B)/tests/test_faults: LDFLAGS += $(foreach c,$(FAULT_CALLS),-Wl,--wrap=$(c))
+
 # Fuzz targets replayed over their corpus with a small driver (gcc, no libFuzzer needed).
 $(B)/fuzz/%: $(B)/fuzz/%.o $(B)/fuzz/replay_main.o $(B)/libvitals.a
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -157,23 +165,39 @@ demo:
 	@$(B)/vitals demo
 
 # Everything: normal build + ASan/UBSan build; unit tests and fuzz-corpus
-# replays run under both, integration tests on the normal build.
+# replays run under both, integration tests on the normal build; then each
+# libFuzzer target for a bounded time (VT_FUZZ_SECONDS, default 10) when clang
+# has libFuzzer.
 test:
 	@scripts/deps.sh --test
 	@$(MAKE) --no-print-directory -j2 all
 	@$(MAKE) --no-print-directory -j2 SAN=1 all
-	@SAN_B=build-san B=build tests/run
+	@$(MAKE) --no-print-directory fuzz-if-clang
+	@SAN_B=build-san B=build FUZZ_B=build-fuzz tests/run
 
-# Real fuzzing with libFuzzer: make fuzz && build-fuzz/fuzz/fuzz_stat -max_total_time=60 fuzz/corpus/stat
+# Real fuzzing with libFuzzer (clang): make fuzz, then
+#   build-fuzz/fuzz/fuzz_stat -max_total_time=60 fuzz/corpus/stat
+# or every target for a bounded time: tests/run fuzz-run (what make test does).
+# UBSan findings abort (-fno-sanitize-recover) so that libFuzzer sees them.
+FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_BINS := $(FUZZ_SRC:fuzz/%.c=build-fuzz/fuzz/%)
 fuzz:
-	$(MAKE) B=build-fuzz CC=clang SAN=0 \
-	  SANFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer" \
-	  build-fuzz/libvitals.a
-	@mkdir -p build-fuzz/fuzz
-	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
-	  echo "  FUZZ $$n"; \
-	  clang -std=gnu11 -g -O1 -D_GNU_SOURCE -Isrc -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
-	    -o build-fuzz/fuzz/$$n $$f build-fuzz/libvitals.a $(PKG_LIBS) -lpthread -lm || exit 1; done
+	@$(MAKE) --no-print-directory B=build-fuzz CC=clang SAN=0 \
+	  SANFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" fuzz-bins
+
+# Only with B=build-fuzz (from `make fuzz`): one libFuzzer binary per target.
+fuzz-bins: $(FUZZ_BINS)
+$(FUZZ_BINS): build-fuzz/fuzz/%: fuzz/%.c build-fuzz/libvitals.a
+	@mkdir -p $(dir $@)
+	@echo "  FUZZ $*"
+	$(Q)clang -std=gnu11 -g -O1 -D_GNU_SOURCE -Isrc -I. $(PKG_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) \
+	  -o $@ $< build-fuzz/libvitals.a $(PKG_LIBS) -lpthread -lm
+
+# make test builds the libFuzzer targets when clang has libFuzzer, and says so when not
+# (tests/run fuzz-run then reports the stage skipped).
+fuzz-if-clang:
+	@if scripts/have-libfuzzer.sh; then $(MAKE) --no-print-directory -j2 fuzz; \
+	 else echo "vitals: no clang with libFuzzer: the bounded fuzz runs will be skipped (scripts/deps.sh --test installs it)"; fi
 
 deps:
 	scripts/deps.sh

@@ -6,16 +6,21 @@
  *   LD_PRELOAD=/path/to/libvitals-agent.so  some-service ...
  *   vitals heap $(pidof some-service)
  *
- * The socket is /tmp/vitals-agent-<euid>/<pid>.sock, in a directory of mode
- * 0700 owned by the euid (created if missing; refused if it exists with
- * another owner or any group/other bit), with mode 0600.  No TCP.
+ * The socket is $XDG_RUNTIME_DIR/vitals-agent/<pid>.sock when the process
+ * starts with an XDG_RUNTIME_DIR of its own (owned by the euid, mode 0700),
+ * else /tmp/vitals-agent-<euid>/<pid>.sock (agent/protocol.h gives the
+ * rule vitals follows too).  The directory is mode 0700 and owned by the
+ * euid (created if missing; refused if it is a symbolic link or exists with
+ * another owner or any group/other bit), the socket mode 0600, and only the
+ * euid and root are served (SO_PEERCRED).  No TCP.
  *
  * What this file must never do to its host:
  *  - crash it, block it, or print: every failure leaves the agent silent and
  *    the host untouched (VITALS_AGENT_DEBUG=1 says why on stderr);
  *  - let a client stall it: one connection at a time, a request of at most
- *    4 KiB, read and send deadlines (SO_RCVTIMEO/SO_SNDTIMEO plus poll), and
- *    MSG_NOSIGNAL so a client that hangs up raises no SIGPIPE;
+ *    4 KiB (4,096 bytes ended by EOF, or 4,095 and a newline), read and
+ *    send deadlines (SO_RCVTIMEO/SO_SNDTIMEO plus poll), and MSG_NOSIGNAL
+ *    so a client that hangs up raises no SIGPIPE;
  *  - take its signals: the thread blocks every signal (glibc keeps its
  *    internal setxid/cancel signals deliverable, so setuid() still works);
  *  - call malloc from the listener thread (see core.c);
@@ -39,14 +44,19 @@
  * VITALS_AGENT=0.  A host that drops privileges after start keeps serving
  * from its first euid's directory (vitals also looks in root's) but can no
  * longer unlink its socket at exit; the stale file is harmless (the next
- * process with that pid replaces it, and clients get ECONNREFUSED).  The library is linked against the build machine's glibc
- * and needs at least that symbol version set (2.34 for pthread_create).
+ * process with that pid replaces it, and clients get ECONNREFUSED).  In a
+ * user namespace that does not map the host's root (rootless containers),
+ * host root is the overflow uid to the agent and is refused: run vitals as
+ * the host uid that the process's user maps to.  The library is linked
+ * against the build machine's glibc and needs at least that symbol version
+ * set (2.34 for pthread_create).
  */
 #include "core.h"
 #include "protocol.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -72,8 +82,8 @@ static struct {
 	dev_t dev;               /* its identity, to recognise it later */
 	ino_t ino;
 	pid_t owner;             /* the process that bound path */
-	char dir[64];
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char xdg[PATH_MAX];      /* $XDG_RUNTIME_DIR at start, "" if unset or relative */
+	char path[PATH_MAX];     /* the socket, for unlink at exit */
 	bool debug;
 	int recreated;
 } L = { .lfd = -1 };
@@ -143,37 +153,115 @@ static void unlink_socket(void)
 		unlink(L.path);
 }
 
+/*
+ * The directory the socket goes in (agent/protocol.h, "Where the socket
+ * is"), opened and checked.  base is $XDG_RUNTIME_DIR as the process got it
+ * when the base it names is a directory owned by euid with no group/other
+ * bit, else /tmp; the agent's own directory in it (VT_AGENT_XDG_SUBDIR or
+ * vitals-agent-<euid>) is created 0700 if missing, opened without following
+ * a symbolic link, and must be a directory owned by euid with no
+ * group/other bit.  Anything else is refused: a directory another user
+ * created in /tmp cannot be taken over (the sticky bit), so the agent stays
+ * silent there rather than serve from it.  Returns the directory's fd, or
+ * -1; sets L.path to the socket's full path.
+ */
+static int dir_open(uid_t euid, const char *name)
+{
+	char sub[64];
+	const char *base = "/tmp";
+	struct stat st = { 0 };
+	int bfd = -1, dfd, n;
+
+	if (L.xdg[0]) {
+		bfd = open(L.xdg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (bfd >= 0 && fstat(bfd, &st) == 0 && st.st_uid == euid && (st.st_mode & 077) == 0) {
+			base = L.xdg;
+			snprintf(sub, sizeof(sub), "%s", VT_AGENT_XDG_SUBDIR);
+		} else {
+			DBG("not using " VT_AGENT_ENV_XDG " '%s': %s%s", L.xdg,
+			    bfd < 0 ? strerror(errno) : "not owned by the euid with mode 700",
+			    "; using /tmp");
+			if (bfd >= 0)
+				close(bfd);
+			bfd = -1;
+		}
+	}
+	if (bfd < 0) {
+		bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		snprintf(sub, sizeof(sub), VT_AGENT_TMP_SUBDIR_FMT, (unsigned)euid);
+	}
+	n = snprintf(L.path, sizeof(L.path), "%s/%s/%s", base, sub, name);
+	if (n < 0 || (size_t)n >= sizeof(L.path)) {
+		DBG("socket path too long");
+		goto fail;
+	}
+	if (bfd < 0) {
+		DBG("cannot open '%s': %s", base, strerror(errno));
+		return -1;
+	}
+	if (mkdirat(bfd, sub, 0700) < 0 && errno != EEXIST) {
+		DBG("cannot create '%s/%s': %s", base, sub, strerror(errno));
+		goto fail;
+	}
+	dfd = openat(bfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		DBG("cannot open '%s/%s' (a symbolic link is refused): %s", base, sub, strerror(errno));
+		goto fail;
+	}
+	if (fstat(dfd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != euid ||
+	    (st.st_mode & 077) != 0) {
+		DBG("not using '%s/%s': owner %u mode %03o, want owner %u mode 700", base, sub,
+		    (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777), (unsigned)euid);
+		close(dfd);
+		goto fail;
+	}
+	close(bfd);
+	return dfd;
+fail:
+	if (bfd >= 0)
+		close(bfd);
+	return -1;
+}
+
+/*
+ * Bind fd to name in the directory dfd: through /proc/self/fd/<dfd>/<name>,
+ * so the directory bound in is the one checked (and a long $XDG_RUNTIME_DIR
+ * still fits sun_path); by the full path when /proc is not mounted.
+ */
+static int bind_at(int fd, int dfd, const char *name)
+{
+	struct sockaddr_un sa;
+	int n;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dfd, name);
+	if (n > 0 && (size_t)n < sizeof(sa.sun_path)) {
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			return 0;
+		if (errno != ENOENT && errno != ENOTDIR)
+			return -1;
+	}
+	if (strlen(L.path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sa.sun_path, L.path, strlen(L.path) + 1);
+	return bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+}
+
 /* Create the directory if needed, check it, bind and listen.  0 or -1. */
 static int socket_open(void)
 {
 	uid_t euid = geteuid();
-	struct sockaddr_un sa;
-	struct stat st = { 0 };
+	struct stat st;
 	char name[32];
-	int dfd, fd = -1, n;
+	int dfd, fd = -1;
 
-	snprintf(L.dir, sizeof(L.dir), VT_AGENT_DIR_FMT, (unsigned)euid);
 	snprintf(name, sizeof(name), VT_AGENT_SOCK_FMT, (int)getpid());
-	n = snprintf(L.path, sizeof(L.path), "%s/%s", L.dir, name);
-	if (n < 0 || (size_t)n >= sizeof(L.path)) {
-		DBG("socket path too long");
+	dfd = dir_open(euid, name);
+	if (dfd < 0)
 		return -1;
-	}
-	if (mkdir(L.dir, 0700) < 0 && errno != EEXIST) {
-		DBG("cannot create '%s': %s", L.dir, strerror(errno));
-		return -1;
-	}
-	dfd = open(L.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0) {
-		DBG("cannot open '%s': %s", L.dir, strerror(errno));
-		return -1;
-	}
-	if (fstat(dfd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != euid ||
-	    (st.st_mode & 077) != 0) {
-		DBG("not using '%s': owner %u mode %03o, want owner %u mode 700", L.dir,
-		    (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777), (unsigned)euid);
-		goto fail;
-	}
 	/* A socket left by an earlier process with our pid is stale: it is named for us. */
 	if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT) {
 		DBG("cannot remove stale '%s': %s", L.path, strerror(errno));
@@ -184,10 +272,7 @@ static int socket_open(void)
 		DBG("socket: %s", strerror(errno));
 		goto fail;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	memcpy(sa.sun_path, L.path, strlen(L.path) + 1);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	if (bind_at(fd, dfd, name) < 0) {
 		DBG("cannot bind '%s': %s", L.path, strerror(errno));
 		goto fail;
 	}
@@ -260,50 +345,103 @@ static void send_all(int c, const char *p, size_t n)
 	}
 }
 
-static void serve(int c)
-{
-	static const char oom[] = "{\"v\":1,\"error\":\"agent out of memory\"}\n";
-	char req[VT_AGENT_REQ_MAX];
-	long long deadline = now_ms() + VT_AGENT_READ_TIMEOUT_MS;
-	struct agent_sink out;
-	size_t n = 0;
-	bool line = false, eof = false;
-	char *nl;
+enum req_end { REQ_LINE, REQ_TOO_LONG, REQ_SILENT, REQ_EMPTY };
 
-	set_timeouts(c);
-	while (!line && n < sizeof(req)) {
+/*
+ * Read the request into req[cap]: a line ended by '\n' or by the end of the
+ * stream, of at most cap bytes with the '\n'.  When req fills up without a
+ * '\n', one more read decides: the end of the stream means exactly cap bytes
+ * (a line), anything else (even a '\n') makes it too long.
+ */
+static enum req_end read_request(int c, char *req, size_t cap, size_t *len)
+{
+	long long deadline = now_ms() + VT_AGENT_READ_TIMEOUT_MS;
+	size_t n = 0;
+	char extra;
+
+	*len = 0;
+	for (;;) {
+		char *dst = n < cap ? req + n : &extra;
+		size_t room = n < cap ? cap - n : 1;
+		char *nl;
 		ssize_t k;
 
 		if (!wait_fd(c, POLLIN, deadline))
 			break;
-		k = recv(c, req + n, sizeof(req) - n, MSG_DONTWAIT);
+		k = recv(c, dst, room, MSG_DONTWAIT);
 		if (k < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			break;
 		}
 		if (k == 0) {
-			eof = true;
-			break;
+			*len = n;
+			return n > 0 ? REQ_LINE : REQ_EMPTY;
 		}
-		nl = memchr(req + n, '\n', (size_t)k);
+		if (n >= cap)
+			return REQ_TOO_LONG;
+		nl = memchr(dst, '\n', (size_t)k);
 		if (nl) {
-			n = (size_t)(nl - req);
-			line = true;
-		} else {
-			n += (size_t)k;
+			*len = (size_t)(nl - req);
+			return REQ_LINE;
 		}
+		n += (size_t)k;
 	}
+	return n >= cap ? REQ_TOO_LONG : REQ_SILENT;
+}
 
+/*
+ * Only the process's own euid and root are served.  The 0700 directory
+ * keeps other users from connecting; this holds even if a socket path
+ * leaked (a bind mount, an fd passed on).  SO_PEERCRED gives the client's
+ * euid in our user namespace (an unmapped uid shows as the overflow uid).
+ */
+static bool peer_allowed(int c, char *why, size_t cap)
+{
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+	uid_t euid = geteuid();
+
+	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0) {
+		snprintf(why, cap, "cannot tell who the client is");
+		return false;
+	}
+	if (cr.uid == 0 || cr.uid == euid)
+		return true;
+	snprintf(why, cap, "permission denied: uid %u is neither the process's (%u) nor root",
+		 (unsigned)cr.uid, (unsigned)euid);
+	return false;
+}
+
+static void serve(int c)
+{
+	static const char oom[] = "{\"v\":1,\"error\":\"agent out of memory\"}\n";
+	char req[VT_AGENT_REQ_MAX], why[128];
+	struct agent_sink out;
+	size_t n = 0;
+
+	set_timeouts(c);
 	agent_sink_init(&out, VT_AGENT_REPLY_MAX);
-	if (line || (eof && n > 0))
+	if (!peer_allowed(c, why, sizeof(why))) {
+		DBG("refused a client: %s", why);
+		agent_core_error(&out, why);
+		goto send;
+	}
+	switch (read_request(c, req, sizeof(req), &n)) {
+	case REQ_LINE:
 		agent_core_answer(req, n, agent_core_trim_allowed(), &out);
-	else if (n >= sizeof(req))
+		break;
+	case REQ_TOO_LONG:
 		agent_core_error(&out, "request longer than 4096 bytes");
-	else if (eof)
+		break;
+	case REQ_EMPTY:
 		agent_core_error(&out, "empty request");
-	else
+		break;
+	case REQ_SILENT:
 		agent_core_error(&out, "no request line within 1000 ms");
+		break;
+	}
+send:
 	if (out.failed || !out.p)
 		send_all(c, oom, sizeof(oom) - 1);
 	else
@@ -391,12 +529,16 @@ __attribute__((constructor)) static void agent_start(void)
 {
 	const char *on = getenv(VT_AGENT_ENV_ENABLE);
 	const char *debug = getenv(VT_AGENT_ENV_DEBUG);
+	const char *xdg = getenv(VT_AGENT_ENV_XDG);
 	pthread_attr_t attr;
 	sigset_t all, old;
 	pthread_t t;
 	int rc;
 
 	L.debug = debug && strcmp(debug, "1") == 0;
+	/* Read once: the client finds the directory from the environment the process started with. */
+	if (xdg && xdg[0] == '/' && strlen(xdg) < sizeof(L.xdg))
+		memcpy(L.xdg, xdg, strlen(xdg) + 1);
 	/* The core is set up even when disabled: vitals_agent_json() still works. */
 	if (agent_core_init() < 0)
 		DBG("cannot create the malloc_info stream; requests will get an error");

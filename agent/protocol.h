@@ -9,16 +9,35 @@
  * vitals).
  *
  * Where the socket is
- *   /tmp/vitals-agent-<euid>/<pid>.sock
- *   <euid> is the agent process's geteuid() and <pid> its getpid(), both as
- *   seen inside the process's own user and pid namespaces.  The directory is
- *   mode 0700 and owned by <euid>; the agent refuses to use one with another
- *   owner or any group/other permission bit.  The socket is mode 0600.
- *   From the host, vitals reaches it through /proc/<hostpid>/root (the
- *   process's own mount namespace, so containers work), uses the last NSpid
- *   of /proc/<hostpid>/status as <pid>, maps <euid> through
- *   /proc/<hostpid>/uid_map, and after connecting checks SO_PEERCRED: the
- *   socket must be served by <hostpid> itself.
+ *   <dir>/<pid>.sock, <pid> being the agent process's getpid() and <euid>
+ *   its geteuid(), both as seen inside its own user and pid namespaces.
+ *   <dir> follows one rule that vitals can apply from outside:
+ *   1. $XDG_RUNTIME_DIR/vitals-agent, when XDG_RUNTIME_DIR in the
+ *      environment the process started with (what /proc/<pid>/environ
+ *      shows) is an absolute path to a directory owned by <euid> with no
+ *      group/other permission bit (what pam_systemd gives a login session);
+ *   2. otherwise /tmp/vitals-agent-<euid>.
+ *   The agent creates <dir> with mode 0700 if missing, opens it without
+ *   following a symbolic link and refuses it unless it is a directory owned
+ *   by <euid> with no group/other bit: a /tmp/vitals-agent-<euid> made by
+ *   another user leaves the agent silent (VITALS_AGENT_DEBUG=1 says why);
+ *   XDG_RUNTIME_DIR is not exposed to that.  It binds through its
+ *   directory fd, the socket is mode 0600, and it serves only clients whose
+ *   SO_PEERCRED uid is <euid> or 0 (others get an error reply).
+ *   From the host, vitals reaches <dir> through /proc/<hostpid>/root (the
+ *   process's own mount namespace, so containers work), reads
+ *   XDG_RUNTIME_DIR from /proc/<hostpid>/environ, uses the last NSpid of
+ *   /proc/<hostpid>/status as <pid>, maps <euid> through
+ *   /proc/<hostpid>/uid_map, and tries rule 1 then rule 2 (then both for
+ *   uid 0, for a daemon that dropped root after starting).  It takes a
+ *   candidate only if <dir> is, without following links, a directory owned
+ *   by the target's euid (as vitals sees it) with no group/other bit and
+ *   <pid>.sock is a socket (not a link) of the same owner; and after
+ *   connecting it checks SO_PEERCRED: the socket must be served by
+ *   <hostpid> itself.  When /proc/<hostpid>/root and environ cannot be read
+ *   (a non-dumpable process) and the pid numbering is vitals' own, it tries
+ *   /run/user/<euid>/vitals-agent and /tmp/vitals-agent-<euid> as vitals
+ *   sees them; the SO_PEERCRED check makes that safe.
  *
  * Exchange (one per connection, Unix stream socket, no TCP)
  *   client -> agent: one line of JSON, at most VT_AGENT_REQ_MAX bytes
@@ -60,9 +79,16 @@
 
 #define VT_AGENT_PROTO_VERSION 1
 
-/* Directory and socket name: snprintf(VT_AGENT_DIR_FMT, euid), then "/" + VT_AGENT_SOCK_FMT. */
-#define VT_AGENT_DIR_FMT   "/tmp/vitals-agent-%u"   /* unsigned euid */
-#define VT_AGENT_SOCK_FMT  "%d.sock"                /* int pid */
+/*
+ * Directory and socket name (see "Where the socket is"):
+ * $XDG_RUNTIME_DIR "/" VT_AGENT_XDG_SUBDIR, else "/tmp/" VT_AGENT_TMP_SUBDIR_FMT
+ * (= VT_AGENT_DIR_FMT), then "/" VT_AGENT_SOCK_FMT.
+ */
+#define VT_AGENT_ENV_XDG        "XDG_RUNTIME_DIR"
+#define VT_AGENT_XDG_SUBDIR     "vitals-agent"
+#define VT_AGENT_TMP_SUBDIR_FMT "vitals-agent-%u"        /* unsigned euid */
+#define VT_AGENT_DIR_FMT        "/tmp/" VT_AGENT_TMP_SUBDIR_FMT
+#define VT_AGENT_SOCK_FMT       "%d.sock"                /* int pid */
 
 /* Largest request line, '\n' included. */
 #define VT_AGENT_REQ_MAX   4096

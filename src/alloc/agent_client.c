@@ -2,10 +2,12 @@
  * agent_client.c — find a process's vitals agent, ask it, parse the answer.
  *
  * The socket path is computed from /proc (the target's mount namespace via
- * <pid>/root, its own pid via NSpid, its own uid via uid_map), never from
- * anything the agent says; and who serves the socket is checked with
- * SO_PEERCRED, so a stale file or a socket planted by another process is
- * never taken for the target.  The reply is untrusted input: it is parsed
+ * <pid>/root, its XDG_RUNTIME_DIR via environ, its own pid via NSpid, its
+ * own uid via uid_map), never from anything the agent says; the directory
+ * and the socket must belong to the target's user (checked without
+ * following links); and who serves the socket is checked with SO_PEERCRED,
+ * so a stale file or a socket planted by another process is never taken
+ * for the target.  The reply is untrusted input: it is parsed
  * with jansson under a size cap and every member is type-checked.
  * This file must not print or exit, and must not leave a SIGPIPE behind.
  */
@@ -14,6 +16,7 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/scan.h"
+#include "proc/environ.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -96,24 +99,76 @@ static uid_t map_uid(int dirfd, uid_t host_uid)
 	return out;
 }
 
-/* 1 if path is a socket, 0 if nothing there, -errno otherwise. */
-static int socket_at(const char *path)
+/*
+ * The target's XDG_RUNTIME_DIR from <pid>/environ into out (cap bytes): ""
+ * when unset, relative, too long or unreadable (a non-dumpable target, a
+ * recorded tree without environ).
+ */
+static void read_xdg(int dirfd, char *out, size_t cap)
+{
+	struct vt_buf buf = VT_BUF_INIT(4u << 20);
+	const char *v;
+	size_t len;
+
+	out[0] = '\0';
+	if (vt_read_at(dirfd, "environ", &buf, NULL) == VT_OK &&
+	    vt_environ_get(buf.data, buf.len, VT_AGENT_ENV_XDG, &v, &len) && len > 0 && v[0] == '/' &&
+	    len < cap && !memchr(v, '\0', len)) {
+		memcpy(out, v, len);
+		out[len] = '\0';
+	}
+	vt_buf_release(&buf);
+}
+
+/*
+ * Is dir/name the agent's socket as agent/protocol.h places it?  dir must be,
+ * without following a link, a directory owned by uid (as vitals sees it)
+ * with no group/other bit, and name in it a socket (not a link) owned by
+ * uid: what the agent itself insists on, so a directory or socket another
+ * user planted is never connected to.  1 yes, 0 no, -errno when dir cannot
+ * be looked at (EACCES: <pid>/root of a non-dumpable target).
+ */
+static int socket_at(const char *dir, const char *name, uid_t uid)
 {
 	struct stat st;
+	int dfd, ok;
 
-	if (stat(path, &st) == 0)
-		return S_ISSOCK(st.st_mode) ? 1 : 0;
-	if (errno == ENOENT || errno == ENOTDIR)
-		return 0;
-	return -errno;
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) ? 0 : -errno;
+	ok = fstat(dfd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid &&
+	     (st.st_mode & 077) == 0 &&
+	     fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode) &&
+	     st.st_uid == uid;
+	close(dfd);
+	return ok;
+}
+
+/* Candidate directories of one uid, under prefix ("<proc>/<pid>/root" or ""). */
+static int dirs_of(const char *prefix, const char *xdg, uid_t ns_uid, char dirs[2][512])
+{
+	int n = 0, k;
+
+	if (xdg[0]) {
+		k = snprintf(dirs[n], sizeof(dirs[n]), "%s%s/" VT_AGENT_XDG_SUBDIR, prefix, xdg);
+		if (k > 0 && (size_t)k < sizeof(dirs[n]))
+			n++;
+	}
+	k = snprintf(dirs[n], sizeof(dirs[n]), "%s" VT_AGENT_DIR_FMT, prefix, (unsigned)ns_uid);
+	if (k > 0 && (size_t)k < sizeof(dirs[n]))
+		n++;
+	return n;
 }
 
 int vt_agent_find(const struct vt_procfs *pfs, pid_t pid, uid_t target_euid, char *path,
 		  size_t cap)
 {
-	uid_t uids[2];
+	struct {
+		uid_t host, ns;     /* the uid as vitals sees it, and inside the target */
+	} uids[2];
+	char xdg[256], prefix[300], run[64], name[32], dirs[2][512];
 	pid_t nspid;
-	int dirfd, rc, i, n_uids = 0, denied = 0;
+	int dirfd, rc, i, j, nd, n_uids = 0, denied = 0;
 	char tried[512] = "";
 
 	if (cap)
@@ -126,38 +181,47 @@ int vt_agent_find(const struct vt_procfs *pfs, pid_t pid, uid_t target_euid, cha
 		close(dirfd);
 		return rc;
 	}
-	uids[n_uids++] = map_uid(dirfd, target_euid);
-	if (target_euid != 0)
-		uids[n_uids++] = map_uid(dirfd, 0);
+	read_xdg(dirfd, xdg, sizeof(xdg));
+	uids[n_uids].host = target_euid;
+	uids[n_uids++].ns = map_uid(dirfd, target_euid);
+	if (target_euid != 0) {
+		uids[n_uids].host = 0;
+		uids[n_uids++].ns = map_uid(dirfd, 0);
+	}
 	close(dirfd);
+	snprintf(name, sizeof(name), VT_AGENT_SOCK_FMT, (int)nspid);
+	snprintf(prefix, sizeof(prefix), "%s/%d/root", pfs->proc_root, (int)pid);
 
 	for (i = 0; i < n_uids; i++) {
-		int n, at;
-
-		if (uids[i] == (uid_t)-1)
+		if (uids[i].ns == (uid_t)-1)
 			continue;
-		n = snprintf(path, cap, "%s/%d/root" VT_AGENT_DIR_FMT "/" VT_AGENT_SOCK_FMT,
-			     pfs->proc_root, (int)pid, (unsigned)uids[i], (int)nspid);
-		if (n < 0 || (size_t)n >= cap)
-			return VT_E_FAIL;
-		if (!tried[0])
-			snprintf(tried, sizeof(tried), "%s", path);
-		at = socket_at(path);
-		if (at == 1)
-			return VT_OK;
-		if (at == -EACCES || at == -EPERM) {
-			denied = 1;
-			/*
-			 * <pid>/root needs ptrace read access (a non-dumpable
-			 * target).  Same pid numbering: try our own /tmp; the
-			 * SO_PEERCRED check in vt_agent_query makes that safe.
-			 */
-			if (pfs->live && nspid == pid) {
-				n = snprintf(path, cap, VT_AGENT_DIR_FMT "/" VT_AGENT_SOCK_FMT,
-					     (unsigned)uids[i], (int)nspid);
-				if (n < 0 || (size_t)n >= cap)
-					return VT_E_FAIL;
-				if (socket_at(path) == 1)
+		nd = dirs_of(prefix, xdg, uids[i].ns, dirs);
+		for (j = 0; j < nd; j++) {
+			int n = snprintf(path, cap, "%s/%s", dirs[j], name), at;
+
+			if (n < 0 || (size_t)n >= cap)
+				continue;
+			if (!tried[0])
+				snprintf(tried, sizeof(tried), "%s", path);
+			at = socket_at(dirs[j], name, uids[i].host);
+			if (at == 1)
+				return VT_OK;
+			if (at == -EACCES || at == -EPERM)
+				denied = 1;
+		}
+		/*
+		 * <pid>/root and environ need ptrace read access (a non-dumpable
+		 * target).  Same pid numbering: try the usual XDG_RUNTIME_DIR and
+		 * our own /tmp; the SO_PEERCRED check in vt_agent_query makes that
+		 * safe.
+		 */
+		if (denied && pfs->live && nspid == pid) {
+			snprintf(run, sizeof(run), "/run/user/%u", (unsigned)uids[i].ns);
+			nd = dirs_of("", run, uids[i].ns, dirs);
+			for (j = 0; j < nd; j++) {
+				int n = snprintf(path, cap, "%s/%s", dirs[j], name);
+
+				if (n > 0 && (size_t)n < cap && socket_at(dirs[j], name, uids[i].host) == 1)
 					return VT_OK;
 			}
 		}
@@ -334,6 +398,9 @@ static int read_reply(int fd, struct vt_buf *buf, long long deadline, int timeou
 		if (k < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
+			/* The agent hung up on a request it did not read: its reply came first. */
+			if (errno == ECONNRESET && buf->len > 0)
+				return VT_OK;
 			return vt_err_set(err, VT_E_IO, errno, "cannot read from agent at '%s': %s", path,
 					  strerror(errno));
 		}
@@ -349,10 +416,11 @@ int vt_agent_query(const char *path, pid_t host_pid, bool trim, int timeout_ms,
 {
 	struct vt_buf buf = VT_BUF_INIT(VT_AGENT_REPLY_MAX);
 	long long deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : VT_AGENT_CLIENT_TIMEOUT_MS);
+	struct vt_err send_err, read_err;
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
 	char req[64];
-	int fd, rc, n;
+	int fd, rc, rrc, n;
 
 	memset(out, 0, sizeof(*out));
 	if (timeout_ms <= 0)
@@ -379,12 +447,28 @@ int vt_agent_query(const char *path, pid_t host_pid, bool trim, int timeout_ms,
 
 	n = snprintf(req, sizeof(req), "{\"v\":%d,\"want\":\"heap\"%s}\n", VT_AGENT_PROTO_VERSION,
 		     trim ? ",\"trim\":true" : "");
-	rc = send_request(fd, req, (size_t)n, deadline, path, err);
-	if (rc)
+	/*
+	 * An agent that refuses us (another uid) answers and hangs up without
+	 * reading the request: after EPIPE its words are still there to read.
+	 */
+	rc = send_request(fd, req, (size_t)n, deadline, path, &send_err);
+	if (rc && send_err.sys_errno != EPIPE && send_err.sys_errno != ECONNRESET) {
+		if (err)
+			*err = send_err;
 		goto out_close;
-	rc = read_reply(fd, &buf, deadline, timeout_ms, path, err);
-	if (rc)
+	}
+	rrc = read_reply(fd, &buf, deadline, timeout_ms, path, &read_err);
+	if (rc && buf.len == 0) {
+		if (err)
+			*err = send_err;
 		goto out_buf;
+	}
+	if (!rc && rrc) {
+		rc = rrc;
+		if (err)
+			*err = read_err;
+		goto out_buf;
+	}
 	rc = vt_agent_reply_parse(buf.data ? buf.data : "", buf.len, trim, out, err);
 out_buf:
 	vt_buf_release(&buf);

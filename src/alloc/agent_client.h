@@ -51,22 +51,29 @@ struct vt_agent_reply {
 };
 
 /*
- * Find the agent socket of host pid `pid`:
+ * Find the agent socket of host pid `pid`, by the rule of agent/protocol.h:
+ *   <proc_root>/<pid>/root<XDG_RUNTIME_DIR>/vitals-agent/<nspid>.sock
  *   <proc_root>/<pid>/root/tmp/vitals-agent-<uid>/<nspid>.sock
- * <nspid> is the last NSpid of <pid>/status (the pid inside the target's pid
- * namespace); <uid> is target_euid (status Uid: effective, as vitals sees
- * it) mapped through <pid>/uid_map into the target's user namespace.  If
- * that finds nothing and target_euid is not 0, the root directory is tried
+ * XDG_RUNTIME_DIR is the target's, from <pid>/environ (the first is skipped
+ * when it has none); <nspid> is the last NSpid of <pid>/status (the pid
+ * inside the target's pid namespace); <uid> is target_euid (status Uid:
+ * effective, as vitals sees it) mapped through <pid>/uid_map into the
+ * target's user namespace.  A candidate counts only if its directory is
+ * (not through a link) a directory owned by target_euid with no
+ * group/other bit and the socket (not a link) is owned by target_euid too.
+ * If that finds nothing and target_euid is not 0, root's places are tried
  * too (a daemon that started as root and dropped privileges).  If
  * <pid>/root cannot be entered (EACCES: a non-dumpable target) and the
- * target shares vitals' pid numbering, the plain /tmp path is tried.  The
- * file found is only a candidate: vt_agent_query checks who serves it.
+ * target shares vitals' pid numbering, /run/user/<uid>/vitals-agent and
+ * the plain /tmp path are tried.  The file found is only a candidate:
+ * vt_agent_query checks who serves it.
  *
  * path/cap: caller's buffer; on VT_OK the socket path, on VT_E_NOTFOUND or
  * VT_E_PERM the first path looked at (for the caller's message).
  * Returns VT_OK, or VT_E_NOTFOUND (no socket there), VT_E_PERM (the path
- * cannot be entered), VT_E_NOPROC, VT_E_GONE, VT_E_FAIL (path longer than
- * cap).  No struct vt_err: nothing found is the common case, not a failure.
+ * cannot be entered), VT_E_NOPROC, VT_E_GONE.  A candidate longer than cap
+ * is skipped.  No struct vt_err: nothing found is the common case, not a
+ * failure.
  */
 int vt_agent_find(const struct vt_procfs *pfs, pid_t pid, uid_t target_euid, char *path,
 		  size_t cap);

@@ -48,9 +48,12 @@ int vt_target_check(int dirfd, pid_t pid, struct vt_buf *buf, struct vt_proc_sta
 bool vt_target_exited(int dirfd, struct vt_buf *buf)
 {
 	struct vt_proc_stat st;
+	int rc = vt_read_at(dirfd, "stat", buf, NULL);
 
-	if (vt_read_at(dirfd, "stat", buf, NULL) != VT_OK ||
-	    vt_proc_stat_parse(buf->data, buf->len, &st, NULL) != VT_OK)
+	/* stat needs no permission: only a process that is gone fails to give it (ESRCH) */
+	if (rc == VT_E_GONE)
 		return true;
+	if (rc != VT_OK || vt_proc_stat_parse(buf->data, buf->len, &st, NULL) != VT_OK)
+		return false;
 	return st.state == 'Z' || st.state == 'X' || (st.flags & VT_PF_EXITING);
 }

@@ -25,9 +25,10 @@ int vt_target_check(int dirfd, pid_t pid, struct vt_buf *buf, struct vt_proc_sta
 
 /*
  * Has the process behind dirfd exited since it was checked?  Its stat can
- * no longer be read through dirfd (reaped; dirfd keeps naming that process
- * even if the pid is reused), or it is a zombie, dead, or exiting (its
- * memory already released).  A read that failed with ENOENT, ESRCH or
+ * no longer be read through dirfd (ESRCH: reaped; dirfd keeps naming that
+ * process even if the pid is reused), or it is a zombie, dead, or exiting
+ * (its memory already released).  Any other failure to read or parse stat
+ * (EIO, EMFILE, a torn read) says nothing about it: false.  A read that failed with ENOENT, ESRCH or
  * EACCES against such a process is VT_E_GONE, not what errno suggests.
  */
 bool vt_target_exited(int dirfd, struct vt_buf *buf);

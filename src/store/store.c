@@ -83,6 +83,19 @@ static int exec(struct vt_store *st, const char *sql, struct vt_err *err, const 
 	return rc == SQLITE_OK ? VT_OK : db_err(st->db, rc, err, st->path, doing);
 }
 
+/*
+ * A statement reading a recording failed: a missing table or column
+ * (SQLITE_ERROR) means the file is not a recording this vitals can read,
+ * "'<path>' <what>: <SQLite's words>"; an I/O, lock or memory failure is
+ * that failure, not a verdict on the file.
+ */
+static int read_failed(sqlite3 *db, int rc, const char *path, const char *what, struct vt_err *err)
+{
+	if ((sqlite3_extended_errcode(db) & 0xff) != SQLITE_ERROR)
+		return db_err(db, rc, err, path, "reading");
+	return vt_err_set(err, VT_E_RECORDING, 0, "'%s' %s: %s", path, what, sqlite3_errmsg(db));
+}
+
 static int prepare(struct vt_store *st, const char *sql, sqlite3_stmt **out, struct vt_err *err)
 {
 	int rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, out, NULL);
@@ -766,9 +779,11 @@ static int check_identity(sqlite3 *db, const char *path, int *schema, struct vt_
 		return VT_E_RECORDING;
 	}
 	rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL);
-	if (rc == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+	if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW)
 		version = sqlite3_column_int(q, 0);
 	sqlite3_finalize(q);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_err(db, rc, err, path, "reading");
 	if (version > VT_STORE_SCHEMA) {
 		vt_err_set(err, VT_E_RECORDING, 0,
 			   "'%s' was written by a newer vitals (recording schema %d; this vitals reads up to %d)",
@@ -790,8 +805,7 @@ static int load_meta(sqlite3 *db, const char *path, struct vt_series *s, struct 
 	s->info.schema = VT_STORE_SCHEMA;
 	rc = sqlite3_prepare_v2(db, "SELECT key, value FROM meta", -1, &q, NULL);
 	if (rc != SQLITE_OK)
-		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' is not a complete vitals recording: %s", path,
-				  sqlite3_errmsg(db));
+		return read_failed(db, rc, path, "is not a complete vitals recording", err);
 	while (bad == VT_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
 		/* the type first: reading a blob as text converts it */
 		int type = sqlite3_column_type(q, 0);
@@ -847,8 +861,7 @@ static int load_samples(sqlite3 *db, const char *path, size_t max_points, struct
 	}
 	sqlite3_finalize(q);
 	if (rc != SQLITE_OK)
-		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' has no readable samples: %s", path,
-				  sqlite3_errmsg(db));
+		return read_failed(db, rc, path, "has no readable samples", err);
 	ld.width = (size_t)count > max_points ? (tmax - tmin) / (double)max_points : 0;
 	ld.gap = 3 * (s->info.every_s > 0 ? s->info.every_s : 1);
 
@@ -864,8 +877,7 @@ static int load_samples(sqlite3 *db, const char *path, size_t max_points, struct
 	snprintf(sql + len, sizeof(sql) - len, " FROM samples ORDER BY id");
 	rc = sqlite3_prepare_v2(db, sql, -1, &q, NULL);
 	if (rc != SQLITE_OK)
-		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' has an unexpected samples table: %s", path,
-				  sqlite3_errmsg(db));
+		return read_failed(db, rc, path, "has an unexpected samples table", err);
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		if (add_sample(&ld, q)) {
 			sqlite3_finalize(q);

@@ -430,16 +430,19 @@ static void wait_sigchld(struct vt_inject_session *s, long us)
 
 /*
  * Wait for the next stop of the thread until deadline (now_us() clock):
- * yield for the first tens of microseconds (most calls are that short),
+ * yield for the first 100 microseconds (a mallinfo2 is about 20),
  * then block until the kernel announces a stop (SIGCHLD, through the
  * tracer thread's signalfd), at most 1 ms at a time, and look again.
  */
+/* How long a wait for a stop yields before it blocks (a wake-up costs more than a short call). */
+#define WAIT_SPIN_US 100
+
 static int wait_stop(struct vt_inject_session *s, double deadline, struct stop *out,
 		     struct vt_err *err)
 {
 	double start = now_us(), waited;
 	long nap = 0, cap;
-	int spins = 0, st;
+	int st;
 	pid_t r;
 
 	memset(out, 0, sizeof(*out));
@@ -463,8 +466,7 @@ static int wait_stop(struct vt_inject_session *s, double deadline, struct stop *
 			out->kind = STOP_NONE;
 			return VT_OK;
 		}
-		if (spins < 40) {
-			spins++;
+		if (now_us() - start < WAIT_SPIN_US) {
 			sched_yield();
 			continue;
 		}
@@ -612,9 +614,10 @@ static void session_free(struct vt_inject_session *s)
  * A probe's jobs follow each other within microseconds while the target's
  * thread is stopped: the two threads spin (yielding) this long for the
  * hand-off before they sleep on the condition variable, which would add a
- * wake-up to the thread's stop each time.
+ * wake-up to the thread's stop each time (hundreds of microseconds for an
+ * idle CPU of a virtual machine).
  */
-#define HANDOFF_SPIN_US 60
+#define HANDOFF_SPIN_US 1000
 
 /* Spin until *flag is set or HANDOFF_SPIN_US passed. */
 static void spin_for(const bool *flag)

@@ -26,7 +26,8 @@ static const struct vt_option soak_options[] = {
 	{ "smaps-every", 0, "DURATION", "Pss (smaps_rollup) cadence (default 10m; 0 = never)", OPT_SMAPS },
 	{ "threads-every", 0, "DURATION", "per-thread rows cadence (default 1m)", OPT_THREADS },
 	{ "heap", 0, NULL, "allocator figures by ptrace when no agent answers:\n"
-			   "stops one thread for about 1-4 ms per probe", OPT_HEAP },
+			   "mallinfo2 alone, stopping one thread for about\n"
+			   "0.3 ms per probe (more on a saturated host)", OPT_HEAP },
 	{ "heap-every", 0, "DURATION", "allocator figures cadence (default 1m)", OPT_HEAP_EVERY },
 	{ "wait", 0, "DURATION", "how long --name/--pidfile may take to appear\n(default 30s)", OPT_WAIT },
 	{ "wait-back", 0, "DURATION", "how long a followed target that exited may take to\n"

@@ -184,6 +184,39 @@ static bool stopped(struct vt_soak_work *w, const struct vt_soak_verdict *v)
 }
 
 /*
+ * A steady rise that follows a warm-up left out of the fit, which rose at
+ * more than 1/DECEL_RATIO times its rate, is a leak only once it has lasted
+ * STEADY_LEAK_SPANS times what any shape needs: shorter, it may as well be
+ * the warm-up's tail (30 s of glibc arena churn on a slow host: 115 MiB in
+ * the first 8 s, then 9 MiB in 22 s).  Returns true when it judged that.
+ */
+#define STEADY_LEAK_SPANS 2
+static bool after_fast_warmup(struct vt_soak_work *w, struct vt_soak_verdict *v)
+{
+	const struct vt_soak_bins *b = &w->span;
+	double steady = v->slope_window_s, warm_rate, need = STEADY_LEAK_SPANS * v->min_span_s;
+	size_t k;
+
+	if (b->n < 2 || steady >= need || !(v->slope > 0))
+		return false;
+	for (k = 1; k < b->n && b->t[k] < v->slope_window_t0; k++)
+		;
+	if (k >= b->n || b->t[k] - b->t[0] <= 0)
+		return false;
+	warm_rate = (b->floor[k] - b->floor[0]) / (b->t[k] - b->t[0]);
+	if (!(warm_rate * DECEL_RATIO > v->slope))
+		return false;
+	vt_soak_unsettle(w, v);
+	v->kind = VT_VERDICT_CANNOT_TELL;
+	v->reason = VT_SOAK_WHY_STEADY_TOO_SHORT;
+	v->rate_first_half_per_s = warm_rate;
+	v->rate_last_half_per_s = v->slope;
+	v->steady_s = steady;
+	v->need_more_s = need - steady;
+	return true;
+}
+
+/*
  * The floor rises beyond the tolerance with a slope interval above zero.
  * A leak, unless the growth is decelerating: the last half of the window
  * grows at under a third of the first half's rate and either its interval
@@ -250,6 +283,8 @@ static int judge_growth(struct vt_soak_work *w, struct vt_soak_verdict *v, bool 
 		v->slope_window_t0 = h.last_t0;
 		v->slope_window_s = w->p.t1[w->p.n - 1] - h.last_t0;
 	}
+	if (after_fast_warmup(w, v))
+		return 0;
 	vt_soak_unsettle(w, v);
 	v->kind = VT_VERDICT_LEAK;
 	v->reason = VT_SOAK_WHY_LEAK;

@@ -174,8 +174,6 @@ void vt_arch_tramp_scan(const unsigned char *code, size_t len, uint64_t addr, st
 			t->store = addr + i;
 			t->store_reg = f->reg;
 			t->store_disp = f->disp_at >= 0 ? (int8_t)code[i + (size_t)f->disp_at] : 0;
-			memcpy(t->store_insn, code + i, f->len);
-			t->store_len = f->len;
 			break;
 		}
 	}

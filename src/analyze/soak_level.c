@@ -358,6 +358,15 @@ static size_t settle_refine(struct vt_soak_work *w, size_t a, size_t start, doub
 	return start;
 }
 
+/* The settled window's figures, from its first point w->settled_pt to the end. */
+static void settled_figures(struct vt_soak_work *w, struct vt_soak_verdict *v)
+{
+	v->settled_from = w->p.idx[w->settled_pt];
+	v->settle_s = w->p.t0[w->settled_pt] - v->t0;
+	v->settled_window_s = w->p.t1[w->p.n - 1] - w->p.t0[w->settled_pt];
+	window_figures(w, w->settled_pt, &v->settled_lo, &v->settled_hi, &v->settled_median);
+}
+
 /*
  * The settled window: the longest run of bins up to the end whose floors
  * stay within the tolerance of the final level.  One bin out of line
@@ -386,10 +395,21 @@ void vt_soak_settle(struct vt_soak_work *w, struct vt_soak_verdict *v)
 	w->settled_bin = k;
 	w->settled_pt = k > 0 ? settle_refine(w, b->first[k - 1], b->first[k], level, v->tolerance)
 			      : b->first[k];
-	v->settled_from = w->p.idx[w->settled_pt];
-	v->settle_s = w->p.t0[w->settled_pt] - v->t0;
-	v->settled_window_s = w->p.t1[w->p.n - 1] - w->p.t0[w->settled_pt];
-	window_figures(w, w->settled_pt, &v->settled_lo, &v->settled_hi, &v->settled_median);
+	settled_figures(w, v);
+}
+
+/* Begin the settled window later, at point pt (in the span bin that holds it). */
+void vt_soak_settle_at(struct vt_soak_work *w, struct vt_soak_verdict *v, size_t pt)
+{
+	const struct vt_soak_bins *b = &w->span;
+	size_t k = 0;
+
+	while (k + 1 < b->n && b->first[k + 1] <= pt)
+		k++;
+	v->settled = true;
+	w->settled_bin = k;
+	w->settled_pt = pt;
+	settled_figures(w, v);
 }
 
 void vt_soak_unsettle(struct vt_soak_work *w, struct vt_soak_verdict *v)

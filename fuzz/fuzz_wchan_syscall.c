@@ -15,6 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char wchan[48];
 	struct vt_err err;
 	long nr;
+	uint64_t args[VT_SYSCALL_ARGS];
 	char *copy = malloc(size ? size : 1);
 
 	if (!copy)
@@ -23,7 +24,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vt_wchan_parse(copy, size, wchan, sizeof(wchan));
 	if (strlen(wchan) >= sizeof(wchan))
 		abort();
-	if (vt_syscall_parse(copy, size, &nr, &err) == VT_OK && nr < VT_SYSCALL_RUNNING)
+	if (vt_syscall_parse(copy, size, &nr, NULL, &err) == VT_OK && nr < VT_SYSCALL_RUNNING)
+		abort();
+	if (vt_syscall_parse(copy, size, &nr, args, &err) == VT_OK && nr < VT_SYSCALL_RUNNING)
 		abort();
 	free(copy);
 	return 0;

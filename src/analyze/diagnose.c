@@ -6,7 +6,9 @@
 #include "base/unknown.h"
 
 #include "proc/procfs.h"
+#include "sample/threads.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +21,9 @@ const char *vt_diag_name(enum vt_diag_kind k)
 	case VT_DIAG_BUSY_POLL: return "busy poll";
 	case VT_DIAG_IO: return "blocked on I/O";
 	case VT_DIAG_THROTTLED: return "CPU throttled";
+	case VT_DIAG_HOST_BUSY: return "host busy";
+	case VT_DIAG_SERVING: return "serving";
+	case VT_DIAG_WAKEUPS: return "frequent wakeups";
 	case VT_DIAG_NONE: break;
 	}
 	return "no pattern";
@@ -62,33 +67,81 @@ static double pos(double v)
 	return v > 0 ? v : 0;
 }
 
+/*
+ * Of the time its threads waited on a run queue, the part spent behind its
+ * own other threads.  A waiting thread competes with the process's other
+ * runnable threads (runnable - 1 on average) and with every other task
+ * runnable on the host; the queue time is split in that proportion.
+ */
+static double own_runq(const struct vt_threads_rates *r, double runnable, double runq)
+{
+	double own = runnable - 1;
+
+	if (own <= 0)
+		return 0;
+	return runq * own / (own + r->others_runnable);
+}
+
+/*
+ * The CPU a thread would use if it never waited for one: a thread that
+ * runs c and sleeps s of each cycle runs c / (c + s) of the time when it
+ * does not queue, and c + s is the time it did not spend queued.  A
+ * spinner wants a whole CPU however busy the host; a thread that ran 25%
+ * and queued 35% on a loaded host wants 38%.
+ */
+static double wants(const struct vt_thread_rate *t)
+{
+	double not_queued = 1 - pos(t->runq_share);
+
+	return not_queued > 0.01 ? fmin(1, pos(t->cpu_cores) / not_queued) : 1;
+}
+
+/*
+ * Core contention: its own threads want more CPUs than it may use, and
+ * they queue and are preempted for it.  The host is busy: its threads
+ * queued behind other processes' tasks.  On a loaded host the run-queue
+ * wait of a process that wants less than its cores is the host's, which
+ * the per-thread CPU over the time not queued tells apart.
+ */
 static void rule_contention(const struct vt_threads_rates *r, struct vt_diagnosis *d)
 {
-	double runnable = 0, runq = 0, vol = 0, nonvol = 0;
+	double runnable = 0, demand = 0, runq = 0, vol = 0, nonvol = 0, mine = -1;
 	struct vt_diag_finding *f;
 	size_t i;
 
-	if (r->usable_cores <= 0)
-		return;
 	for (i = 0; i < r->n; i++) {
 		const struct vt_thread_rate *t = &r->threads[i];
 
 		/* runnable = on a CPU or waiting for one, over the interval */
 		runnable += pos(t->cpu_cores) + pos(t->runq_share);
+		demand += wants(t);
 		runq += pos(t->runq_share);
 		vol += pos(t->vol_per_s);
 		nonvol += pos(t->nonvol_per_s);
 	}
-	if (!(runnable > r->usable_cores + 0.25 && runq >= VT_DIAG_RUNQ_HIGH && nonvol > vol))
-		return;
-	f = add(d, VT_DIAG_CONTENTION);
-	if (!f)
-		return;
-	f->contention.runnable = runnable;
-	f->contention.usable_cores = r->usable_cores;
-	f->contention.runq_per_s = runq;
-	f->contention.nonvol_per_s = nonvol;
-	f->contention.vol_per_s = vol;
+	if (r->others_runnable >= 0)
+		mine = own_runq(r, runnable, runq);
+	if (r->usable_cores > 0 && demand > r->usable_cores + VT_DIAG_CONTENTION_MARGIN &&
+	    runq >= VT_DIAG_RUNQ_HIGH && nonvol > vol && (f = add(d, VT_DIAG_CONTENTION))) {
+		f->contention.runnable = runnable;
+		f->contention.demand = demand;
+		f->contention.usable_cores = r->usable_cores;
+		f->contention.runq_per_s = runq;
+		f->contention.own_runq_per_s = mine;
+		f->contention.others_runnable = r->others_runnable;
+		f->contention.nonvol_per_s = nonvol;
+		f->contention.vol_per_s = vol;
+	}
+	if (mine >= 0 && runq - mine >= VT_DIAG_RUNQ_HIGH && (f = add(d, VT_DIAG_HOST_BUSY))) {
+		f->host_busy.runq_per_s = runq;
+		f->host_busy.host_runq_per_s = runq - mine;
+		f->host_busy.own_runnable = runnable;
+		f->host_busy.others_runnable = r->others_runnable;
+		f->host_busy.load1 = r->load1;
+		f->host_busy.host_ncpu = r->host_ncpu;
+		f->host_busy.cpu_some = r->host_cpu_some;
+		f->host_busy.cores = pos(r->cores);
+	}
 }
 
 static bool rule_convoy(const struct vt_threads_rates *r, struct vt_diagnosis *d)
@@ -98,8 +151,8 @@ static bool rule_convoy(const struct vt_threads_rates *r, struct vt_diagnosis *d
 	for (p = 0; p < r->npools; p++) {
 		const struct vt_thread_pool *pl = &r->pools[p];
 		size_t klen = strlen(pl->name), members = 0;
-		unsigned samples = 0, futex = 0;
-		double vol = 0, off_cpu = 0, futex_share;
+		unsigned samples = 0, futex = 0, asleep = 0;
+		double vol = 0, runq = 0, futex_share, futex_active;
 		struct vt_diag_finding *f;
 
 		if (pl->count < VT_DIAG_CONVOY_MIN)
@@ -111,8 +164,8 @@ static bool rule_convoy(const struct vt_threads_rates *r, struct vt_diagnosis *d
 				continue;
 			members++;
 			samples += t->nsamples;
-			/* samples expected off a CPU: the thread ran cpu_cores of the time */
-			off_cpu += t->nsamples * (1 - (t->cpu_cores < 1 ? pos(t->cpu_cores) : 1));
+			asleep += t->states[VT_STATE_S];
+			runq += pos(t->runq_share);
 			if (futex_wchan(t))
 				futex += t->wchan_count;
 			vol += pos(t->vol_per_s);
@@ -124,14 +177,18 @@ static bool rule_convoy(const struct vt_threads_rates *r, struct vt_diagnosis *d
 		if (pl->max_cores < 0.01 || pl->max_cores - pl->min_cores > 0.25 * pl->max_cores + 0.02)
 			continue;
 		/*
-		 * /proc shows R both on a CPU and queued for one, so the futex share
-		 * is taken of the time off a CPU: in a convoy, whoever is not
-		 * running the critical section waits on the lock.
+		 * In a convoy, whoever is not running the critical section waits on
+		 * the lock: the futex share is taken of the samples in which they
+		 * slept (state S).  /proc shows R both on a CPU and queued for one,
+		 * so on a busy host a share of the time off a CPU would count the
+		 * run-queue wait as time the lock should have taken.
 		 */
-		futex_share = off_cpu > 0 ? (double)futex / off_cpu : 0;
-		if (futex_share > 1)
-			futex_share = 1;
-		if (futex_share < VT_DIAG_CONVOY_FUTEX || vol < VT_DIAG_CONVOY_VOL)
+		futex_share = asleep ? fmin(1, (double)futex / asleep) : 0;
+		/* and the lock takes a good part of the time they do not queue for a CPU */
+		runq /= (double)members;
+		futex_active = runq < 0.99 ? (double)futex / samples / (1 - runq) : 0;
+		if (futex_share < VT_DIAG_CONVOY_FUTEX || futex_active < VT_DIAG_CONVOY_FUTEX_ACTIVE ||
+		    vol < VT_DIAG_CONVOY_VOL)
 			continue;
 		f = add(d, VT_DIAG_CONVOY);
 		if (f) {
@@ -140,7 +197,7 @@ static bool rule_convoy(const struct vt_threads_rates *r, struct vt_diagnosis *d
 			f->convoy.min_cores = pl->min_cores;
 			f->convoy.max_cores = pl->max_cores;
 			f->convoy.futex_share = (double)futex / samples;
-			f->convoy.futex_off_cpu_share = futex_share;
+			f->convoy.futex_sleep_share = futex_share;
 			f->convoy.vol_per_s = vol;
 		}
 		return true;
@@ -148,30 +205,95 @@ static bool rule_convoy(const struct vt_threads_rates *r, struct vt_diagnosis *d
 	return false;
 }
 
-static void rule_busy_poll(const struct vt_threads_rates *r, struct vt_diagnosis *d)
+/* What a wake finding says of thread t. */
+static void wake_figures(const struct vt_threads_rates *r, const struct vt_thread_rate *t,
+			 enum vt_wait_kind wait, struct vt_diag_finding *f)
 {
-	size_t i;
+	name_thread(t, &f->wake.t);
+	f->wake.wchan_ok = t->wchan_ok;
+	f->wake.syscall_ok = t->syscall_ok;
+	f->wake.wait = wait;
+	f->wake.timeout_ms = t->timed ? t->timeout_min_ms : -1;
+	f->wake.wakeups_per_s = t->vol_per_s;
+	f->wake.cpu_us = pos(t->cpu_cores) / t->vol_per_s * 1e6;
+	f->wake.cores = pos(t->cpu_cores);
+	f->wake.io_known = r->io_known;
+	f->wake.io_calls_per_s = r->io_known ? r->syscr_per_s + r->syscw_per_s : 0;
+	f->wake.threads = 1;
+}
+
+/*
+ * A thread that wakes often: a busy poll when a timer or a timeout woke it
+ * and it did little each time; serving when data or a connection woke it;
+ * for a poll whose timeout could not be read, the process's own read and
+ * write calls decide (none per wakeup: nothing came); else cannot tell.
+ */
+static enum vt_diag_kind wake_verdict(const struct vt_threads_rates *r, const struct vt_thread_rate *t,
+				      enum vt_wait_kind wait)
+{
+	double us = pos(t->cpu_cores) / t->vol_per_s * 1e6, io;
+
+	switch (wait) {
+	case VT_WAIT_DATA:
+		return VT_DIAG_SERVING;
+	case VT_WAIT_TIMER:
+	case VT_WAIT_TIMEOUT:
+		return us < VT_DIAG_POLL_US ? VT_DIAG_BUSY_POLL : VT_DIAG_NONE;
+	case VT_WAIT_POLL:
+		if (!r->io_known)
+			return us < VT_DIAG_POLL_US ? VT_DIAG_WAKEUPS : VT_DIAG_NONE;
+		io = (r->syscr_per_s + r->syscw_per_s) / t->vol_per_s;
+		if (io >= 1)
+			return VT_DIAG_SERVING;
+		if (io < VT_DIAG_POLL_IO_PER_WAKEUP && us < VT_DIAG_POLL_US)
+			return VT_DIAG_BUSY_POLL;
+		return us < VT_DIAG_POLL_US ? VT_DIAG_WAKEUPS : VT_DIAG_NONE;
+	case VT_WAIT_UNKNOWN:
+		break;
+	}
+	return us < VT_DIAG_POLL_US ? VT_DIAG_WAKEUPS : VT_DIAG_NONE;
+}
+
+/*
+ * Threads woken more than VT_DIAG_POLL_VOL times a second (not on a lock,
+ * not mostly in D): the first busy poller, else the first thread that
+ * cannot be told; and one serving note for those woken by data, naming
+ * the busiest.
+ */
+static void rule_wakeups(const struct vt_threads_rates *r, struct vt_diagnosis *d)
+{
+	struct vt_diag_finding *poll = NULL, *unknown = NULL, *serving = NULL;
+	const struct vt_thread_rate *busiest = NULL;
+	size_t i, nserving = 0;
 
 	for (i = 0; i < r->n; i++) {
 		const struct vt_thread_rate *t = &r->threads[i];
-		struct vt_diag_finding *f;
-		double us;
+		enum vt_wait_kind wait;
 
-		/* waking often to wait on a lock or a disk is not polling */
 		if (t->vol_per_s < VT_DIAG_POLL_VOL || futex_wchan(t) || mostly_blocked(t))
 			continue;
-		us = pos(t->cpu_cores) / t->vol_per_s * 1e6;
-		if (us >= VT_DIAG_POLL_US)
-			continue;
-		f = add(d, VT_DIAG_BUSY_POLL);
-		if (f) {
-			name_thread(t, &f->busy_poll.t);
-			f->busy_poll.wchan_ok = t->wchan_ok;
-			f->busy_poll.wakeups_per_s = t->vol_per_s;
-			f->busy_poll.cpu_us = us;
-			f->busy_poll.cores = pos(t->cpu_cores);
+		wait = vt_wait_kind_of(t, t->vol_per_s);
+		switch (wake_verdict(r, t, wait)) {
+		case VT_DIAG_BUSY_POLL:
+			if (!poll && (poll = add(d, VT_DIAG_BUSY_POLL)))
+				wake_figures(r, t, wait, poll);
+			break;
+		case VT_DIAG_SERVING:
+			nserving++;
+			if (!busiest || t->vol_per_s > busiest->vol_per_s)
+				busiest = t;
+			break;
+		case VT_DIAG_WAKEUPS:
+			if (!unknown && (unknown = add(d, VT_DIAG_WAKEUPS)))
+				wake_figures(r, t, wait, unknown);
+			break;
+		default:
+			break;
 		}
-		return;
+	}
+	if (busiest && (serving = add(d, VT_DIAG_SERVING))) {
+		wake_figures(r, busiest, vt_wait_kind_of(busiest, busiest->vol_per_s), serving);
+		serving->wake.threads = nserving;
 	}
 }
 
@@ -236,7 +358,7 @@ void vt_diagnose(const struct vt_threads_rates *r, struct vt_diagnosis *out)
 	rule_throttled(r, out);
 	rule_contention(r, out);
 	if (!rule_convoy(r, out))
-		rule_busy_poll(r, out);
+		rule_wakeups(r, out);
 	if (out->n == 0)
 		add(out, VT_DIAG_NONE);
 }

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "analyze/rates.h"
+#include "analyze/wait_kind.h"
 
 enum vt_diag_kind {
 	VT_DIAG_NONE,            /* "no pattern" */
@@ -23,25 +24,32 @@ enum vt_diag_kind {
 	VT_DIAG_CONVOY,
 	VT_DIAG_BUSY_POLL,
 	VT_DIAG_IO,              /* threads in D state: blocked on I/O */
-	VT_DIAG_THROTTLED        /* its cgroup's CPU quota held it back */
+	VT_DIAG_THROTTLED,       /* its cgroup's CPU quota held it back */
+	VT_DIAG_HOST_BUSY,       /* its threads waited for CPUs other processes held */
+	VT_DIAG_SERVING,         /* threads woken often by data or connections: work, not a fault */
+	VT_DIAG_WAKEUPS          /* woken often, and why cannot be told: cannot tell yet */
 };
 
 /* Thresholds, in one place (the help text quotes them). */
 #define VT_DIAG_IDLE_CORES 0.01          /* process below this: idle */
 #define VT_DIAG_RUNQ_HIGH 0.20           /* run-queue delay share of a core, summed */
+#define VT_DIAG_CONTENTION_MARGIN 0.25   /* CPUs wanted beyond the usable cores by this */
 #define VT_DIAG_CONVOY_MIN 3             /* pool members */
-#define VT_DIAG_CONVOY_FUTEX 0.5         /* share of members' off-CPU samples in futex wait */
+#define VT_DIAG_CONVOY_FUTEX 0.5         /* share of members' sleeping samples in futex wait */
+#define VT_DIAG_CONVOY_FUTEX_ACTIVE 0.2  /* ... and of their time not queued for a CPU */
 #define VT_DIAG_CONVOY_VOL 100.0         /* voluntary switches/s per member, mean */
 #define VT_DIAG_POLL_VOL 500.0           /* wakeups/s of a poller */
 #define VT_DIAG_POLL_US 100.0            /* CPU per wakeup below this, µs: "does little"; 13 µs
                                            * measured on the busy_poll target, 30+ when the
                                            * machine is loaded, so the rule keeps a margin */
+#define VT_DIAG_POLL_IO_PER_WAKEUP 0.01  /* read/write calls per wakeup below this: "moved nothing" */
+#define VT_DIAG_SERVING_SHOWN 3          /* threads a serving note names */
 
 #define VT_DIAG_IO_SHARE 0.30           /* a thread's samples in D state */
 #define VT_DIAG_IO_MIN_SAMPLES 5         /* samples a thread needs before its D share counts */
 #define VT_DIAG_THROTTLED_SHARE 0.10     /* quota periods throttled */
 
-#define VT_DIAG_MAX 6
+#define VT_DIAG_MAX 8
 #define VT_DIAG_IO_SHOWN 3               /* threads a blocked-on-I/O finding names */
 
 /* A thread a finding names, copied: the finding outlives the rates. */
@@ -67,8 +75,11 @@ struct vt_diag_finding {
 		} idle;
 		struct {                         /* VT_DIAG_CONTENTION */
 			double runnable;         /* threads on a CPU or queued for one, on average */
+			double demand;           /* CPUs its threads want: each one's CPU over its time not queued */
 			double usable_cores;
 			double runq_per_s;       /* thread-seconds per second waited on a run queue */
+			double own_runq_per_s;   /* ... of it behind its own threads, < 0 unknown */
+			double others_runnable;  /* other tasks runnable host-wide, < 0 unknown */
 			double nonvol_per_s;     /* switches per second, all threads together */
 			double vol_per_s;
 		} contention;
@@ -77,16 +88,22 @@ struct vt_diag_finding {
 			size_t members;
 			double min_cores, max_cores;   /* the spread of its members' CPU, cores each */
 			double futex_share;      /* of their samples, in futex wait (0..1) */
-			double futex_off_cpu_share;    /* of their time off a CPU (0..1) */
+			double futex_sleep_share;      /* of their samples asleep (state S), in futex wait */
 			double vol_per_s;        /* voluntary switches per second, a member on average */
 		} convoy;
-		struct {                         /* VT_DIAG_BUSY_POLL */
-			struct vt_diag_thread t;
+		struct {                         /* VT_DIAG_BUSY_POLL, VT_DIAG_SERVING, VT_DIAG_WAKEUPS */
+			struct vt_diag_thread t; /* the busiest such thread */
 			bool wchan_ok;           /* false: its wchan could not be read */
+			bool syscall_ok;         /* false: its system call could not be read */
+			enum vt_wait_kind wait;  /* what woke it (wait_kind.h) */
+			int64_t timeout_ms;      /* the shortest timeout its waits were given, < 0 none seen */
 			double wakeups_per_s;    /* voluntary switches per second */
 			double cpu_us;           /* CPU per wakeup, µs */
 			double cores;
-		} busy_poll;
+			bool io_known;           /* the process's read/write calls were counted */
+			double io_calls_per_s;   /* the process's read+write calls per second */
+			size_t threads;          /* threads that fit (serving: all of them) */
+		} wake;
 		struct {                         /* VT_DIAG_IO */
 			size_t blocked;          /* threads in state D in VT_DIAG_IO_SHARE of their samples */
 			size_t shown;            /* the first of them, in t[] */
@@ -96,6 +113,16 @@ struct vt_diag_finding {
 				unsigned samples;
 			} t[VT_DIAG_IO_SHOWN];
 		} io;
+		struct {                         /* VT_DIAG_HOST_BUSY */
+			double runq_per_s;       /* thread-seconds per second its threads waited, in all */
+			double host_runq_per_s;  /* ... of it for other processes' tasks */
+			double own_runnable;     /* its threads running or queued, on average */
+			double others_runnable;  /* other tasks running or queued host-wide, on average */
+			double load1;            /* < 0 unknown */
+			int host_ncpu;
+			double cpu_some;         /* PSI cpu some over the interval (0..1), < 0 unknown */
+			double cores;            /* what it used */
+		} host_busy;
 		struct {                         /* VT_DIAG_THROTTLED */
 			double quota_cores;
 			char quota_dir[VT_QUOTA_DIR_MAX];   /* the cgroup that sets it, "" unknown */
@@ -112,7 +139,10 @@ struct vt_diagnosis {
 	size_t n;                /* >= 1: "no pattern" when nothing fired */
 };
 
-/* "idle", "core contention", "lock convoy", "busy poll", "blocked on I/O", "CPU throttled", "no pattern" */
+/*
+ * "idle", "core contention", "lock convoy", "busy poll", "blocked on I/O", "CPU throttled",
+ * "host busy", "serving", "frequent wakeups", "no pattern"
+ */
 const char *vt_diag_name(enum vt_diag_kind k);
 
 /* Run every rule over r into *out (the findings copy what they name). */

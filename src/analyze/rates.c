@@ -13,6 +13,7 @@
 #include "proc/procfs.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,9 @@ static void thread_rate(const struct vt_threads_sample *samples, size_t n, pid_t
 	r->syscall_ok = last->syscall_ok;
 	if (vt_name_tally_top(tally.calls, r->syscall, sizeof(r->syscall), &r->syscall_count))
 		r->syscall_ok = true;
+	r->timed = tally.timed;
+	r->untimed = tally.untimed;
+	r->timeout_min_ms = tally.timeout_min_ms;
 
 	base = vt_threads_sample_find(&samples[0], tid) == first ? first : NULL;
 	if (!base)
@@ -204,6 +208,31 @@ static int make_pools(struct vt_threads_rates *r, struct vt_err *err)
 	return VT_OK;
 }
 
+/*
+ * The process's threads in state R and the other tasks runnable host-wide,
+ * each a mean over the samples.  The host count is read right after the
+ * sample by the reader, which is running then: it is not "other".
+ */
+static void runnable_means(const struct vt_threads_sample *samples, size_t n, struct vt_threads_rates *out)
+{
+	double own = 0, others = 0;
+	size_t i, j, known = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned r = 0;
+
+		for (j = 0; j < samples[i].n; j++)
+			r += samples[i].threads[j].state == 'R';
+		own += r;
+		if (samples[i].host_known) {
+			others += fmax(0, (double)samples[i].host_runnable - 1 - r);
+			known++;
+		}
+	}
+	out->own_runnable = own / (double)n;
+	out->others_runnable = known * 2 > n ? others / (double)known : -1;
+}
+
 int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, int ncpu,
 			     struct vt_threads_rates *out, struct vt_err *err)
 {
@@ -237,6 +266,8 @@ int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, 
 	out->throttled_s = -1;
 	out->throttled_periods = out->periods = VT_NA;
 	out->self_cpu_s = -1;
+	out->load1 = out->host_cpu_some = -1;
+	runnable_means(samples, n, out);
 
 	for (i = 0; i < n; i++)
 		total += samples[i].n;
@@ -336,6 +367,22 @@ void vt_threads_rates_set_allowance(struct vt_threads_rates *r, const struct vt_
 	r->periods = a->periods;
 	r->throttled_periods = a->throttled_periods;
 	r->throttled_s = a->throttled_s;
+}
+
+void vt_threads_rates_set_host(struct vt_threads_rates *r, const struct vt_interval_host *h)
+{
+	double dt = r->interval_s;
+
+	r->load1 = h->load1;
+	r->host_ncpu = h->ncpu_online;
+	r->host_cpu_some = h->cpu_some_s >= 0 && dt > 0 ? fmin(1, h->cpu_some_s / dt) : -1;
+	r->io_known = h->io_known && dt > 0;
+	if (r->io_known) {
+		r->rchar_per_s = (double)h->rchar / dt;
+		r->wchar_per_s = (double)h->wchar / dt;
+		r->syscr_per_s = (double)h->syscr / dt;
+		r->syscw_per_s = (double)h->syscw / dt;
+	}
 }
 
 void vt_threads_rates_release(struct vt_threads_rates *r)

@@ -53,6 +53,8 @@ struct vt_thread_rate {
 	unsigned syscall_count;         /* samples it was seen in */
 	bool syscall_ok;                /* false: unreadable, see syscall_why */
 	char syscall_why[48];
+	unsigned timed, untimed;        /* samples in a wait with a timeout argument, and with none */
+	int64_t timeout_min_ms;         /* the shortest such timeout (timed > 0) */
 };
 
 /*
@@ -96,6 +98,15 @@ struct vt_threads_rates {
 	bool process_exited;            /* it exited before the interval ended (set by the caller) */
 	double self_cpu_s;              /* vitals' own CPU in the window; < 0 not measured (set by the caller) */
 	size_t appeared, exited;
+	/* The host over the interval: who else wanted a CPU (rates), set_host the rest. */
+	double own_runnable;            /* its threads in state R (running or queued), mean of samples */
+	double others_runnable;         /* other tasks running or queued host-wide, mean; < 0 unknown */
+	double load1;                   /* 1-minute load average at the end, < 0 unknown */
+	int host_ncpu;                  /* the host's online CPUs, 0 unknown */
+	double host_cpu_some;           /* PSI: share of the interval some task waited for a CPU, < 0 unknown */
+	bool io_known;                  /* the process's read/write counters below were measured */
+	double rchar_per_s, wchar_per_s; /* bytes through read/write-family calls (not recv/send) */
+	double syscr_per_s, syscw_per_s; /* such calls */
 	struct vt_thread_rate *threads; /* owned, n, tid order */
 	size_t n;
 	struct vt_thread_pool *pools;   /* owned, npools */
@@ -132,6 +143,9 @@ void vt_threads_rates_set_quota(struct vt_threads_rates *r, double quota_cores, 
  * affinity mask, its cgroup quota and the periods it was throttled in.
  */
 void vt_threads_rates_set_allowance(struct vt_threads_rates *r, const struct vt_cpu_allowance *a);
+
+/* Apply the host's load and the process's I/O over the interval (sample/thread_sampler.h). */
+void vt_threads_rates_set_host(struct vt_threads_rates *r, const struct vt_interval_host *h);
 
 void vt_threads_rates_release(struct vt_threads_rates *r);
 

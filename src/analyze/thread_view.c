@@ -131,6 +131,7 @@ int vt_soak_thread_view(const struct vt_series *s, pid_t pid, struct vt_threads_
 	out->ncpu = s->info.ncpus;
 	out->usable_cores = out->ncpu > 0 ? out->ncpu : 0;
 	out->quota_cores = out->throttled_s = out->since_start_cores = out->self_cpu_s = -1;
+	out->others_runnable = out->load1 = out->host_cpu_some = -1;   /* not recorded */
 	out->periods = out->throttled_periods = VT_NA;
 	out->cores = out->cores_ns = (double)cpu_ns / 1e9 / out->interval_s;
 	out->cores_ticks = -1;

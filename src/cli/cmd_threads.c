@@ -86,9 +86,13 @@ static const char *const threads_examples[] = {
 "               the part they lived)\n" \
 "  pools        threads whose names differ only by trailing digits, with the\n" \
 "               spread of their CPU\n" \
-"  diagnosis    idle, blocked on I/O, CPU throttled, core contention, lock\n" \
-"               convoy or busy poll, each with the figures it rests on;\n" \
-"               otherwise \"no pattern\"\n"
+"  diagnosis    idle, blocked on I/O, CPU throttled, core contention (its\n" \
+"               threads want more CPUs than it may use), host busy (its\n" \
+"               threads queued behind other processes), lock convoy, busy poll\n" \
+"               (woken by a timer or timeout, doing little), serving (woken by\n" \
+"               data or connections) or frequent wakeups that cannot be told\n" \
+"               apart yet, each with the figures it rests on; otherwise\n" \
+"               \"no pattern\"\n"
 
 #define THREADS_AFTER \
 "Nothing is written to the target and it is never stopped.  wchan needs\n" \
@@ -391,6 +395,7 @@ static int threads_run(const struct vt_command *cmd, int argc, char **argv)
 			goto out;
 		}
 		vt_threads_rates_set_allowance(&rates, &iv.allowance);
+		vt_threads_rates_set_host(&rates, &iv.host);
 		rates.process_exited = exited;
 		rates.self_cpu_s = iv.self_cpu_s;
 		vt_diagnose(&rates, &diag);

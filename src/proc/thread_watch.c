@@ -283,7 +283,7 @@ static int read_doing(struct vt_thread_watch *w, struct slot *s, pid_t tid, unsi
 		if (is_gone(rc))
 			return VT_E_GONE;
 		if (rc == VT_OK)
-			rc = vt_syscall_parse(w->buf.data, w->buf.len, &c->syscall, NULL);
+			rc = vt_syscall_parse(w->buf.data, w->buf.len, &c->syscall, c->syscall_args, NULL);
 		if (rc == VT_E_PERM || rc == VT_E_NOTFOUND)
 			w->syscall_refused = rc;    /* the same for every thread: do not ask again */
 		c->syscall_rc = rc;

@@ -11,6 +11,7 @@
 #define VT_PROC_WCHAN_SYSCALL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/error.h"
 
@@ -20,7 +21,15 @@
 /* The function name into out ("" for "0" or empty text), cut to cap. */
 void vt_wchan_parse(const char *buf, size_t len, char *out, size_t cap);
 
-/* The number in progress or VT_SYSCALL_*; VT_E_PARSE on anything else. */
-int vt_syscall_parse(const char *buf, size_t len, long *nr, struct vt_err *err);
+#define VT_SYSCALL_ARGS 6
+
+/*
+ * The number in progress or VT_SYSCALL_*; VT_E_PARSE on anything else.
+ * args (may be NULL) receives the six arguments of a system call in
+ * progress, all 0 otherwise or when the text has none (VT_E_PARSE when it
+ * has malformed ones).
+ */
+int vt_syscall_parse(const char *buf, size_t len, long *nr, uint64_t args[VT_SYSCALL_ARGS],
+		     struct vt_err *err);
 
 #endif

@@ -30,6 +30,95 @@ static void io_evidence(const struct vt_diag_finding *f, char *buf, size_t cap)
 		snprintf(buf + used, cap - used, "; %zu more", f->io.blocked - f->io.shown);
 }
 
+static void contention_evidence(const struct vt_diag_finding *f, char *buf, size_t cap)
+{
+	char own[96] = "";
+
+	if (f->contention.own_runq_per_s >= 0)
+		snprintf(own, sizeof(own), ", %.2f of it behind its own threads",
+			 f->contention.own_runq_per_s);
+	snprintf(buf, cap, "its threads want %.2f CPUs (each one's CPU over its time not queued) for "
+		 "%.2f usable cores; %.2f threads runnable on average, %.2f thread-seconds per second "
+		 "waited on a run queue%s; nonvoluntary switches %.0f/s > voluntary %.0f/s",
+		 f->contention.demand, f->contention.usable_cores, f->contention.runnable,
+		 f->contention.runq_per_s, own, f->contention.nonvol_per_s, f->contention.vol_per_s);
+}
+
+static void host_busy_evidence(const struct vt_diag_finding *f, char *buf, size_t cap)
+{
+	char load[48] = "", some[64] = "";
+
+	if (f->host_busy.load1 >= 0)
+		snprintf(load, sizeof(load), "; host load %.2f on %d CPUs", f->host_busy.load1,
+			 f->host_busy.host_ncpu);
+	if (f->host_busy.cpu_some >= 0)
+		snprintf(some, sizeof(some), "; some task waited for a CPU %.0f%% of the time",
+			 100 * f->host_busy.cpu_some);
+	snprintf(buf, cap, "its threads waited for a CPU %.2f thread-seconds per second, %.2f of it "
+		 "behind other processes' tasks (%.1f of them runnable on average beside its %.2f)%s%s; "
+		 "it used %.2f cores", f->host_busy.runq_per_s,
+		 f->host_busy.host_runq_per_s, f->host_busy.others_runnable, f->host_busy.own_runnable,
+		 load, some, f->host_busy.cores);
+}
+
+/* "poll_schedule_timeout, syscall poll" — where the thread was seen sleeping. */
+static void sleeps_in(const struct vt_diag_finding *f, char *buf, size_t cap)
+{
+	const struct vt_diag_thread *t = &f->wake.t;
+
+	snprintf(buf, cap, "%s%s%s", t->wchan[0] ? t->wchan : f->wake.wchan_ok ? "-" : "(wchan not readable)",
+		 t->syscall[0] ? ", syscall " : "", t->syscall);
+}
+
+/* Why a thread that wakes often is a poller, a server, or cannot be told. */
+static void wake_why(const struct vt_diag_finding *f, const char *where, char *buf, size_t cap)
+{
+	double per = f->wake.io_calls_per_s / f->wake.wakeups_per_s;
+
+	switch (f->wake.wait) {
+	case VT_WAIT_TIMER:
+		snprintf(buf, cap, "sleeping in %s: a timer wakes it, not work", where);
+		break;
+	case VT_WAIT_TIMEOUT:
+		snprintf(buf, cap, "sleeping in %s with a %lld ms timeout, which accounts for the wakeups: "
+			 "it wakes on the timeout and finds nothing to do", where, (long long)f->wake.timeout_ms);
+		break;
+	case VT_WAIT_DATA:
+		if (f->wake.timeout_ms > 0)
+			snprintf(buf, cap, "in %s, woken far more often than its %lld ms timeout: by data or "
+				 "connections", where, (long long)f->wake.timeout_ms);
+		else
+			snprintf(buf, cap, "in %s: woken by data or connections", where);
+		break;
+	case VT_WAIT_POLL:
+		if (!f->wake.io_known)
+			snprintf(buf, cap, "in %s; its timeout and the process's I/O counters cannot be read", where);
+		else
+			snprintf(buf, cap, "in %s (timeout not readable); the process made %.0f read/write calls/s, "
+				 "%.2f per wakeup", where, f->wake.io_calls_per_s, per);
+		break;
+	case VT_WAIT_UNKNOWN:
+	default:
+		if (!f->wake.wchan_ok && !f->wake.syscall_ok)
+			snprintf(buf, cap, "its wchan and system call cannot be read (ptrace access needed)");
+		else
+			snprintf(buf, cap, "in %s, a wait vitals does not classify", where);
+	}
+}
+
+static void wake_evidence(const struct vt_diag_finding *f, char *buf, size_t cap)
+{
+	char where[128], why[256], many[64] = "";
+
+	sleeps_in(f, where, sizeof(where));
+	wake_why(f, where, why, sizeof(why));
+	if (f->kind == VT_DIAG_SERVING && f->wake.threads > 1)
+		snprintf(many, sizeof(many), "%zu threads woken by work, the busiest: ", f->wake.threads);
+	snprintf(buf, cap, "%s%sthread %d (%s) wakes %.0f times/s and uses %.1f µs of CPU per wakeup "
+		 "(%.3f cores); %s", f->kind == VT_DIAG_WAKEUPS ? "cannot tell a busy poll from serving yet: " : "",
+		 many, (int)f->wake.t.tid, f->wake.t.comm, f->wake.wakeups_per_s, f->wake.cpu_us, f->wake.cores, why);
+}
+
 const char *vt_render_diag_evidence(const struct vt_diag_finding *f, char *buf, size_t cap)
 {
 	if (!cap)
@@ -40,24 +129,22 @@ const char *vt_render_diag_evidence(const struct vt_diag_finding *f, char *buf, 
 			 f->idle.cores, f->idle.cpu_s * 1e3, f->idle.interval_s);
 		break;
 	case VT_DIAG_CONTENTION:
-		snprintf(buf, cap, "%.2f threads runnable on average for %.2f usable cores; %.2f thread-seconds "
-			 "per second waited on a run queue; nonvoluntary switches %.0f/s > voluntary %.0f/s",
-			 f->contention.runnable, f->contention.usable_cores, f->contention.runq_per_s,
-			 f->contention.nonvol_per_s, f->contention.vol_per_s);
+		contention_evidence(f, buf, cap);
+		break;
+	case VT_DIAG_HOST_BUSY:
+		host_busy_evidence(f, buf, cap);
 		break;
 	case VT_DIAG_CONVOY:
 		snprintf(buf, cap, "%zu x %s: %.2f-%.2f cores each (near-equal); in futex wait in %.0f%% of "
-			 "their samples, %.0f%% of their time off a CPU; %.0f voluntary switches/s each on "
+			 "their samples, %.0f%% of those they slept in; %.0f voluntary switches/s each on "
 			 "average", f->convoy.members, f->convoy.pool, f->convoy.min_cores,
-			 f->convoy.max_cores, 100 * f->convoy.futex_share, 100 * f->convoy.futex_off_cpu_share,
+			 f->convoy.max_cores, 100 * f->convoy.futex_share, 100 * f->convoy.futex_sleep_share,
 			 f->convoy.vol_per_s);
 		break;
 	case VT_DIAG_BUSY_POLL:
-		snprintf(buf, cap, "thread %d (%s) wakes %.0f times/s and uses %.1f µs of CPU per wakeup "
-			 "(%.3f cores); sleeping in %s", (int)f->busy_poll.t.tid, f->busy_poll.t.comm,
-			 f->busy_poll.wakeups_per_s, f->busy_poll.cpu_us, f->busy_poll.cores,
-			 f->busy_poll.t.wchan[0] ? f->busy_poll.t.wchan
-			 : f->busy_poll.wchan_ok ? "-" : "(wchan not readable)");
+	case VT_DIAG_SERVING:
+	case VT_DIAG_WAKEUPS:
+		wake_evidence(f, buf, cap);
 		break;
 	case VT_DIAG_IO:
 		io_evidence(f, buf, cap);
@@ -73,7 +160,7 @@ const char *vt_render_diag_evidence(const struct vt_diag_finding *f, char *buf, 
 	case VT_DIAG_NONE:
 	default:
 		snprintf(buf, cap, "no rule's conditions all held (idle, blocked on I/O, CPU throttled, core "
-			 "contention, lock convoy, busy poll)");
+			 "contention, host busy, lock convoy, busy poll, serving)");
 	}
 	return buf;
 }

@@ -8,6 +8,8 @@
 #include "base/clock.h"
 #include "base/unknown.h"
 #include "proc/cgroup.h"
+#include "proc/hostload.h"
+#include "proc/io.h"
 #include "proc/stat.h"
 #include "proc/uptime.h"
 #include "sample/target.h"
@@ -34,6 +36,10 @@ struct vt_thread_sampler {
 	uint64_t step_ns;                    /* between samples */
 	struct vt_cgroup_cpu cg;             /* at the start of the interval */
 	bool cg_ok;
+	uint64_t psi_us;                     /* host PSI cpu some at the start of the interval */
+	bool psi_ok;
+	struct vt_proc_io io;                /* the process's I/O counters at the start */
+	bool io_ok;
 	volatile sig_atomic_t *stop;
 	struct vt_sampler_wait wait;
 };
@@ -82,6 +88,8 @@ int vt_thread_sampler_open(const struct vt_procfs *pfs, pid_t pid, volatile sig_
 		return rc;
 	}
 	read_cgroup(s, &s->cg, &s->cg_ok);
+	s->psi_ok = vt_host_cpu_pressure_read(pfs, &s->buf, &s->psi_us, NULL) == VT_OK;
+	s->io_ok = vt_proc_io_read(s->dirfd, &s->buf, &s->io, NULL) == VT_OK;
 	*out = s;
 	return VT_OK;
 }
@@ -104,6 +112,16 @@ int vt_thread_sampler_dirfd(const struct vt_thread_sampler *s)
 	return s->dirfd;
 }
 
+/* The host's runnable tasks right after the sample (one small read). */
+static void host_runnable(struct vt_thread_sampler *s, struct vt_threads_sample *sample)
+{
+	struct vt_loadavg la;
+
+	sample->host_known = vt_loadavg_read(s->pfs, &s->buf, &la, NULL) == VT_OK &&
+			     la.runnable <= UINT32_MAX;
+	sample->host_runnable = sample->host_known ? (uint32_t)la.runnable : 0;
+}
+
 /* Take one sample into samples[n], growing the array; adapts the step. */
 static int take(struct vt_thread_sampler *s, unsigned flags, struct vt_err *err)
 {
@@ -123,6 +141,7 @@ static int take(struct vt_thread_sampler *s, unsigned flags, struct vt_err *err)
 	rc = vt_threads_sample_take(s->watch, flags, &s->samples[s->n], err);
 	if (rc != VT_OK)
 		return rc;
+	host_runnable(s, &s->samples[s->n]);
 	s->n++;
 	cost = vt_mono_ns() - t0;
 	s->step_ns = cost * VT_SAMPLER_COST_FACTOR > VT_SAMPLER_STEP_MIN_NS ? cost * VT_SAMPLER_COST_FACTOR
@@ -154,6 +173,31 @@ static bool grew(uint64_t a, uint64_t b, uint64_t *d)
 		return false;
 	*d = b - a;
 	return true;
+}
+
+/* The host's load and the process's I/O between the interval's two ends. */
+static void host_window(struct vt_thread_sampler *s, struct vt_interval_host *h)
+{
+	struct vt_loadavg la;
+	struct vt_proc_io io = { 0 };
+	uint64_t psi = 0;
+	bool ok;
+
+	memset(h, 0, sizeof(*h));
+	h->load1 = vt_loadavg_read(s->pfs, &s->buf, &la, NULL) == VT_OK ? la.load1 : -1;
+	h->ncpu_online = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	h->cpu_some_s = -1;
+	ok = vt_host_cpu_pressure_read(s->pfs, &s->buf, &psi, NULL) == VT_OK;
+	if (ok && s->psi_ok && psi >= s->psi_us)
+		h->cpu_some_s = (double)(psi - s->psi_us) / 1e6;
+	s->psi_us = psi;
+	s->psi_ok = ok;
+	ok = vt_proc_io_read(s->dirfd, &s->buf, &io, NULL) == VT_OK;
+	if (ok && s->io_ok && grew(s->io.rchar, io.rchar, &h->rchar) && grew(s->io.wchar, io.wchar, &h->wchar) &&
+	    grew(s->io.syscr, io.syscr, &h->syscr) && grew(s->io.syscw, io.syscw, &h->syscw))
+		h->io_known = true;
+	s->io = io;
+	s->io_ok = ok;
 }
 
 /* The affinity mask, the quota and the throttling between the interval's two cgroup reads. */
@@ -222,6 +266,7 @@ int vt_thread_sampler_measure(struct vt_thread_sampler *s, double interval_s, un
 	out->n = s->n;
 	out->interval_s = (double)(s->samples[s->n - 1].mono_ns - start) / 1e9;
 	allowance(s, &out->allowance);
+	host_window(s, &out->host);
 	cpu1 = own_cpu();
 	out->self_cpu_s = cpu0 >= 0 && cpu1 >= cpu0 ? cpu1 - cpu0 : -1;
 	return VT_OK;

@@ -49,6 +49,20 @@ struct vt_cpu_allowance {
 	double throttled_s;             /* time held back in the interval, < 0 unknown */
 };
 
+/*
+ * The host and the process's I/O over an interval, for telling a run-queue
+ * wait caused by other processes from one caused by its own threads, and a
+ * thread that wakes for nothing from one that serves (analyze/diagnose.h).
+ */
+struct vt_interval_host {
+	double load1;                   /* 1-minute load average at the end, < 0 unknown */
+	int ncpu_online;                /* the host's CPUs, 0 unknown */
+	double cpu_some_s;              /* PSI: wall time some task waited for a CPU, < 0 unknown */
+	bool io_known;                  /* the process's I/O counters were read at both ends */
+	uint64_t rchar, wchar;          /* bytes through read/write-family calls in the interval */
+	uint64_t syscr, syscw;          /* such calls */
+};
+
 /* One measured interval; the samples belong to the sampler. */
 struct vt_threads_interval {
 	const struct vt_threads_sample *samples;   /* n, in time order; samples[0] opens it */
@@ -56,6 +70,7 @@ struct vt_threads_interval {
 	double interval_s;              /* samples[n-1] - samples[0], 0 when n < 2 */
 	bool exited;                    /* the process exited after samples[n-1] */
 	struct vt_cpu_allowance allowance;
+	struct vt_interval_host host;
 	double self_cpu_s;              /* this program's CPU while measuring, < 0 unknown */
 };
 

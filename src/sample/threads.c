@@ -26,6 +26,25 @@ static void unavailable(int rc, const char *access, char *why, size_t cap)
 		snprintf(why, cap, "%s", vt_code_str(rc));
 }
 
+/*
+ * The timeout a wait in progress was given, from its arguments: poll's
+ * third (int ms), epoll_wait's and epoll_pwait's fourth; negative is none.
+ * The waits that take a pointer to a timespec (ppoll, select, futex,
+ * epoll_pwait2) would need the target's memory read: unknown.
+ */
+static int64_t wait_timeout_ms(const char *name, const uint64_t *args)
+{
+	int32_t ms;
+
+	if (!strcmp(name, "poll"))
+		ms = (int32_t)(uint32_t)args[2];
+	else if (!strcmp(name, "epoll_wait") || !strcmp(name, "epoll_pwait"))
+		ms = (int32_t)(uint32_t)args[3];
+	else
+		return VT_TIMEOUT_UNKNOWN;
+	return ms < 0 ? VT_TIMEOUT_NONE : ms;
+}
+
 static void snap_from_counts(const struct vt_thread_counts *c, struct vt_thread_snap *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -52,6 +71,7 @@ static void snap_from_counts(const struct vt_thread_counts *c, struct vt_thread_
 		unavailable(c->syscall_rc, "attach", t->syscall_why, sizeof(t->syscall_why));
 	else
 		vt_syscall_label(c->syscall, t->syscall, sizeof(t->syscall));
+	t->timeout_ms = t->syscall_ok ? wait_timeout_ms(t->syscall, c->syscall_args) : VT_TIMEOUT_UNKNOWN;
 }
 
 static struct vt_thread_snap *snaps_from_counts(const struct vt_thread_counts *rows, size_t n)
@@ -210,6 +230,15 @@ void vt_thread_tally_add(struct vt_thread_tally *t, const struct vt_thread_snap 
 		vt_name_tally_add(t->wchans, s->wchan);
 	if (s->syscall_ok)
 		vt_name_tally_add(t->calls, s->syscall);
+	if (!s->syscall_ok || s->timeout_ms == VT_TIMEOUT_UNKNOWN)
+		return;
+	if (s->timeout_ms == VT_TIMEOUT_NONE) {
+		t->untimed++;
+	} else {
+		if (!t->timed || s->timeout_ms < t->timeout_min_ms)
+			t->timeout_min_ms = s->timeout_ms;
+		t->timed++;
+	}
 }
 
 void vt_thread_tally_doing(const struct vt_thread_tally *t, struct vt_thread_doing *out)

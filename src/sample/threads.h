@@ -42,7 +42,13 @@ struct vt_thread_snap {
 	char syscall[32];           /* name of the system call in progress, "" none or on a CPU,
 	                             * "#N" for a number this build does not name */
 	char syscall_why[48];       /* why it is unavailable when !syscall_ok */
+	int64_t timeout_ms;         /* the timeout argument of the wait in progress (poll,
+	                             * epoll_wait): ms, VT_TIMEOUT_NONE none (waits until woken),
+	                             * VT_TIMEOUT_UNKNOWN not such a wait or not readable */
 };
+
+#define VT_TIMEOUT_NONE (-1)
+#define VT_TIMEOUT_UNKNOWN INT64_MIN
 
 struct vt_threads_sample {
 	pid_t pid;
@@ -54,6 +60,9 @@ struct vt_threads_sample {
 	double uptime_s;            /* /proc/uptime (1) at the sample, 0 if not read (the
 	                             * interval sampler reads it for the last sample only) */
 	long clk_tck;               /* ticks per second */
+	bool host_known;            /* host_runnable was read (the interval sampler reads it) */
+	uint32_t host_runnable;     /* tasks running or queued host-wide (/proc/loadavg), the
+	                             * reader itself included */
 	struct vt_thread_snap *threads;   /* owned, n entries, in tid order */
 	size_t n;
 	struct vt_thread_snap *gone;      /* owned, ngone: threads that left since the watch's
@@ -127,6 +136,9 @@ struct vt_thread_tally {
 	unsigned states[VT_NSTATES];                  /* of them in each state of VT_STATE_KINDS */
 	struct vt_name_tally wchans[VT_WCHAN_SLOTS];  /* the wchans read */
 	struct vt_name_tally calls[VT_WCHAN_SLOTS];   /* the system calls read */
+	unsigned timed;                               /* samples in a wait with a timeout argument */
+	unsigned untimed;                             /* ... with none (VT_TIMEOUT_NONE) */
+	int64_t timeout_min_ms;                       /* the shortest timeout seen (timed > 0) */
 };
 
 /* Count one sample of a thread (the first one sets tid and start_ticks). */

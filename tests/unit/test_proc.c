@@ -5,13 +5,17 @@
 #include "base/unknown.h"
 
 #include "proc/environ.h"
+#include "proc/hostload.h"
+#include "proc/io.h"
 #include "proc/maps.h"
 #include "proc/procfs.h"
 #include "proc/stat.h"
 #include "proc/status.h"
 #include "proc/task.h"
+#include "proc/wchan_syscall.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -258,6 +262,62 @@ static void test_syscall__stack_pointer(void)
 	CHECK(!vt_syscall_parse_sp("1 2", 3, &sp));
 }
 
+/* The arguments of a wait in progress: poll's timeout is its third (0x1f4 = 500 ms). */
+static void test_syscall__arguments(void)
+{
+	const char *poll = "7 0x55d0c8f0a2a0 0x1 0x1f4 0x0 0x0 0x0 0x7ffd1c1b6a58 0x7f2a1b2c3d4e";
+	const char *user = "-1 0x7ffd5678 0x55aa";
+	uint64_t args[VT_SYSCALL_ARGS];
+	long nr;
+
+	CHECK(vt_syscall_parse(poll, strlen(poll), &nr, args, NULL) == VT_OK);
+	CHECK(nr == 7 && args[0] == 0x55d0c8f0a2a0ull && args[1] == 1 && args[2] == 500 && args[5] == 0);
+	CHECK(vt_syscall_parse(user, strlen(user), &nr, args, NULL) == VT_OK);
+	CHECK(nr == VT_SYSCALL_NONE && args[2] == 0);
+	CHECK(vt_syscall_parse("running", 7, &nr, args, NULL) == VT_OK && nr == VT_SYSCALL_RUNNING);
+	CHECK(vt_syscall_parse("7 0x1 0x2", 9, &nr, args, NULL) == VT_E_PARSE && args[0] == 0);
+	CHECK(vt_syscall_parse("7 0x1 0x2 zz 0x0 0x0 0x0", 24, &nr, args, NULL) == VT_E_PARSE);
+	CHECK(vt_syscall_parse("7 0x1 0x2", 9, &nr, NULL, NULL) == VT_OK);   /* no args asked */
+}
+
+static void test_hostload__loadavg(void)
+{
+	const char *text = "4.10 2.58 1.02 3/412 12345\n";
+	struct vt_loadavg la;
+
+	CHECK(vt_loadavg_parse(text, strlen(text), &la, NULL) == VT_OK);
+	CHECK(fabs(la.load1 - 4.10) < 1e-9 && fabs(la.load15 - 1.02) < 1e-9);
+	CHECK(la.runnable == 3 && la.tasks == 412);
+	CHECK(vt_loadavg_parse("4.10 2.58", 9, &la, NULL) == VT_E_PARSE);
+	CHECK(vt_loadavg_parse("4.10 2.58 1.02 3", 16, &la, NULL) == VT_E_PARSE);
+	CHECK(vt_loadavg_parse("4.100 2.58 1.02 3/4 5", 21, &la, NULL) == VT_E_PARSE);
+	CHECK(vt_loadavg_parse("", 0, &la, NULL) == VT_E_PARSE);
+}
+
+static void test_io__parse(void)
+{
+	const char *text = "rchar: 323934931\nwchar: 323929600\nsyscr: 632687\nsyscw: 632675\n"
+			   "read_bytes: 4096\nwrite_bytes: 0\ncancelled_write_bytes: 0\n";
+	struct vt_proc_io io;
+	struct vt_buf b = VT_BUF_INIT(4096);
+
+	CHECK(vt_proc_io_parse(text, strlen(text), &io, NULL) == VT_OK);
+	CHECK(io.rchar == 323934931 && io.wchar == 323929600 && io.syscr == 632687 && io.syscw == 632675);
+	CHECK(io.read_bytes == 4096);
+	CHECK(vt_proc_io_parse("rchar: 1\nwchar: 2\nsyscr: 3\n", 27, &io, NULL) == VT_E_PARSE);
+	CHECK(vt_proc_io_parse("rchar 1\n", 8, &io, NULL) == VT_E_PARSE);
+	CHECK(vt_proc_io_parse("rchar: x\n", 9, &io, NULL) == VT_E_PARSE);
+	/* our own counters, read through the directory fd */
+	{
+		int dfd = open("/proc/self", O_RDONLY | O_DIRECTORY);
+
+		CHECK(dfd >= 0);
+		CHECK(vt_proc_io_read(dfd, &b, &io, NULL) == VT_OK && io.syscr > 0);
+		close(dfd);
+	}
+	vt_buf_release(&b);
+}
+
 /* A read through the directory fd of a process that has exited says GONE. */
 static void test_procfs__reads_after_exit_say_gone(void)
 {
@@ -303,5 +363,6 @@ VT_TEST_MAIN(test_stat__recorded_process, test_stat__comm_with_paren,
 	     test_status__kernel_thread_has_no_memory, test_status__bad_values,
 	     test_maps__smaps_matches_status, test_maps__maps_only_has_no_figures,
 	     test_maps__path_with_spaces_and_deleted, test_maps__garbage_rejected,
-	     test_environ__lookup, test_syscall__stack_pointer,
+	     test_environ__lookup, test_syscall__stack_pointer, test_syscall__arguments,
+	     test_hostload__loadavg, test_io__parse,
 	     test_procfs__reads_after_exit_say_gone, test_buf__cap_is_enforced)

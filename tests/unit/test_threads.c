@@ -304,7 +304,7 @@ static void test_diagnose__rules(void)
 	vt_diagnose(&r, &d);
 	CHECK(d.f[0].kind == VT_DIAG_CONTENTION);
 	CHECK(d.f[0].contention.runnable > 2 && d.f[0].contention.nonvol_per_s == 1200);
-	CHECK(strstr(evidence(&d.f[0]), "4.00 threads runnable on average for 2.00 usable cores") != NULL);
+	CHECK(strstr(evidence(&d.f[0]), "its threads want 4.00 CPUs (each one's CPU over its time not queued) for 2.00 usable cores") != NULL);
 
 	/* 3 workers taking turns on a futex, plus main */
 	r.cores = 0.95;
@@ -319,6 +319,7 @@ static void test_diagnose__rules(void)
 		snprintf(t[i].wchan, sizeof(t[i].wchan), "futex_wait_queue");
 		t[i].wchan_count = 7;
 		t[i].wchan_ok = true;
+		t[i].states[VT_STATE_S] = 7;
 	}
 	vt_diagnose(&r, &d);
 	CHECK(d.f[0].kind == VT_DIAG_CONVOY);
@@ -335,7 +336,7 @@ static void test_diagnose__rules(void)
 	}
 	vt_diagnose(&r, &d);
 	CHECK(d.f[0].kind == VT_DIAG_BUSY_POLL);
-	CHECK(d.f[0].busy_poll.wakeups_per_s == 2000 && fabs(d.f[0].busy_poll.cpu_us - 10) < 1e-9);
+	CHECK(d.f[0].wake.wakeups_per_s == 2000 && fabs(d.f[0].wake.cpu_us - 10) < 1e-9);
 	CHECK(strstr(evidence(&d.f[0]), "2000 times/s") != NULL);
 	CHECK(strstr(evidence(&d.f[0]), "10.0 µs") != NULL);
 	CHECK(strstr(evidence(&d.f[0]), "sleeping in hrtimer_nanosleep") != NULL);

@@ -45,10 +45,10 @@ struct vt_heap_verdict {
 	int n_evidence;
 
 	/* what the allocator holds, bytes (glibc: mallinfo; jemalloc: its stats) */
-	uint64_t live;                  /* uordblks; jemalloc allocated */
+	uint64_t live;                  /* uordblks + hblkhd; jemalloc allocated */
 	uint64_t held;                  /* arena + hblkhd; jemalloc resident */
 	double live_fraction;           /* live / held (0 when nothing is held) */
-	uint64_t free_bytes;            /* fordblks (free but held) */
+	uint64_t free_bytes;            /* fordblks (free but held; fsmblks is part of it) */
 	uint64_t free_chunks;           /* ordblks + smblks */
 	uint64_t keepcost;              /* the top of the main arena */
 	bool wide;                      /* from mallinfo2 (64-bit), not mallinfo */

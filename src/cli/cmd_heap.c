@@ -111,10 +111,11 @@ const struct vt_command vt_cmd_heap = {
 	.synopsis = "[options] PID",
 	.description =
 "The allocator's own figures, read from the running process without a restart\n"
-"and without gdb: for glibc every mallinfo2() field (live, free-held, mmapped,\n"
-"top pad, free chunks), live_fraction = uordblks / (arena + hblkhd), and per\n"
-"arena from malloc_info() what each holds and what malloc_trim(0) could give\n"
-"back; for jemalloc its stats.* after an epoch refresh.  Then a verdict: live\n"
+"and without gdb: for glibc every mallinfo2() field (live in the arenas and in\n"
+"mmapped chunks, free-held, top pad, free chunks), live_fraction =\n"
+"(uordblks + hblkhd) / (arena + hblkhd), and per arena from malloc_info() what\n"
+"each holds and what malloc_trim(0) could give back; for jemalloc its stats.*\n"
+"after an epoch refresh.  Then a verdict: live\n"
 "data (look for retention) or memory the allocator holds (trim, fewer arenas,\n"
 "another allocator), with the figures it rests on.\n"
 "\n"

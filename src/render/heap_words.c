@@ -66,7 +66,7 @@ const char *vt_render_heap_evidence(const struct vt_heap_verdict *v, int i, char
 	}
 	switch (v->evidence[i]) {
 	case VT_HEAP_EV_LIVE:
-		snprintf(buf, cap, "live (uordblks) %.1f MiB of %.1f MiB held (arena + mmapped): "
+		snprintf(buf, cap, "live (uordblks + hblkhd) %.1f MiB of %.1f MiB held (arena + hblkhd): "
 			 "live_fraction %.3f", mib(v->live), mib(v->held), v->live_fraction);
 		break;
 	case VT_HEAP_EV_FREE_HELD:

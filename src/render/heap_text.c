@@ -118,8 +118,9 @@ static void print_arenas(FILE *out, const struct vt_heap_sample *h, uint64_t pag
 	vt_table_print(&t, out, 0, true);
 	vt_table_release(&t);
 	fprintf(out, "  in use = system - free (includes malloc's own chunk headers); trim estimate: "
-		"whole pages inside free chunks plus the top,\n  as address space: pages an "
-		"earlier trim released are counted but no longer resident\n\n");
+		"whole pages inside free chunks\n  plus the main arena's top (malloc_trim leaves a thread "
+		"arena's top), as address space: pages an earlier\n  trim released are counted but no "
+		"longer resident\n\n");
 }
 
 static void print_jemalloc(FILE *out, const struct vt_jemalloc_stats *je)

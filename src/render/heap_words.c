@@ -80,7 +80,7 @@ const char *vt_render_heap_evidence(const struct vt_heap_verdict *v, int i, char
 		break;
 	case VT_HEAP_EV_TRIM_ESTIMATE:
 		snprintf(buf, cap, "malloc_trim(0) could return %.1f-%.1f MiB now (whole pages inside free "
-			 "chunks plus the tops, at most RssAnon - live = %.1f MiB resident)",
+			 "chunks plus the main arena's top, at most RssAnon - live = %.1f MiB resident)",
 			 mib(v->trim_low), mib(v->trim_high), mib(v->trim_cap));
 		break;
 	case VT_HEAP_EV_TRIM_MEASURED:

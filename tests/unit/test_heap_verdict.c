@@ -263,6 +263,19 @@ static void test_heap_verdict__trim_cap_leaves_out_mmapped(void)
 	CHECK(strstr(evidence(&v, 3), "at most RssAnon - live = 0.3 MiB resident") != NULL);
 }
 
+/* malloc_trim shrinks the main arena's top, never a thread arena's */
+static void test_heap_verdict__trim_estimate_main_top_only(void)
+{
+	struct vt_mi_arena arenas[2];
+	struct vt_heap_sample h;
+	struct vt_heap_verdict v;
+
+	mmapped_sample(&h, arenas);
+	vt_heap_judge(&h, 4096, &v);
+	CHECK_EQ_U64(v.trim_low, MMAPPED_MAIN_TOP - 4096);
+	CHECK_EQ_U64(v.trim_high, MMAPPED_MAIN_TOP);
+}
+
 /* free memory in an arena is still seen beside live mmapped chunks */
 static void test_heap_verdict__arena_free_beside_mmapped(void)
 {
@@ -286,5 +299,5 @@ VT_TEST_MAIN(test_heap_verdict__field_report_arena_sprawl, test_heap_verdict__li
 	     test_heap_verdict__one_arena_whole_pages_is_trim, test_heap_verdict__fragmented_is_allocator,
 	     test_heap_verdict__small_and_unknown, test_heap_verdict__jemalloc,
 	     test_heap_verdict__mmapped_chunks_are_live, test_heap_verdict__mmapped_chunks_no_trim_lever,
-	     test_heap_verdict__trim_cap_leaves_out_mmapped,
+	     test_heap_verdict__trim_cap_leaves_out_mmapped, test_heap_verdict__trim_estimate_main_top_only,
 	     test_heap_verdict__arena_free_beside_mmapped)

@@ -139,6 +139,8 @@ void vt_heap_judge(const struct vt_heap_sample *h, uint64_t page_size, struct vt
 {
 	memset(v, 0, sizeof(*v));
 	v->top_arena = -1;
+	if (vt_known(h->status.rss_anon))
+		v->rss_anon = h->status.rss_anon;
 	if (h->has_je)
 		judge_jemalloc(h, v);
 	else

@@ -31,11 +31,21 @@ void vt_mallinfo_set(struct vt_mallinfo *mi, const uint64_t v[10], bool wide)
 	mi->wide = wide;
 }
 
+uint64_t vt_mallinfo_live(const struct vt_mallinfo *mi)
+{
+	return mi->uordblks + mi->hblkhd;
+}
+
+uint64_t vt_mallinfo_held(const struct vt_mallinfo *mi)
+{
+	return mi->arena + mi->hblkhd;
+}
+
 double vt_mallinfo_live_fraction(const struct vt_mallinfo *mi)
 {
-	uint64_t held = mi->arena + mi->hblkhd;
+	uint64_t held = vt_mallinfo_held(mi);
 
-	return held ? (double)mi->uordblks / (double)held : 0.0;
+	return held ? (double)vt_mallinfo_live(mi) / (double)held : 0.0;
 }
 
 int vt_glibc_resolve(const struct vt_procfs *pfs, pid_t pid, const struct vt_region_list *maps,

@@ -27,17 +27,26 @@
 #include "proc/maps.h"
 #include "proc/procfs.h"
 
-/* glibc struct mallinfo2 (malloc.h), in bytes/counts. */
+/*
+ * glibc struct mallinfo2 (malloc.h), in bytes/counts, as malloc.c's
+ * int_mallinfo fills it: per arena, avail = the top + fast-bin chunks + the
+ * chunks in every bin; fordblks += avail, uordblks += system_mem - avail,
+ * arena += system_mem; hblks/hblkhd are mp_.n_mmaps/mmapped_mem, the chunks
+ * too big for an arena, each mmapped alone and unmapped when freed: every
+ * byte of hblkhd is in use.  So live = uordblks + hblkhd (what malloc_stats()
+ * prints as "in use bytes"), held = arena + hblkhd, free-held = fordblks
+ * (fsmblks is a part of it, not an addition).
+ */
 struct vt_mallinfo {
 	uint64_t arena;      /* non-mmapped space from the system (all arenas) */
-	uint64_t ordblks;    /* free chunks (not fast bins) */
+	uint64_t ordblks;    /* free chunks not in fast bins, one top per arena included */
 	uint64_t smblks;     /* free fast-bin chunks */
-	uint64_t hblks;      /* mmapped chunks */
-	uint64_t hblkhd;     /* bytes in mmapped chunks */
+	uint64_t hblks;      /* mmapped chunks (all in use) */
+	uint64_t hblkhd;     /* bytes in mmapped chunks: in use, outside uordblks */
 	uint64_t usmblks;    /* always 0 since glibc 2.?; kept for completeness */
-	uint64_t fsmblks;    /* bytes in free fast-bin chunks */
-	uint64_t uordblks;   /* bytes in use (live) */
-	uint64_t fordblks;   /* bytes free but held (incl. top) */
+	uint64_t fsmblks;    /* bytes in free fast-bin chunks (part of fordblks) */
+	uint64_t uordblks;   /* bytes in use in the arenas (mmapped chunks: hblkhd) */
+	uint64_t fordblks;   /* bytes free but held in the arenas (incl. tops and fsmblks) */
 	uint64_t keepcost;   /* top chunk of the main arena: what a plain sbrk trim returns */
 	bool wide;           /* from mallinfo2; false: 32-bit mallinfo(), fields may wrap */
 };
@@ -45,7 +54,11 @@ struct vt_mallinfo {
 /* The ten fields in their <malloc.h> order (the agent's reply has the same order). */
 void vt_mallinfo_set(struct vt_mallinfo *mi, const uint64_t v[10], bool wide);
 
-/* live / (arena + mmapped): the share of the allocator's memory that is live. */
+/* Bytes the program holds: in the arenas and in mmapped chunks (uordblks + hblkhd). */
+uint64_t vt_mallinfo_live(const struct vt_mallinfo *mi);
+/* Bytes malloc got from the kernel: the arenas and the mmapped chunks (arena + hblkhd). */
+uint64_t vt_mallinfo_held(const struct vt_mallinfo *mi);
+/* live / held, (uordblks + hblkhd) / (arena + hblkhd): the share in use (0 when nothing is held). */
 double vt_mallinfo_live_fraction(const struct vt_mallinfo *mi);
 
 /* Largest malloc_info() text copied out of the target. */

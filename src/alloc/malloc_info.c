@@ -223,10 +223,13 @@ void vt_malloc_info_trim_estimate(const struct vt_mi_arena *a, uint64_t page,
 		if (b->to >= page)
 			high += b->total;
 	}
-	/* The listed size classes hold every free chunk but the top one. */
+	/* The listed size classes hold every free chunk but the top one, which
+	 * malloc_trim shrinks in the main arena only (malloc_info.h). */
 	top = vt_mi_free_bytes(&a->t) > listed ? vt_mi_free_bytes(&a->t) - listed : 0;
-	low += top > page ? top - page : 0;
-	high += top;
+	if (a->nr == 0) {
+		low += top > page ? top - page : 0;
+		high += top;
+	}
 	out->low_bytes = low;
 	out->high_bytes = high;
 }

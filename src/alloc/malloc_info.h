@@ -61,7 +61,10 @@ static inline uint64_t vt_mi_free_bytes(const struct vt_mi_totals *t)
 /*
  * What malloc_trim(0) could give back in one arena, from its free chunks:
  * since glibc 2.8 it releases (MADV_DONTNEED) every whole page inside every
- * free chunk in the bins of every arena, and shrinks the top.  A chunk of s
+ * free chunk in the bins of every arena, and shrinks the top of the main
+ * arena only (malloc.c mtrim: "av == &main_arena ? systrim (pad, av) : 0";
+ * a thread arena's top is shrunk by free() once it passes the trim
+ * threshold, never by malloc_trim).  A chunk of s
  * bytes holds at least s - 2 pages and at most s bytes of whole pages.  Pages
  * released before (an earlier trim) still count as free chunks but are no
  * longer resident: the estimate is of address space, the measured --trim

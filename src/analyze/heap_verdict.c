@@ -56,8 +56,9 @@ static void judge_glibc(const struct vt_heap_sample *h, uint64_t page, struct vt
 	const struct vt_mallinfo *mi = &h->mi;
 	size_t i, narenas = h->has_info ? h->info.n_arenas : 0;
 
-	v->live = mi->uordblks;
-	v->held = mi->arena + mi->hblkhd;
+	/* mmapped chunks (hblkhd) are in use and outside uordblks (alloc/glibc.h) */
+	v->live = vt_mallinfo_live(mi);
+	v->held = vt_mallinfo_held(mi);
 	v->live_fraction = vt_mallinfo_live_fraction(mi);
 	v->free_bytes = mi->fordblks;
 	v->free_chunks = mi->ordblks + mi->smblks;
@@ -73,7 +74,7 @@ static void judge_glibc(const struct vt_heap_sample *h, uint64_t page, struct vt
 	/* Trim returns resident pages only: never more than the resident
 	 * anonymous memory that is not live. */
 	if (vt_known(h->status.rss_anon)) {
-		v->trim_cap = h->status.rss_anon > mi->uordblks ? h->status.rss_anon - mi->uordblks : 0;
+		v->trim_cap = h->status.rss_anon > v->live ? h->status.rss_anon - v->live : 0;
 		if (v->trim_high > v->trim_cap) {
 			v->trim_high = v->trim_cap;
 			if (v->trim_low > v->trim_cap)
@@ -138,6 +139,8 @@ void vt_heap_judge(const struct vt_heap_sample *h, uint64_t page_size, struct vt
 {
 	memset(v, 0, sizeof(*v));
 	v->top_arena = -1;
+	if (vt_known(h->status.rss_anon))
+		v->rss_anon = h->status.rss_anon;
 	if (h->has_je)
 		judge_jemalloc(h, v);
 	else

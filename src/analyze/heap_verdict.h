@@ -1,6 +1,7 @@
 /*
  * heap_verdict.h — what the allocator's figures say, and which lever fits:
- * the data is live (look for retention), or the allocator holds free memory
+ * the data is live (the program holds it: only if it keeps growing is there
+ * a retention to find, a soak's question), or the allocator holds free memory
  * (trim, fewer arenas, another allocator) — always with the numbers it rests
  * on, and "cannot tell" when they do not decide.  Reads a heap sample only,
  * and writes no sentence: the lever, the evidence it cites (codes) and
@@ -16,7 +17,7 @@
 
 enum vt_heap_lever {
 	VT_LEVER_NONE = 0,          /* small heap or nothing held: nothing to act on */
-	VT_LEVER_RETENTION,         /* mostly live data: find what keeps it */
+	VT_LEVER_RETENTION,         /* mostly live data the program holds; no allocator lever */
 	VT_LEVER_TRIM,              /* free memory in whole pages: malloc_trim returns it */
 	VT_LEVER_FEWER_ARENAS,      /* free memory spread over many arenas */
 	VT_LEVER_ALLOCATOR,         /* fragmented free memory trim cannot return */
@@ -45,10 +46,11 @@ struct vt_heap_verdict {
 	int n_evidence;
 
 	/* what the allocator holds, bytes (glibc: mallinfo; jemalloc: its stats) */
-	uint64_t live;                  /* uordblks; jemalloc allocated */
+	uint64_t live;                  /* uordblks + hblkhd; jemalloc allocated */
 	uint64_t held;                  /* arena + hblkhd; jemalloc resident */
 	double live_fraction;           /* live / held (0 when nothing is held) */
-	uint64_t free_bytes;            /* fordblks (free but held) */
+	uint64_t rss_anon;              /* RssAnon right before the probe, bytes (0 unknown) */
+	uint64_t free_bytes;            /* fordblks (free but held; fsmblks is part of it) */
 	uint64_t free_chunks;           /* ordblks + smblks */
 	uint64_t keepcost;              /* the top of the main arena */
 	bool wide;                      /* from mallinfo2 (64-bit), not mallinfo */

@@ -177,7 +177,7 @@ static void print_heaps(const struct vt_procfs *pfs, const pid_t *pids)
 		}
 		vt_heap_judge(&h, (uint64_t)sysconf(_SC_PAGESIZE), &v);
 		printf("  %-20s live %s, free but held %s (live_fraction %.2f) in %zu arena%s\n"
-		       "  %-20s -> %s\n", arm_specs[i].label, vt_fmt_bytes(h.mi.uordblks, a, sizeof(a)),
+		       "  %-20s -> %s\n", arm_specs[i].label, vt_fmt_bytes(v.live, a, sizeof(a)),
 		       vt_fmt_bytes(h.mi.fordblks, b, sizeof(b)), vt_mallinfo_live_fraction(&h.mi),
 		       h.info.n_arenas, h.info.n_arenas == 1 ? "" : "s", "", vt_render_heap_headline(&v, line,
 													sizeof(line)));

@@ -49,10 +49,10 @@ static void print_mallinfo(FILE *out, const struct vt_mallinfo *mi)
 		vt_table_cell(&t, "%s", value);                       \
 		vt_table_cell(&t, meaning);                           \
 	} while (0)
-	ROW("uordblks", "live", B(mi->uordblks), "bytes in chunks the program holds");
+	ROW("uordblks", "live in arenas", B(mi->uordblks), "bytes in chunks the program holds, in the arenas");
+	ROW("hblkhd", "live mmapped", B(mi->hblkhd), "bytes in mmapped chunks (big allocations): all in use");
 	ROW("fordblks", "free-held", B(mi->fordblks), "free chunks malloc keeps (incl. the tops)");
 	ROW("arena", "from system", B(mi->arena), "heap memory from the system, all arenas");
-	ROW("hblkhd", "mmapped", B(mi->hblkhd), "bytes in mmapped chunks (big allocations)");
 	ROW("keepcost", "top pad", B(mi->keepcost), "top chunk of the main arena");
 	vt_table_cell(&t, "ordblks");
 	vt_table_cell(&t, "free chunks");
@@ -69,7 +69,7 @@ static void print_mallinfo(FILE *out, const struct vt_mallinfo *mi)
 	vt_table_cell(&t, "live_fraction");
 	vt_table_cell(&t, "%s", "");
 	vt_table_cell(&t, "%.3f", vt_mallinfo_live_fraction(mi));
-	vt_table_cell(&t, "uordblks / (arena + hblkhd)");
+	vt_table_cell(&t, "(uordblks + hblkhd) / (arena + hblkhd)");
 #undef ROW
 	vt_table_print(&t, out, 0, true);
 	vt_table_release(&t);
@@ -118,8 +118,9 @@ static void print_arenas(FILE *out, const struct vt_heap_sample *h, uint64_t pag
 	vt_table_print(&t, out, 0, true);
 	vt_table_release(&t);
 	fprintf(out, "  in use = system - free (includes malloc's own chunk headers); trim estimate: "
-		"whole pages inside free chunks plus the top,\n  as address space: pages an "
-		"earlier trim released are counted but no longer resident\n\n");
+		"whole pages inside free chunks\n  plus the main arena's top (malloc_trim leaves a thread "
+		"arena's top), as address space: pages an earlier\n  trim released are counted but no "
+		"longer resident\n\n");
 }
 
 static void print_jemalloc(FILE *out, const struct vt_jemalloc_stats *je)

@@ -17,6 +17,7 @@ static double mib(uint64_t bytes)
 const char *vt_render_heap_headline(const struct vt_heap_verdict *v, char *buf, size_t cap)
 {
 	double free_pct = (1 - v->live_fraction) * 100;
+	char rss[48] = "";
 
 	switch (v->lever) {
 	case VT_LEVER_NONE:
@@ -24,12 +25,14 @@ const char *vt_render_heap_headline(const struct vt_heap_verdict *v, char *buf, 
 			 v->jemalloc ? "resident" : "held");
 		break;
 	case VT_LEVER_RETENTION:
-		if (v->jemalloc)
-			snprintf(buf, cap, "this is live data (%.0f%% of resident): look for what retains it",
-				 v->live_fraction * 100);
-		else
-			snprintf(buf, cap, "this is live data (%.0f%% of what malloc holds): look for what "
-				 "retains it; trim or fewer arenas would return little", v->live_fraction * 100);
+		/* A snapshot cannot tell growth: what retains the data is a question
+		 * only if it keeps growing, and a soak answers that. */
+		if (v->rss_anon && v->live <= v->rss_anon)
+			snprintf(rss, sizeof(rss), ", %.0f%% of RssAnon", 100.0 * (double)v->live / (double)v->rss_anon);
+		snprintf(buf, cap, "this is live data the program holds (%.0f%% of %s%s): %sif it keeps "
+			 "growing, vitals soak tells a leak from a plateau", v->live_fraction * 100,
+			 v->jemalloc ? "what jemalloc has resident" : "what malloc holds", rss,
+			 v->jemalloc ? "" : "trim or fewer arenas would return little; ");
 		break;
 	case VT_LEVER_FEWER_ARENAS:
 		snprintf(buf, cap, "%.0f%% is free memory spread over %llu arenas: fewer arenas "
@@ -66,7 +69,7 @@ const char *vt_render_heap_evidence(const struct vt_heap_verdict *v, int i, char
 	}
 	switch (v->evidence[i]) {
 	case VT_HEAP_EV_LIVE:
-		snprintf(buf, cap, "live (uordblks) %.1f MiB of %.1f MiB held (arena + mmapped): "
+		snprintf(buf, cap, "live (uordblks + hblkhd) %.1f MiB of %.1f MiB held (arena + hblkhd): "
 			 "live_fraction %.3f", mib(v->live), mib(v->held), v->live_fraction);
 		break;
 	case VT_HEAP_EV_FREE_HELD:
@@ -80,7 +83,7 @@ const char *vt_render_heap_evidence(const struct vt_heap_verdict *v, int i, char
 		break;
 	case VT_HEAP_EV_TRIM_ESTIMATE:
 		snprintf(buf, cap, "malloc_trim(0) could return %.1f-%.1f MiB now (whole pages inside free "
-			 "chunks plus the tops, at most RssAnon - live = %.1f MiB resident)",
+			 "chunks plus the main arena's top, at most RssAnon - live = %.1f MiB resident)",
 			 mib(v->trim_low), mib(v->trim_high), mib(v->trim_cap));
 		break;
 	case VT_HEAP_EV_TRIM_MEASURED:

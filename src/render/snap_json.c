@@ -75,7 +75,9 @@ static json_t *arenas_json(const struct vt_sample *s)
 			      a->heaps ? bytes_or_null(a->swap_bytes) : json_integer(0),
 			      "main_heap_bytes", (json_int_t)a->main_heap_bytes, "main_heap_rss",
 			      bytes_or_null(a->main_heap_rss));
-	json_object_set_new(o, "cap", json_pack("{s:o, s:s, s:s, s:s}", "value",
+	/* glibc's cap means nothing to another allocator (vt_sample_maybe_glibc) */
+	json_object_set_new(o, "cap", !vt_sample_maybe_glibc(s) ? json_null() :
+		json_pack("{s:o, s:s, s:s, s:s}", "value",
 		s->cap.source == VT_CAP_UNKNOWN ? json_null() : json_integer((json_int_t)s->cap.value),
 		"source", vt_cap_source_name(s->cap.source), "detail", s->cap.source_text,
 		"note", s->cap.note));

@@ -99,19 +99,38 @@ static void print_memory(FILE *out, const struct vt_snap_report *r)
 	grid_print(&g, out);
 }
 
+/* A column of another allocator has no glibc figure: "n/a" (vt_sample_maybe_glibc). */
+static bool other_allocator(struct grid *g, const struct vt_sample *s)
+{
+	if (vt_sample_maybe_glibc(s))
+		return false;
+	vt_table_cell(&g->t, "n/a");
+	return true;
+}
+
+/*
+ * glibc's arenas and arena cap, for the processes that may run glibc malloc;
+ * a column of another allocator reads "not glibc" and has no cap, and a
+ * report with no such process has no block at all.
+ */
 static void print_arenas(FILE *out, const struct vt_snap_report *r)
 {
 	char bufs[8][32];
 	unsigned slot = 0;
 	struct grid g;
-	size_t i;
+	size_t i, n_glibc = 0;
 
+	for (i = 0; i < r->n; i++)
+		n_glibc += vt_sample_maybe_glibc(&r->samples[i]);
+	if (!n_glibc)
+		return;
 	grid_init(&g, r, "GLIBC ARENAS");
 	vt_table_cell(&g.t, "arena heaps");
 	for (i = 0; i < r->n; i++) {
 		const struct vt_sample *s = &r->samples[i];
 		if (!s->regions_st.available || s->alloc.kind != VT_ALLOC_GLIBC)
-			vt_table_cell(&g.t, s->regions_st.available ? "not glibc" : "n/a");
+			vt_table_cell(&g.t, s->regions_st.available || !vt_sample_maybe_glibc(s) ? "not glibc"
+												: "n/a");
 		else
 			vt_table_cell(&g.t, "%d", s->arenas.heaps);
 	}
@@ -130,6 +149,8 @@ static void print_arenas(FILE *out, const struct vt_snap_report *r)
 	vt_table_cell(&g.t, "arena cap");
 	for (i = 0; i < r->n; i++) {
 		const struct vt_sample *s = &r->samples[i];
+		if (other_allocator(&g, s))
+			continue;
 		if (s->cap.source == VT_CAP_UNKNOWN)
 			vt_table_cell(&g.t, "n/a");
 		else
@@ -138,29 +159,37 @@ static void print_arenas(FILE *out, const struct vt_snap_report *r)
 	vt_table_cell(&g.t, "most arenas glibc will create");
 	vt_table_cell(&g.t, "  from");
 	for (i = 0; i < r->n; i++)
-		vt_table_cell(&g.t, "%s", vt_cap_source_name(r->samples[i].cap.source));
+		if (!other_allocator(&g, &r->samples[i]))
+			vt_table_cell(&g.t, "%s", vt_cap_source_name(r->samples[i].cap.source));
 	vt_table_cell(&g.t, "env = MALLOC_ARENA_MAX, tunable = GLIBC_TUNABLES, default = 8 x CPUs");
 	vt_table_cell(&g.t, "arena mapped");
 	for (i = 0; i < r->n; i++)
-		vt_table_cell(&g.t, "%s", r->samples[i].arenas.heaps ? B(r->samples[i].arenas.mapped_bytes) : "0 B");
+		if (!other_allocator(&g, &r->samples[i]))
+			vt_table_cell(&g.t, "%s", r->samples[i].arenas.heaps ? B(r->samples[i].arenas.mapped_bytes)
+									: "0 B");
 	vt_table_cell(&g.t, "read-write part of the arena heaps");
 	vt_table_cell(&g.t, "arena Rss");
 	for (i = 0; i < r->n; i++)
-		vt_table_cell(&g.t, "%s", r->samples[i].arenas.heaps ? B(r->samples[i].arenas.rss_bytes) : "0 B");
+		if (!other_allocator(&g, &r->samples[i]))
+			vt_table_cell(&g.t, "%s", r->samples[i].arenas.heaps ? B(r->samples[i].arenas.rss_bytes)
+									: "0 B");
 	vt_table_cell(&g.t, "resident in arena heaps (smaps)");
 	vt_table_cell(&g.t, "main heap");
 	for (i = 0; i < r->n; i++)
-		vt_table_cell(&g.t, "%s", B(r->samples[i].arenas.main_heap_bytes));
+		if (!other_allocator(&g, &r->samples[i]))
+			vt_table_cell(&g.t, "%s", B(r->samples[i].arenas.main_heap_bytes));
 	vt_table_cell(&g.t, "[heap]: the main arena's brk heap");
 	vt_table_cell(&g.t, "main heap Rss");
 	for (i = 0; i < r->n; i++)
-		vt_table_cell(&g.t, "%s", B(r->samples[i].arenas.main_heap_rss));
+		if (!other_allocator(&g, &r->samples[i]))
+			vt_table_cell(&g.t, "%s", B(r->samples[i].arenas.main_heap_rss));
 	vt_table_cell(&g.t, "%s", "");
 	grid_print(&g, out);
 	for (i = 0; i < r->n; i++) {
 		const struct vt_sample *s = &r->samples[i];
-		fprintf(out, "  %d: cap %s%s%s\n", (int)s->pid, s->cap.source_text,
-			s->cap.note[0] ? "; " : "", s->cap.note);
+		if (vt_sample_maybe_glibc(s))
+			fprintf(out, "  %d: cap %s%s%s\n", (int)s->pid, s->cap.source_text,
+				s->cap.note[0] ? "; " : "", s->cap.note);
 	}
 	fputc('\n', out);
 }

@@ -405,6 +405,11 @@ static bool missing(const struct vt_section *sec)
 	return !sec->available && !sec->skipped;
 }
 
+bool vt_sample_maybe_glibc(const struct vt_sample *s)
+{
+	return s->alloc.kind == VT_ALLOC_GLIBC || !s->alloc_st.available;
+}
+
 bool vt_sample_partial(const struct vt_sample *s)
 {
 	return missing(&s->regions_st) || missing(&s->environ_st) || missing(&s->alloc_st) ||

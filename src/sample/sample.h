@@ -111,4 +111,12 @@ void vt_sample_release(struct vt_sample *s);
 /* True when some section could not be read (the CLI exits 1: partial). */
 bool vt_sample_partial(const struct vt_sample *s);
 
+/*
+ * True when glibc's arena figures and arena cap may concern the process: it
+ * runs glibc malloc, or its allocator could not be told.  False for a known
+ * other allocator (jemalloc, tcmalloc, mimalloc, musl, a sanitizer's, an
+ * unknown static one): its views show no glibc arenas, cap or lever.
+ */
+bool vt_sample_maybe_glibc(const struct vt_sample *s);
+
 #endif

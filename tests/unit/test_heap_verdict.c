@@ -4,6 +4,7 @@
  * 8 arenas) and its opposites.
  */
 #include "harness.h"
+#include "base/unknown.h"
 
 #include "analyze/heap_verdict.h"
 #include "render/heap.h"
@@ -90,7 +91,15 @@ static void test_heap_verdict__live_data_is_retention(void)
 	make(&h, arenas, 1, 900 * MiB, 100 * MiB, one, true);
 	vt_heap_judge(&h, 4096, &v);
 	CHECK(v.lever == VT_LEVER_RETENTION);
-	CHECK(strstr(headline(&v), "this is live data (90% of what malloc holds)") != NULL);
+	/* held data, not a hunt for what retains it: that is a question only if it grows */
+	CHECK_STR(headline(&v), "this is live data the program holds (90% of what malloc holds, 90% of "
+				"RssAnon): trim or fewer arenas would return little; if it keeps growing, "
+				"vitals soak tells a leak from a plateau");
+	CHECK(strstr(headline(&v), "retains") == NULL);
+	/* RssAnon unknown: no share of it */
+	h.status.rss_anon = VT_NA;
+	vt_heap_judge(&h, 4096, &v);
+	CHECK(strstr(headline(&v), "(90% of what malloc holds): ") != NULL);
 }
 
 static void test_heap_verdict__one_arena_whole_pages_is_trim(void)
@@ -162,9 +171,149 @@ static void test_heap_verdict__jemalloc(void)
 	h.je.allocated = 380 * MiB;
 	vt_heap_judge(&h, 4096, &v);
 	CHECK(v.lever == VT_LEVER_RETENTION);
-	CHECK_STR(headline(&v), "this is live data (95% of resident): look for what retains it");
+	CHECK_STR(headline(&v), "this is live data the program holds (95% of what jemalloc has resident): "
+				"if it keeps growing, vitals soak tells a leak from a plateau");
+	/* a database holding its data: most of RssAnon is jemalloc's live data */
+	h.status.rss_anon = 400 * MiB;
+	vt_heap_judge(&h, 4096, &v);
+	CHECK_STR(headline(&v), "this is live data the program holds (95% of what jemalloc has resident, "
+				"95% of RssAnon): if it keeps growing, vitals soak tells a leak from a plateau");
+	CHECK(strstr(headline(&v), "trim") == NULL && strstr(headline(&v), "arena") == NULL);
+}
+
+/*
+ * 50 live 1 MiB blocks, each above the mmap threshold and so a chunk of its
+ * own (mallinfo2 of `step_growth --step-at 0 --step-mb 50 --step-chunk-kb
+ * 1024 --churn-mb 0` on glibc 2.36): hblkhd holds them, in use and outside
+ * uordblks; the two arenas (main, the churn thread's) are their tops.
+ */
+#define MMAPPED_HBLKHD (50 * (MiB + 4096))   /* each chunk: header, rounded up to pages */
+#define MMAPPED_ARENA 270336ull               /* two arenas of 132 KiB */
+#define MMAPPED_UORD 15360ull
+#define MMAPPED_MAIN_TOP 124928ull
+#define MMAPPED_T1_TOP 120832ull
+
+static void mmapped_sample(struct vt_heap_sample *h, struct vt_mi_arena *arenas)
+{
+	memset(h, 0, sizeof(*h));
+	memset(arenas, 0, 2 * sizeof(*arenas));
+	h->alloc.kind = VT_ALLOC_GLIBC;
+	h->mi.wide = true;
+	h->mi.arena = MMAPPED_ARENA;
+	h->mi.ordblks = 2;
+	h->mi.hblks = 50;
+	h->mi.hblkhd = MMAPPED_HBLKHD;
+	h->mi.uordblks = MMAPPED_UORD;
+	h->mi.fordblks = MMAPPED_ARENA - MMAPPED_UORD - 8192;
+	h->mi.keepcost = MMAPPED_MAIN_TOP;
+	h->status.rss_anon = MMAPPED_HBLKHD + MMAPPED_UORD + 300 * 1024;
+	arenas[0].nr = 0;
+	arenas[0].t.rest_count = 1;
+	arenas[0].t.rest_bytes = MMAPPED_MAIN_TOP;
+	arenas[0].t.system_current = MMAPPED_ARENA / 2;
+	arenas[1].nr = 1;
+	arenas[1].t.rest_count = 1;
+	arenas[1].t.rest_bytes = MMAPPED_T1_TOP;
+	arenas[1].t.system_current = MMAPPED_ARENA / 2;
+	arenas[1].t.subheaps = 1;
+	h->info.arenas = arenas;
+	h->info.n_arenas = 2;
+	h->has_info = true;
+	h->info.total.mmap_count = 50;
+	h->info.total.mmap_bytes = MMAPPED_HBLKHD;
+}
+
+/* live and held count the mmapped chunks: live = uordblks + hblkhd */
+static void test_heap_verdict__mmapped_chunks_are_live(void)
+{
+	struct vt_mi_arena arenas[2];
+	struct vt_heap_sample h;
+	struct vt_heap_verdict v;
+
+	mmapped_sample(&h, arenas);
+	CHECK_EQ_U64(vt_mallinfo_live(&h.mi), MMAPPED_UORD + MMAPPED_HBLKHD);
+	CHECK_EQ_U64(vt_mallinfo_held(&h.mi), MMAPPED_ARENA + MMAPPED_HBLKHD);
+	vt_heap_judge(&h, 4096, &v);
+	CHECK_EQ_U64(v.live, MMAPPED_UORD + MMAPPED_HBLKHD);
+	CHECK_EQ_U64(v.held, MMAPPED_ARENA + MMAPPED_HBLKHD);
+	CHECK_EQ_U64(v.free_bytes, h.mi.fordblks);
+	CHECK(v.live_fraction > 0.99 && v.live_fraction < 1);
+	CHECK(vt_mallinfo_live_fraction(&h.mi) == v.live_fraction);
+	CHECK(strstr(evidence(&v, 0), "live (uordblks + hblkhd) 50.2 MiB of 50.5 MiB held (arena + hblkhd): "
+				      "live_fraction 0.995") != NULL);
+}
+
+/* ... so they are not "free", and no trim is offered for them, before or after a --trim */
+static void test_heap_verdict__mmapped_chunks_no_trim_lever(void)
+{
+	struct vt_mi_arena arenas[2];
+	struct vt_heap_sample h;
+	struct vt_heap_verdict v;
+
+	mmapped_sample(&h, arenas);
+	vt_heap_judge(&h, 4096, &v);
+	CHECK(v.lever == VT_LEVER_RETENTION);
+	CHECK(strstr(headline(&v), "is free") == NULL);
+	CHECK(strstr(headline(&v), "--trim") == NULL);
+	CHECK(strstr(headline(&v), "would return at least") == NULL);
+	/* a measured trim that changed nothing */
+	h.trim.done = true;
+	h.trim.returned = 1;
+	h.trim.rss_anon_before = h.trim.rss_anon_after = h.status.rss_anon;
+	vt_heap_judge(&h, 4096, &v);
+	CHECK(v.lever == VT_LEVER_RETENTION);
+	CHECK(v.evidence[v.n_evidence - 1] == VT_HEAP_EV_TRIM_MEASURED);
+}
+
+/* what a trim could return is resident and not live: RssAnon - (uordblks + hblkhd) */
+static void test_heap_verdict__trim_cap_leaves_out_mmapped(void)
+{
+	struct vt_mi_arena arenas[2];
+	struct vt_heap_sample h;
+	struct vt_heap_verdict v;
+
+	mmapped_sample(&h, arenas);
+	vt_heap_judge(&h, 4096, &v);
+	CHECK_EQ_U64(v.trim_cap, 300 * 1024);
+	CHECK(v.trim_high <= v.trim_cap);
+	CHECK(strstr(evidence(&v, 3), "at most RssAnon - live = 0.3 MiB resident") != NULL);
+}
+
+/* malloc_trim shrinks the main arena's top, never a thread arena's */
+static void test_heap_verdict__trim_estimate_main_top_only(void)
+{
+	struct vt_mi_arena arenas[2];
+	struct vt_heap_sample h;
+	struct vt_heap_verdict v;
+
+	mmapped_sample(&h, arenas);
+	vt_heap_judge(&h, 4096, &v);
+	CHECK_EQ_U64(v.trim_low, MMAPPED_MAIN_TOP - 4096);
+	CHECK_EQ_U64(v.trim_high, MMAPPED_MAIN_TOP);
+}
+
+/* free memory in an arena is still seen beside live mmapped chunks */
+static void test_heap_verdict__arena_free_beside_mmapped(void)
+{
+	static const double one[] = { 1 };
+	struct vt_mi_arena arenas[1];
+	struct vt_heap_sample h;
+	struct vt_heap_verdict v;
+
+	make(&h, arenas, 1, 20 * MiB, 80 * MiB, one, true);
+	h.mi.hblks = 100;
+	h.mi.hblkhd = 100 * MiB;
+	h.status.rss_anon += 100 * MiB;
+	vt_heap_judge(&h, 4096, &v);
+	CHECK(v.lever == VT_LEVER_TRIM);
+	CHECK(v.live_fraction > 0.59 && v.live_fraction < 0.61);
+	CHECK_EQ_U64(v.trim_cap, 80 * MiB);
+	CHECK(strstr(headline(&v), "40% is free") != NULL);
 }
 
 VT_TEST_MAIN(test_heap_verdict__field_report_arena_sprawl, test_heap_verdict__live_data_is_retention,
 	     test_heap_verdict__one_arena_whole_pages_is_trim, test_heap_verdict__fragmented_is_allocator,
-	     test_heap_verdict__small_and_unknown, test_heap_verdict__jemalloc)
+	     test_heap_verdict__small_and_unknown, test_heap_verdict__jemalloc,
+	     test_heap_verdict__mmapped_chunks_are_live, test_heap_verdict__mmapped_chunks_no_trim_lever,
+	     test_heap_verdict__trim_cap_leaves_out_mmapped, test_heap_verdict__trim_estimate_main_top_only,
+	     test_heap_verdict__arena_free_beside_mmapped)

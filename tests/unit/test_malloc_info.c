@@ -42,7 +42,7 @@ static void test_malloc_info__trim_estimate_bounds(void)
 		{ 17, 32, 96, 3, 0 },                    /* small: nothing to release */
 		{ 1 << 20, 1 << 21, 3 << 20, 2, 0 },     /* two big free chunks, 3 MiB */
 	};
-	struct vt_mi_arena a = { 1, { 0 }, bins, 2 };
+	struct vt_mi_arena a = { 0, { 0 }, bins, 2 };   /* the main arena */
 	struct vt_trim_estimate e;
 
 	a.t.fast_bytes = 96;
@@ -51,6 +51,28 @@ static void test_malloc_info__trim_estimate_bounds(void)
 	CHECK_EQ_U64(e.low_bytes, (3 << 20) - 2 * 2 * 4096 + 65536 - 4096);
 	CHECK_EQ_U64(e.high_bytes, (3 << 20) + 65536);
 	CHECK(e.low_bytes <= e.high_bytes);
+}
+
+/* malloc_trim(0) shrinks the main arena's top only (malloc.c mtrim): a
+ * thread arena's top stays, its free chunks in the bins are released */
+static void test_malloc_info__trim_estimate_thread_arena_keeps_top(void)
+{
+	struct vt_mi_bin bins[] = {
+		{ 1 << 20, 1 << 21, 3 << 20, 2, 0 },     /* two big free chunks, 3 MiB */
+	};
+	struct vt_mi_arena a = { 1, { 0 }, bins, 1 };
+	struct vt_trim_estimate e;
+
+	a.t.rest_bytes = (3 << 20) + 120832;         /* + a 118 KiB top chunk */
+	vt_malloc_info_trim_estimate(&a, 4096, &e);
+	CHECK_EQ_U64(e.low_bytes, (3 << 20) - 2 * 2 * 4096);
+	CHECK_EQ_U64(e.high_bytes, 3 << 20);
+	/* a thread arena that is all top: nothing malloc_trim returns */
+	a.n_bins = 0;
+	a.t.rest_bytes = 120832;
+	vt_malloc_info_trim_estimate(&a, 4096, &e);
+	CHECK_EQ_U64(e.low_bytes, 0);
+	CHECK_EQ_U64(e.high_bytes, 0);
 }
 
 static void test_malloc_info__rejects_other_documents(void)
@@ -75,4 +97,4 @@ static void test_malloc_info__rejects_other_documents(void)
 }
 
 VT_TEST_MAIN(test_malloc_info__recorded_three_arenas, test_malloc_info__trim_estimate_bounds,
-	     test_malloc_info__rejects_other_documents)
+	     test_malloc_info__trim_estimate_thread_arena_keeps_top, test_malloc_info__rejects_other_documents)

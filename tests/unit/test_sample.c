@@ -114,5 +114,88 @@ static void test_sample__json_has_nulls_not_zeros(void)
 	vt_sample_release(&s);
 }
 
+/* The report's text (owned by the caller) and its JSON's first process. */
+static char *snap_text(const struct vt_snap_report *r)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+
+	CHECK_EQ_I64(vt_render_snap_text(mem, r), 0);
+	fclose(mem);
+	return text;
+}
+
+static json_t *snap_json_cap(const struct vt_snap_report *r, size_t i)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	json_error_t jerr;
+	json_t *root, *cap;
+
+	CHECK_EQ_I64(vt_render_snap_json(mem, r), 0);
+	fclose(mem);
+	root = json_loads(text, 0, &jerr);
+	free(text);
+	CHECK(root != NULL);
+	cap = json_incref(json_object_get(json_object_get(
+		json_array_get(json_object_get(root, "processes"), i), "arenas"), "cap"));
+	json_decref(root);
+	return cap;
+}
+
+/* a jemalloc process (redis) gets no glibc arenas, cap or MALLOC_ARENA_MAX, in text or JSON */
+static void test_sample__other_allocator_has_no_glibc_block(void)
+{
+	struct vt_snap_report r = { 0 };
+	struct vt_sample s[2];
+	struct vt_err err;
+	char *text;
+	json_t *cap;
+
+	CHECK_EQ_I64(take("proc/arena_default", 9277, false, &s[0], &err), VT_OK);
+	CHECK_EQ_I64(take("proc/arena_default", 9277, false, &s[1], &err), VT_OK);
+	s[1].alloc.kind = VT_ALLOC_JEMALLOC;
+	r.min_region = 8u << 20;
+	r.samples = &s[1];
+	r.n = 1;
+	text = snap_text(&r);
+	CHECK(strstr(text, "ALLOCATOR") != NULL);
+	CHECK(strstr(text, "GLIBC ARENAS") == NULL);
+	CHECK(strstr(text, "arena cap") == NULL && strstr(text, "MALLOC_ARENA_MAX") == NULL);
+	CHECK(strstr(text, "cap glibc default") == NULL);
+	free(text);
+	cap = snap_json_cap(&r, 0);
+	CHECK(json_is_null(cap));
+	json_decref(cap);
+
+	/* beside a glibc process: the block stays for it, the other column is n/a */
+	r.samples = s;
+	r.n = 2;
+	text = snap_text(&r);
+	CHECK(strstr(text, "GLIBC ARENAS") != NULL);
+	CHECK(strstr(text, "arena heaps            8  not glibc") != NULL);
+	CHECK(strstr(text, "arena cap             16        n/a") != NULL);
+	CHECK(strstr(text, "  9277: cap glibc default") != NULL);
+	CHECK(strstr(strstr(text, ": cap glibc default") + 6, ": cap ") == NULL);   /* once */
+	free(text);
+	cap = snap_json_cap(&r, 0);
+	CHECK_EQ_I64(json_integer_value(json_object_get(cap, "value")), 16);
+	json_decref(cap);
+
+	/* an allocator that could not be told: the glibc figures are shown as before */
+	s[1].alloc.kind = VT_ALLOC_UNKNOWN;
+	s[1].alloc_st.available = false;
+	r.samples = &s[1];
+	r.n = 1;
+	text = snap_text(&r);
+	CHECK(strstr(text, "GLIBC ARENAS") != NULL && strstr(text, "cap glibc default") != NULL);
+	free(text);
+	vt_sample_release(&s[0]);
+	vt_sample_release(&s[1]);
+}
+
 VT_TEST_MAIN(test_sample__arena_sprawl_fixture, test_sample__capped_fixture_light,
-	     test_sample__missing_kthread_zombie, test_sample__json_has_nulls_not_zeros)
+	     test_sample__missing_kthread_zombie, test_sample__json_has_nulls_not_zeros,
+	     test_sample__other_allocator_has_no_glibc_block)

@@ -10,6 +10,8 @@
 
 #include "analyze/diagnose.h"
 #include "analyze/rates.h"
+#include "proc/hostload.h"
+#include "proc/io.h"
 #include "proc/thread_watch.h"
 #include "sample/threads.h"
 #include "proc/procfs.h"
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #define FLAGS (VT_TW_CSW | VT_TW_WCHAN | VT_TW_SYSCALL)
+#define VT_RECORDED_MAX 64      /* reads of one recording */
 
 static int near(double a, double b, double tol)
 {
@@ -53,6 +56,7 @@ static void take_recorded(const char *name, int i, struct vt_threads_sample *s)
 	struct vt_buf buf = VT_BUF_INIT(1u << 20);
 	struct vt_thread_watch *w = NULL;
 	struct vt_procfs pfs;
+	struct vt_loadavg la;
 	struct vt_err err;
 	size_t len;
 	pid_t pid;
@@ -70,6 +74,11 @@ static void take_recorded(const char *name, int i, struct vt_threads_sample *s)
 	if (w)
 		CHECK(vt_threads_sample_take(w, FLAGS, s, &err) == VT_OK);
 	s->uptime_s = vt_uptime_read(&pfs, &buf);
+	/* what the interval sampler reads beside each sample, when recorded */
+	if (vt_loadavg_read(&pfs, &buf, &la, NULL) == VT_OK) {
+		s->host_known = true;
+		s->host_runnable = (uint32_t)la.runnable;
+	}
 	/* the recorded clock, not the time of this read */
 	snprintf(rel, sizeof(rel), "threads/%s/%d/mono_ns", name, i);
 	mono = vt_fixture(rel, &len);
@@ -96,18 +105,80 @@ static const struct vt_thread_rate *rate_of(const struct vt_threads_rates *r, pi
  * Compute rates over the pair NAME/0, NAME/1 and check every line of
  * NAME/expect.  Returns the number of expect lines checked.
  */
+/* Reads recorded of NAME: directories 0, 1, ... */
+static int recorded_reads(const char *name)
+{
+	char rel[256];
+	int n = 0;
+
+	for (;; n++) {
+		snprintf(rel, sizeof(rel), "threads/%s/%d", name, n);
+		if (access(vt_fixture_path(rel), F_OK) != 0)
+			return n;
+	}
+}
+
+/* NAME/i's recorded file rel (under proc/) into *io; false when not recorded. */
+static bool recorded_io(const char *name, int i, pid_t pid, struct vt_proc_io *io)
+{
+	char rel[256], *text;
+	size_t len;
+	bool ok;
+
+	snprintf(rel, sizeof(rel), "threads/%s/%d/proc/%d/io", name, i, (int)pid);
+	if (access(vt_fixture_path(rel), F_OK) != 0)
+		return false;
+	text = vt_fixture(rel, &len);
+	ok = vt_proc_io_parse(text, len, io, NULL) == VT_OK;
+	free(text);
+	return ok;
+}
+
+/* What the sampler measures over the interval: the load at its end, the I/O between its ends. */
+static void recorded_host(const char *name, int last, struct vt_threads_rates *r)
+{
+	struct vt_interval_host h = { .load1 = -1, .cpu_some_s = -1 };
+	struct vt_proc_io a, b;
+	char rel[256], *text;
+	struct vt_loadavg la;
+	size_t len;
+
+	snprintf(rel, sizeof(rel), "threads/%s/%d/proc/loadavg", name, last);
+	if (access(vt_fixture_path(rel), F_OK) == 0) {
+		text = vt_fixture(rel, &len);
+		if (vt_loadavg_parse(text, len, &la, NULL) == VT_OK)
+			h.load1 = la.load1;
+		free(text);
+		h.ncpu_online = 2;
+	}
+	if (recorded_io(name, 0, r->pid, &a) && recorded_io(name, last, r->pid, &b) && b.rchar >= a.rchar &&
+	    b.wchar >= a.wchar && b.syscr >= a.syscr && b.syscw >= a.syscw) {
+		h.io_known = true;
+		h.rchar = b.rchar - a.rchar;
+		h.wchar = b.wchar - a.wchar;
+		h.syscr = b.syscr - a.syscr;
+		h.syscw = b.syscw - a.syscw;
+	}
+	vt_threads_rates_set_host(r, &h);
+}
+
 static int check_pair(const char *name, struct vt_threads_rates *r)
 {
-	struct vt_threads_sample s[2];
+	struct vt_threads_sample s[VT_RECORDED_MAX];
+	int n = recorded_reads(name), i;
 	const struct vt_thread_rate *t;
 	char rel[256], *text, *line, *save = NULL;
 	struct vt_err err;
 	size_t len;
 	int lines = 0;
 
-	take_recorded(name, 0, &s[0]);
-	take_recorded(name, 1, &s[1]);
-	CHECK(vt_threads_rates_compute(s, 2, 2, r, &err) == VT_OK);
+	CHECK(n >= 2 && n <= VT_RECORDED_MAX);
+	if (n > VT_RECORDED_MAX)
+		n = VT_RECORDED_MAX;
+	for (i = 0; i < n; i++)
+		take_recorded(name, i, &s[i]);
+	CHECK(vt_threads_rates_compute(s, (size_t)n, 2, r, &err) == VT_OK);
+	recorded_host(name, n - 1, r);
 	snprintf(rel, sizeof(rel), "threads/%s/expect", name);
 	text = vt_fixture(rel, &len);
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -142,8 +213,8 @@ static int check_pair(const char *name, struct vt_threads_rates *r)
 		}
 	}
 	free(text);
-	vt_threads_sample_release(&s[0]);
-	vt_threads_sample_release(&s[1]);
+	for (i = 0; i < n; i++)
+		vt_threads_sample_release(&s[i]);
 	return lines;
 }
 

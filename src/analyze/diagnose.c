@@ -160,8 +160,9 @@ static bool rule_convoy(const struct vt_threads_rates *r, struct vt_diagnosis *d
 		for (i = 0; i < r->n; i++) {
 			const struct vt_thread_rate *t = &r->threads[i];
 
-			if (strncmp(t->comm, pl->name, klen) || vt_threads_pool_key_len(t->comm) != klen)
-				continue;
+			if (strncmp(t->comm, pl->name, klen) || vt_threads_pool_key_len(t->comm) != klen ||
+			    (t->flags & (VT_THREAD_APPEARED | VT_THREAD_EXITED)))
+				continue;      /* a pool is of the threads there throughout */
 			members++;
 			samples += t->nsamples;
 			asleep += t->states[VT_STATE_S];

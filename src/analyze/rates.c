@@ -152,7 +152,10 @@ static void spread_add(double *lo, double *hi, double v)
 		*hi = v;
 }
 
-/* Pools of threads named alike, with their spread; needs each thread's cpu_share set first. */
+/*
+ * Pools of threads named alike, with their spread; needs each thread's
+ * cpu_share set first.  Threads that came or went are not members.
+ */
 static int make_pools(struct vt_threads_rates *r, struct vt_err *err)
 {
 	struct vt_thread_pool *pool;
@@ -169,6 +172,8 @@ static int make_pools(struct vt_threads_rates *r, struct vt_err *err)
 		const struct vt_thread_rate *t = &r->threads[i];
 		char key[64];
 
+		if (t->flags & (VT_THREAD_APPEARED | VT_THREAD_EXITED))
+			continue;      /* a rate over part of the interval: no measure of the spread */
 		len = vt_threads_pool_key_len(t->comm);
 		if (len == 0 || len == strlen(t->comm))
 			continue;      /* no trailing digits, or nothing but digits */
@@ -239,8 +244,8 @@ int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, 
 	const struct vt_threads_sample *a, *b;
 	pid_t *tids = NULL;
 	size_t ntids = 0, total = 0, i, j;
-	double dt, sum_ns = 0, elapsed;
-	bool ns_ok = true;
+	double dt, sum_ns = 0, whole = 0, elapsed;
+	bool ns_ok = true, unseen;
 	uint64_t du, ds;
 	unsigned fl = 0;
 	long clk;
@@ -298,6 +303,10 @@ int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, 
 			out->appeared++;
 		if (r->flags & VT_THREAD_EXITED)
 			out->exited++;
+		if (r->flags & (VT_THREAD_APPEARED | VT_THREAD_EXITED))
+			out->short_lived++;
+		else
+			whole += r->cpu_cores;      /* there at both ends */
 		/* schedstat sum: every thread needs both ends known (or a start in the interval). */
 		if ((f && !vt_known(f->run_ns)) || (l && !vt_known(l->run_ns)))
 			ns_ok = false;
@@ -312,6 +321,15 @@ int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, 
 		ds = 0;
 	out->cores_ticks = (double)(du + ds) / (double)clk / dt;
 	out->cores_ns = ns_ok ? sum_ns : -1;
+	/*
+	 * Threads that lived between two samples (a thread per request) are in
+	 * the process's ticks and in no thread's schedstat: ticks well above
+	 * the sum mean the sum misses them.
+	 */
+	unseen = ns_ok && (double)(du + ds) - sum_ns * dt * (double)clk >
+			  VT_RATES_UNSEEN_TICKS + VT_RATES_UNSEEN_SHARE * sum_ns * dt * (double)clk;
+	if (unseen)
+		ns_ok = false;
 	if (ns_ok && out->exited == 0) {
 		out->cores = out->cores_ns;
 		out->cores_source = "schedstat";
@@ -326,6 +344,9 @@ int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, 
 		out->user_cores = out->sys_cores = -1;  /* under one tick each: split unknown */
 	}
 	out->cpu_seconds = out->cores * dt;
+	/* what the threads there at both ends did not use: those that came or went */
+	if ((out->short_lived || unseen) && out->cores - whole > 0)
+		out->short_lived_cores = out->cores - whole;
 	elapsed = b->uptime_s - (double)b->start_ticks / (double)clk;
 	if (b->uptime_s > 0 && elapsed > 0) {
 		double d;
@@ -346,8 +367,16 @@ int vt_threads_rates_group(struct vt_threads_rates *r, struct vt_err *err)
 
 	for (i = 0; i < r->n; i++)
 		sum_cores += r->threads[i].cpu_cores > 0 ? r->threads[i].cpu_cores : 0;
+	/*
+	 * Shares of the process: threads that came and went between two
+	 * samples are in r->cores and in no row, and a row must not claim
+	 * their part.  The sum only when ticks cut the process's figure below it.
+	 */
+	if (r->cores > sum_cores)
+		sum_cores = r->cores;
 	for (i = 0; i < r->n; i++)
 		r->threads[i].cpu_share = sum_cores > 0 ? r->threads[i].cpu_cores / sum_cores : 0;
+	r->short_lived_share = sum_cores > 0 ? r->short_lived_cores / sum_cores : 0;
 	return make_pools(r, err);
 }
 

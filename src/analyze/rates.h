@@ -23,6 +23,14 @@
 #define VT_RATES_MIN_INTERVAL_S 0.2
 /* since-start average and the interval rate differ "materially" beyond this (cores). */
 #define VT_RATES_PS_DIFF_CORES 0.10
+/*
+ * The process's stat ticks above the threads' schedstat sum by more than
+ * this many ticks (each end's utime and stime are cut to whole ticks) plus
+ * VT_RATES_UNSEEN_SHARE of the sum: CPU of threads no sample saw, which
+ * only the process's counters hold.
+ */
+#define VT_RATES_UNSEEN_TICKS 3
+#define VT_RATES_UNSEEN_SHARE 0.02
 /* More context switches per second than any thread can make: a corrupt counter. */
 #define VT_RATES_MAX_SWITCHES 1e7
 
@@ -69,7 +77,7 @@ struct vt_thread_pool {
 	bool indexed;                   /* the trailing digits differ between members */
 	bool uneven;                    /* members' rates differ widely: one name, not a pool of equals
 	                                 * (spread over VT_POOL_EVEN_SPREAD of the busiest, and 0.02 cores) */
-	size_t count;
+	size_t count;                   /* members: threads there throughout the interval */
 	double min_cores, max_cores;    /* the spread of its members' rates */
 	double min_share, max_share;    /* ... as shares of the process's CPU (0..1) */
 	double total_cores;             /* the members together */
@@ -89,7 +97,8 @@ struct vt_threads_rates {
 	double throttled_s;             /* time throttled in the interval, < 0 unknown */
 	double cores_ticks;             /* process stat Δ(utime+stime) / Δt */
 	double cores_ns;                /* Σ thread Δrun_ns / Δt; < 0 without schedstat */
-	double cores;                   /* the figure shown: ns unless unavailable or threads exited */
+	double cores;                   /* the figure shown: ns unless unavailable, threads exited, or
+	                                 * ticks hold CPU the ns do not (VT_RATES_UNSEEN_TICKS) */
 	const char *cores_source;       /* "schedstat" or "stat" */
 	double user_cores, sys_cores;   /* cores split by the process stat tick deltas */
 	double cpu_seconds;             /* CPU consumed in the interval = cores * interval_s */
@@ -111,6 +120,18 @@ struct vt_threads_rates {
 	size_t n;
 	struct vt_thread_pool *pools;   /* owned, npools */
 	size_t npools;
+	/*
+	 * Threads that started or ended during the interval, as one figure:
+	 * the process's CPU (cores) minus that of the threads present at both
+	 * ends, >= 0.  It holds the threads no sample saw (a thread per
+	 * request lives a few ms between two samples) and the part of the
+	 * seen ones' lives that fell between samples.  Every thread's
+	 * cpu_share is of cores, so the rows of the threads present at both
+	 * ends and this one add up to the process (within tick resolution).
+	 */
+	double short_lived_cores;
+	double short_lived_share;       /* of cores, 0..1 */
+	size_t short_lived;             /* threads seen that appeared or exited (flags), a lower bound */
 };
 
 /*
@@ -127,8 +148,9 @@ int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, 
 			     struct vt_threads_rates *out, struct vt_err *err);
 
 /*
- * Fill r->pools from r->threads (and each thread's cpu_share from the sum of
- * their cores), for a caller that filled the threads itself.  VT_E_NOMEM.
+ * Fill r->pools from r->threads, and each thread's cpu_share: of r->cores,
+ * or of the threads' sum when that is larger (r->cores set first), for a
+ * caller that filled the threads itself.  VT_E_NOMEM.
  */
 int vt_threads_rates_group(struct vt_threads_rates *r, struct vt_err *err);
 

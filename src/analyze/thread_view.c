@@ -18,6 +18,122 @@ double vt_thread_run_cores(const struct vt_thread_run *th)
 	return dt > 0 ? (double)th->cpu_ns / 1e9 / dt : NAN;
 }
 
+/* Is th one of pid's threads (every thread is when match is 0: none is of pid)? */
+static bool of_process(const struct vt_thread_run *th, pid_t pid, size_t match)
+{
+	return !match || th->pid == pid;
+}
+
+static size_t threads_of(const struct vt_series *s, pid_t pid)
+{
+	size_t i, match = 0;
+
+	for (i = 0; i < s->nthreads; i++)
+		match += s->threads[i].pid == pid;
+	return match;
+}
+
+pid_t vt_soak_threads_pid(const struct vt_series *s, const struct vt_soak_verdict *v)
+{
+	return v->from < s->n && v->to > v->from ? s->pid[v->from] : 0;
+}
+
+/*
+ * The process's CPU seconds (user + system) at time t, from the point of
+ * process pid around it (linear between its first and last sample); false
+ * when not recorded there.
+ */
+static bool cpu_at(const struct vt_series *s, pid_t pid, double t, double *out)
+{
+	const struct vt_stat *u = s->m[VT_M_CPU_USER_S], *y = s->m[VT_M_CPU_SYS_S];
+	size_t i;
+
+	if (!u || !y)
+		return false;
+	for (i = 0; i < s->n; i++) {
+		double f;
+
+		if ((pid && s->pid[i] != pid) || t < s->t0[i] || t > s->t1[i])
+			continue;
+		if (isnan(u[i].lo) || isnan(u[i].hi) || isnan(y[i].lo) || isnan(y[i].hi))
+			return false;
+		f = s->t1[i] > s->t0[i] ? (t - s->t0[i]) / (s->t1[i] - s->t0[i]) : 0;
+		*out = u[i].lo + y[i].lo + f * (u[i].hi - u[i].lo + y[i].hi - y[i].lo);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A thread's CPU within the span: all of it since it began when it came
+ * after the span began (its counters started at 0), else since its first
+ * record.
+ */
+static double span_cpu_s(const struct vt_soak_short_lived *sl, const struct vt_thread_run *th)
+{
+	uint64_t ns = th->cpu_ns + (th->t_first > sl->t0 ? th->cpu_ns_first : 0);
+
+	return (double)ns / 1e9;
+}
+
+bool vt_soak_thread_short_lived(const struct vt_soak_short_lived *sl, const struct vt_thread_run *th)
+{
+	return !(th->t_last > th->t_first) || (th->t_first > sl->t0 && th->t_last < sl->t1);
+}
+
+void vt_soak_short_lived(const struct vt_series *s, pid_t pid, struct vt_soak_short_lived *out)
+{
+	size_t match = threads_of(s, pid), i;
+	double t1_all = -INFINITY, c0, c1, other = 0, mine = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->cores = out->process_cores = NAN;
+	out->t0 = INFINITY;
+	out->t1 = -INFINITY;
+	for (i = 0; i < s->nthreads; i++) {
+		if (of_process(&s->threads[i], pid, match))
+			out->t0 = fmin(out->t0, s->threads[i].t_first);
+	}
+	/*
+	 * The span ends at the last record of the threads there at its start
+	 * (written at every per-thread tick while they live): a soak that was
+	 * killed wrote no last tick, and a thread still running then must not
+	 * count as gone.
+	 */
+	for (i = 0; i < s->nthreads; i++) {
+		const struct vt_thread_run *th = &s->threads[i];
+
+		if (!of_process(th, pid, match))
+			continue;
+		t1_all = fmax(t1_all, th->t_last);
+		if (th->t_first == out->t0)
+			out->t1 = fmax(out->t1, th->t_last);
+	}
+	if (!(out->t1 > out->t0))
+		out->t1 = t1_all;
+	if (!(out->t1 > out->t0)) {
+		out->t0 = out->t1 = 0;
+		return;
+	}
+	for (i = 0; i < s->nthreads; i++) {
+		const struct vt_thread_run *th = &s->threads[i];
+
+		if (!of_process(th, pid, match))
+			continue;
+		if (vt_soak_thread_short_lived(out, th)) {
+			out->threads++;
+			mine += span_cpu_s(out, th);
+		} else {
+			other += span_cpu_s(out, th);
+		}
+	}
+	out->recorded_cores = mine / (out->t1 - out->t0);
+	if (cpu_at(s, match ? pid : 0, out->t0, &c0) && cpu_at(s, match ? pid : 0, out->t1, &c1) && c1 >= c0) {
+		out->process_cores = (c1 - c0) / (out->t1 - out->t0);
+		out->cores = c1 - c0 - other > 0 ? (c1 - c0 - other) / (out->t1 - out->t0) : 0;
+	}
+}
+
 /* Busiest first; a thread without a rate last; tid order among equals. */
 static int by_cores_desc(const void *pa, const void *pb)
 {
@@ -35,25 +151,25 @@ static int by_cores_desc(const void *pa, const void *pb)
 }
 
 ssize_t vt_soak_threads_by_cpu(const struct vt_series *s, const struct vt_soak_verdict *v,
-			      const struct vt_thread_run ***out, size_t *others)
+			      const struct vt_soak_short_lived *sl, const struct vt_thread_run ***out,
+			      size_t *others)
 {
 	const struct vt_thread_run **list;
-	pid_t pid = v->from < s->n && v->to > v->from ? s->pid[v->from] : 0;
-	size_t i, n = 0, match = 0;
+	pid_t pid = vt_soak_threads_pid(s, v);
+	size_t i, n = 0, match = threads_of(s, pid);
 
 	*out = NULL;
 	*others = 0;
-	for (i = 0; i < s->nthreads; i++)
-		match += s->threads[i].pid == pid;
 	list = malloc(sizeof(*list) * (s->nthreads ? s->nthreads : 1));
 	if (!list)
 		return -1;
 	for (i = 0; i < s->nthreads; i++) {
-		if (match && s->threads[i].pid != pid) {
+		if (!of_process(&s->threads[i], pid, match)) {
 			(*others)++;
 			continue;
 		}
-		list[n++] = &s->threads[i];
+		if (!vt_soak_thread_short_lived(sl, &s->threads[i]))
+			list[n++] = &s->threads[i];
 	}
 	qsort(list, n, sizeof(*list), by_cores_desc);
 	*out = list;
@@ -101,23 +217,28 @@ static void fill_thread(const struct vt_thread_run *th, struct vt_thread_rate *t
 int vt_soak_thread_view(const struct vt_series *s, pid_t pid, struct vt_threads_rates *out,
 			struct vt_diagnosis *diag, struct vt_err *err)
 {
+	struct vt_soak_short_lived sl;
 	double t0 = INFINITY, t1 = -INFINITY;
 	uint64_t cpu_ns = 0;
-	size_t i, match = 0;
+	size_t i, match = threads_of(s, pid);
 
 	memset(out, 0, sizeof(*out));
 	memset(diag, 0, sizeof(*diag));
-	for (i = 0; i < s->nthreads; i++)
-		match += s->threads[i].pid == pid;
+	vt_soak_short_lived(s, pid, &sl);
 	out->threads = calloc(s->nthreads ? s->nthreads : 1, sizeof(*out->threads));
 	if (!out->threads)
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
 	for (i = 0; i < s->nthreads; i++) {
 		const struct vt_thread_run *th = &s->threads[i];
 
-		if (match && th->pid != pid)
+		if (!of_process(th, pid, match))
 			continue;
-		fill_thread(th, &out->threads[out->n++]);
+		fill_thread(th, &out->threads[out->n]);
+		if (vt_soak_thread_short_lived(&sl, th)) {
+			out->threads[out->n].flags |= VT_THREAD_APPEARED | VT_THREAD_EXITED;
+			out->short_lived++;
+		}
+		out->n++;
 		cpu_ns += th->cpu_ns;
 		t0 = fmin(t0, th->t_first);
 		t1 = fmax(t1, th->t_last);
@@ -136,8 +257,14 @@ int vt_soak_thread_view(const struct vt_series *s, pid_t pid, struct vt_threads_
 	out->cores = out->cores_ns = (double)cpu_ns / 1e9 / out->interval_s;
 	out->cores_ticks = -1;
 	out->cores_source = "schedstat";
+	/* the process's own CPU, when recorded: shares are of it, and the short-lived hold the rest */
+	if (isfinite(sl.cores) && isfinite(sl.process_cores)) {
+		out->cores = out->cores_ticks = sl.process_cores;
+		out->cores_source = "stat";
+		out->short_lived_cores = sl.cores;
+	}
 	out->user_cores = out->sys_cores = -1;
-	out->cpu_seconds = (double)cpu_ns / 1e9;
+	out->cpu_seconds = out->cores * out->interval_s;
 	if (vt_threads_rates_group(out, err) != VT_OK) {
 		vt_threads_rates_release(out);
 		return VT_E_NOMEM;

@@ -221,9 +221,11 @@ const struct vt_command vt_cmd_analyze = {
 "noise level and what counts as movement, the slope of the floor, the settled\n"
 "window and its oscillation, swap push/pull (RssAnon falling while swap rises\n"
 "and committed stays flat: paged out, not freed), restarts, CPU over the run\n"
-"and per thread with what each was doing, and the rules of vitals threads over\n"
-"the whole run.  The last incarnation of the process is judged (a restart\n"
-"starts memory over); earlier ones are counted.\n",
+"and per thread with what each was doing (threads that came and went, such as\n"
+"a thread per request, share one row, short-lived: their names counted, their\n"
+"CPU the process's minus that of the threads listed), and the rules of vitals\n"
+"threads over the whole run.  The last incarnation of the process is judged\n"
+"(a restart starts memory over); earlier ones are counted.\n",
 	.options = analyze_options,
 	.exits = analyze_exits,
 	.examples = analyze_examples,

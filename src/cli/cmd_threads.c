@@ -71,8 +71,10 @@ static const char *const threads_examples[] = {
 "\n" \
 "  process CPU  in cores (0.60 = 60% of one CPU), from the threads' schedstat\n" \
 "               run time (nanoseconds); from /proc/PID/stat utime+stime (10 ms\n" \
-"               ticks, includes exited threads) when schedstat is missing or\n" \
-"               threads exited; user/system split by the stat tick deltas; and\n" \
+"               ticks, includes exited threads) when schedstat is missing,\n" \
+"               threads exited, or the ticks hold CPU that no thread's\n" \
+"               schedstat does (threads that lived between two samples);\n" \
+"               user/system split by the stat tick deltas; and\n" \
 "               as a share of what it may use: the CPUs of its affinity mask, or\n" \
 "               its cgroup's CPU quota (cpu.max) when that is smaller, with the\n" \
 "               quota periods in which it was throttled\n" \
@@ -81,11 +83,15 @@ static const char *const threads_examples[] = {
 "  per thread   cores, share of the process, RUNQ (time runnable but waiting\n" \
 "               for a CPU, share of the interval), voluntary and nonvoluntary\n" \
 "               context switches per second (kept apart), last CPU, states,\n" \
-"               most frequent wchan and system call; + marks threads that\n" \
-"               appeared, - threads that exited during the interval (rates over\n" \
-"               the part they lived)\n" \
-"  pools        threads whose names differ only by trailing digits, with the\n" \
-"               spread of their CPU\n" \
+"               most frequent wchan and system call, for each thread there\n" \
+"               throughout the interval\n" \
+"  short-lived  threads that started or ended during the interval, one row\n" \
+"               (+-): their CPU is the process's minus that of the threads\n" \
+"               there throughout, so it holds the threads no sample saw (a\n" \
+"               thread per request lives a few ms), and the rows add up to\n" \
+"               the process; counted when a sample saw one (--json lists each)\n" \
+"  pools        threads there throughout whose names differ only by trailing\n" \
+"               digits, with the spread of their CPU\n" \
 "  diagnosis    idle, blocked on I/O, CPU throttled, core contention (its\n" \
 "               threads want more CPUs than it may use), host busy (its\n" \
 "               threads queued behind other processes), lock convoy, busy poll\n" \

@@ -6,9 +6,11 @@
 #include "render/soak_fmt.h"
 
 #include "render/soak.h"
+#include "render/threads.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static enum vt_unit unit_of(enum vt_metric m)
 {
@@ -63,5 +65,39 @@ const char *vt_fmt_more(double s, char *buf, size_t cap)
 		snprintf(buf, cap, "%.1f more hours", ceil(s / 360) / 10);
 	else
 		snprintf(buf, cap, "%.1f more days", ceil(s / 8640) / 10);
+	return buf;
+}
+
+/*
+ * Whether the short-lived threads get their row: some were recorded, or the
+ * process used a good deal more than the threads listed (threads that lived
+ * between two ticks).
+ */
+bool vt_render_soak_short_row(const struct vt_soak_short_lived *sl)
+{
+	return sl->threads > 0 || (isfinite(sl->cores) && sl->cores >= 0.01 && sl->cores >= 0.05 * sl->process_cores);
+}
+
+/* "14 x python3": the names of sl's threads among s's, grouped (buf of cap bytes). */
+const char *vt_render_soak_short_names(const struct vt_series *s, const struct vt_soak_verdict *v,
+				       const struct vt_soak_short_lived *sl, char *buf, size_t cap)
+{
+	const char **names = malloc(sizeof(*names) * (s->nthreads ? s->nthreads : 1));
+	pid_t pid = vt_soak_threads_pid(s, v);
+	size_t i, n = 0, match = 0;
+
+	buf[0] = '\0';
+	if (!names)
+		return buf;
+	for (i = 0; i < s->nthreads; i++)
+		match += s->threads[i].pid == pid;
+	for (i = 0; i < s->nthreads; i++)
+		if ((!match || s->threads[i].pid == pid) && vt_soak_thread_short_lived(sl, &s->threads[i]))
+			names[n++] = s->threads[i].name;
+	if (n)
+		vt_render_thread_names(names, n, 3, buf, cap);
+	else
+		snprintf(buf, cap, "none recorded");
+	free(names);
 	return buf;
 }

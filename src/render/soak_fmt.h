@@ -11,7 +11,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "analyze/soak.h"
+#include "analyze/thread_view.h"
 #include "sample/metric.h"
+#include "sample/series.h"
 
 /* Metric m is a size in bytes (else a count, seconds, ...). */
 bool vt_metric_is_bytes(enum vt_metric m);
@@ -33,5 +36,16 @@ const char *vt_per_h_unit(enum vt_metric m);
 
 /* How much longer to soak, rounded up: "25 more minutes", "1.5 more hours". */
 const char *vt_fmt_more(double s, char *buf, size_t cap);
+
+/*
+ * Whether the views give short-lived threads (analyze/thread_view.h) a row:
+ * some were recorded, or the process used well over what the threads listed
+ * did (0.01 cores and 5% of it: threads that lived between two ticks).
+ */
+bool vt_render_soak_short_row(const struct vt_soak_short_lived *sl);
+
+/* "14 x python3": the names of sl's threads in s (v's process), grouped; buf of cap bytes. */
+const char *vt_render_soak_short_names(const struct vt_series *s, const struct vt_soak_verdict *v,
+				       const struct vt_soak_short_lived *sl, char *buf, size_t cap);
 
 #endif

@@ -7,6 +7,7 @@
  * events.  Every text from the recording is escaped.
  */
 #include "render/soak.h"
+#include "render/soak_fmt.h"
 
 #include "analyze/thread_view.h"
 #include "render/svg_chart.h"
@@ -490,13 +491,18 @@ static const char *rate(bool known, uint64_t count, double dt, char *buf, size_t
 static int print_threads(FILE *out, const struct vt_analyze_report *r)
 {
 	const struct vt_thread_run **list;
+	struct vt_soak_short_lived sl;
 	size_t top = r->top_threads ? r->top_threads : 10, others, i;
-	ssize_t n = vt_soak_threads_by_cpu(r->series, r->verdict, &list, &others);
-	char a[64], ev[VT_DIAG_EVIDENCE_MAX];
+	ssize_t n;
+	char a[64], ev[VT_DIAG_EVIDENCE_MAX], names[256];
+	bool short_row;
 
+	vt_soak_short_lived(r->series, vt_soak_threads_pid(r->series, r->verdict), &sl);
+	short_row = vt_render_soak_short_row(&sl);
+	n = vt_soak_threads_by_cpu(r->series, r->verdict, &sl, &list, &others);
 	if (n < 0)
 		return -1;
-	if (n > 0) {
+	if (n > 0 || short_row) {
 		fprintf(out, "<h2>threads by CPU over the run</h2>\n<table>\n<tr><th class=\"n\">tid</th>"
 			"<th>name</th><th class=\"n\">cores</th><th class=\"n\">run-queue wait</th>"
 			"<th class=\"n\">voluntary/s</th><th class=\"n\">nonvoluntary/s</th>"
@@ -528,7 +534,28 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 			td(out, NULL, th->doing.syscall_n ? th->doing.syscall : th->doing.seen ? "-" : "n/a");
 			fputs("</tr>\n", out);
 		}
+		if (short_row) {
+			fputs("<tr>", out);
+			td(out, "n", "+-");
+			vt_render_soak_short_names(r->series, r->verdict, &sl, names, sizeof(names));
+			snprintf(a, sizeof(a), "short-lived: ");
+			fputs("<td>", out);
+			vt_html_text(out, a);
+			vt_html_text(out, names);
+			fputs("</td>", out);
+			snprintf(a, sizeof(a), "%.3f", isfinite(sl.cores) ? sl.cores : sl.recorded_cores);
+			td(out, "n", a);
+			for (i = 0; i < 7; i++)
+				td(out, i < 4 ? "n" : NULL, "-");
+			fputs("</tr>\n", out);
+		}
 		fputs("</table>\n", out);
+		if (short_row)
+			fprintf(out, "<p class=\"small\">+- short-lived: threads that came and went during the run; "
+				"their CPU is %s.</p>\n", isfinite(sl.cores)
+				? "the process's minus that of the threads listed (so it holds those that lived between "
+				  "two samples)"
+				: "what their records add up to (the process's CPU was not recorded)");
 		if ((size_t)n > top)
 			fprintf(out, "<p class=\"small\">%zu other threads not listed.</p>\n", (size_t)n - top);
 		if (others)

@@ -7,6 +7,8 @@
 #include "render/soak.h"
 #include "render/threads.h"
 
+#include "analyze/thread_view.h"
+
 #include "render/json.h"
 
 #include <jansson.h>
@@ -290,12 +292,14 @@ static json_t *doing_json(const struct vt_thread_doing *d)
 			 "syscall_samples", (json_int_t)d->syscall_n);
 }
 
-static json_t *threads_json(const struct vt_series *s)
+static json_t *threads_json(const struct vt_series *s, pid_t pid, const struct vt_soak_short_lived *sl)
 {
 	json_t *arr = json_array();
 	bool failed = false;
-	size_t i;
+	size_t i, match = 0;
 
+	for (i = 0; i < s->nthreads; i++)
+		match += s->threads[i].pid == pid;
 	for (i = 0; i < s->nthreads; i++) {
 		const struct vt_thread_run *th = &s->threads[i];
 		double dt = th->t_last - th->t_first;
@@ -312,6 +316,7 @@ static json_t *threads_json(const struct vt_series *s)
 		put(&p, "voluntary_per_s", th->csw_known ? ratio(th->vcsw, dt) : json_null());
 		put(&p, "nonvoluntary_per_s", th->csw_known ? ratio(th->nvcsw, dt) : json_null());
 		put(&p, "doing", doing_json(&th->doing));
+		put(&p, "short_lived", json_boolean((!match || th->pid == pid) && vt_soak_thread_short_lived(sl, th)));
 		failed |= p.failed;
 		append(arr, p.o, &failed);
 	}
@@ -343,14 +348,23 @@ static json_t *events_json(const struct vt_series *s)
 int vt_render_analyze_json(FILE *out, const struct vt_analyze_report *r)
 {
 	struct put p = { vt_json_envelope(VT_SCHEMA_ANALYZE), false };
+	struct vt_soak_short_lived sl;
+	pid_t pid;
 
 	if (!r->series || !r->verdict) {
 		json_decref(p.o);
 		return -1;
 	}
+	pid = vt_soak_threads_pid(r->series, r->verdict);
 	put(&p, "recording", recording_json(r));
 	put(&p, "verdict", verdict_json(r));
-	put(&p, "threads", threads_json(r->series));
+	vt_soak_short_lived(r->series, pid, &sl);
+	put(&p, "threads", threads_json(r->series, pid, &sl));
+	put(&p, "short_lived_threads",
+	    sl.t1 > sl.t0 ? json_pack("{s:I, s:o, s:f, s:o, s:f, s:f}", "threads", (json_int_t)sl.threads,
+				     "cores", num(sl.cores), "recorded_cores", sl.recorded_cores,
+				     "process_cores", num(sl.process_cores), "t0", sl.t0, "t1", sl.t1)
+			  : json_null());
 	put(&p, "threads_diagnosis", r->thread_diag ? vt_render_diagnosis_json(r->thread_diag) : json_null());
 	put(&p, "events", events_json(r->series));
 	return vt_json_write(out, p.o, false, p.failed);

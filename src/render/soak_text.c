@@ -6,6 +6,7 @@
  * views are in soak_words.c and soak_facts.c.
  */
 #include "render/soak.h"
+#include "render/soak_fmt.h"
 
 #include "analyze/thread_view.h"
 #include "render/threads.h"
@@ -267,17 +268,21 @@ static void print_thread_diag(FILE *out, const struct vt_diagnosis *d)
 static int print_threads(FILE *out, const struct vt_analyze_report *r)
 {
 	const struct vt_thread_run **list;
+	struct vt_soak_short_lived sl;
 	size_t top = r->top_threads ? r->top_threads : 10, others, i;
-	ssize_t n = vt_soak_threads_by_cpu(r->series, r->verdict, &list, &others);
+	ssize_t n;
 	struct vt_table t;
 	double rest = 0;
-	char a[32], nm[sizeof(list[0]->name)], st[64], wb[96];
-	bool doing = false;
+	char a[32], nm[sizeof(list[0]->name)], st[64], wb[96], names[256];
+	bool doing = false, short_row;
 	unsigned seen_max = 0;
 
+	vt_soak_short_lived(r->series, vt_soak_threads_pid(r->series, r->verdict), &sl);
+	short_row = vt_render_soak_short_row(&sl);
+	n = vt_soak_threads_by_cpu(r->series, r->verdict, &sl, &list, &others);
 	if (n < 0)
 		return -1;
-	if (n == 0) {
+	if (n == 0 && !short_row) {
 		free(list);
 		return 0;
 	}
@@ -338,10 +343,23 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 						    wb, sizeof(wb)));
 		}
 	}
+	if (short_row) {
+		vt_table_cell(&t, "+-");
+		vt_table_cell(&t, "short-lived");
+		vt_table_cell(&t, "%.3f", isfinite(sl.cores) ? sl.cores : sl.recorded_cores);
+		for (i = 3; i < (doing ? 10u : 7u); i++)
+			vt_table_cell(&t, "-");
+	}
 	vt_table_print(&t, out, 2, true);
 	vt_table_release(&t);
 	if ((size_t)n > top)
 		fprintf(out, "  %zu other threads: %.3f cores together\n", (size_t)n - top, rest);
+	if (short_row)
+		fprintf(out, "  +- short-lived: %s, threads that came and went during the run; their CPU is %s\n",
+			vt_render_soak_short_names(r->series, r->verdict, &sl, names, sizeof(names)),
+			isfinite(sl.cores) ? "the process's minus that of the threads listed (so it holds those "
+					     "that lived between two samples)"
+					   : "what their records add up to (the process's CPU was not recorded)");
 	if (doing)
 		fprintf(out, "  STATES, WCHAN, SYSCALL: sampled at the per-thread cadence, up to %u times a thread\n",
 			seen_max);

@@ -29,6 +29,15 @@ int vt_render_threads_text(FILE *out, const struct vt_threads_rates *r, const st
 int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const struct vt_diagnosis *d,
 			   bool compact);
 
+/*
+ * "77 x python3, 3 x worker-": n thread names grouped as pools are (trailing
+ * digits an index when they differ), most members first, at most max_names
+ * of them and a count of the rest.  buf of cap bytes; returns buf ("" out
+ * of memory).
+ */
+const char *vt_render_thread_names(const char *const *names, size_t n, size_t max_names, char *buf,
+				   size_t cap);
+
 /* "R 80% S 20%": the state distribution of t over its samples. */
 const char *vt_render_thread_states(const struct vt_thread_rate *t, char *buf, size_t cap);
 

@@ -116,6 +116,9 @@ int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const st
 	json_object_set_new(proc, "threads_appeared", json_integer((json_int_t)r->appeared));
 	json_object_set_new(proc, "threads_exited", json_integer((json_int_t)r->exited));
 	json_object_set_new(root, "process", proc);
+	json_object_set_new(root, "short_lived",
+			    json_pack("{s:f, s:f, s:I}", "cores", r->short_lived_cores, "cpu_share",
+				      r->short_lived_share, "threads", (json_int_t)r->short_lived));
 
 	for (i = 0; i < r->n; i++)
 		json_array_append_new(threads, thread_json(&r->threads[i]));

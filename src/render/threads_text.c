@@ -2,6 +2,9 @@
  * threads_text.c — `vitals threads PID`: the process's CPU over the interval,
  * beside what ps would say, then the diagnosis, pools and threads (last, so
  * that a view cut to a terminal's height loses only its quietest rows).
+ * Threads there throughout the interval have a row each; those that started
+ * or ended in it share one, "short-lived", which holds the CPU of the
+ * threads no sample saw too: the rows add up to the process.
  */
 #include "render/threads.h"
 #include "base/unknown.h"
@@ -121,9 +124,83 @@ static void print_summary(FILE *out, const struct vt_threads_rates *r)
 	if (r->process_exited)
 		fprintf(out, "  note: the process exited before the interval ended; this is the part measured\n");
 	if (r->appeared || r->exited)
-		fprintf(out, "  churn      %zu thread%s appeared, %zu exited during the interval "
-			"(their rates cover only the part they lived)\n", r->appeared, r->appeared == 1 ? "" : "s",
-			r->exited);
+		fprintf(out, "  churn      %zu thread%s appeared, %zu exited during the interval\n", r->appeared,
+			r->appeared == 1 ? "" : "s", r->exited);
+	if (r->short_lived || r->short_lived_cores > 0) {
+		fprintf(out, "  short-lived threads: %.3f cores, ", r->short_lived_cores);
+		if (r->short_lived)
+			fprintf(out, "%zu thread%s", r->short_lived, r->short_lived == 1 ? "" : "s");
+		else
+			fprintf(out, "none seen by a sample");
+		fprintf(out, " = %.1f%% of the process\n", 100.0 * r->short_lived_share);
+		fprintf(out, "             (started or ended in the interval: their CPU is the process's minus "
+			"the threads' there\n"
+			"             throughout, their count those a sample saw; one that lived between two "
+			"samples adds CPU, no count)\n");
+	}
+}
+
+/* Ranks the names of vt_render_thread_names: most members first, then by label. */
+struct name_group {
+	char key[64];          /* the name without trailing digits, or the whole name */
+	const char *first;     /* the first member's name */
+	bool indexed;          /* members' names differ */
+	size_t count;
+};
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct name_group *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return strcmp(x->key, y->key);
+}
+
+const char *vt_render_thread_names(const char *const *names, size_t n, size_t max_names, char *buf,
+				   size_t cap)
+{
+	struct name_group *g = calloc(n ? n : 1, sizeof(*g));
+	size_t ng = 0, i, j, used = 0, len;
+	char label[64];
+	int w;
+
+	buf[0] = '\0';
+	if (!g)
+		return buf;
+	for (i = 0; i < n; i++) {
+		len = vt_threads_pool_key_len(names[i]);
+		if (len == 0)
+			len = strlen(names[i]);       /* all digits: the name itself */
+		if (len >= sizeof(g->key))
+			len = sizeof(g->key) - 1;
+		for (j = 0; j < ng; j++)
+			if (strlen(g[j].key) == len && !strncmp(g[j].key, names[i], len))
+				break;
+		if (j == ng) {
+			memcpy(g[j].key, names[i], len);
+			g[j].key[len] = '\0';
+			g[j].first = names[i];
+			ng++;
+		}
+		if (strcmp(g[j].first, names[i]))
+			g[j].indexed = true;
+		g[j].count++;
+	}
+	qsort(g, ng, sizeof(*g), cmp_group);
+	for (i = 0; i < ng && i < max_names; i++) {
+		vt_text_printable(g[i].indexed ? g[i].key : g[i].first, label, sizeof(label));
+		w = snprintf(buf + used, cap - used, "%s%zu x %s", i ? ", " : "", g[i].count,
+			     label[0] ? label : "?");
+		if (w < 0 || (size_t)w >= cap - used)
+			break;
+		used += (size_t)w;
+	}
+	if (ng > max_names)
+		snprintf(buf + used, cap - used, " and %zu other name%s", ng - max_names,
+			 ng - max_names == 1 ? "" : "s");
+	free(g);
+	return buf;
 }
 
 const char *vt_render_seen(bool ok, const char *why, const char *name, unsigned count, unsigned n,
@@ -157,16 +234,29 @@ static void print_threads(FILE *out, const struct vt_threads_rates *r, const str
 	char b1[32], b2[32], b3[32], b4[32], b5[32], st[96], wb[128], sb[96];
 	size_t i, rows;
 
+	const char **names;
+	size_t n = 0, nshort = 0;
+	bool short_row = r->short_lived || r->short_lived_cores > 0;
+	char nb[256];
+
 	order = malloc((r->n ? r->n : 1) * sizeof(*order));
-	if (!order) {
+	names = malloc((r->n ? r->n : 1) * sizeof(*names));
+	if (!order || !names) {
+		free(order);
+		free(names);
 		fprintf(out, "  (out of memory listing threads)\n");
 		return;
 	}
-	for (i = 0; i < r->n; i++)
-		order[i] = &r->threads[i];
+	/* the threads there throughout, one row each; those that came or went, one row together */
+	for (i = 0; i < r->n; i++) {
+		if (r->threads[i].flags & (VT_THREAD_APPEARED | VT_THREAD_EXITED))
+			names[nshort++] = r->threads[i].comm;
+		else
+			order[n++] = &r->threads[i];
+	}
 	if (v && v->by_cpu)
-		qsort(order, r->n, sizeof(*order), cmp_busiest);
-	rows = v && v->max_rows && v->max_rows < r->n ? v->max_rows : r->n;
+		qsort(order, n, sizeof(*order), cmp_busiest);
+	rows = v && v->max_rows && v->max_rows < n ? v->max_rows : n;
 
 	vt_table_init(&t, 12);
 	for (i = 2; i < 9; i++)
@@ -186,8 +276,7 @@ static void print_threads(FILE *out, const struct vt_threads_rates *r, const str
 	for (i = 0; i < rows; i++) {
 		const struct vt_thread_rate *th = order[i];
 
-		vt_table_cell(&t, "%d%s", (int)th->tid,
-			      (th->flags & VT_THREAD_APPEARED) ? "+" : (th->flags & VT_THREAD_EXITED) ? "-" : "");
+		vt_table_cell(&t, "%d", (int)th->tid);
 		vt_table_cell(&t, "%s", th->comm);
 		vt_table_cell(&t, "%.3f", th->cpu_cores);
 		vt_table_cell(&t, "%s/%s", fmt_rate(th->user_cores, 2, b1, sizeof(b1)),
@@ -205,14 +294,26 @@ static void print_threads(FILE *out, const struct vt_threads_rates *r, const str
 		vt_table_cell(&t, "%s", vt_render_seen(th->syscall_ok, th->syscall_why, th->syscall,
 					    th->syscall_count, th->nsamples, sb, sizeof(sb)));
 	}
+	if (short_row) {
+		vt_table_cell(&t, "+-");
+		vt_table_cell(&t, "short-lived");
+		vt_table_cell(&t, "%.3f", r->short_lived_cores);
+		vt_table_cell(&t, "-");
+		vt_table_cell(&t, "%.1f%%", 100 * r->short_lived_share);
+		for (i = 0; i < 7; i++)
+			vt_table_cell(&t, "-");
+	}
 	vt_table_print(&t, out, 2, true);
 	vt_table_release(&t);
-	if (rows < r->n)
-		fprintf(out, "  ... %zu more threads (%s; --top N shows more)\n", r->n - rows,
+	if (rows < n)
+		fprintf(out, "  ... %zu more threads (%s; --top N shows more)\n", n - rows,
 			v && v->by_cpu ? "the busiest are shown" : "in tid order");
-	if (r->appeared || r->exited)
-		fprintf(out, "  (+ appeared, - exited during the interval)\n");
+	if (short_row)
+		fprintf(out, "  +- short-lived: %s, the threads that started or ended during the interval "
+			"(--json lists those seen)\n",
+			nshort ? vt_render_thread_names(names, nshort, 3, nb, sizeof(nb)) : "none seen by a sample");
 	free(order);
+	free(names);
 }
 
 int vt_render_threads_text(FILE *out, const struct vt_threads_rates *r, const struct vt_diagnosis *d,

@@ -64,6 +64,7 @@ struct vt_thread_run {
 	uint64_t vcsw, nvcsw;        /* voluntary, nonvoluntary switches in the span */
 	bool wait_known, csw_known;
 	struct vt_thread_doing doing;
+	uint64_t cpu_ns_first;       /* its CPU counter at t_first: all it used since it began */
 };
 
 /* What the recording says about itself (the store's meta table). */

@@ -993,6 +993,8 @@ static int load_threads(sqlite3 *db, const char *path, int schema, struct vt_ser
 			tr.t_last = sqlite3_column_double(row[1], 0);
 			if (!counter_delta(row[0], row[1], 1, &tr.cpu_ns))
 				tr.cpu_ns = 0;
+			if (sqlite3_column_type(row[0], 1) != SQLITE_NULL && sqlite3_column_int64(row[0], 1) > 0)
+				tr.cpu_ns_first = (uint64_t)sqlite3_column_int64(row[0], 1);
 			tr.wait_known = counter_delta(row[0], row[1], 2, &tr.wait_ns);
 			tr.csw_known = counter_delta(row[0], row[1], 3, &tr.vcsw) &&
 				       counter_delta(row[0], row[1], 4, &tr.nvcsw);

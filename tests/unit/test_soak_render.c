@@ -8,6 +8,7 @@
  */
 #include "harness.h"
 
+#include "analyze/thread_view.h"
 #include "render/soak.h"
 #include "render/svg_chart.h"
 #include "render/table.h"
@@ -356,6 +357,99 @@ static void test_soak_render__text_plateau(void)
 	p = strstr(out, "over the span");
 	CHECK(p && !strstr(p, "▁") && !strstr(p, "█"));
 	free(out);
+	vt_series_free(&s);
+}
+
+/*
+ * A thread per request (http.server) over a soak: nine request threads
+ * written once each (they lived a tick), two that came and went with a
+ * rate, a worker that came and stayed, and the main thread.  The views list
+ * the main thread and the worker, and one row for the short-lived: their
+ * names counted, their CPU the process's minus the listed threads'.
+ */
+static void test_soak_render__short_lived_threads(void)
+{
+	struct vt_series s;
+	struct vt_soak_verdict v;
+	struct vt_analyze_report r = { "run.db", &s, &v, true, 0 };
+	struct vt_soak_short_lived sl;
+	struct vt_threads_rates tr;
+	struct vt_diagnosis d;
+	struct vt_thread_run th;
+	json_t *root, *o;
+	const char *p;
+	char *out;
+	double end, expect;
+	int rc, i, rows = 0;
+
+	build_series(&s, 200, 60);                   /* the process: 0.57 cores */
+	end = s.t1[s.n - 1];
+	memset(&th, 0, sizeof(th));
+	th.pid = 4242;
+	th.tid = 4242;
+	snprintf(th.name, sizeof(th.name), "python3");
+	th.t_last = end;
+	th.cpu_ns = (uint64_t)(0.1 * end * 1e9);
+	vt_series_add_thread(&s, &th);
+	th.tid = 4300;                              /* came at 120 s, still there */
+	snprintf(th.name, sizeof(th.name), "worker-3");
+	th.t_first = 120;
+	th.cpu_ns = (uint64_t)(0.05 * (end - 120) * 1e9);
+	th.cpu_ns_first = 2000000000ull;            /* its first 2 s, before its first record */
+	vt_series_add_thread(&s, &th);
+	th.cpu_ns_first = 0;
+	snprintf(th.name, sizeof(th.name), "python3");
+	for (i = 0; i < 11; i++) {
+		th.tid = 5000 + i;
+		th.t_first = 600 + 60 * i;
+		th.t_last = th.t_first + (i < 2 ? 60 : 0);      /* two with a rate, nine written once */
+		th.cpu_ns = i < 2 ? 1000000000ull : 0;
+		vt_series_add_thread(&s, &th);
+	}
+	plateau_verdict(&s, &v);
+	expect = 0.57 - 0.1 - (0.05 * (end - 120) + 2) / end;
+
+	vt_soak_short_lived(&s, 4242, &sl);
+	CHECK_EQ_U64(sl.threads, 11);
+	CHECK(fabs(sl.cores - expect) < 1e-6);
+	CHECK(fabs(sl.process_cores - 0.57) < 1e-6);
+	CHECK(fabs(sl.recorded_cores - 2 / end) < 1e-9);
+
+	out = render_analyze(vt_render_analyze_text, &r, &rc);
+	CHECK(rc == 0);
+	CHECK(strstr(out, "threads by CPU over the run (2 of 2 shown)") != NULL);
+	p = strstr(out, "\n  +-");
+	CHECK(p && strstr(p, "short-lived") && strstr(p, "0.420") && strstr(p, "0.420") < strchr(p + 1, '\n'));
+	CHECK(strstr(out, "+- short-lived: 11 x python3, threads that came and went") != NULL);
+	/* one row for the short-lived: "python3" is the main thread's row alone */
+	for (p = strstr(out, "threads by CPU"); p && (p = strstr(p, "  python3 ")); p++)
+		rows++;
+	CHECK_EQ_I64(rows, 1);
+	CHECK(!has_nan_token(out));
+	free(out);
+
+	out = render_analyze(vt_render_analyze_html, &r, &rc);
+	CHECK(rc == 0);
+	CHECK(strstr(out, "short-lived: 11 x python3") != NULL);
+	free(out);
+
+	out = render_analyze(vt_render_analyze_json, &r, &rc);
+	CHECK(rc == 0);
+	root = json_loads(out, 0, NULL);
+	CHECK(root != NULL);
+	o = root ? json_object_get(root, "short_lived_threads") : NULL;
+	CHECK(o && json_integer_value(json_object_get(o, "threads")) == 11);
+	CHECK(o && fabs(json_real_value(json_object_get(o, "cores")) - expect) < 1e-6);
+	json_decref(root);
+	free(out);
+
+	/* the diagnosis's view: shares of the process, the short-lived flagged and summed */
+	CHECK(vt_soak_thread_view(&s, 4242, &tr, &d, NULL) == VT_OK);
+	CHECK(fabs(tr.cores - 0.57) < 1e-6);
+	CHECK_EQ_U64(tr.short_lived, 11);
+	CHECK(fabs(tr.short_lived_cores - expect) < 1e-6);
+	CHECK(tr.n == 13 && fabs(tr.threads[0].cpu_share - 0.1 / 0.57) < 1e-6);
+	vt_threads_rates_release(&tr);
 	vt_series_free(&s);
 }
 
@@ -1134,7 +1228,7 @@ static void test_soak_render__target_text_cannot_drive_the_terminal(void)
 	vt_table_release(&t);
 }
 
-VT_TEST_MAIN(test_soak_render__target_text_cannot_drive_the_terminal, test_soak_render__text_plateau, test_soak_render__headlines, test_soak_render__why, test_soak_render__units,
+VT_TEST_MAIN(test_soak_render__target_text_cannot_drive_the_terminal, test_soak_render__text_plateau, test_soak_render__short_lived_threads, test_soak_render__headlines, test_soak_render__why, test_soak_render__units,
 	     test_soak_render__json, test_soak_render__series_csv, test_soak_render__html,
 	     test_soak_render__svg_downsample_keeps_spike, test_soak_render__sparkline,
 	     test_soak_render__empty_series, test_soak_render__restart_gap_step,

@@ -105,6 +105,7 @@ static void test_store__round_trip(void)
 
 		CHECK_STR(w0->name, "worker-0");
 		CHECK_EQ_U64(w0->cpu_ns, 4000);
+		CHECK_EQ_U64(w0->cpu_ns_first, 1000);     /* its counter at its first record */
 		CHECK(w0->csw_known);
 		CHECK_EQ_U64(w0->vcsw, 10);
 		CHECK_EQ_U64(w0->nvcsw, 1);

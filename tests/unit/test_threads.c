@@ -164,6 +164,128 @@ static void test_rates__thread_churn(void)
 	vt_threads_rates_release(&r);
 }
 
+/* Render r as text (view NULL) or JSON into a malloc'd string. */
+static char *render(const struct vt_threads_rates *r, bool json)
+{
+	struct vt_diagnosis d;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+
+	memset(&d, 0, sizeof(d));
+	if (!mem)
+		return NULL;
+	if (json)
+		vt_render_threads_json(mem, r, &d, false);
+	else
+		vt_render_threads_text(mem, r, &d, NULL);
+	fclose(mem);
+	return text;
+}
+
+/*
+ * A thread per request (http.server): one thread there throughout uses 0.1
+ * cores; three threads seen come or go, and the process's ticks hold 1.2 s
+ * more that no sample saw.  Their CPU is the process's minus the main
+ * thread's, as one figure; shares are of the process.
+ */
+static void test_rates__short_lived(void)
+{
+	struct vt_thread_snap x0[2] = { th(101, "python3", 'S', 0, 0, 0, 0, 0, 0),
+					th(203, "python3", 'R', 1 * NS, 0, 100, 0, 0, 0) };
+	struct vt_thread_snap x1[3] = { th(101, "python3", 'S', NS / 20, 0, 5, 0, 0, 0),
+					th(201, "python3", 'R', NS / 100, 0, 1, 0, 0, 0),
+					th(203, "python3", 'R', NS + NS / 10, 0, 110, 0, 0, 0) };
+	struct vt_thread_snap x2[2] = { th(101, "python3", 'S', NS / 10, 0, 10, 0, 0, 0),
+					th(202, "python3", 'R', NS / 50, 0, 2, 0, 0, 0) };
+	struct vt_thread_snap x3[2] = { th(101, "python3", 'S', 3 * NS / 20, 0, 15, 0, 0, 0),
+					th(202, "python3", 'R', NS / 25, 0, 4, 0, 0, 0) };
+	struct vt_thread_snap x4[2] = { th(101, "python3", 'S', NS / 5, 0, 20, 0, 0, 0),
+					th(202, "python3", 'S', NS / 20, 0, 5, 0, 0, 0) };
+	struct vt_threads_sample s[5];
+	struct vt_threads_rates r;
+	struct vt_err err;
+	double rows = 0;
+	char *text;
+	const char *row;
+	size_t i;
+
+	sample(&s[0], 0, 1000, 100, x0, 2);
+	sample(&s[1], NS / 2, 1040, 110, x1, 3);
+	sample(&s[2], NS, 1080, 120, x2, 2);
+	sample(&s[3], 3 * NS / 2, 1110, 130, x3, 2);
+	sample(&s[4], 2 * NS, 1130, 130, x4, 2);      /* +160 ticks: 0.8 cores over 2 s */
+	CHECK(vt_threads_rates_compute(s, 5, 2, &r, &err) == VT_OK);
+	CHECK_STR(r.cores_source, "stat");
+	CHECK(near(r.cores, 0.8));
+	CHECK_EQ_U64(r.short_lived, 3);                /* 201 seen once, 202 appeared, 203 exited */
+	CHECK(near(r.short_lived_cores, 0.7));        /* 0.8 - the main thread's 0.1 */
+	CHECK(near(r.short_lived_share, 0.875));
+	for (i = 0; i < r.n; i++) {
+		const struct vt_thread_rate *t = &r.threads[i];
+
+		if (!(t->flags & (VT_THREAD_APPEARED | VT_THREAD_EXITED)))
+			rows += t->cpu_cores;
+		if (t->tid == 101) {
+			CHECK(near(t->cpu_cores, 0.1));
+			CHECK(near(t->cpu_share, 0.125));   /* of the process, not of the rows */
+		}
+	}
+	CHECK(near(rows + r.short_lived_cores, r.cores));
+	CHECK_EQ_U64(r.npools, 0);                   /* came and went: no spread to measure */
+	text = render(&r, false);
+	CHECK(text && strstr(text, "short-lived threads: 0.700 cores, 3 threads = 87.5% of the process"));
+	row = text ? strstr(text, "\n  +-") : NULL;      /* the row of the short-lived */
+	CHECK(row && strstr(row, "short-lived") && strstr(row, "0.700") && strstr(row, "87.5%"));
+	CHECK(row && strstr(row, "0.700") < strchr(row + 1, '\n'));
+	CHECK(text && strstr(text, "short-lived: 3 x python3"));
+	CHECK(text && !strstr(text, "\n  203"));     /* one row for those that came or went */
+	free(text);
+	text = render(&r, true);
+	CHECK(text && strstr(text, "\"short_lived\": {"));
+	CHECK(text && strstr(text, "\"threads\": 3"));
+	free(text);
+	vt_threads_rates_release(&r);
+
+	/* no thread seen to come or go, but the ticks hold 1.4 s no thread's schedstat does */
+	sample(&s[1], 2 * NS, 1150, 130, x4, 1);
+	CHECK(vt_threads_rates_compute(s + 1, 1, 2, &r, &err) == VT_E_USAGE);
+	sample(&s[0], 0, 0, 0, x0, 1);
+	sample(&s[1], 2 * NS, 150, 10, x4, 1);        /* 160 ticks, 0.2 s of schedstat */
+	CHECK(vt_threads_rates_compute(s, 2, 2, &r, &err) == VT_OK);
+	CHECK_STR(r.cores_source, "stat");
+	CHECK(near(r.cores, 0.8));
+	CHECK_EQ_U64(r.short_lived, 0);
+	CHECK(near(r.short_lived_cores, 0.7));
+	CHECK(near(r.threads[0].cpu_share, 0.125));
+	text = render(&r, false);
+	CHECK(text && strstr(text, "short-lived threads: 0.700 cores, none seen by a sample"));
+	free(text);
+	vt_threads_rates_release(&r);
+
+	/* within tick resolution: schedstat stands, nothing short-lived */
+	sample(&s[1], 2 * NS, 20 + VT_RATES_UNSEEN_TICKS, 0, x4, 1);
+	CHECK(vt_threads_rates_compute(s, 2, 2, &r, &err) == VT_OK);
+	CHECK_STR(r.cores_source, "schedstat");
+	CHECK(near(r.cores, 0.1));
+	CHECK(near(r.short_lived_cores, 0));
+	CHECK(near(r.threads[0].cpu_share, 1));
+	text = render(&r, false);
+	CHECK(text && !strstr(text, "short-lived"));
+	free(text);
+	vt_threads_rates_release(&r);
+
+	/* a thread that appeared and lives on: its schedstat is whole, the sum stands */
+	sample(&s[0], 0, 0, 0, x2, 1);
+	sample(&s[1], 2 * NS, 15, 0, x4, 2);          /* 101: +0.1 s, 202: 0.05 s since it began */
+	CHECK(vt_threads_rates_compute(s, 2, 2, &r, &err) == VT_OK);
+	CHECK_STR(r.cores_source, "schedstat");
+	CHECK(near(r.cores, 0.075));
+	CHECK_EQ_U64(r.short_lived, 1);
+	CHECK(near(r.short_lived_cores, 0.025));
+	vt_threads_rates_release(&r);
+}
+
 /* Counters going backwards give 0 and a flag; unknown ones give "unknown". */
 static void test_rates__counter_edges(void)
 {
@@ -509,7 +631,7 @@ static void test_rates__syscall_tally(void)
 	vt_threads_rates_release(&r);
 }
 
-VT_TEST_MAIN(test_schedstat__parse, test_rates__steady_pair, test_rates__thread_churn,
+VT_TEST_MAIN(test_schedstat__parse, test_rates__steady_pair, test_rates__thread_churn, test_rates__short_lived,
 	     test_rates__counter_edges, test_rates__zero_and_short_interval, test_rates__pool_key,
 	     test_rates__pool_names, test_diagnose__rules, test_diagnose__io, test_diagnose__io_many,
 	     test_rates__quota_and_throttling,

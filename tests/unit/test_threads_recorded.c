@@ -3,8 +3,11 @@
  * -> sample -> rates -> diagnosis) on pairs of /proc trees recorded from
  * real processes by tests/fixtures/record_threads.sh, checked against the
  * rates its awk computed from the same files (tests/fixtures/threads/NAME/
- * expect): a steady pool (lock_convoy) and a process whose threads came and
- * went between the two reads (thread_churn).
+ * expect): a steady pool (lock_convoy), a process whose threads came and
+ * went between the two reads (thread_churn) and a thread-per-request server
+ * whose request threads no read saw (http_server: python3 -m http.server
+ * under a urllib request loop, recorded with record_threads.sh PID
+ * http_server 1).
  */
 #include "harness.h"
 
@@ -99,6 +102,18 @@ static const struct vt_thread_rate *rate_of(const struct vt_threads_rates *r, pi
 		if (r->threads[i].tid == tid)
 			return &r->threads[i];
 	return NULL;
+}
+
+/* The CPU of the threads there at both reads: the rows `vitals threads` shows one by one. */
+static double whole_cores(const struct vt_threads_rates *r)
+{
+	double sum = 0;
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (!(r->threads[i].flags & (VT_THREAD_APPEARED | VT_THREAD_EXITED)))
+			sum += r->threads[i].cpu_cores;
+	return sum;
 }
 
 /*
@@ -261,7 +276,35 @@ static void test_recorded__thread_churn(void)
 	CHECK(r.cores > 0.3 && r.cores <= 1.05);
 	vt_diagnose(&r, &d);
 	CHECK(d.n >= 1 && d.f[0].kind != VT_DIAG_IDLE);
+	/* the two that came and went: the process's CPU minus the two there throughout (expect) */
+	CHECK_EQ_U64(r.short_lived, 2);
+	CHECK(near(r.short_lived_cores, 0.768736482 - 0.000247799 - 0, 1e-6));
+	CHECK(near(r.short_lived_cores + whole_cores(&r), r.cores, 1e-9));
+	CHECK(rate_of(&r, 31787) && rate_of(&r, 31787)->cpu_share < 0.01);
 	vt_threads_rates_release(&r);
 }
 
-VT_TEST_MAIN(test_recorded__lock_convoy, test_recorded__thread_churn)
+/*
+ * python3 -m http.server under a request loop (a thread per request): no
+ * request thread was there at either read, yet the process used 0.45 cores,
+ * the main thread 0.11.  The rest is the short-lived threads', and the main
+ * thread's share is of the process.
+ */
+static void test_recorded__http_server(void)
+{
+	struct vt_threads_rates r;
+	const struct vt_thread_rate *main_thread;
+
+	CHECK(check_pair("http_server", &r) >= 3);
+	CHECK_STR(r.cores_source, "stat");           /* schedstat would miss the unseen threads */
+	CHECK(near(r.cores, r.cores_ticks, 1e-12));
+	CHECK_EQ_U64(r.short_lived, 0);              /* none seen by either read */
+	CHECK(near(r.short_lived_cores, 0.445736852 - 0.108733631, 1e-6));
+	CHECK(near(r.short_lived_cores + whole_cores(&r), r.cores, 1e-9));
+	main_thread = rate_of(&r, r.pid);
+	CHECK(main_thread && main_thread->cpu_share < 0.5);
+	CHECK(near(r.short_lived_share, 1 - (main_thread ? main_thread->cpu_share : 0), 1e-9));
+	vt_threads_rates_release(&r);
+}
+
+VT_TEST_MAIN(test_recorded__lock_convoy, test_recorded__thread_churn, test_recorded__http_server)

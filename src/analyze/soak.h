@@ -110,6 +110,7 @@ struct vt_soak_verdict {
 	/* settling */
 	bool settled;
 	double settle_s;             /* from t0 to where the settled window begins */
+	double settled_t0;           /* where it begins, s since the soak began (t0 + settle_s) */
 	size_t settled_from;         /* point index of the settled window's start */
 	double settled_lo, settled_hi, settled_median;   /* the metric in the settled window */
 	double settled_window_s;     /* its duration, to the last sample with the metric, s */
@@ -135,7 +136,11 @@ struct vt_soak_verdict {
 	double step_bytes;           /* size of the step */
 	double step_before, step_after;   /* levels on either side */
 
-	/* cannot tell / still settling: soak at least this much longer (NAN when not needed) */
+	/*
+	 * cannot tell / still settling: soak at least this much longer (NAN
+	 * when not needed), rounded up to what base/units.h vt_fmt_span says
+	 * exactly (vt_span_ceil), so that every view quotes this one figure
+	 */
 	double need_more_s;
 
 	struct vt_swap_motion swap;

@@ -79,6 +79,13 @@ const char *vt_compare_arm_line(const struct vt_cmp_arm *a, char *buf, size_t ca
 #define VT_SOAK_WHY_MAX 400
 const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap);
 /*
+ * How much longer to soak, in the same words wherever a view says it (the
+ * verdict line, why, the evidence): "soak at least 2.1 min more", from
+ * v->need_more_s through vt_fmt_span (the analysis rounded the figure up
+ * to what that says exactly); "" when no figure applies.  Returns buf.
+ */
+const char *vt_soak_go_on(const struct vt_soak_verdict *v, char *buf, size_t cap);
+/*
  * The evidence under a verdict as label and sentence ("slope", "+0.02 MiB/h
  * (90% interval -0.31–0.35), floor fitted from t+41 min"), the same in the
  * text and the HTML view (soak_facts.c); a continuation line has an empty label.  Fills at

@@ -96,10 +96,8 @@ int vt_soak_facts(const struct vt_analyze_report *r, struct vt_soak_fact *f, int
 		n = fact(f, n, max, "slope", "n/a");
 	}
 	if (v->settled) {
-		double from = v->settled_from < s->n ? s->t[v->settled_from] : v->t0 + v->settle_s;
-
 		n = fact(f, n, max, "settled", "from t+%s (after %s): %s, median %s",
-			 vt_fmt_span(from, a, sizeof(a)), vt_fmt_span(v->settle_s, b, sizeof(b)),
+			 vt_fmt_span(v->settled_t0, a, sizeof(a)), vt_fmt_span(v->settle_s, b, sizeof(b)),
 			 vt_fmt_metric_pair(m, v->settled_lo, v->settled_hi, "–", c, sizeof(c)),
 			 vt_fmt_metric(m, v->settled_median, d, sizeof(d)));
 	} else {
@@ -121,7 +119,7 @@ int vt_soak_facts(const struct vt_analyze_report *r, struct vt_soak_fact *f, int
 		n = fact(f, n, max, "CPU", "%.2f cores", v->cpu_cores);
 	else
 		n = fact(f, n, max, "CPU", "n/a (not recorded)");
-	if (isfinite(v->need_more_s) && v->need_more_s > 0)
-		n = fact(f, n, max, "go on", "soak at least %s", vt_fmt_more(v->need_more_s, a, sizeof(a)));
+	if (vt_soak_go_on(v, a, sizeof(a))[0])
+		n = fact(f, n, max, "go on", "%s", a);
 	return n;
 }

@@ -174,7 +174,6 @@ static json_t *quarters_json(const struct vt_soak_verdict *v)
 static json_t *verdict_json(const struct vt_analyze_report *r)
 {
 	const struct vt_soak_verdict *v = r->verdict;
-	const struct vt_series *s = r->series;
 	enum vt_metric m = v->metric;
 	struct put p = { json_object(), false };
 	char line[640], why[VT_SOAK_WHY_MAX];
@@ -194,10 +193,8 @@ static json_t *verdict_json(const struct vt_analyze_report *r)
 
 	if (v->settled) {
 		struct put q = { json_object(), false };
-		double t = v->settled_from < s->n ? s->t[v->settled_from] : v->t0 + v->settle_s;
-
 		put(&q, "settle_s", num(v->settle_s));
-		put(&q, "t0", num(t));
+		put(&q, "t0", num(v->settled_t0));
 		put(&q, "from_point", json_integer((json_int_t)v->settled_from));
 		put(&q, "lo_bytes", metric_value(m, v->settled_lo));
 		put(&q, "hi_bytes", metric_value(m, v->settled_hi));
@@ -385,6 +382,8 @@ static json_t *arm_json(const struct vt_cmp_arm *a)
 	put(&v, "name", json_string(name ? name : "unknown"));
 	put(&v, "headline", json_string(vt_soak_headline(&a->verdict, line, sizeof(line))));
 	put(&v, "why", vt_json_text(vt_soak_why(&a->verdict, why, sizeof(why))));
+	put(&v, "need_more_s", isfinite(a->verdict.need_more_s) && a->verdict.need_more_s > 0
+				       ? num(a->verdict.need_more_s) : json_null());
 	p.failed |= v.failed;
 	put(&p, "verdict", v.o);
 

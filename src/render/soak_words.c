@@ -74,9 +74,8 @@ const char *vt_soak_headline(const struct vt_soak_verdict *v, char *buf, size_t 
 		if (isfinite(v->slope) && v->slope > 0)
 			snprintf(tail, sizeof(tail), " (floor still rising %s %s)",
 				 vt_fmt_per_h(v->metric, v->slope, b, sizeof(b)), vt_per_h_unit(v->metric));
-		if (isfinite(v->need_more_s) && v->need_more_s > 0)
-			snprintf(buf, cap, "%s — soak at least %s%s", name,
-				 vt_fmt_more(v->need_more_s, a, sizeof(a)), tail);
+		if (vt_soak_go_on(v, a, sizeof(a))[0])
+			snprintf(buf, cap, "%s — %s%s", name, a, tail);
 		else
 			snprintf(buf, cap, "%s — growth is slowing%s", name, tail);
 		break;
@@ -87,9 +86,8 @@ const char *vt_soak_headline(const struct vt_soak_verdict *v, char *buf, size_t 
 		else
 			snprintf(c, sizeof(c), "%zu sample%s over %s", v->samples, v->samples == 1 ? "" : "s",
 				 vt_fmt_span(v->t1 - v->t0, b, sizeof(b)));
-		if (isfinite(v->need_more_s) && v->need_more_s > 0)
-			snprintf(buf, cap, "%s — %s; soak at least %s", name, c,
-				 vt_fmt_more(v->need_more_s, a, sizeof(a)));
+		if (vt_soak_go_on(v, a, sizeof(a))[0])
+			snprintf(buf, cap, "%s — %s; %s", name, c, a);
 		else
 			snprintf(buf, cap, "%s — %s", name, c);
 		break;
@@ -156,6 +154,18 @@ static const char *moved(struct figs *f, const struct vt_soak_verdict *v, double
 static const char *span(struct figs *f, double s)
 {
 	return vt_fmt_span(s, slot(f), sizeof(f->b[0]));
+}
+
+/* "<sep>soak at least 2.1 min more", or "" when no figure applies. */
+static const char *go_on(struct figs *f, const struct vt_soak_verdict *v, const char *sep)
+{
+	char *b = slot(f), phrase[48];
+
+	if (vt_soak_go_on(v, phrase, sizeof(phrase))[0])
+		snprintf(b, sizeof(f->b[0]), "%s%s", sep, phrase);
+	else
+		b[0] = '\0';
+	return b;
 }
 
 /*
@@ -239,31 +249,42 @@ static void undecided(struct figs *f, const struct vt_soak_verdict *v, char *buf
 
 	switch (v->reason) {
 	case VT_SOAK_WHY_SLOW_TREND:
-		snprintf(buf, cap, "the floor %s slowly (%s): %s over %s, within the tolerance of %s so far; "
-			 "soak about %s more", v->slope > 0 ? "rises" : "falls", rate(f, v, v->slope, hw, v->slope),
-			 moved(f, v, v->slope * w), span(f, w), value(f, m, v->tolerance),
-			 span(f, v->need_more_s));
+		snprintf(buf, cap, "the floor %s slowly (%s): %s over %s, within the tolerance of %s so far%s",
+			 v->slope > 0 ? "rises" : "falls", rate(f, v, v->slope, hw, v->slope),
+			 moved(f, v, v->slope * w), span(f, w), value(f, m, v->tolerance), go_on(f, v, "; "));
 		break;
 	case VT_SOAK_WHY_TOO_NOISY:
 		snprintf(buf, cap, "too noisy to tell: the floor trend is %s, which cannot rule out a drift of "
-			 "%s over %s (noise %s); soak about %s more", rate(f, v, v->slope, hw, v->slope),
-			 value(f, m, v->drift_not_ruled_out), span(f, w), value(f, m, v->noise),
-			 span(f, v->need_more_s));
+			 "%s over %s (noise %s)%s", rate(f, v, v->slope, hw, v->slope),
+			 value(f, m, v->drift_not_ruled_out), span(f, w), value(f, m, v->noise), go_on(f, v, "; "));
 		break;
 	case VT_SOAK_WHY_NO_STEADY_TREND:
 		snprintf(buf, cap, "the floor moves by more than the tolerance (%s) without a steady trend "
-			 "(%s): cannot tell yet; soak about %s more", value(f, m, v->tolerance),
-			 rate(f, v, v->slope, hw, v->slope), span(f, v->need_more_s));
+			 "(%s): cannot tell yet%s", value(f, m, v->tolerance),
+			 rate(f, v, v->slope, hw, v->slope), go_on(f, v, "; "));
 		break;
 	case VT_SOAK_WHY_STEADY_TOO_SHORT:
 		snprintf(buf, cap, "floor rose fast, then at %s over the last %s: too short to tell a leak "
-			 "from the end of a warm-up%s",
+			 "from the end of a warm-up%s%s",
 			 rate(f, v, v->rate_last_half_per_s, NAN, v->rate_first_half_per_s),
-			 span(f, v->steady_s), quarter_floors(f, v, " (", ")"));
+			 span(f, v->steady_s), quarter_floors(f, v, " (", ")"), go_on(f, v, "; "));
 		break;
 	default:
 		buf[0] = '\0';
 	}
+}
+
+const char *vt_soak_go_on(const struct vt_soak_verdict *v, char *buf, size_t cap)
+{
+	char figure[32];
+
+	if (!cap)
+		return buf;
+	if (isfinite(v->need_more_s) && v->need_more_s > 0)
+		snprintf(buf, cap, "soak at least %s more", vt_fmt_span(v->need_more_s, figure, sizeof(figure)));
+	else
+		buf[0] = '\0';
+	return buf;
 }
 
 const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap)
@@ -281,14 +302,14 @@ const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap)
 		snprintf(buf, cap, "%s was not recorded: nothing to judge", label);
 		break;
 	case VT_SOAK_WHY_NO_SAMPLES:
-		snprintf(buf, cap, "no %s samples yet: a verdict needs %zu samples over %s; soak %s more",
-			 label, v->min_samples, span(&f, v->min_span_s), span(&f, v->need_more_s));
+		snprintf(buf, cap, "no %s samples yet: a verdict needs %zu samples over %s%s",
+			 label, v->min_samples, span(&f, v->min_span_s), go_on(&f, v, "; "));
 		break;
 	case VT_SOAK_WHY_TOO_FEW:
-		snprintf(buf, cap, "only %zu %s sample%s over %s: a verdict needs %zu samples over %s; "
-			 "soak %s more", v->judged_samples, label, v->judged_samples == 1 ? "" : "s",
+		snprintf(buf, cap, "only %zu %s sample%s over %s: a verdict needs %zu samples over %s%s",
+			 v->judged_samples, label, v->judged_samples == 1 ? "" : "s",
 			 span(&f, v->judged_span_s), v->min_samples, span(&f, v->min_span_s),
-			 span(&f, v->need_more_s));
+			 go_on(&f, v, "; "));
 		break;
 	case VT_SOAK_WHY_NO_SPREAD:
 		snprintf(buf, cap, "the samples do not spread over time: no trend to judge");
@@ -300,8 +321,9 @@ const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap)
 			 vt_fmt_metric_pair(m, v->step_before, v->step_after, " to ", pair, sizeof(pair)));
 		break;
 	case VT_SOAK_WHY_FALLING:
-		snprintf(buf, cap, "floor still falling: %s over %s (%s); not settled yet",
-			 value(&f, m, v->slope * w), span(&f, w), rate(&f, v, v->slope, hw, v->slope));
+		snprintf(buf, cap, "floor still falling: %s over %s (%s); not settled yet%s",
+			 value(&f, m, v->slope * w), span(&f, w), rate(&f, v, v->slope, hw, v->slope),
+			 go_on(&f, v, "; "));
 		break;
 	case VT_SOAK_WHY_FLAT_FROM_START:
 	case VT_SOAK_WHY_SETTLED_AFTER:
@@ -309,15 +331,15 @@ const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap)
 		break;
 	case VT_SOAK_WHY_LEVELLED_RECENTLY:
 		snprintf(buf, cap, "floor levelled off at %s only in the last %s: too recent to call a "
-			 "plateau; soak %s more", value(&f, m, v->settled_median),
-			 span(&f, v->settled_window_s), span(&f, v->need_more_s));
+			 "plateau%s", value(&f, m, v->settled_median),
+			 span(&f, v->settled_window_s), go_on(&f, v, "; "));
 		break;
 	case VT_SOAK_WHY_SLOWING:
 		snprintf(buf, cap, "floor still rising but slowing down: %s in the first half of the window, "
-			 "%s in the last; not settled yet%s",
+			 "%s in the last; not settled yet%s%s",
 			 rate(&f, v, v->rate_first_half_per_s, NAN, v->rate_first_half_per_s),
 			 rate(&f, v, v->rate_last_half_per_s, NAN, v->rate_first_half_per_s),
-			 quarter_floors(&f, v, " (", ")"));
+			 quarter_floors(&f, v, " (", ")"), go_on(&f, v, "; "));
 		break;
 	case VT_SOAK_WHY_LEAK:
 		snprintf(buf, cap, "floor rose %s over %s (%s), steadily%s", value(&f, m, v->slope * w),

@@ -180,7 +180,7 @@ static void verdict_init(struct vt_soak_verdict *v, enum vt_metric m)
 	v->slope = v->slope_lo = v->slope_hi = v->slope_window_t0 = v->slope_window_s = NAN;
 	v->min_span_s = v->judged_span_s = v->settled_window_s = NAN;
 	v->rate_first_half_per_s = v->rate_last_half_per_s = v->steady_s = NAN;
-	v->drift_not_ruled_out = NAN;
+	v->drift_not_ruled_out = v->plateau_window_s = v->material = NAN;
 	v->step_t = v->step_bytes = v->step_before = v->step_after = NAN;
 	v->need_more_s = NAN;
 	v->cpu_cores = v->cpu_user_cores = v->cpu_sys_cores = NAN;

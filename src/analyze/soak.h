@@ -49,6 +49,20 @@ enum vt_soak_reason {
 	VT_SOAK_WHY_NO_STEADY_TREND,   /* moves beyond the tolerance without a steady trend */
 };
 
+/*
+ * What a settled window needs to be a plateau, one bit each: it covers a
+ * third of the span, holds enough points, its floor moved within the
+ * tolerance over the fitted window, and the slope interval rules out a
+ * drift that matters over it.  struct vt_soak_verdict plateau_missing says
+ * which of them a settled window that is not a plateau lacks.
+ */
+enum vt_plateau_need {
+	VT_PLATEAU_NEEDS_LENGTH = 1 << 0,  /* settled_window_s under plateau_window_s */
+	VT_PLATEAU_NEEDS_POINTS = 1 << 1,  /* settled_points under plateau_points */
+	VT_PLATEAU_NEEDS_FLAT = 1 << 2,    /* the floor moved slope * slope_window_s, beyond the tolerance */
+	VT_PLATEAU_NEEDS_BOUND = 1 << 3,   /* the interval allows drift_not_ruled_out, more than material */
+};
+
 /* "plateau", "leak", "step growth", "still settling", "cannot tell yet" */
 const char *vt_verdict_name(enum vt_verdict_kind k);
 /* "plateau", "leak", "step", "settling", "cannot_tell": for JSON and CSV */
@@ -114,6 +128,22 @@ struct vt_soak_verdict {
 	size_t settled_from;         /* point index of the settled window's start */
 	double settled_lo, settled_hi, settled_median;   /* the metric in the settled window */
 	double settled_window_s;     /* its duration, to the last sample with the metric, s */
+	size_t settled_points;       /* its points (0 when none) */
+
+	/*
+	 * What a plateau needs (once the span is judged): a settled window of
+	 * plateau_window_s (a third of the span) and plateau_points points,
+	 * and over the fitted window a floor within the tolerance and a slope
+	 * interval that rules out a drift of material.  plateau_missing: the
+	 * enum vt_plateau_need bits the settled window lacks, when there is one
+	 * and the verdict is neither plateau nor step (else 0); only the
+	 * conditions judged on it (FLAT and BOUND when the trend was fitted on
+	 * the settled window itself).
+	 */
+	double plateau_window_s;
+	size_t plateau_points;
+	double material;             /* metric unit */
+	unsigned plateau_missing;
 
 	/* trend of the floor: metric unit (bytes) per second, with a 90% interval */
 	double slope, slope_lo, slope_hi;
@@ -128,7 +158,11 @@ struct vt_soak_verdict {
 	 */
 	double rate_first_half_per_s, rate_last_half_per_s;
 	double steady_s;
-	/* too noisy: the largest drift over the fitted window its interval allows (metric unit) */
+	/*
+	 * The largest drift over the fitted window its slope interval allows
+	 * (metric unit; NAN without an interval): a plateau's confidence, what
+	 * a too noisy recording cannot rule out
+	 */
 	double drift_not_ruled_out;
 
 	/* step growth */

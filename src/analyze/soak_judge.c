@@ -382,7 +382,6 @@ static void judge_undecided(const struct vt_soak_work *w, struct vt_soak_verdict
 		v->need_more_s = span / 2;   /* precise but unsettled: no model, a stated guess */
 	if (v->settled && isfinite(allowed)) {
 		v->reason = VT_SOAK_WHY_TOO_NOISY;
-		v->drift_not_ruled_out = allowed;
 	} else {
 		v->reason = VT_SOAK_WHY_NO_STEADY_TREND;
 	}
@@ -398,6 +397,36 @@ static bool flat(const struct vt_soak_work *w, const struct vt_soak_verdict *v)
 	       fmax(fabs(v->slope_lo), fabs(v->slope_hi)) * v->slope_window_s <= w->material;
 }
 
+/*
+ * What a plateau needs and, when a settled window is left standing under
+ * another verdict, which of it the window lacks (soak.h enum
+ * vt_plateau_need): the views then say that instead of calling the window
+ * settled as a fact.  The window's flatness is known only when the trend
+ * was fitted on it.
+ */
+static void plateau_needs(const struct vt_soak_work *w, struct vt_soak_verdict *v)
+{
+	double allowed = fmax(fabs(v->slope_lo), fabs(v->slope_hi)) * v->slope_window_s;
+
+	v->plateau_window_s = PLATEAU_SHARE * (v->t1 - v->t0);
+	v->plateau_points = PLATEAU_POINTS;
+	v->material = w->material;
+	v->drift_not_ruled_out = isfinite(allowed) ? allowed : NAN;
+	v->plateau_missing = 0;
+	if (!v->settled || v->kind == VT_VERDICT_PLATEAU || v->kind == VT_VERDICT_STEP)
+		return;
+	if (vt_soak_settled_s(w) < v->plateau_window_s)
+		v->plateau_missing |= VT_PLATEAU_NEEDS_LENGTH;
+	if (v->settled_points < PLATEAU_POINTS)
+		v->plateau_missing |= VT_PLATEAU_NEEDS_POINTS;
+	if (w->fit_pt == w->settled_pt) {
+		if (!(fabs(v->slope * v->slope_window_s) <= v->tolerance))
+			v->plateau_missing |= VT_PLATEAU_NEEDS_FLAT;
+		if (!(v->drift_not_ruled_out <= w->material))
+			v->plateau_missing |= VT_PLATEAU_NEEDS_BOUND;
+	}
+}
+
 int vt_soak_judge(struct vt_soak_work *w, struct vt_soak_verdict *v)
 {
 	double span = v->t1 - v->t0;
@@ -410,7 +439,8 @@ int vt_soak_judge(struct vt_soak_work *w, struct vt_soak_verdict *v)
 	if (fit_trend(w, v) || vt_soak_find_step(w, v, &step))
 		return -1;
 	if (isnan(v->slope)) {
-		/* Only possible with a tiny min_span_s: every point at one time. */
+		/* Only possible with a tiny min_span_s: every point at one time (no window either). */
+		vt_soak_unsettle(w, v);
 		v->reason = VT_SOAK_WHY_NO_SPREAD;
 		v->need_more_s = isnan(w->interval) ? DEFAULT_MIN_SPAN_S
 						    : MIN_SPAN_INTERVALS * w->interval;
@@ -442,6 +472,7 @@ int vt_soak_judge(struct vt_soak_work *w, struct vt_soak_verdict *v)
 	} else {
 		judge_undecided(w, v);
 	}
+	plateau_needs(w, v);
 	vt_soak_swap(w, v);
 	/* An interval too wide to bound is unknown, not infinite (JSON has no inf). */
 	if (!isfinite(v->slope_lo))

@@ -71,7 +71,8 @@ const char *vt_soak_headline(const struct vt_soak_verdict *v, char *buf, size_t 
 	case VT_VERDICT_SETTLING: {
 		char tail[128] = "";
 
-		if (isfinite(v->slope) && v->slope > 0)
+		/* levelled off lately: the slope is the growth before it, not "still rising" */
+		if (isfinite(v->slope) && v->slope > 0 && v->reason != VT_SOAK_WHY_LEVELLED_RECENTLY)
 			snprintf(tail, sizeof(tail), " (floor still rising %s %s)",
 				 vt_fmt_per_h(v->metric, v->slope, b, sizeof(b)), vt_per_h_unit(v->metric));
 		if (vt_soak_go_on(v, a, sizeof(a))[0])
@@ -101,7 +102,7 @@ const char *vt_compare_arm_line(const struct vt_cmp_arm *a, char *buf, size_t ca
 {
 	const char *vname = vt_verdict_name(a->verdict.kind);
 	const char *env = a->series ? a->series->info.env : "";
-	char span[32], who[640], count[32];
+	char span[32], who[640], count[32], flat[32];
 
 	if (env[0] && (!a->name || strcmp(env, a->name)))
 		snprintf(who, sizeof(who), "%s (%s)", a->name ? a->name : "?", env);
@@ -111,6 +112,10 @@ const char *vt_compare_arm_line(const struct vt_cmp_arm *a, char *buf, size_t ca
 	vt_fmt_count_of(a->window_samples, "sample", "samples", count, sizeof(count));
 	if (a->window_settled)
 		snprintf(buf, cap, "%s: %s, settled window %s, %s", who, vname ? vname : "unknown", span, count);
+	else if (vt_soak_settled_not_yet(&a->verdict))
+		snprintf(buf, cap, "%s: %s, flat since t+%s but not a plateau yet: last half used (%s, %s)", who,
+			 vname ? vname : "unknown", vt_fmt_span(a->verdict.settled_t0, flat, sizeof(flat)), span,
+			 count);
 	else
 		snprintf(buf, cap, "%s: %s, never settled: last half used (%s, %s)", who,
 			 vname ? vname : "unknown", span, count);
@@ -228,17 +233,22 @@ static const char *quarter_floors(struct figs *f, const struct vt_soak_verdict *
 /* The sentences of a plateau, flat from the start or settled later. */
 static void plateau(struct figs *f, const struct vt_soak_verdict *v, char *buf, size_t cap)
 {
-	char since[64], range[64];
+	char since[64], range[64], bound[160] = "";
 
 	if (v->reason == VT_SOAK_WHY_FLAT_FROM_START)
 		snprintf(since, sizeof(since), "flat from the start");
 	else
 		snprintf(since, sizeof(since), "settled after %s", span(f, v->settle_s));
-	snprintf(buf, cap, "%s at %s (%s); over the last %s the floor moved %s, within the tolerance of %s",
+	if (isfinite(v->drift_not_ruled_out) && isfinite(v->material) && v->material > 0)
+		/* its confidence: what the slope interval rules out */
+		snprintf(bound, sizeof(bound), "; the slope interval bounds the drift to %s, under the %s a "
+			 "plateau must rule out", value(f, v->metric, v->drift_not_ruled_out),
+			 value(f, v->metric, v->material));
+	snprintf(buf, cap, "%s at %s (%s); over the last %s the floor moved %s, within the tolerance of %s%s",
 		 since, value(f, v->metric, v->settled_median),
 		 vt_fmt_metric_pair(v->metric, v->settled_lo, v->settled_hi, " to ", range, sizeof(range)),
 		 span(f, v->slope_window_s), moved(f, v, v->slope * v->slope_window_s),
-		 value(f, v->metric, v->tolerance));
+		 value(f, v->metric, v->tolerance), bound);
 }
 
 /* The sentences of a verdict that cannot decide yet, once there is a trend to judge. */
@@ -246,17 +256,26 @@ static void undecided(struct figs *f, const struct vt_soak_verdict *v, char *buf
 {
 	double w = v->slope_window_s, hw = (v->slope_hi - v->slope_lo) / 2;
 	enum vt_metric m = v->metric;
+	char missing[VT_SOAK_WHY_MAX / 2 + 32] = "", lacks[VT_SOAK_WHY_MAX / 2];
 
+	if (vt_soak_plateau_missing(v, ~0u, lacks, sizeof(lacks))[0])
+		snprintf(missing, sizeof(missing), "; not a plateau yet: %s", lacks);
 	switch (v->reason) {
 	case VT_SOAK_WHY_SLOW_TREND:
-		snprintf(buf, cap, "the floor %s slowly (%s): %s over %s, within the tolerance of %s so far%s",
+		snprintf(buf, cap, "the floor %s slowly (%s): %s over %s, within the tolerance of %s so far%s%s",
 			 v->slope > 0 ? "rises" : "falls", rate(f, v, v->slope, hw, v->slope),
-			 moved(f, v, v->slope * w), span(f, w), value(f, m, v->tolerance), go_on(f, v, "; "));
+			 moved(f, v, v->slope * w), span(f, w), value(f, m, v->tolerance), missing,
+			 go_on(f, v, "; "));
 		break;
 	case VT_SOAK_WHY_TOO_NOISY:
-		snprintf(buf, cap, "too noisy to tell: the floor trend is %s, which cannot rule out a drift of "
-			 "%s over %s (noise %s)%s", rate(f, v, v->slope, hw, v->slope),
-			 value(f, m, v->drift_not_ruled_out), span(f, w), value(f, m, v->noise), go_on(f, v, "; "));
+		if (missing[0])
+			snprintf(buf, cap, "too noisy to tell: the floor trend is %s (noise %s)%s%s",
+				 rate(f, v, v->slope, hw, v->slope), value(f, m, v->noise), missing, go_on(f, v, "; "));
+		else
+			snprintf(buf, cap, "too noisy to tell: the floor trend is %s, which cannot rule out a drift "
+				 "of %s over %s (noise %s)%s", rate(f, v, v->slope, hw, v->slope),
+				 value(f, m, v->drift_not_ruled_out), span(f, w), value(f, m, v->noise),
+				 go_on(f, v, "; "));
 		break;
 	case VT_SOAK_WHY_NO_STEADY_TREND:
 		snprintf(buf, cap, "the floor moves by more than the tolerance (%s) without a steady trend "
@@ -272,6 +291,54 @@ static void undecided(struct figs *f, const struct vt_soak_verdict *v, char *buf
 	default:
 		buf[0] = '\0';
 	}
+}
+
+bool vt_soak_settled_not_yet(const struct vt_soak_verdict *v)
+{
+	return v->settled && v->kind != VT_VERDICT_PLATEAU && v->kind != VT_VERDICT_STEP;
+}
+
+const char *vt_soak_plateau_missing(const struct vt_soak_verdict *v, unsigned mask, char *buf, size_t cap)
+{
+	unsigned bits = v->plateau_missing & mask;
+	struct figs f = { .next = 0 };
+	size_t len = 0;
+	int k;
+
+	if (!cap)
+		return buf;
+	buf[0] = '\0';
+	for (k = 0; k < 4 && len < cap; k++) {
+		const char *sep = len ? "; " : "";
+		int w = 0;
+
+		switch (bits & (1u << k)) {
+		case VT_PLATEAU_NEEDS_LENGTH:
+			w = snprintf(buf + len, cap - len, "%sa plateau needs a third of the span (%s), this window "
+				     "is %s", sep, span(&f, v->plateau_window_s), span(&f, v->settled_window_s));
+			break;
+		case VT_PLATEAU_NEEDS_POINTS:
+			w = snprintf(buf + len, cap - len, "%sa plateau needs %zu points, this window has %zu", sep,
+				     v->plateau_points, v->settled_points);
+			break;
+		case VT_PLATEAU_NEEDS_FLAT:
+			w = snprintf(buf + len, cap - len, "%sthe floor moved %s over %s, beyond the tolerance of %s",
+				     sep, moved(&f, v, v->slope * v->slope_window_s), span(&f, v->slope_window_s),
+				     value(&f, v->metric, v->tolerance));
+			break;
+		case VT_PLATEAU_NEEDS_BOUND:
+			w = snprintf(buf + len, cap - len, "%sthe slope interval allows a drift of %s over %s, more "
+				     "than the %s a plateau must rule out", sep,
+				     value(&f, v->metric, v->drift_not_ruled_out), span(&f, v->slope_window_s),
+				     value(&f, v->metric, v->material));
+			break;
+		default:
+			break;
+		}
+		if (w > 0)
+			len += (size_t)w;
+	}
+	return buf;
 }
 
 const char *vt_soak_go_on(const struct vt_soak_verdict *v, char *buf, size_t cap)
@@ -293,7 +360,7 @@ const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap)
 	enum vt_metric m = (unsigned)v->metric < VT_M_COUNT ? v->metric : VT_M_COMMITTED;
 	const char *label = vt_metrics[m].label;
 	double w = v->slope_window_s, hw = (v->slope_hi - v->slope_lo) / 2;
-	char pair[64];
+	char pair[64], lacks[VT_SOAK_WHY_MAX / 2];
 
 	if (!cap)
 		return buf;
@@ -330,9 +397,14 @@ const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap)
 		plateau(&f, v, buf, cap);
 		break;
 	case VT_SOAK_WHY_LEVELLED_RECENTLY:
-		snprintf(buf, cap, "floor levelled off at %s only in the last %s: too recent to call a "
-			 "plateau%s", value(&f, m, v->settled_median),
-			 span(&f, v->settled_window_s), go_on(&f, v, "; "));
+		if (vt_soak_plateau_missing(v, ~0u, lacks, sizeof(lacks))[0])
+			snprintf(buf, cap, "floor levelled off at %s since t+%s, too recently to call a plateau: "
+				 "%s%s", value(&f, m, v->settled_median), span(&f, v->settled_t0), lacks,
+				 go_on(&f, v, "; "));
+		else
+			snprintf(buf, cap, "floor levelled off at %s only in the last %s: too recent to call a "
+				 "plateau%s", value(&f, m, v->settled_median),
+				 span(&f, v->settled_window_s), go_on(&f, v, "; "));
 		break;
 	case VT_SOAK_WHY_SLOWING:
 		snprintf(buf, cap, "floor still rising but slowing down: %s in the first half of the window, "

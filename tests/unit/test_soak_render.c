@@ -1220,6 +1220,94 @@ static void test_soak_render__one_figure_for_how_much_longer(void)
 	}
 }
 
+/* The "settled" line of the evidence (text and HTML views). */
+static const char *settled_fact(const struct vt_analyze_report *r)
+{
+	static struct vt_soak_fact f[VT_SOAK_FACTS_MAX];
+	int n = vt_soak_facts(r, f, VT_SOAK_FACTS_MAX), i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(f[i].label, "settled"))
+			return f[i].text;
+	return "";
+}
+
+/*
+ * A settled window under a verdict that is not a plateau: no view calls it
+ * settled as a fact, each says what it lacks, and the JSON names it.
+ */
+static void test_soak_render__settled_window_not_yet_a_plateau(void)
+{
+	static struct ab ab;
+	struct vt_soak_verdict *v = &ab.arms[1].verdict;
+	struct vt_analyze_report r = { "x.db", &ab.s[1], v, true, 0 };
+	struct vt_compare_report cr = { &ab.cmp, NULL, true };
+	json_t *root, *settled;
+	char *out, why[VT_SOAK_WHY_MAX];
+	int rc;
+
+	build_ab(&ab);
+	v->kind = VT_VERDICT_CANNOT_TELL;
+	v->reason = VT_SOAK_WHY_SLOW_TREND;
+	v->need_more_s = 126;
+	v->settle_s = v->settled_t0 = 120;
+	v->settled_lo = 235 * MiB;
+	v->settled_hi = 236 * MiB;
+	v->settled_median = 235.5 * MiB;
+	v->settled_window_s = 120;
+	v->settled_points = 120;
+	v->slope_window_s = 120;
+	v->slope = 1.2 * MiB / 120;
+	v->slope_lo = 0.2 * MiB / 120;
+	v->slope_hi = 6 * MiB / 120;
+	v->drift_not_ruled_out = 6 * MiB;
+	v->material = 4.7 * MiB;
+	v->plateau_window_s = 80;
+	v->plateau_points = 10;
+	v->plateau_missing = VT_PLATEAU_NEEDS_BOUND;
+	ab.arms[1].window_settled = false;
+
+	CHECK_STR(settled_fact(&r), "not yet: flat since t+2 min (235–236 MiB, median 236 MiB), but the slope "
+		  "interval allows a drift of 6.00 MiB over 2 min, more than the 4.70 MiB a plateau must rule out");
+	out = render_analyze(vt_render_analyze_text, &r, &rc);
+	CHECK(rc == 0);
+	CHECK(strstr(out, "  settled    not yet: flat since t+2 min") != NULL && strstr(out, "settled    from") == NULL);
+	CHECK(strstr(out, "not a plateau yet: the slope interval allows") != NULL);
+	CHECK(strstr(out, "RssAnon oscillates 966–1127 MiB since t+2 min") != NULL);
+	free(out);
+	out = render_analyze(vt_render_analyze_html, &r, &rc);
+	CHECK(rc == 0 && strstr(out, "not yet: flat since t+2 min") != NULL);
+	free(out);
+	out = render_analyze(vt_render_analyze_json, &r, &rc);
+	root = json_loads(out, 0, NULL);
+	CHECK(rc == 0 && root != NULL);
+	settled = json_object_get(json_object_get(root, "verdict"), "settled");
+	CHECK(json_is_false(json_object_get(settled, "plateau")));
+	CHECK_STR(json_string_value(json_array_get(json_object_get(settled, "missing"), 0)), "bound");
+	CHECK_EQ_U64(json_array_size(json_object_get(settled, "missing")), 1);
+	CHECK_EQ_I64(json_integer_value(json_object_get(json_object_get(json_object_get(root, "verdict"),
+								       "plateau_needs"), "material_bytes")),
+		     (int64_t)(4.7 * MiB));
+	json_decref(root);
+	free(out);
+	out = render_compare(vt_render_compare_text, &cr, &rc);
+	CHECK(rc == 0 && strstr(out, "cap2 (MALLOC_ARENA_MAX=2): cannot tell yet, flat since t+2 min but not a plateau "
+				     "yet: last half used") != NULL);
+	free(out);
+
+	/* too short: the window's length against the third of the span it needs */
+	v->kind = VT_VERDICT_SETTLING;
+	v->reason = VT_SOAK_WHY_LEVELLED_RECENTLY;
+	v->settled_window_s = 114;
+	v->plateau_window_s = 120;
+	v->plateau_missing = VT_PLATEAU_NEEDS_LENGTH;
+	CHECK(strstr(settled_fact(&r), ", but a plateau needs a third of the span (2 min), this window is 114 s") != NULL);
+	CHECK(strstr(vt_soak_why(v, why, sizeof(why)), "too recently to call a plateau: a plateau needs a third of the "
+			  "span (2 min), this window is 114 s; soak at least 2.1 min more") != NULL);
+	CHECK(strstr(vt_soak_headline(v, why, sizeof(why)), "rising") == NULL);   /* it levelled off */
+	free_ab(&ab);
+}
+
 /* What vt_compare says about two recordings renders in every compare view. */
 static void test_soak_render__from_the_comparison(void)
 {
@@ -1292,4 +1380,4 @@ VT_TEST_MAIN(test_soak_render__target_text_cannot_drive_the_terminal, test_soak_
 	     test_soak_render__empty_series, test_soak_render__restart_gap_step,
 	     test_soak_render__from_the_analysis, test_soak_render__compare_text,
 	     test_soak_render__compare_json_csv_html, test_soak_render__from_the_comparison,
-	     test_soak_render__one_figure_for_how_much_longer)
+	     test_soak_render__one_figure_for_how_much_longer, test_soak_render__settled_window_not_yet_a_plateau)

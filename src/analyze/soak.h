@@ -42,7 +42,7 @@ enum vt_soak_reason {
 	VT_SOAK_WHY_SETTLED_AFTER,     /* plateau after settle_s: the same figures */
 	VT_SOAK_WHY_LEVELLED_RECENTLY, /* settled_median over settled_window_s only: too recent */
 	VT_SOAK_WHY_SLOWING,           /* rate_first_half_per_s, then slower rate_last_half_per_s */
-	VT_SOAK_WHY_STEADY_TOO_SHORT,  /* rose fast, then rate_last_half_per_s over steady_s only */
+	VT_SOAK_WHY_STEADY_TOO_SHORT,  /* rose at rate_first_half_per_s, then rate_last_half_per_s over steady_s only */
 	VT_SOAK_WHY_LEAK,              /* slope (and interval) over slope_window_s, steadily */
 	VT_SOAK_WHY_SLOW_TREND,        /* a trend whose drift over slope_window_s is within tolerance */
 	VT_SOAK_WHY_TOO_NOISY,         /* settled, but the interval allows drift_not_ruled_out */

@@ -283,8 +283,9 @@ static void undecided(struct figs *f, const struct vt_soak_verdict *v, char *buf
 			 rate(f, v, v->slope, hw, v->slope), go_on(f, v, "; "));
 		break;
 	case VT_SOAK_WHY_STEADY_TOO_SHORT:
-		snprintf(buf, cap, "floor rose fast, then at %s over the last %s: too short to tell a leak "
-			 "from the end of a warm-up%s%s",
+		snprintf(buf, cap, "floor rose fast (%s), then at %s over the last %s: too short to tell a "
+			 "leak from the end of a warm-up%s%s",
+			 rate(f, v, v->rate_first_half_per_s, NAN, v->rate_first_half_per_s),
 			 rate(f, v, v->rate_last_half_per_s, NAN, v->rate_first_half_per_s),
 			 span(f, v->steady_s), quarter_floors(f, v, " (", ")"), go_on(f, v, "; "));
 		break;

@@ -86,13 +86,12 @@ const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap);
  */
 const char *vt_soak_go_on(const struct vt_soak_verdict *v, char *buf, size_t cap);
 /*
- * What a settled window lacks to be a plateau, from the bits of
- * v->plateau_missing that are also in mask (enum vt_plateau_need), joined
- * by "; ": "a plateau needs a third of the span (2 min), this window is
+ * What a settled window lacks to be a plateau, from v->plateau_missing
+ * (enum vt_plateau_need), joined by "; ": "a plateau needs a third of the span (2 min), this window is
  * 114 s", "the slope interval allows a drift of 9.52 MiB over 2.9 min, more
  * than the 4.70 MiB a plateau must rule out"; "" when none.  Returns buf.
  */
-const char *vt_soak_plateau_missing(const struct vt_soak_verdict *v, unsigned mask, char *buf, size_t cap);
+const char *vt_soak_plateau_missing(const struct vt_soak_verdict *v, char *buf, size_t cap);
 /* A settled window is left standing under a verdict that is not plateau or step: "not yet" a plateau. */
 bool vt_soak_settled_not_yet(const struct vt_soak_verdict *v);
 /*

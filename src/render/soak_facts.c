@@ -100,7 +100,7 @@ int vt_soak_facts(const struct vt_analyze_report *r, struct vt_soak_fact *f, int
 		/* the same window, but the verdict did not call it settled: say what it lacks */
 		char lacks[360];
 
-		vt_soak_plateau_missing(v, ~0u, lacks, sizeof(lacks));
+		vt_soak_plateau_missing(v, lacks, sizeof(lacks));
 		n = fact(f, n, max, "settled", "not yet: flat since t+%s (%s, median %s)%s%s",
 			 vt_fmt_span(v->settled_t0, a, sizeof(a)),
 			 vt_fmt_metric_pair(m, v->settled_lo, v->settled_hi, "–", c, sizeof(c)),

@@ -258,7 +258,7 @@ static void undecided(struct figs *f, const struct vt_soak_verdict *v, char *buf
 	enum vt_metric m = v->metric;
 	char missing[VT_SOAK_WHY_MAX / 2 + 32] = "", lacks[VT_SOAK_WHY_MAX / 2];
 
-	if (vt_soak_plateau_missing(v, ~0u, lacks, sizeof(lacks))[0])
+	if (vt_soak_plateau_missing(v, lacks, sizeof(lacks))[0])
 		snprintf(missing, sizeof(missing), "; not a plateau yet: %s", lacks);
 	switch (v->reason) {
 	case VT_SOAK_WHY_SLOW_TREND:
@@ -299,9 +299,9 @@ bool vt_soak_settled_not_yet(const struct vt_soak_verdict *v)
 	return v->settled && v->kind != VT_VERDICT_PLATEAU && v->kind != VT_VERDICT_STEP;
 }
 
-const char *vt_soak_plateau_missing(const struct vt_soak_verdict *v, unsigned mask, char *buf, size_t cap)
+const char *vt_soak_plateau_missing(const struct vt_soak_verdict *v, char *buf, size_t cap)
 {
-	unsigned bits = v->plateau_missing & mask;
+	unsigned bits = v->plateau_missing;
 	struct figs f = { .next = 0 };
 	size_t len = 0;
 	int k;
@@ -398,7 +398,7 @@ const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap)
 		plateau(&f, v, buf, cap);
 		break;
 	case VT_SOAK_WHY_LEVELLED_RECENTLY:
-		if (vt_soak_plateau_missing(v, ~0u, lacks, sizeof(lacks))[0])
+		if (vt_soak_plateau_missing(v, lacks, sizeof(lacks))[0])
 			snprintf(buf, cap, "floor levelled off at %s since t+%s, too recently to call a plateau: "
 				 "%s%s", value(&f, m, v->settled_median), span(&f, v->settled_t0), lacks,
 				 go_on(&f, v, "; "));

@@ -43,6 +43,7 @@
 #include "analyze/soak.h"
 
 #include "analyze/soak_internal.h"
+#include "base/units.h"
 
 #include <math.h>
 #include <string.h>
@@ -175,11 +176,11 @@ static void verdict_init(struct vt_soak_verdict *v, enum vt_metric m)
 	v->kind = VT_VERDICT_CANNOT_TELL;
 	v->metric = m;
 	v->t0 = v->t1 = v->noise = v->tolerance = v->floor_drift = NAN;
-	v->settle_s = v->settled_lo = v->settled_hi = v->settled_median = NAN;
+	v->settle_s = v->settled_t0 = v->settled_lo = v->settled_hi = v->settled_median = NAN;
 	v->slope = v->slope_lo = v->slope_hi = v->slope_window_t0 = v->slope_window_s = NAN;
 	v->min_span_s = v->judged_span_s = v->settled_window_s = NAN;
 	v->rate_first_half_per_s = v->rate_last_half_per_s = v->steady_s = NAN;
-	v->drift_not_ruled_out = NAN;
+	v->drift_not_ruled_out = v->plateau_window_s = v->material = NAN;
 	v->step_t = v->step_bytes = v->step_before = v->step_after = NAN;
 	v->need_more_s = NAN;
 	v->cpu_cores = v->cpu_user_cores = v->cpu_sys_cores = NAN;
@@ -224,6 +225,11 @@ int vt_soak_analyze(const struct vt_series *s, const struct vt_soak_opts *o,
 		vt_soak_quarters(&w, v);
 	if (!vt_soak_too_short(&w, o, v))
 		rc = vt_soak_judge(&w, v);
+	/*
+	 * One figure for how much longer, rounded up once, here, to what every
+	 * view says exactly: "at least 2.1 min more" is 126 s in the JSON too.
+	 */
+	v->need_more_s = vt_span_ceil(v->need_more_s);
 out:
 	vt_soak_work_free(&w);
 	return rc;

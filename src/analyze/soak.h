@@ -42,11 +42,25 @@ enum vt_soak_reason {
 	VT_SOAK_WHY_SETTLED_AFTER,     /* plateau after settle_s: the same figures */
 	VT_SOAK_WHY_LEVELLED_RECENTLY, /* settled_median over settled_window_s only: too recent */
 	VT_SOAK_WHY_SLOWING,           /* rate_first_half_per_s, then slower rate_last_half_per_s */
-	VT_SOAK_WHY_STEADY_TOO_SHORT,  /* rose fast, then rate_last_half_per_s over steady_s only */
+	VT_SOAK_WHY_STEADY_TOO_SHORT,  /* rose at rate_first_half_per_s, then rate_last_half_per_s over steady_s only */
 	VT_SOAK_WHY_LEAK,              /* slope (and interval) over slope_window_s, steadily */
 	VT_SOAK_WHY_SLOW_TREND,        /* a trend whose drift over slope_window_s is within tolerance */
 	VT_SOAK_WHY_TOO_NOISY,         /* settled, but the interval allows drift_not_ruled_out */
 	VT_SOAK_WHY_NO_STEADY_TREND,   /* moves beyond the tolerance without a steady trend */
+};
+
+/*
+ * What a settled window needs to be a plateau, one bit each: it covers a
+ * third of the span, holds enough points, its floor moved within the
+ * tolerance over the fitted window, and the slope interval rules out a
+ * drift that matters over it.  struct vt_soak_verdict plateau_missing says
+ * which of them a settled window that is not a plateau lacks.
+ */
+enum vt_plateau_need {
+	VT_PLATEAU_NEEDS_LENGTH = 1 << 0,  /* settled_window_s under plateau_window_s */
+	VT_PLATEAU_NEEDS_POINTS = 1 << 1,  /* settled_points under plateau_points */
+	VT_PLATEAU_NEEDS_FLAT = 1 << 2,    /* the floor moved slope * slope_window_s, beyond the tolerance */
+	VT_PLATEAU_NEEDS_BOUND = 1 << 3,   /* the interval allows drift_not_ruled_out, more than material */
 };
 
 /* "plateau", "leak", "step growth", "still settling", "cannot tell yet" */
@@ -110,9 +124,26 @@ struct vt_soak_verdict {
 	/* settling */
 	bool settled;
 	double settle_s;             /* from t0 to where the settled window begins */
+	double settled_t0;           /* where it begins, s since the soak began (t0 + settle_s) */
 	size_t settled_from;         /* point index of the settled window's start */
 	double settled_lo, settled_hi, settled_median;   /* the metric in the settled window */
 	double settled_window_s;     /* its duration, to the last sample with the metric, s */
+	size_t settled_points;       /* its points (0 when none) */
+
+	/*
+	 * What a plateau needs (once the span is judged): a settled window of
+	 * plateau_window_s (a third of the span) and plateau_points points,
+	 * and over the fitted window a floor within the tolerance and a slope
+	 * interval that rules out a drift of material.  plateau_missing: the
+	 * enum vt_plateau_need bits the settled window lacks, when there is one
+	 * and the verdict is neither plateau nor step (else 0); only the
+	 * conditions judged on it (FLAT and BOUND when the trend was fitted on
+	 * the settled window itself).
+	 */
+	double plateau_window_s;
+	size_t plateau_points;
+	double material;             /* metric unit */
+	unsigned plateau_missing;
 
 	/* trend of the floor: metric unit (bytes) per second, with a 90% interval */
 	double slope, slope_lo, slope_hi;
@@ -127,7 +158,11 @@ struct vt_soak_verdict {
 	 */
 	double rate_first_half_per_s, rate_last_half_per_s;
 	double steady_s;
-	/* too noisy: the largest drift over the fitted window its interval allows (metric unit) */
+	/*
+	 * The largest drift over the fitted window its slope interval allows
+	 * (metric unit; NAN without an interval): a plateau's confidence, what
+	 * a too noisy recording cannot rule out
+	 */
 	double drift_not_ruled_out;
 
 	/* step growth */
@@ -135,7 +170,11 @@ struct vt_soak_verdict {
 	double step_bytes;           /* size of the step */
 	double step_before, step_after;   /* levels on either side */
 
-	/* cannot tell / still settling: soak at least this much longer (NAN when not needed) */
+	/*
+	 * cannot tell / still settling: soak at least this much longer (NAN
+	 * when not needed), rounded up to what base/units.h vt_fmt_span says
+	 * exactly (vt_span_ceil), so that every view quotes this one figure
+	 */
 	double need_more_s;
 
 	struct vt_swap_motion swap;

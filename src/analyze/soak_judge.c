@@ -14,8 +14,10 @@
 #define WARMUP 0.25             /* share of the span left out of the trend fit */
 #define LEVEL_MATERIAL 0.02     /* a plateau rules out drifts of this share of the level */
 #define DECEL_RATIO (1.0 / 3)   /* growth this much slower in the last half: decelerating */
+#define SLOWER_RATIO 0.8        /* a short span whose second half grows this much slower: not steady */
 #define PLATEAU_SHARE (1.0 / 3) /* a plateau's settled window covers this share of the span */
 #define PLATEAU_POINTS 10
+#define STEADY_LEAK_SPANS 2     /* a rise after a faster start: a leak once steady this many min spans */
 
 /* ---- trend ---- */
 
@@ -205,33 +207,83 @@ static bool settle_in_last_half(struct vt_soak_work *w, struct vt_soak_verdict *
 }
 
 /*
- * A steady rise that follows a warm-up left out of the fit, which rose at
- * more than 1/DECEL_RATIO times its rate, is a leak only once it has lasted
- * STEADY_LEAK_SPANS times what any shape needs: shorter, it may as well be
- * the warm-up's tail (30 s of glibc arena churn on a slow host: 115 MiB in
- * the first 8 s, then 9 MiB in 22 s).  Returns true when it judged that.
+ * The span's second time half grew at under SLOWER_RATIO of its first
+ * half's rate, beyond the noise (the second half's 90% interval lies below
+ * the first half's rate, or there is no interval: too few bins to have
+ * one): true with both rates and where the second half begins.  Theil–Sen
+ * on the span bins of each half, three at least.  A start-up ramp bends
+ * most at its start, which the fitted window leaves out: over the span,
+ * the second half of a sqrt-shaped rise grows at about 0.6 of its first
+ * half's rate, of t^0.6 at 0.65, of an exponential approach still half way
+ * at 0.5, of a log-shaped one at 0.3 or less; of a steady leak at 1.
  */
-#define STEADY_LEAK_SPANS 2
+static bool span_slowed(struct vt_soak_work *w, const struct vt_soak_verdict *v, double *first_rate,
+			double *second_rate, double *second_t0)
+{
+	const struct vt_soak_bins *b = &w->span;
+	double mid = (v->t0 + v->t1) / 2;
+	struct vt_fit first, second;
+	size_t k;
+
+	for (k = 0; k < b->n && b->t[k] < mid; k++)
+		;
+	if (k < 3 || b->n - k < 3 || vt_soak_bins_fit(b, 0, k, &first) || vt_soak_bins_fit(b, k, b->n, &second))
+		return false;
+	*first_rate = first.slope;
+	*second_rate = second.slope;
+	*second_t0 = w->p.t0[b->first[k]];
+	return first.slope > 0 && second.slope < SLOWER_RATIO * first.slope &&
+	       (second.hi < first.slope || !isfinite(second.hi));
+}
+
+/*
+ * A steady rise after a faster start is a leak only once it has lasted
+ * STEADY_LEAK_SPANS times what any shape needs: shorter, it may as well be
+ * the start's tail.  The faster start is a warm-up left out of the fit
+ * that rose at more than 1/DECEL_RATIO times the fitted rate (30 s of glibc
+ * arena churn on a slow host: 115 MiB in the first 8 s, then 9 MiB in 22
+ * s), and the rise has been steady over the fitted window at most; else,
+ * in a span too short for its second half to be long enough, the span's
+ * first half when it grew faster than the second (span_slowed: start-up
+ * ramps that slow down all along, e.g. sqrt-shaped over 30 s or 60 s, were
+ * called leaks), and the rise has been steady over the second half at
+ * most.  A steady leak from the start has neither.  Returns true when it
+ * judged that.
+ */
 static bool after_fast_warmup(struct vt_soak_work *w, struct vt_soak_verdict *v)
 {
 	const struct vt_soak_bins *b = &w->span;
-	double steady = v->slope_window_s, warm_rate, need = STEADY_LEAK_SPANS * v->min_span_s;
+	double steady = v->slope_window_s, need = STEADY_LEAK_SPANS * v->min_span_s;
+	double fast = NAN, slow = v->slope;
 	size_t k;
 
-	if (b->n < 2 || steady >= need || !(v->slope > 0))
+	if (b->n < 2 || !(v->slope > 0))
 		return false;
 	for (k = 1; k < b->n && b->t[k] < v->slope_window_t0; k++)
 		;
-	if (k >= b->n || b->t[k] - b->t[0] <= 0)
-		return false;
-	warm_rate = (b->floor[k] - b->floor[0]) / (b->t[k] - b->t[0]);
-	if (!(warm_rate * DECEL_RATIO > v->slope))
+	if (steady < need && k < b->n && b->t[k] - b->t[0] > 0) {
+		fast = (b->floor[k] - b->floor[0]) / (b->t[k] - b->t[0]);
+		if (!(fast * DECEL_RATIO > v->slope))
+			fast = NAN;
+	}
+	if (isnan(fast)) {
+		double first, second, second_t0;
+
+		/* the span's second half is at most what has been steady */
+		if (!(w->p.t1[w->p.n - 1] - (v->t0 + v->t1) / 2 < need &&
+		      span_slowed(w, v, &first, &second, &second_t0)))
+			return false;
+		fast = first;
+		slow = second;
+		steady = fmin(steady, w->p.t1[w->p.n - 1] - second_t0);
+	}
+	if (steady >= need)
 		return false;
 	vt_soak_unsettle(w, v);
 	v->kind = VT_VERDICT_CANNOT_TELL;
 	v->reason = VT_SOAK_WHY_STEADY_TOO_SHORT;
-	v->rate_first_half_per_s = warm_rate;
-	v->rate_last_half_per_s = v->slope;
+	v->rate_first_half_per_s = fast;
+	v->rate_last_half_per_s = slow;
 	v->steady_s = steady;
 	v->need_more_s = need - steady;
 	return true;
@@ -382,7 +434,6 @@ static void judge_undecided(const struct vt_soak_work *w, struct vt_soak_verdict
 		v->need_more_s = span / 2;   /* precise but unsettled: no model, a stated guess */
 	if (v->settled && isfinite(allowed)) {
 		v->reason = VT_SOAK_WHY_TOO_NOISY;
-		v->drift_not_ruled_out = allowed;
 	} else {
 		v->reason = VT_SOAK_WHY_NO_STEADY_TREND;
 	}
@@ -398,6 +449,36 @@ static bool flat(const struct vt_soak_work *w, const struct vt_soak_verdict *v)
 	       fmax(fabs(v->slope_lo), fabs(v->slope_hi)) * v->slope_window_s <= w->material;
 }
 
+/*
+ * What a plateau needs and, when a settled window is left standing under
+ * another verdict, which of it the window lacks (soak.h enum
+ * vt_plateau_need): the views then say that instead of calling the window
+ * settled as a fact.  The window's flatness is known only when the trend
+ * was fitted on it.
+ */
+static void plateau_needs(const struct vt_soak_work *w, struct vt_soak_verdict *v)
+{
+	double allowed = fmax(fabs(v->slope_lo), fabs(v->slope_hi)) * v->slope_window_s;
+
+	v->plateau_window_s = PLATEAU_SHARE * (v->t1 - v->t0);
+	v->plateau_points = PLATEAU_POINTS;
+	v->material = w->material;
+	v->drift_not_ruled_out = isfinite(allowed) ? allowed : NAN;
+	v->plateau_missing = 0;
+	if (!v->settled || v->kind == VT_VERDICT_PLATEAU || v->kind == VT_VERDICT_STEP)
+		return;
+	if (vt_soak_settled_s(w) < v->plateau_window_s)
+		v->plateau_missing |= VT_PLATEAU_NEEDS_LENGTH;
+	if (v->settled_points < PLATEAU_POINTS)
+		v->plateau_missing |= VT_PLATEAU_NEEDS_POINTS;
+	if (w->fit_pt == w->settled_pt) {
+		if (!(fabs(v->slope * v->slope_window_s) <= v->tolerance))
+			v->plateau_missing |= VT_PLATEAU_NEEDS_FLAT;
+		if (!(v->drift_not_ruled_out <= w->material))
+			v->plateau_missing |= VT_PLATEAU_NEEDS_BOUND;
+	}
+}
+
 int vt_soak_judge(struct vt_soak_work *w, struct vt_soak_verdict *v)
 {
 	double span = v->t1 - v->t0;
@@ -410,7 +491,8 @@ int vt_soak_judge(struct vt_soak_work *w, struct vt_soak_verdict *v)
 	if (fit_trend(w, v) || vt_soak_find_step(w, v, &step))
 		return -1;
 	if (isnan(v->slope)) {
-		/* Only possible with a tiny min_span_s: every point at one time. */
+		/* Only possible with a tiny min_span_s: every point at one time (no window either). */
+		vt_soak_unsettle(w, v);
 		v->reason = VT_SOAK_WHY_NO_SPREAD;
 		v->need_more_s = isnan(w->interval) ? DEFAULT_MIN_SPAN_S
 						    : MIN_SPAN_INTERVALS * w->interval;
@@ -442,6 +524,7 @@ int vt_soak_judge(struct vt_soak_work *w, struct vt_soak_verdict *v)
 	} else {
 		judge_undecided(w, v);
 	}
+	plateau_needs(w, v);
 	vt_soak_swap(w, v);
 	/* An interval too wide to bound is unknown, not infinite (JSON has no inf). */
 	if (!isfinite(v->slope_lo))

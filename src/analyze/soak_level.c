@@ -362,8 +362,10 @@ static size_t settle_refine(struct vt_soak_work *w, size_t a, size_t start, doub
 static void settled_figures(struct vt_soak_work *w, struct vt_soak_verdict *v)
 {
 	v->settled_from = w->p.idx[w->settled_pt];
-	v->settle_s = w->p.t0[w->settled_pt] - v->t0;
+	v->settled_t0 = w->p.t0[w->settled_pt];
+	v->settle_s = v->settled_t0 - v->t0;
 	v->settled_window_s = w->p.t1[w->p.n - 1] - w->p.t0[w->settled_pt];
+	v->settled_points = w->p.n - w->settled_pt;
 	window_figures(w, w->settled_pt, &v->settled_lo, &v->settled_hi, &v->settled_median);
 }
 
@@ -416,7 +418,9 @@ void vt_soak_unsettle(struct vt_soak_work *w, struct vt_soak_verdict *v)
 {
 	v->settled = false;
 	v->settled_from = v->to;
-	v->settle_s = v->settled_lo = v->settled_hi = v->settled_median = v->settled_window_s = NAN;
+	v->settle_s = v->settled_t0 = v->settled_lo = v->settled_hi = v->settled_median = NAN;
+	v->settled_window_s = NAN;
+	v->settled_points = 0;
 	w->settled_pt = w->p.n;
 }
 

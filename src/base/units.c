@@ -118,6 +118,27 @@ const char *vt_fmt_span(double s, char *buf, size_t cap)
 	return buf;
 }
 
+/* Up to a multiple of step (a hair over one, from a division, stays one). */
+static double ceil_to(double s, double step)
+{
+	return ceil(s / step - 1e-9) * step;
+}
+
+double vt_span_ceil(double s)
+{
+	if (!isfinite(s) || s <= 0)
+		return s;
+	if (s <= 120)
+		return ceil_to(s, 1);
+	if (s <= 600)
+		return ceil_to(s, 6);
+	if (s <= 120 * 60)
+		return ceil_to(s, 60);
+	if (s <= 48 * 3600)
+		return ceil_to(s, 360);
+	return ceil_to(s, 8640);
+}
+
 const char *vt_fmt_pct(uint64_t part, uint64_t whole_, char *buf, size_t cap)
 {
 	if (!vt_known(part) || !vt_known(whole_) || whole_ == 0)

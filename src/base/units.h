@@ -50,6 +50,15 @@ const char *vt_fmt_size_delta_like(double bytes, double like, char *buf, size_t 
 
 /* A duration in seconds (negative or NAN: n/a). */
 const char *vt_fmt_span(double seconds, char *buf, size_t cap);
+/*
+ * The shortest duration of at least s seconds that vt_fmt_span writes
+ * exactly: whole seconds under 2 min, tenths of a minute under 10 min,
+ * whole minutes under 2 h, tenths of an hour under 2 d, then tenths of a
+ * day.  For a figure that is a lower bound ("soak at least 2.1 min more"
+ * is 126 s, in every view and in the JSON).  NAN, infinities and s <= 0
+ * come back as they are.
+ */
+double vt_span_ceil(double s);
 
 /* "97%" of part/whole (n/a when either is unknown or whole is 0). */
 const char *vt_fmt_pct(uint64_t part, uint64_t whole, char *buf, size_t cap);

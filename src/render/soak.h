@@ -76,8 +76,24 @@ const char *vt_compare_arm_line(const struct vt_cmp_arm *a, char *buf, size_t ca
  * VT_SOAK_WHY_NONE.  buf of cap bytes (VT_SOAK_WHY_MAX holds any); returns
  * buf.
  */
-#define VT_SOAK_WHY_MAX 400
+#define VT_SOAK_WHY_MAX 600
 const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap);
+/*
+ * How much longer to soak, in the same words wherever a view says it (the
+ * verdict line, why, the evidence): "soak at least 2.1 min more", from
+ * v->need_more_s through vt_fmt_span (the analysis rounded the figure up
+ * to what that says exactly); "" when no figure applies.  Returns buf.
+ */
+const char *vt_soak_go_on(const struct vt_soak_verdict *v, char *buf, size_t cap);
+/*
+ * What a settled window lacks to be a plateau, from v->plateau_missing
+ * (enum vt_plateau_need), joined by "; ": "a plateau needs a third of the span (2 min), this window is
+ * 114 s", "the slope interval allows a drift of 9.52 MiB over 2.9 min, more
+ * than the 4.70 MiB a plateau must rule out"; "" when none.  Returns buf.
+ */
+const char *vt_soak_plateau_missing(const struct vt_soak_verdict *v, char *buf, size_t cap);
+/* A settled window is left standing under a verdict that is not plateau or step: "not yet" a plateau. */
+bool vt_soak_settled_not_yet(const struct vt_soak_verdict *v);
 /*
  * The evidence under a verdict as label and sentence ("slope", "+0.02 MiB/h
  * (90% interval -0.31–0.35), floor fitted from t+41 min"), the same in the
@@ -87,7 +103,7 @@ const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap);
 #define VT_SOAK_FACTS_MAX 16
 struct vt_soak_fact {
 	char label[16];
-	char text[400];
+	char text[480];
 };
 int vt_soak_facts(const struct vt_analyze_report *r, struct vt_soak_fact *f, int max);
 

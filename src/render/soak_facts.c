@@ -52,9 +52,10 @@ static int swap_facts(const struct vt_soak_verdict *v, struct vt_soak_fact *f, i
 			 vt_fmt_size(m->anon_delta, a, sizeof(a)), vt_fmt_size(-m->swap_delta, b, sizeof(b)), e,
 			 m->episodes, m->episodes == 1 ? "" : "s", c, d);
 	if (isfinite(m->anon_range_lo) && isfinite(m->anon_range_hi))
-		n = fact(f, n, max, "", "RssAnon oscillates %s %s",
+		n = fact(f, n, max, "", "RssAnon oscillates %s %s%s",
 			 vt_fmt_metric_pair(VT_M_RSS_ANON, m->anon_range_lo, m->anon_range_hi, "–", e, sizeof(e)),
-			 v->settled ? "in the settled window" : "over the span");
+			 vt_soak_settled_not_yet(v) ? "since t+" : v->settled ? "in the settled window" : "over the span",
+			 vt_soak_settled_not_yet(v) ? vt_fmt_span(v->settled_t0, c, sizeof(c)) : "");
 	return n;
 }
 
@@ -95,11 +96,18 @@ int vt_soak_facts(const struct vt_analyze_report *r, struct vt_soak_fact *f, int
 	} else {
 		n = fact(f, n, max, "slope", "n/a");
 	}
-	if (v->settled) {
-		double from = v->settled_from < s->n ? s->t[v->settled_from] : v->t0 + v->settle_s;
+	if (vt_soak_settled_not_yet(v)) {
+		/* the same window, but the verdict did not call it settled: say what it lacks */
+		char lacks[360];
 
+		vt_soak_plateau_missing(v, lacks, sizeof(lacks));
+		n = fact(f, n, max, "settled", "not yet: flat since t+%s (%s, median %s)%s%s",
+			 vt_fmt_span(v->settled_t0, a, sizeof(a)),
+			 vt_fmt_metric_pair(m, v->settled_lo, v->settled_hi, "–", c, sizeof(c)),
+			 vt_fmt_metric(m, v->settled_median, d, sizeof(d)), lacks[0] ? ", but " : "", lacks);
+	} else if (v->settled) {
 		n = fact(f, n, max, "settled", "from t+%s (after %s): %s, median %s",
-			 vt_fmt_span(from, a, sizeof(a)), vt_fmt_span(v->settle_s, b, sizeof(b)),
+			 vt_fmt_span(v->settled_t0, a, sizeof(a)), vt_fmt_span(v->settle_s, b, sizeof(b)),
 			 vt_fmt_metric_pair(m, v->settled_lo, v->settled_hi, "–", c, sizeof(c)),
 			 vt_fmt_metric(m, v->settled_median, d, sizeof(d)));
 	} else {
@@ -121,7 +129,7 @@ int vt_soak_facts(const struct vt_analyze_report *r, struct vt_soak_fact *f, int
 		n = fact(f, n, max, "CPU", "%.2f cores", v->cpu_cores);
 	else
 		n = fact(f, n, max, "CPU", "n/a (not recorded)");
-	if (isfinite(v->need_more_s) && v->need_more_s > 0)
-		n = fact(f, n, max, "go on", "soak at least %s", vt_fmt_more(v->need_more_s, a, sizeof(a)));
+	if (vt_soak_go_on(v, a, sizeof(a))[0])
+		n = fact(f, n, max, "go on", "%s", a);
 	return n;
 }

@@ -54,20 +54,6 @@ const char *vt_per_h_unit(enum vt_metric m)
 	return vt_metric_is_bytes(m) ? "MiB/h" : "/h";
 }
 
-/* Rounded up: a soak shorter than asked proves nothing. */
-const char *vt_fmt_more(double s, char *buf, size_t cap)
-{
-	if (s < 120)
-		snprintf(buf, cap, "%.0f more second%s", ceil(s), ceil(s) == 1 ? "" : "s");
-	else if (s < 120 * 60)
-		snprintf(buf, cap, "%.0f more minutes", ceil(s / 60));
-	else if (s < 72 * 3600)
-		snprintf(buf, cap, "%.1f more hours", ceil(s / 360) / 10);
-	else
-		snprintf(buf, cap, "%.1f more days", ceil(s / 8640) / 10);
-	return buf;
-}
-
 /*
  * Whether the short-lived threads get their row: some were recorded, or the
  * process used a good deal more than the threads listed (threads that lived

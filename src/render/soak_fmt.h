@@ -1,8 +1,8 @@
 /*
  * soak_fmt.h — figures of metric m as the soak views print them, on top of
- * base/units.h: a value, a change, a pair, a growth rate per hour, and how
- * much longer to soak.  Each returns buf (cap bytes, NUL-terminated); an
- * unknown figure (NAN) prints as "n/a".  vt_fmt_metric itself is declared
+ * base/units.h: a value, a change, a pair and a growth rate per hour (how
+ * much longer to soak is render/soak.h vt_soak_go_on).  Each returns buf
+ * (cap bytes, NUL-terminated); an unknown figure (NAN) prints as "n/a".  vt_fmt_metric itself is declared
  * in render/soak.h.  Render-internal: no other module includes this.
  */
 #ifndef VT_RENDER_SOAK_FMT_H
@@ -33,9 +33,6 @@ const char *vt_fmt_metric_pair(enum vt_metric m, double a, double b, const char 
  */
 const char *vt_fmt_per_h(enum vt_metric m, double per_s, char *buf, size_t cap);
 const char *vt_per_h_unit(enum vt_metric m);
-
-/* How much longer to soak, rounded up: "25 more minutes", "1.5 more hours". */
-const char *vt_fmt_more(double s, char *buf, size_t cap);
 
 /*
  * Whether the views give short-lived threads (analyze/thread_view.h) a row:

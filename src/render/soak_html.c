@@ -244,9 +244,7 @@ static int chart_metric(FILE *out, const struct vt_analyze_report *r)
 		c.nlines = 2;
 	}
 	if (v->settled) {
-		double t0 = v->settled_from < s->n ? s->t[v->settled_from] : v->t0 + v->settle_s;
-
-		band = (struct vt_chart_band){ t0, v->t1, "settled window", "#2ca02c" };
+		band = (struct vt_chart_band){ v->settled_t0, v->t1, "settled window", "#2ca02c" };
 		c.bands = &band;
 		c.nbands = 1;
 	}

@@ -173,10 +173,22 @@ static json_t *quarters_json(const struct vt_soak_verdict *v)
 	return array_or_null(arr, failed);
 }
 
+/* What a settled window lacks to be a plateau: "length", "points", "flat", "bound" (soak.h enum vt_plateau_need). */
+static json_t *plateau_missing_json(unsigned bits, bool *failed)
+{
+	static const char *const names[] = { "length", "points", "flat", "bound" };
+	json_t *arr = json_array();
+	size_t k;
+
+	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		if (bits & (1u << k))
+			append(arr, json_string(names[k]), failed);
+	return arr;
+}
+
 static json_t *verdict_json(const struct vt_analyze_report *r)
 {
 	const struct vt_soak_verdict *v = r->verdict;
-	const struct vt_series *s = r->series;
 	enum vt_metric m = v->metric;
 	struct put p = { json_object(), false };
 	char line[640], why[VT_SOAK_WHY_MAX];
@@ -196,14 +208,16 @@ static json_t *verdict_json(const struct vt_analyze_report *r)
 
 	if (v->settled) {
 		struct put q = { json_object(), false };
-		double t = v->settled_from < s->n ? s->t[v->settled_from] : v->t0 + v->settle_s;
-
 		put(&q, "settle_s", num(v->settle_s));
-		put(&q, "t0", num(t));
+		put(&q, "t0", num(v->settled_t0));
 		put(&q, "from_point", json_integer((json_int_t)v->settled_from));
 		put(&q, "lo_bytes", metric_value(m, v->settled_lo));
 		put(&q, "hi_bytes", metric_value(m, v->settled_hi));
 		put(&q, "median_bytes", metric_value(m, v->settled_median));
+		put(&q, "window_s", num(v->settled_window_s));
+		put(&q, "points", json_integer((json_int_t)v->settled_points));
+		put(&q, "plateau", json_boolean(!vt_soak_settled_not_yet(v)));
+		put(&q, "missing", plateau_missing_json(v->plateau_missing, &q.failed));
 		p.failed |= q.failed;
 		put(&p, "settled", q.o);
 	} else {
@@ -221,6 +235,8 @@ static json_t *verdict_json(const struct vt_analyze_report *r)
 		put(&q, "mib_per_h_hi", num(v->slope_hi * 3600 / MiB));
 		put(&q, "interval", json_real(0.90));
 		put(&q, "window_t0", num(v->slope_window_t0));
+		put(&q, "window_s", num(v->slope_window_s));
+		put(&q, "drift_bound_bytes", metric_value(m, v->drift_not_ruled_out));
 		p.failed |= q.failed;
 		put(&p, "slope", q.o);
 	}
@@ -240,6 +256,15 @@ static json_t *verdict_json(const struct vt_analyze_report *r)
 
 	put(&p, "need_more_s", isfinite(v->need_more_s) && v->need_more_s > 0 ? num(v->need_more_s)
 									  : json_null());
+	{
+		struct put q = { json_object(), false };
+
+		put(&q, "window_s", num(v->plateau_window_s));
+		put(&q, "points", json_integer((json_int_t)v->plateau_points));
+		put(&q, "material_bytes", metric_value(m, v->material));
+		p.failed |= q.failed;
+		put(&p, "plateau_needs", q.o);
+	}
 	{
 		const struct vt_swap_motion *w = &v->swap;
 		struct put q = { json_object(), false };
@@ -399,6 +424,8 @@ static json_t *arm_json(const struct vt_cmp_arm *a)
 	put(&v, "name", json_string(name ? name : "unknown"));
 	put(&v, "headline", json_string(vt_soak_headline(&a->verdict, line, sizeof(line))));
 	put(&v, "why", vt_json_text(vt_soak_why(&a->verdict, why, sizeof(why))));
+	put(&v, "need_more_s", isfinite(a->verdict.need_more_s) && a->verdict.need_more_s > 0
+				       ? num(a->verdict.need_more_s) : json_null());
 	p.failed |= v.failed;
 	put(&p, "verdict", v.o);
 

@@ -71,12 +71,12 @@ const char *vt_soak_headline(const struct vt_soak_verdict *v, char *buf, size_t 
 	case VT_VERDICT_SETTLING: {
 		char tail[128] = "";
 
-		if (isfinite(v->slope) && v->slope > 0)
+		/* levelled off lately: the slope is the growth before it, not "still rising" */
+		if (isfinite(v->slope) && v->slope > 0 && v->reason != VT_SOAK_WHY_LEVELLED_RECENTLY)
 			snprintf(tail, sizeof(tail), " (floor still rising %s %s)",
 				 vt_fmt_per_h(v->metric, v->slope, b, sizeof(b)), vt_per_h_unit(v->metric));
-		if (isfinite(v->need_more_s) && v->need_more_s > 0)
-			snprintf(buf, cap, "%s — soak at least %s%s", name,
-				 vt_fmt_more(v->need_more_s, a, sizeof(a)), tail);
+		if (vt_soak_go_on(v, a, sizeof(a))[0])
+			snprintf(buf, cap, "%s — %s%s", name, a, tail);
 		else
 			snprintf(buf, cap, "%s — growth is slowing%s", name, tail);
 		break;
@@ -87,9 +87,8 @@ const char *vt_soak_headline(const struct vt_soak_verdict *v, char *buf, size_t 
 		else
 			snprintf(c, sizeof(c), "%zu sample%s over %s", v->samples, v->samples == 1 ? "" : "s",
 				 vt_fmt_span(v->t1 - v->t0, b, sizeof(b)));
-		if (isfinite(v->need_more_s) && v->need_more_s > 0)
-			snprintf(buf, cap, "%s — %s; soak at least %s", name, c,
-				 vt_fmt_more(v->need_more_s, a, sizeof(a)));
+		if (vt_soak_go_on(v, a, sizeof(a))[0])
+			snprintf(buf, cap, "%s — %s; %s", name, c, a);
 		else
 			snprintf(buf, cap, "%s — %s", name, c);
 		break;
@@ -103,7 +102,7 @@ const char *vt_compare_arm_line(const struct vt_cmp_arm *a, char *buf, size_t ca
 {
 	const char *vname = vt_verdict_name(a->verdict.kind);
 	const char *env = a->series ? a->series->info.env : "";
-	char span[32], who[640], count[32];
+	char span[32], who[640], count[32], flat[32];
 
 	if (env[0] && (!a->name || strcmp(env, a->name)))
 		snprintf(who, sizeof(who), "%s (%s)", a->name ? a->name : "?", env);
@@ -113,6 +112,10 @@ const char *vt_compare_arm_line(const struct vt_cmp_arm *a, char *buf, size_t ca
 	vt_fmt_count_of(a->window_samples, "sample", "samples", count, sizeof(count));
 	if (a->window_settled)
 		snprintf(buf, cap, "%s: %s, settled window %s, %s", who, vname ? vname : "unknown", span, count);
+	else if (vt_soak_settled_not_yet(&a->verdict))
+		snprintf(buf, cap, "%s: %s, flat since t+%s but not a plateau yet: last half used (%s, %s)", who,
+			 vname ? vname : "unknown", vt_fmt_span(a->verdict.settled_t0, flat, sizeof(flat)), span,
+			 count);
 	else
 		snprintf(buf, cap, "%s: %s, never settled: last half used (%s, %s)", who,
 			 vname ? vname : "unknown", span, count);
@@ -156,6 +159,18 @@ static const char *moved(struct figs *f, const struct vt_soak_verdict *v, double
 static const char *span(struct figs *f, double s)
 {
 	return vt_fmt_span(s, slot(f), sizeof(f->b[0]));
+}
+
+/* "<sep>soak at least 2.1 min more", or "" when no figure applies. */
+static const char *go_on(struct figs *f, const struct vt_soak_verdict *v, const char *sep)
+{
+	char *b = slot(f), phrase[48];
+
+	if (vt_soak_go_on(v, phrase, sizeof(phrase))[0])
+		snprintf(b, sizeof(f->b[0]), "%s%s", sep, phrase);
+	else
+		b[0] = '\0';
+	return b;
 }
 
 /*
@@ -218,17 +233,22 @@ static const char *quarter_floors(struct figs *f, const struct vt_soak_verdict *
 /* The sentences of a plateau, flat from the start or settled later. */
 static void plateau(struct figs *f, const struct vt_soak_verdict *v, char *buf, size_t cap)
 {
-	char since[64], range[64];
+	char since[64], range[64], bound[160] = "";
 
 	if (v->reason == VT_SOAK_WHY_FLAT_FROM_START)
 		snprintf(since, sizeof(since), "flat from the start");
 	else
 		snprintf(since, sizeof(since), "settled after %s", span(f, v->settle_s));
-	snprintf(buf, cap, "%s at %s (%s); over the last %s the floor moved %s, within the tolerance of %s",
+	if (isfinite(v->drift_not_ruled_out) && isfinite(v->material) && v->material > 0)
+		/* its confidence: what the slope interval rules out */
+		snprintf(bound, sizeof(bound), "; the slope interval bounds the drift to %s, under the %s a "
+			 "plateau must rule out", value(f, v->metric, v->drift_not_ruled_out),
+			 value(f, v->metric, v->material));
+	snprintf(buf, cap, "%s at %s (%s); over the last %s the floor moved %s, within the tolerance of %s%s",
 		 since, value(f, v->metric, v->settled_median),
 		 vt_fmt_metric_pair(v->metric, v->settled_lo, v->settled_hi, " to ", range, sizeof(range)),
 		 span(f, v->slope_window_s), moved(f, v, v->slope * v->slope_window_s),
-		 value(f, v->metric, v->tolerance));
+		 value(f, v->metric, v->tolerance), bound);
 }
 
 /* The sentences of a verdict that cannot decide yet, once there is a trend to judge. */
@@ -236,34 +256,103 @@ static void undecided(struct figs *f, const struct vt_soak_verdict *v, char *buf
 {
 	double w = v->slope_window_s, hw = (v->slope_hi - v->slope_lo) / 2;
 	enum vt_metric m = v->metric;
+	char missing[VT_SOAK_WHY_MAX / 2 + 32] = "", lacks[VT_SOAK_WHY_MAX / 2];
 
+	if (vt_soak_plateau_missing(v, lacks, sizeof(lacks))[0])
+		snprintf(missing, sizeof(missing), "; not a plateau yet: %s", lacks);
 	switch (v->reason) {
 	case VT_SOAK_WHY_SLOW_TREND:
-		snprintf(buf, cap, "the floor %s slowly (%s): %s over %s, within the tolerance of %s so far; "
-			 "soak about %s more", v->slope > 0 ? "rises" : "falls", rate(f, v, v->slope, hw, v->slope),
-			 moved(f, v, v->slope * w), span(f, w), value(f, m, v->tolerance),
-			 span(f, v->need_more_s));
+		snprintf(buf, cap, "the floor %s slowly (%s): %s over %s, within the tolerance of %s so far%s%s",
+			 v->slope > 0 ? "rises" : "falls", rate(f, v, v->slope, hw, v->slope),
+			 moved(f, v, v->slope * w), span(f, w), value(f, m, v->tolerance), missing,
+			 go_on(f, v, "; "));
 		break;
 	case VT_SOAK_WHY_TOO_NOISY:
-		snprintf(buf, cap, "too noisy to tell: the floor trend is %s, which cannot rule out a drift of "
-			 "%s over %s (noise %s); soak about %s more", rate(f, v, v->slope, hw, v->slope),
-			 value(f, m, v->drift_not_ruled_out), span(f, w), value(f, m, v->noise),
-			 span(f, v->need_more_s));
+		if (missing[0])
+			snprintf(buf, cap, "too noisy to tell: the floor trend is %s (noise %s)%s%s",
+				 rate(f, v, v->slope, hw, v->slope), value(f, m, v->noise), missing, go_on(f, v, "; "));
+		else
+			snprintf(buf, cap, "too noisy to tell: the floor trend is %s, which cannot rule out a drift "
+				 "of %s over %s (noise %s)%s", rate(f, v, v->slope, hw, v->slope),
+				 value(f, m, v->drift_not_ruled_out), span(f, w), value(f, m, v->noise),
+				 go_on(f, v, "; "));
 		break;
 	case VT_SOAK_WHY_NO_STEADY_TREND:
 		snprintf(buf, cap, "the floor moves by more than the tolerance (%s) without a steady trend "
-			 "(%s): cannot tell yet; soak about %s more", value(f, m, v->tolerance),
-			 rate(f, v, v->slope, hw, v->slope), span(f, v->need_more_s));
+			 "(%s): cannot tell yet%s", value(f, m, v->tolerance),
+			 rate(f, v, v->slope, hw, v->slope), go_on(f, v, "; "));
 		break;
 	case VT_SOAK_WHY_STEADY_TOO_SHORT:
-		snprintf(buf, cap, "floor rose fast, then at %s over the last %s: too short to tell a leak "
-			 "from the end of a warm-up%s",
+		snprintf(buf, cap, "floor rose fast (%s), then at %s over the last %s: too short to tell a "
+			 "leak from the end of a warm-up%s%s",
+			 rate(f, v, v->rate_first_half_per_s, NAN, v->rate_first_half_per_s),
 			 rate(f, v, v->rate_last_half_per_s, NAN, v->rate_first_half_per_s),
-			 span(f, v->steady_s), quarter_floors(f, v, " (", ")"));
+			 span(f, v->steady_s), quarter_floors(f, v, " (", ")"), go_on(f, v, "; "));
 		break;
 	default:
 		buf[0] = '\0';
 	}
+}
+
+bool vt_soak_settled_not_yet(const struct vt_soak_verdict *v)
+{
+	return v->settled && v->kind != VT_VERDICT_PLATEAU && v->kind != VT_VERDICT_STEP;
+}
+
+const char *vt_soak_plateau_missing(const struct vt_soak_verdict *v, char *buf, size_t cap)
+{
+	unsigned bits = v->plateau_missing;
+	struct figs f = { .next = 0 };
+	size_t len = 0;
+	int k;
+
+	if (!cap)
+		return buf;
+	buf[0] = '\0';
+	for (k = 0; k < 4 && len < cap; k++) {
+		const char *sep = len ? "; " : "";
+		int w = 0;
+
+		switch (bits & (1u << k)) {
+		case VT_PLATEAU_NEEDS_LENGTH:
+			w = snprintf(buf + len, cap - len, "%sa plateau needs a third of the span (%s), this window "
+				     "is %s", sep, span(&f, v->plateau_window_s), span(&f, v->settled_window_s));
+			break;
+		case VT_PLATEAU_NEEDS_POINTS:
+			w = snprintf(buf + len, cap - len, "%sa plateau needs %zu points, this window has %zu", sep,
+				     v->plateau_points, v->settled_points);
+			break;
+		case VT_PLATEAU_NEEDS_FLAT:
+			w = snprintf(buf + len, cap - len, "%sthe floor moved %s over %s, beyond the tolerance of %s",
+				     sep, moved(&f, v, v->slope * v->slope_window_s), span(&f, v->slope_window_s),
+				     value(&f, v->metric, v->tolerance));
+			break;
+		case VT_PLATEAU_NEEDS_BOUND:
+			w = snprintf(buf + len, cap - len, "%sthe slope interval allows a drift of %s over %s, more "
+				     "than the %s a plateau must rule out", sep,
+				     value(&f, v->metric, v->drift_not_ruled_out), span(&f, v->slope_window_s),
+				     value(&f, v->metric, v->material));
+			break;
+		default:
+			break;
+		}
+		if (w > 0)
+			len += (size_t)w;
+	}
+	return buf;
+}
+
+const char *vt_soak_go_on(const struct vt_soak_verdict *v, char *buf, size_t cap)
+{
+	char figure[32];
+
+	if (!cap)
+		return buf;
+	if (isfinite(v->need_more_s) && v->need_more_s > 0)
+		snprintf(buf, cap, "soak at least %s more", vt_fmt_span(v->need_more_s, figure, sizeof(figure)));
+	else
+		buf[0] = '\0';
+	return buf;
 }
 
 const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap)
@@ -272,7 +361,7 @@ const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap)
 	enum vt_metric m = (unsigned)v->metric < VT_M_COUNT ? v->metric : VT_M_COMMITTED;
 	const char *label = vt_metrics[m].label;
 	double w = v->slope_window_s, hw = (v->slope_hi - v->slope_lo) / 2;
-	char pair[64];
+	char pair[64], lacks[VT_SOAK_WHY_MAX / 2];
 
 	if (!cap)
 		return buf;
@@ -281,14 +370,14 @@ const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap)
 		snprintf(buf, cap, "%s was not recorded: nothing to judge", label);
 		break;
 	case VT_SOAK_WHY_NO_SAMPLES:
-		snprintf(buf, cap, "no %s samples yet: a verdict needs %zu samples over %s; soak %s more",
-			 label, v->min_samples, span(&f, v->min_span_s), span(&f, v->need_more_s));
+		snprintf(buf, cap, "no %s samples yet: a verdict needs %zu samples over %s%s",
+			 label, v->min_samples, span(&f, v->min_span_s), go_on(&f, v, "; "));
 		break;
 	case VT_SOAK_WHY_TOO_FEW:
-		snprintf(buf, cap, "only %zu %s sample%s over %s: a verdict needs %zu samples over %s; "
-			 "soak %s more", v->judged_samples, label, v->judged_samples == 1 ? "" : "s",
+		snprintf(buf, cap, "only %zu %s sample%s over %s: a verdict needs %zu samples over %s%s",
+			 v->judged_samples, label, v->judged_samples == 1 ? "" : "s",
 			 span(&f, v->judged_span_s), v->min_samples, span(&f, v->min_span_s),
-			 span(&f, v->need_more_s));
+			 go_on(&f, v, "; "));
 		break;
 	case VT_SOAK_WHY_NO_SPREAD:
 		snprintf(buf, cap, "the samples do not spread over time: no trend to judge");
@@ -300,24 +389,30 @@ const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap)
 			 vt_fmt_metric_pair(m, v->step_before, v->step_after, " to ", pair, sizeof(pair)));
 		break;
 	case VT_SOAK_WHY_FALLING:
-		snprintf(buf, cap, "floor still falling: %s over %s (%s); not settled yet",
-			 value(&f, m, v->slope * w), span(&f, w), rate(&f, v, v->slope, hw, v->slope));
+		snprintf(buf, cap, "floor still falling: %s over %s (%s); not settled yet%s",
+			 value(&f, m, v->slope * w), span(&f, w), rate(&f, v, v->slope, hw, v->slope),
+			 go_on(&f, v, "; "));
 		break;
 	case VT_SOAK_WHY_FLAT_FROM_START:
 	case VT_SOAK_WHY_SETTLED_AFTER:
 		plateau(&f, v, buf, cap);
 		break;
 	case VT_SOAK_WHY_LEVELLED_RECENTLY:
-		snprintf(buf, cap, "floor levelled off at %s only in the last %s: too recent to call a "
-			 "plateau; soak %s more", value(&f, m, v->settled_median),
-			 span(&f, v->settled_window_s), span(&f, v->need_more_s));
+		if (vt_soak_plateau_missing(v, lacks, sizeof(lacks))[0])
+			snprintf(buf, cap, "floor levelled off at %s since t+%s, too recently to call a plateau: "
+				 "%s%s", value(&f, m, v->settled_median), span(&f, v->settled_t0), lacks,
+				 go_on(&f, v, "; "));
+		else
+			snprintf(buf, cap, "floor levelled off at %s only in the last %s: too recent to call a "
+				 "plateau%s", value(&f, m, v->settled_median),
+				 span(&f, v->settled_window_s), go_on(&f, v, "; "));
 		break;
 	case VT_SOAK_WHY_SLOWING:
 		snprintf(buf, cap, "floor still rising but slowing down: %s in the first half of the window, "
-			 "%s in the last; not settled yet%s",
+			 "%s in the last; not settled yet%s%s",
 			 rate(&f, v, v->rate_first_half_per_s, NAN, v->rate_first_half_per_s),
 			 rate(&f, v, v->rate_last_half_per_s, NAN, v->rate_first_half_per_s),
-			 quarter_floors(&f, v, " (", ")"));
+			 quarter_floors(&f, v, " (", ")"), go_on(&f, v, "; "));
 		break;
 	case VT_SOAK_WHY_LEAK:
 		snprintf(buf, cap, "floor rose %s over %s (%s), steadily%s", value(&f, m, v->slope * w),

@@ -138,6 +138,7 @@ static void plateau_verdict(const struct vt_series *s, struct vt_soak_verdict *v
 	v->floor_drift = 0.4 * MiB;
 	v->settled = true;
 	v->settle_s = 41 * 60;
+	v->settled_t0 = 41 * 60;
 	v->settled_from = 41;
 	v->settled_lo = 1402 * MiB;
 	v->settled_hi = 1491 * MiB;
@@ -478,8 +479,8 @@ static void test_soak_render__headlines(void)
 
 	v.kind = VT_VERDICT_SETTLING;
 	v.slope = NAN;
-	v.need_more_s = 24.2 * 60;
-	CHECK_STR(vt_soak_headline(&v, buf, sizeof(buf)), "still settling — soak at least 25 more minutes");
+	v.need_more_s = 25 * 60;     /* the analysis rounds up to what the words say (vt_span_ceil) */
+	CHECK_STR(vt_soak_headline(&v, buf, sizeof(buf)), "still settling — soak at least 25 min more");
 
 	v.kind = VT_VERDICT_CANNOT_TELL;
 	v.samples = 12;
@@ -487,7 +488,7 @@ static void test_soak_render__headlines(void)
 	v.t1 = 240;
 	v.need_more_s = 16 * 60;
 	CHECK_STR(vt_soak_headline(&v, buf, sizeof(buf)),
-		  "cannot tell yet — 12 samples over 4 min; soak at least 16 more minutes");
+		  "cannot tell yet — 12 samples over 4 min; soak at least 16 min more");
 	v.samples = 0;
 	v.need_more_s = NAN;
 	CHECK_STR(vt_soak_headline(&v, buf, sizeof(buf)), "cannot tell yet — no samples");
@@ -528,7 +529,8 @@ static void test_soak_render__why(void)
 	v.min_span_s = 20;
 	v.need_more_s = 11;
 	CHECK_STR(vt_soak_why(&v, buf, sizeof(buf)),
-		  "only 10 committed samples over 9 s: a verdict needs 20 samples over 20 s; soak 11 s more");
+		  "only 10 committed samples over 9 s: a verdict needs 20 samples over 20 s; "
+		  "soak at least 11 s more");
 
 	v.reason = VT_SOAK_WHY_LEAK;
 	v.slope = 0.5 * MiB;
@@ -572,6 +574,7 @@ static void test_soak_render__why(void)
 static void test_soak_render__units(void)
 {
 	char b[32];
+	double x;
 
 	CHECK_STR(vt_fmt_size(NAN, b, sizeof(b)), "n/a");
 	CHECK_STR(vt_fmt_size(512, b, sizeof(b)), "512 B");
@@ -589,6 +592,26 @@ static void test_soak_render__units(void)
 	CHECK_STR(vt_fmt_span(12 * 60, b, sizeof(b)), "12 min");
 	CHECK_STR(vt_fmt_span(3.4 * 3600, b, sizeof(b)), "3.4 h");
 	CHECK_STR(vt_fmt_span(NAN, b, sizeof(b)), "n/a");
+	CHECK_STR(vt_fmt_span(vt_span_ceil(123), b, sizeof(b)), "2.1 min");   /* not "2 min": at least */
+	CHECK_STR(vt_fmt_span(vt_span_ceil(606), b, sizeof(b)), "11 min");
+	CHECK_STR(vt_fmt_span(vt_span_ceil(7.5), b, sizeof(b)), "8 s");
+	CHECK_STR(vt_fmt_span(vt_span_ceil(0.25), b, sizeof(b)), "1 s");
+	CHECK_STR(vt_fmt_span(vt_span_ceil(2.01 * 3600), b, sizeof(b)), "2.1 h");
+	CHECK(isnan(vt_span_ceil(NAN)) && vt_span_ceil(0) == 0 && vt_span_ceil(126) == 126);
+	/* rounded up to what the words say exactly, by less than one step of them (at most a tenth) */
+	for (x = 0.1; x < 30 * 86400; x *= 1.013) {
+		double c = vt_span_ceil(x), said;
+		char unit[8];
+
+		vt_fmt_span(c, b, sizeof(b));
+		CHECK(sscanf(b, "%lf %7s", &said, unit) == 2);
+		said *= !strcmp(unit, "min") ? 60 : !strcmp(unit, "h") ? 3600 : !strcmp(unit, "d") ? 86400 : 1;
+		if (!(c >= x && fabs(said - c) < 1e-6 * c && c - x <= fmax(1, c / 10))) {
+			printf("#   %.3f s: rounded to %.3f, said \"%s\"\n", x, c, b);
+			CHECK(!"vt_span_ceil");
+			break;
+		}
+	}
 	CHECK_STR(vt_fmt_utc(WALL0, true, b, sizeof(b)), "2026-09-06T17:37:08Z");
 	CHECK_STR(vt_fmt_metric(VT_M_ARENAS, 5, b, sizeof(b)), "5");
 }
@@ -1162,6 +1185,223 @@ static void test_soak_render__compare_json_csv_html(void)
 }
 
 
+/* ---- one "how much longer" figure in every view ---------------------------- */
+
+/*
+ * Every "soak [at least|about] X more" in out: X must read want each time
+ * (one figure, one formatter: never "3 more minutes" beside "2.0 min more").
+ * Returns how many there were.
+ */
+static size_t more_figures(const char *text, const char *want, const char *view)
+{
+	char *out = malloc(strlen(text) + 1), *o = out;
+	const char *p, *q, *end;
+	size_t n = 0;
+
+	/* a sentence wrapped over lines reads as one: a line break and its indent are a space */
+	for (p = text; *p; p++) {
+		if (*p == '\n') {
+			while (p[1] == ' ')
+				p++;
+			*o++ = ' ';
+		} else {
+			*o++ = *p;
+		}
+	}
+	*o = '\0';
+	p = out;
+	while ((p = strstr(p, "soak "))) {
+		p += 5;
+		if (!strncmp(p, "at least ", 9))
+			p += 9;
+		else if (!strncmp(p, "about ", 6))
+			p += 6;
+		end = strstr(p, " more");
+		if (!end || end - p > 24 || !((*p >= '0' && *p <= '9') || *p == 'n'))
+			continue;
+		for (q = p; q < end && *q != '<' && *q != '"'; q++)
+			;
+		if (q < end)
+			continue;
+		n++;
+		if ((size_t)(end - p) != strlen(want) || strncmp(p, want, (size_t)(end - p))) {
+			printf("#   %s: \"%.*s more\", want \"%s more\"\n", view, (int)(end - p), p, want);
+			CHECK(!"every view says the same figure");
+		}
+	}
+	free(out);
+	return n;
+}
+
+/*
+ * One verdict, every view of it (analyze text, JSON, HTML; compare text, JSON,
+ * HTML): each says how much longer to soak with the same figure, and the
+ * JSON's need_more_s is that figure.  Before, the headline and the "go on"
+ * line rounded up to whole minutes ("soak at least 3 more minutes") while the
+ * sentence said "soak 2.0 min more" (issue 12 item 6).
+ */
+static void test_soak_render__one_figure_for_how_much_longer(void)
+{
+	static const struct { enum vt_verdict_kind kind; enum vt_soak_reason reason; double need; } cases[] = {
+		{ VT_VERDICT_SETTLING, VT_SOAK_WHY_LEVELLED_RECENTLY, 123 },
+		{ VT_VERDICT_CANNOT_TELL, VT_SOAK_WHY_TOO_NOISY, 606 },
+		{ VT_VERDICT_CANNOT_TELL, VT_SOAK_WHY_SLOW_TREND, 126 },
+		{ VT_VERDICT_CANNOT_TELL, VT_SOAK_WHY_NO_STEADY_TREND, 7.5 },
+		{ VT_VERDICT_CANNOT_TELL, VT_SOAK_WHY_TOO_FEW, 11 },
+		{ VT_VERDICT_CANNOT_TELL, VT_SOAK_WHY_STEADY_TOO_SHORT, 19 },
+		{ VT_VERDICT_SETTLING, VT_SOAK_WHY_SLOWING, 24.2 * 60 },
+		{ VT_VERDICT_SETTLING, VT_SOAK_WHY_FALLING, 3.3 * 3600 },
+	};
+	analyze_fn afns[] = { vt_render_analyze_text, vt_render_analyze_json, vt_render_analyze_html };
+	compare_fn cfns[] = { vt_render_compare_text, vt_render_compare_json, vt_render_compare_html };
+	static const char *const aname[] = { "analyze text", "analyze JSON", "analyze HTML" };
+	static const char *const cname[] = { "compare text", "compare JSON", "compare HTML" };
+	size_t c, i, n;
+
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		static struct ab ab;
+		struct vt_soak_verdict *v = &ab.arms[1].verdict;
+		struct vt_analyze_report r = { "x.db", &ab.s[1], v, true, 0 };
+		struct vt_compare_report cr = { &ab.cmp, NULL, true };
+		char want[32];
+		json_t *root;
+		char *out;
+		int rc;
+
+		build_ab(&ab);
+		v->kind = cases[c].kind;
+		v->reason = cases[c].reason;
+		v->need_more_s = vt_span_ceil(cases[c].need);   /* as vt_soak_analyze leaves it */
+		v->settled = cases[c].reason == VT_SOAK_WHY_LEVELLED_RECENTLY ||
+			     cases[c].reason == VT_SOAK_WHY_TOO_NOISY || cases[c].reason == VT_SOAK_WHY_SLOW_TREND;
+		v->settled_window_s = 110;
+		v->slope = 0.3 * MiB / 3600;
+		v->slope_lo = 0.1 * MiB / 3600;
+		v->slope_hi = 0.5 * MiB / 3600;
+		v->drift_not_ruled_out = 30 * MiB;
+		v->rate_first_half_per_s = 2 * MiB;
+		v->rate_last_half_per_s = 0.4 * MiB;
+		v->steady_s = 15;
+		v->judged_samples = 10;
+		v->judged_span_s = 9;
+		v->min_samples = 20;
+		v->min_span_s = 20;
+		ab.arms[1].window_settled = false;
+		vt_fmt_span(v->need_more_s, want, sizeof(want));
+		printf("# %s, %.1f s more: \"%s\"\n", vt_verdict_key(v->kind), v->need_more_s, want);
+		for (i = 0; i < 3; i++) {
+			out = render_analyze(afns[i], &r, &rc);
+			CHECK(rc == 0 && out);
+			/* text and HTML: the verdict line, why, and the evidence's "go on"; JSON: headline and why */
+			n = more_figures(out, want, aname[i]);
+			CHECK(n >= (afns[i] == vt_render_analyze_json ? 2u : 3u));
+			if (afns[i] == vt_render_analyze_json) {
+				root = json_loads(out, 0, NULL);
+				CHECK(root != NULL);
+				CHECK(json_number_value(json_object_get(json_object_get(root, "verdict"), "need_more_s")) ==
+				      v->need_more_s);
+				json_decref(root);
+			}
+			free(out);
+		}
+		for (i = 0; i < 3; i++) {
+			out = render_compare(cfns[i], &cr, &rc);
+			CHECK(rc == 0 && out);
+			CHECK(more_figures(out, want, cname[i]) >= 1);
+			free(out);
+		}
+		free_ab(&ab);
+	}
+}
+
+/* The "settled" line of the evidence (text and HTML views). */
+static const char *settled_fact(const struct vt_analyze_report *r)
+{
+	static struct vt_soak_fact f[VT_SOAK_FACTS_MAX];
+	int n = vt_soak_facts(r, f, VT_SOAK_FACTS_MAX), i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(f[i].label, "settled"))
+			return f[i].text;
+	return "";
+}
+
+/*
+ * A settled window under a verdict that is not a plateau: no view calls it
+ * settled as a fact, each says what it lacks, and the JSON names it.
+ */
+static void test_soak_render__settled_window_not_yet_a_plateau(void)
+{
+	static struct ab ab;
+	struct vt_soak_verdict *v = &ab.arms[1].verdict;
+	struct vt_analyze_report r = { "x.db", &ab.s[1], v, true, 0 };
+	struct vt_compare_report cr = { &ab.cmp, NULL, true };
+	json_t *root, *settled;
+	char *out, why[VT_SOAK_WHY_MAX];
+	int rc;
+
+	build_ab(&ab);
+	v->kind = VT_VERDICT_CANNOT_TELL;
+	v->reason = VT_SOAK_WHY_SLOW_TREND;
+	v->need_more_s = 126;
+	v->settle_s = v->settled_t0 = 120;
+	v->settled_lo = 235 * MiB;
+	v->settled_hi = 236 * MiB;
+	v->settled_median = 235.5 * MiB;
+	v->settled_window_s = 120;
+	v->settled_points = 120;
+	v->slope_window_s = 120;
+	v->slope = 1.2 * MiB / 120;
+	v->slope_lo = 0.2 * MiB / 120;
+	v->slope_hi = 6 * MiB / 120;
+	v->drift_not_ruled_out = 6 * MiB;
+	v->material = 4.7 * MiB;
+	v->plateau_window_s = 80;
+	v->plateau_points = 10;
+	v->plateau_missing = VT_PLATEAU_NEEDS_BOUND;
+	ab.arms[1].window_settled = false;
+
+	CHECK_STR(settled_fact(&r), "not yet: flat since t+2 min (235–236 MiB, median 236 MiB), but the slope "
+		  "interval allows a drift of 6.00 MiB over 2 min, more than the 4.70 MiB a plateau must rule out");
+	out = render_analyze(vt_render_analyze_text, &r, &rc);
+	CHECK(rc == 0);
+	CHECK(strstr(out, "  settled    not yet: flat since t+2 min") != NULL && strstr(out, "settled    from") == NULL);
+	CHECK(strstr(out, "not a plateau yet: the slope interval allows") != NULL);
+	CHECK(strstr(out, "RssAnon oscillates 966–1127 MiB since t+2 min") != NULL);
+	free(out);
+	out = render_analyze(vt_render_analyze_html, &r, &rc);
+	CHECK(rc == 0 && strstr(out, "not yet: flat since t+2 min") != NULL);
+	free(out);
+	out = render_analyze(vt_render_analyze_json, &r, &rc);
+	root = json_loads(out, 0, NULL);
+	CHECK(rc == 0 && root != NULL);
+	settled = json_object_get(json_object_get(root, "verdict"), "settled");
+	CHECK(json_is_false(json_object_get(settled, "plateau")));
+	CHECK_STR(json_string_value(json_array_get(json_object_get(settled, "missing"), 0)), "bound");
+	CHECK_EQ_U64(json_array_size(json_object_get(settled, "missing")), 1);
+	CHECK_EQ_I64(json_integer_value(json_object_get(json_object_get(json_object_get(root, "verdict"),
+								       "plateau_needs"), "material_bytes")),
+		     (int64_t)(4.7 * MiB));
+	json_decref(root);
+	free(out);
+	out = render_compare(vt_render_compare_text, &cr, &rc);
+	CHECK(rc == 0 && strstr(out, "cap2 (MALLOC_ARENA_MAX=2): cannot tell yet, flat since t+2 min but not a plateau "
+				     "yet: last half used") != NULL);
+	free(out);
+
+	/* too short: the window's length against the third of the span it needs */
+	v->kind = VT_VERDICT_SETTLING;
+	v->reason = VT_SOAK_WHY_LEVELLED_RECENTLY;
+	v->settled_window_s = 114;
+	v->plateau_window_s = 120;
+	v->plateau_missing = VT_PLATEAU_NEEDS_LENGTH;
+	CHECK(strstr(settled_fact(&r), ", but a plateau needs a third of the span (2 min), this window is 114 s") != NULL);
+	CHECK(strstr(vt_soak_why(v, why, sizeof(why)), "too recently to call a plateau: a plateau needs a third of the "
+			  "span (2 min), this window is 114 s; soak at least 2.1 min more") != NULL);
+	CHECK(strstr(vt_soak_headline(v, why, sizeof(why)), "rising") == NULL);   /* it levelled off */
+	free_ab(&ab);
+}
+
 /* What vt_compare says about two recordings renders in every compare view. */
 static void test_soak_render__from_the_comparison(void)
 {
@@ -1233,4 +1473,5 @@ VT_TEST_MAIN(test_soak_render__target_text_cannot_drive_the_terminal, test_soak_
 	     test_soak_render__svg_downsample_keeps_spike, test_soak_render__sparkline,
 	     test_soak_render__empty_series, test_soak_render__restart_gap_step,
 	     test_soak_render__from_the_analysis, test_soak_render__compare_text,
-	     test_soak_render__compare_json_csv_html, test_soak_render__from_the_comparison)
+	     test_soak_render__compare_json_csv_html, test_soak_render__from_the_comparison,
+	     test_soak_render__one_figure_for_how_much_longer, test_soak_render__settled_window_not_yet_a_plateau)

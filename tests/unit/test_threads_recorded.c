@@ -13,6 +13,7 @@
 
 #include "analyze/diagnose.h"
 #include "analyze/rates.h"
+#include "render/threads.h"
 #include "proc/hostload.h"
 #include "proc/io.h"
 #include "proc/thread_watch.h"
@@ -307,4 +308,65 @@ static void test_recorded__http_server(void)
 	vt_threads_rates_release(&r);
 }
 
-VT_TEST_MAIN(test_recorded__lock_convoy, test_recorded__thread_churn, test_recorded__http_server)
+/* The diagnosis of a recording, printed for the log. */
+static void diagnose_recorded(const char *name, struct vt_threads_rates *r, struct vt_diagnosis *d)
+{
+	char ev[VT_DIAG_EVIDENCE_MAX];
+	size_t i;
+
+	CHECK(check_pair(name, r) >= 3);
+	vt_diagnose(r, d);
+	for (i = 0; i < d->n; i++)
+		printf("# %s: %s: %s\n", name, vt_diag_name(d->f[i].kind),
+		       vt_render_diag_evidence(&d->f[i], ev, sizeof(ev)));
+}
+
+static bool found(const struct vt_diagnosis *d, enum vt_diag_kind k)
+{
+	size_t i;
+
+	for (i = 0; i < d->n; i++)
+		if (d->f[i].kind == k)
+			return true;
+	return false;
+}
+
+/* echo_server under echo_client: connection threads woken ~2,000 times/s by recv(): serving. */
+static void test_recorded__echo_server_is_serving(void)
+{
+	struct vt_threads_rates r;
+	struct vt_diagnosis d;
+
+	diagnose_recorded("echo_server", &r, &d);
+	CHECK(!found(&d, VT_DIAG_BUSY_POLL));
+	CHECK(found(&d, VT_DIAG_SERVING));
+	vt_threads_rates_release(&r);
+}
+
+/* lock_convoy at its defaults beside cpu_hog on every core: still a convoy, no core contention. */
+static void test_recorded__convoy_beside_a_hog(void)
+{
+	struct vt_threads_rates r;
+	struct vt_diagnosis d;
+
+	diagnose_recorded("lock_convoy_loaded", &r, &d);
+	CHECK(found(&d, VT_DIAG_CONVOY));
+	CHECK(!found(&d, VT_DIAG_CONTENTION));
+	CHECK(r.others_runnable >= 1);
+	vt_threads_rates_release(&r);
+}
+
+/* One burning thread beside cpu_hog: the host is busy; its own threads do not contend. */
+static void test_recorded__burner_beside_a_hog(void)
+{
+	struct vt_threads_rates r;
+	struct vt_diagnosis d;
+
+	diagnose_recorded("burner_loaded", &r, &d);
+	CHECK(found(&d, VT_DIAG_HOST_BUSY));
+	CHECK(!found(&d, VT_DIAG_CONTENTION));
+	vt_threads_rates_release(&r);
+}
+
+VT_TEST_MAIN(test_recorded__echo_server_is_serving, test_recorded__convoy_beside_a_hog,
+	     test_recorded__burner_beside_a_hog, test_recorded__lock_convoy, test_recorded__thread_churn, test_recorded__http_server)

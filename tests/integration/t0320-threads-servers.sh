@@ -5,7 +5,8 @@
 # redis-benchmark); run-queue wait caused by other processes is "host busy",
 # not core contention; the lock convoy, core contention and busy poll
 # targets keep their verdict when the host is loaded.  Each process is
-# measured twice, on the quiet host and with cpu_hog loading every core, and
+# measured twice, on the quiet host and with a hog loading every core (a
+# core_contention process of one spinner per CPU), and
 # the two verdicts must agree but for "host busy".
 #
 # Every measurement is taken first and the checks come after, so that the log
@@ -32,7 +33,7 @@ PY
 }
 
 # measure NAME PID [INTERVAL]: vitals threads --json over INTERVAL (3 s) on
-# the quiet host ($WORK/NAME.quiet.json), then again with cpu_hog on every
+# the quiet host ($WORK/NAME.quiet.json), then again with a hog on every
 # core ($WORK/NAME.loaded.json); the hog runs only around the second one
 measure() {
 	local name=$1 pid=$2 interval=${3:-3s} hog
@@ -42,7 +43,8 @@ measure() {
 	echo "# $name, quiet host:"
 	say "$WORK/$name.quiet.json"
 	[ "$RUNS" = quiet ] && return
-	"$T/targets/cpu_hog" --seconds 10 >"$WORK/hog.out" 2>&1 &
+	# the hog: another process spinning one thread per CPU
+	"$T/targets/core_contention" --threads "$(nproc)" --seconds 10 >"$WORK/hog.out" 2>&1 &
 	hog=$!
 	PIDS+=("$hog")
 	sleep 0.5
@@ -50,7 +52,7 @@ measure() {
 		fail "vitals threads on $name (loaded host)"
 	kill "$hog" 2>/dev/null
 	wait "$hog" 2>/dev/null
-	echo "# $name, with cpu_hog:"
+	echo "# $name, with the hog:"
 	say "$WORK/$name.loaded.json"
 }
 
@@ -206,7 +208,7 @@ load_change      loaded  has    host busy
 servers = {"echo_server", "http.server", "redis-server"}
 j = {(n, r): json.load(open(f"{work}/{n}.{r}.json")) for n in measured for r in runs}
 found = {k: {d["pattern"] for d in v["diagnosis"]} for k, v in j.items()}
-print("# verdicts, quiet host | with cpu_hog on every core:")
+print("# verdicts, quiet host | with a hog on every core:")
 for n in measured:
     print(f"#   {n:<16} {', '.join(sorted(found[n, 'quiet'])):<32} | {', '.join(sorted(found.get((n, 'loaded'), {'(not measured)'})))}")
 failed = []

@@ -343,7 +343,7 @@ static void test_recorded__echo_server_is_serving(void)
 	vt_threads_rates_release(&r);
 }
 
-/* lock_convoy at its defaults beside cpu_hog on every core: still a convoy, no core contention. */
+/* lock_convoy at its defaults beside a hog on every core (core_contention --threads 2): still a convoy, no core contention. */
 static void test_recorded__convoy_beside_a_hog(void)
 {
 	struct vt_threads_rates r;
@@ -356,7 +356,7 @@ static void test_recorded__convoy_beside_a_hog(void)
 	vt_threads_rates_release(&r);
 }
 
-/* One burning thread beside cpu_hog: the host is busy; its own threads do not contend. */
+/* One burning thread beside the hog: the host is busy; its own threads do not contend. */
 static void test_recorded__burner_beside_a_hog(void)
 {
 	struct vt_threads_rates r;

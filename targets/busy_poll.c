@@ -154,15 +154,12 @@ static void stop_threads(void)
 /* Report the wakeups and their rate since the previous report. */
 static void truth_write(const char *phase)
 {
-	static double last_t;
-	static uint64_t last_n;
+	static struct rate_since since;
 	double t = elapsed();
 	uint64_t n = atomic_load(&wakeups);
-	double rate = t > last_t ? (n - last_n) / (t - last_t) : 0;
+	double rate = rate_since(&since, t, n);
 	FILE *f;
 
-	last_t = t;
-	last_n = n;
 	f = truth_begin_at(t, phase);
 	if (!f)
 		return;

@@ -41,6 +41,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,6 +279,24 @@ static inline FILE *truth_begin_at(double t, const char *phase)
 static inline FILE *truth_begin(const char *phase)
 {
 	return truth ? truth_begin_at(elapsed(), phase) : NULL;
+}
+
+/*
+ * A counter's rate since the previous call with the same *since (zeroed
+ * at the start, so the first rate is over the time since the start).
+ */
+struct rate_since {
+	double t;
+	uint64_t n;
+};
+
+static inline double rate_since(struct rate_since *since, double t, uint64_t n)
+{
+	double rate = t > since->t ? (double)(n - since->n) / (t - since->t) : 0;
+
+	since->t = t;
+	since->n = n;
+	return rate;
 }
 
 static inline void truth_end(void)

@@ -265,6 +265,7 @@ static void rule_wakeups(const struct vt_threads_rates *r, struct vt_diagnosis *
 {
 	struct vt_diag_finding *poll = NULL, *unknown = NULL, *serving = NULL;
 	const struct vt_thread_rate *busiest = NULL;
+	enum vt_wait_kind busiest_wait = VT_WAIT_UNKNOWN;
 	size_t i, nserving = 0;
 
 	for (i = 0; i < r->n; i++) {
@@ -281,8 +282,10 @@ static void rule_wakeups(const struct vt_threads_rates *r, struct vt_diagnosis *
 			break;
 		case VT_DIAG_SERVING:
 			nserving++;
-			if (!busiest || t->vol_per_s > busiest->vol_per_s)
+			if (!busiest || t->vol_per_s > busiest->vol_per_s) {
 				busiest = t;
+				busiest_wait = wait;
+			}
 			break;
 		case VT_DIAG_WAKEUPS:
 			if (!unknown && (unknown = add(d, VT_DIAG_WAKEUPS)))
@@ -293,7 +296,7 @@ static void rule_wakeups(const struct vt_threads_rates *r, struct vt_diagnosis *
 		}
 	}
 	if (busiest && (serving = add(d, VT_DIAG_SERVING))) {
-		wake_figures(r, busiest, vt_wait_kind_of(busiest, busiest->vol_per_s), serving);
+		wake_figures(r, busiest, busiest_wait, serving);
 		serving->wake.threads = nserving;
 	}
 }

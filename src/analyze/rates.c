@@ -214,27 +214,25 @@ static int make_pools(struct vt_threads_rates *r, struct vt_err *err)
 }
 
 /*
- * The process's threads in state R and the other tasks runnable host-wide,
- * each a mean over the samples.  The host count is read right after the
- * sample by the reader, which is running then: it is not "other".
+ * The other tasks runnable host-wide, a mean over the samples that read
+ * it: the host's count less the process's threads in state R, and less the
+ * reader, which is running when it reads the count right after the sample.
  */
-static void runnable_means(const struct vt_threads_sample *samples, size_t n, struct vt_threads_rates *out)
+static void others_runnable(const struct vt_threads_sample *samples, size_t n, struct vt_threads_rates *out)
 {
-	double own = 0, others = 0;
+	double others = 0;
 	size_t i, j, known = 0;
 
 	for (i = 0; i < n; i++) {
 		unsigned r = 0;
 
+		if (!samples[i].host_known)
+			continue;
 		for (j = 0; j < samples[i].n; j++)
 			r += samples[i].threads[j].state == 'R';
-		own += r;
-		if (samples[i].host_known) {
-			others += fmax(0, (double)samples[i].host_runnable - 1 - r);
-			known++;
-		}
+		others += fmax(0, (double)samples[i].host_runnable - 1 - r);
+		known++;
 	}
-	out->own_runnable = own / (double)n;
 	out->others_runnable = known * 2 > n ? others / (double)known : -1;
 }
 
@@ -272,7 +270,7 @@ int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, 
 	out->throttled_periods = out->periods = VT_NA;
 	out->self_cpu_s = -1;
 	out->load1 = out->host_cpu_some = -1;
-	runnable_means(samples, n, out);
+	others_runnable(samples, n, out);
 
 	for (i = 0; i < n; i++)
 		total += samples[i].n;
@@ -407,8 +405,6 @@ void vt_threads_rates_set_host(struct vt_threads_rates *r, const struct vt_inter
 	r->host_cpu_some = h->cpu_some_s >= 0 && dt > 0 ? fmin(1, h->cpu_some_s / dt) : -1;
 	r->io_known = h->io_known && dt > 0;
 	if (r->io_known) {
-		r->rchar_per_s = (double)h->rchar / dt;
-		r->wchar_per_s = (double)h->wchar / dt;
 		r->syscr_per_s = (double)h->syscr / dt;
 		r->syscw_per_s = (double)h->syscw / dt;
 	}

@@ -108,14 +108,12 @@ struct vt_threads_rates {
 	double self_cpu_s;              /* vitals' own CPU in the window; < 0 not measured (set by the caller) */
 	size_t appeared, exited;
 	/* The host over the interval: who else wanted a CPU (rates), set_host the rest. */
-	double own_runnable;            /* its threads in state R (running or queued), mean of samples */
 	double others_runnable;         /* other tasks running or queued host-wide, mean; < 0 unknown */
 	double load1;                   /* 1-minute load average at the end, < 0 unknown */
 	int host_ncpu;                  /* the host's online CPUs, 0 unknown */
 	double host_cpu_some;           /* PSI: share of the interval some task waited for a CPU, < 0 unknown */
-	bool io_known;                  /* the process's read/write counters below were measured */
-	double rchar_per_s, wchar_per_s; /* bytes through read/write-family calls (not recv/send) */
-	double syscr_per_s, syscw_per_s; /* such calls */
+	bool io_known;                  /* the process's read/write calls below were counted */
+	double syscr_per_s, syscw_per_s; /* read- and write-family calls (not recv/send) per second */
 	struct vt_thread_rate *threads; /* owned, n, tid order */
 	size_t n;
 	struct vt_thread_pool *pools;   /* owned, npools */

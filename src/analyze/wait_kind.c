@@ -7,18 +7,6 @@
 
 #include <string.h>
 
-const char *vt_wait_kind_key(enum vt_wait_kind k)
-{
-	switch (k) {
-	case VT_WAIT_TIMER: return "timer";
-	case VT_WAIT_TIMEOUT: return "timeout";
-	case VT_WAIT_POLL: return "poll";
-	case VT_WAIT_DATA: return "data";
-	case VT_WAIT_UNKNOWN: break;
-	}
-	return "unknown";
-}
-
 /* name in list, ignoring a compiler suffix (".isra.0", ".constprop.0"). */
 static bool listed(const char *name, const char *const *list)
 {

@@ -23,9 +23,6 @@ enum vt_wait_kind {
 	VT_WAIT_DATA,           /* a read, recv or accept, or a poll woken faster than its timeout */
 };
 
-/* "unknown", "timer", "timeout", "poll", "data" */
-const char *vt_wait_kind_key(enum vt_wait_kind k);
-
 /* A poll woken more often than this times its timeout's rate was woken by events. */
 #define VT_WAIT_TIMEOUT_SLACK 2.0
 

@@ -36,6 +36,7 @@ struct vt_thread_sampler {
 	uint64_t step_ns;                    /* between samples */
 	struct vt_cgroup_cpu cg;             /* at the start of the interval */
 	bool cg_ok;
+	double load1;                        /* 1-minute load average at the last sample, < 0 unknown */
 	uint64_t psi_us;                     /* host PSI cpu some at the start of the interval */
 	bool psi_ok;
 	struct vt_proc_io io;                /* the process's I/O counters at the start */
@@ -112,14 +113,15 @@ int vt_thread_sampler_dirfd(const struct vt_thread_sampler *s)
 	return s->dirfd;
 }
 
-/* The host's runnable tasks right after the sample (one small read). */
+/* The host's runnable tasks right after the sample, and its load (one small read). */
 static void host_runnable(struct vt_thread_sampler *s, struct vt_threads_sample *sample)
 {
 	struct vt_loadavg la;
+	bool ok = vt_loadavg_read(s->pfs, &s->buf, &la, NULL) == VT_OK;
 
-	sample->host_known = vt_loadavg_read(s->pfs, &s->buf, &la, NULL) == VT_OK &&
-			     la.runnable <= UINT32_MAX;
+	sample->host_known = ok && la.runnable <= UINT32_MAX;
 	sample->host_runnable = sample->host_known ? (uint32_t)la.runnable : 0;
+	s->load1 = ok ? la.load1 : -1;
 }
 
 /* Take one sample into samples[n], growing the array; adapts the step. */
@@ -175,16 +177,15 @@ static bool grew(uint64_t a, uint64_t b, uint64_t *d)
 	return true;
 }
 
-/* The host's load and the process's I/O between the interval's two ends. */
+/* The host's load at the last sample, and its PSI and the process's I/O between the interval's two ends. */
 static void host_window(struct vt_thread_sampler *s, struct vt_interval_host *h)
 {
-	struct vt_loadavg la;
 	struct vt_proc_io io = { 0 };
 	uint64_t psi = 0;
 	bool ok;
 
 	memset(h, 0, sizeof(*h));
-	h->load1 = vt_loadavg_read(s->pfs, &s->buf, &la, NULL) == VT_OK ? la.load1 : -1;
+	h->load1 = s->load1;
 	h->ncpu_online = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	h->cpu_some_s = -1;
 	ok = vt_host_cpu_pressure_read(s->pfs, &s->buf, &psi, NULL) == VT_OK;
@@ -193,8 +194,7 @@ static void host_window(struct vt_thread_sampler *s, struct vt_interval_host *h)
 	s->psi_us = psi;
 	s->psi_ok = ok;
 	ok = vt_proc_io_read(s->dirfd, &s->buf, &io, NULL) == VT_OK;
-	if (ok && s->io_ok && grew(s->io.rchar, io.rchar, &h->rchar) && grew(s->io.wchar, io.wchar, &h->wchar) &&
-	    grew(s->io.syscr, io.syscr, &h->syscr) && grew(s->io.syscw, io.syscw, &h->syscw))
+	if (ok && s->io_ok && grew(s->io.syscr, io.syscr, &h->syscr) && grew(s->io.syscw, io.syscw, &h->syscw))
 		h->io_known = true;
 	s->io = io;
 	s->io_ok = ok;

@@ -59,8 +59,7 @@ struct vt_interval_host {
 	int ncpu_online;                /* the host's CPUs, 0 unknown */
 	double cpu_some_s;              /* PSI: wall time some task waited for a CPU, < 0 unknown */
 	bool io_known;                  /* the process's I/O counters were read at both ends */
-	uint64_t rchar, wchar;          /* bytes through read/write-family calls in the interval */
-	uint64_t syscr, syscw;          /* such calls */
+	uint64_t syscr, syscw;          /* read- and write-family calls in the interval */
 };
 
 /* One measured interval; the samples belong to the sampler. */

@@ -167,11 +167,9 @@ static void recorded_host(const char *name, int last, struct vt_threads_rates *r
 		free(text);
 		h.ncpu_online = 2;
 	}
-	if (recorded_io(name, 0, r->pid, &a) && recorded_io(name, last, r->pid, &b) && b.rchar >= a.rchar &&
-	    b.wchar >= a.wchar && b.syscr >= a.syscr && b.syscw >= a.syscw) {
+	if (recorded_io(name, 0, r->pid, &a) && recorded_io(name, last, r->pid, &b) && b.syscr >= a.syscr &&
+	    b.syscw >= a.syscw) {
 		h.io_known = true;
-		h.rchar = b.rchar - a.rchar;
-		h.wchar = b.wchar - a.wchar;
 		h.syscr = b.syscr - a.syscr;
 		h.syscw = b.syscw - a.syscw;
 	}

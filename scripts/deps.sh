@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # deps.sh — install the Debian packages vitals needs, only those missing.
 #
-#   scripts/deps.sh          build dependencies (compiler, libelf, jansson)
+#   scripts/deps.sh          build dependencies (compiler, libelf/libdw, jansson, protobuf-c)
 #   scripts/deps.sh --test   also what the tests use (python3, redis-server, gdb as a witness,
 #                            gcc-multilib for the 32-bit and x32 programs vitals must refuse,
-#                            clang with libFuzzer for the bounded fuzz runs)
+#                            clang with libFuzzer for the bounded fuzz runs, perf as the
+#                            profiler's witness)
 #
 # Runs apt-get only when something is missing; needs root (or sudo) then.
 set -eu
-build_pkgs="gcc make pkg-config libc6-dev linux-libc-dev libelf-dev libjansson-dev libexpat1-dev libsqlite3-dev"
-test_pkgs="python3 python3-psutil redis-server procps util-linux gdb man-db sysstat gcc-multilib clang"
+build_pkgs="gcc make pkg-config libc6-dev linux-libc-dev libelf-dev libdw-dev zlib1g-dev libjansson-dev libexpat1-dev libsqlite3-dev libprotobuf-c-dev protobuf-c-compiler"
+test_pkgs="python3 python3-psutil redis-server procps util-linux gdb man-db sysstat gcc-multilib clang linux-perf"
 pkgs=$build_pkgs
 test=
 [ "${1:-}" = "--test" ] && { pkgs="$pkgs $test_pkgs"; test=1; }

@@ -1,0 +1,117 @@
+/*
+ * unwind.h — a user stack walked to its root, and code addresses named,
+ * for one process, without stopping it: libdw (elfutils) only.
+ *
+ * An unwinder holds a Dwfl of the process's modules (its executable and
+ * shared objects, as /proc/PID/maps lists them, opened through
+ * /proc/PID/map_files or /proc/PID/root so containers and deleted files
+ * work).  Given the registers and a copy of the top of the stack that a
+ * perf sample (or /proc/TID/syscall with process_vm_readv) provides, it
+ * steps from frame to caller with the module's call frame information
+ * (.eh_frame, .debug_frame); where a module has none, by its frame
+ * pointer.  Memory outside the stack copy is read from the target with
+ * process_vm_readv, bounded.
+ *
+ * Symbols come from .symtab, .dynsym, .gnu_debugdata (MiniDebugInfo) and
+ * separate debug files when installed, whatever libdw finds; an address no
+ * symbol covers is named by module and file offset, never by a wrong name.
+ *
+ * Not thread-safe; one unwinder per process.  Errors:
+ *   VT_E_NOPROC, VT_E_PERM (maps unreadable), VT_E_NOMEM, VT_E_IO
+ */
+#ifndef VT_ELF_UNWIND_H
+#define VT_ELF_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/error.h"
+
+/* How the step from a frame to its caller was found (and how a module was unwound). */
+enum vt_unwind_method {
+	VT_UNWIND_NONE = 0,       /* the leaf: nothing to unwind, or not unwound */
+	VT_UNWIND_DWARF,          /* call frame information (.eh_frame / .debug_frame) via libdw */
+	VT_UNWIND_FP,             /* frame pointers (the kernel's user callchain, or a walk of rbp) */
+	VT_UNWIND_KERNEL,         /* the kernel's own callchain (kernel frames) */
+	VT_UNWIND__COUNT
+};
+const char *vt_unwind_method_name(enum vt_unwind_method m);   /* "dwarf", "frame pointers", ... */
+
+/* Where a module's names come from. */
+enum vt_sym_source {
+	VT_SYMS_NONE = 0,    /* no symbol table: frames are module+offset */
+	VT_SYMS_DYNSYM,      /* .dynsym only (exported functions) */
+	VT_SYMS_SYMTAB,      /* .symtab */
+	VT_SYMS_MINIDEBUG,   /* .gnu_debugdata (MiniDebugInfo) */
+	VT_SYMS_DEBUGFILE,   /* a separate debug file */
+	VT_SYMS_KALLSYMS,    /* /proc/kallsyms */
+};
+const char *vt_sym_source_name(enum vt_sym_source s);
+
+/* x86-64 DWARF register numbers (the order libdw's initial registers take). */
+enum vt_dwarf_reg {
+	VT_DW_RAX, VT_DW_RDX, VT_DW_RCX, VT_DW_RBX, VT_DW_RSI, VT_DW_RDI, VT_DW_RBP, VT_DW_RSP,
+	VT_DW_R8, VT_DW_R9, VT_DW_R10, VT_DW_R11, VT_DW_R12, VT_DW_R13, VT_DW_R14, VT_DW_R15,
+	VT_DW_RIP,
+	VT_DW_NREGS
+};
+
+/* Where to start: registers (those known, by mask) and the stack copy. */
+struct vt_unwind_start {
+	uint64_t regs[VT_DW_NREGS];
+	uint32_t known;           /* bit i: regs[i] is valid; RIP and RSP are needed */
+	const uint8_t *stack;     /* bytes of the target's stack from stack_addr; may be NULL */
+	size_t stack_len;
+	uint64_t stack_addr;      /* the target address of stack[0] (= RSP at the sample) */
+	bool read_target;         /* read memory outside the copy from the target (bounded) */
+};
+
+/* Why the walk ended. */
+enum vt_unwind_end {
+	VT_UNWIND_END_ROOT = 0,   /* reached the outermost frame (return address 0, _start) */
+	VT_UNWIND_END_STACK,      /* needed memory beyond the stack copy */
+	VT_UNWIND_END_NOINFO,     /* a frame with neither CFI nor a usable frame pointer */
+	VT_UNWIND_END_NOMODULE,   /* a pc in no module (JIT code, corrupted stack) */
+	VT_UNWIND_END_DEPTH,      /* max frames */
+	VT_UNWIND_END_ERROR,      /* libdw failed otherwise */
+};
+
+/* One frame: its pc and how the step to its caller was found (enum vt_unwind_method;
+ * the outermost frame's is NONE). */
+struct vt_unwind_frame {
+	uint64_t pc;              /* the leaf's ip; callers' return addresses as they are */
+	uint8_t method;
+};
+
+/* A symbolized address.  The strings belong to the unwinder, valid until it is refreshed
+ * or freed. */
+struct vt_unwind_sym {
+	const char *func;         /* NULL: no symbol covers pc */
+	const char *module;       /* basename as mapped; NULL: pc is in no module */
+	const char *path;         /* the mapped path; NULL as module */
+	uint64_t module_off;      /* pc - load bias (the file's own address) */
+	uint8_t symbols;          /* enum vt_sym_source: where the module's names come from */
+	bool has_cfi;             /* the module has call frame information */
+};
+
+struct vt_unwinder;
+
+int vt_unwinder_open(pid_t pid, struct vt_unwinder **out, struct vt_err *err);
+
+/* Re-read the module list when the process mapped or unmapped code (dlopen).  Cheap
+ * when nothing changed (the maps file's executable mappings are compared). */
+int vt_unwinder_refresh(struct vt_unwinder *uw, struct vt_err *err);
+
+/* Walk thread tid's stack from start; writes up to max frames, leaf first. */
+size_t vt_unwind(struct vt_unwinder *uw, pid_t tid, const struct vt_unwind_start *start,
+		 struct vt_unwind_frame *frames, size_t max, enum vt_unwind_end *why);
+
+/* Name pc (a return address is looked up at pc - 1 by the caller's choice: is_return). */
+bool vt_unwind_symbolize(struct vt_unwinder *uw, uint64_t pc, bool is_return,
+			 struct vt_unwind_sym *out);
+
+void vt_unwinder_free(struct vt_unwinder **uw);
+
+#endif

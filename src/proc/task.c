@@ -61,21 +61,30 @@ int vt_task_list(int pid_fd, pid_t **tids, size_t *n, struct vt_err *err)
 	return VT_OK;
 }
 
-bool vt_syscall_parse_sp(const char *buf, size_t len, uint64_t *sp)
+bool vt_syscall_parse_sp_pc(const char *buf, size_t len, uint64_t *sp, uint64_t *pc)
 {
 	struct vt_scan s = vt_scan_init(buf, len);
 	const char *words[9], *w;
 	size_t wl, nwords = 0;
-	uint64_t v;
+	uint64_t v[2];
 
 	while (nwords < 9 && vt_scan_word(&s, &w, &wl))
 		words[nwords++] = w;
 	if (nwords != 3 && nwords != 9)
 		return false;
-	w = words[nwords - 2];
-	s = vt_scan_init(w, (size_t)(buf + len - w));
-	if (!vt_scan_char(&s, '0') || !vt_scan_char(&s, 'x') || !vt_scan_hex(&s, &v))
-		return false;
-	*sp = v;
+	for (size_t i = 0; i < 2; i++) {
+		w = words[nwords - 2 + i];
+		s = vt_scan_init(w, (size_t)(buf + len - w));
+		if (!vt_scan_char(&s, '0') || !vt_scan_char(&s, 'x') || !vt_scan_hex(&s, &v[i]))
+			return false;
+	}
+	*sp = v[0];
+	if (pc)
+		*pc = v[1];
 	return true;
+}
+
+bool vt_syscall_parse_sp(const char *buf, size_t len, uint64_t *sp)
+{
+	return vt_syscall_parse_sp_pc(buf, len, sp, NULL);
 }

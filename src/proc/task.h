@@ -20,5 +20,8 @@ int vt_task_list(int pid_fd, pid_t **tids, size_t *n, struct vt_err *err);
  * syscall) and "nr a1..a6 sp pc" give true with *sp set.
  */
 bool vt_syscall_parse_sp(const char *buf, size_t len, uint64_t *sp);
+/* The same, with the user program counter too (pc may be NULL): where a blocked
+ * thread will return to, for unwinding its stack without stopping it. */
+bool vt_syscall_parse_sp_pc(const char *buf, size_t len, uint64_t *sp, uint64_t *pc);
 
 #endif

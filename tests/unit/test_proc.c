@@ -260,6 +260,14 @@ static void test_syscall__stack_pointer(void)
 	CHECK_EQ_U64(sp, 0x7ffd5678);
 	CHECK(!vt_syscall_parse_sp("running", 7, &sp));
 	CHECK(!vt_syscall_parse_sp("1 2", 3, &sp));
+
+	uint64_t pc = 0;
+	CHECK(vt_syscall_parse_sp_pc(blocked, strlen(blocked), &sp, &pc));
+	CHECK_EQ_U64(sp, 0x7ffd1234);
+	CHECK_EQ_U64(pc, 0x7f0a99);
+	CHECK(vt_syscall_parse_sp_pc(user, strlen(user), &sp, &pc));
+	CHECK_EQ_U64(pc, 0x55aa);
+	CHECK(!vt_syscall_parse_sp_pc("-1 0x7ffd5678 55aa", 18, &sp, &pc));
 }
 
 /* The arguments of a wait in progress: poll's timeout is its third (0x1f4 = 500 ms). */

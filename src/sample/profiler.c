@@ -1,0 +1,724 @@
+/*
+ * profiler.c — perf samples and thread counters turned into one profile.
+ *
+ * The loop: wait for perf samples until the next tick; at each tick read
+ * the threads (names, CPU, states), give new threads perf events, refresh
+ * the module list when code was mapped, and in wall mode sample the
+ * threads that are not running.  Each sample becomes a stack of interned
+ * locations (a pc cache spares the symbolizer the pcs it has named).
+ */
+#include "sample/profiler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/unknown.h"
+#include "elf/unwind.h"
+#include "perf/perf_events.h"
+#include "proc/kallsyms.h"
+#include "proc/syscall_names.h"
+#include "proc/task.h"
+#include "proc/thread_watch.h"
+#include "proc/wchan_syscall.h"
+#include "sample/target.h"
+
+#define TICK_NS 100000000ull
+#define WALL_STACK_BYTES 8192
+#define NO_IDX UINT32_MAX
+
+/* What the profiler knows of one thread. */
+struct tid_info {
+	pid_t tid;                  /* 0: free slot */
+	bool wanted;                /* its name matches --threads (always without) */
+	bool named;                 /* comm is known */
+	char comm[64];
+	uint32_t thread;            /* index in the profile, NO_IDX until it has a sample */
+	bool counters;              /* run/wait below were read */
+	uint64_t run_first, run_last;   /* schedstat run_ns at first and last read */
+	uint64_t ticks_first, ticks_last;   /* utime+stime at first and last read */
+	uint64_t wait_last;         /* schedstat wait_ns at the last read */
+	uint64_t runnable_ns;       /* runnable time not yet counted as samples */
+	uint32_t *last;             /* its last running stack, leaf first (owned) */
+	uint32_t last_depth;
+	bool last_truncated;
+};
+
+/* pc (with the kernel bit) -> location index. */
+struct pc_slot {
+	uint64_t key;               /* pc << 1 | kernel, 0 empty (pc 0 is never cached) */
+	uint32_t loc;
+	uint32_t module;            /* its module in the profile, NO_IDX none */
+};
+
+struct profiler {
+	const struct vt_procfs *pfs;
+	pid_t pid;
+	int dirfd;
+	const struct vt_profiler_opts *opts;
+	unsigned hz;
+	unsigned wall_weight;       /* samples one wall sample counts for */
+	struct vt_profile *p;
+	struct vt_perf *perf;
+	struct vt_unwinder *uw;
+	struct vt_ksyms *ks;
+	struct vt_thread_watch *watch;
+	struct vt_buf buf;
+
+	struct tid_info *tids;      /* open addressing by tid */
+	size_t tid_cap, tid_n;
+	struct pc_slot *pcs;
+	size_t pc_cap, pc_n;
+
+	uint32_t kernel_module;     /* profile module of "[kernel]" */
+	uint32_t locs[VT_PROFILE_MAX_DEPTH];
+	struct vt_unwind_frame frames[VT_PROFILE_MAX_DEPTH];
+	uint8_t wall_stack[WALL_STACK_BYTES];
+	bool nomem;                 /* an allocation failed in a callback: the run ends with VT_E_NOMEM */
+	uint64_t filtered;          /* samples of threads --threads left out */
+};
+
+/* ---- threads ---- */
+
+static struct tid_info *tid_find(struct profiler *pr, pid_t tid, bool add)
+{
+	if (add && (pr->tid_n + 1) * 2 > pr->tid_cap) {
+		size_t cap = pr->tid_cap ? pr->tid_cap * 2 : 64;
+		struct tid_info *n = calloc(cap, sizeof(*n));
+		if (!n) {
+			pr->nomem = true;
+			return NULL;
+		}
+		for (size_t i = 0; i < pr->tid_cap; i++) {
+			if (!pr->tids[i].tid)
+				continue;
+			size_t s = (size_t)pr->tids[i].tid & (cap - 1);
+			while (n[s].tid)
+				s = (s + 1) & (cap - 1);
+			n[s] = pr->tids[i];
+		}
+		free(pr->tids);
+		pr->tids = n;
+		pr->tid_cap = cap;
+	}
+	if (!pr->tid_cap)
+		return NULL;
+	size_t s = (size_t)tid & (pr->tid_cap - 1);
+	while (pr->tids[s].tid && pr->tids[s].tid != tid)
+		s = (s + 1) & (pr->tid_cap - 1);
+	if (pr->tids[s].tid == tid)
+		return &pr->tids[s];
+	if (!add)
+		return NULL;
+	pr->tids[s] = (struct tid_info){ .tid = tid, .thread = NO_IDX, .wanted = true };
+	pr->tid_n++;
+	return &pr->tids[s];
+}
+
+static void tid_name(struct profiler *pr, struct tid_info *ti, const char *comm)
+{
+	if (ti->named && strcmp(ti->comm, comm) == 0)
+		return;
+	snprintf(ti->comm, sizeof(ti->comm), "%s", comm);
+	ti->named = true;
+	ti->wanted = !pr->opts->threads_glob || fnmatch(pr->opts->threads_glob, comm, 0) == 0;
+}
+
+/* A thread perf saw before the watch did: its name from task/TID/comm. */
+static void tid_name_from_proc(struct profiler *pr, struct tid_info *ti)
+{
+	char path[64];
+	struct vt_err err;
+	snprintf(path, sizeof(path), "task/%d/comm", (int)ti->tid);
+	if (vt_read_at(pr->dirfd, path, &pr->buf, &err) == VT_OK && pr->buf.len > 0) {
+		size_t len = pr->buf.len;
+		while (len && (pr->buf.data[len - 1] == '\n'))
+			len--;
+		char comm[64];
+		snprintf(comm, sizeof(comm), "%.*s", (int)len, pr->buf.data);
+		tid_name(pr, ti, comm);
+	} else {
+		tid_name(pr, ti, "?");
+	}
+}
+
+static uint32_t tid_thread(struct profiler *pr, struct tid_info *ti)
+{
+	if (ti->thread == NO_IDX) {
+		ti->thread = vt_profile_intern_thread(pr->p, ti->tid, ti->comm);
+		if (ti->thread == NO_IDX)
+			pr->nomem = true;
+	}
+	return ti->thread;
+}
+
+/* ---- locations ---- */
+
+static struct pc_slot *pc_cache_slot(struct profiler *pr, uint64_t key, bool *found)
+{
+	if ((pr->pc_n + 1) * 2 > pr->pc_cap) {
+		size_t cap = pr->pc_cap ? pr->pc_cap * 2 : 1024;
+		struct pc_slot *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return NULL;
+		for (size_t i = 0; i < pr->pc_cap; i++) {
+			if (!pr->pcs[i].key)
+				continue;
+			size_t s = (size_t)((pr->pcs[i].key * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+			while (n[s].key)
+				s = (s + 1) & (cap - 1);
+			n[s] = pr->pcs[i];
+		}
+		free(pr->pcs);
+		pr->pcs = n;
+		pr->pc_cap = cap;
+	}
+	size_t s = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (pr->pc_cap - 1);
+	while (pr->pcs[s].key && pr->pcs[s].key != key)
+		s = (s + 1) & (pr->pc_cap - 1);
+	*found = pr->pcs[s].key == key;
+	if (!*found) {
+		pr->pcs[s] = (struct pc_slot){ .key = key, .loc = NO_IDX, .module = NO_IDX };
+		pr->pc_n++;
+	}
+	return &pr->pcs[s];
+}
+
+static uint32_t kernel_loc(struct profiler *pr, uint64_t pc)
+{
+	bool found;
+	struct pc_slot *slot = pc_cache_slot(pr, pc << 1 | 1, &found);
+	if (!slot) {
+		pr->nomem = true;
+		return NO_IDX;
+	}
+	if (found)
+		return slot->loc;
+	const char *name = pr->ks ? vt_ksyms_name(pr->ks, pc) : NULL;
+	struct vt_profile *p = pr->p;
+	uint32_t func = vt_profile_intern_func(p, vt_profile_intern_str(p, name),
+					       p->modules[pr->kernel_module].name);
+	slot->loc = vt_profile_intern_loc(p, pc, pc, func, true);
+	slot->module = pr->kernel_module;
+	if (slot->loc == NO_IDX)
+		pr->nomem = true;
+	return slot->loc;
+}
+
+/* The location of a user pc; a caller's return address is named at pc - 1. */
+static uint32_t user_loc(struct profiler *pr, uint64_t pc, bool is_return, uint32_t *module)
+{
+	bool found;
+	struct pc_slot *slot = pc_cache_slot(pr, pc << 1, &found);
+	struct vt_profile *p = pr->p;
+	if (!slot) {
+		pr->nomem = true;
+		return NO_IDX;
+	}
+	if (found) {
+		*module = slot->module;
+		return slot->loc;
+	}
+	struct vt_unwind_sym sym;
+	uint32_t mod_name = 0;
+	*module = NO_IDX;
+	uint64_t off = pc;
+	bool named = vt_unwind_symbolize(pr->uw, pc, is_return, &sym) && sym.module;
+	if (named) {
+		*module = vt_profile_intern_module(p, sym.module, sym.path ? sym.path : "");
+		if (*module != NO_IDX) {
+			p->modules[*module].symbols = sym.symbols;
+			mod_name = p->modules[*module].name;
+		}
+		off = sym.module_off;
+	}
+	uint32_t name = named && sym.func ? vt_profile_intern_str(p, sym.func) : 0;
+	uint32_t func = vt_profile_intern_func(p, name == NO_IDX ? 0 : name, mod_name);
+	slot->loc = vt_profile_intern_loc(p, pc, off, func, false);
+	slot->module = *module;
+	if (slot->loc == NO_IDX || func == NO_IDX)
+		pr->nomem = true;
+	return slot->loc;
+}
+
+/* perf's user registers in DWARF order, for the unwinder. */
+static void regs_to_dwarf(const uint64_t *perf, struct vt_unwind_start *st)
+{
+	static const int map[VT_PERF_NREGS] = {
+		[VT_PERF_REG_AX] = VT_DW_RAX, [VT_PERF_REG_BX] = VT_DW_RBX,
+		[VT_PERF_REG_CX] = VT_DW_RCX, [VT_PERF_REG_DX] = VT_DW_RDX,
+		[VT_PERF_REG_SI] = VT_DW_RSI, [VT_PERF_REG_DI] = VT_DW_RDI,
+		[VT_PERF_REG_BP] = VT_DW_RBP, [VT_PERF_REG_SP] = VT_DW_RSP,
+		[VT_PERF_REG_IP] = VT_DW_RIP, [VT_PERF_REG_R8] = VT_DW_R8,
+		[VT_PERF_REG_R9] = VT_DW_R9, [VT_PERF_REG_R10] = VT_DW_R10,
+		[VT_PERF_REG_R11] = VT_DW_R11, [VT_PERF_REG_R12] = VT_DW_R12,
+		[VT_PERF_REG_R13] = VT_DW_R13, [VT_PERF_REG_R14] = VT_DW_R14,
+		[VT_PERF_REG_R15] = VT_DW_R15,
+	};
+	for (int i = 0; i < VT_PERF_NREGS; i++) {
+		st->regs[map[i]] = perf[i];
+		st->known |= 1u << map[i];
+	}
+}
+
+/*
+ * Append the user frames of pcs[0..n) (leaf first, methods as found) to
+ * pr->locs from *depth on, tallying each step's method against its module.
+ */
+static void push_user(struct profiler *pr, const struct vt_unwind_frame *frames, size_t n,
+		      uint32_t *depth)
+{
+	for (size_t i = 0; i < n && *depth < VT_PROFILE_MAX_DEPTH; i++) {
+		uint32_t module;
+		uint32_t loc = user_loc(pr, frames[i].pc, i > 0, &module);
+		if (loc == NO_IDX)
+			return;
+		pr->locs[(*depth)++] = loc;
+		if (module != NO_IDX && frames[i].method < VT_UNWIND__COUNT)
+			pr->p->modules[module].frames[frames[i].method]++;
+	}
+}
+
+/* The user frames of a perf sample: CFI from its registers and stack copy, else the
+ * kernel's frame-pointer chain when that gets further. */
+static size_t user_frames(struct profiler *pr, const struct vt_perf_sample *s,
+			  const uint64_t *fp_chain, size_t nfp, bool *truncated)
+{
+	size_t n = 0;
+	enum vt_unwind_end why = VT_UNWIND_END_ROOT;
+	if (s->regs_ok) {
+		struct vt_unwind_start st = { .stack = s->stack, .stack_len = s->stack_len,
+					      .stack_addr = s->regs[VT_PERF_REG_SP] };
+		regs_to_dwarf(s->regs, &st);
+		n = vt_unwind(pr->uw, s->tid, &st, pr->frames, VT_PROFILE_MAX_DEPTH, &why);
+	}
+	if (n <= 1 && nfp > n) {
+		n = nfp < VT_PROFILE_MAX_DEPTH ? nfp : VT_PROFILE_MAX_DEPTH;
+		for (size_t i = 0; i < n; i++)
+			pr->frames[i] = (struct vt_unwind_frame){
+				.pc = fp_chain[i],
+				.method = i + 1 < n ? VT_UNWIND_FP : VT_UNWIND_NONE,
+			};
+		why = VT_UNWIND_END_ROOT;
+	}
+	if (n <= 1 && !s->in_kernel)
+		pr->p->meta.unwind_failed++;
+	*truncated = why != VT_UNWIND_END_ROOT;
+	return n;
+}
+
+static void remember_stack(struct profiler *pr, struct tid_info *ti, uint32_t depth, bool trunc)
+{
+	if (!ti->last) {
+		ti->last = malloc(VT_PROFILE_MAX_DEPTH * sizeof(*ti->last));
+		if (!ti->last)
+			return;   /* runnable time falls back to a bare "[runnable]" row */
+	}
+	memcpy(ti->last, pr->locs, depth * sizeof(*pr->locs));
+	ti->last_depth = depth;
+	ti->last_truncated = trunc;
+}
+
+static void on_sample(void *ctx, const struct vt_perf_sample *s)
+{
+	struct profiler *pr = ctx;
+	struct tid_info *ti = tid_find(pr, s->tid, true);
+	if (!ti)
+		return;
+	if (!ti->named)
+		tid_name_from_proc(pr, ti);
+	if (!ti->wanted) {
+		pr->filtered++;
+		return;
+	}
+	/* the kernel's chain: context markers, kernel frames, then user frames by frame pointer */
+	uint64_t fp_user[VT_PROFILE_MAX_DEPTH];
+	size_t nfp = 0;
+	uint32_t depth = 0;
+	uint64_t context = 0;
+	for (uint32_t i = 0; i < s->nchain; i++) {
+		uint64_t pc = s->callchain[i];
+		if (pc >= VT_PERF_CONTEXT_MAX) {
+			context = pc;
+			continue;
+		}
+		if (context == PERF_CONTEXT_KERNEL && !pr->opts->no_kernel &&
+		    depth < VT_PROFILE_MAX_DEPTH) {
+			uint32_t loc = kernel_loc(pr, pc);
+			if (loc != NO_IDX)
+				pr->locs[depth++] = loc;
+		} else if (context == PERF_CONTEXT_USER && nfp < VT_PROFILE_MAX_DEPTH) {
+			fp_user[nfp++] = pc;
+		}
+	}
+	if (depth == 0 && s->in_kernel && !pr->opts->no_kernel) {
+		uint32_t loc = kernel_loc(pr, s->ip);
+		if (loc != NO_IDX)
+			pr->locs[depth++] = loc;
+	}
+	bool truncated = false;
+	size_t n = user_frames(pr, s, fp_user, nfp, &truncated);
+	if (n == 0 && !s->in_kernel) {
+		pr->frames[0] = (struct vt_unwind_frame){ .pc = s->ip };
+		n = 1;
+	}
+	push_user(pr, pr->frames, n, &depth);
+	if (depth == 0)
+		return;
+	uint32_t thread = tid_thread(pr, ti);
+	if (thread == NO_IDX)
+		return;
+	struct vt_err err;
+	if (vt_profile_add(pr->p, pr->locs, depth, thread, VT_PROF_RUNNING, 0, truncated, 1, &err))
+		pr->nomem = true;
+	remember_stack(pr, ti, depth, truncated);
+}
+
+/* ---- wall mode: threads that are not running ---- */
+
+static enum vt_prof_state state_of(char st)
+{
+	switch (st) {
+	case 'S': case 'I': return VT_PROF_SLEEPING;
+	case 'D': return VT_PROF_DISK;
+	case 'R': return VT_PROF_RUNNABLE;
+	default: return VT_PROF_OTHER;
+	}
+}
+
+/* The stack of a thread blocked in the kernel, from /proc/TID/syscall's sp and pc and a copy
+ * of its stack: no stop.  Returns the frames in pr->frames; 0 when it cannot be read. */
+static size_t blocked_stack(struct profiler *pr, pid_t tid, long *nr, bool *truncated)
+{
+	char path[64];
+	struct vt_err err;
+	uint64_t sp, pc;
+	snprintf(path, sizeof(path), "task/%d/syscall", (int)tid);
+	*nr = VT_SYSCALL_RUNNING;
+	if (vt_read_at(pr->dirfd, path, &pr->buf, &err) != VT_OK)
+		return 0;
+	if (vt_syscall_parse(pr->buf.data, pr->buf.len, nr, NULL, &err) != VT_OK ||
+	    !vt_syscall_parse_sp_pc(pr->buf.data, pr->buf.len, &sp, &pc) || pc == 0)
+		return 0;
+	/* the copy may run past the top of the stack mapping: take what reads */
+	size_t len = 0;
+	for (size_t want = WALL_STACK_BYTES; want >= 512 && len == 0; want /= 4) {
+		struct iovec local = { pr->wall_stack, want }, remote = { (void *)(uintptr_t)sp, want };
+		ssize_t got = process_vm_readv(tid, &local, 1, &remote, 1, 0);
+		if (got > 0)
+			len = (size_t)got;
+	}
+	struct vt_unwind_start st = { .stack = pr->wall_stack, .stack_len = len, .stack_addr = sp };
+	st.regs[VT_DW_RIP] = pc;
+	st.regs[VT_DW_RSP] = sp;
+	st.known = 1u << VT_DW_RIP | 1u << VT_DW_RSP;
+	enum vt_unwind_end why = VT_UNWIND_END_ROOT;
+	size_t n = vt_unwind(pr->uw, tid, &st, pr->frames, VT_PROFILE_MAX_DEPTH, &why);
+	if (n == 0) {
+		pr->frames[0] = (struct vt_unwind_frame){ .pc = pc };
+		n = 1;
+		why = VT_UNWIND_END_NOINFO;
+	}
+	*truncated = why != VT_UNWIND_END_ROOT;
+	return n;
+}
+
+static void wall_sample_blocked(struct profiler *pr, struct tid_info *ti,
+				const struct vt_thread_counts *row)
+{
+	long nr;
+	bool truncated = false;
+	size_t n = blocked_stack(pr, row->tid, &nr, &truncated);
+	uint32_t depth = 0;
+	char wait[64] = "";
+	if (row->wchan[0])
+		snprintf(wait, sizeof(wait), "%s", row->wchan);
+	else if (nr >= 0)
+		vt_syscall_label(nr, wait, sizeof(wait));
+	push_user(pr, pr->frames, n, &depth);
+	if (depth == 0) {
+		uint32_t func = vt_profile_intern_func(pr->p, vt_profile_intern_str(pr->p, "[blocked]"), 0);
+		pr->locs[depth++] = vt_profile_intern_loc(pr->p, 0, 0, func, false);
+		truncated = true;
+	}
+	uint32_t thread = tid_thread(pr, ti);
+	struct vt_err err;
+	if (thread == NO_IDX || pr->locs[0] == NO_IDX ||
+	    vt_profile_add(pr->p, pr->locs, depth, thread, state_of(row->state),
+			   vt_profile_intern_str(pr->p, wait), truncated, pr->wall_weight, &err))
+		pr->nomem = true;
+}
+
+/* Runnable time since the last read, as samples against the thread's last running stack. */
+static void wall_count_runnable(struct profiler *pr, struct tid_info *ti, uint64_t before,
+				uint64_t now)
+{
+	if (vt_known(before) && vt_known(now) && now > before)
+		ti->runnable_ns += now - before;
+	uint64_t per_sample = 1000000000ull / pr->hz;
+	uint64_t n = ti->runnable_ns / per_sample;
+	if (n == 0)
+		return;
+	ti->runnable_ns -= n * per_sample;
+	uint32_t thread = tid_thread(pr, ti);
+	struct vt_err err;
+	if (thread == NO_IDX)
+		return;
+	if (ti->last && ti->last_depth) {
+		if (vt_profile_add(pr->p, ti->last, ti->last_depth, thread, VT_PROF_RUNNABLE, 0,
+				   ti->last_truncated, n, &err))
+			pr->nomem = true;
+		return;
+	}
+	uint32_t func = vt_profile_intern_func(pr->p, vt_profile_intern_str(pr->p, "[runnable]"), 0);
+	uint32_t loc = vt_profile_intern_loc(pr->p, 0, 0, func, false);
+	if (loc == NO_IDX || vt_profile_add(pr->p, &loc, 1, thread, VT_PROF_RUNNABLE, 0, true, n, &err))
+		pr->nomem = true;
+}
+
+/* ---- ticks ---- */
+
+static void note_counters(struct profiler *pr, const struct vt_thread_counts *row, bool fresh)
+{
+	struct tid_info *ti = tid_find(pr, row->tid, true);
+	if (!ti)
+		return;
+	tid_name(pr, ti, row->comm);
+	uint64_t ticks = row->utime_ticks + row->stime_ticks;
+	if (!ti->counters) {
+		/* a thread born during the profile: all of its CPU is inside it */
+		ti->run_first = fresh ? 0 : row->run_ns;
+		ti->ticks_first = fresh ? 0 : ticks;
+	}
+	ti->run_last = row->run_ns;
+	ti->ticks_last = ticks;
+	ti->wait_last = row->wait_ns;
+	ti->counters = true;
+}
+
+/* Read the threads: names, counters, and (wall) the samples of those not running. */
+static int tick(struct profiler *pr, bool first, bool wall, struct vt_err *err)
+{
+	int rc = vt_thread_watch_read(pr->watch, wall ? VT_TW_WCHAN : 0, err);
+	if (rc == VT_E_GONE)
+		return rc;
+	size_t n, nx;
+	const struct vt_thread_counts *rows = vt_thread_watch_rows(pr->watch, &n);
+	const struct vt_thread_counts *gone = vt_thread_watch_exited(pr->watch, &nx);
+	for (size_t i = 0; i < nx; i++)
+		note_counters(pr, &gone[i], false);
+	for (size_t i = 0; i < n; i++) {
+		struct tid_info *ti = tid_find(pr, rows[i].tid, true);
+		if (!ti)
+			continue;
+		uint64_t wait_before = ti->counters ? ti->wait_last : VT_NA;
+		note_counters(pr, &rows[i], !first && rows[i].is_new);
+		if (!wall || first || !ti->wanted)
+			continue;
+		wall_count_runnable(pr, ti, wait_before, rows[i].wait_ns);
+		if (rows[i].state != 'R')
+			wall_sample_blocked(pr, ti, &rows[i]);
+	}
+	return VT_OK;
+}
+
+/* ---- the run ---- */
+
+static double cpu_self_s(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+		return -1;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Each thread's own CPU over the profile, into the profile's threads. */
+static void finish_threads(struct profiler *pr, long clk_tck)
+{
+	struct vt_profile *p = pr->p;
+	for (size_t i = 0; i < pr->tid_cap; i++) {
+		struct tid_info *ti = &pr->tids[i];
+		if (!ti->tid || !ti->wanted || !ti->counters)
+			continue;
+		double cpu;
+		if (vt_known(ti->run_last) && vt_known(ti->run_first) && ti->run_last >= ti->run_first)
+			cpu = (double)(ti->run_last - ti->run_first) / 1e9;
+		else if (clk_tck > 0)
+			cpu = (double)(ti->ticks_last - ti->ticks_first) / (double)clk_tck;
+		else
+			continue;
+		/* a thread that used CPU gets a row even if no sample caught it */
+		if (ti->thread == NO_IDX && cpu <= 0)
+			continue;
+		uint32_t t = tid_thread(pr, ti);
+		if (t != NO_IDX)
+			p->threads[t].cpu_s = cpu;
+	}
+}
+
+static void profiler_end(struct profiler *pr)
+{
+	vt_perf_close(&pr->perf);
+	vt_unwinder_free(&pr->uw);
+	vt_ksyms_free(&pr->ks);
+	vt_thread_watch_close(pr->watch);
+	pr->watch = NULL;
+	for (size_t i = 0; i < pr->tid_cap; i++)
+		free(pr->tids[i].last);
+	free(pr->tids);
+	free(pr->pcs);
+	vt_buf_release(&pr->buf);
+	if (pr->dirfd >= 0)
+		close(pr->dirfd);
+}
+
+static int start(struct profiler *pr, struct vt_err *err)
+{
+	struct vt_proc_stat st;
+	struct vt_proc_status status;
+	int rc;
+	if ((rc = vt_pid_open(pr->pfs, pr->pid, &pr->dirfd, err)) ||
+	    (rc = vt_target_check(pr->dirfd, pr->pid, &pr->buf, &st, &status, err)) ||
+	    (rc = vt_profile_new(&pr->p, err)))
+		return rc;
+	struct vt_prof_meta *m = &pr->p->meta;
+	m->pid = pr->pid;
+	snprintf(m->comm, sizeof(m->comm), "%s", st.comm);
+	snprintf(m->method, sizeof(m->method), "perf cpu-clock");
+	m->hz = pr->hz;
+	m->wall = pr->opts->wall;
+	m->wall_hz = pr->opts->wall ? (double)pr->hz / pr->wall_weight : 0;
+	m->overhead = NAN;
+	pr->kernel_module = vt_profile_intern_module(pr->p, "[kernel]", "/proc/kallsyms");
+	if (pr->kernel_module == NO_IDX)
+		return vt_err_set(err, VT_E_NOMEM, 0, "profile");
+	if ((rc = vt_thread_watch_open(pr->pfs, pr->dirfd, pr->pid, &pr->watch, err)))
+		return rc == VT_E_GONE ? VT_E_GONE : rc;
+	if ((rc = vt_unwinder_open(pr->pid, &pr->uw, err)))
+		return rc;
+	if (!pr->opts->no_kernel) {
+		struct vt_err kerr;
+		if (vt_ksyms_load(NULL, &pr->ks, &kerr) == VT_OK) {
+			m->kernel_symbols = true;
+			pr->p->modules[pr->kernel_module].symbols = VT_SYMS_KALLSYMS;
+		}
+	}
+	struct vt_perf_opts po = {
+		.hz = pr->hz,
+		.stack_bytes = VT_PROFILER_STACK_BYTES,
+		.kernel = !pr->opts->no_kernel,
+	};
+	if ((rc = tick(pr, true, false, err)))
+		return rc;
+	return vt_perf_open(pr->pid, &po, &pr->perf, err);
+}
+
+int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_profiler_opts *opts,
+		    struct vt_profile **out, struct vt_err *err)
+{
+	struct profiler pr = { .pfs = pfs, .pid = pid, .dirfd = -1, .opts = opts };
+	*out = NULL;
+	pr.hz = opts->hz ? opts->hz : VT_PROFILER_HZ_DEFAULT;
+	if (pr.hz > VT_PROFILER_HZ_MAX)
+		pr.hz = VT_PROFILER_HZ_MAX;
+	/* in wall mode the tick is 1/wall_hz, wall_hz = hz / weight <= WALL_HZ_MAX, and each
+	 * wall sample counts weight samples of 1/hz s */
+	pr.wall_weight = (pr.hz + VT_PROFILER_WALL_HZ_MAX - 1) / VT_PROFILER_WALL_HZ_MAX;
+	if (pr.wall_weight == 0)
+		pr.wall_weight = 1;
+	uint64_t tick_ns = opts->wall ? 1000000000ull * pr.wall_weight / pr.hz : TICK_NS;
+
+	double self0 = cpu_self_s();
+	int rc = start(&pr, err);
+	if (rc) {
+		vt_profile_free(&pr.p);
+		profiler_end(&pr);
+		return rc;
+	}
+	const struct vt_thread_watch_proc *proc = vt_thread_watch_process(pr.watch);
+	uint64_t proc_ticks0 = proc->utime_ticks + proc->stime_ticks;
+	long clk_tck = proc->clk_tck;
+	uint64_t t0 = vt_mono_ns(), next_tick = t0 + tick_ns;
+	uint64_t end = t0 + (uint64_t)(opts->duration_s * 1e9);
+	bool exited = false;
+
+	while (!exited && !pr.nomem && !(opts->stop && *opts->stop)) {
+		uint64_t now = vt_mono_ns();
+		if (now >= end)
+			break;
+		uint64_t until = next_tick < end ? next_tick : end;
+		int timeout_ms = until > now ? (int)((until - now + 999999) / 1000000) : 0;
+		rc = vt_perf_poll(pr.perf, timeout_ms, on_sample, &pr, err);
+		if (rc == VT_E_GONE) {
+			exited = true;
+			break;
+		}
+		if (rc)
+			break;
+		now = vt_mono_ns();
+		if (now < next_tick)
+			continue;
+		while (next_tick <= now)
+			next_tick += tick_ns;
+		if (tick(&pr, false, opts->wall, err) == VT_E_GONE ||
+		    vt_perf_sync_threads(pr.perf, err) == VT_E_GONE) {
+			exited = true;
+			break;
+		}
+		struct vt_err rerr;
+		vt_unwinder_refresh(pr.uw, &rerr);   /* a failed refresh keeps the old modules */
+		if (opts->progress)
+			opts->progress(opts->progress_ctx, (double)(now - t0) / 1e9, opts->duration_s,
+				       pr.p->meta.samples);
+	}
+	if (rc && rc != VT_E_GONE) {
+		vt_profile_free(&pr.p);
+		profiler_end(&pr);
+		return rc;
+	}
+	/* what is left in the rings, and the counters at the end */
+	struct vt_err derr;
+	if (!exited)
+		vt_perf_poll(pr.perf, 0, on_sample, &pr, &derr);
+	if (!exited && tick(&pr, false, false, &derr) == VT_E_GONE)
+		exited = true;
+	struct vt_prof_meta *m = &pr.p->meta;
+	m->duration_s = (double)(vt_mono_ns() - t0) / 1e9;
+	m->exited = exited;
+	proc = vt_thread_watch_process(pr.watch);
+	if (!exited && clk_tck > 0)
+		m->process_cpu_s = (double)(proc->utime_ticks + proc->stime_ticks - proc_ticks0) /
+				   (double)clk_tck;
+	finish_threads(&pr, clk_tck);
+	struct vt_perf_stats ps;
+	vt_perf_get_stats(pr.perf, &ps);
+	m->lost = ps.lost;
+	double self1 = cpu_self_s();
+	m->self_cpu_s = self0 >= 0 && self1 >= 0 ? self1 - self0 : -1;
+	if (pr.nomem) {
+		vt_profile_free(&pr.p);
+		profiler_end(&pr);
+		return vt_err_set(err, VT_E_NOMEM, 0, "profile of %d", (int)pid);
+	}
+	if (exited && m->samples == 0) {
+		vt_profile_free(&pr.p);
+		profiler_end(&pr);
+		return vt_err_set(err, VT_E_GONE, 0, "process %d exited before the first sample",
+				  (int)pid);
+	}
+	*out = pr.p;
+	profiler_end(&pr);
+	return VT_OK;
+}

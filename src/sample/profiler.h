@@ -1,0 +1,70 @@
+/*
+ * profiler.h — a running process sampled for a while into a profile
+ * (sample/profile.h): `vitals profile` and the soak's periodic profiles.
+ *
+ * CPU samples come from perf events (perf/perf_events.h): every thread is
+ * interrupted hz times per second of CPU it uses, and each sample's user
+ * stack is walked with call frame information (elf/unwind.h) from the
+ * registers and stack copy the kernel took, or along the kernel's
+ * frame-pointer chain when that walk gets no further; kernel frames are
+ * named from /proc/kallsyms.
+ *
+ * Every tick (100 ms, or 1/wall_hz in wall mode) the profiler reads the
+ * threads' counters (proc/thread_watch.h): which threads there are and
+ * their names (new ones get perf events), and each thread's own CPU over
+ * the profile, the truth beside which the sample shares are read.  In
+ * wall mode it also samples the threads that are not running: their state,
+ * what they wait in (wchan, else the system call), and their user stack,
+ * unwound from the stack pointer and program counter /proc/TID/syscall
+ * gives and a copy of the stack read with process_vm_readv — without
+ * stopping them.  Time a thread spent runnable (schedstat) is counted
+ * against the last stack it was seen running.  Every count is in units of
+ * 1/hz seconds: a wall sample taken at wall_hz counts hz/wall_hz.
+ *
+ * The target is never stopped and nothing is written to it.  A target that
+ * exits mid-profile yields the profile so far (meta.exited).
+ */
+#ifndef VT_SAMPLE_PROFILER_H
+#define VT_SAMPLE_PROFILER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/error.h"
+#include "proc/procfs.h"
+#include "sample/profile.h"
+
+#define VT_PROFILER_HZ_DEFAULT 99
+#define VT_PROFILER_HZ_MAX 10000
+#define VT_PROFILER_STACK_BYTES 16384
+/* Wall samples of blocked threads at most this often per thread (each costs an unwind). */
+#define VT_PROFILER_WALL_HZ_MAX 20
+
+struct vt_profiler_opts {
+	double duration_s;          /* how long to sample, > 0 */
+	unsigned hz;                /* CPU samples per second of CPU per thread; 0 = default */
+	bool wall;                  /* sample blocked threads too */
+	const char *threads_glob;   /* only threads whose name matches (fnmatch), NULL all */
+	bool no_kernel;             /* leave kernel frames out */
+	volatile sig_atomic_t *stop;   /* set (by a signal) to end early with what was taken */
+	/* called every tick: seconds so far, of total, samples so far */
+	void (*progress)(void *ctx, double elapsed_s, double total_s, uint64_t samples);
+	void *progress_ctx;
+};
+
+/*
+ * Profile process pid (its directory in pfs) for opts->duration_s.  On
+ * VT_OK *out is the caller's (vt_profile_free).  Errors:
+ *   VT_E_NOPROC, VT_E_KTHREAD, VT_E_ZOMBIE, VT_E_USAGE (a thread id)
+ *   VT_E_PERM         perf events refused, or the process's maps unreadable:
+ *                     err->hint names the setting or capability and the command
+ *   VT_E_UNSUPPORTED  no perf events on this kernel
+ *   VT_E_GONE         the process exited before the first sample
+ *   VT_E_NOMEM
+ */
+int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_profiler_opts *opts,
+		    struct vt_profile **out, struct vt_err *err);
+
+#endif

@@ -141,7 +141,7 @@ int vt_code_map_parse(const char *buf, size_t len, struct vt_code_map *m, struct
 		}
 		file = l.path_len && l.path[0] == '/' && l.inode != 0;
 		vdso = vt_word_is(l.path, l.path_len, "[vdso]");
-		if (open && file && same_file(&first, &l)) {
+		if (open && file && same_file(&first, &l) && l.start >= high) {
 			high = l.end;
 			exec |= l.exec;
 			continue;

@@ -62,6 +62,16 @@ static int rank_of(char type)
 	}
 }
 
+static bool printable(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 0x7f)
+			return false;
+	return true;
+}
+
 static bool push(struct vt_ksyms *ks, uint64_t addr, const char *name, size_t len, int rank)
 {
 	if (ks->n == KSYMS_MAX)
@@ -133,13 +143,19 @@ int vt_ksyms_parse(const char *text, size_t len, struct vt_ksyms **out, struct v
 		lineno++;
 		if (llen == 0)
 			continue;
-		if (!vt_scan_hex(&ls, &addr) || !vt_scan_word(&ls, &type, &tlen) || tlen != 1 ||
+		if (!vt_scan_hex(&ls, &addr) || vt_scan_eof(&ls) || (*ls.p != ' ' && *ls.p != '\t') ||
+		    !vt_scan_word(&ls, &type, &tlen) || tlen != 1 ||
 		    !vt_scan_word(&ls, &name, &nlen) || nlen > NAME_MAX_LEN) {
 			char snip[64];
 
 			vt_snippet(snip, sizeof(snip), line, llen);
 			rc = vt_err_set(err, VT_E_PARSE, 0, "kallsyms line %zu malformed: '%s'", lineno,
 					snip);
+			goto fail;
+		}
+		if (!printable(name, nlen)) {
+			rc = vt_err_set(err, VT_E_PARSE, 0, "kallsyms line %zu: name is not printable",
+					lineno);
 			goto fail;
 		}
 		lines++;
@@ -167,7 +183,8 @@ int vt_ksyms_parse(const char *text, size_t len, struct vt_ksyms **out, struct v
 				 "system call in progress instead");
 		goto fail;
 	}
-	qsort(ks->v, ks->n, sizeof(*ks->v), cmp_ksym);
+	if (ks->n)   /* (qsort of NULL, 0 is undefined) */
+		qsort(ks->v, ks->n, sizeof(*ks->v), cmp_ksym);
 	/* one entry per address: the best-ranked name (the end marker ranks last) */
 	for (i = 0, j = 0; i < ks->n; i++)
 		if (j == 0 || ks->v[j - 1].addr != ks->v[i].addr)

@@ -602,7 +602,12 @@ static void test_kallsyms__hidden_and_malformed(void)
 	CHECK(vt_ksyms_parse("", 0, &ks, &err) == VT_E_PARSE);
 	CHECK(vt_ksyms_parse("ffffffff81000000 T\n", 19, &ks, &err) == VT_E_PARSE);
 	CHECK(vt_ksyms_parse("zz T x\n", 7, &ks, &err) == VT_E_PARSE);
+	CHECK(vt_ksyms_parse("fffff0z T x\n", 12, &ks, &err) == VT_E_PARSE);   /* fuzzer */
 	CHECK(ks == NULL);
+	/* no text symbol at all: an empty table, every lookup NULL */
+	CHECK(vt_ksyms_parse("ffffffff82000000 D data\n", 24, &ks, &err) == VT_OK);
+	CHECK(ks && vt_ksyms_name(ks, 0xffffffff82000000ull) == NULL);
+	vt_ksyms_free(&ks);
 }
 
 /* The live file, when this machine shows its addresses. */

@@ -16,8 +16,14 @@
  * separate debug files when installed, whatever libdw finds; an address no
  * symbol covers is named by module and file offset, never by a wrong name.
  *
+ * The process is read through its /proc directory fd (the caller's
+ * vt_pid_open, so a reused pid cannot swap the process under us): maps,
+ * root/<path>, map_files/<range>.  This module does not include src/proc
+ * (same layer), so it parses the few maps fields it needs itself
+ * (elf/code_map.h).
+ *
  * Not thread-safe; one unwinder per process.  Errors:
- *   VT_E_NOPROC, VT_E_PERM (maps unreadable), VT_E_NOMEM, VT_E_IO
+ *   VT_E_NOPROC, VT_E_GONE (exited), VT_E_PERM (maps unreadable), VT_E_NOMEM, VT_E_IO
  */
 #ifndef VT_ELF_UNWIND_H
 #define VT_ELF_UNWIND_H
@@ -50,6 +56,10 @@ enum vt_sym_source {
 };
 const char *vt_sym_source_name(enum vt_sym_source s);
 
+/* Memory reads from the target per unwind (process_vm_readv of one aligned
+ * 64-byte block each), beyond the stack copy. */
+#define VT_UNWIND_TARGET_READS 64
+
 /* x86-64 DWARF register numbers (the order libdw's initial registers take). */
 enum vt_dwarf_reg {
 	VT_DW_RAX, VT_DW_RDX, VT_DW_RCX, VT_DW_RBX, VT_DW_RSI, VT_DW_RDI, VT_DW_RBP, VT_DW_RSP,
@@ -79,16 +89,23 @@ enum vt_unwind_end {
 };
 
 /* One frame: its pc and how the step to its caller was found (enum vt_unwind_method;
- * the outermost frame's is NONE). */
+ * the outermost frame's is NONE).  method is DWARF when the module's CFI has an
+ * entry covering the frame's pc, FP when libdw had to fall back to the frame
+ * pointer (a module or a function without CFI: hand-written assembly, JIT code). */
 struct vt_unwind_frame {
 	uint64_t pc;              /* the leaf's ip; callers' return addresses as they are */
 	uint8_t method;
+	uint8_t activation;       /* pc is an exact instruction (the leaf, or a frame a signal
+	                           * interrupted), not a return address: symbolize with
+	                           * is_return = !activation */
 };
 
 /* A symbolized address.  The strings belong to the unwinder, valid until it is refreshed
  * or freed. */
 struct vt_unwind_sym {
-	const char *func;         /* NULL: no symbol covers pc */
+	const char *func;         /* NULL: no symbol covers pc (a sized symbol whose range
+	                           * holds it; the nearest symbol is never guessed) */
+	uint64_t func_off;        /* pc - the symbol's start, 0 when func is NULL */
 	const char *module;       /* basename as mapped; NULL: pc is in no module */
 	const char *path;         /* the mapped path; NULL as module */
 	uint64_t module_off;      /* pc - load bias (the file's own address) */
@@ -96,22 +113,47 @@ struct vt_unwind_sym {
 	bool has_cfi;             /* the module has call frame information */
 };
 
+/* What the unwinder did, for the profile's "how it sampled". */
+struct vt_unwind_stats {
+	uint64_t unwinds;         /* vt_unwind calls */
+	uint64_t frames;          /* frames returned */
+	uint64_t target_reads;    /* process_vm_readv calls (memory outside the stack copies) */
+	uint64_t stack_misses;    /* reads the stack copy could not serve and were not read */
+	uint64_t lookups;         /* vt_unwind_symbolize calls */
+	uint64_t cache_hits;      /* ... answered from the pc cache */
+	uint32_t modules;         /* code modules reported now */
+	uint32_t reports;         /* times the module list was (re)reported */
+};
+
 struct vt_unwinder;
 
-int vt_unwinder_open(pid_t pid, struct vt_unwinder **out, struct vt_err *err);
+/*
+ * An unwinder for process pid, whose /proc directory is pid_fd (duplicated:
+ * the caller keeps its fd).  Reads maps and reports the code modules; files
+ * are opened only when an address in them is first unwound or named.
+ */
+int vt_unwinder_open(int pid_fd, pid_t pid, struct vt_unwinder **out, struct vt_err *err);
 
 /* Re-read the module list when the process mapped or unmapped code (dlopen).  Cheap
- * when nothing changed (the maps file's executable mappings are compared). */
+ * when nothing changed (the maps file's executable mappings are compared): one read
+ * of maps.  When they changed, the pc cache is emptied and strings handed out
+ * before are no longer valid.  VT_E_GONE when the process exited. */
 int vt_unwinder_refresh(struct vt_unwinder *uw, struct vt_err *err);
 
-/* Walk thread tid's stack from start; writes up to max frames, leaf first. */
+/* Walk thread tid's stack from start; writes up to max frames, leaf first, and why
+ * the walk ended (why may be NULL).  0 frames when start lacks RIP or RSP. */
 size_t vt_unwind(struct vt_unwinder *uw, pid_t tid, const struct vt_unwind_start *start,
 		 struct vt_unwind_frame *frames, size_t max, enum vt_unwind_end *why);
 
-/* Name pc (a return address is looked up at pc - 1 by the caller's choice: is_return). */
+/* Name pc (a return address is looked up at pc - 1 by the caller's choice: is_return).
+ * Answers are cached by address.  False when pc is in no module (out then has
+ * func, module and path NULL and module_off = pc). */
 bool vt_unwind_symbolize(struct vt_unwinder *uw, uint64_t pc, bool is_return,
 			 struct vt_unwind_sym *out);
 
+void vt_unwinder_get_stats(const struct vt_unwinder *uw, struct vt_unwind_stats *out);
+
+/* Close the Dwfl and the files; sets *uw to NULL.  NULL or *uw NULL is a no-op. */
 void vt_unwinder_free(struct vt_unwinder **uw);
 
 #endif

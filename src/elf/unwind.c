@@ -1,0 +1,929 @@
+/*
+ * unwind.c — stacks walked and code addresses named with libdwfl (see
+ * unwind.h).
+ *
+ * One Dwfl per process.  Its modules come from our own reading of maps
+ * (elf/code_map.h); find_elf opens each file only when an address in it is
+ * first needed, through the process's /proc directory.  The thread state is
+ * ours too: dwfl_attach_state with callbacks that serve exactly one thread,
+ * the one vt_unwind was given, whose registers and stack come from a sample
+ * instead of from ptrace.  Nothing here stops the target.
+ *
+ * libdwfl steps a frame with the CFI of the pc's module (.eh_frame, then
+ * .debug_frame) and, where no entry covers the pc, falls back to the x86-64
+ * backend's frame-pointer step (rbp chain).  Which one it used is not told,
+ * so a frame's method is worked out the same way: DWARF when the CFI has an
+ * entry for the pc, FP otherwise.
+ */
+#include "elf/unwind.h"
+
+#include "base/buf.h"
+#include "elf/code_map.h"
+
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define CACHE_SLOTS 4096u          /* pc cache entries (a power of two) */
+#define CACHE_FULL (CACHE_SLOTS / 4 * 3)   /* emptied when this many are used */
+#define BLOCK 64u                  /* bytes per target read, aligned: never crosses a page */
+#define BLOCKS 8u                  /* target blocks kept during one unwind */
+#define VDSO_MAX (1u << 20)
+#define MAPS_MAX (64u << 20)
+
+const char *vt_unwind_method_name(enum vt_unwind_method m)
+{
+	switch (m) {
+	case VT_UNWIND_NONE: return "none";
+	case VT_UNWIND_DWARF: return "dwarf";
+	case VT_UNWIND_FP: return "frame pointers";
+	case VT_UNWIND_KERNEL: return "kernel";
+	case VT_UNWIND__COUNT: break;
+	}
+	return "?";
+}
+
+const char *vt_sym_source_name(enum vt_sym_source s)
+{
+	switch (s) {
+	case VT_SYMS_NONE: return "none";
+	case VT_SYMS_DYNSYM: return "dynsym";
+	case VT_SYMS_SYMTAB: return "symtab";
+	case VT_SYMS_MINIDEBUG: return "minidebuginfo";
+	case VT_SYMS_DEBUGFILE: return "debug file";
+	case VT_SYMS_KALLSYMS: return "kallsyms";
+	}
+	return "?";
+}
+
+/* What we learn about a module, once (libdwfl's userdata points here). */
+struct mod_info {
+	struct vt_unwinder *uw;
+	size_t idx;                /* into uw->map.v */
+	bool known;                /* the fields below are filled */
+	bool has_cfi;
+	uint8_t syms;              /* enum vt_sym_source */
+	uint64_t bias;             /* load bias: pc - bias is the file's address */
+};
+
+enum { PC_SYM = 1, PC_FDE = 2, PC_HAS_FDE = 4 };
+
+/* One looked-up address (a pc, or a return address - 1). */
+struct pc_entry {
+	uint64_t addr;             /* 0: empty slot */
+	uint32_t mod;              /* index + 1 into map.v; 0: in no module */
+	uint8_t flags;             /* PC_* done */
+	const char *func;          /* libdw's string, NULL unknown */
+	uint64_t func_start;
+};
+
+struct block {
+	uint64_t addr;             /* BLOCK-aligned; valid when used */
+	bool used;
+	uint8_t bytes[BLOCK];
+};
+
+/* A symbol name without its version ("memcpy" of "memcpy@@GLIBC_2.14"), kept
+ * until the modules are reported again. */
+struct unversioned {
+	const char *orig;          /* libdw's string; NULL: empty slot */
+	char *copy;
+};
+
+struct vdso_copy {
+	struct vdso_copy *next;
+	size_t len;
+	unsigned char bytes[];
+};
+
+struct vt_unwinder {
+	pid_t pid;
+	int pid_fd, maps_fd;
+	Dwfl *dwfl;
+	Elf *arch_elf;             /* a bare x86-64 ELF header: libdw's backend for the thread state */
+	Elf64_Ehdr arch_ehdr;
+	struct vt_code_map map;
+	struct mod_info *info;     /* parallel to map.v */
+	bool reported;
+	struct vt_buf maps;
+	struct vdso_copy *vdsos;   /* images libdw's vdso Elf reads from: kept until free */
+	struct pc_entry *cache;
+	size_t cache_used;
+	struct unversioned *names; /* open addressing by orig, names_cap a power of two */
+	size_t names_used, names_cap;
+	/* the unwind in progress */
+	const struct vt_unwind_start *start;
+	pid_t tid;
+	unsigned reads_left;
+	unsigned misses;           /* reads not served since the last frame was handed out */
+	struct block blocks[BLOCKS];
+	unsigned next_block;
+	struct vt_unwind_stats stats;
+};
+
+/* ---- the pc cache ---- */
+
+static struct pc_entry *cache_get(struct vt_unwinder *uw, uint64_t addr)
+{
+	uint64_t h = addr * 0x9e3779b97f4a7c15ull;
+	size_t i = (size_t)(h >> 40) & (CACHE_SLOTS - 1);
+
+	if (addr == 0)
+		addr = 1;   /* 0 marks empty slots; pc 0 is in no module anyway */
+	for (;; i = (i + 1) & (CACHE_SLOTS - 1)) {
+		struct pc_entry *e = &uw->cache[i];
+
+		if (e->addr == addr)
+			return e;
+		if (e->addr == 0)
+			break;
+	}
+	if (uw->cache_used >= CACHE_FULL) {
+		memset(uw->cache, 0, CACHE_SLOTS * sizeof(*uw->cache));
+		uw->cache_used = 0;
+		return cache_get(uw, addr);
+	}
+	uw->cache[i].addr = addr;
+	uw->cache_used++;
+	return &uw->cache[i];
+}
+
+static void cache_clear(struct vt_unwinder *uw)
+{
+	memset(uw->cache, 0, CACHE_SLOTS * sizeof(*uw->cache));
+	uw->cache_used = 0;
+}
+
+static void names_clear(struct vt_unwinder *uw)
+{
+	size_t i;
+
+	for (i = 0; i < uw->names_cap; i++)
+		free(uw->names[i].copy);
+	free(uw->names);
+	uw->names = NULL;
+	uw->names_used = uw->names_cap = 0;
+}
+
+static struct unversioned *names_slot(struct unversioned *v, size_t cap, const char *orig)
+{
+	size_t i = (size_t)(((uintptr_t)orig * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+
+	while (v[i].orig && v[i].orig != orig)
+		i = (i + 1) & (cap - 1);
+	return &v[i];
+}
+
+/* name without "@VERSION" / "@@VERSION"; name itself when it has none or on
+ * allocation failure (a versioned name is still the right name). */
+static const char *unversioned(struct vt_unwinder *uw, const char *name)
+{
+	const char *at = strchr(name, '@');
+	struct unversioned *slot;
+	size_t i;
+
+	if (!at || at == name)
+		return name;
+	if (uw->names_used * 2 >= uw->names_cap) {
+		size_t cap = uw->names_cap ? uw->names_cap * 2 : 256;
+		struct unversioned *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return name;
+		for (i = 0; i < uw->names_cap; i++)
+			if (uw->names[i].orig)
+				*names_slot(v, cap, uw->names[i].orig) = uw->names[i];
+		free(uw->names);
+		uw->names = v;
+		uw->names_cap = cap;
+	}
+	slot = names_slot(uw->names, uw->names_cap, name);
+	if (!slot->orig) {
+		slot->copy = strndup(name, (size_t)(at - name));
+		if (!slot->copy)
+			return name;
+		slot->orig = name;
+		uw->names_used++;
+	}
+	return slot->copy;
+}
+
+/* ---- finding and opening the files ---- */
+
+#define OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+
+/* The file of cm as the process sees it: PID/root/<path> (its mount namespace),
+ * else PID/map_files/<range> (deleted files; needs CAP_SYS_ADMIN or
+ * CAP_CHECKPOINT_RESTORE), else the host's path if it is the very file mapped. */
+static int open_module(const struct vt_unwinder *uw, const struct vt_code_module *cm)
+{
+	char rel[PATH_MAX + 16];
+	struct stat st;
+	int fd;
+
+	if (!cm->deleted && cm->path[0] == '/' && strlen(cm->path) < PATH_MAX) {
+		snprintf(rel, sizeof(rel), "root%s", cm->path);
+		fd = openat(uw->pid_fd, rel, OPEN_FLAGS);
+		if (fd >= 0)
+			return fd;
+	}
+	snprintf(rel, sizeof(rel), "map_files/%" PRIx64 "-%" PRIx64, cm->map_start, cm->map_end);
+	fd = openat(uw->pid_fd, rel, OPEN_FLAGS);
+	if (fd >= 0 || cm->deleted || cm->path[0] != '/')
+		return fd;
+	fd = open(cm->path, OPEN_FLAGS);
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == cm->inode &&
+	    major(st.st_dev) == cm->dev_major && minor(st.st_dev) == cm->dev_minor)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* The vdso, copied out of the target (it is the same image in every process,
+ * but its address is the target's). */
+static Elf *vdso_elf(struct vt_unwinder *uw, const struct vt_code_module *cm)
+{
+	size_t len = cm->high - cm->low;
+	struct vdso_copy *v;
+	struct iovec local, remote;
+	Elf *e;
+
+	if (len == 0 || len > VDSO_MAX)
+		return NULL;
+	v = malloc(sizeof(*v) + len);
+	if (!v)
+		return NULL;
+	local = (struct iovec){ v->bytes, len };
+	remote = (struct iovec){ (void *)(uintptr_t)cm->low, len };
+	if (process_vm_readv(uw->pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
+		free(v);
+		return NULL;
+	}
+	v->len = len;
+	v->next = uw->vdsos;
+	uw->vdsos = v;
+	e = elf_memory((char *)v->bytes, len);
+	if (e && elf_kind(e) != ELF_K_ELF) {
+		elf_end(e);
+		e = NULL;
+	}
+	return e;
+}
+
+/* Dwfl_Callbacks.find_elf: our module's file, read with pread (no mmap: a file
+ * truncated under us cannot SIGBUS), or the vdso from memory. */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+		    char **file_name, Elf **elfp)
+{
+	struct mod_info *mi = *userdata;
+	const struct vt_code_module *cm;
+	Elf *e;
+	int fd;
+
+	(void)mod;
+	(void)modname;
+	(void)base;
+	*file_name = NULL;
+	*elfp = NULL;
+	if (!mi)
+		return -1;
+	cm = &mi->uw->map.v[mi->idx];
+	if (cm->vdso) {
+		*elfp = vdso_elf(mi->uw, cm);
+		return -1;
+	}
+	fd = open_module(mi->uw, cm);
+	if (fd < 0)
+		return -1;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		close(fd);
+		return -1;
+	}
+	*elfp = e;
+	*file_name = strdup(cm->path);   /* NULL is allowed: only messages use it */
+	return fd;
+}
+
+/* Separate debug files by build ID only (/usr/lib/debug/.build-id/): bounded
+ * work, and never debuginfod's network lookups (dwfl_standard_find_debuginfo
+ * tries those when DEBUGINFOD_URLS is set). */
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = find_elf,
+	.find_debuginfo = dwfl_build_id_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = NULL,
+};
+
+/* ---- the thread state: one thread, registers and stack from the sample ---- */
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct vt_unwinder *uw = arg;
+
+	(void)dwfl;
+	if (*thread_argp)
+		return 0;
+	*thread_argp = uw;
+	return uw->tid;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	struct vt_unwinder *uw = arg;
+
+	(void)dwfl;
+	*thread_argp = uw;
+	return tid == uw->tid;
+}
+
+static bool read_block(struct vt_unwinder *uw, uint64_t addr, uint64_t *out)
+{
+	uint64_t base = addr & ~(uint64_t)(BLOCK - 1);
+	struct iovec local, remote;
+	struct block *b;
+	unsigned i;
+
+	if (addr - base > BLOCK - sizeof(*out))
+		return false;   /* straddles two blocks: unaligned, not a saved register */
+	for (i = 0; i < BLOCKS; i++) {
+		b = &uw->blocks[i];
+		if (b->used && b->addr == base) {
+			memcpy(out, b->bytes + (addr - base), sizeof(*out));
+			return true;
+		}
+	}
+	if (uw->reads_left == 0)
+		return false;
+	uw->reads_left--;
+	uw->stats.target_reads++;
+	b = &uw->blocks[uw->next_block++ % BLOCKS];
+	b->used = false;
+	local = (struct iovec){ b->bytes, BLOCK };
+	remote = (struct iovec){ (void *)(uintptr_t)base, BLOCK };
+	if (process_vm_readv(uw->pid, &local, 1, &remote, 1, 0) != (ssize_t)BLOCK)
+		return false;
+	b->used = true;
+	b->addr = base;
+	memcpy(out, b->bytes + (addr - base), sizeof(*out));
+	return true;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct vt_unwinder *uw = arg;
+	const struct vt_unwind_start *s = uw->start;
+	uint64_t v;
+
+	(void)dwfl;
+	if (s->stack && s->stack_len >= sizeof(v) && addr >= s->stack_addr &&
+	    addr - s->stack_addr <= s->stack_len - sizeof(v)) {
+		memcpy(&v, s->stack + (addr - s->stack_addr), sizeof(v));
+		*result = v;
+		return true;
+	}
+	if (s->read_target && read_block(uw, addr, &v)) {
+		*result = v;
+		return true;
+	}
+	uw->misses++;
+	uw->stats.stack_misses++;
+	return false;
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct vt_unwinder *uw = arg;
+	const struct vt_unwind_start *s = uw->start;
+	Dwarf_Word vals[VT_DW_NREGS];
+	int i = 0, j;
+
+	while (i < VT_DW_NREGS) {
+		if (!(s->known & (1u << i))) {
+			i++;
+			continue;
+		}
+		for (j = i; j < VT_DW_NREGS && (s->known & (1u << j)); j++)
+			vals[j - i] = s->regs[j];
+		if (!dwfl_thread_state_registers(thread, i, (unsigned)(j - i), vals))
+			return false;
+		i = j;
+	}
+	dwfl_thread_state_register_pc(thread, s->regs[VT_DW_RIP]);
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = next_thread,
+	.get_thread = get_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+	.detach = NULL,
+	.thread_detach = NULL,
+};
+
+/* ---- modules ---- */
+
+static struct mod_info *mod_info_of(Dwfl_Module *mod)
+{
+	void **ud = NULL;
+
+	if (!mod || !dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL) || !ud)
+		return NULL;
+	return *ud;
+}
+
+/* Where mod's names come from, judged from its main file's sections and what
+ * libdw loaded: a .symtab in the file; else a separate debug file (libdw looks
+ * for one only when the file has no .symtab); else more symbols than .dynsym
+ * holds with .gnu_debugdata present (libdw decompressed it); else .dynsym. */
+static uint8_t sym_source(Dwfl_Module *mod, Elf *elf)
+{
+	size_t shstrndx, nsymtab = 0, ndynsym = 0;
+	bool minidebug = false;
+	const char *debugfile = NULL;
+	Elf_Scn *scn = NULL;
+	int n = dwfl_module_getsymtab(mod);
+
+	if (n <= 0 || !elf)
+		return VT_SYMS_NONE;
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		shstrndx = 0;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB && sh.sh_entsize)
+			nsymtab += sh.sh_size / sh.sh_entsize;
+		else if (sh.sh_type == SHT_DYNSYM && sh.sh_entsize)
+			ndynsym += sh.sh_size / sh.sh_entsize;
+		name = shstrndx ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (name && strcmp(name, ".gnu_debugdata") == 0)
+			minidebug = true;
+	}
+	if (nsymtab > 1)
+		return VT_SYMS_SYMTAB;
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	if (debugfile)
+		return VT_SYMS_DEBUGFILE;
+	if (minidebug && (size_t)n > ndynsym)
+		return VT_SYMS_MINIDEBUG;
+	return ndynsym > 1 ? VT_SYMS_DYNSYM : VT_SYMS_NONE;
+}
+
+static void learn_module(struct mod_info *mi, Dwfl_Module *mod)
+{
+	const struct vt_code_module *cm = &mi->uw->map.v[mi->idx];
+	Dwarf_Addr bias = 0, cbias;
+	Elf *elf;
+
+	if (mi->known)
+		return;
+	mi->known = true;
+	elf = dwfl_module_getelf(mod, &bias);
+	mi->bias = elf ? bias : cm->low;
+	mi->syms = sym_source(mod, elf);
+	mi->has_cfi = dwfl_module_eh_cfi(mod, &cbias) || dwfl_module_dwarf_cfi(mod, &cbias);
+}
+
+/* Has the module's .eh_frame (eh) or .debug_frame an entry for addr? */
+static bool cfi_covers(Dwfl_Module *mod, bool eh, Dwarf_Addr addr)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr bias = 0;
+	Dwarf_CFI *cfi = eh ? dwfl_module_eh_cfi(mod, &bias) : dwfl_module_dwarf_cfi(mod, &bias);
+
+	if (!cfi || dwarf_cfi_addrframe(cfi, addr - bias, &frame) != 0)
+		return false;
+	free(frame);
+	return true;
+}
+
+/* Does the CFI at addr say the return address is undefined: the outermost
+ * frame (_start, a thread's start)?  libdw ends the walk the same way when a
+ * return address could not be worked out (a register it needed was unknown),
+ * so a walk that ended without this is not taken for a root. */
+static bool ra_undefined(Dwfl_Module *mod, bool eh, Dwarf_Addr addr)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr bias = 0;
+	Dwarf_CFI *cfi = eh ? dwfl_module_eh_cfi(mod, &bias) : dwfl_module_dwarf_cfi(mod, &bias);
+	Dwarf_Op ops_mem[3], *ops = NULL;
+	size_t nops = 1;
+	bool undefined = false;
+	int ra;
+
+	if (!cfi || dwarf_cfi_addrframe(cfi, addr - bias, &frame) != 0)
+		return false;
+	ra = dwarf_frame_info(frame, NULL, NULL, NULL);
+	/* libdw: undefined is no operations in ops_mem; same value is ops NULL */
+	if (ra >= 0 && dwarf_frame_register(frame, ra, ops_mem, &ops, &nops) == 0)
+		undefined = nops == 0 && ops == ops_mem;
+	free(frame);
+	return undefined;
+}
+
+static bool is_root(struct vt_unwinder *uw, uint64_t addr)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(uw->dwfl, addr);
+
+	if (!mod)
+		return false;
+	if (cfi_covers(mod, true, addr))
+		return ra_undefined(mod, true, addr);
+	return ra_undefined(mod, false, addr);
+}
+
+/* Does CFI cover addr (a pc, or a return address - 1)?  Cached. */
+static bool has_fde(struct vt_unwinder *uw, uint64_t addr)
+{
+	struct pc_entry *e = cache_get(uw, addr);
+	Dwfl_Module *mod;
+
+	if (!(e->flags & PC_FDE)) {
+		e->flags |= PC_FDE;
+		mod = dwfl_addrmodule(uw->dwfl, addr);
+		if (mod && (cfi_covers(mod, true, addr) || cfi_covers(mod, false, addr)))
+			e->flags |= PC_HAS_FDE;
+	}
+	return e->flags & PC_HAS_FDE;
+}
+
+static int report(struct vt_unwinder *uw, struct vt_code_map *map, struct vt_err *err)
+{
+	struct mod_info *info = calloc(map->n ? map->n : 1, sizeof(*info));
+	char name[PATH_MAX + 16];
+	size_t i;
+
+	if (!info)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory reporting modules");
+	dwfl_report_begin(uw->dwfl);
+	for (i = 0; i < map->n; i++) {
+		const struct vt_code_module *cm = &map->v[i];
+		Dwfl_Module *mod;
+		void **ud = NULL;
+
+		info[i].uw = uw;
+		info[i].idx = i;
+		/* the name tells a deleted file from its replacement at the same range */
+		snprintf(name, sizeof(name), "%s%s", cm->vdso ? "[vdso]" : cm->path,
+			 cm->deleted ? " (deleted)" : "");
+		mod = dwfl_report_module(uw->dwfl, name, cm->low, cm->high);
+		if (mod && dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL) && ud)
+			*ud = &info[i];
+	}
+	if (dwfl_report_end(uw->dwfl, NULL, NULL) != 0) {
+		free(info);
+		return vt_err_set(err, VT_E_FAIL, 0, "libdw: cannot report modules: %s",
+				  dwfl_errmsg(-1));
+	}
+	vt_code_map_release(&uw->map);
+	free(uw->info);
+	uw->map = *map;
+	memset(map, 0, sizeof(*map));
+	uw->info = info;
+	uw->reported = true;
+	cache_clear(uw);
+	names_clear(uw);
+	uw->stats.reports++;
+	uw->stats.modules = (uint32_t)uw->map.n;
+	return VT_OK;
+}
+
+static int read_maps(struct vt_unwinder *uw, struct vt_err *err)
+{
+	ssize_t n;
+	int e;
+
+	vt_buf_reset(&uw->maps);
+	if (lseek(uw->maps_fd, 0, SEEK_SET) < 0) {
+		e = errno;
+		return vt_err_set(err, vt_code_from_errno(e), e, "cannot rewind maps of %d: %s",
+				  (int)uw->pid, strerror(e));
+	}
+	for (;;) {
+		if (vt_buf_reserve(&uw->maps, 64 * 1024) ||
+		    uw->maps.cap - 1 - uw->maps.len == 0)
+			return vt_err_set(err, VT_E_NOMEM, ENOMEM, "maps of %d larger than %u bytes",
+					  (int)uw->pid, MAPS_MAX);
+		n = read(uw->maps_fd, uw->maps.data + uw->maps.len, uw->maps.cap - 1 - uw->maps.len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			e = errno;
+			return vt_err_set(err, vt_code_from_errno(e), e, "cannot read maps of %d: %s",
+					  (int)uw->pid, strerror(e));
+		}
+		if (n == 0)
+			break;
+		uw->maps.len += (size_t)n;
+		uw->maps.data[uw->maps.len] = '\0';
+	}
+	if (uw->maps.len == 0)   /* an exited process's maps reads empty */
+		return vt_err_set(err, VT_E_GONE, ESRCH, "process %d exited", (int)uw->pid);
+	return VT_OK;
+}
+
+int vt_unwinder_refresh(struct vt_unwinder *uw, struct vt_err *err)
+{
+	struct vt_code_map map;
+	int rc;
+
+	if ((rc = read_maps(uw, err)) != VT_OK)
+		return rc;
+	if ((rc = vt_code_map_parse(uw->maps.data, uw->maps.len, &map, err)) != VT_OK)
+		return rc;
+	if (uw->reported && map.fingerprint == uw->map.fingerprint &&
+	    map.exec_mappings == uw->map.exec_mappings && map.n == uw->map.n) {
+		vt_code_map_release(&map);
+		return VT_OK;
+	}
+	rc = report(uw, &map, err);
+	vt_code_map_release(&map);
+	return rc;
+}
+
+int vt_unwinder_open(int pid_fd, pid_t pid, struct vt_unwinder **out, struct vt_err *err)
+{
+	struct vt_unwinder *uw;
+	int rc, e;
+
+	*out = NULL;
+	elf_version(EV_CURRENT);
+	uw = calloc(1, sizeof(*uw));
+	if (!uw)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+	uw->pid = pid;
+	uw->maps_fd = -1;
+	uw->maps = (struct vt_buf)VT_BUF_INIT(MAPS_MAX);
+	uw->pid_fd = fcntl(pid_fd, F_DUPFD_CLOEXEC, 3);
+	if (uw->pid_fd < 0) {
+		e = errno;
+		rc = vt_err_set(err, VT_E_IO, e, "bad directory fd for process %d: %s", (int)pid,
+				strerror(e));
+		goto fail;
+	}
+	uw->maps_fd = openat(uw->pid_fd, "maps", O_RDONLY | O_CLOEXEC);
+	if (uw->maps_fd < 0) {
+		e = errno;
+		if (e == EACCES || e == EPERM) {
+			rc = vt_err_set(err, VT_E_PERM, e, "cannot read the maps of process %d: %s",
+					(int)pid, strerror(e));
+			vt_err_hint(err, "unwinding another user's process needs root or "
+					 "CAP_SYS_PTRACE (and kernel.yama.ptrace_scope allowing it)");
+		} else {
+			rc = vt_err_set(err, e == ENOENT || e == ESRCH ? VT_E_NOPROC : VT_E_IO, e,
+					"cannot open the maps of process %d: %s", (int)pid,
+					strerror(e));
+		}
+		goto fail;
+	}
+	uw->cache = calloc(CACHE_SLOTS, sizeof(*uw->cache));
+	uw->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!uw->cache || !uw->dwfl) {
+		rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+		goto fail;
+	}
+	/* libdw picks its architecture backend for the thread state from an ELF
+	 * header: this machine's, so that it does not depend on any module opening. */
+	memcpy(uw->arch_ehdr.e_ident, ELFMAG, SELFMAG);
+	uw->arch_ehdr.e_ident[EI_CLASS] = ELFCLASS64;
+	uw->arch_ehdr.e_ident[EI_DATA] = ELFDATA2LSB;
+	uw->arch_ehdr.e_ident[EI_VERSION] = EV_CURRENT;
+	uw->arch_ehdr.e_type = ET_CORE;
+	uw->arch_ehdr.e_machine = EM_X86_64;
+	uw->arch_ehdr.e_version = EV_CURRENT;
+	uw->arch_ehdr.e_ehsize = sizeof(uw->arch_ehdr);
+	uw->arch_elf = elf_memory((char *)&uw->arch_ehdr, sizeof(uw->arch_ehdr));
+	if (!uw->arch_elf || !dwfl_attach_state(uw->dwfl, uw->arch_elf, pid, &thread_callbacks, uw)) {
+		rc = vt_err_set(err, VT_E_FAIL, 0, "libdw cannot unwind x86-64 here: %s",
+				dwfl_errmsg(-1));
+		goto fail;
+	}
+	rc = vt_unwinder_refresh(uw, err);
+	if (rc == VT_E_GONE)
+		rc = vt_err_set(err, VT_E_NOPROC, ESRCH, "process %d exited", (int)pid);
+	if (rc)
+		goto fail;
+	*out = uw;
+	return VT_OK;
+fail:
+	vt_unwinder_free(&uw);
+	return rc;
+}
+
+void vt_unwinder_free(struct vt_unwinder **puw)
+{
+	struct vt_unwinder *uw = puw ? *puw : NULL;
+
+	if (!uw)
+		return;
+	if (uw->dwfl)
+		dwfl_end(uw->dwfl);   /* before the vdso images its Elf reads */
+	if (uw->arch_elf)
+		elf_end(uw->arch_elf);
+	while (uw->vdsos) {
+		struct vdso_copy *next = uw->vdsos->next;
+
+		free(uw->vdsos);
+		uw->vdsos = next;
+	}
+	vt_code_map_release(&uw->map);
+	free(uw->info);
+	free(uw->cache);
+	names_clear(uw);
+	vt_buf_release(&uw->maps);
+	if (uw->maps_fd >= 0)
+		close(uw->maps_fd);
+	if (uw->pid_fd >= 0)
+		close(uw->pid_fd);
+	free(uw);
+	*puw = NULL;
+}
+
+/* ---- walking ---- */
+
+struct walk {
+	struct vt_unwinder *uw;
+	struct vt_unwind_frame *frames;
+	size_t n, max;
+	enum vt_unwind_end why;    /* when the callback stops the walk */
+};
+
+static uint64_t lookup_addr(const struct vt_unwind_frame *f)
+{
+	return f->activation || f->pc == 0 ? f->pc : f->pc - 1;
+}
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+	struct walk *w = arg;
+	struct vt_unwinder *uw = w->uw;
+	unsigned missed = uw->misses;   /* during the step that produced this frame */
+	Dwarf_Addr pc;
+	bool act = false;
+
+	uw->misses = 0;
+	if (w->n) {
+		struct vt_unwind_frame *prev = &w->frames[w->n - 1];
+
+		prev->method = has_fde(uw, lookup_addr(prev)) ? VT_UNWIND_DWARF : VT_UNWIND_FP;
+		/* CFI covered the pc but a read failed: libdw then tried the frame
+		 * pointer, whose answer in CFI-built code is a guess.  Stop here. */
+		if (missed && prev->method == VT_UNWIND_DWARF) {
+			prev->method = VT_UNWIND_NONE;
+			w->why = VT_UNWIND_END_STACK;
+			return DWARF_CB_ABORT;
+		}
+	}
+	if (w->n == w->max) {
+		w->frames[w->n - 1].method = VT_UNWIND_NONE;
+		w->why = VT_UNWIND_END_DEPTH;
+		return DWARF_CB_ABORT;
+	}
+	if (!dwfl_frame_pc(state, &pc, &act) || pc == 0) {
+		if (w->n)
+			w->frames[w->n - 1].method = VT_UNWIND_NONE;
+		w->why = pc == 0 ? VT_UNWIND_END_ROOT : VT_UNWIND_END_ERROR;
+		return DWARF_CB_ABORT;
+	}
+	w->frames[w->n].pc = pc;
+	w->frames[w->n].method = VT_UNWIND_NONE;
+	w->frames[w->n].activation = act;
+	w->n++;
+	return DWARF_CB_OK;
+}
+
+size_t vt_unwind(struct vt_unwinder *uw, pid_t tid, const struct vt_unwind_start *start,
+		 struct vt_unwind_frame *frames, size_t max, enum vt_unwind_end *why)
+{
+	const uint32_t need = (1u << VT_DW_RIP) | (1u << VT_DW_RSP);
+	struct walk w = { uw, frames, 0, max, VT_UNWIND_END_ERROR };
+	enum vt_unwind_end end;
+	unsigned i;
+	int rc;
+
+	if (why)
+		*why = VT_UNWIND_END_ERROR;
+	if (!uw || !start || !frames || max == 0 || (start->known & need) != need)
+		return 0;
+	uw->start = start;
+	uw->tid = tid > 0 ? tid : uw->pid;
+	uw->reads_left = VT_UNWIND_TARGET_READS;
+	uw->misses = 0;
+	for (i = 0; i < BLOCKS; i++)
+		uw->blocks[i].used = false;
+	uw->stats.unwinds++;
+	rc = dwfl_getthread_frames(uw->dwfl, uw->tid, frame_cb, &w);
+	if (rc == 0 && uw->misses)   /* libdw ends so when a return address could not be read */
+		end = VT_UNWIND_END_STACK;
+	else if (rc == 0)   /* ... or worked out: only CFI saying so makes it the root */
+		end = w.n && has_fde(uw, lookup_addr(&frames[w.n - 1])) &&
+		      !is_root(uw, lookup_addr(&frames[w.n - 1])) ? VT_UNWIND_END_NOINFO
+							       : VT_UNWIND_END_ROOT;
+	else if (rc == DWARF_CB_ABORT)
+		end = w.why;
+	else if (w.n == 0)
+		end = VT_UNWIND_END_ERROR;
+	else if (uw->misses)
+		end = VT_UNWIND_END_STACK;
+	else if (!dwfl_addrmodule(uw->dwfl, lookup_addr(&frames[w.n - 1])))
+		end = VT_UNWIND_END_NOMODULE;
+	else
+		end = VT_UNWIND_END_NOINFO;
+	if (w.n)
+		frames[w.n - 1].method = VT_UNWIND_NONE;
+	uw->start = NULL;
+	uw->stats.frames += w.n;
+	if (why)
+		*why = end;
+	return w.n;
+}
+
+/* ---- naming ---- */
+
+static bool symbol_fits(const char *name, const GElf_Sym *sym, GElf_Off off)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	return name && name[0] && sym->st_size > 0 && off < sym->st_size &&
+	       (type == STT_FUNC || type == STT_GNU_IFUNC || type == STT_NOTYPE);
+}
+
+bool vt_unwind_symbolize(struct vt_unwinder *uw, uint64_t pc, bool is_return,
+			 struct vt_unwind_sym *out)
+{
+	uint64_t addr = is_return && pc ? pc - 1 : pc;
+	const struct vt_code_module *cm;
+	struct pc_entry *e;
+	struct mod_info *mi;
+	Dwfl_Module *mod = NULL;
+
+	memset(out, 0, sizeof(*out));
+	out->module_off = pc;
+	if (!uw)
+		return false;
+	uw->stats.lookups++;
+	e = cache_get(uw, addr);
+	if (e->flags & PC_SYM) {
+		uw->stats.cache_hits++;
+	} else {
+		GElf_Sym sym;
+		GElf_Off off = 0;
+		const char *name;
+
+		e->flags |= PC_SYM;
+		mod = dwfl_addrmodule(uw->dwfl, addr);
+		mi = mod_info_of(mod);
+		if (mi) {
+			e->mod = (uint32_t)mi->idx + 1;
+			learn_module(mi, mod);
+			name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+			if (symbol_fits(name, &sym, off)) {
+				e->func = unversioned(uw, name);
+				e->func_start = addr - off;
+			}
+		}
+	}
+	if (!e->mod || e->mod > uw->map.n)
+		return false;
+	mi = &uw->info[e->mod - 1];
+	cm = &uw->map.v[e->mod - 1];
+	if (!mi->known) {
+		mod = mod ? mod : dwfl_addrmodule(uw->dwfl, addr);
+		if (mod)
+			learn_module(mi, mod);
+	}
+	out->func = e->func;
+	out->func_off = e->func ? pc - e->func_start : 0;
+	out->module = cm->vdso ? "[vdso]" : vt_code_basename(cm->path);
+	out->path = cm->path;
+	out->module_off = pc - (mi->known ? mi->bias : cm->low);
+	out->symbols = mi->syms;
+	out->has_cfi = mi->has_cfi;
+	return true;
+}
+
+void vt_unwinder_get_stats(const struct vt_unwinder *uw, struct vt_unwind_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (uw)
+		*out = uw->stats;
+}

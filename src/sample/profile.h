@@ -108,6 +108,8 @@ struct vt_prof_meta {
 	uint64_t lost;            /* samples the kernel dropped (ring full) or that could not be read */
 	uint64_t unwind_failed;   /* samples whose user stack could not be unwound past the leaf */
 	bool kernel_symbols;      /* /proc/kallsyms gave names */
+	bool kernel_refused;      /* perf would not sample kernel code (perf_event_paranoid):
+	                           * time in system calls is missing from the samples */
 	bool exited;              /* the target exited before the end: the profile so far */
 	double process_cpu_s;     /* the target's CPU over the profile from /proc, < 0 unknown */
 	double self_cpu_s;        /* vitals' own CPU while profiling, < 0 unknown */

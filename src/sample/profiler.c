@@ -282,7 +282,7 @@ static void push_user(struct profiler *pr, const struct vt_unwind_frame *frames,
 {
 	for (size_t i = 0; i < n && *depth < VT_PROFILE_MAX_DEPTH; i++) {
 		uint32_t module;
-		uint32_t loc = user_loc(pr, frames[i].pc, i > 0, &module);
+		uint32_t loc = user_loc(pr, frames[i].pc, !frames[i].activation, &module);
 		if (loc == NO_IDX)
 			return;
 		pr->locs[(*depth)++] = loc;
@@ -300,7 +300,8 @@ static size_t user_frames(struct profiler *pr, const struct vt_perf_sample *s,
 	enum vt_unwind_end why = VT_UNWIND_END_ROOT;
 	if (s->regs_ok) {
 		struct vt_unwind_start st = { .stack = s->stack, .stack_len = s->stack_len,
-					      .stack_addr = s->regs[VT_PERF_REG_SP] };
+					      .stack_addr = s->regs[VT_PERF_REG_SP],
+					      .read_target = true };
 		regs_to_dwarf(s->regs, &st);
 		n = vt_unwind(pr->uw, s->tid, &st, pr->frames, VT_PROFILE_MAX_DEPTH, &why);
 	}
@@ -310,6 +311,7 @@ static size_t user_frames(struct profiler *pr, const struct vt_perf_sample *s,
 			pr->frames[i] = (struct vt_unwind_frame){
 				.pc = fp_chain[i],
 				.method = i + 1 < n ? VT_UNWIND_FP : VT_UNWIND_NONE,
+				.activation = i == 0,
 			};
 		why = VT_UNWIND_END_ROOT;
 	}
@@ -371,7 +373,7 @@ static void on_sample(void *ctx, const struct vt_perf_sample *s)
 	bool truncated = false;
 	size_t n = user_frames(pr, s, fp_user, nfp, &truncated);
 	if (n == 0 && !s->in_kernel) {
-		pr->frames[0] = (struct vt_unwind_frame){ .pc = s->ip };
+		pr->frames[0] = (struct vt_unwind_frame){ .pc = s->ip, .activation = 1 };
 		n = 1;
 	}
 	push_user(pr, pr->frames, n, &depth);
@@ -420,14 +422,15 @@ static size_t blocked_stack(struct profiler *pr, pid_t tid, long *nr, bool *trun
 		if (got > 0)
 			len = (size_t)got;
 	}
-	struct vt_unwind_start st = { .stack = pr->wall_stack, .stack_len = len, .stack_addr = sp };
+	struct vt_unwind_start st = { .stack = pr->wall_stack, .stack_len = len, .stack_addr = sp,
+				      .read_target = true };
 	st.regs[VT_DW_RIP] = pc;
 	st.regs[VT_DW_RSP] = sp;
 	st.known = 1u << VT_DW_RIP | 1u << VT_DW_RSP;
 	enum vt_unwind_end why = VT_UNWIND_END_ROOT;
 	size_t n = vt_unwind(pr->uw, tid, &st, pr->frames, VT_PROFILE_MAX_DEPTH, &why);
 	if (n == 0) {
-		pr->frames[0] = (struct vt_unwind_frame){ .pc = pc };
+		pr->frames[0] = (struct vt_unwind_frame){ .pc = pc, .activation = 1 };
 		n = 1;
 		why = VT_UNWIND_END_NOINFO;
 	}
@@ -606,7 +609,7 @@ static int start(struct profiler *pr, struct vt_err *err)
 		return vt_err_set(err, VT_E_NOMEM, 0, "profile");
 	if ((rc = vt_thread_watch_open(pr->pfs, pr->dirfd, pr->pid, &pr->watch, err)))
 		return rc == VT_E_GONE ? VT_E_GONE : rc;
-	if ((rc = vt_unwinder_open(pr->pid, &pr->uw, err)))
+	if ((rc = vt_unwinder_open(pr->dirfd, pr->pid, &pr->uw, err)))
 		return rc;
 	if (!pr->opts->no_kernel) {
 		struct vt_err kerr;
@@ -628,7 +631,8 @@ static int start(struct profiler *pr, struct vt_err *err)
 int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_profiler_opts *opts,
 		    struct vt_profile **out, struct vt_err *err)
 {
-	struct profiler pr = { .pfs = pfs, .pid = pid, .dirfd = -1, .opts = opts };
+	struct profiler pr = { .pfs = pfs, .pid = pid, .dirfd = -1, .opts = opts,
+			       .buf = VT_BUF_INIT(1 << 20) };
 	*out = NULL;
 	pr.hz = opts->hz ? opts->hz : VT_PROFILER_HZ_DEFAULT;
 	if (pr.hz > VT_PROFILER_HZ_MAX)
@@ -705,6 +709,7 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 	struct vt_perf_stats ps;
 	vt_perf_get_stats(pr.perf, &ps);
 	m->lost = ps.lost;
+	m->kernel_refused = ps.kernel_refused;
 	double self1 = cpu_self_s();
 	m->self_cpu_s = self0 >= 0 && self1 >= 0 ? self1 - self0 : -1;
 	if (pr.nomem) {

@@ -27,6 +27,7 @@
 #include "base/clock.h"
 #include "base/unknown.h"
 #include "elf/unwind.h"
+#include "perf/perf_calibrate.h"
 #include "perf/perf_events.h"
 #include "proc/kallsyms.h"
 #include "proc/syscall_names.h"
@@ -72,6 +73,7 @@ struct profiler {
 	unsigned wall_weight;       /* samples one wall sample counts for */
 	struct vt_profile *p;
 	struct vt_perf *perf;
+	struct vt_perf_opts perf_opts;
 	struct vt_unwinder *uw;
 	struct vt_ksyms *ks;
 	struct vt_thread_watch *watch;
@@ -547,6 +549,28 @@ static double cpu_self_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * The slowdown the samples caused the target: the cost of one sample,
+ * measured on a calibration child with the same settings, times the
+ * samples taken, over the CPU the target used.
+ */
+static void measure_overhead(struct profiler *pr)
+{
+	struct vt_prof_meta *m = &pr->p->meta;
+	struct vt_perf_cost cost;
+	struct vt_err err;
+	uint64_t cpu_samples = 0;
+	for (uint32_t i = 0; i < pr->p->nstacks; i++)
+		if (pr->p->stacks[i].state == VT_PROF_RUNNING)
+			cpu_samples += pr->p->stacks[i].count;
+	if (m->process_cpu_s <= 0 || vt_perf_calibrate(&pr->perf_opts, &cost, &err) != VT_OK)
+		return;
+	m->overhead = cost.ns_per_sample * (double)cpu_samples / (m->process_cpu_s * 1e9);
+	snprintf(m->overhead_how, sizeof(m->overhead_how),
+		 "%.1f us per sample (+-%.1f, calibrated here) x %llu samples",
+		 cost.ns_per_sample / 1e3, cost.noise_ns / 1e3, (unsigned long long)cpu_samples);
+}
+
 /* Each thread's own CPU over the profile, into the profile's threads. */
 static void finish_threads(struct profiler *pr, long clk_tck)
 {
@@ -618,14 +642,14 @@ static int start(struct profiler *pr, struct vt_err *err)
 			pr->p->modules[pr->kernel_module].symbols = VT_SYMS_KALLSYMS;
 		}
 	}
-	struct vt_perf_opts po = {
+	pr->perf_opts = (struct vt_perf_opts){
 		.hz = pr->hz,
 		.stack_bytes = VT_PROFILER_STACK_BYTES,
 		.kernel = !pr->opts->no_kernel,
 	};
 	if ((rc = tick(pr, true, false, err)))
 		return rc;
-	return vt_perf_open(pr->pid, &po, &pr->perf, err);
+	return vt_perf_open(pr->pid, &pr->perf_opts, &pr->perf, err);
 }
 
 int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_profiler_opts *opts,
@@ -712,6 +736,8 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 	m->kernel_refused = ps.kernel_refused;
 	double self1 = cpu_self_s();
 	m->self_cpu_s = self0 >= 0 && self1 >= 0 ? self1 - self0 : -1;
+	vt_perf_close(&pr.perf);   /* before the calibration, which samples a child of its own */
+	measure_overhead(&pr);
 	if (pr.nomem) {
 		vt_profile_free(&pr.p);
 		profiler_end(&pr);

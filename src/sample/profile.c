@@ -337,7 +337,8 @@ static bool stack_same(const struct vt_profile *p, uint32_t i, const void *key)
 	const struct vt_prof_stack *s = &p->stacks[i];
 	return s->depth == k->depth && s->thread == k->thread && s->state == k->state &&
 	       s->wait == k->wait &&
-	       memcmp(p->stack_locs + s->first, k->locs, k->depth * sizeof(*k->locs)) == 0;
+	       (k->depth == 0 ||
+		memcmp(p->stack_locs + s->first, k->locs, k->depth * sizeof(*k->locs)) == 0);
 }
 
 int vt_profile_add(struct vt_profile *p, const uint32_t *locs, uint32_t depth, uint32_t thread,
@@ -360,7 +361,8 @@ int vt_profile_add(struct vt_profile *p, const uint32_t *locs, uint32_t depth, u
 	if (i == NO_SLOT)
 		return vt_err_set(err, VT_E_NOMEM, 0, "profile: %u stacks", p->nstacks);
 	if (added) {
-		memcpy(p->stack_locs + p->nstack_locs, locs, depth * sizeof(*locs));
+		if (depth)
+			memcpy(p->stack_locs + p->nstack_locs, locs, depth * sizeof(*locs));
 		p->stacks[p->nstacks++] = (struct vt_prof_stack){
 			.first = p->nstack_locs,
 			.depth = depth,

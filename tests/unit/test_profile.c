@@ -94,6 +94,15 @@ static void test_profile__deep_stacks_are_cut_and_marked(void)
 	CHECK_EQ_U64(p->stacks[0].depth, VT_PROFILE_MAX_DEPTH);
 	CHECK_EQ_U64(p->stacks[0].truncated, 1);
 	vt_profile_free(&p);
+
+	/* a stack with no frames (nothing could be read) is a row of its own */
+	CHECK(vt_profile_new(&p, &err) == VT_OK);
+	t = vt_profile_intern_thread(p, 1, "t");
+	CHECK(vt_profile_add(p, NULL, 0, t, VT_PROF_SLEEPING, 0, true, 2, &err) == VT_OK);
+	CHECK(vt_profile_add(p, NULL, 0, t, VT_PROF_SLEEPING, 0, true, 1, &err) == VT_OK);
+	CHECK_EQ_U64(p->nstacks, 1);
+	CHECK_EQ_U64(p->stacks[0].count, 3);
+	vt_profile_free(&p);
 }
 
 VT_TEST_MAIN(test_profile__interning_is_stable, test_profile__equal_stacks_share_a_row,

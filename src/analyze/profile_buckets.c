@@ -616,6 +616,7 @@ struct vt_bucket_classifier {
 	const struct vt_profile *p;
 	uint32_t *memo;           /* [func * 2 + kernel]: the rule claiming it, MEMO_NONE, MEMO_UNKNOWN */
 	uint32_t nmemo;
+	uint32_t nfuncs;          /* p->nfuncs when made: a function added since is not memoized */
 };
 
 int vt_bucket_classifier_new(const struct vt_bucket_rules *r, const struct vt_profile *p,
@@ -628,6 +629,7 @@ int vt_bucket_classifier_new(const struct vt_bucket_rules *r, const struct vt_pr
 		return vt_err_set(err, VT_E_NOMEM, 0, "bucket classifier");
 	c->rules = r;
 	c->p = p;
+	c->nfuncs = p->nfuncs;
 	c->nmemo = (p->nfuncs + 1) * 2;   /* + 1: a loc whose func is out of range */
 	c->memo = malloc(c->nmemo * sizeof(*c->memo));
 	if (!c->memo) {
@@ -687,10 +689,11 @@ static uint32_t loc_rule(struct vt_bucket_classifier *c, uint32_t loc, bool *ker
 	}
 	const struct vt_prof_loc *l = &p->locs[loc];
 	uint32_t f = l->func < p->nfuncs ? l->func : p->nfuncs;
-	uint32_t slot = f * 2 + (l->kernel ? 1 : 0);
+	bool memo = f < c->nfuncs || f == p->nfuncs;   /* a function added since: no slot */
+	uint32_t slot = (f < c->nfuncs ? f : c->nfuncs) * 2 + (l->kernel ? 1 : 0);
 
 	*kernel = l->kernel;
-	if (c->memo[slot] != MEMO_UNKNOWN)
+	if (memo && c->memo[slot] != MEMO_UNKNOWN)
 		return c->memo[slot];
 	const char *name = f < p->nfuncs ? vt_profile_str(p, p->funcs[f].name) : "";
 	const char *module = f < p->nfuncs ? vt_profile_str(p, p->funcs[f].module) : "";
@@ -700,7 +703,8 @@ static uint32_t loc_rule(struct vt_bucket_classifier *c, uint32_t loc, bool *ker
 			found = i;
 			break;
 		}
-	c->memo[slot] = found;
+	if (memo)
+		c->memo[slot] = found;
 	return found;
 }
 

@@ -1,0 +1,147 @@
+/*
+ * profile_summary.h — one summary of a profile that every view renders
+ * (text, JSON, the HTML beside its flame graph, a soak's stored profile):
+ * the bucket table with its confidence, the idle waits apart, the top
+ * functions by self and total, threads and pools beside their measured
+ * CPU, and how each module was unwound.
+ *
+ * Shares are of on-CPU samples (state running).  The ± figure is the 95%
+ * Wilson score interval of a share, treating samples as independent draws:
+ * samples of one thread close in time are not quite independent, so read
+ * it as a lower bound on the uncertainty.  With fewer than
+ * VT_PROF_FEW_SAMPLES on-CPU samples the views say they cannot tell yet.
+ *
+ * Wall mode (meta.wall): every thread was sampled, blocked or not, at one
+ * rate (meta.wall_hz — the profiler's promise), so counts of different
+ * states add up to wall time.  Each bucket's wall samples split into
+ * running, runnable and waiting; waits that are idle (vt_wait_class_idle:
+ * parked on a futex, epoll, poll, sleep) are counted apart and left out of
+ * the buckets' wall shares.
+ *
+ * The summary owns copies of every string it shows: it outlives the
+ * profile and the rules.  Free with vt_prof_summary_free.  Pure.
+ */
+#ifndef VT_ANALYZE_PROFILE_SUMMARY_H
+#define VT_ANALYZE_PROFILE_SUMMARY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "analyze/profile_buckets.h"
+#include "sample/profile.h"
+
+#define VT_PROF_FEW_SAMPLES 50   /* on-CPU samples below which no ranking is trusted */
+#define VT_PROF_TOP_WAITS 3      /* waits named per bucket (wall mode) */
+#define VT_PROF_WAIT_MAX 64      /* bytes of a wait's name */
+
+/* A share of n samples with its 95% Wilson interval. */
+struct vt_prof_share {
+	uint64_t samples;
+	double share;             /* samples / n, 0..1 (0 when n is 0) */
+	double lo, hi;            /* the interval, 0..1 */
+	double pm;                /* ± half its width, (hi - lo) / 2 */
+};
+
+/* Fill *out for k of n (n 0: all zero). */
+void vt_prof_share_of(uint64_t k, uint64_t n, struct vt_prof_share *out);
+
+struct vt_prof_wait_count {
+	char what[VT_PROF_WAIT_MAX];   /* the wait string ("futex_wait_queue"), else its class */
+	uint64_t samples;
+};
+
+struct vt_prof_bucket_row {
+	uint32_t bucket;          /* index into the rules' buckets */
+	char name[VT_BUCKET_NAME_MAX + 1];
+	bool builtin, runtime;    /* as struct vt_bucket */
+	struct vt_prof_share cpu; /* of on-CPU samples */
+	bool tied_next;           /* its interval overlaps the next row's: which is larger is
+	                           * not established (rows are sorted by cpu.samples) */
+	/* wall mode */
+	uint64_t wall_running, wall_runnable, wall_waiting;   /* waiting: not idle */
+	uint64_t wall_idle;       /* idle waits whose stack lands here: not in wall */
+	struct vt_prof_share wall;   /* running + runnable + waiting of the non-idle wall samples */
+	struct vt_prof_wait_count waits[VT_PROF_TOP_WAITS];   /* most seen first */
+	uint32_t nwaits;
+};
+
+/* A function: "name" (module) or "module+0xoff" where no symbol covers it. */
+struct vt_prof_func_row {
+	char *label;              /* as vt_profile_loc_label */
+	char *module;             /* "" unknown */
+	bool kernel;
+	uint64_t self, total;     /* on-CPU samples with it at the leaf / anywhere (once a sample) */
+	double self_share, total_share;   /* of on-CPU samples */
+};
+
+struct vt_prof_thread_row {
+	pid_t tid;
+	char *name;
+	char *pool;               /* its pool's name (the thread's own name when in none) */
+	struct vt_prof_share cpu; /* of on-CPU samples */
+	double cpu_s;             /* measured CPU over the profile, < 0 unknown */
+	double cpu_s_share;       /* cpu_s of the threads' measured total, < 0 unknown: the truth
+	                           * cpu.share estimates */
+	uint64_t samples;         /* all states */
+};
+
+struct vt_prof_pool_row {
+	char *name;
+	uint32_t threads;
+	struct vt_prof_share cpu;
+	double cpu_s, cpu_s_share;   /* < 0 when a member's is unknown */
+};
+
+struct vt_prof_module_row {
+	char *name, *path;
+	uint64_t frames[VT_UNWIND__COUNT];   /* caller steps out of it, by method */
+	uint64_t frames_total;
+	uint8_t symbols;          /* enum vt_sym_source */
+};
+
+struct vt_prof_summary {
+	struct vt_prof_meta meta;        /* a copy of the profile's */
+	uint64_t cpu_samples;            /* state running */
+	uint64_t runnable_samples;       /* wall mode */
+	uint64_t waiting_samples;        /* wall mode: sleeping, disk, other */
+	uint64_t waits[VT_WAITC__COUNT]; /* waiting samples by class */
+	uint64_t idle_samples;           /* waits of an idle class */
+	uint64_t wall_samples;           /* wall mode: every state but the idle waits */
+	uint64_t truncated_samples;      /* on-CPU samples whose unwind stopped before the root */
+	bool few_samples;                /* cpu_samples < VT_PROF_FEW_SAMPLES */
+	bool runtime_seen;               /* a runtime bucket has samples: say what that hides */
+
+	struct vt_prof_bucket_row *buckets;   /* buckets with any sample; by on-CPU samples,
+	                                       * then wall samples, then name */
+	uint32_t nbuckets;
+	struct vt_prof_func_row *top_self;    /* by self, at most opts.top */
+	uint32_t ntop_self;
+	struct vt_prof_func_row *top_total;   /* by total */
+	uint32_t ntop_total;
+	uint32_t nfuncs_seen;                 /* distinct functions in on-CPU samples */
+	uint32_t nfuncs_leaf;                 /* of them, those seen at the leaf */
+	struct vt_prof_thread_row *threads;   /* every thread, by on-CPU samples */
+	uint32_t nthreads;
+	struct vt_prof_pool_row *pools;       /* pools of two or more threads, by on-CPU samples */
+	uint32_t npools;
+	double threads_cpu_s;                 /* the threads' measured CPU added up, < 0 unknown */
+	struct vt_prof_module_row *modules;   /* by frames unwound */
+	uint32_t nmodules;
+};
+
+struct vt_prof_summary_opts {
+	uint32_t top;             /* functions per top list; 0: 20 */
+};
+
+/*
+ * Summarize p with rules r (opts NULL: defaults) into *out.
+ * VT_E_NOMEM (nothing in *out).
+ */
+int vt_prof_summarize(const struct vt_profile *p, const struct vt_bucket_rules *r,
+		      const struct vt_prof_summary_opts *opts, struct vt_prof_summary **out,
+		      struct vt_err *err);
+
+void vt_prof_summary_free(struct vt_prof_summary **s);
+
+#endif

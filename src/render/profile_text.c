@@ -1,0 +1,368 @@
+/*
+ * profile_text.c — `vitals profile` as text (see profile_text.h).
+ */
+#include "render/profile_text.h"
+
+#include "render/table.h"
+
+#include <math.h>
+#include <string.h>
+
+#define DEFAULT_TOP 10
+#define DEFAULT_THREADS 20
+#define MAX_MODULES 15
+
+/*
+ * The names of the unwinding methods and symbol sources, as the views say
+ * them.  elf/unwind.h declares vt_unwind_method_name and vt_sym_source_name
+ * for the same; they are not built yet on this branch, so these stay here
+ * until they are.
+ */
+static const char *const method_names[VT_UNWIND__COUNT] = {
+	[VT_UNWIND_NONE] = "none", [VT_UNWIND_DWARF] = "dwarf",
+	[VT_UNWIND_FP] = "frame pointers", [VT_UNWIND_KERNEL] = "kernel",
+};
+
+static const char *symbols_name(uint8_t s)
+{
+	static const char *const names[] = {
+		[VT_SYMS_NONE] = "none (addresses)", [VT_SYMS_DYNSYM] = "dynsym",
+		[VT_SYMS_SYMTAB] = "symtab", [VT_SYMS_MINIDEBUG] = "minidebuginfo",
+		[VT_SYMS_DEBUGFILE] = "debug file", [VT_SYMS_KALLSYMS] = "kallsyms",
+	};
+	return s < sizeof(names) / sizeof(names[0]) && names[s] ? names[s] : "?";
+}
+
+/* "60.0%" of a fraction. */
+static const char *pct(double f, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%.1f%%", 100.0 * f);
+	return buf;
+}
+
+static void print_header(FILE *out, const struct vt_prof_summary *s)
+{
+	const struct vt_prof_meta *m = &s->meta;
+	char comm[sizeof(m->comm)], method[sizeof(m->method)], span[32];
+
+	fprintf(out, "vitals profile · pid %d (%s) · %s at %.0f Hz per thread · %s\n", (int)m->pid,
+		vt_text_printable(m->comm, comm, sizeof(comm)),
+		vt_fmt_span(m->duration_s, span, sizeof(span)), m->hz,
+		vt_text_printable(m->method, method, sizeof(method)));
+	if (m->exited)
+		fprintf(out, "the target exited before the end: this is the profile so far\n");
+}
+
+/* "sk_wait_data 30, read/recv 2" */
+static const char *waits_text(const struct vt_prof_bucket_row *b, char *buf, size_t cap)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < b->nwaits; i++) {
+		int w = snprintf(buf + used, cap - used, "%s%s %llu", i ? ", " : "", b->waits[i].what,
+				 (unsigned long long)b->waits[i].samples);
+		if (w < 0 || (size_t)w >= cap - used)
+			break;
+		used += (size_t)w;
+	}
+	return buf;
+}
+
+static void print_idle(FILE *out, const struct vt_prof_summary *s)
+{
+	char buf[256];
+	size_t used = 0;
+
+	if (!s->meta.wall) {
+		fprintf(out, "  idle waits: none sampled (CPU mode: a sleeping thread takes no CPU "
+			"samples; --wall samples them)\n");
+		return;
+	}
+	buf[0] = '\0';
+	for (int c = 0; c < VT_WAITC__COUNT; c++) {
+		if (!vt_wait_class_idle(c) || !s->waits[c])
+			continue;
+		int w = snprintf(buf + used, sizeof(buf) - used, "%s%s %llu", used ? ", " : "",
+				 vt_wait_class_name(c), (unsigned long long)s->waits[c]);
+		if (w < 0 || (size_t)w >= sizeof(buf) - used)
+			break;
+		used += (size_t)w;
+	}
+	fprintf(out, "  idle waits: %llu samples of threads with nothing to do, left out%s%s%s\n",
+		(unsigned long long)s->idle_samples, used ? " (" : "", buf, used ? ")" : "");
+}
+
+static void print_buckets(FILE *out, const struct vt_prof_summary *s)
+{
+	struct vt_table t;
+	char a[32], b[32];
+	bool tied = false;
+
+	for (uint32_t i = 0; i < s->nbuckets; i++)
+		tied |= s->buckets[i].tied_next && !s->few_samples;
+	fprintf(out, "\nwhere the CPU went: %llu on-CPU samples, bucketed by top of stack\n",
+		(unsigned long long)s->cpu_samples);
+	/* a fifth column, "≈ next", only when a row needs it (the underline spans every column) */
+	vt_table_init(&t, tied ? 5 : 4);
+	for (int c = 1; c < 4; c++)
+		vt_table_align(&t, c, VT_RIGHT);
+	vt_table_cell(&t, "bucket");
+	vt_table_cell(&t, "share");
+	vt_table_cell(&t, "±");
+	vt_table_cell(&t, "samples");
+	if (tied)
+		vt_table_cell(&t, "%s", "");
+	for (uint32_t i = 0; i < s->nbuckets; i++) {
+		const struct vt_prof_bucket_row *r = &s->buckets[i];
+		if (!r->cpu.samples)
+			continue;
+		vt_table_cell(&t, "%s", r->name);
+		vt_table_cell(&t, "%s", pct(r->cpu.share, a, sizeof(a)));
+		vt_table_cell(&t, "±%s", pct(r->cpu.pm, b, sizeof(b)));
+		vt_table_cell(&t, "%llu", (unsigned long long)r->cpu.samples);
+		if (tied)
+			vt_table_cell(&t, "%s", r->tied_next ? "≈ next" : "");
+	}
+	vt_table_print(&t, out, 2, true);
+	vt_table_release(&t);
+	print_idle(out, s);
+	if (!s->cpu_samples)
+		fprintf(out, "  no on-CPU samples: the target did not run while it was sampled\n");
+	else if (s->few_samples)
+		fprintf(out, "  only %llu on-CPU samples: cannot tell yet which bucket leads (the ± "
+			"figures overlap); sample longer (--for) or faster (--hz)\n",
+			(unsigned long long)s->cpu_samples);
+	else if (tied)
+		fprintf(out, "  ≈ next: its share cannot be told apart from the next bucket's at "
+			"this many samples\n");
+	for (uint32_t i = 0; i < s->nbuckets; i++)
+		if (s->buckets[i].runtime && s->buckets[i].cpu.samples)
+			fprintf(out, "  %s: the runtime's own code; the functions of the program it runs "
+				"are not named here (a runtime-aware profiler names them)\n",
+				s->buckets[i].name);
+}
+
+static void print_wall(FILE *out, const struct vt_prof_summary *s)
+{
+	struct vt_table t;
+	char a[32], b[32], waits[256];
+
+	fprintf(out, "\nwhere the wall time went: %llu samples of threads running, runnable or "
+		"blocked (idle waits left out)\n", (unsigned long long)s->wall_samples);
+	vt_table_init(&t, 7);
+	for (int c = 1; c < 6; c++)
+		vt_table_align(&t, c, VT_RIGHT);
+	vt_table_cell(&t, "bucket");
+	vt_table_cell(&t, "wall");
+	vt_table_cell(&t, "±");
+	vt_table_cell(&t, "running");
+	vt_table_cell(&t, "runnable");
+	vt_table_cell(&t, "waiting");
+	vt_table_cell(&t, "waiting on");
+	for (uint32_t i = 0; i < s->nbuckets; i++) {
+		const struct vt_prof_bucket_row *r = &s->buckets[i];
+		if (!r->wall.samples)
+			continue;
+		vt_table_cell(&t, "%s", r->name);
+		vt_table_cell(&t, "%s", pct(r->wall.share, a, sizeof(a)));
+		vt_table_cell(&t, "±%s", pct(r->wall.pm, b, sizeof(b)));
+		vt_table_cell(&t, "%llu", (unsigned long long)r->wall_running);
+		vt_table_cell(&t, "%llu", (unsigned long long)r->wall_runnable);
+		vt_table_cell(&t, "%llu", (unsigned long long)r->wall_waiting);
+		vt_table_cell(&t, "%s", waits_text(r, waits, sizeof(waits)));
+	}
+	vt_table_print(&t, out, 2, true);
+	vt_table_release(&t);
+}
+
+static void print_funcs(FILE *out, const struct vt_prof_func_row *rows, uint32_t n, uint32_t top,
+			bool self, uint32_t seen)
+{
+	struct vt_table t;
+	char a[32];
+	uint32_t shown = n < top ? n : top;
+
+	if (!n)
+		return;
+	fprintf(out, self ? "\ntop functions by self (on-CPU samples with it at the leaf)\n"
+			  : "\ntop functions by total (on-CPU samples with it anywhere on the stack)\n");
+	vt_table_init(&t, 4);
+	vt_table_align(&t, 2, VT_RIGHT);
+	vt_table_align(&t, 3, VT_RIGHT);
+	vt_table_cell(&t, "function");
+	vt_table_cell(&t, "module");
+	vt_table_cell(&t, self ? "self" : "total");
+	vt_table_cell(&t, "share");
+	for (uint32_t i = 0; i < shown; i++) {
+		vt_table_cell(&t, "%s", rows[i].label);
+		vt_table_cell(&t, "%s", rows[i].module[0] ? rows[i].module : "?");
+		vt_table_cell(&t, "%llu", (unsigned long long)(self ? rows[i].self : rows[i].total));
+		vt_table_cell(&t, "%s", pct(self ? rows[i].self_share : rows[i].total_share, a, sizeof(a)));
+	}
+	vt_table_print(&t, out, 2, true);
+	vt_table_release(&t);
+	if (seen > shown)
+		fprintf(out, "  (%u more function%s)\n", seen - shown, seen - shown == 1 ? "" : "s");
+}
+
+static void measured_cells(struct vt_table *t, double cpu_s, double share)
+{
+	char a[32];
+
+	vt_table_cell(t, "%s", vt_fmt_value(VT_UNIT_SECONDS, cpu_s >= 0 ? cpu_s : NAN, a, sizeof(a)));
+	if (share >= 0)
+		vt_table_cell(t, "%.1f%%", 100.0 * share);
+	else
+		vt_table_cell(t, "n/a");
+}
+
+static void print_threads(FILE *out, const struct vt_prof_summary *s, uint32_t max)
+{
+	struct vt_table t;
+	char a[32];
+	uint32_t shown = s->nthreads < max ? s->nthreads : max;
+
+	if (!s->nthreads)
+		return;
+	fprintf(out, "\nthreads (share of on-CPU samples beside each thread's measured CPU)\n");
+	vt_table_init(&t, 6);
+	vt_table_align(&t, 0, VT_RIGHT);
+	for (int c = 2; c < 6; c++)
+		vt_table_align(&t, c, VT_RIGHT);
+	vt_table_cell(&t, "tid");
+	vt_table_cell(&t, "thread");
+	vt_table_cell(&t, "samples");
+	vt_table_cell(&t, "share");
+	vt_table_cell(&t, "measured CPU");
+	vt_table_cell(&t, "of measured");
+	for (uint32_t i = 0; i < shown; i++) {
+		const struct vt_prof_thread_row *th = &s->threads[i];
+		vt_table_cell(&t, "%d", (int)th->tid);
+		vt_table_cell(&t, "%s", th->name);
+		vt_table_cell(&t, "%llu", (unsigned long long)th->cpu.samples);
+		vt_table_cell(&t, "%s", pct(th->cpu.share, a, sizeof(a)));
+		measured_cells(&t, th->cpu_s, th->cpu_s_share);
+	}
+	vt_table_print(&t, out, 2, true);
+	vt_table_release(&t);
+	if (s->nthreads > shown)
+		fprintf(out, "  (%u more thread%s)\n", s->nthreads - shown,
+			s->nthreads - shown == 1 ? "" : "s");
+	if (!s->npools)
+		return;
+	fprintf(out, "pools\n");
+	vt_table_init(&t, 6);
+	for (int c = 1; c < 6; c++)
+		vt_table_align(&t, c, VT_RIGHT);
+	vt_table_cell(&t, "pool");
+	vt_table_cell(&t, "threads");
+	vt_table_cell(&t, "samples");
+	vt_table_cell(&t, "share");
+	vt_table_cell(&t, "measured CPU");
+	vt_table_cell(&t, "of measured");
+	for (uint32_t i = 0; i < s->npools; i++) {
+		const struct vt_prof_pool_row *pl = &s->pools[i];
+		vt_table_cell(&t, "%s", pl->name);
+		vt_table_cell(&t, "%u", pl->threads);
+		vt_table_cell(&t, "%llu", (unsigned long long)pl->cpu.samples);
+		vt_table_cell(&t, "%s", pct(pl->cpu.share, a, sizeof(a)));
+		measured_cells(&t, pl->cpu_s, pl->cpu_s_share);
+	}
+	vt_table_print(&t, out, 2, true);
+	vt_table_release(&t);
+}
+
+static void print_modules(FILE *out, const struct vt_prof_summary *s)
+{
+	struct vt_table t;
+	uint32_t shown = 0, with_steps = 0;
+
+	for (uint32_t i = 0; i < s->nmodules; i++)
+		with_steps += s->modules[i].frames_total > 0;
+	if (!with_steps) {
+		fprintf(out, "  unwinding  no caller steps recorded\n");
+		return;
+	}
+	vt_table_init(&t, 7);
+	for (int c = 2; c < 6; c++)
+		vt_table_align(&t, c, VT_RIGHT);
+	vt_table_cell(&t, "  unwinding");
+	vt_table_cell(&t, "module");
+	vt_table_cell(&t, "steps");
+	vt_table_cell(&t, "%s", method_names[VT_UNWIND_DWARF]);
+	vt_table_cell(&t, "%s", method_names[VT_UNWIND_FP]);
+	vt_table_cell(&t, "%s", method_names[VT_UNWIND_KERNEL]);
+	vt_table_cell(&t, "symbols");
+	for (uint32_t i = 0; i < s->nmodules && shown < MAX_MODULES; i++) {
+		const struct vt_prof_module_row *m = &s->modules[i];
+		if (!m->frames_total)
+			continue;
+		shown++;
+		vt_table_cell(&t, "%s", "");
+		vt_table_cell(&t, "%s", m->name);
+		vt_table_cell(&t, "%llu", (unsigned long long)m->frames_total);
+		for (int k = VT_UNWIND_DWARF; k <= VT_UNWIND_KERNEL; k++)
+			vt_table_cell(&t, "%.0f%%", 100.0 * (double)m->frames[k] / (double)m->frames_total);
+		vt_table_cell(&t, "%s", symbols_name(m->symbols));
+	}
+	vt_table_print(&t, out, 0, false);
+	vt_table_release(&t);
+	if (with_steps > shown)
+		fprintf(out, "             (%u more modules)\n", with_steps - shown);
+}
+
+static void print_how(FILE *out, const struct vt_prof_summary *s)
+{
+	const struct vt_prof_meta *m = &s->meta;
+	char method[sizeof(m->method)], span[32], how[sizeof(m->overhead_how)];
+
+	fprintf(out, "\nhow it was sampled\n");
+	fprintf(out, "  method     %s at %.0f Hz per thread for %s",
+		vt_text_printable(m->method, method, sizeof(method)), m->hz,
+		vt_fmt_span(m->duration_s, span, sizeof(span)));
+	if (m->wall)
+		fprintf(out, "; every thread, blocked or not, at %.0f Hz (wall)", m->wall_hz);
+	fprintf(out, "\n  samples    %llu kept, %llu lost", (unsigned long long)m->samples,
+		(unsigned long long)m->lost);
+	if (m->unwind_failed)
+		fprintf(out, ", %llu not unwound past the leaf", (unsigned long long)m->unwind_failed);
+	if (s->truncated_samples)
+		fprintf(out, ", %llu on-CPU with stacks cut short of the root",
+			(unsigned long long)s->truncated_samples);
+	fprintf(out, "\n");
+	fprintf(out, m->kernel_symbols ? "  kernel     frames named from /proc/kallsyms\n"
+				       : "  kernel     frames not named (/proc/kallsyms hidden by "
+					 "kptr_restrict): they show as [kernel]+0x...\n");
+	if (m->process_cpu_s >= 0 && m->hz > 0)
+		fprintf(out, "  CPU        the target used %.2f s of CPU; the samples account for "
+			"%.2f s at %.0f Hz\n", m->process_cpu_s, (double)s->cpu_samples / m->hz, m->hz);
+	if (isfinite(m->overhead) && m->overhead >= 0)
+		fprintf(out, "  overhead   the target ran %.1f%% slower%s%s%s", 100.0 * m->overhead,
+			m->overhead_how[0] ? " (" : "",
+			vt_text_printable(m->overhead_how, how, sizeof(how)),
+			m->overhead_how[0] ? ")" : "");
+	else
+		fprintf(out, "  overhead   on the target not measured");
+	if (m->self_cpu_s >= 0)
+		fprintf(out, "; vitals used %.2f s of CPU", m->self_cpu_s);
+	fprintf(out, "\n");
+	print_modules(out, s);
+}
+
+int vt_render_profile_text(FILE *out, const struct vt_prof_summary *s,
+			   const struct vt_profile_text_opts *opts)
+{
+	uint32_t top = opts && opts->top ? opts->top : DEFAULT_TOP;
+	uint32_t max_threads = opts && opts->max_threads ? opts->max_threads : DEFAULT_THREADS;
+
+	print_header(out, s);
+	print_buckets(out, s);
+	if (s->meta.wall)
+		print_wall(out, s);
+	print_funcs(out, s->top_self, s->ntop_self, top, true, s->nfuncs_leaf);
+	print_funcs(out, s->top_total, s->ntop_total, top, false, s->nfuncs_seen);
+	print_threads(out, s, max_threads);
+	print_how(out, s);
+	return ferror(out) ? -1 : 0;
+}

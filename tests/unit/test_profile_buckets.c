@@ -1,0 +1,382 @@
+/*
+ * test_profile_buckets.c — bucket rules: the rule file's syntax and its
+ * errors, first match wins, user rules before built-ins, the leaf-up walk,
+ * kernel time kept as kernel time, runtimes, and wall-mode wait classes.
+ */
+#include "harness.h"
+#include "profile_build.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analyze/profile_buckets.h"
+
+/* The bucket name of the last stack added to p under rules r; *frame the deciding frame. */
+static const char *bucket_of_last(const struct vt_bucket_rules *r, const struct vt_profile *p,
+				  uint32_t *frame)
+{
+	struct vt_bucket_classifier *c;
+	struct vt_err err;
+	static char name[VT_BUCKET_NAME_MAX + 1];
+
+	if (vt_bucket_classifier_new(r, p, &c, &err) != VT_OK)
+		return "(nomem)";
+	uint32_t b = vt_bucket_classify(c, &p->stacks[p->nstacks - 1], frame, NULL);
+	snprintf(name, sizeof(name), "%s", r->buckets[b].name);
+	vt_bucket_classifier_free(&c);
+	return name;
+}
+
+static struct vt_bucket_rules *rules_of(const char *text)
+{
+	struct vt_bucket_rules *r = NULL;
+	struct vt_err err;
+	int rc = vt_bucket_rules_parse(text, text ? strlen(text) : 0, &r, &err);
+	if (rc != VT_OK)
+		printf("#   unexpected: %s\n", err.msg);
+	CHECK(rc == VT_OK);
+	return r;
+}
+
+static void test_buckets__first_match_wins(void)
+{
+	struct vt_profile *p;
+	struct vt_err err;
+	struct vt_bucket_rules *r = rules_of("# two rules claim foo_bar\n"
+					     "first: foo*\n"
+					     "\n"
+					     "second: foo_bar   # a comment\n");
+	CHECK(vt_profile_new(&p, &err) == VT_OK);
+	CHECK_EQ_U64(r->nuser, 2);
+	CHECK_EQ_U64(r->rules[1].line, 4);
+	CHECK_STR(r->rules[1].glob, "foo_bar");
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "app!foo_bar", "app!main", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "first");
+	vt_profile_free(&p);
+	vt_bucket_rules_free(&r);
+	CHECK(r == NULL);
+}
+
+static void test_buckets__user_rules_before_builtins(void)
+{
+	struct vt_profile *p;
+	struct vt_err err;
+	struct vt_bucket_rules *builtin = rules_of(NULL), *mine = rules_of("my pool: malloc\n");
+	CHECK(vt_profile_new(&p, &err) == VT_OK);
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "libc.so.6!malloc", "app!main", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(builtin, p, NULL), "memory allocation");
+	CHECK_STR(bucket_of_last(mine, p, NULL), "my pool");
+	CHECK_EQ_U64(mine->nbuckets, VT_BK__COUNT + 1);
+	/* naming a built-in bucket adds to it */
+	struct vt_bucket_rules *add = rules_of("memory allocation: my_arena_get\n");
+	CHECK_EQ_U64(add->nbuckets, VT_BK__COUNT);
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "app!my_arena_get", "app!main", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(add, p, NULL), "memory allocation");
+	CHECK_STR(bucket_of_last(builtin, p, NULL), "other");
+	vt_profile_free(&p);
+	vt_bucket_rules_free(&builtin);
+	vt_bucket_rules_free(&mine);
+	vt_bucket_rules_free(&add);
+}
+
+static void test_buckets__leaf_up_walk(void)
+{
+	struct vt_profile *p;
+	struct vt_err err;
+	struct vt_bucket_rules *r = rules_of(NULL);
+	uint32_t frame;
+	CHECK(vt_profile_new(&p, &err) == VT_OK);
+	/* a kernel leaf no rule claims, then tcp_sendmsg */
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "[kernel]!_raw_spin_unlock",
+		       "[kernel]!tcp_sendmsg", "[kernel]!sock_write_iter", "[kernel]!vfs_write",
+		       "[kernel]!ksys_write", "[kernel]!do_syscall_64", "libc.so.6!write",
+		       "app!flush_manifest", "app!main", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, &frame), "network send/recv");
+	CHECK_EQ_U64(frame, 1);
+	/* the same write to a file: the file system decides, not vfs_write's caller */
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "[kernel]!copy_user_enhanced_fast_string",
+		       "[kernel]!ext4_buffered_write_iter", "[kernel]!vfs_write", "libc.so.6!write",
+		       "app!main", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, &frame), "filesystem syscalls");
+	CHECK_EQ_U64(frame, 1);
+	/* memcpy claimed by nothing, called from json_parse */
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "libc.so.6!__memmove_avx_unaligned_erms",
+		       "app!json_parse", "app!main", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, &frame), "JSON/serialization");
+	CHECK_EQ_U64(frame, 1);
+	/* malloc under json_parse is memory allocation: top of stack */
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "libc.so.6!_int_malloc", "libc.so.6!malloc",
+		       "app!json_parse", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, &frame), "memory allocation");
+	CHECK_EQ_U64(frame, 0);
+	/* nothing claims: other, no deciding frame */
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "app!compute", "app!main", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, &frame), "other");
+	CHECK_EQ_U64(frame, UINT32_MAX);
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, NULL) == VT_OK);   /* no frames at all */
+	CHECK_STR(bucket_of_last(r, p, &frame), "other");
+	vt_profile_free(&p);
+	vt_bucket_rules_free(&r);
+}
+
+static void test_buckets__kernel_time_stays_kernel(void)
+{
+	struct vt_profile *p;
+	struct vt_err err;
+	struct vt_bucket_rules *r = rules_of("manifest: *manifest*\n");
+	uint32_t frame;
+	CHECK(vt_profile_new(&p, &err) == VT_OK);
+	/* a pipe write: no kernel rule claims it, libc's write is in no bucket, so the
+	 * json_dump above must not get the kernel's time */
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "[kernel]!pipe_write", "[kernel]!vfs_write",
+		       "[kernel]!do_syscall_64", "libc.so.6!write", "app!json_dump",
+		       "app!send_manifest", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, &frame), "kernel other");
+	CHECK_EQ_U64(frame, UINT32_MAX);
+	/* the first user frame above an unclaimed kernel part gets its chance */
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "[kernel]!", "[kernel]!",
+		       "libc.so.6!__libc_sendto", "app!send_manifest", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, &frame), "network send/recv");
+	CHECK_EQ_U64(frame, 2);
+	/* a page fault in malloc's first touch */
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "[kernel]!clear_page_erms",
+		       "[kernel]!do_anonymous_page", "[kernel]!handle_mm_fault", "app!fill",
+		       NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, &frame), "memory allocation");
+	/* kernel frames only (a kernel worker's context) */
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "[kernel]!irq_exit_rcu", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, &frame), "kernel other");
+	/* the kernel's own hashing is not "hashing" */
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "[kernel]!full_name_hash",
+		       "[kernel]!link_path_walk.part.0", "libc.so.6!openat", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, &frame), "filesystem syscalls");
+	CHECK_EQ_U64(frame, 1);
+	/* a futex wait entered from pthread_mutex_lock */
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "[kernel]!__schedule", "[kernel]!schedule",
+		       "[kernel]!futex_wait_queue", "libc.so.6!__lll_lock_wait", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, &frame), "locks/futex");
+	CHECK_EQ_U64(frame, 2);
+	/* a busy poller's CPU in epoll_wait */
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "[kernel]!_raw_spin_lock_irqsave",
+		       "[kernel]!ep_poll", "[kernel]!do_epoll_wait", "libc.so.6!epoll_wait",
+		       NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, &frame), "poll/sleep");
+	vt_profile_free(&p);
+	vt_bucket_rules_free(&r);
+}
+
+static void test_buckets__selectors_and_runtimes(void)
+{
+	struct vt_profile *p;
+	struct vt_err err;
+	struct vt_bucket_rules *r = rules_of("tls: lib:libcrypto.so*\n"
+					     "kern: kernel:*\n"
+					     "jit: anon:\n"
+					     "std: std::sort*\n"
+					     "lib fn: func:lib:odd*\n"
+					     "userspace send: user:send\n");
+	CHECK(vt_profile_new(&p, &err) == VT_OK);
+	CHECK_EQ_U64(r->rules[0].select, VT_SEL_LIB);
+	CHECK_STR(r->rules[0].glob, "libcrypto.so*");
+	CHECK_EQ_U64(r->rules[2].select, VT_SEL_ANON);
+	CHECK_EQ_U64(r->rules[3].select, VT_SEL_FUNC);   /* "std" is no selector */
+	CHECK_STR(r->rules[3].glob, "std::sort*");
+	CHECK_STR(r->rules[4].glob, "lib:odd*");
+	char text[64];
+	CHECK_STR(vt_bucket_rule_text(r, 0, text, sizeof(text)), "lib:libcrypto.so*");
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "libcrypto.so.3!", "app!main", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "tls");
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "[kernel]!tcp_sendmsg", "libc.so.6!send",
+		       NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "kern");
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "!", "!", "app!main", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "jit");
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "app!std::sort<int*>", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "std");
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "app!lib:oddity", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "lib fn");
+	vt_bucket_rules_free(&r);
+
+	/* the built-in runtimes, flagged as such */
+	r = rules_of(NULL);
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "!", "app!main", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "JIT code");
+	CHECK(r->buckets[VT_BK_JIT].runtime);
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "libc.so.6!memcpy",
+		       "libpython3.11.so.1.0!_PyEval_EvalFrameDefault", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "Python interpreter");
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "python3.11!", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "Python interpreter");
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "libjvm.so!", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "JVM");
+	CHECK(r->buckets[VT_BK_PYTHON].runtime && r->buckets[VT_BK_JVM].runtime);
+	CHECK(!r->buckets[VT_BK_NETWORK].runtime);
+	/* a deflate frame in libz under the interpreter is compression */
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "libz.so.1!", "libpython3.11.so.1.0!",
+		       NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "compression");
+	/* the built-ins' false friends stay out */
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "app!materialize_tracked", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "other");
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "app!blake3_hash_many_avx2", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "hashing");
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "app!_ZN10serde_json2de9from_sliceE", NULL) ==
+	      VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "JSON/serialization");
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "libstdc++.so.6!_Znwm", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "memory allocation");
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "libcrypto.so.3!SHA256_Update", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "crypto");
+	vt_bucket_rules_free(&r);
+	vt_profile_free(&p);
+}
+
+/* A rule file that must fail with exactly this message. */
+static void expect_error(const char *text, size_t len, const char *msg)
+{
+	struct vt_bucket_rules *r = (struct vt_bucket_rules *)1;
+	struct vt_err err;
+	int rc = vt_bucket_rules_parse(text, len, &r, &err);
+	CHECK_EQ_I64(rc, VT_E_USAGE);
+	CHECK(r == NULL);
+	if (rc != VT_OK)
+		CHECK_STR(err.msg, msg);
+}
+
+static void test_buckets__malformed_lines(void)
+{
+#define BAD(text, msg) expect_error(text, sizeof(text) - 1, msg)
+	BAD("net: send*\nno colon here\n",
+	    "line 2: no ':' between a bucket name and a glob (write 'bucket: glob')");
+	BAD("   : send*\n", "line 1: empty bucket name before ':'");
+	BAD("\n\n# c\nnet:   \n", "line 4: empty glob after 'net:'");
+	BAD("net: lib:\n", "line 1: empty glob after 'lib:'");
+	BAD("net: kernel:  # nothing\n", "line 1: empty glob after 'kernel:'");
+	BAD("net: send[abc\n", "line 1: '[' without a closing ']' in the glob");
+	BAD("net: send[!\n", "line 1: '[' without a closing ']' in the glob");
+	BAD("net: send\\\n", "line 1: the glob ends in a lone '\\'");
+	BAD("jit: anon:foo\n", "line 1: 'anon:' takes no glob");
+	BAD("jit: anon\n", "line 1: write 'anon:' for frames in no module");
+	BAD("a bucket name that is far too long to be shown in a table: x\n",
+	    "line 1: bucket name longer than 48 bytes");
+	BAD("evil\x1b[2Jname: x\n", "line 1: control character in the bucket name");
+	BAD("evil\xc2\x9bname: x\n", "line 1: control character in the bucket name");
+	BAD("bad\xff: x\n", "line 1: bucket name is not valid UTF-8");
+	BAD("net: se\x07nd\n", "line 1: control character in the glob");
+	BAD("net: send\0\n", "line 1: a NUL byte");
+#undef BAD
+	/* fine: a ']' first in a set, an escaped '[', CRLF, a BOM, no newline at the end */
+	const char ok[] = "\xef\xbb\xbfnet: []x]*\r\nnet: a\\[b\r\nné t: x";
+	struct vt_bucket_rules *r;
+	struct vt_err err;
+	CHECK(vt_bucket_rules_parse(ok, sizeof(ok) - 1, &r, &err) == VT_OK);
+	CHECK_EQ_U64(r->nuser, 3);
+	CHECK_STR(r->rules[1].glob, "a\\[b");
+	CHECK_STR(r->buckets[r->rules[2].bucket].name, "né t");
+	vt_bucket_rules_free(&r);
+
+	/* too many rules, too many buckets */
+	size_t cap = 64 * 1024, n = 0;
+	char *big = malloc(cap);
+	for (int i = 0; i <= VT_BUCKET_MAX_RULES; i++)
+		n += (size_t)snprintf(big + n, cap - n, "b: f%d\n", i);
+	expect_error(big, n, "line 1025: more than 1024 rules");
+	n = 0;
+	for (int i = 0; i < VT_BUCKET_MAX_BUCKETS; i++)
+		n += (size_t)snprintf(big + n, cap - n, "bucket %d: f\n", i);
+	char want[64];
+	snprintf(want, sizeof(want), "line %d: more than %d buckets",
+		 VT_BUCKET_MAX_BUCKETS - VT_BK__COUNT + 1, VT_BUCKET_MAX_BUCKETS);
+	expect_error(big, n, want);
+	free(big);
+}
+
+static void test_buckets__load_file(void)
+{
+	char dir[] = "/tmp/vt-buckets-XXXXXX", path[128];
+	struct vt_bucket_rules *r;
+	struct vt_err err;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/none", dir);
+	CHECK_EQ_I64(vt_bucket_rules_load(path, &r, &err), VT_E_USAGE);
+	CHECK(strstr(err.msg, "no such file") != NULL);
+	CHECK_EQ_I64(vt_bucket_rules_load(dir, &r, &err), VT_E_USAGE);
+	CHECK(strstr(err.msg, "is a directory") != NULL);
+
+	snprintf(path, sizeof(path), "%s/rules", dir);
+	f = fopen(path, "w");
+	fputs("# ours\nsync: sync_once\nbad line\n", f);
+	fclose(f);
+	CHECK_EQ_I64(vt_bucket_rules_load(path, &r, &err), VT_E_USAGE);
+	char want[256];
+	snprintf(want, sizeof(want), "bucket rules '%s': line 3: no ':' between a bucket name and "
+		 "a glob (write 'bucket: glob')", path);
+	CHECK_STR(err.msg, want);
+	CHECK(err.hint[0] != '\0');
+
+	f = fopen(path, "w");
+	fputs("# ours\nsync: sync_once\n", f);
+	fclose(f);
+	CHECK_EQ_I64(vt_bucket_rules_load(path, &r, &err), VT_OK);
+	CHECK_EQ_U64(r->nuser, 1);
+	vt_bucket_rules_free(&r);
+
+	f = fopen(path, "w");
+	for (int i = 0; i < VT_BUCKET_FILE_MAX / 10 + 1; i++)
+		fputs("# padding\n", f);
+	fclose(f);
+	CHECK_EQ_I64(vt_bucket_rules_load(path, &r, &err), VT_E_USAGE);
+	CHECK(strstr(err.msg, "larger than") != NULL);
+
+	if (geteuid() != 0) {   /* root reads anything */
+		chmod(path, 0);
+		CHECK_EQ_I64(vt_bucket_rules_load(path, &r, &err), VT_E_PERM);
+	}
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_buckets__wait_classes(void)
+{
+	struct vt_profile *p;
+	struct vt_err err;
+	CHECK(vt_profile_new(&p, &err) == VT_OK);
+#define LAST (&p->stacks[p->nstacks - 1])
+	CHECK(pb_stack(p, 0, VT_PROF_SLEEPING, "futex_wait_queue", 1, "libc.so.6!__lll_lock_wait",
+		       "libc.so.6!pthread_mutex_lock", "app!take", NULL) == VT_OK);
+	CHECK_EQ_U64(vt_bucket_wait_class(p, LAST), VT_WAITC_LOCK);
+	CHECK(pb_stack(p, 0, VT_PROF_SLEEPING, "futex_wait_queue", 1,
+		       "libc.so.6!__futex_abstimed_wait_common", "libc.so.6!pthread_cond_wait",
+		       "app!worker", NULL) == VT_OK);
+	CHECK_EQ_U64(vt_bucket_wait_class(p, LAST), VT_WAITC_FUTEX);
+	CHECK(pb_stack(p, 0, VT_PROF_SLEEPING, "ep_poll", 1, "app!", NULL) == VT_OK);
+	CHECK_EQ_U64(vt_bucket_wait_class(p, LAST), VT_WAITC_EPOLL);
+	CHECK(pb_stack(p, 0, VT_PROF_SLEEPING, "do_sys_poll", 1, "app!", NULL) == VT_OK);
+	CHECK_EQ_U64(vt_bucket_wait_class(p, LAST), VT_WAITC_POLL);
+	CHECK(pb_stack(p, 0, VT_PROF_SLEEPING, "hrtimer_nanosleep", 1, "app!", NULL) == VT_OK);
+	CHECK_EQ_U64(vt_bucket_wait_class(p, LAST), VT_WAITC_SLEEP);
+	CHECK(pb_stack(p, 0, VT_PROF_SLEEPING, "sk_wait_data", 1, "libc.so.6!recv", NULL) == VT_OK);
+	CHECK_EQ_U64(vt_bucket_wait_class(p, LAST), VT_WAITC_IO);
+	CHECK(pb_stack(p, 0, VT_PROF_DISK, "io_schedule", 1, "libc.so.6!pread64", NULL) == VT_OK);
+	CHECK_EQ_U64(vt_bucket_wait_class(p, LAST), VT_WAITC_DISK);
+	CHECK(pb_stack(p, 0, VT_PROF_SLEEPING, "do_wait", 1, "app!", NULL) == VT_OK);
+	CHECK_EQ_U64(vt_bucket_wait_class(p, LAST), VT_WAITC_OTHER);
+	/* no wait string: the frames tell */
+	CHECK(pb_stack(p, 0, VT_PROF_SLEEPING, NULL, 1, "libc.so.6!epoll_wait", "app!loop", NULL) ==
+	      VT_OK);
+	CHECK_EQ_U64(vt_bucket_wait_class(p, LAST), VT_WAITC_EPOLL);
+#undef LAST
+	CHECK(vt_wait_class_idle(VT_WAITC_FUTEX) && vt_wait_class_idle(VT_WAITC_EPOLL));
+	CHECK(!vt_wait_class_idle(VT_WAITC_LOCK) && !vt_wait_class_idle(VT_WAITC_IO) &&
+	      !vt_wait_class_idle(VT_WAITC_DISK));
+	CHECK_STR(vt_wait_class_name(VT_WAITC_IO), "read/recv");
+	vt_profile_free(&p);
+}
+
+VT_TEST_MAIN(test_buckets__first_match_wins, test_buckets__user_rules_before_builtins,
+	     test_buckets__leaf_up_walk, test_buckets__kernel_time_stays_kernel,
+	     test_buckets__selectors_and_runtimes, test_buckets__malformed_lines,
+	     test_buckets__load_file, test_buckets__wait_classes)

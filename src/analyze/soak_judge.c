@@ -450,6 +450,26 @@ static bool flat(const struct vt_soak_work *w, const struct vt_soak_verdict *v)
 }
 
 /*
+ * A fall beyond the tolerance (falling) that is a trim after settling, not
+ * a release: the floor first rose, by more than it then fell (the span's
+ * first bin lies that far below the fitted line where the fall begins),
+ * and the fall stays under the material drift, with the slope interval's
+ * bound as flat() asks.  A plateau rules out drifts of the material either
+ * way; holding a fall to the tolerance called CI's capped arena churn
+ * "still falling" (106 MiB, then 112-113 MiB, then -1.49 MiB over 2.2 min
+ * against 1 MiB of tolerance and 2.24 MiB of material).  A release larger
+ * than the material, or a decline under way from the start, still falls.
+ */
+static bool trimmed_after_rise(const struct vt_soak_work *w, const struct vt_soak_verdict *v)
+{
+	double fall = -v->slope * v->slope_window_s;
+	double begin = w->fit_b + v->slope * v->slope_window_t0;
+
+	return w->span.n > 0 && begin - w->span.floor[0] > fall && fall <= w->material &&
+	       fmax(fabs(v->slope_lo), fabs(v->slope_hi)) * v->slope_window_s <= w->material;
+}
+
+/*
  * What a plateau needs and, when a settled window is left standing under
  * another verdict, which of it the window lacks (soak.h enum
  * vt_plateau_need): the views then say that instead of calling the window
@@ -514,6 +534,8 @@ int vt_soak_judge(struct vt_soak_work *w, struct vt_soak_verdict *v)
 			judge_plateau(w, v);
 		else if (rc > 0)
 			judge_undecided(w, v);
+	} else if (falling(v) && plateau_window && trimmed_after_rise(w, v)) {
+		judge_plateau(w, v);
 	} else if (falling(v)) {
 		judge_falling(v);
 		vt_soak_unsettle(w, v);

@@ -244,10 +244,13 @@ static void plateau(struct figs *f, const struct vt_soak_verdict *v, char *buf, 
 		snprintf(bound, sizeof(bound), "; the slope interval bounds the drift to %s, under the %s a "
 			 "plateau must rule out", value(f, v->metric, v->drift_not_ruled_out),
 			 value(f, v->metric, v->material));
-	snprintf(buf, cap, "%s at %s (%s); over the last %s the floor moved %s, within the tolerance of %s%s",
+	snprintf(buf, cap, "%s at %s (%s); over the last %s the floor moved %s, %s of %s%s",
 		 since, value(f, v->metric, v->settled_median),
 		 vt_fmt_metric_pair(v->metric, v->settled_lo, v->settled_hi, " to ", range, sizeof(range)),
 		 span(f, v->slope_window_s), moved(f, v, v->slope * v->slope_window_s),
+		 /* a trim after settling (soak_judge.c): down by more than the tolerance, under the material */
+		 fabs(v->slope * v->slope_window_s) <= v->tolerance ? "within the tolerance"
+								     : "a trim beyond the tolerance",
 		 value(f, v->metric, v->tolerance), bound);
 }
 

@@ -49,6 +49,9 @@ void vt_cli_soak_progress(void *ctx, const struct vt_soak_progress *p)
 		fprintf(stderr, "%s", p->state);
 	if (p->restarts)
 		fprintf(stderr, " · %d restart%s", p->restarts, p->restarts == 1 ? "" : "s");
+	if (p->profiles || p->profiling)
+		fprintf(stderr, " · %s%s", vt_fmt_count_of(p->profiles, "profile", "profiles", count, sizeof(count)),
+			p->profiling ? " (profiling)" : "");
 	fputs(tty ? "" : "\n", stderr);
 	pr->drawn = tty;
 }
@@ -80,6 +83,9 @@ void vt_cli_soak_summary(FILE *out, const char *path, const struct vt_soak_resul
 		vt_soak_end_words(res, why, sizeof(why)));
 	if (res->missing[0])
 		fprintf(out, "not recorded (the target could not be read in full): %s\n", res->missing);
+	if (res->profiles)
+		fprintf(out, "%s stored beside the samples\n",
+			vt_fmt_count_of(res->profiles, "profile", "profiles", count, sizeof(count)));
 	if (res->restarts)
 		fprintf(out, "the target restarted %d time%s; each restart is in the recording\n", res->restarts,
 			res->restarts == 1 ? "" : "s");

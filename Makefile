@@ -64,6 +64,7 @@ TARGETS    := $(TARGET_SRC:targets/%.c=$(B)/targets/%)
 UNITS      := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 FUZZ_REPLAY:= $(FUZZ_SRC:fuzz/%.c=$(B)/fuzz/%)
 SANITIZED  := $(B)/targets/sanitized/inject_victim-address $(B)/targets/sanitized/inject_victim-thread
+PROFILE_FP := $(B)/targets/profile_work-fp
 AGENT      := $(B)/agent/libvitals-agent.so
 SHIM_SRC   := $(sort $(wildcard tests/shims/*.c))
 SHIMS      := $(SHIM_SRC:tests/shims/%.c=$(B)/tests/shims/%.so)
@@ -71,7 +72,7 @@ DOC        := $(B)/vitals-doc
 COMPLETION := $(B)/vitals.bash-completion
 
 .PHONY: all check check-unit test demo fuzz fuzz-bins fuzz-if-clang clean deps man install uninstall bench-smoke
-all: $(B)/vitals $(TARGETS) $(SANITIZED) $(UNITS) $(FUZZ_REPLAY) $(AGENT) $(SHIMS) $(DOC) $(COMPLETION)
+all: $(B)/vitals $(TARGETS) $(SANITIZED) $(PROFILE_FP) $(UNITS) $(FUZZ_REPLAY) $(AGENT) $(SHIMS) $(DOC) $(COMPLETION)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -120,6 +121,14 @@ $(B)/targets/sanitized/inject_victim-%: targets/inject_victim.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE -fsanitize=$* -fno-omit-frame-pointer -MMD -MP \
 	  -o $@ $< -lpthread -lm
+
+# profile_work again with frame pointers (gcc -O1 omits them on x86-64, and
+# the build above keeps that default): vitals profile unwinds the one by
+# DWARF CFI, the other by frame pointers, and both must give its truth.
+$(PROFILE_FP): targets/profile_work.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE $(SANFLAGS) -fno-omit-frame-pointer \
+	  -mno-omit-leaf-frame-pointer -MMD -MP -o $@ $< -lpthread -lm
 
 # The agent is preloaded into other people's processes: never sanitized (not
 # even under SAN=1), hidden symbols but vitals_agent_json, libc only.

@@ -337,11 +337,14 @@ struct main_loop {
 	double change_at;
 	/* Optional: a waited signal other than SIGTERM and SIGINT. */
 	void (*signal)(int sig);
+	/* Optional: seconds between reports; 0 for the usual 1. */
+	double every;
 };
 
 /*
- * Report at once and then about once a second until --seconds have
- * passed or SIGTERM or SIGINT came; the caller then writes "exit".
+ * Report at once and then about once a second (or every l->every
+ * seconds) until --seconds have passed or SIGTERM or SIGINT came; the
+ * caller then writes "exit".
  */
 static inline void main_loop(const struct main_loop *l)
 {
@@ -359,7 +362,7 @@ static inline void main_loop(const struct main_loop *l)
 		}
 		if (t >= next) {
 			l->report(l->phase);
-			next = t + 1;
+			next = t + (l->every > 0 ? l->every : 1);
 		}
 		if (t >= end)
 			return;

@@ -58,7 +58,7 @@ UNIT_SRC   := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC   := $(sort $(wildcard fuzz/fuzz_*.c))
 AGENT_SRC  := $(sort $(wildcard agent/*.c))
 
-LIB_OBJ    := $(LIB_SRC:%.c=$(B)/%.o)
+LIB_OBJ    := $(LIB_SRC:%.c=$(B)/%.o) $(B)/gen/profile.pb-c.o
 CLI_OBJ    := $(CLI_SRC:%.c=$(B)/%.o)
 TARGETS    := $(TARGET_SRC:targets/%.c=$(B)/targets/%)
 UNITS      := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
@@ -88,6 +88,19 @@ $(B)/gen/syscall_table.h: Makefile
 	@test -s $@.tmp || { echo "no __NR_ definitions in <asm/unistd.h>" >&2; rm -f $@.tmp; exit 1; }
 	$(Q)mv $@.tmp $@
 $(B)/src/proc/syscall_names.o: $(B)/gen/syscall_table.h
+
+# The pprof schema (proto/profile.proto, from github.com/google/pprof) as C
+# with protoc-c (protobuf-c-compiler): $(B)/gen/profile.pb-c.[ch], one run
+# making both (a grouped target, so -j never runs it twice).  The generated
+# code is compiled into libvitals.a with the usual flags but not -Werror: its
+# warnings are protoc-c's to fix, not ours.  Every object that includes
+# "profile.pb-c.h" waits for the header.
+$(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h &: proto/profile.proto
+	@mkdir -p $(B)/gen
+	$(Q)protoc-c --proto_path=proto --c_out=$(B)/gen profile.proto
+$(B)/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h
+	$(Q)$(CC) $(filter-out -Werror,$(CFLAGS)) -c -o $@ $<
+$(B)/src/render/profile_pprof.o $(B)/tests/unit/test_profile_export.o: $(B)/gen/profile.pb-c.h
 
 $(B)/libvitals.a: $(LIB_OBJ)
 	@rm -f $@

@@ -15,11 +15,34 @@
  * lives and dies between two syncs is not sampled; the caller measures
  * that CPU from /proc and says so.
  *
- * The target is never stopped.  Errors:
+ * Kernel frames: asked for with opts->kernel; where perf_event_paranoid
+ * allows only user space (EACCES with them), the events are opened without
+ * them and vt_perf_stats.kernel_refused says so.  Without them the kernel
+ * drops every sample that lands in kernel mode (exclude_kernel), silently
+ * and uncounted: time in system calls is not sampled at all (a thread in
+ * read(2) measured 49 samples per CPU second at 999 Hz), so the caller must
+ * take that time from /proc (stime, /proc/TID/syscall) and say so.
+ *
+ * Limits: each event costs a file descriptor and a locked ring.  On EMFILE
+ * RLIMIT_NOFILE's soft limit is raised to the hard limit, once per session
+ * (a process-wide change); a ring the locked-memory limit refuses
+ * (perf_event_mlock_kb) is retried smaller.  Threads that still cannot be
+ * opened are counted in threads_missed, never silently dropped.
+ *
+ * The record parser (vt_perf_parse_sample) is a pure function on a buffer,
+ * for the fuzzer (fuzz/fuzz_perf_record.c) and the tests.
+ *
+ * Live only (the real /proc).  x86-64: the registers below are perf's x86
+ * regs; elsewhere no registers or stack are copied.  The target is never
+ * stopped.  Errors:
  *   VT_E_PERM         perf_event_open refused (perf_event_paranoid, no CAP_PERFMON,
- *                     seccomp): err->hint says which setting and the command to grant it
- *   VT_E_UNSUPPORTED  the kernel has no perf events (ENOSYS, ENOENT for cpu-clock)
+ *                     another user's process, seccomp): err->hint says which setting
+ *                     and the command to grant it
+ *   VT_E_UNSUPPORTED  the kernel has no perf events (ENOSYS, ENOENT/EOPNOTSUPP for
+ *                     cpu-clock) or refuses the attributes (EINVAL: a kernel older than 4.8)
  *   VT_E_NOPROC       no such process
+ *   VT_E_USAGE        opts out of range (hz above perf_event_max_sample_rate, stack_bytes
+ *                     not a multiple of 8, ring_pages not a power of two)
  *   VT_E_NOMEM, VT_E_IO
  */
 #ifndef VT_PERF_PERF_EVENTS_H
@@ -32,7 +55,8 @@
 
 #include "base/error.h"
 
-/* The user registers a sample carries, in this order (a subset of perf's x86 regs). */
+/* The user registers a sample carries, in this order (a subset of perf's x86 regs,
+ * whose bit numbers in <asm/perf_regs.h> ascend in the same order). */
 enum vt_perf_reg {
 	VT_PERF_REG_AX, VT_PERF_REG_BX, VT_PERF_REG_CX, VT_PERF_REG_DX,
 	VT_PERF_REG_SI, VT_PERF_REG_DI, VT_PERF_REG_BP, VT_PERF_REG_SP,
@@ -42,11 +66,17 @@ enum vt_perf_reg {
 	VT_PERF_NREGS
 };
 
-/* perf's PERF_CONTEXT_* markers in a callchain are kept as they come. */
+/* The sample_regs_user mask of those registers: PERF_REG_X86_AX..IP (bits 0-8)
+ * and R8..R15 (bits 16-23). */
+#define VT_PERF_X86_REGS_MASK (0x1ffull | (0xffull << 16))
+
+/* perf's PERF_CONTEXT_* markers in a callchain are kept as they come: an entry
+ * >= VT_PERF_CONTEXT_MAX is a marker, not an address. */
 #define VT_PERF_CONTEXT_MAX ((uint64_t)-4095)
 
 struct vt_perf_opts {
-	unsigned hz;              /* samples per second of CPU time per thread (cpu-clock frequency) */
+	unsigned hz;              /* samples per second of CPU time per thread (cpu-clock
+	                           * frequency); 0 = 99 */
 	uint32_t stack_bytes;     /* user stack copied per sample (multiple of 8, <= 65528); 0 none */
 	uint32_t ring_pages;      /* data pages per thread ring (power of two); 0 = 64 */
 	bool kernel;              /* sample kernel frames too (exclude_kernel = 0) */
@@ -63,23 +93,58 @@ struct vt_perf_sample {
 	uint32_t nchain;
 	bool regs_ok;             /* user registers were captured (abi != NONE) */
 	uint64_t regs[VT_PERF_NREGS];
-	const uint8_t *stack;     /* user stack copy from regs[SP] upward */
+	const uint8_t *stack;     /* user stack copy from regs[SP] upward; NULL when none */
 	uint32_t stack_len;       /* bytes valid in it (the kernel's dyn_size) */
 };
+
+/*
+ * What a sample record carries: the attr's sample_type (PERF_SAMPLE_* bits of
+ * <linux/perf_event.h>) and sample_regs_user.  The parser knows IDENTIFIER, IP,
+ * TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD, CALLCHAIN, REGS_USER and
+ * STACK_USER; a layout with any other bit is refused.
+ */
+struct vt_perf_layout {
+	uint64_t sample_type;
+	uint64_t regs_mask;
+};
+
+/*
+ * Parse one PERF_RECORD_SAMPLE: rec is the whole record, perf_event_header
+ * first, len the bytes readable at rec (the record's own size may not exceed
+ * it).  rec must be 8-byte aligned (ring records and malloc'd copies are).
+ * Every length inside is checked against the record's size.  On VT_OK *out
+ * points into rec; fields the layout lacks are 0/NULL; on failure *out is all
+ * zero.  VT_E_PARSE for a
+ * record that is not a well-formed sample of this layout, VT_E_UNSUPPORTED
+ * for a layout with bits the parser does not know.  No allocation, no I/O.
+ */
+int vt_perf_parse_sample(const void *rec, size_t len, const struct vt_perf_layout *layout,
+			 struct vt_perf_sample *out);
 
 typedef void (*vt_perf_sample_fn)(void *ctx, const struct vt_perf_sample *s);
 
 struct vt_perf_stats {
 	uint64_t samples;         /* delivered to the callback */
-	uint64_t lost;            /* PERF_RECORD_LOST: dropped by the kernel */
+	uint64_t lost;            /* PERF_RECORD_LOST: dropped by the kernel (ring full) */
+	uint64_t malformed;       /* records that failed to parse (not delivered) */
+	uint64_t throttled;       /* PERF_RECORD_THROTTLE: the kernel slowed sampling down */
 	uint64_t threads_opened;  /* events opened over the life of the session */
 	uint32_t threads_now;     /* events open now */
-	uint64_t threads_missed;  /* tids seen in /proc whose event could not be opened (exited) */
+	uint64_t threads_missed;  /* tids seen in /proc whose event could not be opened
+	                           * (exited first, or a limit below), each counted once */
+	uint64_t threads_limited; /* of those, refused by the fd or locked-memory limit */
+	bool kernel_refused;      /* kernel frames were asked for but perf_event_paranoid
+	                           * allows only user space: sampled without them */
+	bool nofile_raised;       /* RLIMIT_NOFILE's soft limit was raised to the hard one */
+	uint32_t ring_pages;      /* data pages of the smallest ring (shrunk under the
+	                           * locked-memory limit) */
+	unsigned hz;              /* the frequency asked of the kernel */
 };
 
 struct vt_perf;   /* opaque: the events, their rings and the process's task dir */
 
-/* Open events on every current thread of pid.  Errors above. */
+/* Open events on every current thread of pid (opts NULL: the defaults, kernel on).
+ * Errors above; VT_E_NOPROC also when every thread exited before its event opened. */
 int vt_perf_open(pid_t pid, const struct vt_perf_opts *opts, struct vt_perf **out,
 		 struct vt_err *err);
 
@@ -87,8 +152,10 @@ int vt_perf_open(pid_t pid, const struct vt_perf_opts *opts, struct vt_perf **ou
  * VT_E_GONE when the process itself has exited. */
 int vt_perf_sync_threads(struct vt_perf *pf, struct vt_err *err);
 
-/* Wait up to timeout_ms for samples, then drain every ring into fn.
- * Returns VT_OK, VT_E_GONE when the process has exited (after draining). */
+/* Wait up to timeout_ms for samples, then drain every ring into fn (which must
+ * not call back into this session).  Events of threads that exited are drained,
+ * then closed.  Returns VT_OK, VT_E_GONE when the process has exited (after
+ * draining: every sample it left was delivered). */
 int vt_perf_poll(struct vt_perf *pf, int timeout_ms, vt_perf_sample_fn fn, void *ctx,
 		 struct vt_err *err);
 
@@ -97,8 +164,10 @@ void vt_perf_get_stats(const struct vt_perf *pf, struct vt_perf_stats *out);
 /* Disable and close every event; sets *pf to NULL. */
 void vt_perf_close(struct vt_perf **pf);
 
-/* Would perf_event_open be allowed for pid here?  VT_OK, or the error vt_perf_open
- * would give with its hint (used by `vitals profile` to choose the ptrace fallback). */
+/* Would perf_event_open be allowed for pid here, user space only (the least
+ * vt_perf_open needs), with a small ring mapped?  VT_OK, or the error
+ * vt_perf_open would give with its hint (used by `vitals profile` to choose the
+ * ptrace fallback). */
 int vt_perf_check(pid_t pid, struct vt_err *err);
 
 #endif

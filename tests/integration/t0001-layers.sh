@@ -11,11 +11,11 @@ src = sys.argv[1]
 rank = {"base": 0, "proc": 1, "perf": 1, "elf": 1, "inject": 2, "alloc": 3, "sample": 4, "store": 5,
         "soak": 6, "analyze": 6, "render": 7, "cli": 8}
 only = {"gelf.h": "elf", "libelf.h": "elf", "elfutils": "elf", "sqlite3.h": "store",
-        "protobuf-c": "render"}
+        "protobuf-c": "render", "profile.pb-c.h": "render"}
 for path in sorted(glob.glob(os.path.join(src, "src", "*", "*.[ch]"))):
     mod = path.split(os.sep)[-2]
     for n, line in enumerate(open(path), 1):
-        m = re.match(r'#include [<"]([\w.]+)(/[\w.]+)?[>"]', line)
+        m = re.match(r'#include [<"]([\w.+-]+)(/[\w.+-]+)?[>"]', line)
         if not m:
             continue
         dep = m.group(1)
@@ -26,4 +26,4 @@ for path in sorted(glob.glob(os.path.join(src, "src", "*", "*.[ch]"))):
             print(f"{rel}:{n}: <{dep}> belongs to src/{only[dep]}/ only")
 PY
 cat "$WORK/layers"
-check "no module includes one at its level or above, libelf and SQLite each in one module" test ! -s "$WORK/layers"
+check "no module includes one at its level or above, libelf, SQLite and protobuf-c each in one module" test ! -s "$WORK/layers"

@@ -1,0 +1,978 @@
+/*
+ * perf_events.c — one cpu-clock perf event per thread, its ring drained
+ * into a callback, and the sample records parsed.
+ *
+ * The threads are kept in an array sorted by tid, so a sync is one merge of
+ * that array with the sorted /proc/PID/task listing: O(threads) per sync
+ * (the listing comes sorted in practice; it is sorted when not).  task/ is
+ * held open and re-read with getdents64, so a sync needs no new descriptor
+ * even at the fd limit.  An entry with fd -1 is a thread whose
+ * event could not be opened: counted in threads_missed once and not retried
+ * until its tid leaves /proc.  pfds[] is parallel to the array (poll ignores
+ * the -1 entries).
+ *
+ * The ring protocol (perf_event_open(2), "MMAP layout"): the kernel writes
+ * records at data_head; we read up to a head loaded with acquire ordering
+ * (the kernel's smp_wmb pairs with it), and hand the space back by storing
+ * data_tail with release ordering once a record is consumed, so the kernel
+ * never overwrites a record the callback is still reading.  A record that
+ * runs past the end of the data area is copied whole into a bounce buffer
+ * first; records are 8-byte multiples in an area of a power of two pages,
+ * so a header never wraps.
+ */
+#include "perf/perf_events.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_HZ          99u
+#define DEFAULT_RING_PAGES  64u
+#define MAX_RING_PAGES      (1u << 16)
+#define MAX_STACK_BYTES     65528u
+#define WANT_MAX_STACK      127u       /* frames asked of the kernel (its default limit) */
+#define RECORD_MAX          65536u     /* perf_event_header.size is 16 bits */
+#define DENTS_BYTES         (32 * 1024) /* one getdents64 call lists ~1,000 threads */
+
+#define KNOWN_SAMPLE_BITS                                                              \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |  \
+	 PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |    \
+	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |             \
+	 PERF_SAMPLE_STACK_USER)
+
+struct thread_ev {
+	pid_t tid;
+	int fd;                               /* -1: missed (counted once) */
+	struct perf_event_mmap_page *meta;    /* the ring's first page */
+	size_t map_len;
+	unsigned char *data;                  /* the data area */
+	uint64_t data_size;                   /* a power of two */
+	bool unlisted;                        /* gone from /proc/PID/task: close after draining */
+};
+
+struct vt_perf {
+	pid_t pid;
+	int task_fd;                      /* /proc/PID/task, re-read by each sync */
+	char *dents;                      /* DENTS_BYTES for getdents64 */
+	pid_t *tids;                      /* the last listing, sorted */
+	size_t ntids, cap_tids;
+	long page_size;
+	struct perf_event_attr attr;
+	struct vt_perf_layout layout;
+	uint32_t ring_pages;              /* for the next ring (shrinks under the mlock limit) */
+	uint32_t min_ring_pages;          /* smallest ring still worth having */
+	bool kernel_wanted;
+	bool nofile_tried;
+	struct thread_ev *th;             /* sorted by tid */
+	size_t nth, cap_th;
+	struct pollfd *pfds;              /* parallel to th */
+	size_t cap_pfds;
+	unsigned char *bounce;            /* RECORD_MAX bytes: a record that wraps the ring */
+	struct vt_perf_stats st;
+	int last_fail_errno;              /* of the last thread that could not be opened */
+	bool last_fail_mmap;              /* ... and whether mapping its ring failed */
+};
+
+/* ---- the record parser --------------------------------------------------- */
+
+/* perf's x86 register bit -> enum vt_perf_reg, -1 for the ones not kept. */
+static int reg_slot(unsigned bit)
+{
+#if defined(__x86_64__)
+	static const signed char slot[24] = {
+		VT_PERF_REG_AX, VT_PERF_REG_BX, VT_PERF_REG_CX, VT_PERF_REG_DX,
+		VT_PERF_REG_SI, VT_PERF_REG_DI, VT_PERF_REG_BP, VT_PERF_REG_SP,
+		VT_PERF_REG_IP, -1, -1, -1, -1, -1, -1, -1,
+		VT_PERF_REG_R8, VT_PERF_REG_R9, VT_PERF_REG_R10, VT_PERF_REG_R11,
+		VT_PERF_REG_R12, VT_PERF_REG_R13, VT_PERF_REG_R14, VT_PERF_REG_R15,
+	};
+	return bit < 24 ? slot[bit] : -1;
+#else
+	(void)bit;
+	return -1;
+#endif
+}
+
+/* Take the next u64 of the record, or fail the parse. */
+#define TAKE_U64(var)                                      \
+	do {                                               \
+		if (end - pos < 8)                         \
+			return VT_E_PARSE;                 \
+		memcpy(&(var), p + pos, 8);                \
+		pos += 8;                                  \
+	} while (0)
+
+static int parse_sample(const void *rec, size_t len, const struct vt_perf_layout *layout,
+			struct vt_perf_sample *out)
+{
+	const unsigned char *p = rec;
+	uint64_t t = layout->sample_type, skip;
+	struct perf_event_header hdr;
+	size_t pos, end;
+
+	memset(out, 0, sizeof(*out));
+	if (t & ~(uint64_t)KNOWN_SAMPLE_BITS)
+		return VT_E_UNSUPPORTED;
+	if (!rec || ((uintptr_t)rec & 7) || len < sizeof(hdr))
+		return VT_E_PARSE;
+	memcpy(&hdr, p, sizeof(hdr));
+	if (hdr.type != PERF_RECORD_SAMPLE || hdr.size < sizeof(hdr) || hdr.size > len)
+		return VT_E_PARSE;
+	end = hdr.size;
+	pos = sizeof(hdr);
+	out->in_kernel = (hdr.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		TAKE_U64(skip);
+	if (t & PERF_SAMPLE_IP)
+		TAKE_U64(out->ip);
+	if (t & PERF_SAMPLE_TID) {
+		uint32_t ids[2];
+
+		if (end - pos < 8)
+			return VT_E_PARSE;
+		memcpy(ids, p + pos, 8);
+		out->pid = (pid_t)ids[0];
+		out->tid = (pid_t)ids[1];
+		pos += 8;
+	}
+	if (t & PERF_SAMPLE_TIME)
+		TAKE_U64(out->time_ns);
+	if (t & PERF_SAMPLE_ADDR)
+		TAKE_U64(skip);
+	if (t & PERF_SAMPLE_ID)
+		TAKE_U64(skip);
+	if (t & PERF_SAMPLE_STREAM_ID)
+		TAKE_U64(skip);
+	if (t & PERF_SAMPLE_CPU)
+		TAKE_U64(skip);
+	if (t & PERF_SAMPLE_PERIOD)
+		TAKE_U64(skip);
+	if (t & PERF_SAMPLE_CALLCHAIN) {
+		uint64_t nr;
+
+		TAKE_U64(nr);
+		if (nr > (end - pos) / 8)
+			return VT_E_PARSE;
+		out->callchain = nr ? (const uint64_t *)(const void *)(p + pos) : NULL;
+		out->nchain = (uint32_t)nr;
+		pos += (size_t)nr * 8;
+	}
+	if (t & PERF_SAMPLE_REGS_USER) {
+		uint64_t abi, mask = layout->regs_mask;
+		unsigned bit;
+
+		TAKE_U64(abi);
+		if (abi > PERF_SAMPLE_REGS_ABI_64)
+			return VT_E_PARSE;
+		if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			if ((size_t)__builtin_popcountll(mask) > (end - pos) / 8)
+				return VT_E_PARSE;
+			for (bit = 0; bit < 64; bit++) {
+				int slot;
+
+				if (!(mask & (1ull << bit)))
+					continue;
+				slot = reg_slot(bit);
+				if (slot >= 0)
+					memcpy(&out->regs[slot], p + pos, 8);
+				pos += 8;
+			}
+			out->regs_ok = true;
+		}
+	}
+	if (t & PERF_SAMPLE_STACK_USER) {
+		uint64_t size, dyn;
+		const unsigned char *stack;
+
+		TAKE_U64(size);
+		if (size) {   /* size 0 (no user context): no data and no dyn_size */
+			if (size > end - pos)
+				return VT_E_PARSE;
+			stack = p + pos;
+			pos += (size_t)size;
+			TAKE_U64(dyn);
+			if (dyn > size)
+				return VT_E_PARSE;
+			out->stack = dyn ? stack : NULL;
+			out->stack_len = (uint32_t)dyn;
+		}
+	}
+	(void)skip;
+	return VT_OK;
+}
+
+#undef TAKE_U64
+
+int vt_perf_parse_sample(const void *rec, size_t len, const struct vt_perf_layout *layout,
+			 struct vt_perf_sample *out)
+{
+	int rc = parse_sample(rec, len, layout, out);
+
+	if (rc != VT_OK)
+		memset(out, 0, sizeof(*out));
+	return rc;
+}
+
+/* ---- small reads from /proc (perf sits beside proc, not above it) -------- */
+
+/* An integer from a /proc/sys file, or dflt. */
+static long read_sysctl(const char *path, long dflt)
+{
+	char buf[64];
+	ssize_t n;
+	long v;
+	char *endp;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return dflt;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return dflt;
+	buf[n] = '\0';
+	errno = 0;
+	v = strtol(buf, &endp, 10);
+	if (errno || endp == buf)
+		return dflt;
+	return v;
+}
+
+static int cmp_tid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* List task/ again through the held fd (no new descriptor: a sync works at
+ * the fd limit) into pf->tids, sorted.  VT_E_GONE when the process is gone. */
+static int list_tids(struct vt_perf *pf, struct vt_err *err)
+{
+	bool sorted = true;
+	ssize_t got, off;
+	int e;
+
+	pf->ntids = 0;
+	if (lseek(pf->task_fd, 0, SEEK_SET) < 0) {
+		e = errno;
+		return vt_err_set(err, vt_code_from_errno(e), e, "cannot rewind task/ of %d: %s",
+				  (int)pf->pid, strerror(e));
+	}
+	for (;;) {
+		got = getdents64(pf->task_fd, pf->dents, DENTS_BYTES);
+		if (got < 0) {
+			e = errno;
+			if (e == EINTR)
+				continue;
+			return vt_err_set(err, vt_code_from_errno(e), e, "cannot list task/ of %d: %s",
+					  (int)pf->pid, strerror(e));
+		}
+		if (got == 0)
+			break;
+		for (off = 0; off < got;) {
+			const struct dirent64 *d = (const struct dirent64 *)(void *)(pf->dents + off);
+			const char *p = d->d_name;
+			long tid = 0;
+
+			if (d->d_reclen == 0)
+				break;
+			off += d->d_reclen;
+			if (*p < '1' || *p > '9')
+				continue;     /* ".", "..", anything not a tid */
+			while (*p >= '0' && *p <= '9' && tid < 1L << 31)
+				tid = tid * 10 + (*p++ - '0');
+			if (*p || tid >= 1L << 31)
+				continue;
+			if (pf->ntids == pf->cap_tids) {
+				size_t cap = pf->cap_tids ? pf->cap_tids * 2 : 64;
+				pid_t *nt = realloc(pf->tids, cap * sizeof(*nt));
+
+				if (!nt)
+					return vt_err_set(err, VT_E_NOMEM, ENOMEM,
+							  "out of memory listing threads");
+				pf->tids = nt;
+				pf->cap_tids = cap;
+			}
+			if (pf->ntids && pf->tids[pf->ntids - 1] >= (pid_t)tid)
+				sorted = false;
+			pf->tids[pf->ntids++] = (pid_t)tid;
+		}
+	}
+	if (!sorted)
+		qsort(pf->tids, pf->ntids, sizeof(*pf->tids), cmp_tid);
+	return VT_OK;
+}
+
+/* Has the process exited?  Only asked when no event is open (so descriptors
+ * are free): every thread listed is a zombie or dead, or the listing is gone. */
+static bool process_gone(struct vt_perf *pf)
+{
+	bool gone = true;
+	size_t i;
+
+	if (list_tids(pf, NULL) != VT_OK)
+		return true;
+	for (i = 0; i < pf->ntids && gone; i++) {
+		char path[32], buf[512], *rp;
+		ssize_t len;
+		int fd;
+
+		snprintf(path, sizeof(path), "%d/stat", (int)pf->tids[i]);
+		fd = openat(pf->task_fd, path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno != ENOENT && errno != ESRCH)
+				gone = false;   /* cannot tell: not gone */
+			continue;
+		}
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		rp = strrchr(buf, ')');
+		if (rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X' && rp[2] != 'x')
+			gone = false;
+	}
+	return gone;
+}
+
+/* ---- errors -------------------------------------------------------------- */
+
+/* The hint for EACCES/EPERM from perf_event_open: which setting, and the command. */
+static void perm_hint(int task_fd, bool kernel, struct vt_err *err)
+{
+	long paranoid = read_sysctl("/proc/sys/kernel/perf_event_paranoid", LONG_MIN);
+	int need = kernel ? 1 : 2;
+	uid_t me = geteuid();
+	struct stat st;
+	char para[32];
+
+	if (paranoid == LONG_MIN)
+		snprintf(para, sizeof(para), "unreadable");
+	else
+		snprintf(para, sizeof(para), "%ld", paranoid);
+	if (me == 0) {
+		vt_err_hint(err, "refused even to root (kernel.perf_event_paranoid is %s): a container "
+			    "or seccomp profile blocks perf_event_open; give the container CAP_PERFMON "
+			    "(docker run --cap-add PERFMON) and a seccomp profile that allows it", para);
+	} else if (task_fd >= 0 && fstat(task_fd, &st) == 0 && st.st_uid != me) {
+		vt_err_hint(err, "the process belongs to uid %u, not you: run as root, or grant "
+			    "CAP_PERFMON and CAP_SYS_PTRACE: sudo setcap cap_perfmon,cap_sys_ptrace+ep "
+			    "\"$(command -v vitals)\" (kernel.perf_event_paranoid is %s)",
+			    (unsigned)st.st_uid, para);
+	} else if (paranoid != LONG_MIN && paranoid <= need) {
+		vt_err_hint(err, "kernel.perf_event_paranoid is %s, which allows it: a seccomp profile "
+			    "or security module refuses perf_event_open here; run as root or grant "
+			    "CAP_PERFMON: sudo setcap cap_perfmon+ep \"$(command -v vitals)\"", para);
+	} else {
+		vt_err_hint(err, "kernel.perf_event_paranoid is %s; to sample your own processes%s: "
+			    "sudo sysctl kernel.perf_event_paranoid=%d, or run as root, or grant "
+			    "CAP_PERFMON: sudo setcap cap_perfmon+ep \"$(command -v vitals)\"",
+			    para, kernel ? " with kernel frames" : "", need);
+	}
+}
+
+static void mlock_hint(struct vt_err *err)
+{
+	vt_err_hint(err, "the perf rings exceed the locked-memory allowance (kernel.perf_event_mlock_kb "
+		    "is %ld, and RLIMIT_MEMLOCK): sudo sysctl kernel.perf_event_mlock_kb=4096, "
+		    "or run as root (CAP_IPC_LOCK)",
+		    read_sysctl("/proc/sys/kernel/perf_event_mlock_kb", -1));
+}
+
+/* ---- one thread's event -------------------------------------------------- */
+
+enum open_result {
+	OPENED,
+	MISSED_GONE,      /* the thread exited first */
+	MISSED_LIMIT,     /* fd or locked-memory limit */
+	REFUSED,          /* EACCES/EPERM: err set */
+	FAILED,           /* anything else: err set */
+};
+
+static int sys_perf_event_open(struct perf_event_attr *attr, pid_t tid)
+{
+	return (int)syscall(SYS_perf_event_open, attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Raise RLIMIT_NOFILE's soft limit to the hard one.  True if it went up. */
+static bool raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max)
+		return false;
+	rl.rlim_cur = rl.rlim_max;
+	return setrlimit(RLIMIT_NOFILE, &rl) == 0;
+}
+
+/* Open the event of tid into *te (fd -1 unless OPENED). */
+static enum open_result open_event(struct vt_perf *pf, pid_t tid, struct thread_ev *te,
+				   struct vt_err *err)
+{
+	struct perf_event_mmap_page *meta;
+	uint32_t pages;
+	void *map;
+	size_t len;
+	int fd, e;
+
+	memset(te, 0, sizeof(*te));
+	te->tid = tid;
+	te->fd = -1;
+	pf->attr.wakeup_watermark = (uint32_t)((uint64_t)pf->ring_pages * (uint64_t)pf->page_size / 2);
+	for (;;) {
+		fd = sys_perf_event_open(&pf->attr, tid);
+		if (fd >= 0)
+			break;
+		e = errno;
+		if (e == EMFILE && !pf->nofile_tried) {
+			pf->nofile_tried = true;
+			if (raise_nofile()) {
+				pf->st.nofile_raised = true;
+				continue;
+			}
+		}
+		if ((e == EACCES || e == EPERM) && !pf->attr.exclude_kernel) {
+			/* perf_event_paranoid 2: user space only.  Keep it if that works. */
+			pf->attr.exclude_kernel = 1;
+			pf->attr.exclude_callchain_kernel = 1;
+			fd = sys_perf_event_open(&pf->attr, tid);
+			if (fd >= 0) {
+				pf->st.kernel_refused = true;
+				break;
+			}
+			if (errno != EACCES && errno != EPERM)
+				e = errno;   /* judge the other error on its own */
+			pf->attr.exclude_kernel = 0;
+			pf->attr.exclude_callchain_kernel = 0;
+		}
+		pf->last_fail_errno = e;
+		pf->last_fail_mmap = false;
+		switch (e) {
+		case ESRCH:
+			return MISSED_GONE;
+		case EMFILE:
+		case ENFILE:
+			vt_err_set(err, VT_E_IO, e, "cannot open a perf event for thread %d: %s",
+				   (int)tid, strerror(e));
+			vt_err_hint(err, "raise the open-file limit (ulimit -n): one descriptor per thread");
+			return MISSED_LIMIT;
+		case EACCES:
+		case EPERM:
+			vt_err_set(err, VT_E_PERM, e, "perf_event_open refused for thread %d of %d: %s",
+				   (int)tid, (int)pf->pid, strerror(e));
+			perm_hint(pf->task_fd, pf->kernel_wanted, err);
+			return REFUSED;
+		case ENOSYS:
+		case ENOENT:
+		case EOPNOTSUPP:
+			vt_err_set(err, VT_E_UNSUPPORTED, e, "this kernel has no cpu-clock perf events: %s",
+				   strerror(e));
+			return FAILED;
+		case EINVAL:
+		case E2BIG:
+		case EOVERFLOW:
+			vt_err_set(err, VT_E_UNSUPPORTED, e,
+				   "the kernel refused the perf event's attributes (%u Hz, %u stack bytes, "
+				   "%u frames): %s", (unsigned)pf->attr.sample_freq,
+				   (unsigned)pf->attr.sample_stack_user, (unsigned)pf->attr.sample_max_stack,
+				   strerror(e));
+			vt_err_hint(err, "clock ids in samples need Linux 4.1 and sample_max_stack 4.8");
+			return FAILED;
+		case ENOMEM:
+			vt_err_set(err, VT_E_NOMEM, e, "out of memory opening a perf event");
+			return FAILED;
+		default:
+			vt_err_set(err, VT_E_IO, e, "perf_event_open for thread %d: %s", (int)tid,
+				   strerror(e));
+			return FAILED;
+		}
+	}
+
+	/* The ring: 1 + pages pages, halved while the locked-memory limit refuses it. */
+	for (pages = pf->ring_pages;; pages /= 2) {
+		len = ((size_t)pages + 1) * (size_t)pf->page_size;
+		map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (map != MAP_FAILED)
+			break;
+		e = errno;
+		if ((e == EPERM || e == ENOMEM) && pages / 2 >= pf->min_ring_pages)
+			continue;
+		close(fd);
+		pf->last_fail_errno = e;
+		pf->last_fail_mmap = true;
+		vt_err_set(err, e == EPERM ? VT_E_PERM : VT_E_NOMEM, e,
+			   "cannot map the perf ring of thread %d (%u pages): %s", (int)tid,
+			   (unsigned)pages, strerror(e));
+		if (e == EPERM)
+			mlock_hint(err);
+		return MISSED_LIMIT;
+	}
+	if (pages < pf->ring_pages) {
+		pf->ring_pages = pages;   /* the allowance is shared: the next ring asks no more */
+		pf->st.ring_pages = pages;
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+		e = errno;
+		munmap(map, len);
+		close(fd);
+		pf->last_fail_errno = e;
+		pf->last_fail_mmap = false;
+		return MISSED_GONE;
+	}
+	meta = map;
+	te->fd = fd;
+	te->meta = meta;
+	te->map_len = len;
+	if (meta->data_offset && meta->data_size &&
+	    meta->data_offset + meta->data_size <= len &&
+	    !(meta->data_size & (meta->data_size - 1))) {
+		te->data = (unsigned char *)map + meta->data_offset;
+		te->data_size = meta->data_size;
+	} else {
+		te->data = (unsigned char *)map + pf->page_size;
+		te->data_size = (uint64_t)pages * (uint64_t)pf->page_size;
+	}
+	pf->st.threads_opened++;
+	pf->st.threads_now++;
+	return OPENED;
+}
+
+static void close_event(struct vt_perf *pf, struct thread_ev *te)
+{
+	if (te->fd < 0)
+		return;
+	ioctl(te->fd, PERF_EVENT_IOC_DISABLE, 0);
+	munmap(te->meta, te->map_len);
+	close(te->fd);
+	te->fd = -1;
+	te->meta = NULL;
+	te->data = NULL;
+	pf->st.threads_now--;
+}
+
+/* Account a thread that was not opened. */
+static void count_missed(struct vt_perf *pf, enum open_result r)
+{
+	pf->st.threads_missed++;
+	if (r == MISSED_LIMIT)
+		pf->st.threads_limited++;
+}
+
+/* ---- draining ------------------------------------------------------------ */
+
+static void handle_record(struct vt_perf *pf, const unsigned char *rec, size_t size,
+			  vt_perf_sample_fn fn, void *ctx)
+{
+	struct perf_event_header hdr;
+	struct vt_perf_sample s;
+	uint64_t lost;
+
+	memcpy(&hdr, rec, sizeof(hdr));
+	switch (hdr.type) {
+	case PERF_RECORD_SAMPLE:
+		if (vt_perf_parse_sample(rec, size, &pf->layout, &s) != VT_OK) {
+			pf->st.malformed++;
+			return;
+		}
+		pf->st.samples++;
+		if (fn)
+			fn(ctx, &s);
+		return;
+	case PERF_RECORD_LOST:   /* header, u64 id, u64 lost */
+		if (size < sizeof(hdr) + 16) {
+			pf->st.malformed++;
+			return;
+		}
+		memcpy(&lost, rec + sizeof(hdr) + 8, 8);
+		pf->st.lost += lost;
+		return;
+	case PERF_RECORD_THROTTLE:
+		pf->st.throttled++;
+		return;
+	default:
+		return;
+	}
+}
+
+static void drain(struct vt_perf *pf, struct thread_ev *te, vt_perf_sample_fn fn, void *ctx)
+{
+	struct perf_event_mmap_page *meta = te->meta;
+	uint64_t head, tail, mask = te->data_size - 1;
+
+	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	tail = __atomic_load_n(&meta->data_tail, __ATOMIC_RELAXED);   /* only we write it */
+	while (tail != head) {
+		uint64_t avail = head - tail;
+		size_t off = (size_t)(tail & mask);
+		struct perf_event_header hdr;
+		const unsigned char *rec;
+
+		if (avail < sizeof(hdr) || off + sizeof(hdr) > te->data_size || avail > te->data_size)
+			goto corrupt;
+		memcpy(&hdr, te->data + off, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || hdr.size > avail || (hdr.size & 7))
+			goto corrupt;
+		rec = te->data + off;
+		if (off + hdr.size > te->data_size) {
+			size_t first = (size_t)(te->data_size - off);
+
+			memcpy(pf->bounce, te->data + off, first);
+			memcpy(pf->bounce + first, te->data, hdr.size - first);
+			rec = pf->bounce;
+		}
+		handle_record(pf, rec, hdr.size, fn, ctx);
+		tail += hdr.size;
+		__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	}
+	return;
+corrupt:
+	/* Cannot happen with a sane kernel; never loop on it: give the ring back. */
+	pf->st.malformed++;
+	__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+}
+
+/* ---- the session --------------------------------------------------------- */
+
+static int reserve_threads(struct vt_perf *pf, size_t n, struct vt_err *err)
+{
+	struct thread_ev *nt;
+	struct pollfd *np;
+	size_t cap;
+
+	if (n <= pf->cap_th)
+		return VT_OK;
+	cap = pf->cap_th ? pf->cap_th : 16;
+	while (cap < n)
+		cap *= 2;
+	nt = realloc(pf->th, cap * sizeof(*nt));
+	if (!nt)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory for %zu threads", n);
+	pf->th = nt;
+	np = realloc(pf->pfds, cap * sizeof(*np));
+	if (!np)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory for %zu threads", n);
+	pf->pfds = np;
+	pf->cap_th = pf->cap_pfds = cap;
+	return VT_OK;
+}
+
+static int check_opts(const struct vt_perf_opts *o, unsigned *hz, struct vt_err *err)
+{
+	long max_rate;
+
+	*hz = o->hz ? o->hz : DEFAULT_HZ;
+	max_rate = read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", -1);
+	if (max_rate > 0 && *hz > (unsigned long)max_rate) {
+		vt_err_set(err, VT_E_USAGE, 0, "%u Hz is above the kernel's perf sampling limit of %ld Hz",
+			   *hz, max_rate);
+		vt_err_hint(err, "ask less, or raise it: sudo sysctl kernel.perf_event_max_sample_rate=%u",
+			    *hz);
+		return VT_E_USAGE;
+	}
+	if (o->stack_bytes % 8 || o->stack_bytes > MAX_STACK_BYTES)
+		return vt_err_set(err, VT_E_USAGE, 0,
+				  "stack copy of %u bytes: a multiple of 8 up to %u is needed",
+				  (unsigned)o->stack_bytes, MAX_STACK_BYTES);
+	if (o->ring_pages & (o->ring_pages - 1) || o->ring_pages > MAX_RING_PAGES)
+		return vt_err_set(err, VT_E_USAGE, 0,
+				  "ring of %u pages: a power of two up to %u is needed",
+				  (unsigned)o->ring_pages, MAX_RING_PAGES);
+	return VT_OK;
+}
+
+static void build_attr(struct vt_perf *pf, const struct vt_perf_opts *o, unsigned hz)
+{
+	struct perf_event_attr *a = &pf->attr;
+	long max_stack = read_sysctl("/proc/sys/kernel/perf_event_max_stack", WANT_MAX_STACK);
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CPU_CLOCK;
+	a->freq = 1;
+	a->sample_freq = hz;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+#if defined(__x86_64__)
+	a->sample_type |= PERF_SAMPLE_REGS_USER;
+	a->sample_regs_user = VT_PERF_X86_REGS_MASK;
+	if (o->stack_bytes) {
+		a->sample_type |= PERF_SAMPLE_STACK_USER;
+		a->sample_stack_user = o->stack_bytes;
+	}
+#endif
+	a->disabled = 1;              /* enabled once its ring is mapped */
+	a->inherit = 0;               /* the kernel maps no ring for inherited per-task events */
+	a->exclude_kernel = !o->kernel;
+	a->exclude_callchain_kernel = !o->kernel;
+	a->exclude_hv = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->sample_max_stack = (uint16_t)(max_stack > 0 && max_stack < WANT_MAX_STACK ? max_stack
+										       : WANT_MAX_STACK);
+	a->watermark = 1;             /* wake poll() when half a ring is waiting */
+	pf->layout.sample_type = a->sample_type;
+	pf->layout.regs_mask = a->sample_regs_user;
+}
+
+/* Open the session; with first_only, stop at the first thread opened (vt_perf_check). */
+static int session_open(pid_t pid, const struct vt_perf_opts *opts, bool first_only,
+			struct vt_perf **out, struct vt_err *err)
+{
+	static const struct vt_perf_opts defaults = { DEFAULT_HZ, 8192, DEFAULT_RING_PAGES, true };
+	const struct vt_perf_opts *o = opts ? opts : &defaults;
+	struct vt_perf *pf;
+	struct vt_err first_err;
+	bool have_first_err = false;
+	char path[64];
+	size_t i;
+	unsigned hz;
+	uint64_t need;
+	int rc, e;
+
+	*out = NULL;
+	vt_err_clear(&first_err);
+	if (pid <= 0)
+		return vt_err_set(err, VT_E_NOPROC, ESRCH, "no process %d", (int)pid);
+	rc = check_opts(o, &hz, err);
+	if (rc != VT_OK)
+		return rc;
+	pf = calloc(1, sizeof(*pf));
+	if (!pf)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+	pf->pid = pid;
+	pf->task_fd = -1;
+	pf->page_size = sysconf(_SC_PAGESIZE);
+	if (pf->page_size <= 0)
+		pf->page_size = 4096;
+	pf->ring_pages = o->ring_pages ? o->ring_pages : DEFAULT_RING_PAGES;
+	/* Shrink no further than two records of the stack copy's size. */
+	need = 2 * ((uint64_t)o->stack_bytes + 2048);
+	pf->min_ring_pages = 1;
+	while ((uint64_t)pf->min_ring_pages * (uint64_t)pf->page_size < need)
+		pf->min_ring_pages *= 2;
+	if (pf->min_ring_pages > pf->ring_pages)
+		pf->min_ring_pages = pf->ring_pages;
+	pf->kernel_wanted = o->kernel;
+	pf->st.hz = hz;
+	pf->st.ring_pages = pf->ring_pages;
+	build_attr(pf, o, hz);
+	pf->bounce = malloc(RECORD_MAX);
+	pf->dents = malloc(DENTS_BYTES);
+	if (!pf->bounce || !pf->dents) {
+		rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+		goto fail;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	pf->task_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pf->task_fd < 0) {
+		e = errno;
+		rc = vt_err_set(err, e == ENOENT || e == ESRCH ? VT_E_NOPROC : vt_code_from_errno(e),
+				e, "no process %d: %s", (int)pid, strerror(e));
+		goto fail;
+	}
+	rc = list_tids(pf, err);
+	if (rc == VT_E_GONE)
+		rc = vt_err_set(err, VT_E_NOPROC, ESRCH, "process %d exited", (int)pid);
+	if (rc != VT_OK)
+		goto fail;
+	rc = reserve_threads(pf, pf->ntids, err);
+	if (rc != VT_OK)
+		goto fail;
+	for (i = 0; i < pf->ntids; i++) {
+		struct thread_ev *te = &pf->th[pf->nth];
+		struct vt_err one;
+		enum open_result r;
+
+		vt_err_clear(&one);
+		r = open_event(pf, pf->tids[i], te, &one);
+		if (r == FAILED || (r == REFUSED && pf->st.threads_now == 0)) {
+			if (err)
+				*err = one;
+			rc = one.code;
+			goto fail;
+		}
+		if (r != OPENED && r != MISSED_GONE && !have_first_err) {
+			first_err = one;
+			have_first_err = true;
+		}
+		if (r != OPENED)
+			count_missed(pf, r);
+		pf->nth++;
+		if (first_only && r == OPENED)
+			break;
+	}
+	if (pf->st.threads_now == 0) {
+		if (have_first_err) {
+			if (err)
+				*err = first_err;
+			rc = first_err.code;
+		} else {
+			rc = vt_err_set(err, VT_E_NOPROC, ESRCH, "process %d exited", (int)pid);
+		}
+		goto fail;
+	}
+	*out = pf;
+	return VT_OK;
+fail:
+	vt_perf_close(&pf);
+	return rc;
+}
+
+int vt_perf_open(pid_t pid, const struct vt_perf_opts *opts, struct vt_perf **out,
+		 struct vt_err *err)
+{
+	return session_open(pid, opts, false, out, err);
+}
+
+int vt_perf_check(pid_t pid, struct vt_err *err)
+{
+	const struct vt_perf_opts o = { DEFAULT_HZ, 8192, 4, false };
+	struct vt_perf *pf;
+	int rc = session_open(pid, &o, true, &pf, err);
+
+	vt_perf_close(&pf);
+	return rc;
+}
+
+int vt_perf_sync_threads(struct vt_perf *pf, struct vt_err *err)
+{
+	struct thread_ev *merged;
+	size_t n, i = 0, j = 0, k = 0, cap;
+	const pid_t *tids;
+	int rc;
+
+	rc = list_tids(pf, err);
+	if (rc != VT_OK)
+		return rc;
+	tids = pf->tids;
+	n = pf->ntids;
+	if (n == 0)
+		return vt_err_set(err, VT_E_GONE, ESRCH, "process %d exited", (int)pf->pid);
+	cap = pf->nth + n;
+	merged = malloc(cap * sizeof(*merged));
+	if (!merged) {
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory for %zu threads", cap);
+	}
+	/* Merge the sorted entries with the sorted listing. */
+	while (i < pf->nth || j < n) {
+		if (j == n || (i < pf->nth && pf->th[i].tid < tids[j])) {
+			/* not listed any more: a missed one is forgotten, an open one
+			 * is drained by the next poll, then closed */
+			if (pf->th[i].fd >= 0) {
+				pf->th[i].unlisted = true;
+				merged[k++] = pf->th[i];
+			}
+			i++;
+		} else if (i == pf->nth || tids[j] < pf->th[i].tid) {
+			struct vt_err one;
+			enum open_result r = open_event(pf, tids[j], &merged[k], &one);
+
+			if (r != OPENED)
+				count_missed(pf, r);
+			k++;
+			j++;
+		} else {
+			merged[k++] = pf->th[i];
+			i++;
+			j++;
+		}
+	}
+	free(pf->th);
+	pf->th = merged;
+	pf->nth = k;
+	pf->cap_th = cap;
+	free(pf->pfds);
+	pf->pfds = malloc(cap * sizeof(*pf->pfds));
+	pf->cap_pfds = pf->pfds ? cap : 0;
+	if (!pf->pfds)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory for %zu threads", cap);
+	return VT_OK;
+}
+
+int vt_perf_poll(struct vt_perf *pf, int timeout_ms, vt_perf_sample_fn fn, void *ctx,
+		 struct vt_err *err)
+{
+	size_t i, k;
+	int r, e;
+
+	if (pf->cap_pfds < pf->nth) {
+		struct pollfd *np = realloc(pf->pfds, pf->nth * sizeof(*np));
+
+		if (!np)
+			return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory for %zu threads",
+					  pf->nth);
+		pf->pfds = np;
+		pf->cap_pfds = pf->nth;
+	}
+	for (i = 0; i < pf->nth; i++) {
+		pf->pfds[i].fd = pf->th[i].fd;   /* poll skips the -1 of missed threads */
+		pf->pfds[i].events = POLLIN;
+		pf->pfds[i].revents = 0;
+	}
+	if (pf->st.threads_now > 0 || timeout_ms > 0) {
+		r = poll(pf->pfds, (nfds_t)pf->nth, timeout_ms);
+		if (r < 0 && errno != EINTR) {
+			e = errno;
+			return vt_err_set(err, VT_E_IO, e, "poll on perf events: %s", strerror(e));
+		}
+	}
+	/* Drain every ring (the watermark wakes us at half a ring, not per sample),
+	 * then close the events of threads that exited. */
+	for (i = 0, k = 0; i < pf->nth; i++) {
+		struct thread_ev *te = &pf->th[i];
+
+		if (te->fd >= 0) {
+			drain(pf, te, fn, ctx);
+			if ((pf->pfds[i].revents & (POLLHUP | POLLERR | POLLNVAL)) || te->unlisted) {
+				close_event(pf, te);
+				continue;   /* dropped */
+			}
+		}
+		pf->th[k++] = *te;
+	}
+	pf->nth = k;
+	if (pf->st.threads_now == 0 && process_gone(pf))
+		return vt_err_set(err, VT_E_GONE, ESRCH, "process %d exited", (int)pf->pid);
+	return VT_OK;
+}
+
+void vt_perf_get_stats(const struct vt_perf *pf, struct vt_perf_stats *out)
+{
+	*out = pf->st;
+}
+
+void vt_perf_close(struct vt_perf **pfp)
+{
+	struct vt_perf *pf = pfp ? *pfp : NULL;
+	size_t i;
+
+	if (!pf)
+		return;
+	for (i = 0; i < pf->nth; i++)
+		close_event(pf, &pf->th[i]);
+	if (pf->task_fd >= 0)
+		close(pf->task_fd);
+	free(pf->th);
+	free(pf->tids);
+	free(pf->dents);
+	free(pf->pfds);
+	free(pf->bounce);
+	free(pf);
+	*pfp = NULL;
+}

@@ -100,7 +100,7 @@ static struct vt_profile *build(int variant)
 	CHECK(vt_profile_add(p, deep, VT_PROFILE_MAX_DEPTH, t2, VT_PROF_RUNNING, 0, true, 5, &err) == VT_OK);
 	CHECK(vt_profile_add(p, s3 + 1, 2, t1, VT_PROF_SLEEPING, vt_profile_intern_str(p, "futex_wait_queue"),
 			     false, 25, &err) == VT_OK);
-	CHECK(vt_profile_add(p, NULL, 0, t1, VT_PROF_DISK, 0, true, 1, &err) == VT_OK);
+	CHECK(vt_profile_add(p, s3, 0, t1, VT_PROF_DISK, 0, true, 1, &err) == VT_OK);   /* no frames */
 	return p;
 }
 

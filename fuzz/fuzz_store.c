@@ -4,9 +4,13 @@
  * user may receive from someone else ("show the curves to a colleague"),
  * so a corrupt page, a foreign schema or absurd values in meta must end in
  * an error or a series, never a crash.  Every series loaded is also
- * analysed, so the analysis sees whatever the loader lets through.
+ * analysed, so the analysis sees whatever the loader lets through.  The
+ * profiles a soak stored in it are read too, each whole, and every stack
+ * of one read is walked and labelled: whatever the reader lets through
+ * must point inside the profile.
  */
 #include "analyze/soak.h"
+#include "store/profile_store.h"
 #include "store/store.h"
 
 #include <stdint.h>
@@ -15,6 +19,45 @@
 #include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Every stack's frames labelled: an index out of range would read outside the arrays. */
+static void walk(const struct vt_profile *p)
+{
+	char label[256];
+	uint64_t total = 0;
+	uint32_t i, k;
+
+	for (i = 0; i < p->nstacks; i++) {
+		const struct vt_prof_stack *s = &p->stacks[i];
+		const uint32_t *locs = vt_profile_stack_locs(p, s);
+
+		for (k = 0; k < s->depth; k++)
+			vt_profile_loc_label(p, locs[k], label, sizeof(label));
+		total += p->threads[s->thread].samples + (uint64_t)vt_profile_str(p, s->wait)[0];
+	}
+	for (i = 0; i < p->nmodules; i++)
+		total += (uint64_t)vt_profile_str(p, p->modules[i].path)[0];
+	if (total == 42)
+		label[0] = 0;
+}
+
+static void read_profiles(const char *path)
+{
+	struct vt_store_profiles *r;
+	struct vt_profile *p;
+	struct vt_err err;
+	size_t i;
+
+	if (vt_store_profiles_open(path, &r, &err) != VT_OK)
+		return;
+	for (i = 0; i < vt_store_profiles_count(r); i++) {
+		if (vt_store_profiles_read(r, i, &p, &err) != VT_OK)
+			continue;
+		walk(p);
+		vt_profile_free(&p);
+	}
+	vt_store_profiles_close(&r);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -43,6 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		vt_soak_analyze(&s, &opts, &v);
 		vt_series_free(&s);
 	}
+	read_profiles(path);
 	unlink(path);
 	return 0;
 }

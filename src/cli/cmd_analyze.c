@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "cli/soak_cli.h"
 #include "analyze/compare.h"
+#include "analyze/profile_trend.h"
 #include "analyze/soak.h"
 #include "analyze/thread_view.h"
 #include "render/view.h"
@@ -119,6 +120,7 @@ static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
 	struct vt_analyze_report r = { 0 };
 	struct vt_threads_rates tview;
 	struct vt_diagnosis tdiag;
+	struct vt_prof_trend trend;
 	struct vt_err err;
 	FILE *f_csv = NULL, *f_html = NULL;
 	int rc;
@@ -147,6 +149,11 @@ static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
 		r.thread_diag = &tdiag;
 		vt_threads_rates_release(&tview);
 	}
+	/* the profiles it holds (vitals soak --profile-every), over time */
+	if (vt_prof_trend_load(args.operands[0], &s, NULL, &trend, &err) == VT_OK)
+		r.profiles = &trend;
+	else
+		fprintf(stderr, "vitals analyze: note: its profiles are not shown: %s\n", err.msg);
 	/* the files first: one that may not be written stops it before anything is printed */
 	rc = 0;
 	if (o.csv && !(f_csv = vt_cli_open_out("analyze", o.csv, o.force, &rc)))
@@ -174,6 +181,8 @@ static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
 out:
 	if (f_csv)
 		vt_cli_close_out("analyze", f_csv, o.csv, 0);
+	if (r.profiles)
+		vt_prof_trend_release(&trend);
 	vt_series_free(&s);
 	return rc;
 }
@@ -183,6 +192,7 @@ static int compare_run(const struct vt_command *cmd, int argc, char **argv)
 	struct view_opts o;
 	struct vt_args args;
 	struct vt_compare_set set;
+	struct vt_prof_diff *diffs = NULL;
 	struct vt_err err;
 	size_t i;
 	int rc;
@@ -197,8 +207,17 @@ static int compare_run(const struct vt_command *cmd, int argc, char **argv)
 		if (set.series[i].info.wal_unread)
 			fprintf(stderr, "vitals compare: note: '%s' was read without its -wal (no -shm can be made "
 				"beside it): its latest samples may be missing\n", args.operands[i]);
+	/* the profiles they hold, each against the baseline's */
+	diffs = calloc(args.noperands, sizeof(*diffs));
+	for (i = 1; diffs && i < args.noperands; i++)
+		if (vt_prof_diff_files(args.operands[0], args.operands[i], NULL, &diffs[i - 1], &err) != VT_OK)
+			fprintf(stderr, "vitals compare: note: the profiles of '%s' are not compared: %s\n",
+				args.operands[i], err.msg);
 	rc = vt_cli_compare_write("compare", &set,
-				  &(struct vt_cli_compare_out){ o.json, o.csv, o.html, NULL, o.force });
+				  &(struct vt_cli_compare_out){ o.json, o.csv, o.html, NULL, o.force, diffs });
+	for (i = 1; diffs && i < args.noperands; i++)
+		vt_prof_diff_release(&diffs[i - 1]);
+	free(diffs);
 	vt_compare_set_release(&set);
 	return rc;
 }
@@ -225,7 +244,15 @@ const struct vt_command vt_cmd_analyze = {
 "a thread per request, share one row, short-lived: their names counted, their\n"
 "CPU the process's minus that of the threads listed), and the rules of vitals\n"
 "threads over the whole run.  The last incarnation of the process is judged\n"
-"(a restart starts memory over); earlier ones are counted.\n",
+"(a restart starts memory over); earlier ones are counted.\n"
+"\n"
+"Profiles stored by vitals soak --profile-every: CPU by bucket over time, one\n"
+"row per profile (its time, the process's CPU in cores from the samples around\n"
+"it, each bucket's share of the on-CPU samples with its 95% interval), and\n"
+"which bucket grew when CPU rose: the profiles of lowest and highest CPU set\n"
+"against each other, the buckets whose CPU (share x cores) grew beyond their\n"
+"interval named with the figures; \"cannot tell yet\" with fewer than two\n"
+"profiles of enough samples, CPU that did not rise, or growth within noise.\n",
 	.options = analyze_options,
 	.exits = analyze_exits,
 	.examples = analyze_examples,
@@ -242,7 +269,11 @@ const struct vt_command vt_cmd_compare = {
 "Each figure is the median over the window with its 5th-95th percentile range;\n"
 "every other recording is set against the first with its change and %, and\n"
 "\"within noise\" where the change is within the noise of the two.  A recording\n"
-"that never settled is compared on its last half, and says so.\n",
+"that never settled is compared on its last half, and says so.\n"
+"\n"
+"When recordings hold profiles (vitals soak --profile-every), each one's are\n"
+"pooled and set against the baseline's: bucket shares and the functions whose\n"
+"self share changed most, each change with its 95% interval.\n",
 	.options = compare_options,
 	.exits = analyze_exits,
 	.examples = compare_examples,

@@ -15,7 +15,7 @@
 
 enum { OPT_OUTPUT = 1, OPT_EVERY, OPT_FOR, OPT_NAME, OPT_PIDFILE, OPT_SMAPS, OPT_THREADS, OPT_HEAP,
        OPT_HEAP_EVERY, OPT_WAIT, OPT_WAIT_BACK, OPT_ENV, OPT_LOG, OPT_FORCE, OPT_QUIET,
-       OPT_REDACT };
+       OPT_REDACT, OPT_PROFILE_EVERY, OPT_PROFILE_FOR };
 
 static const struct vt_option soak_options[] = {
 	{ "output", 'o', "FILE", "the recording to write (required)", OPT_OUTPUT },
@@ -29,6 +29,11 @@ static const struct vt_option soak_options[] = {
 			   "mallinfo2 alone, stopping one thread for about\n"
 			   "0.3 ms per probe (more on a saturated host)", OPT_HEAP },
 	{ "heap-every", 0, "DURATION", "allocator figures cadence (default 1m)", OPT_HEAP_EVERY },
+	{ "profile-every", 0, "DURATION", "a CPU profile (as vitals profile takes) this often,\n"
+					  "the first at the start, stored in the recording\n"
+					  "(at least --every; default: none)", OPT_PROFILE_EVERY },
+	{ "profile-for", 0, "DURATION", "each profile this long (default 10s; shorter than\n"
+					"--profile-every)", OPT_PROFILE_FOR },
 	{ "wait", 0, "DURATION", "how long --name/--pidfile may take to appear\n(default 30s)", OPT_WAIT },
 	{ "wait-back", 0, "DURATION", "how long a followed target that exited may take to\n"
 				      "come back before the soak ends with exit 4 (default 5m;\n"
@@ -58,6 +63,7 @@ static const char *const soak_examples[] = {
 	"vitals soak PID -o run.db --for 4h",
 	"vitals soak --name redis-server -o redis.db --every 30s",
 	"vitals soak -o run.db --for 10m -- ./server --port 8080",
+	"vitals soak PID -o run.db --for 8h --profile-every 10m --profile-for 10s",
 	NULL,
 };
 
@@ -68,6 +74,7 @@ struct soak_opts {
 	const char *log;
 	bool quiet;
 	bool oom;
+	bool profile_for_given;
 };
 
 static int soak_option(void *ctx, int id, const char *arg)
@@ -83,6 +90,11 @@ static int soak_option(void *ctx, int id, const char *arg)
 	case OPT_SMAPS: return vt_cli_duration(&vt_cmd_soak, "smaps-every", arg, 0, 0, &cfg->smaps_every_s);
 	case OPT_THREADS: return vt_cli_duration(&vt_cmd_soak, "threads-every", arg, 0, 0, &cfg->threads_every_s);
 	case OPT_HEAP_EVERY: return vt_cli_duration(&vt_cmd_soak, "heap-every", arg, 0.1, 0, &cfg->heap_every_s);
+	case OPT_PROFILE_EVERY:
+		return vt_cli_duration(&vt_cmd_soak, "profile-every", arg, 1, 0, &cfg->profile_every_s);
+	case OPT_PROFILE_FOR:
+		o->profile_for_given = true;
+		return vt_cli_duration(&vt_cmd_soak, "profile-for", arg, 0.1, 0, &cfg->profile_for_s);
 	case OPT_WAIT: return vt_cli_duration(&vt_cmd_soak, "wait", arg, 0, 0, &cfg->wait_s);
 	case OPT_WAIT_BACK: return vt_cli_duration(&vt_cmd_soak, "wait-back", arg, 0, 0, &cfg->wait_back_s);
 	case OPT_NAME:
@@ -111,6 +123,34 @@ static int soak_option(void *ctx, int id, const char *arg)
 	case OPT_QUIET: o->quiet = true; return 0;
 	case OPT_REDACT: cfg->redact_args = true; return 0;
 	}
+	return 0;
+}
+
+/* --profile-every and --profile-for, with each other and with --every. */
+static int soak_check_profiles(const struct soak_opts *o)
+{
+	const struct vt_soak_config *cfg = &o->cfg;
+	char a[32], b[32];
+
+	if (cfg->profile_every_s <= 0) {
+		if (o->profile_for_given)
+			return vt_cli_usage_error("soak", "--profile-for applies only with --profile-every");
+		return 0;
+	}
+	if (cfg->profile_for_s >= cfg->profile_every_s && !o->profile_for_given)
+		return vt_cli_usage_error("soak", "--profile-every %s is not longer than a profile (--profile-for, "
+					  "default %s): give a shorter --profile-for",
+					  vt_fmt_span(cfg->profile_every_s, a, sizeof(a)),
+					  vt_fmt_span(cfg->profile_for_s, b, sizeof(b)));
+	if (cfg->profile_for_s >= cfg->profile_every_s)
+		return vt_cli_usage_error("soak", "--profile-for %s is not shorter than --profile-every %s: "
+					  "a profile must end before the next begins",
+					  vt_fmt_span(cfg->profile_for_s, a, sizeof(a)),
+					  vt_fmt_span(cfg->profile_every_s, b, sizeof(b)));
+	if (cfg->profile_every_s < cfg->every_s)
+		return vt_cli_usage_error("soak", "--profile-every %s is shorter than --every %s: a profile begins "
+					  "at a sample", vt_fmt_span(cfg->profile_every_s, a, sizeof(a)),
+					  vt_fmt_span(cfg->every_s, b, sizeof(b)));
 	return 0;
 }
 
@@ -145,7 +185,7 @@ static int soak_target(struct soak_opts *o, const struct vt_args *args)
 					  "a pid is recorded as \"pid N\", without its command line");
 	if (!o->cfg.out_path)
 		return vt_cli_usage_error("soak", "-o FILE is required: where the recording goes");
-	return 0;
+	return soak_check_profiles(o);
 }
 
 static int soak_run(const struct vt_command *cmd, int argc, char **argv)
@@ -226,6 +266,16 @@ const struct vt_command vt_cmd_soak = {
 "mmap lock, tens of milliseconds on a large process.  Allocator figures\n"
 "(live, free-held, keepcost) when the process runs the vitals agent, or with\n"
 "--heap.\n"
+"\n"
+"With --profile-every, a CPU profile of the process (what vitals profile\n"
+"takes: stacks sampled with perf events, bucketed by what the code does) for\n"
+"--profile-for, the first at the start, stored whole in the recording.  It is\n"
+"taken in a thread of its own: sampling goes on meanwhile.  A soak that ends\n"
+"during one stores what it has, marked partial; after a restart the next one\n"
+"is of the new process.  vitals analyze shows the CPU by bucket over time and\n"
+"which bucket grew when CPU rose; vitals compare sets two recordings' profiles\n"
+"side by side.  Where perf events are refused the soak goes on without them\n"
+"and says so once.\n"
 "\n"
 "The target:\n"
 "  PID                      that process; if it exits, a new process with the\n"

@@ -49,6 +49,9 @@ void vt_cli_soak_progress(void *ctx, const struct vt_soak_progress *p)
 		fprintf(stderr, "%s", p->state);
 	if (p->restarts)
 		fprintf(stderr, " · %d restart%s", p->restarts, p->restarts == 1 ? "" : "s");
+	if (p->profiles || p->profiling)
+		fprintf(stderr, " · %s%s", vt_fmt_count_of(p->profiles, "profile", "profiles", count, sizeof(count)),
+			p->profiling ? " (profiling)" : "");
 	fputs(tty ? "" : "\n", stderr);
 	pr->drawn = tty;
 }
@@ -80,6 +83,9 @@ void vt_cli_soak_summary(FILE *out, const char *path, const struct vt_soak_resul
 		vt_soak_end_words(res, why, sizeof(why)));
 	if (res->missing[0])
 		fprintf(out, "not recorded (the target could not be read in full): %s\n", res->missing);
+	if (res->profiles)
+		fprintf(out, "%s stored beside the samples\n",
+			vt_fmt_count_of(res->profiles, "profile", "profiles", count, sizeof(count)));
 	if (res->restarts)
 		fprintf(out, "the target restarted %d time%s; each restart is in the recording\n", res->restarts,
 			res->restarts == 1 ? "" : "s");
@@ -96,7 +102,7 @@ void vt_cli_soak_summary(FILE *out, const char *path, const struct vt_soak_resul
 
 int vt_cli_compare_write(const char *cmd, const struct vt_compare_set *set, const struct vt_cli_compare_out *o)
 {
-	struct vt_compare_report r = { &set->cmp, o->title, vt_cli_utf8() };
+	struct vt_compare_report r = { &set->cmp, o->title, vt_cli_utf8(), o->profile_diffs };
 	bool csv_stdout = o->csv && !strcmp(o->csv, "-");
 	FILE *f_csv = NULL, *f_html = NULL;
 	int rc = 0, rc2;
@@ -118,6 +124,13 @@ int vt_cli_compare_write(const char *cmd, const struct vt_compare_set *set, cons
 		rc = rc ? rc : rc2;
 	}
 	if (f_html) {
+		/*
+		 * Hook: a differential flame graph of the profiles, beside the
+		 * curves.  o->profile_diffs[i].b_last against .a_last (the last
+		 * complete profile of each recording) is what render/profile_html.h's
+		 * base mode draws, once that view is in; the page holds the curves
+		 * until then.
+		 */
 		rc2 = vt_cli_close_out(cmd, f_html, o->html, rc ? 0 : vt_view("html")->compare(f_html, &r));
 		rc = rc ? rc : rc2;
 		if (rc == 0 && !o->json)

@@ -34,6 +34,8 @@ struct vt_cli_compare_out {
 	const char *csv, *html;
 	const char *title;           /* heading, NULL: "vitals compare · N arms" */
 	bool force;                  /* the CSV and HTML files may replace existing ones */
+	/* each arm's stored profiles against the baseline's (narms - 1), NULL none */
+	const struct vt_prof_diff *profile_diffs;
 };
 
 /* Write set's comparison as o says; returns the exit status (errors printed). */

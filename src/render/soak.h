@@ -14,6 +14,9 @@
 
 #include "analyze/diagnose.h"
 
+struct vt_prof_trend;        /* analyze/profile_trend.h */
+struct vt_prof_diff;
+
 #include "analyze/compare.h"
 #include "base/units.h"
 #include "analyze/soak.h"
@@ -27,12 +30,15 @@ struct vt_analyze_report {
 	bool utf8;                           /* the terminal takes UTF-8 (sparkline blocks); else ASCII */
 	size_t top_threads;                  /* threads listed by CPU, 0 = default (10) */
 	const struct vt_diagnosis *thread_diag;   /* the threads' diagnosis over the run, NULL none */
+	const struct vt_prof_trend *profiles;     /* the profiles it holds over time, NULL none */
 };
 
 struct vt_compare_report {
 	const struct vt_comparison *cmp;
 	const char *title;                   /* optional heading ("experiment: 3 arms of ./srv") */
 	bool utf8;
+	/* cmp->narms - 1 entries: each arm's profiles against the baseline's; NULL none */
+	const struct vt_prof_diff *profile_diffs;
 };
 
 int vt_render_analyze_text(FILE *out, const struct vt_analyze_report *r);

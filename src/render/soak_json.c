@@ -10,6 +10,7 @@
 #include "analyze/thread_view.h"
 
 #include "render/json.h"
+#include "render/profile_trend.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -391,6 +392,7 @@ int vt_render_analyze_json(FILE *out, const struct vt_analyze_report *r)
 				     "process_cores", num(sl.process_cores), "t0", sl.t0, "t1", sl.t1)
 			  : json_null());
 	put(&p, "threads_diagnosis", r->thread_diag ? vt_render_diagnosis_json(r->thread_diag) : json_null());
+	put(&p, "profiles", r->profiles ? vt_render_prof_trend_json(r->profiles) : json_null());
 	put(&p, "events", events_json(r->series));
 	return vt_json_write(out, p.o, false, p.failed);
 }
@@ -520,5 +522,15 @@ int vt_render_compare_json(FILE *out, const struct vt_compare_report *r)
 			append(fields, field_json(cmp, f), &p.failed);
 	put(&p, "arms", arms);
 	put(&p, "fields", fields);
+	if (r->profile_diffs) {
+		json_t *profiles = json_array();
+
+		for (i = 1; profiles && i < cmp->narms; i++)
+			append(profiles, vt_render_prof_diff_json(&r->profile_diffs[i - 1], cmp->arms[0].name,
+								  cmp->arms[i].name), &p.failed);
+		put(&p, "profiles", profiles ? profiles : json_null());
+	} else {
+		put(&p, "profiles", json_null());
+	}
 	return vt_json_write(out, p.o, false, p.failed);
 }

@@ -10,6 +10,7 @@
 
 #include "analyze/thread_view.h"
 #include "render/threads.h"
+#include "render/profile_trend.h"
 #include "render/svg_chart.h"
 #include "render/table.h"
 
@@ -423,6 +424,7 @@ int vt_render_analyze_text(FILE *out, const struct vt_analyze_report *r)
 	rc |= print_sparks(out, r);
 	rc |= print_threads(out, r);
 	print_thread_diag(out, r->thread_diag);
+	rc |= vt_render_prof_trend_text(out, r->profiles);
 	print_events(out, r->series);
 	return rc || ferror(out) ? -1 : 0;
 }

@@ -656,7 +656,7 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		    struct vt_profile **out, struct vt_err *err)
 {
 	struct profiler pr = { .pfs = pfs, .pid = pid, .dirfd = -1, .opts = opts,
-			       .buf = VT_BUF_INIT(1 << 20) };
+			       .buf = VT_BUF_INIT(1u << 16) };   /* stat, status, comm, syscall */
 	*out = NULL;
 	pr.hz = opts->hz ? opts->hz : VT_PROFILER_HZ_DEFAULT;
 	if (pr.hz > VT_PROFILER_HZ_MAX)

@@ -14,6 +14,8 @@
 #include "sample/threads.h"
 #include "soak/follow.h"
 #include "soak/redact.h"
+#include "soak/soak_profile.h"
+#include "store/profile_store.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -41,6 +43,7 @@ void vt_soak_config_default(struct vt_soak_config *cfg)
 	cfg->heap_every_s = 60;
 	cfg->wait_s = 30;
 	cfg->wait_back_s = 300;
+	cfg->profile_for_s = 10;
 }
 
 /* Everything the loop keeps between ticks. */
@@ -83,6 +86,14 @@ struct vt_soak {
 	char end_detail[200];        /* the STOP event's text in the recording */
 	int failed;                  /* the code that ended it with VT_SOAK_END_ERROR */
 	int redacted;                /* enum vt_redacted: what the recording leaves out of the target */
+
+	/* profiles (profile_every_s) */
+	struct vt_soak_prof *prof;   /* the one being taken, NULL none */
+	double prof_t, prof_wall;    /* when it began: soak seconds, unix time */
+	double next_profile;         /* monotonic time the next one is due */
+	bool prof_off;               /* profiles cannot be taken here (perf refused): stop asking */
+	bool prof_error_noted;       /* a failed profile is in the events (once) */
+	uint64_t profiles;           /* stored */
 };
 
 static int event(struct vt_soak *sk, enum vt_event_kind kind, pid_t pid, struct vt_err *err,
@@ -423,6 +434,110 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 	return VT_OK;
 }
 
+/* ---- profiles ---- */
+
+/*
+ * A profile that could not be taken.  One the target's exit cut short
+ * before its first sample is no news (the exit is in the events).  Where
+ * perf events are refused or missing, none ever will be: said once, in
+ * the recording and to the user, and no more are asked for.
+ */
+static void profile_failed(struct vt_soak *sk, pid_t pid, int rc, const struct vt_err *e)
+{
+	if (rc == VT_E_GONE || rc == VT_E_NOPROC)
+		return;
+	if (rc == VT_E_PERM || rc == VT_E_UNSUPPORTED)
+		sk->prof_off = true;
+	if (sk->prof_error_noted && !sk->prof_off)
+		return;
+	sk->prof_error_noted = true;
+	event(sk, VT_EV_ERROR, pid, NULL, "profile not taken%s: %s", sk->prof_off ? " (no more are tried)" : "",
+	      e->msg);
+	if (sk->prof_off && sk->cfg->notice) {
+		char text[2 * VT_ERR_MSG_MAX + 64];
+
+		snprintf(text, sizeof(text), "no profiles in this soak: %s%s%s", e->msg, e->hint[0] ? "; " : "",
+			 e->hint);
+		sk->cfg->notice(sk->cfg->notice_ctx, text);
+	}
+}
+
+/*
+ * Store the profile being taken once it is done; with stop, stop it first
+ * and store what it has (partial).  Written here, in the loop's thread:
+ * the store's connection is used by one thread only.  VT_OK, or the
+ * store's error.
+ */
+static int profile_collect(struct vt_soak *sk, bool stop, struct vt_err *err)
+{
+	struct vt_store_profile at = { .t = sk->prof_t, .wall = sk->prof_wall };
+	struct vt_profile *p;
+	struct vt_err e;
+	pid_t pid;
+	int rc;
+
+	if (!sk->prof)
+		return VT_OK;
+	if (stop)
+		vt_soak_prof_stop(sk->prof);
+	else if (!vt_soak_prof_done(sk->prof))
+		return VT_OK;
+	pid = vt_soak_prof_pid(sk->prof);
+	rc = vt_soak_prof_collect(&sk->prof, &p, &at.partial, &e);
+	if (rc != VT_OK) {
+		profile_failed(sk, pid, rc, &e);
+		return VT_OK;
+	}
+	rc = vt_store_profile_append(sk->store, &at, p, NULL, err);
+	vt_profile_free(&p);
+	if (rc == VT_OK)
+		sk->profiles++;
+	return rc;
+}
+
+/* Start the profile that is due, of the process followed now. */
+static void profile_start(struct vt_soak *sk, double now)
+{
+	const struct vt_soak_config *cfg = sk->cfg;
+	struct vt_err e;
+	int rc;
+
+	if (cfg->profile_every_s <= 0 || sk->prof || sk->prof_off || !sk->pid || now < sk->next_profile)
+		return;
+	while (sk->next_profile <= now)
+		sk->next_profile += cfg->profile_every_s;
+	if (!sk->pfs->live) {
+		vt_err_set(&e, VT_E_UNSUPPORTED, 0, "profiles need the live /proc, not a recorded tree");
+		profile_failed(sk, sk->pid, VT_E_UNSUPPORTED, &e);
+		return;
+	}
+	sk->prof_t = now - sk->start;
+	sk->prof_wall = vt_wall_s();
+	rc = vt_soak_prof_start(sk->pfs, sk->pid, cfg->profile_for_s, cfg->profile_hz, &sk->prof, &e);
+	if (rc != VT_OK)
+		profile_failed(sk, sk->pid, rc, &e);
+}
+
+/* The soak ends: the profile being taken is stopped and stored as far as it got. */
+static void profile_end(struct vt_soak *sk)
+{
+	struct vt_profile *p;
+	struct vt_err e;
+	bool partial;
+
+	if (!sk->prof)
+		return;
+	if (sk->failed) {
+		/* the recording cannot be written: only stop the thread */
+		vt_soak_prof_stop(sk->prof);
+		if (vt_soak_prof_collect(&sk->prof, &p, &partial, &e) == VT_OK)
+			vt_profile_free(&p);
+		return;
+	}
+	if (profile_collect(sk, true, &e) != VT_OK)
+		event(sk, VT_EV_ERROR, sk->pid, NULL, "the last profile not stored: %s", e.msg);
+}
+
 /* ---- finding the target ---- */
 
 /* Is pid one vitals may soak?  Fatal errors for the initial target. */
@@ -520,6 +635,8 @@ static void report_progress(struct vt_soak *sk, double now, const char *state)
 	trend(sk, &p.trend, &p.trend_window_s);
 	p.file_bytes = sk->store ? vt_store_bytes(sk->store) : 0;
 	p.state = state;
+	p.profiles = sk->profiles;
+	p.profiling = sk->prof != NULL;
 	sk->cfg->progress(sk->cfg->progress_ctx, &p);
 }
 
@@ -668,6 +785,8 @@ int vt_soak_start(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
 	*out = NULL;
 	if (cfg->every_s <= 0)
 		return vt_err_set(err, VT_E_USAGE, 0, "the interval must be positive");
+	if (cfg->profile_every_s > 0 && (cfg->profile_for_s <= 0 || cfg->profile_for_s >= cfg->profile_every_s))
+		return vt_err_set(err, VT_E_USAGE, 0, "a profile must last less than the time between profiles");
 	sk = calloc(1, sizeof(*sk));
 	if (!sk)
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
@@ -696,7 +815,12 @@ int vt_soak_start(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
 	sk->output_fd = -1;
 	sk->start = vt_mono_s();
 	sk->next = sk->start;
-	event(sk, VT_EV_START, sk->pid, NULL, "sampling process %d every %g s", (int)sk->pid, cfg->every_s);
+	sk->next_profile = sk->start;
+	if (cfg->profile_every_s > 0)
+		event(sk, VT_EV_START, sk->pid, NULL, "sampling process %d every %g s, profiling it for %g s every %g s",
+		      (int)sk->pid, cfg->every_s, cfg->profile_for_s, cfg->profile_every_s);
+	else
+		event(sk, VT_EV_START, sk->pid, NULL, "sampling process %d every %g s", (int)sk->pid, cfg->every_s);
 	*out = sk;
 	return VT_OK;
 }
@@ -767,6 +891,15 @@ int vt_soak_step(struct vt_soak *sk, double *next, bool *done, struct vt_err *er
 			event(sk, VT_EV_ERROR, sk->pid, NULL, "%s", e2.msg);
 		}
 	}
+	vt_err_clear(&e2);
+	if ((rc = profile_collect(sk, false, &e2)) != VT_OK) {
+		if (err)
+			*err = e2;
+		sk->failed = rc;
+		end(sk, VT_SOAK_END_ERROR, "error: %.180s", e2.msg);
+		return rc;
+	}
+	profile_start(sk, now);
 	report_progress(sk, now, sk->pid ? "sampling" : "waiting for the target to come back");
 	sk->next += cfg->every_s;
 	now = vt_mono_s();
@@ -795,6 +928,7 @@ int vt_soak_finish(struct vt_soak *sk, struct vt_soak_result *res, struct vt_err
 	memset(res, 0, sizeof(*res));
 	if (!sk->end)
 		end(sk, VT_SOAK_END_STOPPED, "stopped on request");
+	profile_end(sk);         /* before a command vitals launched is stopped */
 	if (sk->child && cfg->keep_command) {
 		res->child = sk->child;
 	} else if (sk->child) {
@@ -805,6 +939,7 @@ int vt_soak_finish(struct vt_soak *sk, struct vt_soak_result *res, struct vt_err
 	event(sk, VT_EV_STOP, sk->pid, NULL, "%s", sk->end_detail);
 	drop_incarnation(sk);
 	res->samples = sk->samples;
+	res->profiles = sk->profiles;
 	res->restarts = sk->incarnations > 1 ? sk->incarnations - 1 : 0;
 	res->elapsed_s = vt_mono_s() - sk->start;
 	res->child_status = sk->child_status;

@@ -9,6 +9,11 @@
  * counters (files held open).  At their own, lower cadences: smaps_rollup
  * (it holds the target's mmap lock while it walks), per-thread rows in the
  * store, and the allocator's figures (agent, or ptrace with heap set).
+ * With profile_every_s, a profile of profile_for_s (soak/soak_profile.h)
+ * at that cadence, in a thread of its own so that sampling never waits
+ * for it; each is stored in the recording when it is done (a soak that
+ * ends meanwhile stops it and stores it, marked partial), and the next
+ * one is of whichever process the soak follows then.
  * Reads only, except for the heap probe the user asked for and the command
  * vitals launched itself, which it stops at the end.
  */
@@ -51,6 +56,8 @@ struct vt_soak_progress {
 	double trend_window_s;   /* what the trend covers */
 	uint64_t file_bytes;
 	const char *state;       /* "sampling", "waiting for the target", "stopping" */
+	uint64_t profiles;       /* profiles stored so far */
+	bool profiling;          /* one is being taken */
 };
 
 struct vt_soak_config {
@@ -70,6 +77,11 @@ struct vt_soak_config {
 	double wait_s;           /* how long the target may take to appear at the start */
 	double wait_back_s;      /* how long a followed target that exited may take to come
 	                          * back before the soak ends (VT_SOAK_END_GONE); 0: for ever */
+	double profile_every_s;  /* a profile (sample/profiler.h) this often, stored in the
+	                          * recording; 0: none.  Taken in a thread of its own while
+	                          * sampling goes on; the first at the start */
+	double profile_for_s;    /* each one this long (< profile_every_s) */
+	unsigned profile_hz;     /* its sampling rate; 0: the profiler's default */
 	const char *arm;         /* experiment arm name and its environment, for the record */
 	const char *env_text;
 	volatile sig_atomic_t *stop;     /* set by a signal handler: stop after this tick */
@@ -92,6 +104,7 @@ enum vt_soak_end {
 
 struct vt_soak_result {
 	uint64_t samples;
+	uint64_t profiles;       /* profiles stored (with --profile-every) */
 	int restarts;
 	double elapsed_s;
 	uint64_t file_bytes;
@@ -108,7 +121,7 @@ struct vt_soak_result {
 
 /*
  * Defaults: every 10 s, smaps every 10 min, threads every 60 s, heap every
- * 60 s, wait 30 s, wait back 5 min.
+ * 60 s, wait 30 s, wait back 5 min; no profiles (each 10 s when asked for).
  */
 void vt_soak_config_default(struct vt_soak_config *cfg);
 

@@ -2,6 +2,7 @@
  * store.c — soak recordings in SQLite (see store.h).
  */
 #include "store/store.h"
+#include "store/store_internal.h"
 #include "base/outfile.h"
 #include "base/unknown.h"
 
@@ -74,6 +75,21 @@ static int db_err(sqlite3 *db, int rc, struct vt_err *err, const char *path, con
 	default:
 		return vt_err_set(err, VT_E_IO, sys, "SQLite error while %s '%s': %s", doing, path, why);
 	}
+}
+
+int vt_store_db_err(sqlite3 *db, int rc, struct vt_err *err, const char *path, const char *doing)
+{
+	return db_err(db, rc, err, path, doing);
+}
+
+sqlite3 *vt_store_db(struct vt_store *st)
+{
+	return st->db;
+}
+
+const char *vt_store_path(const struct vt_store *st)
+{
+	return st->path;
 }
 
 static int exec(struct vt_store *st, const char *sql, struct vt_err *err, const char *doing)
@@ -498,7 +514,8 @@ int vt_store_create(const char *path, const struct vt_recording_info *info, bool
 	 * a power cut may lose the last few samples, never the file. */
 	if ((rc = exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err, "creating")) ||
 	    (rc = exec(st, "BEGIN", err, "creating")) || (rc = exec(st, sql, err, "creating")) ||
-	    (rc = exec(st, schema_sql, err, "creating")) || (rc = create_samples_table(st, err)) ||
+	    (rc = exec(st, schema_sql, err, "creating")) ||
+	    (rc = exec(st, vt_store_profile_schema_sql, err, "creating")) || (rc = create_samples_table(st, err)) ||
 	    (rc = write_meta(st, info, err)) || (rc = exec(st, "COMMIT", err, "creating")) ||
 	    (rc = prepare_inserts(st, err))) {
 		bool ours = still_ours(path, fd);
@@ -759,6 +776,20 @@ static int add_sample(struct loader *ld, sqlite3_stmt *q)
 	ld->prev_pid = pid;
 	s->samples++;
 	return 0;
+}
+
+bool vt_store_has_table(sqlite3 *db, const char *table)
+{
+	sqlite3_stmt *q = NULL;
+	bool found = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &q,
+			       NULL) == SQLITE_OK) {
+		sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
+		found = sqlite3_step(q) == SQLITE_ROW;
+	}
+	sqlite3_finalize(q);
+	return found;
 }
 
 /* Check it is a vitals recording this vitals can read. */
@@ -1074,13 +1105,17 @@ static int open_reading(const char *path, bool immutable, sqlite3 **db)
 	return rc;
 }
 
-int vt_store_load(const char *path, size_t max_points, struct vt_series *out, struct vt_err *err)
+int vt_store_open_read(const char *path, sqlite3 **out, int *schema, bool *wal_unread,
+		       struct vt_err *err)
 {
 	sqlite3 *db = NULL;
 	struct stat sb;
 	bool immutable;
-	int rc, schema = 0;
+	int rc;
 
+	*out = NULL;
+	*schema = 0;
+	*wal_unread = false;
 	if (stat(path, &sb) != 0) {
 		int e = errno;
 
@@ -1103,7 +1138,7 @@ int vt_store_load(const char *path, size_t max_points, struct vt_series *out, st
 	rc = open_reading(path, immutable, &db);
 	if (!immutable && ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN)) {
 		sqlite3_close(db);
-		out->info.wal_unread = wal_has_frames(path);
+		*wal_unread = wal_has_frames(path);
 		rc = open_reading(path, true, &db);
 	}
 	if (rc != SQLITE_OK) {
@@ -1111,11 +1146,9 @@ int vt_store_load(const char *path, size_t max_points, struct vt_series *out, st
 		sqlite3_close(db);
 		return rc;
 	}
-	if (!max_points)
-		max_points = VT_SERIES_MAX_POINTS;
 	/* One read transaction: a soak writing meanwhile does not tear the view. */
-	rc = check_identity(db, path, &schema, err);
-	if (rc != VT_OK && out->info.wal_unread) {
+	rc = check_identity(db, path, schema, err);
+	if (rc != VT_OK && *wal_unread) {
 		/* a soak killed before its first checkpoint: all of it is in the WAL */
 		vt_err_set(err, VT_E_PERM, EACCES,
 			   "'%s' keeps its samples in '%s-wal', which cannot be read without making '%s-shm' there",
@@ -1125,8 +1158,35 @@ int vt_store_load(const char *path, size_t max_points, struct vt_series *out, st
 	}
 	if (rc == VT_OK && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
 		rc = db_err(db, SQLITE_ERROR, err, path, "reading");
-	if (rc == VT_OK)
-		rc = load_meta(db, path, out, err);
+	if (rc != VT_OK) {
+		sqlite3_close(db);
+		return rc;
+	}
+	*out = db;
+	return VT_OK;
+}
+
+void vt_store_close_read(sqlite3 *db)
+{
+	if (!db)
+		return;
+	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(db);
+}
+
+int vt_store_load(const char *path, size_t max_points, struct vt_series *out, struct vt_err *err)
+{
+	sqlite3 *db = NULL;
+	bool wal_unread;
+	int rc, schema = 0;
+
+	rc = vt_store_open_read(path, &db, &schema, &wal_unread, err);
+	out->info.wal_unread = wal_unread;
+	if (rc != VT_OK)
+		return rc;
+	if (!max_points)
+		max_points = VT_SERIES_MAX_POINTS;
+	rc = load_meta(db, path, out, err);
 	out->info.schema = schema;
 	if (rc == VT_OK)
 		rc = load_samples(db, path, max_points, out, err);
@@ -1134,8 +1194,7 @@ int vt_store_load(const char *path, size_t max_points, struct vt_series *out, st
 		rc = load_events(db, path, out, err);
 	if (rc == VT_OK)
 		rc = load_threads(db, path, schema, out, err);
-	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-	sqlite3_close(db);
+	vt_store_close_read(db);
 	if (rc != VT_OK)
 		vt_series_free(out);
 	return rc;

@@ -14,7 +14,7 @@
  * that is not SQLite, a SQLite file of something else and a recording of a
  * newer schema are each VT_E_RECORDING with a message that says which.
  *
- * Layout (schema 2):
+ * Layout (schema 3):
  *   meta(key PRIMARY KEY, value)
  *   samples(id INTEGER PRIMARY KEY, t, wall, pid, read_ms, <one column per vt_metric key>)
  *   events(id, t, wall, kind, pid, detail)
@@ -25,6 +25,9 @@
  *           many in R, S, D, the most frequent wchan and system call and how
  *           often each was seen (schema 2; schema 1 files, without them, load)
  *   thread_samples(sample_id, tid, pid, cpu_ns, wait_ns, vcsw, nvcsw, PRIMARY KEY(sample_id, tid))
+ *   profiles, profile_strings, profile_funcs, profile_locs, profile_stacks, profile_threads,
+ *   profile_modules: the profiles a soak took (schema 3; store/profile_store.h; schema 1
+ *           and 2 files, without them, load with none)
  * Unknown figures are NULL.
  */
 #ifndef VT_STORE_STORE_H
@@ -38,7 +41,7 @@
 #include "base/error.h"
 #include "sample/series.h"
 
-#define VT_STORE_SCHEMA 2
+#define VT_STORE_SCHEMA 3
 
 struct vt_store;
 

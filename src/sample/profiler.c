@@ -454,8 +454,13 @@ static void wall_sample_blocked(struct profiler *pr, struct tid_info *ti,
 		vt_syscall_label(nr, wait, sizeof(wait));
 	push_user(pr, pr->frames, n, &depth);
 	if (depth == 0) {
-		uint32_t func = vt_profile_intern_func(pr->p, vt_profile_intern_str(pr->p, "[blocked]"), 0);
-		pr->locs[depth++] = vt_profile_intern_loc(pr->p, 0, 0, func, false);
+		/* no user stack could be read (it woke meanwhile, or syscall is refused): the
+		 * kernel function it waits in stands for it, as a kernel frame of its own
+		 * (its "pc" is the name's string index: one location per name) */
+		uint32_t name = vt_profile_intern_str(pr->p, wait[0] ? wait : "[blocked]");
+		uint32_t func = vt_profile_intern_func(pr->p, name,
+						       pr->p->modules[pr->kernel_module].name);
+		pr->locs[depth++] = vt_profile_intern_loc(pr->p, name, 0, func, true);
 		truncated = true;
 	}
 	uint32_t thread = tid_thread(pr, ti);
@@ -487,8 +492,12 @@ static void wall_count_runnable(struct profiler *pr, struct tid_info *ti, uint64
 			pr->nomem = true;
 		return;
 	}
-	uint32_t func = vt_profile_intern_func(pr->p, vt_profile_intern_str(pr->p, "[runnable]"), 0);
-	uint32_t loc = vt_profile_intern_loc(pr->p, 0, 0, func, false);
+	/* never seen running: a frame of its own, in no code module (not anonymous code) */
+	uint32_t mod = vt_profile_intern_module(pr->p, "[no stack]", "");
+	uint32_t func = mod == NO_IDX ? NO_IDX
+		: vt_profile_intern_func(pr->p, vt_profile_intern_str(pr->p, "[runnable]"),
+					 pr->p->modules[mod].name);
+	uint32_t loc = func == NO_IDX ? NO_IDX : vt_profile_intern_loc(pr->p, 0, 0, func, false);
 	if (loc == NO_IDX || vt_profile_add(pr->p, &loc, 1, thread, VT_PROF_RUNNABLE, 0, true, n, &err))
 		pr->nomem = true;
 }

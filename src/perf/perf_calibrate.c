@@ -11,15 +11,16 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#define RUNS 7
-#define RUN_NS 20000000ull        /* one run: about 20 ms */
-#define CALIBRATE_HZ 2000u        /* high enough that the samples' cost shows */
+#define RUNS 5
+#define RUN_NS 5000000ull         /* one run: 5 ms of the child's CPU */
+#define CALIBRATE_HZ 10000u       /* 50 samples a run: their cost shows above the noise */
 
 /* The child's own CPU time: preemption by other work on a busy host does not count,
  * the sampling interrupts it takes do (unless the kernel accounts IRQ time apart:
@@ -67,6 +68,26 @@ static int run_once(int cmd_fd, int res_fd, uint64_t *ns)
 	if (write(cmd_fd, &c, 1) != 1)
 		return -1;
 	return read(res_fd, ns, sizeof(*ns)) == (ssize_t)sizeof(*ns) ? 0 : -1;
+}
+
+/* CALIBRATE_HZ, or half of what the kernel allows now (it lowers the limit itself
+ * when sampling takes too long: kernel.perf_event_max_sample_rate). */
+static unsigned calibrate_hz(void)
+{
+	char buf[32];
+	unsigned hz = CALIBRATE_HZ;
+	int fd = open("/proc/sys/kernel/perf_event_max_sample_rate", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return hz;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n > 0) {
+		buf[n] = '\0';
+		unsigned long max = strtoul(buf, NULL, 10);
+		if (max > 0 && max / 2 < hz)
+			hz = max / 2 ? (unsigned)(max / 2) : 1;
+	}
+	return hz;
 }
 
 static void count_sample(void *ctx, const struct vt_perf_sample *s)
@@ -124,7 +145,7 @@ int vt_perf_calibrate(const struct vt_perf_opts *opts, struct vt_perf_cost *out,
 	}
 	struct vt_perf *pf = NULL;
 	struct vt_perf_opts po = *opts;
-	po.hz = CALIBRATE_HZ;
+	po.hz = calibrate_hz();
 	uint64_t base, base2, with, with2;
 	unsigned samples = 0;
 	int rc = runs(cmd[1], res[0], NULL, &base, &base2, NULL, err);

@@ -33,7 +33,7 @@
 
 enum {
 	OPT_FOR = 1, OPT_HZ, OPT_BUCKETS, OPT_THREADS, OPT_WALL, OPT_FOLDED, OPT_PPROF, OPT_HTML,
-	OPT_JSON, OPT_TOP, OPT_NO_KERNEL, OPT_FORCE,
+	OPT_JSON, OPT_TOP, OPT_NO_KERNEL, OPT_FORCE, OPT_METHOD,
 };
 
 static const struct vt_option profile_options[] = {
@@ -55,6 +55,10 @@ static const struct vt_option profile_options[] = {
 	{ "json", 0, NULL, "machine-readable output (vitals.profile)", OPT_JSON },
 	{ "top", 0, "N", "functions listed by self and total time (default 15)", OPT_TOP },
 	{ "no-kernel", 0, NULL, "leave kernel frames out", OPT_NO_KERNEL },
+	{ "method", 0, "perf|ptrace", "how to sample: perf events (the default; ptrace\n"
+				     "when they are refused), or ptrace: running threads\n"
+				     "stopped one at a time, at most 19 Hz, each for at\n"
+				     "most 1% of its time", OPT_METHOD },
 	{ "force", 0, NULL, "overwrite the files of --folded, --pprof and --html", OPT_FORCE },
 	{ 0 }
 };
@@ -128,7 +132,7 @@ struct profile_opts {
 	unsigned hz;
 	const char *buckets;
 	const char *threads;
-	bool wall, json, no_kernel, force;
+	bool wall, json, no_kernel, force, ptrace;
 	const char *folded, *pprof, *html;
 	size_t top;
 };
@@ -160,6 +164,11 @@ static int profile_option(void *ctx, int id, const char *arg)
 	case OPT_JSON: o->json = true; return 0;
 	case OPT_NO_KERNEL: o->no_kernel = true; return 0;
 	case OPT_FORCE: o->force = true; return 0;
+	case OPT_METHOD:
+		if (strcmp(arg, "perf") && strcmp(arg, "ptrace"))
+			return vt_cli_usage_error("profile", "--method '%s': perf or ptrace", arg);
+		o->ptrace = !strcmp(arg, "ptrace");
+		return 0;
 	}
 	return 0;
 }
@@ -306,6 +315,7 @@ static int profile_run(const struct vt_command *cmd, int argc, char **argv)
 		.wall = o.wall,
 		.threads_glob = o.threads,
 		.no_kernel = o.no_kernel,
+		.ptrace = o.ptrace,
 		.stop = stop,
 		.progress = isatty(STDERR_FILENO) ? progress : NULL,
 	};

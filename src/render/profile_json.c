@@ -161,12 +161,17 @@ json_t *vt_profile_json(const struct vt_prof_summary *s)
 	json_object_set_new(root, "pid", json_integer(m->pid));
 	json_object_set_new(root, "name", vt_json_text(m->comm));
 	json_object_set_new(root, "method", vt_json_text(m->method));
+	json_object_set_new(root, "method_note", m->method_note[0] ? vt_json_text(m->method_note)
+								   : json_null());
+	json_object_set_new(root, "paused_s", json_real(m->paused_s));
+	json_object_set_new(root, "paused_max_share", json_real(m->paused_max_share));
 	json_object_set_new(root, "hz", json_real(m->hz));
 	json_object_set_new(root, "duration_s", json_real(m->duration_s));
 	json_object_set_new(root, "wall", json_boolean(m->wall));
 	json_object_set_new(root, "wall_hz", m->wall ? json_real(m->wall_hz) : json_null());
 	json_object_set_new(root, "exited", json_boolean(m->exited));
 	json_object_set_new(root, "kernel_symbols", json_boolean(m->kernel_symbols));
+	json_object_set_new(root, "kernel_refused", json_boolean(m->kernel_refused));
 
 	json_object_set_new(samples, "kept", count(m->samples));
 	json_object_set_new(samples, "lost", count(m->lost));

@@ -103,6 +103,13 @@ static void print_buckets(FILE *out, const struct vt_prof_summary *s)
 		tied |= s->buckets[i].tied_next && !s->few_samples;
 	fprintf(out, "\nwhere the CPU went: %llu on-CPU samples, bucketed by top of stack\n",
 		(unsigned long long)s->cpu_samples);
+	if (s->meta.kernel_refused && s->meta.process_cpu_s > 0 && s->meta.hz > 0) {
+		double missed = 1 - (double)s->cpu_samples / s->meta.hz / s->meta.process_cpu_s;
+		fprintf(out, "  user-space time only: the kernel refused kernel samples "
+			"(perf_event_paranoid), so about %.0f%% of the\n  target's CPU, its time in "
+			"system calls, is not in this table (threads below: sampled vs measured)\n",
+			missed > 0 ? 100 * missed : 0);
+	}
 	/* a fifth column, "≈ next", only when a row needs it (the underline spans every column) */
 	vt_table_init(&t, tied ? 5 : 4);
 	for (int c = 1; c < 4; c++)
@@ -323,6 +330,13 @@ static void print_how(FILE *out, const struct vt_prof_summary *s)
 		vt_fmt_span(m->duration_s, span, sizeof(span)));
 	if (m->wall)
 		fprintf(out, "; every thread, blocked or not, at %.0f Hz (wall)", m->wall_hz);
+	if (m->method_note[0]) {
+		char note[sizeof(m->method_note)];
+		fprintf(out, "\n  why        %s", vt_text_printable(m->method_note, note, sizeof(note)));
+	}
+	if (m->paused_s > 0)
+		fprintf(out, "\n  stopped    the target's threads stood stopped %.1f ms in all, at most "
+			"%.2f%% of one thread's time", m->paused_s * 1e3, 100.0 * m->paused_max_share);
 	fprintf(out, "\n  samples    %llu kept, %llu lost", (unsigned long long)m->samples,
 		(unsigned long long)m->lost);
 	if (m->unwind_failed)
@@ -331,9 +345,16 @@ static void print_how(FILE *out, const struct vt_prof_summary *s)
 		fprintf(out, ", %llu on-CPU with stacks cut short of the root",
 			(unsigned long long)s->truncated_samples);
 	fprintf(out, "\n");
-	fprintf(out, m->kernel_symbols ? "  kernel     frames named from /proc/kallsyms\n"
-				       : "  kernel     frames not named (/proc/kallsyms hidden by "
-					 "kptr_restrict): they show as [kernel]+0x...\n");
+	if (m->kernel_refused)
+		fprintf(out, "  kernel     not sampled: perf_event_paranoid allows user space only, so "
+			"time in system calls is missing\n             from the samples (CPU below "
+			"counts it); kernel.perf_event_paranoid=1 or CAP_PERFMON samples it\n");
+	else if (!strcmp(m->method, "ptrace"))
+		fprintf(out, "  kernel     frames named by the system call in progress\n");
+	else
+		fprintf(out, m->kernel_symbols ? "  kernel     frames named from /proc/kallsyms\n"
+					       : "  kernel     frames not named (/proc/kallsyms hidden by "
+						 "kptr_restrict): they show as [kernel]+0x...\n");
 	if (m->process_cpu_s >= 0 && m->hz > 0)
 		fprintf(out, "  CPU        the target used %.2f s of CPU; the samples account for "
 			"%.2f s at %.0f Hz\n", m->process_cpu_s, (double)s->cpu_samples / m->hz, m->hz);

@@ -100,6 +100,12 @@ struct vt_prof_meta {
 	pid_t pid;
 	char comm[64];
 	char method[32];          /* "perf cpu-clock", "ptrace" */
+	char method_note[256];    /* why this method, when it is not the first choice ("perf
+	                           * events refused: ..."), "" none */
+	double paused_s;          /* ptrace: the time the target's threads stood stopped, all
+	                           * together; 0 with perf (nothing is stopped) */
+	double paused_max_share;  /* ptrace: the largest share of one thread's wall time it
+	                           * stood stopped */
 	double hz;                /* asked sampling rate per thread */
 	double duration_s;        /* wall time sampled */
 	bool wall;                /* blocked threads were sampled too */

@@ -27,6 +27,7 @@
 #include "base/clock.h"
 #include "base/unknown.h"
 #include "elf/unwind.h"
+#include "inject/stack_grab.h"
 #include "perf/perf_calibrate.h"
 #include "perf/perf_events.h"
 #include "proc/kallsyms.h"
@@ -74,6 +75,7 @@ struct profiler {
 	struct vt_profile *p;
 	struct vt_perf *perf;
 	struct vt_perf_opts perf_opts;
+	struct vt_stack_grab *grab;  /* ptrace mode: perf events were refused */
 	struct vt_unwinder *uw;
 	struct vt_ksyms *ks;
 	struct vt_thread_watch *watch;
@@ -88,6 +90,7 @@ struct profiler {
 	uint32_t locs[VT_PROFILE_MAX_DEPTH];
 	struct vt_unwind_frame frames[VT_PROFILE_MAX_DEPTH];
 	uint8_t wall_stack[WALL_STACK_BYTES];
+	uint32_t syscall_frame;     /* ptrace mode: the kernel frame to put under the user stack */
 	bool nomem;                 /* an allocation failed in a callback: the run ends with VT_E_NOMEM */
 	uint64_t filtered;          /* samples of threads --threads left out */
 };
@@ -372,6 +375,14 @@ static void on_sample(void *ctx, const struct vt_perf_sample *s)
 		if (loc != NO_IDX)
 			pr->locs[depth++] = loc;
 	}
+	if (pr->syscall_frame) {
+		/* one location per system call name: its "pc" is the name's string index */
+		uint32_t func = vt_profile_intern_func(pr->p, pr->syscall_frame,
+						       pr->p->modules[pr->kernel_module].name);
+		uint32_t loc = vt_profile_intern_loc(pr->p, pr->syscall_frame, 0, func, true);
+		if (loc != NO_IDX)
+			pr->locs[depth++] = loc;
+	}
 	bool truncated = false;
 	size_t n = user_frames(pr, s, fp_user, nfp, &truncated);
 	if (n == 0 && !s->in_kernel) {
@@ -502,6 +513,31 @@ static void wall_count_runnable(struct profiler *pr, struct tid_info *ti, uint64
 		pr->nomem = true;
 }
 
+/* ---- ptrace mode: running threads stopped one at a time, briefly ---- */
+
+/*
+ * Grab a running thread's registers and stack and count them as a CPU
+ * sample.  A thread caught in a system call gets the call as its kernel
+ * frame (__x64_sys_NAME, what the kernel's own frame would be called).
+ */
+static void grab_running(struct profiler *pr, pid_t tid)
+{
+	static struct vt_stack_grab_sample gs;   /* 16 KiB of stack: not on ours */
+	struct vt_err err;
+	if (vt_stack_grab(pr->grab, tid, 0, &gs, &err) != VT_OK || gs.held != VT_GRAB_TAKEN)
+		return;
+	if (gs.syscall >= 0 && !pr->opts->no_kernel) {
+		char name[64], label[48];
+		vt_syscall_label(gs.syscall, label, sizeof(label));
+		snprintf(name, sizeof(name), "__x64_sys_%s", label);
+		pr->syscall_frame = vt_profile_intern_str(pr->p, name);
+	} else {
+		pr->syscall_frame = 0;
+	}
+	on_sample(pr, &gs.sample);
+	pr->syscall_frame = 0;
+}
+
 /* ---- ticks ---- */
 
 static void note_counters(struct profiler *pr, const struct vt_thread_counts *row, bool fresh)
@@ -539,6 +575,8 @@ static int tick(struct profiler *pr, bool first, bool wall, struct vt_err *err)
 			continue;
 		uint64_t wait_before = ti->counters ? ti->wait_last : VT_NA;
 		note_counters(pr, &rows[i], !first && rows[i].is_new);
+		if (pr->grab && !first && ti->wanted && rows[i].state == 'R')
+			grab_running(pr, rows[i].tid);
 		if (!wall || first || !ti->wanted)
 			continue;
 		wall_count_runnable(pr, ti, wait_before, rows[i].wait_ns);
@@ -572,7 +610,8 @@ static void measure_overhead(struct profiler *pr)
 	for (uint32_t i = 0; i < pr->p->nstacks; i++)
 		if (pr->p->stacks[i].state == VT_PROF_RUNNING)
 			cpu_samples += pr->p->stacks[i].count;
-	if (m->process_cpu_s <= 0 || vt_perf_calibrate(&pr->perf_opts, &cost, &err) != VT_OK)
+	if (pr->grab || m->process_cpu_s <= 0 ||
+	    vt_perf_calibrate(&pr->perf_opts, &cost, &err) != VT_OK)
 		return;
 	m->overhead = cost.ns_per_sample * (double)cpu_samples / (m->process_cpu_s * 1e9);
 	snprintf(m->overhead_how, sizeof(m->overhead_how),
@@ -607,6 +646,7 @@ static void finish_threads(struct profiler *pr, long clk_tck)
 static void profiler_end(struct profiler *pr)
 {
 	vt_perf_close(&pr->perf);
+	vt_stack_grab_close(&pr->grab);
 	vt_unwinder_free(&pr->uw);
 	vt_ksyms_free(&pr->ks);
 	vt_thread_watch_close(pr->watch);
@@ -618,6 +658,43 @@ static void profiler_end(struct profiler *pr)
 	vt_buf_release(&pr->buf);
 	if (pr->dirfd >= 0)
 		close(pr->dirfd);
+}
+
+/*
+ * Perf events were refused (kernel.perf_event_paranoid, no CAP_PERFMON):
+ * sample by stopping one running thread at a time with ptrace instead, at
+ * a lower rate and within a pause budget, and say so.  When ptrace is
+ * refused too, the error names both and how to grant either.
+ */
+static int start_ptrace(struct profiler *pr, struct vt_err *err)
+{
+	struct vt_err perr = *err;
+	struct vt_stack_grab_opts go = {
+		.max_pause_share = VT_PROFILER_PAUSE_SHARE,
+		.max_grabs_per_s = VT_PROFILER_GRABS_MAX,
+	};
+	int rc = vt_stack_grab_open(pr->pfs, pr->pid, &go, &pr->grab, err);
+	if (rc != VT_OK) {
+		char hint[VT_ERR_MSG_MAX];
+		snprintf(hint, sizeof(hint), "%.180s%s%.180s", perr.hint,
+			 perr.hint[0] && err->hint[0] ? "; or " : "", err->hint);
+		rc = vt_err_set(err, perr.code, perr.sys_errno, "%.180s; and ptrace, the fallback: %.160s",
+				perr.msg, err->msg);
+		snprintf(err->hint, sizeof(err->hint), "%s", hint);
+		return rc;
+	}
+	struct vt_prof_meta *m = &pr->p->meta;
+	snprintf(m->method, sizeof(m->method), "ptrace");
+	snprintf(m->method_note, sizeof(m->method_note),
+		 "%s%.120s%s: running threads stopped one at a time, each at most %.0f%% of its time",
+		 perr.code ? "perf events refused (" : "", perr.code ? perr.msg : "--method ptrace",
+		 perr.code ? ")" : "", VT_PROFILER_PAUSE_SHARE * 100);
+	pr->hz = pr->hz < VT_PROFILER_PTRACE_HZ ? pr->hz : VT_PROFILER_PTRACE_HZ;
+	pr->wall_weight = 1;
+	m->hz = pr->hz;
+	m->wall_hz = m->wall ? pr->hz : 0;
+	m->kernel_symbols = false;
+	return VT_OK;
 }
 
 static int start(struct profiler *pr, struct vt_err *err)
@@ -658,7 +735,14 @@ static int start(struct profiler *pr, struct vt_err *err)
 	};
 	if ((rc = tick(pr, true, false, err)))
 		return rc;
-	return vt_perf_open(pr->pid, &pr->perf_opts, &pr->perf, err);
+	if (pr->opts->ptrace) {
+		vt_err_set(err, VT_E_OK, 0, "asked for");
+		return start_ptrace(pr, err);
+	}
+	rc = vt_perf_open(pr->pid, &pr->perf_opts, &pr->perf, err);
+	if (rc != VT_E_PERM && rc != VT_E_UNSUPPORTED)
+		return rc;
+	return start_ptrace(pr, err);
 }
 
 int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_profiler_opts *opts,
@@ -697,7 +781,12 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 			break;
 		uint64_t until = next_tick < end ? next_tick : end;
 		int timeout_ms = until > now ? (int)((until - now + 999999) / 1000000) : 0;
-		rc = vt_perf_poll(pr.perf, timeout_ms, on_sample, &pr, err);
+		if (pr.perf) {
+			rc = vt_perf_poll(pr.perf, timeout_ms, on_sample, &pr, err);
+		} else {
+			vt_sleep_until_ns(until, opts->stop);
+			rc = VT_OK;
+		}
 		if (rc == VT_E_GONE) {
 			exited = true;
 			break;
@@ -710,7 +799,7 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		while (next_tick <= now)
 			next_tick += tick_ns;
 		if (tick(&pr, false, opts->wall, err) == VT_E_GONE ||
-		    vt_perf_sync_threads(pr.perf, err) == VT_E_GONE) {
+		    (pr.perf && vt_perf_sync_threads(pr.perf, err) == VT_E_GONE)) {
 			exited = true;
 			break;
 		}
@@ -727,7 +816,7 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 	}
 	/* what is left in the rings, and the counters at the end */
 	struct vt_err derr;
-	if (!exited)
+	if (!exited && pr.perf)
 		vt_perf_poll(pr.perf, 0, on_sample, &pr, &derr);
 	if (!exited && tick(&pr, false, false, &derr) == VT_E_GONE)
 		exited = true;
@@ -739,10 +828,19 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		m->process_cpu_s = (double)(proc->utime_ticks + proc->stime_ticks - proc_ticks0) /
 				   (double)clk_tck;
 	finish_threads(&pr, clk_tck);
-	struct vt_perf_stats ps;
-	vt_perf_get_stats(pr.perf, &ps);
-	m->lost = ps.lost;
-	m->kernel_refused = ps.kernel_refused;
+	if (pr.perf) {
+		struct vt_perf_stats ps;
+		vt_perf_get_stats(pr.perf, &ps);
+		m->lost = ps.lost;
+		m->kernel_refused = ps.kernel_refused;
+	}
+	if (pr.grab) {
+		struct vt_stack_grab_stats gs;
+		vt_stack_grab_get_stats(pr.grab, &gs);
+		m->paused_s = gs.pause_total_us / 1e6;
+		m->paused_max_share = gs.max_thread_share;
+		m->lost = gs.timeouts + gs.held_thread + gs.held_rate;
+	}
 	double self1 = cpu_self_s();
 	m->self_cpu_s = self0 >= 0 && self1 >= 0 ? self1 - self0 : -1;
 	vt_perf_close(&pr.perf);   /* before the calibration, which samples a child of its own */

@@ -39,6 +39,11 @@
 #define VT_PROFILER_HZ_DEFAULT 99
 #define VT_PROFILER_HZ_MAX 10000
 #define VT_PROFILER_STACK_BYTES 16384
+/* Without perf events: running threads stopped by ptrace at most this often, each for at
+ * most this share of its time, at most this many stops a second in all. */
+#define VT_PROFILER_PTRACE_HZ 19
+#define VT_PROFILER_PAUSE_SHARE 0.01
+#define VT_PROFILER_GRABS_MAX 500
 /* Wall samples of blocked threads at most this often per thread (each costs an unwind). */
 #define VT_PROFILER_WALL_HZ_MAX 20
 
@@ -48,6 +53,7 @@ struct vt_profiler_opts {
 	bool wall;                  /* sample blocked threads too */
 	const char *threads_glob;   /* only threads whose name matches (fnmatch), NULL all */
 	bool no_kernel;             /* leave kernel frames out */
+	bool ptrace;                /* sample by ptrace even where perf events are allowed */
 	volatile sig_atomic_t *stop;   /* set (by a signal) to end early with what was taken */
 	/* called every tick: seconds so far, of total, samples so far */
 	void (*progress)(void *ctx, double elapsed_s, double total_s, uint64_t samples);

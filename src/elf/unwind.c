@@ -687,7 +687,9 @@ int vt_unwinder_open(int pid_fd, pid_t pid, struct vt_unwinder **out, struct vt_
 			rc = vt_err_set(err, VT_E_PERM, e, "cannot read the maps of process %d: %s",
 					(int)pid, strerror(e));
 			vt_err_hint(err, "unwinding another user's process needs root or "
-					 "CAP_SYS_PTRACE (and kernel.yama.ptrace_scope allowing it)");
+					 "CAP_SYS_PTRACE (and kernel.yama.ptrace_scope allowing it): "
+					 "run it with sudo, or once: sudo setcap "
+					 "cap_sys_ptrace,cap_perfmon+ep /path/to/vitals");
 		} else {
 			rc = vt_err_set(err, e == ENOENT || e == ESRCH ? VT_E_NOPROC : VT_E_IO, e,
 					"cannot open the maps of process %d: %s", (int)pid,

@@ -25,7 +25,7 @@ kill "$TPID"; wait "$TPID" 2>/dev/null
 have_perf=
 command -v perf >/dev/null && perf record -q -e cpu-clock -o "$WORK/probe.data" -- true 2>/dev/null && have_perf=1
 
-# profile_one NAME BUILD: profile the target (built as BUILD) for 8 s at 499 Hz
+# profile_one NAME BUILD: profile the target (built as BUILD) for 4 s at 999 Hz
 # between two truth marks, perf beside it when here; compare all three.
 profile_one() {
 	local name=$1 bin=$2 p
@@ -34,12 +34,12 @@ profile_one() {
 	p=$TPID
 	kill -USR1 "$p"
 	if [ -n "$have_perf" ]; then
-		perf record -q -e cpu-clock -F 499 --call-graph dwarf -p "$p" -o "$WORK/$name.perf" \
-			-- sleep 9 >/dev/null 2>&1 &
+		perf record -q -e cpu-clock -F 999 --call-graph dwarf -p "$p" -o "$WORK/$name.perf" \
+			-- sleep 5 >/dev/null 2>&1 &
 		PERF_PID=$!
 		sleep 0.5
 	fi
-	vitals profile --for 8s --hz 499 --json --folded "$WORK/$name.folded" --pprof "$WORK/$name.pb.gz" \
+	vitals profile --for 4s --hz 999 --json --folded "$WORK/$name.folded" --pprof "$WORK/$name.pb.gz" \
 		--html "$WORK/$name.html" "$p" >"$WORK/$name.json" 2>"$WORK/$name.err" ||
 		{ cat "$WORK/$name.err"; fail "vitals profile on $name"; }
 	kill -USR1 "$p"
@@ -108,6 +108,14 @@ check "--wall: idle waits sampled (epoll and futex threads)" \
 check "--wall: threads idle-epoll and idle-futex have wall samples, no CPU" \
 	test "$(jq_py "$WORK/wall.json" 'sorted(t["name"] for t in j["threads"] if t["name"].startswith("idle") and t["samples_all_states"] > 0 and t["samples"] == 0)')" = '["idle-epoll", "idle-futex"]'
 
+# --- ptrace instead of perf events: stated, bounded, and the target unharmed ------
+vitals profile --for 3s --method ptrace --json "$TPID" >"$WORK/ptrace.json" 2>"$WORK/ptrace.err" ||
+	{ cat "$WORK/ptrace.err"; fail "profile --method ptrace"; }
+check "--method ptrace: says how it sampled, and how long the threads stood stopped" \
+	test "$(jq_py "$WORK/ptrace.json" 'j["method"] == "ptrace" and j["paused_s"] > 0 and j["method_note"] is not None and j["samples"]["on_cpu"] > 0')" = true
+check "--method ptrace: no thread of the target is left stopped or traced" \
+	sh -c "! grep -q ') [tT] ' /proc/$TPID/task/*/stat && ! grep -q '^TracerPid:[[:space:]]*[1-9]' /proc/$TPID/task/*/status"
+
 # --- your own buckets come first ------------------------------------------------
 printf '# ours\nhot loop: hash_fnv1a*\n' >"$WORK/my.buckets"
 vitals profile --for 2s --buckets "$WORK/my.buckets" --json "$TPID" >"$WORK/mine.json" || fail "profile --buckets"
@@ -170,15 +178,13 @@ check "SIGKILL of vitals: no thread of the target is stopped" \
 expect_exit 3 "no such process|no process" profile --for 1s 999999999
 kt=$(kernel_thread)
 [ -n "$kt" ] && expect_exit 6 "kernel thread" profile --for 1s "$kt"
-sleep 30 &
-z=$!
-PIDS+=("$z")
-python3 -c 'import os,time; pid=os.fork(); (os._exit(0) if pid == 0 else time.sleep(20))' &
+sh -c 'sleep 0.1 & exec sleep 30' &
 ZP=$!
 PIDS+=("$ZP")
 sleep 0.5
 zombie=$(ps -o pid= --ppid "$ZP" | tr -d ' ')
-[ -n "$zombie" ] && expect_exit 7 "zombie" profile --for 1s "$zombie"
+check "a zombie to try" test -n "$zombie"
+expect_exit 7 "zombie" profile --for 1s "$zombie"
 tid=$(ls "/proc/$TPID/task" | grep -v "^$TPID\$" | head -1)
 expect_exit 64 "thread" profile --for 1s "$tid"
 expect_exit 64 "hz" profile --hz 0 "$TPID"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Profiles inside a soak (issue 13): `vitals soak --profile-every 10s
-# --profile-for 3s` for 40 s of profile_work stores one profile every 10 s
-# (at 0, 10, 20 and 30 s) in the recording while its samples keep their
+# Profiles inside a soak (issue 13): `vitals soak --profile-every 6s
+# --profile-for 2s` for 24 s of profile_work stores one profile every 6 s
+# (at 0, 6, 12 and 18 s) in the recording while its samples keep their
 # cadence; `vitals analyze` shows the CPU by bucket over time, in text and
 # JSON, with the work's buckets in it; `vitals compare` sets two
 # recordings' profiles against each other.  A soak killed with SIGKILL in
@@ -23,8 +23,8 @@ else
 fi
 P=$TPID
 
-# ---- a 40 s soak with a 3 s profile every 10 s ----
-vitals soak "$P" -o "$WORK/run.db" --every 1s --for 40s --profile-every 10s --profile-for 3s -q \
+# ---- a 24 s soak with a 2 s profile every 6 s ----
+vitals soak "$P" -o "$WORK/run.db" --every 1s --for 24s --profile-every 6s --profile-for 2s -q \
 	>"$WORK/soak.out" 2>"$WORK/soak.err"
 rc=$?
 cat "$WORK/soak.err"

@@ -78,7 +78,7 @@ static const char *const profile_examples[] = {
 	"vitals profile PID",
 	"vitals profile --for 30s --wall PID",
 	"vitals profile --html profile.html --folded profile.folded PID",
-	"vitals profile --buckets my.buckets --threads 'worker-*' PID",
+	"vitals profile --buckets docs/example.buckets --threads 'hash*' PID",
 	NULL,
 };
 
@@ -121,6 +121,8 @@ static const char *const profile_examples[] = {
 "  request parsing: http_parse_*\n" \
 "  templating: render_*\n" \
 "  crypto: lib:libsodium.so*\n" \
+"\n" \
+"(docs/example.buckets; docs/profile-buckets.md has the whole syntax.)\n" \
 "\n" \
 "Nothing is written to the target and it is never stopped.  Perf events on\n" \
 "another user's process need root or CAP_PERFMON (and CAP_SYS_PTRACE to read\n" \

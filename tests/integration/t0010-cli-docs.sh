@@ -34,6 +34,8 @@ P1=$TPID
 start_target arena_churn --seconds 600 --threads 2
 P2=$TPID
 cd "$WORK" || fail "cd"
+# the lines run as from the top of the source tree: the files they name are here too
+mkdir -p docs && cp "$SRC/docs/example.buckets" docs/
 mkdir man
 cp "$SRC/man/vitals.1" man/
 # ./server: a command that takes any arguments and runs until stopped
@@ -77,7 +79,7 @@ while IFS= read -r line; do
 	out=$(sed -nE 's/.* (-o|--output) ([^ ]+).*/\2/p' <<<"$run")
 	case $run in *" soak "*) [ -n "$out" ] && rm -f "$out" "$out-wal" "$out-shm" "$out.out";; esac
 	# and so do an earlier line's reports and experiment folder (vitals keeps them without --force)
-	for f in $(grep -oE -- '--(html|csv) [^ -][^ ]*' <<<"$run" | cut -d' ' -f2); do rm -f "$f"; done
+	for f in $(grep -oE -- '--(html|csv|folded|pprof) [^ -][^ ]*' <<<"$run" | cut -d' ' -f2); do rm -f "$f"; done
 	case $run in *" experiment "*) [ -n "$out" ] && rm -rf "$out";; esac
 	# ended with SIGINT like Ctrl-C; a usage error is the only failure here
 	MANPAGER=cat PAGER=cat timeout --preserve-status -s INT -k 10 3 bash -c "$run" </dev/null \

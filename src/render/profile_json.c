@@ -172,10 +172,13 @@ json_t *vt_profile_json(const struct vt_prof_summary *s)
 	json_object_set_new(root, "exited", json_boolean(m->exited));
 	json_object_set_new(root, "kernel_symbols", json_boolean(m->kernel_symbols));
 	json_object_set_new(root, "kernel_refused", json_boolean(m->kernel_refused));
+	json_object_set_new(root, "threads_glob", m->threads_glob[0] ? vt_json_text(m->threads_glob)
+								   : json_null());
 
 	json_object_set_new(samples, "kept", count(m->samples));
 	json_object_set_new(samples, "lost", count(m->lost));
 	json_object_set_new(samples, "unwind_failed", count(m->unwind_failed));
+	json_object_set_new(samples, "other_threads", count(m->filtered));
 	json_object_set_new(samples, "on_cpu", count(s->cpu_samples));
 	json_object_set_new(samples, "on_cpu_truncated", count(s->truncated_samples));
 	json_object_set_new(samples, "runnable", count(s->runnable_samples));

@@ -134,15 +134,24 @@ static void print_buckets(FILE *out, const struct vt_prof_summary *s)
 	vt_table_print(&t, out, 2, true);
 	vt_table_release(&t);
 	print_idle(out, s);
-	if (!s->cpu_samples)
-		fprintf(out, "  no on-CPU samples: the target did not run while it was sampled\n");
-	else if (s->few_samples)
+	char glob[sizeof(s->meta.threads_glob)];
+	if (!s->cpu_samples) {
+		if (s->meta.threads_glob[0])
+			fprintf(out, "  no on-CPU samples of threads named like '%s' (%llu samples of "
+				"the others left out)\n",
+				vt_text_printable(s->meta.threads_glob, glob, sizeof(glob)),
+				(unsigned long long)s->meta.filtered);
+		else
+			fprintf(out, "  no on-CPU samples: the target did not run while it was "
+				"sampled\n");
+	} else if (s->few_samples) {
 		fprintf(out, "  only %llu on-CPU samples: cannot tell yet which bucket leads (the ± "
 			"figures overlap); sample longer (--for) or faster (--hz)\n",
 			(unsigned long long)s->cpu_samples);
-	else if (tied)
+	} else if (tied) {
 		fprintf(out, "  ≈ next: its share cannot be told apart from the next bucket's at "
 			"this many samples\n");
+	}
 	for (uint32_t i = 0; i < s->nbuckets; i++)
 		if (s->buckets[i].runtime && s->buckets[i].cpu.samples)
 			fprintf(out, "  %s: the runtime's own code; the functions of the program it runs "

@@ -113,6 +113,8 @@ struct vt_prof_meta {
 	uint64_t samples;         /* samples kept (all states) */
 	uint64_t lost;            /* samples the kernel dropped (ring full) or that could not be read */
 	uint64_t unwind_failed;   /* samples whose user stack could not be unwound past the leaf */
+	char threads_glob[64];    /* --threads: only threads named like this, "" all */
+	uint64_t filtered;        /* samples of the other threads, left out */
 	bool kernel_symbols;      /* /proc/kallsyms gave names */
 	bool kernel_refused;      /* perf would not sample kernel code (perf_event_paranoid):
 	                           * time in system calls is missing from the samples */

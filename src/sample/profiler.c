@@ -823,6 +823,9 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 	struct vt_prof_meta *m = &pr.p->meta;
 	m->duration_s = (double)(vt_mono_ns() - t0) / 1e9;
 	m->exited = exited;
+	m->filtered = pr.filtered;
+	if (opts->threads_glob)
+		snprintf(m->threads_glob, sizeof(m->threads_glob), "%s", opts->threads_glob);
 	proc = vt_thread_watch_process(pr.watch);
 	if (!exited && clk_tck > 0)
 		m->process_cpu_s = (double)(proc->utime_ticks + proc->stime_ticks - proc_ticks0) /

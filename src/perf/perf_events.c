@@ -22,6 +22,8 @@
  */
 #include "perf/perf_events.h"
 
+#include "base/tidlist.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -252,70 +254,17 @@ static long read_sysctl(const char *path, long dflt)
 	return v;
 }
 
-static int cmp_tid(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* List task/ again through the held fd (no new descriptor: a sync works at
- * the fd limit) into pf->tids, sorted.  VT_E_GONE when the process is gone. */
+ * the fd limit) into pf->tids, sorted (base/tidlist.h). */
 static int list_tids(struct vt_perf *pf, struct vt_err *err)
 {
-	bool sorted = true;
-	ssize_t got, off;
-	int e;
+	struct vt_tid_list l = { pf->tids, pf->ntids, pf->cap_tids };
+	int rc = vt_tid_list_read(pf->task_fd, pf->dents, DENTS_BYTES, pf->pid, &l, err);
 
-	pf->ntids = 0;
-	if (lseek(pf->task_fd, 0, SEEK_SET) < 0) {
-		e = errno;
-		return vt_err_set(err, vt_code_from_errno(e), e, "cannot rewind task/ of %d: %s",
-				  (int)pf->pid, strerror(e));
-	}
-	for (;;) {
-		got = getdents64(pf->task_fd, pf->dents, DENTS_BYTES);
-		if (got < 0) {
-			e = errno;
-			if (e == EINTR)
-				continue;
-			return vt_err_set(err, vt_code_from_errno(e), e, "cannot list task/ of %d: %s",
-					  (int)pf->pid, strerror(e));
-		}
-		if (got == 0)
-			break;
-		for (off = 0; off < got;) {
-			const struct dirent64 *d = (const struct dirent64 *)(void *)(pf->dents + off);
-			const char *p = d->d_name;
-			long tid = 0;
-
-			if (d->d_reclen == 0)
-				break;
-			off += d->d_reclen;
-			if (*p < '1' || *p > '9')
-				continue;     /* ".", "..", anything not a tid */
-			while (*p >= '0' && *p <= '9' && tid < 1L << 31)
-				tid = tid * 10 + (*p++ - '0');
-			if (*p || tid >= 1L << 31)
-				continue;
-			if (pf->ntids == pf->cap_tids) {
-				size_t cap = pf->cap_tids ? pf->cap_tids * 2 : 64;
-				pid_t *nt = realloc(pf->tids, cap * sizeof(*nt));
-
-				if (!nt)
-					return vt_err_set(err, VT_E_NOMEM, ENOMEM,
-							  "out of memory listing threads");
-				pf->tids = nt;
-				pf->cap_tids = cap;
-			}
-			if (pf->ntids && pf->tids[pf->ntids - 1] >= (pid_t)tid)
-				sorted = false;
-			pf->tids[pf->ntids++] = (pid_t)tid;
-		}
-	}
-	if (!sorted)
-		qsort(pf->tids, pf->ntids, sizeof(*pf->tids), cmp_tid);
-	return VT_OK;
+	pf->tids = l.tids;
+	pf->ntids = l.n;
+	pf->cap_tids = l.cap;
+	return rc;
 }
 
 /* Has the process exited?  Only asked when no event is open (so descriptors

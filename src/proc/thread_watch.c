@@ -18,6 +18,7 @@
 
 #include "base/clock.h"
 #include "base/scan.h"
+#include "base/tidlist.h"
 #include "proc/schedstat.h"
 #include "proc/stat.h"
 #include "proc/wchan_syscall.h"
@@ -433,13 +434,6 @@ out_free:
 	return rc;
 }
 
-static int cmp_tid(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Room for n tids in w->tids. */
 static int tids_room(struct vt_thread_watch *w, size_t n, struct vt_err *err)
 {
@@ -458,52 +452,16 @@ static int tids_room(struct vt_thread_watch *w, size_t n, struct vt_err *err)
 	return VT_OK;
 }
 
-/* List task/ again through the held fd into w->tids, sorted. */
+/* List task/ again through the held fd into w->tids, sorted (base/tidlist.h). */
 static int list_tids(struct vt_thread_watch *w, struct vt_err *err)
 {
-	bool sorted = true;
-	ssize_t got, off;
-	int e;
+	struct vt_tid_list l = { w->tids, w->ntids, w->tids_cap };
+	int rc = vt_tid_list_read(w->task_fd, w->dents, sizeof(w->dents), w->pid, &l, err);
 
-	w->ntids = 0;
-	if (lseek(w->task_fd, 0, SEEK_SET) < 0) {
-		e = errno;
-		return vt_err_set(err, vt_code_from_errno(e), e, "cannot rewind task/ of %d: %s",
-				  (int)w->pid, strerror(e));
-	}
-	for (;;) {
-		got = getdents64(w->task_fd, w->dents, sizeof(w->dents));
-		if (got < 0) {
-			e = errno;
-			if (e == EINTR)
-				continue;
-			return vt_err_set(err, vt_code_from_errno(e), e, "cannot list task/ of %d: %s",
-					  (int)w->pid, strerror(e));
-		}
-		if (got == 0)
-			break;
-		for (off = 0; off < got;) {
-			const struct dirent64 *d = (const struct dirent64 *)(void *)(w->dents + off);
-			const char *p = d->d_name;
-			long tid = 0;
-
-			off += d->d_reclen;
-			if (*p < '1' || *p > '9')
-				continue;     /* ".", "..", anything not a tid */
-			while (*p >= '0' && *p <= '9' && tid < 1L << 31)
-				tid = tid * 10 + (*p++ - '0');
-			if (*p || tid >= 1L << 31)
-				continue;
-			if (w->ntids == w->tids_cap && tids_room(w, w->ntids + 1, err) != VT_OK)
-				return VT_E_NOMEM;
-			if (w->ntids && w->tids[w->ntids - 1] >= (pid_t)tid)
-				sorted = false;
-			w->tids[w->ntids++] = (pid_t)tid;
-		}
-	}
-	if (!sorted)
-		qsort(w->tids, w->ntids, sizeof(*w->tids), cmp_tid);
-	return VT_OK;
+	w->tids = l.tids;
+	w->ntids = l.n;
+	w->tids_cap = l.cap;
+	return rc;
 }
 
 /* Room for n rows in both generations and for every current row in exited. */

@@ -259,20 +259,23 @@ static int write_html(FILE *f, const struct outputs *o, struct vt_err *err)
 	return rc;
 }
 
-/* Write one output file; a failure removes what was written. */
+/* Write one output file; a failure removes what was written, when it is a
+ * file made here: a device written as it is (/dev/full) is never removed. */
 static int write_output(const char *path, bool force, write_fn fn, const struct outputs *out)
 {
 	int status;
 	struct vt_err err;
+	struct stat sb;
 	FILE *f = vt_cli_open_out("profile", path, force, &status);
 	if (!f)
 		return status;
+	bool made = f != stdout && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
 	vt_err_clear(&err);
 	int rc = fn(f, out, &err);
 	if (rc && err.msg[0])
 		fprintf(stderr, "vitals profile: %s\n", err.msg);
 	status = vt_cli_close_out("profile", f, path, rc);
-	if (status && f != stdout)
+	if (status && made)
 		unlink(path);
 	return status;
 }

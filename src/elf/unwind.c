@@ -611,7 +611,9 @@ static int read_maps(struct vt_unwinder *uw, struct vt_err *err)
 {
 	ssize_t n;
 	int e;
+	bool reopened = false;
 
+again:
 	vt_buf_reset(&uw->maps);
 	if (lseek(uw->maps_fd, 0, SEEK_SET) < 0) {
 		e = errno;
@@ -635,6 +637,18 @@ static int read_maps(struct vt_unwinder *uw, struct vt_err *err)
 			break;
 		uw->maps.len += (size_t)n;
 		uw->maps.data[uw->maps.len] = '\0';
+	}
+	if (uw->maps.len == 0 && !reopened) {
+		/* an open maps holds the memory it was opened on: after an exec it
+		 * reads empty though the process lives; open it afresh, once */
+		int fd = openat(uw->pid_fd, "maps", O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			close(uw->maps_fd);
+			uw->maps_fd = fd;
+			reopened = true;
+			goto again;
+		}
 	}
 	if (uw->maps.len == 0)   /* an exited process's maps reads empty */
 		return vt_err_set(err, VT_E_GONE, ESRCH, "process %d exited", (int)uw->pid);

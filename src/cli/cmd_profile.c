@@ -65,6 +65,7 @@ static const struct vt_option profile_options[] = {
 
 static const struct vt_exit_note profile_exits[] = {
 	{ 1, "partial: the process exited during the profile; the profile so far is shown" },
+	{ 2, "an output file could not be written (it is removed again)" },
 	{ 3, NULL }, { 4, "it exited before the first sample" },
 	{ 5, "perf events refused (kernel.perf_event_paranoid, CAP_PERFMON) or the process's\n"
 	     "memory map unreadable: the message says which and how to grant it" },
@@ -94,15 +95,20 @@ static const char *const profile_examples[] = {
 "               first frame, walking up from the leaf, that a rule claims\n" \
 "               (network send/recv, filesystem syscalls, memory allocation,\n" \
 "               hashing, compression, JSON/serialization, crypto,\n" \
-"               locks/futex, kernel other, other); share of the on-CPU\n" \
-"               samples with a 95% confidence half-width, and the sample\n" \
-"               count; idle waits are left out and counted apart\n" \
+"               locks/futex, poll/sleep (the CPU of entering and leaving\n" \
+"               epoll, poll and sleeps: a busy poller), kernel other,\n" \
+"               other; JIT code and interpreters as their runtime's\n" \
+"               bucket, said so); share of the on-CPU samples with a 95%\n" \
+"               confidence half-width, and the sample count; idle waits\n" \
+"               are left out and counted apart\n" \
 "  functions    the busiest functions by self time (the leaf) and by total\n" \
 "               time (anywhere on the stack)\n" \
 "  threads      each thread's and pool's share of the samples beside the\n" \
 "               CPU the kernel counted for it over the same time\n" \
 "  sampling     method, rate, samples taken and lost, how each library\n" \
 "               was unwound, and what profiling cost\n" \
+"\n" \
+"Ctrl-C ends the profile early and prints what was taken.\n" \
 "\n" \
 "With --wall, threads that are not on a CPU are sampled too, without\n" \
 "stopping them: their state, the kernel function or system call they wait\n" \

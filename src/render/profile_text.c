@@ -51,6 +51,8 @@ static void print_header(FILE *out, const struct vt_prof_summary *s)
 		vt_text_printable(m->method, method, sizeof(method)));
 	if (m->exited)
 		fprintf(out, "the target exited before the end: this is the profile so far\n");
+	if (m->interrupted)
+		fprintf(out, "stopped early (Ctrl-C): this is the profile so far\n");
 }
 
 /* "sk_wait_data 30, read/recv 2" */
@@ -362,11 +364,25 @@ static void print_how(FILE *out, const struct vt_prof_summary *s)
 		fprintf(out, "  kernel     frames named by the system call in progress\n");
 	else
 		fprintf(out, m->kernel_symbols ? "  kernel     frames named from /proc/kallsyms\n"
-					       : "  kernel     frames not named (/proc/kallsyms hidden by "
-						 "kptr_restrict): they show as [kernel]+0x...\n");
-	if (m->process_cpu_s >= 0 && m->hz > 0)
-		fprintf(out, "  CPU        the target used %.2f s of CPU; the samples account for "
-			"%.2f s at %.0f Hz\n", m->process_cpu_s, (double)s->cpu_samples / m->hz, m->hz);
+					       : "  kernel     frames not named: /proc/kallsyms shows no "
+						 "addresses (kernel.kptr_restrict, or\n             "
+						 "perf_event_paranoid > 1 without CAP_SYSLOG); they show as "
+						 "[kernel]+0x...\n");
+	if (m->process_cpu_s >= 0 && m->hz > 0) {
+		double used = m->threads_glob[0] && s->threads_cpu_s >= 0 ? s->threads_cpu_s
+									   : m->process_cpu_s;
+		double seen = (double)s->cpu_samples / m->hz;
+		fprintf(out, "  CPU        %s used %.2f s of CPU; the samples account for %.2f s at "
+			"%.0f Hz\n", m->threads_glob[0] ? "the threads kept" : "the target", used,
+			seen, m->hz);
+		/* threads that live less than a tick get no perf events: say what that hides */
+		if (!m->kernel_refused && !strcmp(m->method, "perf cpu-clock") && used > 0.05 &&
+		    seen < 0.7 * used)
+			fprintf(out, "             %.0f%% of it was not sampled: threads that live less "
+				"than the 0.1 s between two\n             listings of its threads get "
+				"no perf events (a thread per request);\n             `vitals threads` "
+				"counts their CPU\n", 100 * (1 - seen / used));
+	}
 	if (isfinite(m->overhead) && m->overhead >= 0)
 		fprintf(out, "  overhead   the target ran %.1f%% slower%s%s%s", 100.0 * m->overhead,
 			m->overhead_how[0] ? " (" : "",

@@ -119,6 +119,7 @@ struct vt_prof_meta {
 	bool kernel_refused;      /* perf would not sample kernel code (perf_event_paranoid):
 	                           * time in system calls is missing from the samples */
 	bool exited;              /* the target exited before the end: the profile so far */
+	bool interrupted;         /* stopped early (Ctrl-C): the profile so far */
 	double process_cpu_s;     /* the target's CPU over the profile from /proc, < 0 unknown */
 	double self_cpu_s;        /* vitals' own CPU while profiling, < 0 unknown */
 	double overhead;          /* the target's slowdown, measured, as a fraction; NAN unknown */

@@ -72,6 +72,8 @@ struct profiler {
 	const struct vt_profiler_opts *opts;
 	unsigned hz;
 	unsigned wall_weight;       /* samples one wall sample counts for */
+	unsigned ticks;             /* wall ticks this tick stands for (more when one came late:
+	                             * a slow read of many threads) */
 	struct vt_profile *p;
 	struct vt_perf *perf;
 	struct vt_perf_opts perf_opts;
@@ -211,15 +213,40 @@ static uint32_t kernel_loc(struct profiler *pr, uint64_t pc)
 	}
 	if (found)
 		return slot->loc;
-	const char *name = pr->ks ? vt_ksyms_name(pr->ks, pc) : NULL;
+	/* named after sampling (name_kernel_locs): loading kallsyms takes a while */
 	struct vt_profile *p = pr->p;
-	uint32_t func = vt_profile_intern_func(p, vt_profile_intern_str(p, name),
-					       p->modules[pr->kernel_module].name);
+	uint32_t func = vt_profile_intern_func(p, 0, p->modules[pr->kernel_module].name);
 	slot->loc = vt_profile_intern_loc(p, pc, pc, func, true);
 	slot->module = pr->kernel_module;
 	if (slot->loc == NO_IDX)
 		pr->nomem = true;
 	return slot->loc;
+}
+
+/*
+ * Name the kernel locations from /proc/kallsyms, loaded now that sampling is
+ * over (it takes about half a second to parse: sampling starts without it).
+ * The synthetic ones (a wait, a system call) are named already.
+ */
+static void name_kernel_locs(struct profiler *pr)
+{
+	struct vt_profile *p = pr->p;
+	struct vt_err err;
+	if (pr->opts->no_kernel || pr->grab || vt_ksyms_load(NULL, &pr->ks, &err) != VT_OK)
+		return;
+	p->meta.kernel_symbols = true;
+	p->modules[pr->kernel_module].symbols = VT_SYMS_KALLSYMS;
+	uint32_t kmod = p->modules[pr->kernel_module].name;
+	for (uint32_t i = 0; i < p->nlocs; i++) {
+		struct vt_prof_loc *l = &p->locs[i];
+		if (!l->kernel || l->func >= p->nfuncs || p->funcs[l->func].name)
+			continue;
+		const char *name = vt_ksyms_name(pr->ks, l->pc);
+		uint32_t func = name ? vt_profile_intern_func(p, vt_profile_intern_str(p, name), kmod)
+				     : NO_IDX;
+		if (func != NO_IDX)
+			l->func = func;
+	}
 }
 
 /* The location of a user pc; a caller's return address is named at pc - 1. */
@@ -478,7 +505,8 @@ static void wall_sample_blocked(struct profiler *pr, struct tid_info *ti,
 	struct vt_err err;
 	if (thread == NO_IDX || pr->locs[0] == NO_IDX ||
 	    vt_profile_add(pr->p, pr->locs, depth, thread, state_of(row->state),
-			   vt_profile_intern_str(pr->p, wait), truncated, pr->wall_weight, &err))
+			   vt_profile_intern_str(pr->p, wait), truncated,
+			   (uint64_t)pr->wall_weight * pr->ticks, &err))
 		pr->nomem = true;
 }
 
@@ -588,12 +616,13 @@ static int tick(struct profiler *pr, bool first, bool wall, struct vt_err *err)
 
 /* ---- the run ---- */
 
+/* vitals' CPU so far, its reaped children's (the calibration) included. */
 static double cpu_self_s(void)
 {
-	struct timespec ts;
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+	struct rusage self, kids;
+	if (getrusage(RUSAGE_SELF, &self) != 0 || getrusage(RUSAGE_CHILDREN, &kids) != 0)
 		return -1;
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return vt_rusage_cpu_s(&self) + vt_rusage_cpu_s(&kids);
 }
 
 /*
@@ -721,13 +750,6 @@ static int start(struct profiler *pr, struct vt_err *err)
 		return rc == VT_E_GONE ? VT_E_GONE : rc;
 	if ((rc = vt_unwinder_open(pr->dirfd, pr->pid, &pr->uw, err)))
 		return rc;
-	if (!pr->opts->no_kernel) {
-		struct vt_err kerr;
-		if (vt_ksyms_load(NULL, &pr->ks, &kerr) == VT_OK) {
-			m->kernel_symbols = true;
-			pr->p->modules[pr->kernel_module].symbols = VT_SYMS_KALLSYMS;
-		}
-	}
 	pr->perf_opts = (struct vt_perf_opts){
 		.hz = pr->hz,
 		.stack_bytes = VT_PROFILER_STACK_BYTES,
@@ -748,7 +770,7 @@ static int start(struct profiler *pr, struct vt_err *err)
 int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_profiler_opts *opts,
 		    struct vt_profile **out, struct vt_err *err)
 {
-	struct profiler pr = { .pfs = pfs, .pid = pid, .dirfd = -1, .opts = opts,
+	struct profiler pr = { .pfs = pfs, .pid = pid, .dirfd = -1, .opts = opts, .ticks = 1,
 			       .buf = VT_BUF_INIT(1u << 16) };   /* stat, status, comm, syscall */
 	*out = NULL;
 	pr.hz = opts->hz ? opts->hz : VT_PROFILER_HZ_DEFAULT;
@@ -796,8 +818,13 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		now = vt_mono_ns();
 		if (now < next_tick)
 			continue;
-		while (next_tick <= now)
+		/* a late tick (reading a thousand threads takes a while) samples the blocked
+		 * threads once for every tick it stands for: wall time is not lost */
+		pr.ticks = 0;
+		while (next_tick <= now) {
 			next_tick += tick_ns;
+			pr.ticks++;
+		}
 		if (tick(&pr, false, opts->wall, err) == VT_E_GONE ||
 		    (pr.perf && vt_perf_sync_threads(pr.perf, err) == VT_E_GONE)) {
 			exited = true;
@@ -822,6 +849,7 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		exited = true;
 	struct vt_prof_meta *m = &pr.p->meta;
 	m->duration_s = (double)(vt_mono_ns() - t0) / 1e9;
+	m->interrupted = opts->stop && *opts->stop && !exited;
 	m->exited = exited;
 	m->filtered = pr.filtered;
 	if (opts->threads_glob)
@@ -844,10 +872,12 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		m->paused_max_share = gs.max_thread_share;
 		m->lost = gs.timeouts + gs.held_thread + gs.held_rate;
 	}
-	double self1 = cpu_self_s();
-	m->self_cpu_s = self0 >= 0 && self1 >= 0 ? self1 - self0 : -1;
 	vt_perf_close(&pr.perf);   /* before the calibration, which samples a child of its own */
-	measure_overhead(&pr);
+	name_kernel_locs(&pr);
+	if (!m->interrupted)       /* Ctrl-C: the profile so far, at once */
+		measure_overhead(&pr);
+	double self1 = cpu_self_s();   /* the calibration child's CPU included */
+	m->self_cpu_s = self0 >= 0 && self1 >= 0 ? self1 - self0 : -1;
 	if (pr.nomem) {
 		vt_profile_free(&pr.p);
 		profiler_end(&pr);

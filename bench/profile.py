@@ -63,6 +63,28 @@ def fail(msg):
 
 # ---- the target's truth ----
 
+truth_seen = {"offset": 0, "lines": []}
+
+
+def truth_lines():
+    """The truth file's complete lines, read on from where the last call stopped."""
+    try:
+        with open(a.truth, "rb") as f:
+            f.seek(truth_seen["offset"])
+            data = f.read()
+    except OSError:
+        return truth_seen["lines"]
+    end = data.rfind(b"\n") + 1          # a line still being written waits
+    for line in data[:end].decode(errors="replace").splitlines():
+        if line.startswith("{"):
+            try:
+                truth_seen["lines"].append(json.loads(line))
+            except ValueError:
+                pass
+    truth_seen["offset"] += end
+    return truth_seen["lines"]
+
+
 def mark():
     """SIGUSR1 to the target; the truth line it writes."""
     global marks
@@ -70,11 +92,7 @@ def mark():
     marks += 1
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        try:
-            lines = profile_truth.read_truth(a.truth)
-        except (OSError, SystemExit):    # not written yet
-            lines = []
-        for line in lines:
+        for line in truth_lines():
             if line.get("mark") == marks:
                 return line
         time.sleep(0.02)
@@ -410,6 +428,11 @@ def main():
         ms(med([r["cpu"] for r in results["perf_dwarf"]])) if "perf_dwarf" in results else "—"))
 
 
+def on_term(signum, frame):
+    sys.exit(128 + signum)
+
+
+signal.signal(signal.SIGTERM, on_term)
 try:
     main()
 finally:

@@ -27,6 +27,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True     # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
 import profile_truth  # noqa: E402  (tests/integration/profile_truth.py)
 
@@ -57,6 +58,17 @@ marks = 0          # SIGUSR1s sent to the target
 
 
 def fail(msg):
+    try:        # a profiler that fails because the target died: say so
+        with open("/proc/%d/stat" % PID) as f:
+            gone = f.read().rpartition(")")[2].split()[0] in "ZX"
+    except OSError:
+        gone = True
+    if gone:
+        try:
+            err = open(os.path.join(a.tmp, "target.err"), errors="replace").read().strip()
+        except OSError:
+            err = ""
+        msg += "\n  the target (pid %d) has exited: %s" % (PID, err[-500:] or "it said nothing; killed?")
     print("bench/profile: " + msg, file=sys.stderr)
     sys.exit(2)
 

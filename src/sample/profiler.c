@@ -554,6 +554,10 @@ static void grab_running(struct profiler *pr, pid_t tid)
 	struct vt_err err;
 	if (vt_stack_grab(pr->grab, tid, 0, &gs, &err) != VT_OK || gs.held != VT_GRAB_TAKEN)
 		return;
+	/* it went to sleep between the read of its state and the stop: the stop broke a
+	 * wait that now restarts, not a moment of CPU */
+	if (gs.state != 'R' || gs.syscall_restarts)
+		return;
 	if (gs.syscall >= 0 && !pr->opts->no_kernel) {
 		char name[64], label[48];
 		vt_syscall_label(gs.syscall, label, sizeof(label));
@@ -564,6 +568,24 @@ static void grab_running(struct profiler *pr, pid_t tid)
 	}
 	on_sample(pr, &gs.sample);
 	pr->syscall_frame = 0;
+}
+
+/*
+ * State R is running or waiting for a CPU.  ptrace samples only the first,
+ * so a thread in R is grabbed with the probability that it was on a CPU:
+ * its run time over its run plus queue time since the last tick (schedstat).
+ * On a busy host a queued thread is otherwise sampled where it waits (the
+ * way out of a sleep), and stopped for nothing.
+ */
+static bool running_now(uint64_t run0, uint64_t run1, uint64_t wait0, uint64_t wait1)
+{
+	if (!vt_known(run0) || !vt_known(run1) || !vt_known(wait0) || !vt_known(wait1) ||
+	    run1 < run0 || wait1 < wait0)
+		return true;
+	double run = (double)(run1 - run0), queued = (double)(wait1 - wait0);
+	if (run + queued <= 0)
+		return true;
+	return drand48() * (run + queued) < run;
 }
 
 /* ---- ticks ---- */
@@ -602,8 +624,10 @@ static int tick(struct profiler *pr, bool first, bool wall, struct vt_err *err)
 		if (!ti)
 			continue;
 		uint64_t wait_before = ti->counters ? ti->wait_last : VT_NA;
+		uint64_t run_before = ti->counters ? ti->run_last : VT_NA;
 		note_counters(pr, &rows[i], !first && rows[i].is_new);
-		if (pr->grab && !first && ti->wanted && rows[i].state == 'R')
+		if (pr->grab && !first && ti->wanted && rows[i].state == 'R' &&
+		    running_now(run_before, ti->run_last, wait_before, ti->wait_last))
 			grab_running(pr, rows[i].tid);
 		if (!wall || first || !ti->wanted)
 			continue;

@@ -285,8 +285,7 @@ static uint32_t user_loc(struct profiler *pr, uint64_t pc, bool is_return, uint3
 	return slot->loc;
 }
 
-/* perf's user registers in DWARF order, for the unwinder. */
-static void regs_to_dwarf(const uint64_t *perf, struct vt_unwind_start *st)
+void vt_profiler_regs_to_dwarf(const uint64_t *perf, struct vt_unwind_start *st)
 {
 	static const int map[VT_PERF_NREGS] = {
 		[VT_PERF_REG_AX] = VT_DW_RAX, [VT_PERF_REG_BX] = VT_DW_RBX,
@@ -334,7 +333,7 @@ static size_t user_frames(struct profiler *pr, const struct vt_perf_sample *s,
 		struct vt_unwind_start st = { .stack = s->stack, .stack_len = s->stack_len,
 					      .stack_addr = s->regs[VT_PERF_REG_SP],
 					      .read_target = true };
-		regs_to_dwarf(s->regs, &st);
+		vt_profiler_regs_to_dwarf(s->regs, &st);
 		n = vt_unwind(pr->uw, s->tid, &st, pr->frames, VT_PROFILE_MAX_DEPTH, &why);
 	}
 	if (n <= 1 && nfp > n) {

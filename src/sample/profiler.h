@@ -34,6 +34,7 @@
 
 #include "base/error.h"
 #include "proc/procfs.h"
+#include "elf/unwind.h"
 #include "sample/profile.h"
 
 #define VT_PROFILER_HZ_DEFAULT 99
@@ -72,5 +73,9 @@ struct vt_profiler_opts {
  */
 int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_profiler_opts *opts,
 		    struct vt_profile **out, struct vt_err *err);
+
+/* A sample's user registers (perf order, enum vt_perf_reg) into st in DWARF order,
+ * all marked known: where the unwinder starts (perf samples and ptrace grabs alike). */
+void vt_profiler_regs_to_dwarf(const uint64_t *perf_regs, struct vt_unwind_start *st);
 
 #endif

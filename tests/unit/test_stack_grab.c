@@ -41,6 +41,7 @@
 #include "base/clock.h"
 #include "elf/unwind.h"
 #include "inject/stack_grab.h"
+#include "sample/profiler.h"
 #include "proc/procfs.h"
 
 #define MAX_THREADS 16
@@ -364,26 +365,6 @@ static double pct(double *v, size_t n, double p)
 
 static struct vt_stack_grab_sample smp;   /* 16 KiB: not on the stack */
 
-static void to_dwarf(const uint64_t *p, struct vt_unwind_start *st)
-{
-	static const int map[VT_PERF_NREGS] = {
-		[VT_PERF_REG_AX] = VT_DW_RAX, [VT_PERF_REG_BX] = VT_DW_RBX,
-		[VT_PERF_REG_CX] = VT_DW_RCX, [VT_PERF_REG_DX] = VT_DW_RDX,
-		[VT_PERF_REG_SI] = VT_DW_RSI, [VT_PERF_REG_DI] = VT_DW_RDI,
-		[VT_PERF_REG_BP] = VT_DW_RBP, [VT_PERF_REG_SP] = VT_DW_RSP,
-		[VT_PERF_REG_IP] = VT_DW_RIP, [VT_PERF_REG_R8] = VT_DW_R8,
-		[VT_PERF_REG_R9] = VT_DW_R9, [VT_PERF_REG_R10] = VT_DW_R10,
-		[VT_PERF_REG_R11] = VT_DW_R11, [VT_PERF_REG_R12] = VT_DW_R12,
-		[VT_PERF_REG_R13] = VT_DW_R13, [VT_PERF_REG_R14] = VT_DW_R14,
-		[VT_PERF_REG_R15] = VT_DW_R15,
-	};
-
-	for (int i = 0; i < VT_PERF_NREGS; i++) {
-		st->regs[map[i]] = p[i];
-		st->known |= 1u << map[i];
-	}
-}
-
 /* A spinner's sample: its registers and stack unwind to grab_test_spin_work <- spinner_main. */
 static void test_stack_grab__sample_unwinds(void)
 {
@@ -435,7 +416,7 @@ static void test_stack_grab__sample_unwinds(void)
 		struct vt_unwind_sym sym;
 		bool saw_spin = false, saw_main = false;
 
-		to_dwarf(smp.sample.regs, &st);
+		vt_profiler_regs_to_dwarf(smp.sample.regs, &st);
 		size_t n = vt_unwind(uw, tid, &st, fr, 32, &why);
 		for (size_t i = 0; i < n; i++) {
 			if (!vt_unwind_symbolize(uw, fr[i].pc, !fr[i].activation, &sym) || !sym.func)

@@ -401,7 +401,7 @@ static void on_sample(void *ctx, const struct vt_perf_sample *s)
 		if (loc != NO_IDX)
 			pr->locs[depth++] = loc;
 	}
-	if (pr->syscall_frame) {
+	if (pr->syscall_frame && depth < VT_PROFILE_MAX_DEPTH) {
 		/* one location per system call name: its "pc" is the name's string index */
 		uint32_t func = vt_profile_intern_func(pr->p, pr->syscall_frame,
 						       pr->p->modules[pr->kernel_module].name);

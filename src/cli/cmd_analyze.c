@@ -39,7 +39,9 @@ static const struct vt_option compare_options[] = {
 	{ "metric", 0, "KEY", "the metric that decides settling (default committed)", OPT_METRIC },
 	JSON_OPTION("vitals.compare"),
 	CSV_OPTION("the table"),
-	{ "html", 0, "FILE", "one self-contained HTML file with the curves overlaid", OPT_HTML },
+	{ "html", 0, "FILE", "one self-contained HTML file with the curves overlaid;\n"
+			     "when the recordings hold profiles, a differential\n"
+			     "flame graph beside it (FILE.flame.html)", OPT_HTML },
 	FORCE_OPTION,
 	{ 0 }
 };
@@ -214,7 +216,8 @@ static int compare_run(const struct vt_command *cmd, int argc, char **argv)
 			fprintf(stderr, "vitals compare: note: the profiles of '%s' are not compared: %s\n",
 				args.operands[i], err.msg);
 	rc = vt_cli_compare_write("compare", &set,
-				  &(struct vt_cli_compare_out){ o.json, o.csv, o.html, NULL, o.force, diffs });
+				  &(struct vt_cli_compare_out){ o.json, o.csv, o.html, NULL, o.force, diffs,
+								 diffs ? args.noperands - 1 : 0 });
 	for (i = 1; diffs && i < args.noperands; i++)
 		vt_prof_diff_release(&diffs[i - 1]);
 	free(diffs);

@@ -5,6 +5,9 @@
 #include "cli/soak_cli.h"
 
 #include "cli/cli.h"
+#include "analyze/profile_trend.h"
+#include "render/profile_folded.h"
+#include "render/profile_html.h"
 #include "render/view.h"
 #include "render/soak.h"
 
@@ -100,6 +103,47 @@ void vt_cli_soak_summary(FILE *out, const char *path, const struct vt_soak_resul
 	fprintf(out, "next: vitals analyze %s\n", path);
 }
 
+/*
+ * Beside the charts, a differential flame graph of arm i's last profile
+ * against the baseline's (ab.html -> ab.flame.html, ab.flame-2.html for the
+ * second arm, ...): frames red where their share grew, blue where it shrank.
+ */
+static int write_flame_diff(const char *cmd, const struct vt_cli_compare_out *o, size_t i)
+{
+	const struct vt_prof_diff *d = &o->profile_diffs[i];
+	char path[4096];
+	struct vt_err err;
+	int rc;
+	if (!d->a_last || !d->b_last)
+		return 0;
+	size_t stem = strlen(o->html);
+	if (stem > 5 && !strcmp(o->html + stem - 5, ".html"))
+		stem -= 5;
+	if (i == 0)
+		snprintf(path, sizeof(path), "%.*s.flame.html", (int)stem, o->html);
+	else
+		snprintf(path, sizeof(path), "%.*s.flame-%zu.html", (int)stem, o->html, i + 1);
+	FILE *f = vt_cli_open_out(cmd, path, o->force, &rc);
+	if (!f)
+		return rc;
+	struct vt_profile_html h = {
+		.profile = d->b_last,
+		.states = VT_PROF_STATES_CPU,
+		.base = d->a_last,
+		.base_states = VT_PROF_STATES_CPU,
+		.label = "the other recording's last profile",
+		.base_label = "the baseline's last profile",
+	};
+	vt_err_clear(&err);
+	int wrc = vt_profile_html_write(f, &h, &err);
+	rc = vt_cli_close_out(cmd, f, path, wrc);
+	if (rc)
+		unlink(path);
+	else if (!o->json)
+		printf("flame graph (difference of the last profiles): %s\n", path);
+	return rc;
+}
+
 int vt_cli_compare_write(const char *cmd, const struct vt_compare_set *set, const struct vt_cli_compare_out *o)
 {
 	struct vt_compare_report r = { &set->cmp, o->title, vt_cli_utf8(), o->profile_diffs };
@@ -124,17 +168,12 @@ int vt_cli_compare_write(const char *cmd, const struct vt_compare_set *set, cons
 		rc = rc ? rc : rc2;
 	}
 	if (f_html) {
-		/*
-		 * Hook: a differential flame graph of the profiles, beside the
-		 * curves.  o->profile_diffs[i].b_last against .a_last (the last
-		 * complete profile of each recording) is what render/profile_html.h's
-		 * base mode draws, once that view is in; the page holds the curves
-		 * until then.
-		 */
 		rc2 = vt_cli_close_out(cmd, f_html, o->html, rc ? 0 : vt_view("html")->compare(f_html, &r));
 		rc = rc ? rc : rc2;
 		if (rc == 0 && !o->json)
 			printf("charts: %s\n", o->html);
+		for (size_t i = 0; rc == 0 && i < o->nprofile_diffs; i++)
+			rc = write_flame_diff(cmd, o, i);
 	}
 	return rc;
 }

@@ -36,6 +36,7 @@ struct vt_cli_compare_out {
 	bool force;                  /* the CSV and HTML files may replace existing ones */
 	/* each arm's stored profiles against the baseline's (narms - 1), NULL none */
 	const struct vt_prof_diff *profile_diffs;
+	size_t nprofile_diffs;
 };
 
 /* Write set's comparison as o says; returns the exit status (errors printed). */

@@ -95,6 +95,11 @@ vitals compare "$WORK/run.db" "$WORK/killed.db" >"$WORK/compare.txt" 2>"$WORK/co
 check "compare exits 0" test $? = 0
 sed -n '/^CPU profiles:/,$p' "$WORK/compare.txt"
 check "compare sets the profiles against each other" grep -q '^CPU profiles: killed against run' "$WORK/compare.txt"
+vitals compare --html "$WORK/ab.html" "$WORK/run.db" "$WORK/killed.db" >"$WORK/compare-html.txt" ||
+	fail "compare --html"
+check "compare --html writes the differential flame graph of the last profiles beside it" \
+	grep -q "^flame graph (difference of the last profiles): $WORK/ab.flame.html" "$WORK/compare-html.txt"
+check "... a whole page" grep -q '</html>' "$WORK/ab.flame.html"
 vitals compare --json "$WORK/run.db" "$WORK/killed.db" >"$WORK/compare.json"
 check "compare JSON holds the bucket deltas" \
 	test "$(jq_py "$WORK/compare.json" 'len(j["profiles"][0]["buckets"]) > 0')" = true

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The progress line: rewritten in place on a terminal, one line a minute otherwise. */
@@ -114,8 +115,11 @@ static int write_flame_diff(const char *cmd, const struct vt_cli_compare_out *o,
 	char path[4096];
 	struct vt_err err;
 	int rc;
+	struct stat sb;
 	if (!d->a_last || !d->b_last)
 		return 0;
+	if (stat(o->html, &sb) == 0 && !S_ISREG(sb.st_mode))
+		return 0;   /* --html /dev/null: no file beside a device */
 	size_t stem = strlen(o->html);
 	if (stem > 5 && !strcmp(o->html + stem - 5, ".html"))
 		stem -= 5;
@@ -136,8 +140,9 @@ static int write_flame_diff(const char *cmd, const struct vt_cli_compare_out *o,
 	};
 	vt_err_clear(&err);
 	int wrc = vt_profile_html_write(f, &h, &err);
+	bool made = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
 	rc = vt_cli_close_out(cmd, f, path, wrc);
-	if (rc)
+	if (rc && made)
 		unlink(path);
 	else if (!o->json)
 		printf("flame graph (difference of the last profiles): %s\n", path);

@@ -81,7 +81,7 @@ check "the workers wait in futex most often" \
 check "diagnosed as lock convoy" test "$(jq_py "$WORK/lk.json" '"lock convoy" in [d["pattern"] for d in j["diagnosis"]]')" = true
 # the same view over a soak: states, wchans and system calls tallied at the
 # per-thread cadence, and the same rules over the recording
-"$B/vitals" soak -q --every 1s --threads-every 1s --for 12s -o "$WORK/lk.db" "$TPID" >/dev/null ||
+"$B/vitals" soak -q --every 0.25s --threads-every 0.25s --for 12s -o "$WORK/lk.db" "$TPID" >/dev/null ||
 	fail "soak of lock_convoy"
 "$B/vitals" analyze --json "$WORK/lk.db" >"$WORK/lk-an.json" || fail "analyze of the lock_convoy soak"
 echo "# over the soak: $(jq_py "$WORK/lk-an.json" 'j["threads_diagnosis"]')"

@@ -238,6 +238,7 @@ static void print_next_steps(void)
 	       "    vitals heap PID                    the allocator's own figures: live vs free-held\n"
 	       "    vitals threads PID                 CPU now (not ps's average), per thread, and why\n"
 	       "    vitals threads --watch PID         the same, live\n"
+	       "    vitals profile PID                 where the CPU goes, bucketed by what the code does\n"
 	       "    vitals soak PID -o before.db --for 4h     leave it running; Ctrl-C ends it early\n"
 	       "    vitals analyze before.db           leak, plateau, step or still settling, with evidence\n"
 	       "    vitals compare before.db after.db  A/B on the settled windows (--html for charts)\n"

@@ -85,8 +85,12 @@ check "diagnosed as lock convoy" test "$(jq_py "$WORK/lk.json" '"lock convoy" in
 	fail "soak of lock_convoy"
 "$B/vitals" analyze --json "$WORK/lk.db" >"$WORK/lk-an.json" || fail "analyze of the lock_convoy soak"
 echo "# over the soak: $(jq_py "$WORK/lk-an.json" 'j["threads_diagnosis"]')"
+# each worker's most frequent call: a timing figure, asked of the plain build (under
+# ASan on a busy host the workers run or queue most of the time: CI saw 15% futex)
+case "$B" in *-san*) ;; *)
 check "the soak's workers were sampled in futex" \
 	test "$(jq_py "$WORK/lk-an.json" 'sorted(set(t["doing"]["syscall"] for t in j["threads"] if t["name"].startswith("worker-")))')" = '["futex"]'
+esac
 check "with their states counted" \
 	test "$(jq_py "$WORK/lk-an.json" 'all(t["doing"]["samples"] >= 5 and sum(t["doing"]["states"].values()) == t["doing"]["samples"] for t in j["threads"])')" = true
 check "and the soak is diagnosed as a lock convoy too" \

@@ -46,6 +46,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/ptrace.h>
 #include <sys/types.h>
 
 #include "base/error.h"
@@ -250,6 +251,9 @@ bool vt_inject_saved_regs(const struct vt_inject_session *s, unsigned i, const v
 			  size_t *len);
 
 /* ---- shared inside src/inject ------------------------------------------ */
+
+/* ptrace(req, tid, addr, data), again after EINTR; errno is the request's own. */
+long vt_inject_ptrace(enum __ptrace_request req, pid_t tid, void *addr, void *data);
 
 /* What /proc says about a thread before it is stopped (pick.c). */
 struct vt_inject_precheck {

@@ -162,7 +162,7 @@ static const char *sig_name(int sig)
 	return n ? n : "?";
 }
 
-static long preq(enum __ptrace_request req, pid_t tid, void *addr, void *data)
+long vt_inject_ptrace(enum __ptrace_request req, pid_t tid, void *addr, void *data)
 {
 	long r;
 
@@ -258,14 +258,14 @@ static int mem_write(struct vt_inject_session *s, uint64_t addr, const void *buf
 		uint64_t a = word_span(addr, off, len, &skip, &take), word;
 		long w;
 
-		w = preq(PTRACE_PEEKDATA, s->tid, (void *)(uintptr_t)a, NULL);
+		w = vt_inject_ptrace(PTRACE_PEEKDATA, s->tid, (void *)(uintptr_t)a, NULL);
 		if (w == -1 && errno) {
 			pe = errno;
 			goto failed;
 		}
 		word = (uint64_t)w;
 		memcpy((unsigned char *)&word + skip, p + off, take);
-		if (preq(PTRACE_POKEDATA, s->tid, (void *)(uintptr_t)a, (void *)(uintptr_t)word) < 0) {
+		if (vt_inject_ptrace(PTRACE_POKEDATA, s->tid, (void *)(uintptr_t)a, (void *)(uintptr_t)word) < 0) {
 			pe = errno;
 			goto failed;
 		}
@@ -292,7 +292,7 @@ static int mem_read(struct vt_inject_session *s, uint64_t addr, void *buf, size_
 		uint64_t a = word_span(addr, off, len, &skip, &take), word;
 		long w;
 
-		w = preq(PTRACE_PEEKDATA, s->tid, (void *)(uintptr_t)a, NULL);
+		w = vt_inject_ptrace(PTRACE_PEEKDATA, s->tid, (void *)(uintptr_t)a, NULL);
 		if (w == -1 && errno == ESRCH)
 			return ptrace_failed(s, err, ESRCH, "a memory read");
 		if (w == -1 && errno)
@@ -312,7 +312,7 @@ static int regset_get(struct vt_inject_session *s, unsigned type, void *buf, siz
 {
 	struct iovec iov = { buf, *len };
 
-	if (preq(PTRACE_GETREGSET, s->tid, (void *)(uintptr_t)type, &iov) < 0)
+	if (vt_inject_ptrace(PTRACE_GETREGSET, s->tid, (void *)(uintptr_t)type, &iov) < 0)
 		return ptrace_failed(s, err, errno, "PTRACE_GETREGSET");
 	*len = iov.iov_len;
 	return VT_OK;
@@ -323,7 +323,7 @@ static int regset_set(struct vt_inject_session *s, unsigned type, void *buf, siz
 {
 	struct iovec iov = { buf, len };
 
-	if (preq(PTRACE_SETREGSET, s->tid, (void *)(uintptr_t)type, &iov) < 0)
+	if (vt_inject_ptrace(PTRACE_SETREGSET, s->tid, (void *)(uintptr_t)type, &iov) < 0)
 		return ptrace_failed(s, err, errno, "PTRACE_SETREGSET");
 	return VT_OK;
 }
@@ -508,7 +508,7 @@ static int resume(struct vt_inject_session *s, int sig, struct vt_err *err)
 {
 	enum __ptrace_request req = s->in_call ? PTRACE_SYSCALL : PTRACE_CONT;
 
-	if (preq(req, s->tid, NULL, (void *)(uintptr_t)sig) < 0)
+	if (vt_inject_ptrace(req, s->tid, NULL, (void *)(uintptr_t)sig) < 0)
 		return ptrace_failed(s, err, errno, s->in_call ? "PTRACE_SYSCALL" : "PTRACE_CONT");
 	s->stopped = false;
 	s->at_delivery = false;
@@ -537,7 +537,7 @@ static int stash_signal(struct vt_inject_session *s, int sig, struct vt_err *err
 	st = &s->stash[s->nstash];
 	memset(st, 0, sizeof(*st));
 	st->sig = sig;
-	if (preq(PTRACE_GETSIGINFO, s->tid, NULL, &st->info) < 0)
+	if (vt_inject_ptrace(PTRACE_GETSIGINFO, s->tid, NULL, &st->info) < 0)
 		return ptrace_failed(s, err, errno, "PTRACE_GETSIGINFO");
 	s->nstash++;
 	return VT_OK;
@@ -745,7 +745,7 @@ static int refuse_stop(struct vt_inject_session *s, struct vt_err *err, const ch
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (preq(PTRACE_DETACH, s->tid, NULL, NULL) == 0)
+	if (vt_inject_ptrace(PTRACE_DETACH, s->tid, NULL, NULL) == 0)
 		s->seized = false;
 	s->stopped = false;
 	return vt_err_set(err, VT_E_UNSUPPORTED, 0, "%s", msg);
@@ -818,7 +818,7 @@ static int job_attach(struct vt_inject_session *s, void *arg, struct vt_err *err
 	long opts = PTRACE_O_TRACESYSGOOD | (a->suspend_seccomp ? PTRACE_O_SUSPEND_SECCOMP : 0);
 	int rc, e;
 
-	if (preq(PTRACE_SEIZE, s->tid, NULL, (void *)(uintptr_t)opts) < 0) {
+	if (vt_inject_ptrace(PTRACE_SEIZE, s->tid, NULL, (void *)(uintptr_t)opts) < 0) {
 		e = errno;
 		if (e == ESRCH)
 			return vt_err_set(err, VT_E_GONE, e, "thread %d exited", (int)s->tid);
@@ -831,7 +831,7 @@ static int job_attach(struct vt_inject_session *s, void *arg, struct vt_err *err
 	}
 	s->seized = true;
 	s->t_interrupt = now_us();
-	if (preq(PTRACE_INTERRUPT, s->tid, NULL, NULL) < 0)
+	if (vt_inject_ptrace(PTRACE_INTERRUPT, s->tid, NULL, NULL) < 0)
 		return ptrace_failed(s, err, errno, "PTRACE_INTERRUPT");
 	rc = attach_wait(s, a->timeout_ms, err);
 	if (rc)
@@ -843,7 +843,7 @@ static int job_attach(struct vt_inject_session *s, void *arg, struct vt_err *err
 	rc = check_stopped_state(s, err);
 	if (rc)
 		return rc;
-	if (preq(PTRACE_GETSIGMASK, s->tid, (void *)sizeof(uint64_t), &s->saved_mask) < 0)
+	if (vt_inject_ptrace(PTRACE_GETSIGMASK, s->tid, (void *)sizeof(uint64_t), &s->saved_mask) < 0)
 		return ptrace_failed(s, err, errno, "PTRACE_GETSIGMASK");
 	/* Where a call's signal frame returns the thread to. */
 	s->frame_gp = malloc(s->regs[0].len);
@@ -897,7 +897,7 @@ static int on_signal_stop(struct vt_inject_session *s, struct vt_inject_call *c,
 	int rc;
 
 	memset(&si, 0, sizeof(si));
-	if (preq(PTRACE_GETSIGINFO, s->tid, NULL, &si) < 0)
+	if (vt_inject_ptrace(PTRACE_GETSIGINFO, s->tid, NULL, &si) < 0)
 		return ptrace_failed(s, err, errno, "PTRACE_GETSIGINFO");
 	if (is_sync_signal(sig) && si.si_code > 0) {
 		struct vt_arch_stop st;
@@ -988,7 +988,7 @@ static int start_call(struct vt_inject_session *s, struct vt_inject_call *c, str
 		return rc;
 	s->framed = true;
 	call_mask(&mask);
-	if (preq(PTRACE_SETSIGMASK, s->tid, (void *)sizeof(uint64_t), &mask) < 0)
+	if (vt_inject_ptrace(PTRACE_SETSIGMASK, s->tid, (void *)sizeof(uint64_t), &mask) < 0)
 		return ptrace_failed(s, err, errno, "PTRACE_SETSIGMASK");
 	s->in_call = true;
 	return VT_OK;
@@ -1052,7 +1052,7 @@ static int job_run(struct vt_inject_session *s, void *arg, struct vt_err *err)
 		case STOP_SIGNAL:
 			rc = on_signal_stop(s, c, st.sig, &done, err);
 			/* It took the place of our interrupt's stop: ask again. */
-			if (!rc && !done && interrupted && preq(PTRACE_INTERRUPT, s->tid, NULL, NULL) < 0)
+			if (!rc && !done && interrupted && vt_inject_ptrace(PTRACE_INTERRUPT, s->tid, NULL, NULL) < 0)
 				rc = ptrace_failed(s, err, errno, "PTRACE_INTERRUPT");
 			break;
 		case STOP_GROUP:
@@ -1068,7 +1068,7 @@ static int job_run(struct vt_inject_session *s, void *arg, struct vt_err *err)
 						  "frame by itself", c->func, (int)s->tid);
 			}
 			task_text(s, "wchan", wchan, sizeof(wchan));
-			if (preq(PTRACE_INTERRUPT, s->tid, NULL, NULL) < 0)
+			if (vt_inject_ptrace(PTRACE_INTERRUPT, s->tid, NULL, NULL) < 0)
 				rc = ptrace_failed(s, err, errno, "PTRACE_INTERRUPT");
 			interrupted = true;
 			break;
@@ -1185,7 +1185,8 @@ static int park(struct vt_inject_session *s, struct vt_err *err)
 						 &e), &e);
 	}
 	vt_err_clear(&e);
-	if (!s->gone && preq(PTRACE_SETSIGMASK, s->tid, (void *)sizeof(uint64_t), &s->saved_mask) < 0)
+	if (!s->gone &&
+	    vt_inject_ptrace(PTRACE_SETSIGMASK, s->tid, (void *)sizeof(uint64_t), &s->saved_mask) < 0)
 		first_error(&rc, err, ptrace_failed(s, &e, errno, "PTRACE_SETSIGMASK"), &e);
 	if (s->errno_saved && !s->gone)
 		mem_write(s, s->errno_addr, &s->errno_value, sizeof(s->errno_value), NULL);
@@ -1240,7 +1241,7 @@ static int job_detach(struct vt_inject_session *s, void *arg, struct vt_err *err
 		if (s->gone || !s->stopped)
 			return rc;
 	}
-	if (preq(PTRACE_DETACH, s->tid, NULL, NULL) < 0)
+	if (vt_inject_ptrace(PTRACE_DETACH, s->tid, NULL, NULL) < 0)
 		return rc ? rc : ptrace_failed(s, err, errno, "PTRACE_DETACH");
 	s->t_detached = now_us();
 	s->seized = false;

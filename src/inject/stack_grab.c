@@ -109,17 +109,6 @@ struct vt_stack_grab {
 	struct vt_stack_grab_stats st;
 };
 
-static long preq(enum __ptrace_request req, pid_t tid, void *addr, void *data)
-{
-	long r;
-
-	do {
-		errno = 0;
-		r = ptrace(req, tid, addr, data);
-	} while (r < 0 && errno == EINTR);
-	return r;
-}
-
 /* ---- the tracer thread ---------------------------------------------------- */
 
 enum wait_result { W_STOPPED, W_EXITED, W_DEADLINE, W_ERROR };
@@ -211,7 +200,7 @@ static int copy_thread(struct tracer *t, struct job *j)
 	struct user_regs_struct r;
 	long ret;
 
-	if (preq(PTRACE_GETREGS, j->tid, NULL, &r) < 0)
+	if (vt_inject_ptrace(PTRACE_GETREGS, j->tid, NULL, &r) < 0)
 		return -1;
 	regs_to_perf(&r, o->sample.regs);
 	o->sample.regs_ok = true;
@@ -236,7 +225,7 @@ static void grab(struct tracer *t, struct job *j)
 	int status, sig = 0, e;
 	enum wait_result w;
 
-	if (preq(PTRACE_SEIZE, j->tid, NULL, NULL) < 0) {
+	if (vt_inject_ptrace(PTRACE_SEIZE, j->tid, NULL, NULL) < 0) {
 		e = errno;
 		j->outcome = e == EPERM ? OUT_SEIZE_PERM : e == ESRCH ? OUT_GONE : OUT_FAIL;
 		j->e = e;
@@ -249,7 +238,7 @@ static void grab(struct tracer *t, struct job *j)
 		nanosleep(&ts, NULL);
 	}
 	t0 = vt_mono_ns();
-	if (preq(PTRACE_INTERRUPT, j->tid, NULL, NULL) < 0) {
+	if (vt_inject_ptrace(PTRACE_INTERRUPT, j->tid, NULL, NULL) < 0) {
 		/* Seized but not interruptible: only the tracer's end lets it go. */
 		j->e = errno;
 		j->what = "PTRACE_INTERRUPT";
@@ -295,7 +284,7 @@ static void grab(struct tracer *t, struct job *j)
 			o->sample.time_ns = t_stop;
 		}
 	}
-	if (preq(PTRACE_DETACH, j->tid, NULL, (void *)(uintptr_t)sig) < 0) {
+	if (vt_inject_ptrace(PTRACE_DETACH, j->tid, NULL, (void *)(uintptr_t)sig) < 0) {
 		if (errno == ESRCH) {
 			j->outcome = collect_exit(t, j);
 			return;

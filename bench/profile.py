@@ -48,9 +48,11 @@ D = a.seconds + 2                      # each profiler samples this long
 ENV = dict(os.environ, LC_ALL="C")
 BUILDID = os.path.join(a.tmp, "buildid")   # perf's build-id cache, not ~/.debug
 PERF = ["perf", "--buildid-dir", BUILDID]
-MODES = ["idle", "vitals"] + (["perf_dwarf", "perf_fp"] if a.perf else [])
+PERF_MODES = ["perf_dwarf", "perf_fp"] if a.perf else []
+MODES = ["idle", "vitals", "vitals_ptrace"] + PERF_MODES
 LABEL = {"idle": "idle (nothing samples)",
          "vitals": "vitals profile",
+         "vitals_ptrace": "vitals profile --method ptrace",
          "perf_dwarf": "perf record --call-graph dwarf",
          "perf_fp": "perf record -g"}
 live = []          # profilers running now: killed on the way out
@@ -218,9 +220,11 @@ def one(mode, tag, timed=True):
         t0 = mark()
         time.sleep(a.seconds)
         t1 = mark()
-    elif mode == "vitals":
+    elif mode in ("vitals", "vitals_ptrace"):
         argv = [a.vitals, "profile", "--for", "%ds" % D, "--hz", str(a.hz), "--json",
                 "--folded", base + ".folded", str(PID)]
+        if mode == "vitals_ptrace":
+            argv[2:2] = ["--method", "ptrace"]
         t0, t1, (_, ru) = sampled_window(argv, base + ".json", base + ".err")
         r["cpu"], r["rss"] = cpu_ms(ru), ru.ru_maxrss
         r["wall"] = time.monotonic() - began
@@ -357,7 +361,7 @@ def main():
     how = results["vitals"][len(results["vitals"]) // 2].get("stated_how")
     print("   vitals says its overhead was %s (%s); measured here %s" % (
         pct(stated, signed=False), how or "not stated", pct(slow["vitals"])))
-    for m in MODES[2:]:
+    for m in PERF_MODES:
         sv, sp = slow["vitals"], slow[m]
         if sv is None or sp is None:
             continue
@@ -386,7 +390,10 @@ def main():
     print("   %-40s %10s" % ("  while sampling (its vitals_cpu_s)", ms(own)))
     print("   %-40s %10s" % ("  the rest: start, calibration, output", ms(
         med([r["cpu"] - 1000 * r["self_cpu"] for r in vr if r["self_cpu"] is not None]))))
-    for m in MODES[2:]:
+    vp = results["vitals_ptrace"]
+    line(LABEL["vitals_ptrace"], med([r["cpu"] for r in vp]), med([r["rss"] for r in vp]),
+         med([r["samples"] for r in vp]), med([r["wall"] for r in vp]))
+    for m in PERF_MODES:
         rs = results[m]
         line(LABEL[m], med([r["cpu_record"] for r in rs]), med([r["rss_record"] for r in rs]),
              med([r["samples"] for r in rs]))
@@ -416,7 +423,8 @@ def main():
     fns = sorted(pooled["vitals"]["truth"])
     head = "   %-18s %6s" % ("function", "truth")
     for m in profiled:
-        head += " %12s %6s" % ({"vitals": "vitals", "perf_dwarf": "perf dwarf", "perf_fp": "perf -g"}[m], "diff")
+        head += " %12s %6s" % ({"vitals": "vitals", "vitals_ptrace": "ptrace", "perf_dwarf": "perf dwarf",
+                                  "perf_fp": "perf -g"}[m], "diff")
     print(head)
     for f in fns:
         row = "   %-18s %6.1f" % (f, pooled["vitals"]["truth"][f])
@@ -435,8 +443,10 @@ def main():
     print(row)
     if "perf_fp" in pooled and not a.target.endswith("-fp"):
         print("   (perf -g walks frame pointers, which this build does not keep: its stacks stop early)")
-    print("\nvitals profile: slowdown %s (perf dwarf %s, perf -g %s); CPU %s (perf dwarf + report %s)" % (
-        pct(slow["vitals"]), pct(slow.get("perf_dwarf")), pct(slow.get("perf_fp")), ms(vcpu),
+    print("\nvitals profile: slowdown %s (with --method ptrace %s; perf dwarf %s, perf -g %s); "
+          "CPU %s (perf dwarf + report %s)" % (
+        pct(slow["vitals"]), pct(slow["vitals_ptrace"]), pct(slow.get("perf_dwarf")),
+        pct(slow.get("perf_fp")), ms(vcpu),
         ms(med([r["cpu"] for r in results["perf_dwarf"]])) if "perf_dwarf" in results else "—"))
 
 

@@ -86,6 +86,8 @@ struct vt_stack_grab;   /* opaque: the tracer thread, the budgets, the counters 
 struct vt_stack_grab_opts {
 	double max_pause_share;      /* of each thread's wall time; 0: 1 %, at most 0.5 */
 	unsigned max_grabs_per_s;    /* all threads together; 0: VT_STACK_GRAB_RATE_DEFAULT */
+	bool running_only;           /* stop a thread only if /proc shows it running (R): a
+	                              * CPU profile, which must not break a sleep to look */
 };
 
 /* Why a grab did not stop the thread although nothing failed. */
@@ -93,6 +95,7 @@ enum vt_stack_grab_held {
 	VT_GRAB_TAKEN = 0,           /* it did: the sample is filled */
 	VT_GRAB_HELD_THREAD,         /* this thread used up its pause share for now */
 	VT_GRAB_HELD_RATE,           /* the session used up its grabs per second for now */
+	VT_GRAB_NOT_RUNNING,         /* running_only, and the thread was not in state R */
 };
 
 /*
@@ -106,6 +109,10 @@ struct vt_stack_grab_sample {
 	char state;                  /* the thread's state in /proc just before: R, S, D ... */
 	long syscall;                /* the system call it stopped in or was leaving (orig_rax), -1 none */
 	bool syscall_restarts;       /* that call was interrupted and restarts (-ERESTART*) */
+	bool queued;                 /* running_only: switched in between the last look at it
+	                              * and its stop (schedstat): it was waiting for a CPU, so
+	                              * it stopped where it had been preempted, not at a moment
+	                              * of its running; a CPU profile drops the sample */
 	int signal;                  /* the signal it stopped to take, passed on to it; 0 none */
 	double pause_us;             /* from PTRACE_INTERRUPT to its release: the most it stood still */
 	double stopped_us;           /* from its stop seen to its release: the least */
@@ -116,6 +123,8 @@ struct vt_stack_grab_stats {
 	uint64_t grabs;              /* samples taken */
 	uint64_t held_thread;        /* grabs the per-thread share held back */
 	uint64_t held_rate;          /* grabs the session's rate held back */
+	uint64_t not_running;        /* running_only: threads found not running, not stopped */
+	uint64_t queued;             /* running_only: samples of a thread found waiting for a CPU */
 	uint64_t timeouts;           /* threads that did not stop in time, released */
 	uint64_t stopped;            /* found in a job-control stop, left in it */
 	uint64_t gone;               /* threads that exited before or during their grab */
@@ -154,7 +163,7 @@ int vt_stack_grab_open(const struct vt_procfs *pfs, pid_t pid, const struct vt_s
  * Grab thread tid of the session's process (timeout_us: how long its stop
  * may take to come, 0: 2000).  VT_OK with out->held == VT_GRAB_TAKEN and
  * the sample filled, or with out->held saying which budget held it back
- * (nothing stopped).  Errors (the thread is never left stopped or traced):
+ * or (running_only) that the thread was not running: nothing stopped.  Errors (the thread is never left stopped or traced):
  *   VT_E_TIMEOUT     it did not stop within timeout_us; released untouched
  *   VT_E_UNSUPPORTED it is in a job-control stop (state T): left in it
  *   VT_E_GONE        it exited (or is exiting)

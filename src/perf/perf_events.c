@@ -55,13 +55,19 @@
 	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |             \
 	 PERF_SAMPLE_STACK_USER)
 
-struct thread_ev {
-	pid_t tid;
-	int fd;                               /* -1: missed (counted once) */
+/* A ring the kernel writes records into: one thread's, or (inherit) one CPU's. */
+struct ring {
+	int fd;                               /* the event it is mapped from; -1 none */
 	struct perf_event_mmap_page *meta;    /* the ring's first page */
 	size_t map_len;
 	unsigned char *data;                  /* the data area */
 	uint64_t data_size;                   /* a power of two */
+};
+
+struct thread_ev {
+	pid_t tid;
+	int fd;                               /* -1: missed (counted once); inherit: unused */
+	struct ring ring;                     /* its own ring (not with inherit) */
 	bool unlisted;                        /* gone from /proc/PID/task: close after draining */
 };
 
@@ -86,6 +92,12 @@ struct vt_perf {
 	struct vt_perf_stats st;
 	int last_fail_errno;              /* of the last thread that could not be opened */
 	bool last_fail_mmap;              /* ... and whether mapping its ring failed */
+	/* inherit: th[] holds the threads there at the start, each with an event per CPU */
+	bool inherit;
+	int ncpus;
+	struct ring *cpu_rings;           /* [ncpus]; fd -1 where the CPU is offline */
+	int *inherit_fds;                 /* every event, closed only at the end */
+	size_t ninherit_fds, cap_inherit_fds;
 };
 
 /* ---- the record parser --------------------------------------------------- */
@@ -350,13 +362,14 @@ enum open_result {
 	OPENED,
 	MISSED_GONE,      /* the thread exited first */
 	MISSED_LIMIT,     /* fd or locked-memory limit */
+	MISSED_CPU,       /* inherit: that CPU is offline */
 	REFUSED,          /* EACCES/EPERM: err set */
 	FAILED,           /* anything else: err set */
 };
 
-static int sys_perf_event_open(struct perf_event_attr *attr, pid_t tid)
+static int sys_perf_event_open(struct perf_event_attr *attr, pid_t tid, int cpu)
 {
-	return (int)syscall(SYS_perf_event_open, attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return (int)syscall(SYS_perf_event_open, attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 /* Raise RLIMIT_NOFILE's soft limit to the hard one.  True if it went up. */
@@ -370,22 +383,15 @@ static bool raise_nofile(void)
 	return setrlimit(RLIMIT_NOFILE, &rl) == 0;
 }
 
-/* Open the event of tid into *te (fd -1 unless OPENED). */
-static enum open_result open_event(struct vt_perf *pf, pid_t tid, struct thread_ev *te,
-				   struct vt_err *err)
+/* Open tid's event on cpu (-1: any) into *fd. */
+static enum open_result open_fd(struct vt_perf *pf, pid_t tid, int cpu, int *fdp,
+				struct vt_err *err)
 {
-	struct perf_event_mmap_page *meta;
-	uint32_t pages;
-	void *map;
-	size_t len;
 	int fd, e;
 
-	memset(te, 0, sizeof(*te));
-	te->tid = tid;
-	te->fd = -1;
-	pf->attr.wakeup_watermark = (uint32_t)((uint64_t)pf->ring_pages * (uint64_t)pf->page_size / 2);
+	*fdp = -1;
 	for (;;) {
-		fd = sys_perf_event_open(&pf->attr, tid);
+		fd = sys_perf_event_open(&pf->attr, tid, cpu);
 		if (fd >= 0)
 			break;
 		e = errno;
@@ -400,7 +406,7 @@ static enum open_result open_event(struct vt_perf *pf, pid_t tid, struct thread_
 			/* perf_event_paranoid 2: user space only.  Keep it if that works. */
 			pf->attr.exclude_kernel = 1;
 			pf->attr.exclude_callchain_kernel = 1;
-			fd = sys_perf_event_open(&pf->attr, tid);
+			fd = sys_perf_event_open(&pf->attr, tid, cpu);
 			if (fd >= 0) {
 				pf->st.kernel_refused = true;
 				break;
@@ -415,6 +421,10 @@ static enum open_result open_event(struct vt_perf *pf, pid_t tid, struct thread_
 		switch (e) {
 		case ESRCH:
 			return MISSED_GONE;
+		case ENODEV:
+			if (cpu >= 0)
+				return MISSED_CPU;
+			break;
 		case EMFILE:
 		case ENFILE:
 			vt_err_set(err, VT_E_IO, e, "cannot open a perf event for thread %d: %s",
@@ -438,22 +448,35 @@ static enum open_result open_event(struct vt_perf *pf, pid_t tid, struct thread_
 		case EOVERFLOW:
 			vt_err_set(err, VT_E_UNSUPPORTED, e,
 				   "the kernel refused the perf event's attributes (%u Hz, %u stack bytes, "
-				   "%u frames): %s", (unsigned)pf->attr.sample_freq,
+				   "%u frames%s): %s", (unsigned)pf->attr.sample_freq,
 				   (unsigned)pf->attr.sample_stack_user, (unsigned)pf->attr.sample_max_stack,
-				   strerror(e));
+				   pf->attr.inherit ? ", inherited" : "", strerror(e));
 			vt_err_hint(err, "clock ids in samples need Linux 4.1 and sample_max_stack 4.8");
 			return FAILED;
 		case ENOMEM:
 			vt_err_set(err, VT_E_NOMEM, e, "out of memory opening a perf event");
 			return FAILED;
 		default:
-			vt_err_set(err, VT_E_IO, e, "perf_event_open for thread %d: %s", (int)tid,
-				   strerror(e));
-			return FAILED;
+			break;
 		}
+		vt_err_set(err, VT_E_IO, e, "perf_event_open for thread %d: %s", (int)tid, strerror(e));
+		return FAILED;
 	}
+	*fdp = fd;
+	return OPENED;
+}
 
-	/* The ring: 1 + pages pages, halved while the locked-memory limit refuses it. */
+/* Map the ring of event fd into *r: 1 + pages pages, halved while the locked-memory
+ * limit refuses it.  On failure fd is left open for the caller. */
+static enum open_result map_ring(struct vt_perf *pf, int fd, pid_t tid, struct ring *r,
+				 struct vt_err *err)
+{
+	struct perf_event_mmap_page *meta;
+	uint32_t pages;
+	void *map;
+	size_t len;
+	int e;
+
 	for (pages = pf->ring_pages;; pages /= 2) {
 		len = ((size_t)pages + 1) * (size_t)pf->page_size;
 		map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -462,7 +485,6 @@ static enum open_result open_event(struct vt_perf *pf, pid_t tid, struct thread_
 		e = errno;
 		if ((e == EPERM || e == ENOMEM) && pages / 2 >= pf->min_ring_pages)
 			continue;
-		close(fd);
 		pf->last_fail_errno = e;
 		pf->last_fail_mmap = true;
 		vt_err_set(err, e == EPERM ? VT_E_PERM : VT_E_NOMEM, e,
@@ -476,26 +498,129 @@ static enum open_result open_event(struct vt_perf *pf, pid_t tid, struct thread_
 		pf->ring_pages = pages;   /* the allowance is shared: the next ring asks no more */
 		pf->st.ring_pages = pages;
 	}
-	if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
-		e = errno;
-		munmap(map, len);
-		close(fd);
-		pf->last_fail_errno = e;
-		pf->last_fail_mmap = false;
-		return MISSED_GONE;
-	}
 	meta = map;
-	te->fd = fd;
-	te->meta = meta;
-	te->map_len = len;
+	r->fd = fd;
+	r->meta = meta;
+	r->map_len = len;
 	if (meta->data_offset && meta->data_size &&
 	    meta->data_offset + meta->data_size <= len &&
 	    !(meta->data_size & (meta->data_size - 1))) {
-		te->data = (unsigned char *)map + meta->data_offset;
-		te->data_size = meta->data_size;
+		r->data = (unsigned char *)map + meta->data_offset;
+		r->data_size = meta->data_size;
 	} else {
-		te->data = (unsigned char *)map + pf->page_size;
-		te->data_size = (uint64_t)pages * (uint64_t)pf->page_size;
+		r->data = (unsigned char *)map + pf->page_size;
+		r->data_size = (uint64_t)pages * (uint64_t)pf->page_size;
+	}
+	return OPENED;
+}
+
+static void unmap_ring(struct ring *r)
+{
+	if (r->meta)
+		munmap(r->meta, r->map_len);
+	r->meta = NULL;
+	r->data = NULL;
+	r->fd = -1;
+}
+
+/* Open the event of tid into *te, with its own ring (fd -1 unless OPENED). */
+static enum open_result open_event(struct vt_perf *pf, pid_t tid, struct thread_ev *te,
+				   struct vt_err *err)
+{
+	enum open_result r;
+	int fd;
+
+	memset(te, 0, sizeof(*te));
+	te->tid = tid;
+	te->fd = -1;
+	te->ring.fd = -1;
+	pf->attr.wakeup_watermark = (uint32_t)((uint64_t)pf->ring_pages * (uint64_t)pf->page_size / 2);
+	r = open_fd(pf, tid, -1, &fd, err);
+	if (r != OPENED)
+		return r;
+	r = map_ring(pf, fd, tid, &te->ring, err);
+	if (r != OPENED) {
+		close(fd);
+		return r;
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+		pf->last_fail_errno = errno;
+		pf->last_fail_mmap = false;
+		unmap_ring(&te->ring);
+		close(fd);
+		return MISSED_GONE;
+	}
+	te->fd = fd;
+	pf->st.threads_opened++;
+	pf->st.threads_now++;
+	return OPENED;
+}
+
+/*
+ * Inherit: tid's events on every CPU, each writing to that CPU's ring (the
+ * first event of a CPU maps it).  All or nothing: a thread with events on
+ * some CPUs only would go unsampled on the others.
+ */
+static enum open_result open_inherited(struct vt_perf *pf, pid_t tid, struct thread_ev *te,
+				       struct vt_err *err)
+{
+	size_t first = pf->ninherit_fds;
+	enum open_result r = OPENED;
+	int cpu, fd;
+
+	memset(te, 0, sizeof(*te));
+	te->tid = tid;
+	te->fd = -1;
+	te->ring.fd = -1;
+	if (pf->cap_inherit_fds - pf->ninherit_fds < (size_t)pf->ncpus) {
+		size_t cap = pf->cap_inherit_fds ? pf->cap_inherit_fds * 2 : 64;
+		int *n;
+
+		while (cap - pf->ninherit_fds < (size_t)pf->ncpus)
+			cap *= 2;
+		n = realloc(pf->inherit_fds, cap * sizeof(*n));
+		if (!n) {
+			vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory for perf events");
+			return FAILED;
+		}
+		pf->inherit_fds = n;
+		pf->cap_inherit_fds = cap;
+	}
+	pf->attr.wakeup_watermark = (uint32_t)((uint64_t)pf->ring_pages * (uint64_t)pf->page_size / 2);
+	for (cpu = 0; cpu < pf->ncpus && r == OPENED; cpu++) {
+		struct ring *ring = &pf->cpu_rings[cpu];
+
+		r = open_fd(pf, tid, cpu, &fd, err);
+		if (r == MISSED_CPU) {
+			r = OPENED;
+			continue;
+		}
+		if (r != OPENED)
+			break;
+		pf->inherit_fds[pf->ninherit_fds++] = fd;
+		if (ring->fd < 0)
+			r = map_ring(pf, fd, tid, ring, err);
+		else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd) != 0) {
+			r = errno == ESRCH ? MISSED_GONE : FAILED;
+			if (r == FAILED)
+				vt_err_set(err, VT_E_IO, errno, "cannot send thread %d's samples to "
+					   "CPU %d's ring: %s", (int)tid, cpu, strerror(errno));
+		}
+		if (r == OPENED && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0)
+			r = MISSED_GONE;
+	}
+	if (r != OPENED) {
+		/* undo this thread's events; a ring one of them mapped goes with it */
+		for (cpu = 0; cpu < pf->ncpus; cpu++) {
+			struct ring *ring = &pf->cpu_rings[cpu];
+
+			for (size_t i = first; i < pf->ninherit_fds; i++)
+				if (ring->fd == pf->inherit_fds[i])
+					unmap_ring(ring);
+		}
+		while (pf->ninherit_fds > first)
+			close(pf->inherit_fds[--pf->ninherit_fds]);
+		return r;
 	}
 	pf->st.threads_opened++;
 	pf->st.threads_now++;
@@ -507,11 +632,9 @@ static void close_event(struct vt_perf *pf, struct thread_ev *te)
 	if (te->fd < 0)
 		return;
 	ioctl(te->fd, PERF_EVENT_IOC_DISABLE, 0);
-	munmap(te->meta, te->map_len);
+	unmap_ring(&te->ring);
 	close(te->fd);
 	te->fd = -1;
-	te->meta = NULL;
-	te->data = NULL;
 	pf->st.threads_now--;
 }
 
@@ -559,7 +682,7 @@ static void handle_record(struct vt_perf *pf, const unsigned char *rec, size_t s
 	}
 }
 
-static void drain(struct vt_perf *pf, struct thread_ev *te, vt_perf_sample_fn fn, void *ctx)
+static void drain(struct vt_perf *pf, struct ring *te, vt_perf_sample_fn fn, void *ctx)
 {
 	struct perf_event_mmap_page *meta = te->meta;
 	uint64_t head, tail, mask = te->data_size - 1;
@@ -666,7 +789,8 @@ static void build_attr(struct vt_perf *pf, const struct vt_perf_opts *o, unsigne
 	}
 #endif
 	a->disabled = 1;              /* enabled once its ring is mapped */
-	a->inherit = 0;               /* the kernel maps no ring for inherited per-task events */
+	/* the kernel maps no ring for an inherited event on any CPU: inherit takes per-CPU events */
+	a->inherit = pf->inherit;
 	a->exclude_kernel = !o->kernel;
 	a->exclude_callchain_kernel = !o->kernel;
 	a->exclude_hv = 1;
@@ -680,6 +804,16 @@ static void build_attr(struct vt_perf *pf, const struct vt_perf_opts *o, unsigne
 }
 
 /* Open the session; with first_only, stop at the first thread opened (vt_perf_check). */
+/* Give up inheritance before any thread has events: one event and ring per thread. */
+static void per_thread_events(struct vt_perf *pf)
+{
+	pf->inherit = false;
+	pf->attr.inherit = 0;
+	if (pf->ring_pages >= 4)
+		pf->ring_pages /= 4;
+	pf->st.ring_pages = pf->ring_pages;
+}
+
 static int session_open(pid_t pid, const struct vt_perf_opts *opts, bool first_only,
 			struct vt_perf **out, struct vt_err *err)
 {
@@ -719,6 +853,22 @@ static int session_open(pid_t pid, const struct vt_perf_opts *opts, bool first_o
 		pf->min_ring_pages = pf->ring_pages;
 	pf->kernel_wanted = o->kernel;
 	pf->st.hz = hz;
+	pf->inherit = o->inherit && !first_only;
+	if (pf->inherit) {
+		long n = sysconf(_SC_NPROCESSORS_CONF);
+
+		pf->ncpus = n > 0 && n < 4096 ? (int)n : 1;
+		pf->cpu_rings = malloc((size_t)pf->ncpus * sizeof(*pf->cpu_rings));
+		if (!pf->cpu_rings) {
+			rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+			goto fail;
+		}
+		for (i = 0; i < (size_t)pf->ncpus; i++)
+			pf->cpu_rings[i] = (struct ring){ .fd = -1 };
+		/* a CPU's ring takes every thread that runs there */
+		if (pf->ring_pages <= MAX_RING_PAGES / 4)
+			pf->ring_pages *= 4;
+	}
 	pf->st.ring_pages = pf->ring_pages;
 	build_attr(pf, o, hz);
 	pf->bounce = malloc(RECORD_MAX);
@@ -743,13 +893,22 @@ static int session_open(pid_t pid, const struct vt_perf_opts *opts, bool first_o
 	rc = reserve_threads(pf, pf->ntids, err);
 	if (rc != VT_OK)
 		goto fail;
+	if (pf->inherit && pf->ntids * (size_t)pf->ncpus > VT_PERF_INHERIT_FDS_MAX)
+		per_thread_events(pf);
 	for (i = 0; i < pf->ntids; i++) {
 		struct thread_ev *te = &pf->th[pf->nth];
 		struct vt_err one;
 		enum open_result r;
 
 		vt_err_clear(&one);
-		r = open_event(pf, pf->tids[i], te, &one);
+		r = pf->inherit ? open_inherited(pf, pf->tids[i], te, &one)
+				: open_event(pf, pf->tids[i], te, &one);
+		if (r == FAILED && pf->inherit && pf->nth == 0) {
+			/* a kernel that refuses inherited per-CPU events: one event per thread */
+			per_thread_events(pf);
+			i--;
+			continue;
+		}
 		if (r == FAILED || (r == REFUSED && pf->st.threads_now == 0)) {
 			if (err)
 				*err = one;
@@ -766,6 +925,8 @@ static int session_open(pid_t pid, const struct vt_perf_opts *opts, bool first_o
 		if (first_only && r == OPENED)
 			break;
 	}
+	pf->st.inherit = pf->inherit;
+	pf->st.cpus = pf->inherit ? (uint32_t)pf->ncpus : 0;
 	if (pf->st.threads_now == 0) {
 		if (have_first_err) {
 			if (err)
@@ -813,6 +974,8 @@ int vt_perf_sync_threads(struct vt_perf *pf, struct vt_err *err)
 	n = pf->ntids;
 	if (n == 0)
 		return vt_err_set(err, VT_E_GONE, ESRCH, "process %d exited", (int)pf->pid);
+	if (pf->inherit)
+		return VT_OK;   /* new threads inherit their maker's events */
 	cap = pf->nth + n;
 	merged = malloc(cap * sizeof(*merged));
 	if (!merged) {
@@ -854,12 +1017,43 @@ int vt_perf_sync_threads(struct vt_perf *pf, struct vt_err *err)
 	return VT_OK;
 }
 
+/* Inherit: wait for a CPU's ring to fill to its mark, then drain them all.  No event
+ * is closed: the threads that exit leave their events to the threads they made. */
+static int poll_cpu_rings(struct vt_perf *pf, int timeout_ms, vt_perf_sample_fn fn, void *ctx,
+			  struct vt_err *err)
+{
+	size_t n = (size_t)pf->ncpus;
+	int r, e;
+
+	if (pf->cap_pfds < n) {
+		struct pollfd *np = realloc(pf->pfds, n * sizeof(*np));
+
+		if (!np)
+			return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory for %zu CPUs", n);
+		pf->pfds = np;
+		pf->cap_pfds = n;
+	}
+	for (size_t i = 0; i < n; i++)
+		pf->pfds[i] = (struct pollfd){ .fd = pf->cpu_rings[i].fd, .events = POLLIN };
+	r = poll(pf->pfds, (nfds_t)n, timeout_ms);
+	if (r < 0 && errno != EINTR) {
+		e = errno;
+		return vt_err_set(err, VT_E_IO, e, "poll on perf events: %s", strerror(e));
+	}
+	for (size_t i = 0; i < n; i++)
+		if (pf->cpu_rings[i].fd >= 0)
+			drain(pf, &pf->cpu_rings[i], fn, ctx);
+	return VT_OK;
+}
+
 int vt_perf_poll(struct vt_perf *pf, int timeout_ms, vt_perf_sample_fn fn, void *ctx,
 		 struct vt_err *err)
 {
 	size_t i, k;
 	int r, e;
 
+	if (pf->inherit)
+		return poll_cpu_rings(pf, timeout_ms, fn, ctx, err);
 	if (pf->cap_pfds < pf->nth) {
 		struct pollfd *np = realloc(pf->pfds, pf->nth * sizeof(*np));
 
@@ -887,7 +1081,7 @@ int vt_perf_poll(struct vt_perf *pf, int timeout_ms, vt_perf_sample_fn fn, void 
 		struct thread_ev *te = &pf->th[i];
 
 		if (te->fd >= 0) {
-			drain(pf, te, fn, ctx);
+			drain(pf, &te->ring, fn, ctx);
 			if ((pf->pfds[i].revents & (POLLHUP | POLLERR | POLLNVAL)) || te->unlisted) {
 				close_event(pf, te);
 				continue;   /* dropped */
@@ -915,6 +1109,12 @@ void vt_perf_close(struct vt_perf **pfp)
 		return;
 	for (i = 0; i < pf->nth; i++)
 		close_event(pf, &pf->th[i]);
+	for (i = 0; pf->cpu_rings && i < (size_t)pf->ncpus; i++)
+		unmap_ring(&pf->cpu_rings[i]);
+	for (i = 0; i < pf->ninherit_fds; i++)
+		close(pf->inherit_fds[i]);
+	free(pf->cpu_rings);
+	free(pf->inherit_fds);
 	if (pf->task_fd >= 0)
 		close(pf->task_fd);
 	free(pf->th);

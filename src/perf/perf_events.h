@@ -15,6 +15,20 @@
  * lives and dies between two syncs is not sampled; the caller measures
  * that CPU from /proc and says so.
  *
+ * With opts->inherit, what `perf record -p` does instead: each thread
+ * there at the start gets one event per CPU (pid = tid, cpu = c, inherit),
+ * and every thread it makes later, however briefly it lives, inherits
+ * them; the kernel writes their samples to the parent's ring (a per-task
+ * event with inherit cannot be mapped, a per-CPU one can).  One ring per
+ * CPU takes every event of that CPU (PERF_EVENT_IOC_SET_OUTPUT).  A sync
+ * then opens nothing: a thread that appears was made by a thread that has
+ * events (the only miss: one made in the instant between the first
+ * listing and its maker's events).  No event is closed before the end,
+ * since a thread's inherited events live only as long as its maker's: so
+ * it costs threads-at-start x CPUs descriptors; past VT_PERF_INHERIT_FDS_MAX
+ * of them, or when the kernel refuses, the session keeps one event per
+ * thread (vt_perf_stats.inherit says which).
+ *
  * Kernel frames: asked for with opts->kernel; where perf_event_paranoid
  * allows only user space (EACCES with them), the events are opened without
  * them and vt_perf_stats.kernel_refused says so.  Without them the kernel
@@ -80,6 +94,9 @@ struct vt_perf_opts {
 	uint32_t stack_bytes;     /* user stack copied per sample (multiple of 8, <= 65528); 0 none */
 	uint32_t ring_pages;      /* data pages per thread ring (power of two); 0 = 64 */
 	bool kernel;              /* sample kernel frames too (exclude_kernel = 0) */
+	bool inherit;             /* threads born later are sampled by events they inherit
+	                           * from the thread that made them: one event per thread
+	                           * and CPU, one ring per CPU (see below) */
 };
 
 /* One sample.  The pointers point into the ring (or a bounce copy) and are valid
@@ -139,7 +156,12 @@ struct vt_perf_stats {
 	uint32_t ring_pages;      /* data pages of the smallest ring (shrunk under the
 	                           * locked-memory limit) */
 	unsigned hz;              /* the frequency asked of the kernel */
+	bool inherit;             /* new threads sampled through inherited events */
+	uint32_t cpus;            /* inherit: CPUs with events */
 };
+
+/* With inherit, at most this many events (threads at the start x CPUs). */
+#define VT_PERF_INHERIT_FDS_MAX 8192
 
 struct vt_perf;   /* opaque: the events, their rings and the process's task dir */
 

@@ -173,6 +173,7 @@ json_t *vt_profile_json(const struct vt_prof_summary *s)
 	json_object_set_new(root, "interrupted", json_boolean(m->interrupted));
 	json_object_set_new(root, "kernel_symbols", json_boolean(m->kernel_symbols));
 	json_object_set_new(root, "kernel_refused", json_boolean(m->kernel_refused));
+	json_object_set_new(root, "threads_inherited", json_boolean(m->threads_inherited));
 	json_object_set_new(root, "threads_glob", m->threads_glob[0] ? vt_json_text(m->threads_glob)
 								   : json_null());
 

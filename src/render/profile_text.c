@@ -375,9 +375,17 @@ static void print_how(FILE *out, const struct vt_prof_summary *s)
 		fprintf(out, "  CPU        %s used %.2f s of CPU; the samples account for %.2f s at "
 			"%.0f Hz\n", m->threads_glob[0] ? "the threads kept" : "the target", used,
 			seen, m->hz);
-		/* threads that live less than a tick get no perf events: say what that hides */
+		/* short-lived threads are sampled less, or not at all: say what that hides */
 		if (!m->kernel_refused && !strcmp(m->method, "perf cpu-clock") && used > 0.05 &&
-		    seen < 0.7 * used)
+		    seen < 0.7 * used && m->threads_inherited)
+			fprintf(out, "             %.0f%% of it was not sampled: each thread is first "
+				"sampled after 1/%.0f s of its\n             own CPU (cpu-clock counts "
+				"every thread's period from zero), so a thread\n             that "
+				"uses less in its whole life, one per request, is not sampled;\n"
+				"             `vitals threads` counts their CPU\n", 100 * (1 - seen / used),
+				m->hz);
+		else if (!m->kernel_refused && !strcmp(m->method, "perf cpu-clock") && used > 0.05 &&
+			 seen < 0.7 * used)
 			fprintf(out, "             %.0f%% of it was not sampled: threads that live less "
 				"than the 0.1 s between two\n             listings of its threads get "
 				"no perf events (a thread per request);\n             `vitals threads` "

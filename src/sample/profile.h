@@ -118,6 +118,8 @@ struct vt_prof_meta {
 	bool kernel_symbols;      /* /proc/kallsyms gave names */
 	bool kernel_refused;      /* perf would not sample kernel code (perf_event_paranoid):
 	                           * time in system calls is missing from the samples */
+	bool threads_inherited;   /* perf: threads born during the profile were sampled
+	                           * through events inherited from their maker */
 	bool exited;              /* the target exited before the end: the profile so far */
 	bool interrupted;         /* stopped early (Ctrl-C): the profile so far */
 	double process_cpu_s;     /* the target's CPU over the profile from /proc, < 0 unknown */

@@ -31,6 +31,7 @@
 #include "perf/perf_calibrate.h"
 #include "perf/perf_events.h"
 #include "proc/kallsyms.h"
+#include "proc/schedstat.h"
 #include "proc/syscall_names.h"
 #include "proc/task.h"
 #include "proc/thread_watch.h"
@@ -56,6 +57,11 @@ struct tid_info {
 	uint32_t *last;             /* its last running stack, leaf first (owned) */
 	uint32_t last_depth;
 	bool last_truncated;
+	/* ptrace mode */
+	bool ran;                   /* ran since the tick before, or new: worth a look */
+	double oncpu_p;             /* in state R, the chance it is on a CPU, not queued */
+	uint64_t grab_run_ns;       /* schedstat run_ns its last counted grab covered up to */
+	double grab_carry;          /* samples owed to it but not yet counted (a fraction) */
 };
 
 /* pc (with the kernel bit) -> location index. */
@@ -93,6 +99,10 @@ struct profiler {
 	struct vt_unwind_frame frames[VT_PROFILE_MAX_DEPTH];
 	uint8_t wall_stack[WALL_STACK_BYTES];
 	uint32_t syscall_frame;     /* ptrace mode: the kernel frame to put under the user stack */
+	uint64_t sample_count;      /* samples the next stack counts for: 1, more in ptrace mode */
+	struct vt_stack_grab_sample *grab_sample;   /* ptrace mode: 16 KiB of stack (owned) */
+	pid_t *grab_tids;           /* ptrace mode: the threads to look at this time (owned) */
+	size_t grab_tids_cap;
 	bool nomem;                 /* an allocation failed in a callback: the run ends with VT_E_NOMEM */
 	uint64_t filtered;          /* samples of threads --threads left out */
 };
@@ -129,7 +139,8 @@ static struct tid_info *tid_find(struct profiler *pr, pid_t tid, bool add)
 		return &pr->tids[s];
 	if (!add)
 		return NULL;
-	pr->tids[s] = (struct tid_info){ .tid = tid, .thread = NO_IDX, .wanted = true };
+	pr->tids[s] = (struct tid_info){ .tid = tid, .thread = NO_IDX, .wanted = true,
+					 .ran = true, .oncpu_p = 1, .grab_run_ns = VT_NA };
 	pr->tid_n++;
 	return &pr->tids[s];
 }
@@ -157,7 +168,7 @@ static void tid_name_from_proc(struct profiler *pr, struct tid_info *ti)
 		snprintf(comm, sizeof(comm), "%.*s", (int)len, pr->buf.data);
 		tid_name(pr, ti, comm);
 	} else {
-		tid_name(pr, ti, "?");
+		tid_name(pr, ti, "(exited)");   /* a thread that lived between two listings */
 	}
 }
 
@@ -422,7 +433,8 @@ static void on_sample(void *ctx, const struct vt_perf_sample *s)
 	if (thread == NO_IDX)
 		return;
 	struct vt_err err;
-	if (vt_profile_add(pr->p, pr->locs, depth, thread, VT_PROF_RUNNING, 0, truncated, 1, &err))
+	if (vt_profile_add(pr->p, pr->locs, depth, thread, VT_PROF_RUNNING, 0, truncated,
+			   pr->sample_count, &err))
 		pr->nomem = true;
 	remember_stack(pr, ti, depth, truncated);
 }
@@ -543,48 +555,136 @@ static void wall_count_runnable(struct profiler *pr, struct tid_info *ti, uint64
 /* ---- ptrace mode: running threads stopped one at a time, briefly ---- */
 
 /*
- * Grab a running thread's registers and stack and count them as a CPU
- * sample.  A thread caught in a system call gets the call as its kernel
- * frame (__x64_sys_NAME, what the kernel's own frame would be called).
+ * Without perf events there is no interrupt on a thread's CPU clock, so the
+ * profiler looks at the threads hz times a second (at jittered instants, so
+ * that a thread paced by a timer is not always met at the same point of its
+ * period) and stops those it finds running.  Finding a thread running is
+ * luck: a thread at 5% of a core is found once in twenty looks.  So each
+ * grab counts for the CPU the thread used since its previous counted grab,
+ * read from its schedstat at the grab, in samples of 1/hz s: every thread's
+ * samples add up to its measured CPU, and the stacks split it.  The ± of a
+ * share is then that of the grabs, which the counts approximate.
+ */
+
+/* CPU a thread has used, from its schedstat (ns), VT_NA unknown. */
+static uint64_t thread_run_ns(struct profiler *pr, pid_t tid)
+{
+	char path[64];
+	struct vt_schedstat ss;
+	struct vt_err err;
+	snprintf(path, sizeof(path), "task/%d/schedstat", (int)tid);
+	if (vt_read_at(pr->dirfd, path, &pr->buf, &err) != VT_OK ||
+	    vt_schedstat_parse(pr->buf.data, pr->buf.len, &ss, &err) != VT_OK)
+		return VT_NA;
+	return ss.run_ns;
+}
+
+/* Samples a grab of ti counts for: its CPU since the last counted grab, in 1/hz s. */
+static uint64_t grab_weight(struct profiler *pr, struct tid_info *ti, pid_t tid)
+{
+	uint64_t run = thread_run_ns(pr, tid);
+	uint64_t from = vt_known(ti->grab_run_ns) ? ti->grab_run_ns : ti->run_first;
+	if (!vt_known(run) || !vt_known(from) || run < from)
+		return 1;   /* no schedstat: one sample per grab */
+	double owed = (double)(run - from) * pr->hz / 1e9 + ti->grab_carry;
+	uint64_t count = (uint64_t)(owed + 0.5);
+	ti->grab_carry = owed - (double)count;
+	ti->grab_run_ns = run;
+	return count;
+}
+
+/*
+ * Grab a running thread's registers and stack and count them as its CPU
+ * since its last grab.  A thread caught in a system call gets the call as
+ * its kernel frame (__x64_sys_NAME, what the kernel's own frame would be
+ * called).
  */
 static void grab_running(struct profiler *pr, pid_t tid)
 {
-	static struct vt_stack_grab_sample gs;   /* 16 KiB of stack: not on ours */
+	struct vt_stack_grab_sample *gs = pr->grab_sample;
+	struct tid_info *ti;
 	struct vt_err err;
-	if (vt_stack_grab(pr->grab, tid, 0, &gs, &err) != VT_OK || gs.held != VT_GRAB_TAKEN)
+	if (vt_stack_grab(pr->grab, tid, 0, gs, &err) != VT_OK || gs->held != VT_GRAB_TAKEN)
 		return;
 	/* it went to sleep between the read of its state and the stop: the stop broke a
 	 * wait that now restarts, not a moment of CPU */
-	if (gs.state != 'R' || gs.syscall_restarts)
+	if (gs->state != 'R' || gs->syscall_restarts || gs->queued || !(ti = tid_find(pr, tid, false)))
 		return;
-	if (gs.syscall >= 0 && !pr->opts->no_kernel) {
+	uint64_t count = grab_weight(pr, ti, tid);
+	if (count == 0)
+		return;   /* it used less than half a sample since: its next grab counts it */
+	if (gs->syscall >= 0 && !pr->opts->no_kernel) {
 		char name[64], label[48];
-		vt_syscall_label(gs.syscall, label, sizeof(label));
+		vt_syscall_label(gs->syscall, label, sizeof(label));
 		snprintf(name, sizeof(name), "__x64_sys_%s", label);
 		pr->syscall_frame = vt_profile_intern_str(pr->p, name);
 	} else {
 		pr->syscall_frame = 0;
 	}
-	on_sample(pr, &gs.sample);
+	pr->sample_count = count;
+	on_sample(pr, &gs->sample);   /* may move pr->tids: ti is not used after */
+	pr->sample_count = 1;
 	pr->syscall_frame = 0;
 }
 
 /*
  * State R is running or waiting for a CPU.  ptrace samples only the first,
- * so a thread in R is grabbed with the probability that it was on a CPU:
- * its run time over its run plus queue time since the last tick (schedstat).
- * On a busy host a queued thread is otherwise sampled where it waits (the
- * way out of a sleep), and stopped for nothing.
+ * so a thread in R is grabbed with the chance that it was on a CPU: its run
+ * time over its run plus queue time since the last tick (schedstat).  On a
+ * busy host a queued thread is otherwise sampled where it waits (the way
+ * out of a sleep), and stopped for nothing.
  */
-static bool running_now(uint64_t run0, uint64_t run1, uint64_t wait0, uint64_t wait1)
+static double oncpu_share(uint64_t run0, uint64_t run1, uint64_t wait0, uint64_t wait1)
 {
 	if (!vt_known(run0) || !vt_known(run1) || !vt_known(wait0) || !vt_known(wait1) ||
 	    run1 < run0 || wait1 < wait0)
-		return true;
+		return 1;
 	double run = (double)(run1 - run0), queued = (double)(wait1 - wait0);
-	if (run + queued <= 0)
-		return true;
-	return drand48() * (run + queued) < run;
+	return run + queued > 0 ? run / (run + queued) : 1;
+}
+
+/* One look at the threads that ran lately: those found running are grabbed. */
+static void grab_look(struct profiler *pr)
+{
+	size_t n = 0;
+	if (pr->grab_tids_cap < pr->tid_n) {
+		pid_t *t = realloc(pr->grab_tids, pr->tid_n * sizeof(*t));
+		if (!t) {
+			pr->nomem = true;
+			return;
+		}
+		pr->grab_tids = t;
+		pr->grab_tids_cap = pr->tid_n;
+	}
+	/* the tids first: a grab's sample may grow pr->tids */
+	for (size_t i = 0; i < pr->tid_cap && n < pr->grab_tids_cap; i++) {
+		const struct tid_info *ti = &pr->tids[i];
+		/* a thread with no counted grab yet is looked at every time: its CPU
+		 * has no stack to go to until it has one */
+		if (ti->tid && ti->wanted && ti->counters && ti->ran &&
+		    (!vt_known(ti->grab_run_ns) || drand48() < ti->oncpu_p))
+			pr->grab_tids[n++] = ti->tid;
+	}
+	for (size_t i = 0; i < n && !pr->nomem; i++)
+		grab_running(pr, pr->grab_tids[i]);
+}
+
+/* The CPU each grabbed thread used after its last grab, counted against that grab's stack. */
+static void grab_settle(struct profiler *pr)
+{
+	for (size_t i = 0; i < pr->tid_cap; i++) {
+		struct tid_info *ti = &pr->tids[i];
+		if (!ti->tid || !ti->last || !ti->last_depth || ti->thread == NO_IDX ||
+		    !vt_known(ti->grab_run_ns) || !vt_known(ti->run_last) ||
+		    ti->run_last < ti->grab_run_ns)
+			continue;
+		double owed = (double)(ti->run_last - ti->grab_run_ns) * pr->hz / 1e9 + ti->grab_carry;
+		uint64_t count = (uint64_t)(owed + 0.5);
+		struct vt_err err;
+		if (count && vt_profile_add(pr->p, ti->last, ti->last_depth, ti->thread, VT_PROF_RUNNING,
+					    0, ti->last_truncated, count, &err))
+			pr->nomem = true;
+	}
 }
 
 /* ---- ticks ---- */
@@ -625,9 +725,9 @@ static int tick(struct profiler *pr, bool first, bool wall, struct vt_err *err)
 		uint64_t wait_before = ti->counters ? ti->wait_last : VT_NA;
 		uint64_t run_before = ti->counters ? ti->run_last : VT_NA;
 		note_counters(pr, &rows[i], !first && rows[i].is_new);
-		if (pr->grab && !first && ti->wanted && rows[i].state == 'R' &&
-		    running_now(run_before, ti->run_last, wait_before, ti->wait_last))
-			grab_running(pr, rows[i].tid);
+		ti->ran = first || rows[i].is_new || rows[i].state == 'R' || !vt_known(run_before) ||
+			  ti->run_last != run_before;
+		ti->oncpu_p = oncpu_share(run_before, ti->run_last, wait_before, ti->wait_last);
 		if (!wall || first || !ti->wanted)
 			continue;
 		wall_count_runnable(pr, ti, wait_before, rows[i].wait_ns);
@@ -707,6 +807,8 @@ static void profiler_end(struct profiler *pr)
 		free(pr->tids[i].last);
 	free(pr->tids);
 	free(pr->pcs);
+	free(pr->grab_sample);
+	free(pr->grab_tids);
 	vt_buf_release(&pr->buf);
 	if (pr->dirfd >= 0)
 		close(pr->dirfd);
@@ -724,7 +826,11 @@ static int start_ptrace(struct profiler *pr, struct vt_err *err)
 	struct vt_stack_grab_opts go = {
 		.max_pause_share = VT_PROFILER_PAUSE_SHARE,
 		.max_grabs_per_s = VT_PROFILER_GRABS_MAX,
+		.running_only = true,
 	};
+	pr->grab_sample = malloc(sizeof(*pr->grab_sample));
+	if (!pr->grab_sample)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "profile of %d", (int)pr->pid);
 	int rc = vt_stack_grab_open(pr->pfs, pr->pid, &go, &pr->grab, err);
 	if (rc != VT_OK) {
 		char hint[VT_ERR_MSG_MAX];
@@ -738,13 +844,12 @@ static int start_ptrace(struct profiler *pr, struct vt_err *err)
 	struct vt_prof_meta *m = &pr->p->meta;
 	snprintf(m->method, sizeof(m->method), "ptrace");
 	snprintf(m->method_note, sizeof(m->method_note),
-		 "%s%.120s%s: running threads stopped one at a time, each at most %.0f%% of its time",
+		 "%s%.100s%s: running threads stopped one at a time, each at most %.0f%% of its "
+		 "time, a stop counting its CPU since the last",
 		 perr.code ? "perf events refused (" : "", perr.code ? perr.msg : "--method ptrace",
 		 perr.code ? ")" : "", VT_PROFILER_PAUSE_SHARE * 100);
 	pr->hz = pr->hz < VT_PROFILER_PTRACE_HZ ? pr->hz : VT_PROFILER_PTRACE_HZ;
-	pr->wall_weight = 1;
 	m->hz = pr->hz;
-	m->wall_hz = m->wall ? pr->hz : 0;
 	m->kernel_symbols = false;
 	return VT_OK;
 }
@@ -764,7 +869,6 @@ static int start(struct profiler *pr, struct vt_err *err)
 	snprintf(m->method, sizeof(m->method), "perf cpu-clock");
 	m->hz = pr->hz;
 	m->wall = pr->opts->wall;
-	m->wall_hz = pr->opts->wall ? (double)pr->hz / pr->wall_weight : 0;
 	m->overhead = NAN;
 	pr->kernel_module = vt_profile_intern_module(pr->p, "[kernel]", "/proc/kallsyms");
 	if (pr->kernel_module == NO_IDX)
@@ -777,6 +881,7 @@ static int start(struct profiler *pr, struct vt_err *err)
 		.hz = pr->hz,
 		.stack_bytes = VT_PROFILER_STACK_BYTES,
 		.kernel = !pr->opts->no_kernel,
+		.inherit = true,   /* threads that live less than a tick are sampled too */
 	};
 	if ((rc = tick(pr, true, false, err)))
 		return rc;
@@ -794,29 +899,31 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		    struct vt_profile **out, struct vt_err *err)
 {
 	struct profiler pr = { .pfs = pfs, .pid = pid, .dirfd = -1, .opts = opts, .ticks = 1,
+			       .sample_count = 1,
 			       .buf = VT_BUF_INIT(1u << 16) };   /* stat, status, comm, syscall */
 	*out = NULL;
 	pr.hz = opts->hz ? opts->hz : VT_PROFILER_HZ_DEFAULT;
 	if (pr.hz > VT_PROFILER_HZ_MAX)
 		pr.hz = VT_PROFILER_HZ_MAX;
-	/* in wall mode the tick is 1/wall_hz, wall_hz = hz / weight <= WALL_HZ_MAX, and each
-	 * wall sample counts weight samples of 1/hz s */
-	pr.wall_weight = (pr.hz + VT_PROFILER_WALL_HZ_MAX - 1) / VT_PROFILER_WALL_HZ_MAX;
-	if (pr.wall_weight == 0)
-		pr.wall_weight = 1;
-	uint64_t tick_ns = opts->wall ? 1000000000ull * pr.wall_weight / pr.hz : TICK_NS;
 
 	double self0 = cpu_self_s();
-	int rc = start(&pr, err);
+	int rc = start(&pr, err);   /* ptrace mode lowers pr.hz */
 	if (rc) {
 		vt_profile_free(&pr.p);
 		profiler_end(&pr);
 		return rc;
 	}
+	/* in wall mode the tick is 1/wall_hz, wall_hz = hz / weight <= WALL_HZ_MAX, and each
+	 * wall sample counts weight samples of 1/hz s */
+	pr.wall_weight = (pr.hz + VT_PROFILER_WALL_HZ_MAX - 1) / VT_PROFILER_WALL_HZ_MAX;
+	pr.p->meta.wall_hz = opts->wall ? (double)pr.hz / pr.wall_weight : 0;
+	uint64_t tick_ns = opts->wall ? 1000000000ull * pr.wall_weight / pr.hz : TICK_NS;
+	uint64_t look_ns = 1000000000ull / pr.hz;   /* ptrace mode: mean time between looks */
 	const struct vt_thread_watch_proc *proc = vt_thread_watch_process(pr.watch);
 	uint64_t proc_ticks0 = proc->utime_ticks + proc->stime_ticks;
 	long clk_tck = proc->clk_tck;
 	uint64_t t0 = vt_mono_ns(), next_tick = t0 + tick_ns;
+	uint64_t next_look = pr.grab ? t0 + (uint64_t)(look_ns * drand48()) : UINT64_MAX;
 	uint64_t end = t0 + (uint64_t)(opts->duration_s * 1e9);
 	bool exited = false;
 
@@ -825,6 +932,7 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		if (now >= end)
 			break;
 		uint64_t until = next_tick < end ? next_tick : end;
+		until = next_look < until ? next_look : until;
 		int timeout_ms = until > now ? (int)((until - now + 999999) / 1000000) : 0;
 		if (pr.perf) {
 			rc = vt_perf_poll(pr.perf, timeout_ms, on_sample, &pr, err);
@@ -839,6 +947,11 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		if (rc)
 			break;
 		now = vt_mono_ns();
+		if (now >= next_look) {
+			grab_look(&pr);
+			/* jittered: a thread paced by a timer is met anywhere in its period */
+			next_look = vt_mono_ns() + (uint64_t)(look_ns * (0.5 + drand48()));
+		}
 		if (now < next_tick)
 			continue;
 		/* a late tick (reading a thousand threads takes a while) samples the blocked
@@ -870,6 +983,8 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		vt_perf_poll(pr.perf, 0, on_sample, &pr, &derr);
 	if (!exited && tick(&pr, false, false, &derr) == VT_E_GONE)
 		exited = true;
+	if (pr.grab)
+		grab_settle(&pr);
 	struct vt_prof_meta *m = &pr.p->meta;
 	m->duration_s = (double)(vt_mono_ns() - t0) / 1e9;
 	m->interrupted = opts->stop && *opts->stop && !exited;
@@ -887,6 +1002,7 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		vt_perf_get_stats(pr.perf, &ps);
 		m->lost = ps.lost;
 		m->kernel_refused = ps.kernel_refused;
+		m->threads_inherited = ps.inherit;
 	}
 	if (pr.grab) {
 		struct vt_stack_grab_stats gs;

@@ -21,8 +21,23 @@
  * against the last stack it was seen running.  Every count is in units of
  * 1/hz seconds: a wall sample taken at wall_hz counts hz/wall_hz.
  *
- * The target is never stopped and nothing is written to it.  A target that
- * exits mid-profile yields the profile so far (meta.exited).
+ * Threads born during the profile inherit the perf events of the thread
+ * that made them (perf/perf_events.h, opts.inherit), so a thread that lives
+ * a few milliseconds is sampled as soon as it has used one period of CPU.
+ *
+ * Where perf events are refused (or with opts->ptrace), running threads are
+ * stopped one at a time instead (inject/stack_grab.h): hz times a second,
+ * at jittered instants, the threads that ran lately are looked at, and one
+ * found running is stopped for a copy of its registers and stack.  A stop
+ * that finds it was waiting for a CPU (switched in since the look) is
+ * dropped: it landed where the thread had been preempted.  Finding a thread
+ * running is luck, so each stop counts for the CPU the thread used since
+ * its previous one (schedstat): every thread's samples add up to its
+ * measured CPU, and its stops split that CPU between its stacks.  Each
+ * thread stands stopped at most VT_PROFILER_PAUSE_SHARE of its time.
+ *
+ * The target is never stopped in perf mode and nothing is written to it.
+ * A target that exits mid-profile yields the profile so far (meta.exited).
  */
 #ifndef VT_SAMPLE_PROFILER_H
 #define VT_SAMPLE_PROFILER_H
@@ -42,7 +57,7 @@
 #define VT_PROFILER_STACK_BYTES 16384
 /* Without perf events: running threads stopped by ptrace at most this often, each for at
  * most this share of its time, at most this many stops a second in all. */
-#define VT_PROFILER_PTRACE_HZ 19
+#define VT_PROFILER_PTRACE_HZ 99
 #define VT_PROFILER_PAUSE_SHARE 0.01
 #define VT_PROFILER_GRABS_MAX 500
 /* Wall samples of blocked threads at most this often per thread (each costs an unwind). */

@@ -787,6 +787,124 @@ static void test_perf__bad_opts(void)
 	CHECK(pf == NULL);
 }
 
+/* ---- inherit: threads that live less than a sync ---- */
+
+/* A short thread: ~SHORT_CPU_S of CPU in vt_test_spin_here's loop, then it ends. */
+#define SHORT_CPU_S 0.025
+static void *short_thread(void *arg)
+{
+	struct timespec ts;
+	double end;
+	uint64_t x = 1;
+
+	(void)arg;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	end = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + SHORT_CPU_S;
+	do {
+		for (int i = 0; i < 4096; i++)
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+		spin_sink = x;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	} while ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9 < end);
+	return NULL;
+}
+
+/* A process that, once told, makes short threads one after another for secs. */
+static pid_t short_threads_start(int *go, double secs)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p) != 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		char c;
+		double end;
+
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(0);
+		end = mono_s() + secs;
+		while (mono_s() < end) {
+			pthread_t t;
+
+			if (pthread_create(&t, NULL, short_thread, NULL) != 0)
+				_exit(3);
+			pthread_join(t, NULL);
+		}
+		_exit(0);
+	}
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+static void count_other_tids(void *ctx, const struct vt_perf_sample *s)
+{
+	struct seen *sn = ctx;
+
+	if (s->tid != sn->pid)
+		sn->other++;
+	else
+		sn->n[0]++;
+}
+
+/*
+ * Threads made after the session opened and gone before any sync: with
+ * inherit each is sampled through the events of the thread that made it;
+ * without, none is (the sync that would open theirs never comes).
+ */
+static void test_perf__inherit_short_threads(void)
+{
+	for (int inherit = 1; inherit >= 0; inherit--) {
+		struct vt_perf_opts opts = { 499, 512, 0, false, inherit };
+		struct vt_perf_stats st;
+		struct vt_perf *pf = NULL;
+		struct seen sn;
+		struct vt_err err;
+		int go, rc;
+		pid_t pid;
+
+		if (!perf_usable())
+			return;
+		pid = short_threads_start(&go, 1.0);
+		CHECK(pid > 0);
+		if (pid <= 0)
+			return;
+		rc = vt_perf_open(pid, &opts, &pf, &err);
+		CHECK_EQ_I64(rc, VT_OK);
+		if (rc != VT_OK) {
+			printf("#   open: %s\n", err.msg);
+			close(go);
+			waitpid(pid, NULL, 0);
+			return;
+		}
+		vt_perf_get_stats(pf, &st);
+		CHECK_EQ_I64(st.inherit, inherit);
+		memset(&sn, 0, sizeof(sn));
+		sn.pid = pid;
+		CHECK(write(go, "g", 1) == 1);
+		double end = mono_s() + 1.3;
+		while (mono_s() < end && rc == VT_OK)
+			rc = vt_perf_poll(pf, 50, count_other_tids, &sn, &err);
+		vt_perf_poll(pf, 0, count_other_tids, &sn, &err);
+		vt_perf_get_stats(pf, &st);
+		close(go);
+		waitpid(pid, NULL, 0);
+		vt_perf_close(&pf);
+		/* ~1 s of short threads at 499 Hz: ~499 samples less each thread's first
+		 * period (2 ms of its 25); half is plenty on a busy box */
+		printf("# inherit %d: %llu samples of threads made after the open, %llu of the "
+		       "maker, %u CPUs, lost %llu\n", inherit, (unsigned long long)sn.other,
+		       (unsigned long long)sn.n[0], st.cpus, (unsigned long long)st.lost);
+		if (inherit)
+			CHECK(sn.other > 150);
+		else
+			CHECK_EQ_U64(sn.other, 0);
+	}
+}
+
 static long paranoid_now(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
@@ -866,4 +984,5 @@ static void test_perf__unprivileged(void)
 
 VT_TEST_MAIN(test_perf__parse_full, test_perf__parse_truncated, test_perf__parse_lies,
 	     test_perf__parse_other_fields, test_perf__live_session, test_perf__small_rings_wrap,
-	     test_perf__fd_limit, test_perf__no_process, test_perf__bad_opts, test_perf__unprivileged)
+	     test_perf__fd_limit, test_perf__no_process, test_perf__bad_opts, test_perf__unprivileged,
+	     test_perf__inherit_short_threads)

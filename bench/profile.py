@@ -175,14 +175,15 @@ def perf_fds(pid):
     return n
 
 
-def sampled_window(argv, out, err):
+def sampled_window(argv, out, err, perf_events=True):
     """Start a profiler, mark a window of --seconds while it samples; the
     window's two truth lines and (exit code, rusage) of the profiler.
     Sampling has begun once the profiler holds a perf event fd; one that
-    holds none after 10 s (a sampler without perf events) is taken as
-    sampling from then on."""
+    holds none after 10 s, or one without perf events (perf_events False:
+    vitals --method ptrace, which starts within 0.5 s), is taken as sampling
+    from then on."""
     proc = start(argv, out, err)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + (10 if perf_events else 0.5)
     with_fds = True
     while perf_fds(proc.pid) == 0:
         if reap(proc, argv, err, nohang=True):
@@ -225,7 +226,8 @@ def one(mode, tag, timed=True):
                 "--folded", base + ".folded", str(PID)]
         if mode == "vitals_ptrace":
             argv[2:2] = ["--method", "ptrace"]
-        t0, t1, (_, ru) = sampled_window(argv, base + ".json", base + ".err")
+        t0, t1, (_, ru) = sampled_window(argv, base + ".json", base + ".err",
+                                         perf_events=mode == "vitals")
         r["cpu"], r["rss"] = cpu_ms(ru), ru.ru_maxrss
         r["wall"] = time.monotonic() - began
         try:

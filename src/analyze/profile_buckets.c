@@ -698,6 +698,14 @@ static uint32_t loc_rule(struct vt_bucket_classifier *c, uint32_t loc, bool *ker
 		return c->memo[slot];
 	const char *name = f < p->nfuncs ? vt_profile_str(p, p->funcs[f].name) : "";
 	const char *module = f < p->nfuncs ? vt_profile_str(p, p->funcs[f].module) : "";
+	/* a PLT stub ("free@plt") is matched as the function it jumps to */
+	char stub[256];
+	size_t nlen = strlen(name);
+	if (nlen > 4 && nlen - 4 < sizeof(stub) && strcmp(name + nlen - 4, "@plt") == 0) {
+		memcpy(stub, name, nlen - 4);
+		stub[nlen - 4] = '\0';
+		name = stub;
+	}
 	uint32_t found = MEMO_NONE;
 	for (uint32_t i = 0; i < c->rules->nrules; i++)
 		if (rule_claims(&c->rules->rules[i], name, module, l->kernel)) {

@@ -19,6 +19,7 @@
 
 #include "base/buf.h"
 #include "elf/code_map.h"
+#include "elf/plt.h"
 
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -102,6 +103,11 @@ struct unversioned {
 	char *copy;
 };
 
+struct kept_name {
+	struct kept_name *next;
+	char name[];
+};
+
 struct vdso_copy {
 	struct vdso_copy *next;
 	size_t len;
@@ -123,6 +129,7 @@ struct vt_unwinder {
 	size_t cache_used;
 	struct unversioned *names; /* open addressing by orig, names_cap a power of two */
 	size_t names_used, names_cap;
+	struct kept_name *kept;    /* PLT stub names (a few hundred at most), owned */
 	/* the unwind in progress */
 	const struct vt_unwind_start *start;
 	pid_t tid;
@@ -765,6 +772,12 @@ void vt_unwinder_free(struct vt_unwinder **puw)
 	free(uw->info);
 	free(uw->cache);
 	names_clear(uw);
+	while (uw->kept) {
+		struct kept_name *next = uw->kept->next;
+
+		free(uw->kept);
+		uw->kept = next;
+	}
 	vt_buf_release(&uw->maps);
 	if (uw->maps_fd >= 0)
 		close(uw->maps_fd);
@@ -875,6 +888,36 @@ size_t vt_unwind(struct vt_unwinder *uw, pid_t tid, const struct vt_unwind_start
 
 /* ---- naming ---- */
 
+/* A copy of name kept until the unwinder is freed (PLT stub names). */
+static const char *kept_name(struct vt_unwinder *uw, const char *name)
+{
+	for (struct kept_name *k = uw->kept; k; k = k->next)
+		if (strcmp(k->name, name) == 0)
+			return k->name;
+	size_t len = strlen(name);
+	struct kept_name *k = malloc(sizeof(*k) + len + 1);
+	if (!k)
+		return NULL;
+	memcpy(k->name, name, len + 1);
+	k->next = uw->kept;
+	uw->kept = k;
+	return k->name;
+}
+
+/* addr in one of mod's PLT stubs: named after the function it jumps to ("free@plt"). */
+static void plt_symbol(struct vt_unwinder *uw, Dwfl_Module *mod, uint64_t addr, struct pc_entry *e)
+{
+	GElf_Addr bias = 0;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	char name[160];
+	uint64_t start;
+
+	if (!elf || addr < bias || !vt_plt_name(elf, addr - bias, name, sizeof(name), &start))
+		return;
+	e->func = kept_name(uw, name);
+	e->func_start = start + bias;
+}
+
 static bool symbol_fits(const char *name, const GElf_Sym *sym, GElf_Off off)
 {
 	int type = GELF_ST_TYPE(sym->st_info);
@@ -915,6 +958,8 @@ bool vt_unwind_symbolize(struct vt_unwinder *uw, uint64_t pc, bool is_return,
 			if (symbol_fits(name, &sym, off)) {
 				e->func = unversioned(uw, name);
 				e->func_start = addr - off;
+			} else {
+				plt_symbol(uw, mod, addr, e);
 			}
 		}
 	}

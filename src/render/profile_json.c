@@ -179,6 +179,7 @@ json_t *vt_profile_json(const struct vt_prof_summary *s)
 
 	json_object_set_new(samples, "kept", count(m->samples));
 	json_object_set_new(samples, "lost", count(m->lost));
+	json_object_set_new(samples, "stops", count(m->stops));
 	json_object_set_new(samples, "unwind_failed", count(m->unwind_failed));
 	json_object_set_new(samples, "other_threads", count(m->filtered));
 	json_object_set_new(samples, "on_cpu", count(s->cpu_samples));

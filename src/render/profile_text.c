@@ -348,8 +348,13 @@ static void print_how(FILE *out, const struct vt_prof_summary *s)
 	if (m->paused_s > 0)
 		fprintf(out, "\n  stopped    the target's threads stood stopped %.1f ms in all, at most "
 			"%.2f%% of one thread's time", m->paused_s * 1e3, 100.0 * m->paused_max_share);
-	fprintf(out, "\n  samples    %llu kept, %llu lost", (unsigned long long)m->samples,
-		(unsigned long long)m->lost);
+	if (!strcmp(m->method, "ptrace"))
+		fprintf(out, "\n  samples    %llu kept from %llu stops, %llu looks the pause budget "
+			"held back or that timed out", (unsigned long long)m->samples,
+			(unsigned long long)m->stops, (unsigned long long)m->lost);
+	else
+		fprintf(out, "\n  samples    %llu kept, %llu lost", (unsigned long long)m->samples,
+			(unsigned long long)m->lost);
 	if (m->unwind_failed)
 		fprintf(out, ", %llu not unwound past the leaf", (unsigned long long)m->unwind_failed);
 	if (s->truncated_samples)

@@ -106,6 +106,8 @@ struct vt_prof_meta {
 	                           * together; 0 with perf (nothing is stopped) */
 	double paused_max_share;  /* ptrace: the largest share of one thread's wall time it
 	                           * stood stopped */
+	uint64_t stops;           /* ptrace: stops whose stack was kept (each counts for its
+	                           * thread's CPU since the last: samples > stops) */
 	double hz;                /* asked sampling rate per thread */
 	double duration_s;        /* wall time sampled */
 	bool wall;                /* blocked threads were sampled too */

@@ -100,6 +100,7 @@ struct profiler {
 	uint8_t wall_stack[WALL_STACK_BYTES];
 	uint32_t syscall_frame;     /* ptrace mode: the kernel frame to put under the user stack */
 	uint64_t sample_count;      /* samples the next stack counts for: 1, more in ptrace mode */
+	uint64_t stops;             /* ptrace mode: stops counted */
 	struct vt_stack_grab_sample *grab_sample;   /* ptrace mode: 16 KiB of stack (owned) */
 	pid_t *grab_tids;           /* ptrace mode: the threads to look at this time (owned) */
 	size_t grab_tids_cap;
@@ -604,7 +605,7 @@ static void grab_running(struct profiler *pr, pid_t tid)
 	struct vt_stack_grab_sample *gs = pr->grab_sample;
 	struct tid_info *ti;
 	struct vt_err err;
-	if (vt_stack_grab(pr->grab, tid, 0, gs, &err) != VT_OK || gs->held != VT_GRAB_TAKEN)
+	if (vt_stack_grab(pr->grab, tid, VT_PROFILER_GRAB_TIMEOUT_US, gs, &err) != VT_OK || gs->held != VT_GRAB_TAKEN)
 		return;
 	/* it went to sleep between the read of its state and the stop: the stop broke a
 	 * wait that now restarts, not a moment of CPU */
@@ -622,6 +623,7 @@ static void grab_running(struct profiler *pr, pid_t tid)
 		pr->syscall_frame = 0;
 	}
 	pr->sample_count = count;
+	pr->stops++;
 	on_sample(pr, &gs->sample);   /* may move pr->tids: ti is not used after */
 	pr->sample_count = 1;
 	pr->syscall_frame = 0;
@@ -762,6 +764,14 @@ static void measure_overhead(struct profiler *pr)
 	for (uint32_t i = 0; i < pr->p->nstacks; i++)
 		if (pr->p->stacks[i].state == VT_PROF_RUNNING)
 			cpu_samples += pr->p->stacks[i].count;
+	if (pr->grab && m->process_cpu_s > 0) {
+		/* each stop took its time from a thread that was running: at most that much */
+		m->overhead = m->paused_s / m->process_cpu_s;
+		snprintf(m->overhead_how, sizeof(m->overhead_how),
+			 "at most: its threads stood stopped %.1f ms over %.2f s of its CPU",
+			 m->paused_s * 1e3, m->process_cpu_s);
+		return;
+	}
 	if (pr->grab || m->process_cpu_s <= 0 ||
 	    vt_perf_calibrate(&pr->perf_opts, &cost, &err) != VT_OK)
 		return;
@@ -844,8 +854,8 @@ static int start_ptrace(struct profiler *pr, struct vt_err *err)
 	struct vt_prof_meta *m = &pr->p->meta;
 	snprintf(m->method, sizeof(m->method), "ptrace");
 	snprintf(m->method_note, sizeof(m->method_note),
-		 "%s%.100s%s: running threads stopped one at a time, each at most %.0f%% of its "
-		 "time, a stop counting its CPU since the last",
+		 "%s%.100s%s: running threads stopped one at a time within a budget of %.0f%% of "
+		 "each one's time, a stop counting its CPU since the last",
 		 perr.code ? "perf events refused (" : "", perr.code ? perr.msg : "--method ptrace",
 		 perr.code ? ")" : "", VT_PROFILER_PAUSE_SHARE * 100);
 	pr->hz = pr->hz < VT_PROFILER_PTRACE_HZ ? pr->hz : VT_PROFILER_PTRACE_HZ;
@@ -1009,6 +1019,7 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		vt_stack_grab_get_stats(pr.grab, &gs);
 		m->paused_s = gs.pause_total_us / 1e6;
 		m->paused_max_share = gs.max_thread_share;
+		m->stops = pr.stops;
 		m->lost = gs.timeouts + gs.held_thread + gs.held_rate;
 	}
 	vt_perf_close(&pr.perf);   /* before the calibration, which samples a child of its own */

@@ -60,6 +60,9 @@
 #define VT_PROFILER_PTRACE_HZ 99
 #define VT_PROFILER_PAUSE_SHARE 0.01
 #define VT_PROFILER_GRABS_MAX 500
+/* A thread that does not stop this soon after the interrupt was waiting for a CPU (a
+ * running one stops at once): it is released untouched instead of stopped when it runs. */
+#define VT_PROFILER_GRAB_TIMEOUT_US 300
 /* Wall samples of blocked threads at most this often per thread (each costs an unwind). */
 #define VT_PROFILER_WALL_HZ_MAX 20
 

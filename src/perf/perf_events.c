@@ -11,6 +11,11 @@
  * until its tid leaves /proc.  pfds[] is parallel to the array (poll ignores
  * the -1 entries).
  *
+ * With inherit the array holds the threads there at the start, whose events
+ * (inherit_fds, every CPU's) stay open to the end, and pfds[] is parallel
+ * to cpu_rings[].  A ring's poll reports an exit once (the kernel clears
+ * its poll state when read), so no ring is ever dropped from the poll.
+ *
  * The ring protocol (perf_event_open(2), "MMAP layout"): the kernel writes
  * records at data_head; we read up to a head loaded with acquire ordering
  * (the kernel's smp_wmb pairs with it), and hand the space back by storing
@@ -789,7 +794,8 @@ static void build_attr(struct vt_perf *pf, const struct vt_perf_opts *o, unsigne
 	}
 #endif
 	a->disabled = 1;              /* enabled once its ring is mapped */
-	/* the kernel maps no ring for an inherited event on any CPU: inherit takes per-CPU events */
+	/* the kernel maps no ring for an inherited event of any CPU (cpu -1): inherit takes
+	 * one event per CPU */
 	a->inherit = pf->inherit;
 	a->exclude_kernel = !o->kernel;
 	a->exclude_callchain_kernel = !o->kernel;

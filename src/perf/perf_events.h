@@ -2,8 +2,9 @@
  * perf_events.h — CPU-clock samples of every thread of one process, from
  * the kernel's perf_event_open ring buffers.
  *
- * One software cpu-clock event per thread (pid = tid, cpu = -1, no inherit,
- * user and kernel), each with its own mmapped ring.  A sample carries the
+ * One software cpu-clock event per thread (pid = tid, cpu = -1, user and
+ * kernel), each with its own mmapped ring; or with inherit (below) one per
+ * thread and CPU and one ring per CPU.  A sample carries the
  * thread, the time, the instruction pointer, the kernel's callchain
  * (kernel frames, then the user frames it found by frame pointers), the
  * user registers at the moment of the interrupt (or at the system call's

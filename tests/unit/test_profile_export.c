@@ -630,7 +630,8 @@ static void test_html__opens_in_headless_chromium(void)
 	}
 	snprintf(cmd, sizeof(cmd),
 		 "HOME=%s timeout 90 %s --headless --no-sandbox --disable-gpu "
-		 "--no-first-run --disable-extensions --user-data-dir=%s/chromium "
+		 "--no-first-run --disable-extensions --disable-background-networking "
+		 "--disable-component-update --disable-sync --disable-quic --user-data-dir=%s/chromium "
 		 "--virtual-time-budget=2000 --dump-dom 'file://%s#q=PARSE' 2>/dev/null",
 		 dir, browser, dir, path);
 	pipe = popen(cmd, "r");

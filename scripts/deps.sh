@@ -5,7 +5,7 @@
 #   scripts/deps.sh --test   also what the tests use (python3, redis-server, gdb as a witness,
 #                            gcc-multilib for the 32-bit and x32 programs vitals must refuse,
 #                            clang with libFuzzer for the bounded fuzz runs, perf as the
-#                            profiler's witness)
+#                            profiler's witness, chromium to open its flame graph)
 #
 # Runs apt-get only when something is missing; needs root (or sudo) then.
 set -eu

@@ -9,18 +9,17 @@
  * next grab starts another.  Unlike an injected call, a grab changes
  * nothing in the thread: from its stop it is only read, then detached.
  *
- * The tracer thread is placed on the CPU the caller runs on (which the
- * caller leaves to it while it waits), never on the CPU the thread it grabs
- * last ran on.  Woken there, it would get that CPU only at the thread's
- * next preemption point, most often the return from a system call that
- * updates its run time (clock_gettime of a CPU clock, a futex): the stop
- * would land there, not at a moment of the thread's choosing.  A profile of
- * a paced thread on a two-CPU box put 10% of its samples in one such call,
- * 0.1% of its time, until the tracer was sent elsewhere; woken on a CPU
- * some other busy thread holds, it came late, and a thread whose bursts
- * are short was found asleep.  For the same reason a running_only grab
- * leaves alone a thread that last ran on the CPU the caller or the tracer
- * is on: it is not running, it was preempted (by vitals) there.
+ * A running_only grab (a CPU profile) leaves alone a thread that last ran
+ * on the CPU the caller or the tracer is on: it is not running, vitals
+ * preempted it there, and most often at the return from a system call that
+ * updates its run time (clock_gettime of a CPU clock, a futex), where its
+ * stop would land: a profile of a paced thread on a two-CPU box put 10% of
+ * its samples in one such call, 0.1% of its time.  And a stop that finds
+ * the thread was switched in since the look (schedstat) is flagged
+ * (queued): it was waiting for a CPU then, preempted at such a point.
+ * Pinning the tracer to a CPU of its own choosing was tried and dropped: on
+ * a busy box it waited behind the thread that held that CPU, and the
+ * thread it had stopped stood stopped until then (3 s of 6 s once).
  */
 #include "inject/stack_grab.h"
 
@@ -101,7 +100,6 @@ struct tracer {
 	bool done, quit;
 	int sigchld_fd;      /* touched by the tracer thread only */
 	pid_t pid;
-	cpu_set_t cpus;      /* its affinity as vitals last set it (empty: inherited) */
 };
 
 struct thread_slot {
@@ -122,7 +120,6 @@ struct vt_stack_grab {
 	double tokens;
 	uint64_t tokens_ns;
 	struct tracer *tr;
-	cpu_set_t cpus;      /* where vitals may run, for the tracer to choose from */
 	bool sigchld_was_blocked;
 	struct thread_slot *slots;
 	size_t cap, n;
@@ -474,33 +471,6 @@ static void tracer_end(struct vt_stack_grab *g)
 	g->tr = NULL;
 }
 
-/*
- * Put the tracer thread on the CPU the caller runs on, which the caller
- * leaves to it while it waits, unless the thread to grab last ran there;
- * then anywhere but there.
- */
-static void tracer_place(struct vt_stack_grab *g, int target_cpu)
-{
-	int here = sched_getcpu();
-	cpu_set_t want;
-
-	CPU_ZERO(&want);
-	if (here >= 0 && here < CPU_SETSIZE && here != target_cpu) {
-		CPU_SET(here, &want);
-	} else if (target_cpu >= 0 && target_cpu < CPU_SETSIZE) {
-		want = g->cpus;
-		CPU_CLR(target_cpu, &want);
-		if (CPU_COUNT(&want) == 0)
-			return;   /* one CPU: the stops land at preemption points */
-	} else {
-		return;
-	}
-	if (CPU_EQUAL(&want, &g->tr->cpus))
-		return;
-	if (pthread_setaffinity_np(g->tr->thread, sizeof(want), &want) == 0)
-		g->tr->cpus = want;
-}
-
 static void tracer_run(struct tracer *t, struct job *j)
 {
 	pthread_mutex_lock(&t->lock);
@@ -741,8 +711,6 @@ int vt_stack_grab_open(const struct vt_procfs *pfs, pid_t pid, const struct vt_s
 	g->running_only = opts && opts->running_only;
 	g->tokens = g->rate / 10.0 > 1 ? g->rate / 10.0 : 1;
 	g->tokens_ns = vt_mono_ns();
-	if (sched_getaffinity(0, sizeof(g->cpus), &g->cpus) != 0)
-		CPU_ZERO(&g->cpus);
 	rc = vt_pid_open(pfs, pid, &g->pid_fd, err);
 	if (rc) {
 		free(g);
@@ -830,7 +798,6 @@ int vt_stack_grab(struct vt_stack_grab *g, pid_t tid, unsigned timeout_us,
 	}
 	if (!g->tr && (rc = tracer_start(g, err)))
 		return rc;
-	tracer_place(g, cpu);
 	memset(&j, 0, sizeof(j));
 	j.tid = tid;
 	j.pid_fd = g->running_only ? g->pid_fd : -1;

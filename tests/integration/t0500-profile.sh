@@ -118,7 +118,7 @@ check "--wall: threads idle-epoll and idle-futex have wall samples, no CPU" \
 # --- ptrace instead of perf events: stated, bounded, as close to the truth -------
 # (the issue asks 5 points), and the target unharmed
 kill -USR1 "$TPID"
-vitals profile --for 6s --method ptrace --json --folded "$WORK/ptrace.folded" "$TPID" \
+vitals profile --for 10s --method ptrace --json --folded "$WORK/ptrace.folded" "$TPID" \
 	>"$WORK/ptrace.json" 2>"$WORK/ptrace.err" || { cat "$WORK/ptrace.err"; fail "profile --method ptrace"; }
 kill -USR1 "$TPID"
 sleep 0.3

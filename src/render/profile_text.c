@@ -112,6 +112,11 @@ static void print_buckets(FILE *out, const struct vt_prof_summary *s)
 			"system calls, is not in this table (threads below: sampled vs measured)\n",
 			missed > 0 ? 100 * missed : 0);
 	}
+	if (!strcmp(s->meta.method, "ptrace") && s->meta.stops < VT_PROFILE_FEW_STOPS)
+		fprintf(out, "  cannot tell yet: only %llu stops of running threads (a busy box), too "
+			"few to split each\n  thread's CPU between its stacks; the threads' shares "
+			"below hold, the buckets may not:\n  profile longer (--for)\n",
+			(unsigned long long)s->meta.stops);
 	/* a fifth column, "≈ next", only when a row needs it (the underline spans every column) */
 	vt_table_init(&t, tied ? 5 : 4);
 	for (int c = 1; c < 4; c++)
@@ -348,10 +353,11 @@ static void print_how(FILE *out, const struct vt_prof_summary *s)
 	if (m->paused_s > 0)
 		fprintf(out, "\n  stopped    the target's threads stood stopped %.1f ms in all, at most "
 			"%.2f%% of one thread's time", m->paused_s * 1e3, 100.0 * m->paused_max_share);
-	if (!strcmp(m->method, "ptrace"))
+	if (!strcmp(m->method, "ptrace")) {
 		fprintf(out, "\n  samples    %llu kept from %llu stops, %llu looks the pause budget "
 			"held back or that timed out", (unsigned long long)m->samples,
 			(unsigned long long)m->stops, (unsigned long long)m->lost);
+	}
 	else
 		fprintf(out, "\n  samples    %llu kept, %llu lost", (unsigned long long)m->samples,
 			(unsigned long long)m->lost);

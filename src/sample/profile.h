@@ -34,6 +34,8 @@
 
 /* Deepest stack kept; deeper stacks keep their leaf-most frames and are marked truncated. */
 #define VT_PROFILE_MAX_DEPTH 256
+/* ptrace: fewer stops than this cannot split the threads' CPU between their stacks */
+#define VT_PROFILE_FEW_STOPS 50
 
 
 /* What the thread was doing when the sample was taken. */

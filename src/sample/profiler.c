@@ -101,6 +101,7 @@ struct profiler {
 	uint32_t syscall_frame;     /* ptrace mode: the kernel frame to put under the user stack */
 	uint64_t sample_count;      /* samples the next stack counts for: 1, more in ptrace mode */
 	uint64_t stops;             /* ptrace mode: stops counted */
+	unsigned grab_timeout_us;   /* ptrace mode: how long a stop may take to come */
 	struct vt_stack_grab_sample *grab_sample;   /* ptrace mode: 16 KiB of stack (owned) */
 	pid_t *grab_tids;           /* ptrace mode: the threads to look at this time (owned) */
 	size_t grab_tids_cap;
@@ -605,7 +606,15 @@ static void grab_running(struct profiler *pr, pid_t tid)
 	struct vt_stack_grab_sample *gs = pr->grab_sample;
 	struct tid_info *ti;
 	struct vt_err err;
-	if (vt_stack_grab(pr->grab, tid, VT_PROFILER_GRAB_TIMEOUT_US, gs, &err) != VT_OK || gs->held != VT_GRAB_TAKEN)
+	int rc = vt_stack_grab(pr->grab, tid, pr->grab_timeout_us, gs, &err);
+	/* on a box so busy that running threads are slow to stop, wait longer (up to 2 ms),
+	 * else nearly every stop times out and the profile has nothing to show */
+	if (rc == VT_E_TIMEOUT && pr->grab_timeout_us < 2000)
+		pr->grab_timeout_us *= 2;
+	else if (rc == VT_OK && gs->held == VT_GRAB_TAKEN &&
+		 pr->grab_timeout_us > VT_PROFILER_GRAB_TIMEOUT_US)
+		pr->grab_timeout_us -= pr->grab_timeout_us / 8;
+	if (rc != VT_OK || gs->held != VT_GRAB_TAKEN)
 		return;
 	/* it went to sleep between the read of its state and the stop: the stop broke a
 	 * wait that now restarts, not a moment of CPU */
@@ -838,6 +847,7 @@ static int start_ptrace(struct profiler *pr, struct vt_err *err)
 		.max_grabs_per_s = VT_PROFILER_GRABS_MAX,
 		.running_only = true,
 	};
+	pr->grab_timeout_us = VT_PROFILER_GRAB_TIMEOUT_US;
 	pr->grab_sample = malloc(sizeof(*pr->grab_sample));
 	if (!pr->grab_sample)
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "profile of %d", (int)pr->pid);
@@ -928,7 +938,10 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 	pr.wall_weight = (pr.hz + VT_PROFILER_WALL_HZ_MAX - 1) / VT_PROFILER_WALL_HZ_MAX;
 	pr.p->meta.wall_hz = opts->wall ? (double)pr.hz / pr.wall_weight : 0;
 	uint64_t tick_ns = opts->wall ? 1000000000ull * pr.wall_weight / pr.hz : TICK_NS;
-	uint64_t look_ns = 1000000000ull / pr.hz;   /* ptrace mode: mean time between looks */
+	/* ptrace mode: mean time between looks.  A look finds a thread running at a moment it
+	 * can be stopped only now and then (not queued, not on vitals' CPU), and the stops
+	 * are weighed by CPU, not counted: three looks per 1/hz keep enough of them */
+	uint64_t look_ns = 1000000000ull / (3ull * pr.hz);
 	const struct vt_thread_watch_proc *proc = vt_thread_watch_process(pr.watch);
 	uint64_t proc_ticks0 = proc->utime_ticks + proc->stime_ticks;
 	long clk_tck = proc->clk_tck;

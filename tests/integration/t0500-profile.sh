@@ -122,9 +122,16 @@ vitals profile --for 10s --method ptrace --json --folded "$WORK/ptrace.folded" "
 	>"$WORK/ptrace.json" 2>"$WORK/ptrace.err" || { cat "$WORK/ptrace.err"; fail "profile --method ptrace"; }
 kill -USR1 "$TPID"
 sleep 0.3
-buckets_vs_truth ptrace "$WORK/ptrace.json" 5
-check "ptrace: inclusive shares of the work functions within 5 points of the truth" \
-	python3 "$PT" compare "$TRUTH" "$WORK/ptrace.folded" --marks 1 2 --tolerance 5
+# fewer than 50 stops (a box too busy to find the threads running) and vitals says the
+# buckets cannot tell yet: then there is nothing to compare
+stops=$(jq_py "$WORK/ptrace.json" 'j["samples"]["stops"]')
+if [ "$stops" -ge 50 ]; then
+	buckets_vs_truth ptrace "$WORK/ptrace.json" 5
+	check "ptrace: inclusive shares of the work functions within 5 points of the truth" \
+		python3 "$PT" compare "$TRUTH" "$WORK/ptrace.folded" --marks 1 2 --tolerance 5
+else
+	echo "# ptrace: only $stops stops on this busy box: its shares are not compared"
+fi
 check "--method ptrace: says how it sampled, and how long the threads stood stopped" \
 	test "$(jq_py "$WORK/ptrace.json" 'j["method"] == "ptrace" and j["paused_s"] > 0 and j["method_note"] is not None and j["samples"]["on_cpu"] > 0')" = true
 check "--method ptrace: no thread of the target is left stopped or traced" \

@@ -57,7 +57,7 @@ static const struct vt_option profile_options[] = {
 	{ "no-kernel", 0, NULL, "leave kernel frames out", OPT_NO_KERNEL },
 	{ "method", 0, "perf|ptrace", "how to sample: perf events (the default; ptrace\n"
 				     "when they are refused), or ptrace: running threads\n"
-				     "stopped one at a time, at most 99 looks a second,\n"
+				     "stopped one at a time (three looks per 1/hz),\n"
 				     "each thread for at most 1% of its time", OPT_METHOD },
 	{ "force", 0, NULL, "overwrite the files of --folded, --pprof and --html", OPT_FORCE },
 	{ 0 }

@@ -26,8 +26,8 @@
  * a few milliseconds is sampled as soon as it has used one period of CPU.
  *
  * Where perf events are refused (or with opts->ptrace), running threads are
- * stopped one at a time instead (inject/stack_grab.h): hz times a second,
- * at jittered instants, the threads that ran lately are looked at, and one
+ * stopped one at a time instead (inject/stack_grab.h): 3 x hz times a
+ * second, at jittered instants, the threads that ran lately are looked at, and one
  * found running is stopped for a copy of its registers and stack.  A stop
  * that finds it was waiting for a CPU (switched in since the look) is
  * dropped: it landed where the thread had been preempted.  Finding a thread

@@ -242,7 +242,8 @@ static int copy_thread(struct tracer *t, struct job *j)
  */
 static int read_task_state(int pid_fd, pid_t tid, char *state, int *cpu)
 {
-	char rel[64], buf[1024], *p;
+	char rel[64], buf[1024];
+	struct vt_proc_stat st;
 	ssize_t n;
 	int fd;
 
@@ -256,18 +257,12 @@ static int read_task_state(int pid_fd, pid_t tid, char *state, int *cpu)
 		*state = 0;
 		return 0;
 	}
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2]) {
+	if (vt_proc_stat_parse(buf, (size_t)n, &st, NULL) != VT_OK) {
 		errno = EINVAL;
 		return -1;
 	}
-	*state = p[2];
-	/* "processor" is field 39; the space after ')' opens field 3, the state */
-	*cpu = -1;
-	for (int field = 2; *p && field < 39; p++)
-		if (*p == ' ' && ++field == 39)
-			*cpu = atoi(p + 1);
+	*state = st.state;
+	*cpu = st.processor >= 0 && st.processor <= INT32_MAX ? (int)st.processor : -1;
 	return 0;
 }
 

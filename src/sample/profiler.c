@@ -581,6 +581,18 @@ static uint64_t thread_run_ns(struct profiler *pr, pid_t tid)
 	return ss.run_ns;
 }
 
+/* ran_ns more of ti's CPU, up to run: the whole samples of 1/hz s it owes now (the
+ * fraction is carried to the next). */
+static uint64_t owed_samples(struct profiler *pr, struct tid_info *ti, uint64_t ran_ns,
+			     uint64_t run)
+{
+	double owed = (double)ran_ns * pr->hz / 1e9 + ti->grab_carry;
+	uint64_t count = (uint64_t)(owed + 0.5);
+	ti->grab_carry = owed - (double)count;
+	ti->grab_run_ns = run;
+	return count;
+}
+
 /* Samples a grab of ti counts for: its CPU since the last counted grab, in 1/hz s. */
 static uint64_t grab_weight(struct profiler *pr, struct tid_info *ti, pid_t tid)
 {
@@ -588,11 +600,7 @@ static uint64_t grab_weight(struct profiler *pr, struct tid_info *ti, pid_t tid)
 	uint64_t from = vt_known(ti->grab_run_ns) ? ti->grab_run_ns : ti->run_first;
 	if (!vt_known(run) || !vt_known(from) || run < from)
 		return 1;   /* no schedstat: one sample per grab */
-	double owed = (double)(run - from) * pr->hz / 1e9 + ti->grab_carry;
-	uint64_t count = (uint64_t)(owed + 0.5);
-	ti->grab_carry = owed - (double)count;
-	ti->grab_run_ns = run;
-	return count;
+	return owed_samples(pr, ti, run - from, run);
 }
 
 /*
@@ -689,8 +697,7 @@ static void grab_settle(struct profiler *pr)
 		    !vt_known(ti->grab_run_ns) || !vt_known(ti->run_last) ||
 		    ti->run_last < ti->grab_run_ns)
 			continue;
-		double owed = (double)(ti->run_last - ti->grab_run_ns) * pr->hz / 1e9 + ti->grab_carry;
-		uint64_t count = (uint64_t)(owed + 0.5);
+		uint64_t count = owed_samples(pr, ti, ti->run_last - ti->grab_run_ns, ti->run_last);
 		struct vt_err err;
 		if (count && vt_profile_add(pr->p, ti->last, ti->last_depth, ti->thread, VT_PROF_RUNNING,
 					    0, ti->last_truncated, count, &err))

@@ -240,20 +240,32 @@ static int copy_thread(struct tracer *t, struct job *j)
  * when it is gone) and the CPU it last ran on (-1 unknown); -1 (errno set)
  * when it cannot be read.
  */
-static int read_task_state(int pid_fd, pid_t tid, char *state, int *cpu)
+/* Read task/TID/NAME under pid_fd into buf (no allocation: the tracer reads it
+ * mid-stop): its length, 0 when the thread is gone, -1 (errno set) when unopenable. */
+static ssize_t read_task_file(int pid_fd, pid_t tid, const char *name, char *buf, size_t len)
 {
-	char rel[64], buf[1024];
-	struct vt_proc_stat st;
+	char rel[64];
 	ssize_t n;
 	int fd;
 
-	snprintf(rel, sizeof(rel), "task/%d/stat", (int)tid);
+	snprintf(rel, sizeof(rel), "task/%d/%s", (int)tid, name);
 	fd = openat(pid_fd, rel, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, len);
 	close(fd);
-	if (n <= 0) {
+	return n < 0 ? 0 : n;
+}
+
+static int read_task_state(int pid_fd, pid_t tid, char *state, int *cpu)
+{
+	char buf[1024];
+	struct vt_proc_stat st;
+	ssize_t n = read_task_file(pid_fd, tid, "stat", buf, sizeof(buf));
+
+	if (n < 0)
+		return -1;
+	if (n == 0) {
 		*state = 0;
 		return 0;
 	}
@@ -269,18 +281,11 @@ static int read_task_state(int pid_fd, pid_t tid, char *state, int *cpu)
 /* Times thread tid was switched in (schedstat's third field), UINT64_MAX unknown. */
 static uint64_t read_switch_ins(int pid_fd, pid_t tid)
 {
-	char rel[64], buf[128];
+	char buf[128];
 	struct vt_schedstat ss;
 	struct vt_err err;
-	ssize_t n;
-	int fd;
+	ssize_t n = read_task_file(pid_fd, tid, "schedstat", buf, sizeof(buf));
 
-	snprintf(rel, sizeof(rel), "task/%d/schedstat", (int)tid);
-	fd = openat(pid_fd, rel, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return UINT64_MAX;
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
 	if (n <= 0 || vt_schedstat_parse(buf, (size_t)n, &ss, &err) != VT_OK)
 		return UINT64_MAX;
 	return ss.timeslices;

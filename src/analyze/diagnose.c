@@ -214,13 +214,15 @@ static void wake_figures(const struct vt_threads_rates *r, const struct vt_threa
 	f->wake.wchan_ok = t->wchan_ok;
 	f->wake.syscall_ok = t->syscall_ok;
 	f->wake.wait = wait;
-	f->wake.timeout_ms = t->timed ? t->timeout_min_ms : -1;
+	f->wake.timeout_ms = t->timed ? t->timeout_ms : -1;
 	f->wake.wakeups_per_s = t->vol_per_s;
 	f->wake.cpu_us = pos(t->cpu_cores) / t->vol_per_s * 1e6;
 	f->wake.cores = pos(t->cpu_cores);
 	f->wake.io_known = r->io_known;
 	f->wake.io_calls_per_s = r->io_known ? r->syscr_per_s + r->syscw_per_s : 0;
 	f->wake.threads = 1;
+	f->wake.samples = t->nsamples;
+	f->wake.asleep = t->states[VT_STATE_S] + t->states[VT_STATE_D];
 }
 
 /*
@@ -228,6 +230,9 @@ static void wake_figures(const struct vt_threads_rates *r, const struct vt_threa
  * and it did little each time; serving when data or a connection woke it;
  * for a poll whose timeout could not be read, the process's own read and
  * write calls decide (none per wakeup: nothing came); else cannot tell.
+ * A thread whose waits are too short to be seen in them (a loaded event
+ * loop: asleep in 1 of 31 samples) is serving when the process made a
+ * read or write call per wakeup; it is never called a busy poll unseen.
  */
 static enum vt_diag_kind wake_verdict(const struct vt_threads_rates *r, const struct vt_thread_rate *t,
 				      enum vt_wait_kind wait)
@@ -250,6 +255,8 @@ static enum vt_diag_kind wake_verdict(const struct vt_threads_rates *r, const st
 			return VT_DIAG_BUSY_POLL;
 		return us < VT_DIAG_POLL_US ? VT_DIAG_WAKEUPS : VT_DIAG_NONE;
 	case VT_WAIT_UNKNOWN:
+		if (r->io_known && (r->syscr_per_s + r->syscw_per_s) / t->vol_per_s >= 1)
+			return VT_DIAG_SERVING;
 		break;
 	}
 	return us < VT_DIAG_POLL_US ? VT_DIAG_WAKEUPS : VT_DIAG_NONE;

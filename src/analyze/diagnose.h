@@ -96,13 +96,15 @@ struct vt_diag_finding {
 			bool wchan_ok;           /* false: its wchan could not be read */
 			bool syscall_ok;         /* false: its system call could not be read */
 			enum vt_wait_kind wait;  /* what woke it (wait_kind.h) */
-			int64_t timeout_ms;      /* the shortest timeout its waits were given, < 0 none seen */
+			int64_t timeout_ms;      /* the median timeout its waits were given, < 0 none seen */
 			double wakeups_per_s;    /* voluntary switches per second */
 			double cpu_us;           /* CPU per wakeup, µs */
 			double cores;
 			bool io_known;           /* the process's read/write calls were counted */
 			double io_calls_per_s;   /* the process's read+write calls per second */
 			size_t threads;          /* threads that fit (serving: all of them) */
+			unsigned samples;        /* the thread's samples */
+			unsigned asleep;         /* of them in state S or D */
 		} wake;
 		struct {                         /* VT_DIAG_IO */
 			size_t blocked;          /* threads in state D in VT_DIAG_IO_SHARE of their samples */

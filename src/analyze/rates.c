@@ -110,7 +110,7 @@ static void thread_rate(const struct vt_threads_sample *samples, size_t n, pid_t
 		r->syscall_ok = true;
 	r->timed = tally.timed;
 	r->untimed = tally.untimed;
-	r->timeout_min_ms = tally.timeout_min_ms;
+	r->timeout_ms = vt_timeout_tally_median(&tally.timeouts);
 
 	base = vt_threads_sample_find(&samples[0], tid) == first ? first : NULL;
 	if (!base)

@@ -62,7 +62,7 @@ struct vt_thread_rate {
 	bool syscall_ok;                /* false: unreadable, see syscall_why */
 	char syscall_why[48];
 	unsigned timed, untimed;        /* samples in a wait with a timeout argument, and with none */
-	int64_t timeout_min_ms;         /* the shortest such timeout (timed > 0) */
+	int64_t timeout_ms;             /* the median such timeout (timed > 0) */
 };
 
 /*

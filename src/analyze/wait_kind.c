@@ -49,9 +49,9 @@ static enum vt_wait_kind poll_kind(const struct vt_thread_rate *t, double wakeup
 		return VT_WAIT_DATA;            /* no timeout: only an event ends the wait */
 	if (!t->timed)
 		return VT_WAIT_POLL;
-	if (t->timeout_min_ms <= 0)
+	if (t->timeout_ms <= 0)
 		return VT_WAIT_TIMEOUT;         /* a zero timeout: it does not wait at all */
-	timeout_rate = 1000.0 / (double)t->timeout_min_ms;
+	timeout_rate = 1000.0 / (double)t->timeout_ms;
 	return wakeups_per_s > VT_WAIT_TIMEOUT_SLACK * timeout_rate ? VT_WAIT_DATA : VT_WAIT_TIMEOUT;
 }
 

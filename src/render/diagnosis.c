@@ -74,18 +74,19 @@ static void sleeps_in(const struct vt_diag_finding *f, char *buf, size_t cap)
 static void wake_why(const struct vt_diag_finding *f, const char *where, char *buf, size_t cap)
 {
 	double per = f->wake.io_calls_per_s / f->wake.wakeups_per_s;
+	int n;
 
 	switch (f->wake.wait) {
 	case VT_WAIT_TIMER:
 		snprintf(buf, cap, "sleeping in %s: a timer wakes it, not work", where);
 		break;
 	case VT_WAIT_TIMEOUT:
-		snprintf(buf, cap, "sleeping in %s with a %lld ms timeout, which accounts for the wakeups: "
+		snprintf(buf, cap, "sleeping in %s with a %lld ms timeout (the median seen), which accounts for the wakeups: "
 			 "it wakes on the timeout and finds nothing to do", where, (long long)f->wake.timeout_ms);
 		break;
 	case VT_WAIT_DATA:
 		if (f->wake.timeout_ms > 0)
-			snprintf(buf, cap, "in %s, woken far more often than its %lld ms timeout: by data or "
+			snprintf(buf, cap, "in %s, woken far more often than its %lld ms timeout (the median seen): by data or "
 				 "connections", where, (long long)f->wake.timeout_ms);
 		else
 			snprintf(buf, cap, "in %s: woken by data or connections", where);
@@ -100,15 +101,21 @@ static void wake_why(const struct vt_diag_finding *f, const char *where, char *b
 	case VT_WAIT_UNKNOWN:
 	default:
 		if (!f->wake.wchan_ok && !f->wake.syscall_ok)
-			snprintf(buf, cap, "its wchan and system call cannot be read (ptrace access needed)");
+			n = snprintf(buf, cap, "its wchan and system call cannot be read (ptrace access needed)");
+		else if (!f->wake.t.wchan[0] && !f->wake.t.syscall[0])
+			n = snprintf(buf, cap, "its waits were too short to be seen (asleep in %u of %u samples)",
+				     f->wake.asleep, f->wake.samples);
 		else
-			snprintf(buf, cap, "in %s, a wait vitals does not classify", where);
+			n = snprintf(buf, cap, "in %s, a wait vitals does not classify", where);
+		if (f->kind == VT_DIAG_SERVING && n >= 0 && (size_t)n < cap)
+			snprintf(buf + n, cap - (size_t)n, "; the process made %.0f read/write calls/s, %.2f per "
+				 "wakeup: woken by work", f->wake.io_calls_per_s, per);
 	}
 }
 
 static void wake_evidence(const struct vt_diag_finding *f, char *buf, size_t cap)
 {
-	char where[128], why[256], many[64] = "";
+	char where[128], why[320], many[64] = "";
 
 	sleeps_in(f, where, sizeof(where));
 	wake_why(f, where, why, sizeof(why));

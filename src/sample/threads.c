@@ -218,6 +218,35 @@ bool vt_name_tally_top(const struct vt_name_tally *slots, char *out, size_t cap,
 	return true;
 }
 
+void vt_timeout_tally_add(struct vt_timeout_tally *t, int64_t ms)
+{
+	int k = 0;
+
+	if (ms < 0)
+		return;
+	while (k < VT_TIMEOUT_OCTAVES - 1 && ms >= (int64_t)1 << k)
+		k++;
+	t->n[k]++;
+	t->sum_ms[k] += ms;
+}
+
+int64_t vt_timeout_tally_median(const struct vt_timeout_tally *t)
+{
+	uint64_t total = 0, below = 0;
+	int k;
+
+	for (k = 0; k < VT_TIMEOUT_OCTAVES; k++)
+		total += t->n[k];
+	if (!total)
+		return -1;
+	for (k = 0; k < VT_TIMEOUT_OCTAVES; k++) {
+		below += t->n[k];
+		if (2 * below >= total)
+			break;
+	}
+	return t->sum_ms[k] / t->n[k];
+}
+
 void vt_thread_tally_add(struct vt_thread_tally *t, const struct vt_thread_snap *s)
 {
 	if (!t->seen) {
@@ -235,8 +264,7 @@ void vt_thread_tally_add(struct vt_thread_tally *t, const struct vt_thread_snap 
 	if (s->timeout_ms == VT_TIMEOUT_NONE) {
 		t->untimed++;
 	} else {
-		if (!t->timed || s->timeout_ms < t->timeout_min_ms)
-			t->timeout_min_ms = s->timeout_ms;
+		vt_timeout_tally_add(&t->timeouts, s->timeout_ms);
 		t->timed++;
 	}
 }

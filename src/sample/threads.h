@@ -128,6 +128,27 @@ void vt_name_tally_add(struct vt_name_tally *slots, const char *name);
 bool vt_name_tally_top(const struct vt_name_tally *slots, char *out, size_t cap,
 		       unsigned *count);
 
+/*
+ * The timeouts a thread was seen waiting with, by octave: [0] holds 0 ms,
+ * [k] holds [2^(k-1), 2^k) ms, the last one everything longer.  An event
+ * loop passes the time to its next timer, anything from 0 to its period, so
+ * the shortest timeout seen falls as more samples are taken; the median does
+ * not.
+ */
+#define VT_TIMEOUT_OCTAVES 24
+struct vt_timeout_tally {
+	unsigned n[VT_TIMEOUT_OCTAVES];      /* timeouts counted in each octave */
+	int64_t sum_ms[VT_TIMEOUT_OCTAVES];  /* and their sum */
+};
+
+/* Count one timeout (ms >= 0). */
+void vt_timeout_tally_add(struct vt_timeout_tally *t, int64_t ms);
+/*
+ * The median timeout, as the mean of the octave that holds it (exact when
+ * the timeouts are all alike); -1 when none was counted.
+ */
+int64_t vt_timeout_tally_median(const struct vt_timeout_tally *t);
+
 /* One thread over the samples it was seen in. */
 struct vt_thread_tally {
 	pid_t tid;
@@ -138,7 +159,7 @@ struct vt_thread_tally {
 	struct vt_name_tally calls[VT_WCHAN_SLOTS];   /* the system calls read */
 	unsigned timed;                               /* samples in a wait with a timeout argument */
 	unsigned untimed;                             /* ... with none (VT_TIMEOUT_NONE) */
-	int64_t timeout_min_ms;                       /* the shortest timeout seen (timed > 0) */
+	struct vt_timeout_tally timeouts;             /* the timed ones' timeouts */
 };
 
 /* Count one sample of a thread (the first one sets tid and start_ticks). */

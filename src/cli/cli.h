@@ -16,7 +16,7 @@
 #include "proc/procfs.h"
 
 /* The subcommands (cmd_<name>.c). */
-extern const struct vt_command vt_cmd_snap, vt_cmd_heap, vt_cmd_threads, vt_cmd_profile, vt_cmd_soak,
+extern const struct vt_command vt_cmd_snap, vt_cmd_heap, vt_cmd_census, vt_cmd_threads, vt_cmd_profile, vt_cmd_soak,
 	vt_cmd_analyze,
 	vt_cmd_compare, vt_cmd_experiment, vt_cmd_demo;
 

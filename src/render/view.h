@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "render/census.h"
 #include "render/heap.h"
 #include "render/render.h"
 #include "render/soak.h"
@@ -39,6 +40,7 @@ struct vt_view {
 	int (*threads)(FILE *out, const struct vt_threads_report *r);
 	int (*analyze)(FILE *out, const struct vt_analyze_report *r);   /* csv: the series, a row per point */
 	int (*compare)(FILE *out, const struct vt_compare_report *r);
+	int (*census)(FILE *out, const struct vt_census_report *r);
 };
 
 /* The view called name; NULL when there is none. */

@@ -564,6 +564,16 @@ void vt_content_add(struct vt_content *c, const uint8_t *bytes, size_t len, uint
 		find_needles(c, bytes, len);
 }
 
+void vt_content_add_more(struct vt_content *c, const uint8_t *bytes, size_t len)
+{
+	if (!len)
+		return;
+	c->t.bytes += len;
+	scan(c, bytes, len);
+	if (c->t.nneedles && !c->needles_in_text)
+		find_needles(c, bytes, len);
+}
+
 /* ---- setup ---- */
 
 static int check_opts(const struct vt_content_opts *o, struct vt_err *err)

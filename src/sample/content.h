@@ -97,6 +97,12 @@ void vt_content_free(struct vt_content *c);
 
 /* Count one chunk: len of its user bytes (all or some of them) and its size as the allocator sees it. */
 void vt_content_add(struct vt_content *c, const uint8_t *bytes, size_t len, uint64_t chunk_size);
+/*
+ * More bytes of the chunk last added (the rest of a chunk handed over in
+ * pieces): scanned and counted as bytes, not as another chunk.  Strings and
+ * needles do not span two pieces.
+ */
+void vt_content_add_more(struct vt_content *c, const uint8_t *bytes, size_t len);
 
 struct vt_content_totals {
 	uint64_t chunks;                  /* vt_content_add calls */

@@ -32,8 +32,6 @@ struct probe {
 	int fd;                      /* process directory */
 	struct vt_buf buf;
 	struct vt_region_list maps;
-	char *env;                   /* environ block, NULL if unreadable */
-	size_t env_len;
 	struct vt_heap_sample *h;
 	bool alive;                  /* it passed vt_target_check: a later failure may be its exit */
 };
@@ -258,23 +256,8 @@ static int by_ptrace(struct probe *p, const struct allocator_calls *ops, struct 
 
 static int read_inputs(struct probe *p, struct vt_err *err)
 {
-	int rc = vt_read_at(p->fd, "maps", &p->buf, err);
-
-	if (rc == VT_E_PERM) {
-		char reason[VT_ERR_MSG_MAX], hint[VT_ERR_MSG_MAX];
-		vt_access_explain(p->pfs, "maps", (long)p->h->status.uid_real, p->fd, reason,
-				  sizeof(reason), hint, sizeof(hint));
-		vt_err_set(err, VT_E_PERM, 0, "%s", reason);
-		vt_err_hint(err, "%s", hint);
-		return VT_E_PERM;
-	}
-	if (rc || (rc = vt_maps_parse(p->buf.data, p->buf.len, &p->maps, err)))
-		return rc;
-	if (vt_read_at(p->fd, "environ", &p->buf, NULL) == VT_OK && (p->env = malloc(p->buf.len + 1))) {
-		memcpy(p->env, p->buf.data, p->buf.len + 1);
-		p->env_len = p->buf.len;
-	}
-	return vt_alloc_detect(p->pfs, p->fd, p->pid, &p->maps, p->env, p->env_len, &p->h->alloc, err);
+	return vt_target_allocator(p->pfs, p->fd, p->pid, (long)p->h->status.uid_real, &p->buf, &p->maps,
+				   &p->h->alloc, err);
 }
 
 static int take(struct probe *p, struct vt_err *err)
@@ -336,7 +319,7 @@ static int take(struct probe *p, struct vt_err *err)
 int vt_heap_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_heap_opts *opts,
 		 struct vt_heap_sample *out, struct vt_err *err)
 {
-	struct probe p = { pfs, opts, pid, -1, VT_BUF_INIT(VT_PROC_FILE_MAX), { 0 }, NULL, 0, out, false };
+	struct probe p = { pfs, opts, pid, -1, VT_BUF_INIT(VT_PROC_FILE_MAX), { 0 }, out, false };
 	double t0 = vt_mono_s();
 	int rc;
 
@@ -354,7 +337,6 @@ int vt_heap_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_heap_op
 		close(p.fd);
 	vt_buf_release(&p.buf);
 	vt_region_list_release(&p.maps);
-	free(p.env);
 	out->total_ms = (vt_mono_s() - t0) * 1000.0;
 	if (rc)
 		vt_heap_release(out);

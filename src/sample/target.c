@@ -2,7 +2,12 @@
  * target.c — the checks before inspecting a process (see target.h).
  */
 #include "sample/target.h"
+#include "proc/access.h"
 #include "proc/procfs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static int check_target(const struct vt_proc_stat *st, struct vt_err *err)
 {
@@ -56,4 +61,30 @@ bool vt_target_exited(int dirfd, struct vt_buf *buf)
 	if (rc != VT_OK || vt_proc_stat_parse(buf->data, buf->len, &st, NULL) != VT_OK)
 		return false;
 	return st.state == 'Z' || st.state == 'X' || (st.flags & VT_PF_EXITING);
+}
+
+int vt_target_allocator(const struct vt_procfs *pfs, int dirfd, pid_t pid, long uid, struct vt_buf *buf,
+			struct vt_region_list *maps, struct vt_alloc_info *alloc, struct vt_err *err)
+{
+	int rc = vt_read_at(dirfd, "maps", buf, err);
+	char *env = NULL;
+	size_t env_len = 0;
+
+	if (rc == VT_E_PERM) {
+		char reason[VT_ERR_MSG_MAX], hint[VT_ERR_MSG_MAX];
+
+		vt_access_explain(pfs, "maps", uid, dirfd, reason, sizeof(reason), hint, sizeof(hint));
+		vt_err_set(err, VT_E_PERM, 0, "%s", reason);
+		vt_err_hint(err, "%s", hint);
+		return VT_E_PERM;
+	}
+	if (rc || (rc = vt_maps_parse(buf->data, buf->len, maps, err)))
+		return rc;
+	if (vt_read_at(dirfd, "environ", buf, NULL) == VT_OK && (env = malloc(buf->len + 1))) {
+		memcpy(env, buf->data, buf->len + 1);
+		env_len = buf->len;
+	}
+	rc = vt_alloc_detect(pfs, dirfd, pid, maps, env, env_len, alloc, err);
+	free(env);
+	return rc;
 }

@@ -11,6 +11,9 @@
 
 #include "base/buf.h"
 #include "base/error.h"
+#include "alloc/detect.h"
+#include "proc/maps.h"
+#include "proc/procfs.h"
 #include "proc/stat.h"
 #include "proc/status.h"
 
@@ -32,5 +35,14 @@ int vt_target_check(int dirfd, pid_t pid, struct vt_buf *buf, struct vt_proc_sta
  * EACCES against such a process is VT_E_GONE, not what errno suggests.
  */
 bool vt_target_exited(int dirfd, struct vt_buf *buf);
+
+/*
+ * Read the process's mappings into *maps (a refusal says which setting or
+ * capability is missing, in the hint) and decide its allocator into
+ * *alloc, with its environ for LD_PRELOAD when readable.  uid is the
+ * target's real uid (for the explanation).  maps is the caller's to release.
+ */
+int vt_target_allocator(const struct vt_procfs *pfs, int dirfd, pid_t pid, long uid, struct vt_buf *buf,
+			struct vt_region_list *maps, struct vt_alloc_info *alloc, struct vt_err *err);
 
 #endif

@@ -1,0 +1,210 @@
+/*
+ * test_glibc_heap.c — the chunk walk (alloc/glibc_heap.c) on a real glibc
+ * heap: a child builds a heap with every kind of chunk (live, in bins, in
+ * fast bins, in tcaches, top, mmapped) in its main arena and in three
+ * thread arenas, asks its own mallinfo2() and parks.  The walk from outside
+ * (process_vm_readv) must add up to the same ten fields, find main_arena
+ * from mallinfo2's code alone, and count the chunks the child knows it
+ * freed into tcaches and fast bins.  Then the same walk over a copy of the
+ * heap with one header torn: it must skip, not crash.
+ */
+#include "harness.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "alloc/glibc_heap.h"
+#include "base/buf.h"
+#include "proc/maps.h"
+
+#define THREADS 3
+#define FREED_SMALL 20          /* 40-byte blocks freed per thread: 7 to tcache, 13 to a fast bin */
+
+static void *volatile big[THREADS + 1];   /* kept where the compiler cannot drop them */
+static volatile int nbig;
+
+/* What one thread of the child does: keep some, free some of each kind. */
+static void build(void)
+{
+	void *keep[400], *small[FREED_SMALL], *mid[64];
+	int i;
+
+	for (i = 0; i < 400; i++)
+		keep[i] = malloc(16 + (size_t)(i % 50) * 24);
+	for (i = 0; i < FREED_SMALL; i++)
+		small[i] = malloc(40);
+	for (i = 0; i < 64; i++)
+		mid[i] = malloc(2000 + (size_t)i * 16);
+	/* mmapped; before the frees: a large request would merge the fast bins */
+	big[__atomic_fetch_add(&nbig, 1, __ATOMIC_RELAXED)] = malloc(300 << 10);
+	for (i = 0; i < 64; i += 2)
+		free(mid[i]);                  /* bins: too big for tcache */
+	for (i = 0; i < FREED_SMALL; i++)
+		free(small[i]);
+	for (i = 0; i < 400; i += 3)
+		free(keep[i]);
+	for (i = 1; i < 400; i += 3)
+		((char *volatile *)keep)[i][0] = 1;
+}
+
+static pthread_mutex_t park = PTHREAD_MUTEX_INITIALIZER;
+static int built;
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	build();
+	pthread_mutex_lock(&park);
+	built++;
+	pthread_mutex_unlock(&park);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* The child: build, report mallinfo2 on fd, park.  Never returns. */
+static void child(int fd)
+{
+	pthread_t t[THREADS];
+	struct mallinfo2 mi;
+	int i, n;
+
+	build();
+	for (i = 0; i < THREADS; i++)
+		pthread_create(&t[i], NULL, worker, NULL);
+	do {
+		usleep(1000);
+		pthread_mutex_lock(&park);
+		n = built;
+		pthread_mutex_unlock(&park);
+	} while (n < THREADS);
+	mi = mallinfo2();
+	if (write(fd, &mi, sizeof(mi)) != (ssize_t)sizeof(mi))
+		_exit(1);
+	for (;;)
+		pause();
+}
+
+static int pid_read(void *ctx, uint64_t addr, void *out, size_t len)
+{
+	pid_t pid = *(pid_t *)ctx;
+	struct iovec l = { out, len }, r = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+static void read_maps(pid_t pid, struct vt_region_list *maps)
+{
+	char path[64], *text;
+	size_t len;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	text = malloc(1 << 20);
+	len = fread(text, 1, (1 << 20) - 1, f);
+	text[len] = 0;
+	fclose(f);
+	CHECK(vt_maps_parse(text, len, maps, NULL) == VT_OK);
+	free(text);
+}
+
+struct tally {
+	uint64_t pieces, bytes, first;
+};
+
+static void count_piece(void *ctx, const struct vt_chunk_piece *p)
+{
+	struct tally *t = ctx;
+
+	t->pieces++;
+	t->bytes += p->len;
+	t->first += p->first;
+}
+
+static void test_glibc_heap__walk_equals_mallinfo2(void)
+{
+	struct vt_region_list maps = { 0 };
+	struct vt_heap_walk w;
+	struct vt_mallinfo got;
+	struct mallinfo2 want;
+	struct tally tally = { 0 };
+	uint64_t main_arena = 0, fast = 0, tcache = 0, chunks = 0;
+	int fds[2];
+	pid_t pid;
+	size_t i, n;
+
+#if defined(__SANITIZE_ADDRESS__)
+	printf("# under AddressSanitizer malloc is the sanitizer's, not glibc's: nothing to walk\n");
+	return;
+#endif
+	CHECK(pipe(fds) == 0);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		child(fds[1]);
+	}
+	close(fds[1]);
+	CHECK(read(fds[0], &want, sizeof(want)) == (ssize_t)sizeof(want));
+	close(fds[0]);
+
+	{
+		struct vt_heap_mem m = { pid_read, NULL, &pid };
+		struct vt_heap_walk_opts o = { .safe_linking = true, .maps = &maps, .visit = count_piece,
+					       .visit_ctx = &tally };
+
+		read_maps(pid, &maps);
+		/* the child's libc is ours (fork): mallinfo2's code is the same bytes at the same address */
+		CHECK(vt_glibc_find_main_arena(&m, (const uint8_t *)(uintptr_t)mallinfo2, 512,
+					       (uint64_t)(uintptr_t)mallinfo2, &main_arena, NULL) == VT_OK);
+		CHECK(vt_glibc_arena_check(&m, main_arena, &n) && n == THREADS + 1);
+		o.main_arena = main_arena;
+		CHECK(vt_heap_walk(&m, &o, &w, NULL) == VT_OK);
+		vt_heap_walk_mallinfo(&w, &got);
+	}
+	CHECK_EQ_U64(got.arena, want.arena);
+	CHECK_EQ_U64(got.ordblks, want.ordblks);
+	CHECK_EQ_U64(got.smblks, want.smblks);
+	CHECK_EQ_U64(got.hblks, want.hblks);
+	CHECK_EQ_U64(got.hblkhd, want.hblkhd);
+	CHECK_EQ_U64(got.usmblks, want.usmblks);
+	CHECK_EQ_U64(got.fsmblks, want.fsmblks);
+	CHECK_EQ_U64(got.uordblks, want.uordblks);
+	CHECK_EQ_U64(got.fordblks, want.fordblks);
+	CHECK_EQ_U64(got.keepcost, want.keepcost);
+	CHECK(w.tcache_key_known);
+	for (i = 0; i < w.narenas; i++) {
+		const struct vt_arena_walk *a = &w.arenas[i];
+
+		fast += a->chunks[VT_CHUNK_FAST];
+		tcache += a->chunks[VT_CHUNK_TCACHE];
+		for (n = 0; n < VT_CHUNK_KINDS; n++)
+			chunks += a->chunks[n];
+		CHECK_EQ_U64(a->skipped, 0);
+		CHECK(a->free_resident <= a->bytes[VT_CHUNK_BIN] + a->bytes[VT_CHUNK_FAST] + a->bytes[VT_CHUNK_TCACHE] +
+					   a->top_size);
+		printf("# arena %zu%s: %" PRIu64 " live, %" PRIu64 " bin, %" PRIu64 " fast, %" PRIu64
+		       " tcache chunks; top %" PRIu64 " B; %" PRIu64 " B free resident, %" PRIu64 " B trimmable\n",
+		       i, a->main ? " (main)" : "", a->chunks[VT_CHUNK_LIVE], a->chunks[VT_CHUNK_BIN],
+		       a->chunks[VT_CHUNK_FAST], a->chunks[VT_CHUNK_TCACHE], a->top_size, a->free_resident, a->trimmable);
+	}
+	/* each thread freed 20 40-byte blocks: 7 into its tcache and 13 into a fast bin, beside the 1-in-3 keeps */
+	CHECK(fast >= (uint64_t)(THREADS + 1) * (FREED_SMALL - 7));
+	CHECK(tcache >= (uint64_t)(THREADS + 1) * 7);
+	CHECK_EQ_U64(tally.first, chunks + w.mmapped_chunks);
+	CHECK_EQ_U64(w.mmapped_chunks, THREADS + 1);
+	vt_heap_walk_release(&w);
+	vt_region_list_release(&maps);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+VT_TEST_MAIN(test_glibc_heap__walk_equals_mallinfo2)

@@ -10,6 +10,8 @@
  */
 #include "alloc/glibc_heap.h"
 
+#include "base/clock.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,7 +194,16 @@ struct walker {
 	uint8_t *buf;
 	uint64_t start, end;
 	uint8_t present[VT_HEAP_WINDOW / VT_HEAP_PAGE];
+	bool late;                   /* the deadline passed: every read from now on fails */
 };
+
+/* Past the caller's deadline?  Asked once a window (a megabyte), so it costs nothing. */
+static bool late(struct walker *k)
+{
+	if (!k->late && k->o->deadline_s > 0 && vt_mono_s() > k->o->deadline_s)
+		k->late = true;
+	return k->late;
+}
 
 /*
  * The end of the readable memory holding addr: its mapping and the ones
@@ -223,7 +234,7 @@ static int win_load(struct walker *k, uint64_t addr, uint64_t limit)
 
 	if (limit < end)
 		end = (limit + VT_HEAP_PAGE - 1) & ~(uint64_t)(VT_HEAP_PAGE - 1);
-	if (end <= start)
+	if (end <= start || late(k))
 		return -1;
 	npages = (size_t)((end - start) / VT_HEAP_PAGE);
 	if (!k->m->resident || k->m->resident(k->m->ctx, start, npages, k->present))
@@ -673,6 +684,8 @@ static void walk_mmapped(struct walker *k)
 			uint64_t csize, res, whole, npages = sizeof(present);
 
 			if (!block || a < block || a >= block + npages * VT_HEAP_PAGE) {
+				if (late(k))
+					return;
 				block = a;
 				if (npages > (r->end - a) / VT_HEAP_PAGE)
 					npages = (r->end - a) / VT_HEAP_PAGE;
@@ -761,6 +774,8 @@ int vt_heap_walk(const struct vt_heap_mem *m, const struct vt_heap_walk_opts *o,
 	free(cache);
 	free(k.fast.slot);
 	free(k.buf);
+	if (k.late)
+		return vt_err_set(err, VT_E_TIMEOUT, 0, "the walk outran its time limit: what it counted is incomplete");
 	return VT_OK;
 }
 

@@ -139,6 +139,7 @@ struct vt_heap_walk_opts {
 	const struct vt_region_list *maps;   /* the process's mappings: [heap], mmapped chunks */
 	vt_chunk_visit visit;        /* may be NULL: counts only */
 	void *visit_ctx;
+	double deadline_s;           /* vt_mono_s() past which the walk gives up (VT_E_TIMEOUT); 0: none */
 };
 
 /*
@@ -159,7 +160,8 @@ int vt_glibc_find_main_arena(const struct vt_heap_mem *m, const uint8_t *code, s
  * Walk every arena and the mmapped chunks, calling o->visit with each
  * chunk's resident content.  *out is filled (release it with
  * vt_heap_walk_release, also after an error).  VT_E_PARSE when main_arena
- * does not check; a heap that cannot be walked is counted as skipped.
+ * does not check, VT_E_TIMEOUT when o->deadline_s passed; a heap that
+ * cannot be walked is counted as skipped.
  */
 int vt_heap_walk(const struct vt_heap_mem *m, const struct vt_heap_walk_opts *o, struct vt_heap_walk *out,
 		 struct vt_err *err);

@@ -198,11 +198,17 @@ static int walk(struct probe *p, const struct vt_heap_mem *m, struct vt_err *err
 
 	wo.visit_ctx = &sides;
 	if (p->opts->consistent) {
+		double t0 = vt_mono_s();
+
 		rc = vt_freeze_all(p->pfs, p->pid, p->opts->stop_ms, &fz, err);
 		if (rc)
 			return rc;
+		wo.deadline_s = t0 + p->opts->stop_ms / 1e3;   /* the threads stand stopped no longer */
 	}
 	rc = vt_heap_walk(m, &wo, &p->c->walk, err);
+	if (rc == VT_E_TIMEOUT)
+		vt_err_hint(err, "the threads were let go after --max-stop %d ms; raise it, or leave out "
+			    "--consistent (the walk then re-reads what changes under it)", p->opts->stop_ms);
 	if (fz) {
 		p->c->consistent = true;
 		p->c->threads_stopped = vt_freeze_count(fz);

@@ -126,6 +126,13 @@ PY
 	echo "ok - $run census of a mutating heap"
 done
 
+# --- --max-stop shorter than the walk: exit 10, every thread let go ---------------------------
+expect_exit 10 "time limit|did not stop within" census --consistent --max-stop 10 "$TPID"
+before=$(truth_py "$TRUTH" 't.get("churns", 0)')
+sleep 1.5
+after=$(truth_py "$TRUTH" 't.get("churns", 0)')
+check "census_work churns on after a census cut by --max-stop ($before -> $after)" test "$after" -gt "$before"
+
 # --- vitals killed with SIGKILL while the threads stand stopped --------------------------
 for i in 1 2 3; do
 	"$B/vitals" census --consistent --max-stop 5000 "$TPID" >/dev/null 2>&1 &

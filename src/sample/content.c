@@ -12,7 +12,9 @@
  * counted only when it ends, and looked at for base64 and hex only when it
  * is at least VT_CONTENT_BLOB_MIN long, again a word at a time.
  * Needles are found with Wu–Manber (bigram shift table over the shortest
- * needle), only inside strings when every needle is text of 8 bytes or more.
+ * needle), or with SSE2 on x86-64 in stretches of 64 bytes or more when there
+ * are at most NEEDLES_SSE2 of them (one pass a needle, 16 offsets a step),
+ * only inside strings when every needle is text of 8 bytes or more.
  * The heavy hitters are space-saving counters in a min-heap (the evicted
  * counter is at the root) with an open-addressing index.
  */
@@ -31,6 +33,7 @@
 #define HIGH 0x8080808080808080ull
 #define LOW7 0x7f7f7f7f7f7f7f7full
 #define NO_RUN SIZE_MAX
+#define NEEDLES_SSE2 8   /* up to this many needles, one SSE2 pass each rather than Wu–Manber */
 
 /* ---- bytes and words ---- */
 
@@ -282,6 +285,7 @@ struct vt_content {
 	size_t needle_len[VT_CONTENT_NEEDLES_MAX];
 	uint16_t needle_tail[VT_CONTENT_NEEDLES_MAX];   /* bigram ending the needle's first window bytes */
 	size_t window;                         /* shortest needle of 2 bytes or more; 0 when none */
+	size_t needle_max;                     /* longest needle */
 	bool needles_in_text;                  /* all needles are text of >= 8 bytes: look in strings only */
 	uint8_t *shift;                        /* Wu–Manber shifts by bigram (65536) when window */
 	uint64_t (*ranges)[2];                 /* sorted, merged */
@@ -398,7 +402,44 @@ static void count_blobs(struct vt_content *c, const uint8_t *s, size_t n)
 	}
 }
 
-/* Every offset where a needle matches (Wu–Manber with bigrams; 1-byte needles by memchr). */
+#if defined(__SSE2__)
+/*
+ * Every offset where a needle of n bytes (2 or more) matches in p[0..len),
+ * len >= n + 15, 16 offsets a step: a candidate has the needle's first and
+ * last bytes where they belong, then its middle is compared.  The last step
+ * ends at the last offset (it overlaps the one before, whose offsets it
+ * leaves out).
+ */
+static uint64_t find_needle16(const uint8_t *p, size_t len, const uint8_t *needle, size_t n)
+{
+	const __m128i first = _mm_set1_epi8((char)needle[0]), last = _mm_set1_epi8((char)needle[n - 1]);
+	size_t s = 0, ends = len - n + 1;   /* offsets 0..ends-1 */
+	unsigned skip = 0;
+	uint64_t hits = 0;
+
+	for (;;) {
+		/* bit j set when offset s + j starts with the needle's first byte and ends with its last */
+		unsigned cand = (unsigned)_mm_movemask_epi8(
+			_mm_and_si128(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + s)), first),
+				      _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + s + n - 1)), last)));
+
+		for (cand &= ~skip; cand; cand &= cand - 1) {
+			size_t j = s + (unsigned)__builtin_ctz(cand);
+
+			hits += memcmp(p + j + 1, needle + 1, n - 2) == 0;
+		}
+		if (s + 16 >= ends)
+			return hits;
+		s += 16;
+		if (s + 16 > ends) {
+			skip = (1u << (s + 16 - ends)) - 1;   /* offsets the step before has seen */
+			s = ends - 16;
+		}
+	}
+}
+#endif
+
+/* Every offset where a needle matches (Wu–Manber with bigrams, or SSE2; 1-byte needles by memchr). */
 static void find_needles(struct vt_content *c, const uint8_t *p, size_t len)
 {
 	size_t k, m = c->window, pos;
@@ -415,6 +456,14 @@ static void find_needles(struct vt_content *c, const uint8_t *p, size_t len)
 	}
 	if (!m || len < m)
 		return;
+#if defined(__SSE2__)
+	if (c->t.nneedles <= NEEDLES_SSE2 && len >= 64 && len >= c->needle_max + 15) {
+		for (k = 0; k < c->t.nneedles; k++)
+			if (c->needle_len[k] >= 2)
+				c->t.needle_hits[k] += find_needle16(p, len, c->needle[k], c->needle_len[k]);
+		return;
+	}
+#endif
 	for (pos = m - 1; pos < len;) {
 		unsigned bigram = p[pos - 1] | (unsigned)p[pos] << 8;
 		unsigned shift = c->shift[bigram];
@@ -708,6 +757,8 @@ static int set_needles(struct vt_content *c, const struct vt_content_opts *o)
 		c->needle_len[k] = n;
 		if (n >= 2 && (!c->window || n < c->window))
 			c->window = n;
+		if (n > c->needle_max)
+			c->needle_max = n;
 	}
 	c->t.nneedles = o->nneedles;
 	c->needles_in_text = o->nneedles > 0;

@@ -1,15 +1,20 @@
 /*
  * content.c — the content census of heap chunks (see content.h).
  *
- * One pass over a chunk reads it 8 bytes at a time (SWAR: plain 64-bit
- * arithmetic, no intrinsics): a stretch of zero words is counted 32 bytes a
- * step; any other word gets two byte masks computed in registers (which bytes
- * are zero, which are text), and since a string is at least 8 bytes, only the
- * text run a word continues and the one it starts can be strings: a run is
- * hashed and counted only when it ends, and looked at for base64 and hex only
- * when it is at least VT_CONTENT_BLOB_MIN long, again a word at a time.
+ * One pass over a chunk reads it 16 bytes at a time with SSE2 on x86-64
+ * (scan16(): byte masks turned into 16-bit masks, runs of text found with
+ * bit tricks on them), and the bytes after the last whole block, or all of
+ * them elsewhere, 8 bytes at a time (SWAR: plain 64-bit arithmetic, no
+ * intrinsics): a stretch of zero words is counted 32 bytes a step; any other
+ * word gets two byte masks computed in registers (which bytes are zero, which
+ * are text), and since a string is at least 8 bytes, only the text run a word
+ * continues and the one it starts can be strings: a run is hashed and
+ * counted only when it ends, and looked at for base64 and hex only when it
+ * is at least VT_CONTENT_BLOB_MIN long, again a word at a time.
  * Needles are found with Wu–Manber (bigram shift table over the shortest
- * needle), only inside strings when every needle is text of 8 bytes or more.
+ * needle), or with SSE2 on x86-64 in stretches of 64 bytes or more when there
+ * are at most NEEDLES_SSE2 of them (one pass a needle, 16 offsets a step),
+ * only inside strings when every needle is text of 8 bytes or more.
  * The heavy hitters are space-saving counters in a min-heap (the evicted
  * counter is at the root) with an open-addressing index.
  */
@@ -20,10 +25,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define ONES 0x0101010101010101ull
 #define HIGH 0x8080808080808080ull
 #define LOW7 0x7f7f7f7f7f7f7f7full
 #define NO_RUN SIZE_MAX
+#define NEEDLES_SSE2 8   /* up to this many needles, one SSE2 pass each rather than Wu–Manber */
 
 /* ---- bytes and words ---- */
 
@@ -275,6 +285,7 @@ struct vt_content {
 	size_t needle_len[VT_CONTENT_NEEDLES_MAX];
 	uint16_t needle_tail[VT_CONTENT_NEEDLES_MAX];   /* bigram ending the needle's first window bytes */
 	size_t window;                         /* shortest needle of 2 bytes or more; 0 when none */
+	size_t needle_max;                     /* longest needle */
 	bool needles_in_text;                  /* all needles are text of >= 8 bytes: look in strings only */
 	uint8_t *shift;                        /* Wu–Manber shifts by bigram (65536) when window */
 	uint64_t (*ranges)[2];                 /* sorted, merged */
@@ -391,7 +402,44 @@ static void count_blobs(struct vt_content *c, const uint8_t *s, size_t n)
 	}
 }
 
-/* Every offset where a needle matches (Wu–Manber with bigrams; 1-byte needles by memchr). */
+#if defined(__SSE2__)
+/*
+ * Every offset where a needle of n bytes (2 or more) matches in p[0..len),
+ * len >= n + 15, 16 offsets a step: a candidate has the needle's first and
+ * last bytes where they belong, then its middle is compared.  The last step
+ * ends at the last offset (it overlaps the one before, whose offsets it
+ * leaves out).
+ */
+static uint64_t find_needle16(const uint8_t *p, size_t len, const uint8_t *needle, size_t n)
+{
+	const __m128i first = _mm_set1_epi8((char)needle[0]), last = _mm_set1_epi8((char)needle[n - 1]);
+	size_t s = 0, ends = len - n + 1;   /* offsets 0..ends-1 */
+	unsigned skip = 0;
+	uint64_t hits = 0;
+
+	for (;;) {
+		/* bit j set when offset s + j starts with the needle's first byte and ends with its last */
+		unsigned cand = (unsigned)_mm_movemask_epi8(
+			_mm_and_si128(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + s)), first),
+				      _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + s + n - 1)), last)));
+
+		for (cand &= ~skip; cand; cand &= cand - 1) {
+			size_t j = s + (unsigned)__builtin_ctz(cand);
+
+			hits += memcmp(p + j + 1, needle + 1, n - 2) == 0;
+		}
+		if (s + 16 >= ends)
+			return hits;
+		s += 16;
+		if (s + 16 > ends) {
+			skip = (1u << (s + 16 - ends)) - 1;   /* offsets the step before has seen */
+			s = ends - 16;
+		}
+	}
+}
+#endif
+
+/* Every offset where a needle matches (Wu–Manber with bigrams, or SSE2; 1-byte needles by memchr). */
 static void find_needles(struct vt_content *c, const uint8_t *p, size_t len)
 {
 	size_t k, m = c->window, pos;
@@ -408,6 +456,14 @@ static void find_needles(struct vt_content *c, const uint8_t *p, size_t len)
 	}
 	if (!m || len < m)
 		return;
+#if defined(__SSE2__)
+	if (c->t.nneedles <= NEEDLES_SSE2 && len >= 64 && len >= c->needle_max + 15) {
+		for (k = 0; k < c->t.nneedles; k++)
+			if (c->needle_len[k] >= 2)
+				c->t.needle_hits[k] += find_needle16(p, len, c->needle[k], c->needle_len[k]);
+		return;
+	}
+#endif
 	for (pos = m - 1; pos < len;) {
 		unsigned bigram = p[pos - 1] | (unsigned)p[pos] << 8;
 		unsigned shift = c->shift[bigram];
@@ -446,12 +502,101 @@ static void end_run(struct vt_content *c, const uint8_t *p, size_t a, size_t b)
 		find_needles(c, p + a, n);
 }
 
+#if defined(__SSE2__)
+/*
+ * The whole 16-byte blocks of p[0..len) with SSE2: adds their zero and text
+ * bytes to *zero and *text, ends the strings that end in them and returns
+ * where it stopped (a multiple of 16), with *open where the run of text that
+ * reaches there starts (NO_RUN when none does).
+ */
+static size_t scan16(struct vt_content *c, const uint8_t *p, size_t len, size_t *open_out, uint64_t *zero,
+		     uint64_t *text)
+{
+	const __m128i nul = _mm_setzero_si128(), lo = _mm_set1_epi8(0x1f), hi = _mm_set1_epi8(0x7f);
+	const __m128i tab = _mm_set1_epi8('\t'), lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+	/* the start of the run of text that reaches i, i itself when the byte before i is not text */
+	size_t i = 0, open = 0;
+
+	while (i + 16 <= len) {
+		/* Per-byte counts of zero and text bytes, summed every 255 blocks at most (a byte holds 255). */
+		__m128i zacc = nul, tacc = nul;
+		size_t stop = len - i > 255 * 16 ? i + 255 * 16 : len;
+
+		for (; i + 16 <= stop; i += 16) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+			/* 0xff in each byte that is zero */
+			__m128i z = _mm_cmpeq_epi8(v, nul);
+			/* 0xff in each text byte: 0x20..0x7e (signed: 0x80..0xff are below 0x1f), \t, \n, \r */
+			__m128i t = _mm_or_si128(
+				_mm_and_si128(_mm_cmpgt_epi8(v, lo), _mm_cmplt_epi8(v, hi)),
+				_mm_or_si128(_mm_cmpeq_epi8(v, tab), _mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_cmpeq_epi8(v, cr))));
+			/* bit k set when byte i + k is zero (zmask), is text (tmask), is not text (other) */
+			unsigned zmask = (unsigned)_mm_movemask_epi8(z), tmask = (unsigned)_mm_movemask_epi8(t);
+			unsigned other = ~tmask & 0xffff, top, inner, win;
+			size_t end;
+
+			zacc = _mm_sub_epi8(zacc, z);
+			tacc = _mm_sub_epi8(tacc, t);
+			if (!other)
+				continue;   /* all text: the run goes on */
+			/* the run that reaches the block ends at its first byte that is not text */
+			end = i + (unsigned)__builtin_ctz(other);
+			if (end - open >= VT_CONTENT_STRING_MIN)
+				end_run(c, p, open, end);
+			/* the run that reaches the block's end starts after its last byte that is not text */
+			top = 31 - (unsigned)__builtin_clz(other);
+			open = i + top + 1;
+			/*
+			 * inner: the text bytes between the first and the last byte that is not text, runs that
+			 * start and end in the block.  They lie in 14 bits: at most one is 8 long or more.
+			 * win: bit k set when bytes k..k+7 are all inner text.
+			 */
+			inner = tmask & ~((other & -other) - 1) & ((1u << top) - 1);
+			win = inner & inner >> 1;
+			win &= win >> 2;
+			win &= win >> 4;
+			if (win) {
+				unsigned a = (unsigned)__builtin_ctz(win), b = a + (unsigned)__builtin_ctz(~(inner >> a));
+
+				end_run(c, p, i + a, i + b);
+			}
+			if (zmask == 0xffff) {
+				/* a stretch of zeros (free chunks, fresh pages): 64 bytes a step, counted here */
+				while (i + 80 <= stop) {
+					__m128i any = _mm_or_si128(
+						_mm_or_si128(_mm_loadu_si128((const __m128i *)(p + i + 16)),
+							     _mm_loadu_si128((const __m128i *)(p + i + 32))),
+						_mm_or_si128(_mm_loadu_si128((const __m128i *)(p + i + 48)),
+							     _mm_loadu_si128((const __m128i *)(p + i + 64))));
+
+					if (_mm_movemask_epi8(_mm_cmpeq_epi8(any, nul)) != 0xffff)
+						break;
+					i += 64;
+					*zero += 64;
+				}
+				open = i + 16;
+			}
+		}
+		zacc = _mm_sad_epu8(zacc, nul);
+		tacc = _mm_sad_epu8(tacc, nul);
+		*zero += (uint64_t)_mm_cvtsi128_si32(zacc) + (uint64_t)_mm_cvtsi128_si32(_mm_unpackhi_epi64(zacc, zacc));
+		*text += (uint64_t)_mm_cvtsi128_si32(tacc) + (uint64_t)_mm_cvtsi128_si32(_mm_unpackhi_epi64(tacc, tacc));
+	}
+	*open_out = open < i ? open : NO_RUN;
+	return i;
+}
+#endif
+
 static void scan(struct vt_content *c, const uint8_t *p, size_t len)
 {
 	uint64_t zero = 0, text = 0;
-	size_t i, open = NO_RUN, start, end, rest = len % 8;
+	size_t i = 0, open = NO_RUN, start, end, rest = len % 8;
 
-	for (i = 0; i + 8 <= len; i += 8) {
+#if defined(__SSE2__)
+	/* whole 16-byte blocks with SSE2; the words after them below */
+	i = scan16(c, p, len, &open, &zero, &text);
+#endif
+	for (; i + 8 <= len; i += 8) {
 		uint64_t w = load64le(p + i), marks;
 
 		if (!w) {
@@ -622,6 +767,8 @@ static int set_needles(struct vt_content *c, const struct vt_content_opts *o)
 		c->needle_len[k] = n;
 		if (n >= 2 && (!c->window || n < c->window))
 			c->window = n;
+		if (n > c->needle_max)
+			c->needle_max = n;
 	}
 	c->t.nneedles = o->nneedles;
 	c->needles_in_text = o->nneedles > 0;

@@ -367,16 +367,19 @@ static void resident_of(struct walker *k, uint64_t a, uint64_t b, uint64_t *byte
 	}
 }
 
-/* Learn the tcache key from a tcache_perthread_struct whose user bytes are at u (csize its chunk size). */
+/*
+ * Learn the tcache key from a tcache_perthread_struct whose user bytes are
+ * at u (csize its chunk size): the key in its first entry.  From glibc 2.34
+ * one random key serves every thread; in 2.29-2.33 each entry holds its
+ * tcache's own address, so each tcache found is remembered.
+ */
 static void learn_key(struct walker *k, uint64_t u, uint64_t csize)
 {
 	uint8_t t[TCACHE_STRUCT_NEW - CHUNK_HDR];
 	size_t counts_len = csize == TCACHE_STRUCT_NEW ? 128 : 64, i;
 
-	if (k->w->tcache_key_known || mem_read(k->m, u, t, counts_len + 512))
+	if ((k->w->tcache_key_known && !k->o->key_is_tcache) || mem_read(k->m, u, t, counts_len + 512))
 		return;
-	if (k->o->key_is_tcache && k->ntcache_own < sizeof(k->tcache_own) / sizeof(k->tcache_own[0]))
-		k->tcache_own[k->ntcache_own++] = u;
 	for (i = 0; i < 64; i++) {
 		unsigned count = counts_len == 128 ? (unsigned)(t[2 * i] | t[2 * i + 1] << 8) : t[i];
 		uint64_t e = word(t + counts_len + 8 * i), key;
@@ -385,10 +388,13 @@ static void learn_key(struct walker *k, uint64_t u, uint64_t csize)
 			continue;
 		if (mem_read(k->m, e + 8, &key, sizeof(key)) || !key)
 			continue;
-		if (k->o->key_is_tcache ? key != u : false)
-			continue;
+		if (k->o->key_is_tcache) {
+			if (key != u || k->ntcache_own == sizeof(k->tcache_own) / sizeof(k->tcache_own[0]))
+				continue;
+			k->tcache_own[k->ntcache_own++] = u;
+		}
 		k->w->tcache_key = key;
-		k->w->tcache_key_known = !k->o->key_is_tcache;
+		k->w->tcache_key_known = true;
 		return;
 	}
 }
@@ -540,7 +546,8 @@ static uint64_t walk_heap(struct walker *k, size_t ai, uint64_t p, uint64_t end,
 		if (kind == VT_CHUNK_LIVE) {
 			if (set_has(&k->fast, p))
 				kind = VT_CHUNK_FAST;
-			else if ((csize == TCACHE_STRUCT_NEW || csize == TCACHE_STRUCT_OLD) && !k->w->tcache_key_known)
+			else if ((csize == TCACHE_STRUCT_NEW || csize == TCACHE_STRUCT_OLD) &&
+				 (!k->w->tcache_key_known || k->o->key_is_tcache))
 				learn_key(k, p + CHUNK_HDR, csize);
 			if (kind == VT_CHUNK_LIVE && is_tcache_entry(k, p, csize))
 				kind = VT_CHUNK_TCACHE;

@@ -179,7 +179,10 @@ static int find_main_arena(struct probe *p, const struct vt_heap_mem *m, struct 
 		return p->mem.last_errno == EFAULT
 			       ? vt_err_set(err, VT_E_GONE, 0, "libc's code went away in %d", (int)p->pid)
 			       : refused(p, p->mem.last_errno, err);
-	return vt_glibc_find_main_arena(m, code, sizeof(code), fn, &p->c->main_arena, err);
+	rc = vt_glibc_find_main_arena(m, code, sizeof(code), fn, &p->c->main_arena, err);
+	if (rc == VT_E_NOTFOUND && err)
+		err->code = VT_E_UNSUPPORTED;    /* a libc this census cannot read: exit 8, as documented */
+	return rc == VT_E_NOTFOUND ? VT_E_UNSUPPORTED : rc;
 }
 
 static int walk(struct probe *p, const struct vt_heap_mem *m, struct vt_err *err)

@@ -64,8 +64,8 @@ struct vt_census {
  * Take the census of pid.  Errors: VT_E_NOPROC, VT_E_KTHREAD, VT_E_ZOMBIE,
  * VT_E_GONE (exited meanwhile), VT_E_PERM (memory not readable: the hint
  * says what to grant), VT_E_UNSUPPORTED (not glibc malloc, a static or
- * sanitizer build, glibc older than 2.27), VT_E_NOTFOUND (main_arena not
- * found), VT_E_TIMEOUT (--consistent could not stop every thread in time:
+ * sanitizer build, glibc older than 2.27, main_arena not found),
+ * VT_E_TIMEOUT (--consistent could not stop every thread in time:
  * nothing was walked, every thread let go).  *out is released on error.
  */
 int vt_census_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_census_opts *opts,

@@ -166,6 +166,13 @@ static void test_glibc_heap__walk_equals_mallinfo2(void)
 		CHECK(vt_glibc_find_main_arena(&m, (const uint8_t *)(uintptr_t)mallinfo2, 512,
 					       (uint64_t)(uintptr_t)mallinfo2, &main_arena, NULL) == VT_OK);
 		CHECK(vt_glibc_arena_check(&m, main_arena, &n) && n == THREADS + 1);
+		{       /* code without a lea to an arena: not found, nothing guessed */
+			static const uint8_t no_lea[64];
+			uint64_t none = 1;
+
+			CHECK(vt_glibc_find_main_arena(&m, no_lea, sizeof(no_lea), 0x1000, &none, NULL) ==
+			      VT_E_NOTFOUND && none == 0);
+		}
 		o.main_arena = main_arena;
 		CHECK(vt_heap_walk(&m, &o, &w, NULL) == VT_OK);
 		vt_heap_walk_mallinfo(&w, &got);

@@ -26,7 +26,6 @@ struct frozen {
 };
 
 struct vt_freeze {
-	pid_t pid;
 	struct frozen *t;
 	size_t n, cap;
 	double t0;                   /* when the first thread was taken */
@@ -134,7 +133,6 @@ int vt_freeze_all(const struct vt_procfs *pfs, pid_t pid, int timeout_ms, struct
 	*out = NULL;
 	if (!f)
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
-	f->pid = pid;
 	if ((rc = vt_pid_open(pfs, pid, &pid_fd, err)))
 		goto fail;
 	for (round = 0; round < FREEZE_ROUNDS; round++) {

@@ -223,7 +223,7 @@ static int walk(struct probe *p, const struct vt_heap_mem *m, struct vt_err *err
 static int take(struct probe *p, struct vt_err *err)
 {
 	const struct vt_heap_mem m = { target_read, target_resident, &p->mem };
-	struct vt_content_opts co = { 0 };
+	struct vt_content_opts co;
 	struct vt_proc_status status;
 	struct vt_proc_stat st;
 	const char *needles[VT_CONTENT_NEEDLES_MAX];

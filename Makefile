@@ -19,7 +19,7 @@
 CC      ?= cc
 WERROR  ?= 1
 SAN     ?= 0
-PKGS    := libelf libdw jansson expat sqlite3 libprotobuf-c zlib
+PKGS    := libelf libdw jansson expat sqlite3 libprotobuf-c zlib libmicrohttpd libcurl yaml-0.1 libxcrypt
 
 ifeq ($(SAN),1)
   B        ?= build-san
@@ -51,7 +51,7 @@ CFLAGS  += -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Isrc -I. -I$(B)/
 LDFLAGS += $(SANFLAGS)
 LDLIBS  += $(PKG_LIBS) -lpthread -lm
 
-LIB_SRC    := $(sort $(wildcard src/base/*.c src/proc/*.c src/perf/*.c src/inject/*.c src/elf/*.c src/alloc/*.c src/sample/*.c src/store/*.c src/soak/*.c src/analyze/*.c src/render/*.c))
+LIB_SRC    := $(sort $(wildcard src/base/*.c src/proc/*.c src/perf/*.c src/inject/*.c src/elf/*.c src/alloc/*.c src/sample/*.c src/store/*.c src/soak/*.c src/analyze/*.c src/render/*.c src/serve/*.c))
 CLI_SRC    := $(sort $(wildcard src/cli/*.c))
 TARGET_SRC := $(sort $(wildcard targets/*.c))
 UNIT_SRC   := $(sort $(wildcard tests/unit/test_*.c))

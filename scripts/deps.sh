@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # deps.sh — install the Debian packages vitals needs, only those missing.
 #
-#   scripts/deps.sh          build dependencies (compiler, libelf/libdw, jansson, protobuf-c)
+#   scripts/deps.sh          build dependencies (compiler, libelf/libdw, jansson, protobuf-c,
+#                            libmicrohttpd, libcurl, libyaml, libcrypt for vitals serve)
 #   scripts/deps.sh --test   also what the tests use (python3, redis-server, gdb as a witness,
 #                            gcc-multilib for the 32-bit and x32 programs vitals must refuse,
 #                            clang with libFuzzer for the bounded fuzz runs, perf as the
-#                            profiler's witness, chromium to open its flame graph)
+#                            profiler's witness, chromium to open its flame graph, prometheus
+#                            and promtool for vitals serve and analyze --prometheus)
 #
 # Runs apt-get only when something is missing; needs root (or sudo) then.
 set -eu
-build_pkgs="gcc make pkg-config libc6-dev linux-libc-dev libelf-dev libdw-dev zlib1g-dev libjansson-dev libexpat1-dev libsqlite3-dev libprotobuf-c-dev protobuf-c-compiler"
-test_pkgs="python3 python3-psutil redis-server procps util-linux gdb man-db sysstat gcc-multilib clang linux-perf chromium"
+build_pkgs="gcc make pkg-config libc6-dev linux-libc-dev libelf-dev libdw-dev zlib1g-dev libjansson-dev libexpat1-dev libsqlite3-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev libcrypt-dev"
+test_pkgs="python3 python3-psutil redis-server procps util-linux gdb man-db sysstat gcc-multilib clang linux-perf chromium prometheus"
 pkgs=$build_pkgs
 test=
 [ "${1:-}" = "--test" ] && { pkgs="$pkgs $test_pkgs"; test=1; }
@@ -33,7 +35,7 @@ install_missing() {
 		SUDO=sudo
 	fi
 	export DEBIAN_FRONTEND=noninteractive
-	# the redis-server package starts a service on install; we only need the binary
+	# the redis-server and prometheus packages start a service on install; we only need the binaries
 	if [ -d /usr/sbin ] && [ ! -e /usr/sbin/policy-rc.d ]; then
 		printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
 		$SUDO chmod +x /usr/sbin/policy-rc.d

@@ -1,0 +1,61 @@
+/*
+ * http.h — the exporter's HTTP side, on libmicrohttpd: GET /metrics (the
+ * exposition format the scraper's Accept asks for), GET /healthz, and a
+ * small index page at /.  One thread serves every connection, so scrapes
+ * never run at once and an idle exporter sleeps in poll.
+ *
+ * TLS and basic auth come from a Prometheus web configuration file (the
+ * exporter-toolkit format every exporter reads):
+ *
+ *   tls_server_config:
+ *     cert_file: server.crt
+ *     key_file: server.key
+ *   basic_auth_users:
+ *     alice: $2y$10$...        (bcrypt, as htpasswd -B or promtool make)
+ *
+ * Without one it speaks plain HTTP; by default it listens on loopback only.
+ */
+#ifndef VT_SERVE_HTTP_H
+#define VT_SERVE_HTTP_H
+
+#include <stdbool.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+
+struct vt_http_handlers {
+	/*
+	 * Write the body of /metrics for an Accept header (NULL: none) into
+	 * body and set *content_type (a static string).  Returns 0, or -1 with
+	 * err set (the scraper gets 500 with its message).
+	 */
+	int (*metrics)(void *ctx, const char *accept, struct vt_buf *body, const char **content_type,
+		       struct vt_err *err);
+	/* /healthz: 0 healthy (200), -1 not (503); body says why in one line. */
+	int (*health)(void *ctx, struct vt_buf *body);
+	void *ctx;
+};
+
+struct vt_http_config {
+	const char *listen;          /* "127.0.0.1:9464", "[::1]:9464", ":9464" (every address) */
+	const char *web_config;      /* Prometheus web configuration file, NULL none */
+};
+
+struct vt_http;
+
+/*
+ * Parse the address and the web configuration, bind and start serving.
+ * Errors: VT_E_USAGE (a bad address, a web configuration that does not
+ * parse or names files that cannot be read), VT_E_IO (the port is taken,
+ * the address cannot be bound: errno kept), VT_E_NOMEM.
+ */
+int vt_http_start(const struct vt_http_config *cfg, const struct vt_http_handlers *h,
+		  struct vt_http **out, struct vt_err *err);
+
+/* Where it listens, as "127.0.0.1:9464" (the port the kernel chose for port 0). */
+const char *vt_http_address(const struct vt_http *s);
+
+/* Stop serving, close every connection, free s (NULL is fine). */
+void vt_http_stop(struct vt_http *s);
+
+#endif

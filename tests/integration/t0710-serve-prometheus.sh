@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# vitals serve scraped by a real Prometheus (Debian's prometheus package), then
+# vitals analyze --prometheus reading the series back through its HTTP API:
+# three targets (a leak, a step, a flat heap) scraped every second for about
+# 50 s; one verdict per series, each about its own target; compare
+# --prometheus across two label sets; promtool accepts the exposition and the
+# rules in contrib/; a restarted target is found again; an unreachable server,
+# a bad query and a query that returns nothing are clear errors.
+. "$(dirname "$0")/lib.sh"
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+
+command -v prometheus >/dev/null || skip "prometheus is not installed (scripts/deps.sh --test)"
+command -v promtool >/dev/null || skip "promtool is not installed (scripts/deps.sh --test)"
+command -v curl >/dev/null || skip "curl is not installed (scripts/deps.sh --test)"
+# One real Prometheus run is enough: the sanitizer build's serve is tested by t0700.
+case "$B" in *-san*) skip "the sanitizer build's serve is covered by t0700" ;; esac
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# ---- the rules and scrape config in contrib/ ---------------------------------
+check "promtool accepts contrib/vitals-rules.yml" promtool check rules "$SRC/contrib/vitals-rules.yml"
+check "the rules' own tests pass (promtool test rules)" promtool test rules "$SRC/contrib/vitals-rules.test.yml"
+check "promtool accepts contrib/prometheus.yml" promtool check config "$SRC/contrib/prometheus.yml"
+
+# ---- three targets under names of their own (argv[0]) --------------------------
+start_named() {  # NAME TARGET ARGS...: $T/targets/TARGET run as NAME; its pid in $TPID
+	local name=$1 target=$2
+	shift 2
+	(exec -a "$name" "$T/targets/$target" --seconds 600 "$@" >"$WORK/$name.out" 2>&1) &
+	TPID=$!
+	PIDS+=("$TPID")
+	local i
+	for i in $(seq 50); do
+		grep -q '^pid ' "$WORK/$name.out" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	fail "target $name did not start"
+}
+start_named fleet-leak slow_leak --rate-kb-per-s 1024 --truth "$WORK/leak.truth"
+start_named fleet-step step_growth --step-at 22 --step-mb 64 --truth "$WORK/step.truth"
+start_named fleet-flat census_work --live 2000 --freed 2000 --big 0 --threads 1
+flat_pid=$TPID
+
+port=$(free_port)
+vitals serve --listen "127.0.0.1:$port" --name fleet-leak --name fleet-step --name fleet-flat \
+	>"$WORK/serve.out" 2>"$WORK/serve.err" &
+serve_pid=$!
+PIDS+=("$serve_pid")
+for i in $(seq 50); do
+	curl -sf "http://127.0.0.1:$port/metrics" >"$WORK/m0" 2>/dev/null && break
+	kill -0 $serve_pid 2>/dev/null || fail "vitals serve exited: $(cat "$WORK/serve.err")"
+	sleep 0.1
+done
+check "vitals serve answers /metrics" test -s "$WORK/m0"
+check "promtool check metrics accepts the exposition" promtool check metrics <"$WORK/m0"
+for t in fleet-leak fleet-step fleet-flat; do
+	check "$t is up" grep -qE "^vitals_target_up\{[^}]*target=\"$t\"[^}]*\} 1$" "$WORK/m0"
+done
+
+# ---- a real Prometheus scraping it every second --------------------------------
+pport=$(free_port)
+cat >"$WORK/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: vitals
+    static_configs:
+      - targets: ['127.0.0.1:$port']
+EOF
+prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+	--web.listen-address="127.0.0.1:$pport" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
+prom_pid=$!
+PIDS+=("$prom_pid")
+PROM=http://127.0.0.1:$pport
+for i in $(seq 100); do
+	curl -sf "$PROM/-/ready" >/dev/null 2>&1 && break
+	kill -0 $prom_pid 2>/dev/null || fail "prometheus exited: $(tail -5 "$WORK/prometheus.log")"
+	sleep 0.2
+done
+curl -sf "$PROM/-/ready" >/dev/null || fail "prometheus not ready: $(tail -5 "$WORK/prometheus.log")"
+started=$(date +%s)
+
+# the step comes 22 s after its target started; 50 s of scrapes cover both sides
+sleep 50
+up=$(curl -s "$PROM/api/v1/query?query=up" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["result"][0]["value"][1])')
+check "Prometheus scrapes vitals serve (up 1)" test "$up" = 1
+
+# ---- one verdict per series ------------------------------------------------------
+Q='vitals_process_memory_bytes{memtype="committed"}'
+vitals analyze --prometheus "$PROM" --query "$Q" --range 48s --step 1s --json >"$WORK/verdicts.json" \
+	2>"$WORK/verdicts.err" || fail "analyze --prometheus: $(cat "$WORK/verdicts.err")"
+vitals analyze --prometheus "$PROM" --query "$Q" --range 48s --step 1s >"$WORK/verdicts.txt" \
+	2>&1 || fail "analyze --prometheus (text): $(cat "$WORK/verdicts.txt")"
+cat "$WORK/verdicts.txt" | sed 's/^/# /' | head -60
+verdict_of() {  # the verdict kind of the series whose target label is $1
+	python3 - "$WORK/verdicts.json" "$1" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+for s in j["series"]:
+    if s["labels"].get("target") == sys.argv[2]:
+        print(s["verdict"]["kind"])
+        break
+else:
+    print("missing")
+PY
+}
+check "three series, one verdict each" test "$(jq_py "$WORK/verdicts.json" 'len(j["series"])')" = 3
+check "fleet-leak is a leak" test "$(verdict_of fleet-leak)" = leak
+check "fleet-step is a step" test "$(verdict_of fleet-step)" = step
+check "fleet-flat is a plateau" test "$(verdict_of fleet-flat)" = plateau
+leak_rate=$(python3 - "$WORK/verdicts.json" <<'PY'
+import json, sys
+for s in json.load(open(sys.argv[1]))["series"]:
+    if s["labels"].get("target") == "fleet-leak":
+        print(s["verdict"]["slope"]["bytes_per_s"])
+PY
+)
+echo "# fleet-leak: $leak_rate B/s through Prometheus (the target leaks 1048576 B/s)"
+check "the leak's rate through Prometheus is within 20% of the target's" \
+	python3 -c "import sys; sys.exit(abs($leak_rate - 1048576) > 0.2 * 1048576)"
+check "the text names each series and its verdict" grep -q 'fleet-leak' "$WORK/verdicts.txt"
+
+# ---- compare across two label sets -----------------------------------------------
+Qf='vitals_process_memory_bytes{memtype="committed",target="fleet-flat"}'
+Ql='vitals_process_memory_bytes{memtype="committed",target="fleet-leak"}'
+vitals compare --prometheus "$PROM" --query "$Qf" --query "$Ql" --range 48s --step 1s --json \
+	>"$WORK/cmp.json" 2>"$WORK/cmp.err" || fail "compare --prometheus: $(cat "$WORK/cmp.err")"
+check "compare --prometheus gives two arms" test "$(jq_py "$WORK/cmp.json" 'len(j["arms"])')" = 2
+
+# ---- a restarted target is found again ---------------------------------------------
+kill $flat_pid
+wait $flat_pid 2>/dev/null
+sleep 1
+curl -sf "http://127.0.0.1:$port/metrics" >"$WORK/m1"
+check "a target whose process exited is down" \
+	grep -qE '^vitals_target_up\{[^}]*target="fleet-flat"[^}]*\} 0$' "$WORK/m1"
+start_named fleet-flat census_work --live 2000 --freed 2000 --big 0 --threads 1
+for i in $(seq 30); do
+	curl -sf "http://127.0.0.1:$port/metrics" >"$WORK/m2"
+	grep -qE '^vitals_target_up\{[^}]*target="fleet-flat"[^}]*\} 1$' "$WORK/m2" && break
+	sleep 0.5
+done
+check "the restarted target is up again" grep -qE '^vitals_target_up\{[^}]*target="fleet-flat"[^}]*\} 1$' "$WORK/m2"
+check "its restart is counted" grep -qE '^vitals_target_restarts_total\{[^}]*target="fleet-flat"[^}]*\} 1$' "$WORK/m2"
+
+# ---- bad input ------------------------------------------------------------------------
+closed=$(free_port)
+expect_exit 2 "127.0.0.1:$closed|connect|refused" analyze --prometheus "http://127.0.0.1:$closed" --query up --range 1m
+expect_exit 2 "parse error|bad_data" analyze --prometheus "$PROM" --query 'foo{' --range 1m
+expect_exit 2 "no series" analyze --prometheus "$PROM" --query 'no_such_metric_here' --range 1m
+expect_exit 64 "range" analyze --prometheus "$PROM" --query up --range banana
+echo "# scraped for $(($(date +%s) - started)) s"

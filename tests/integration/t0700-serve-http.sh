@@ -25,6 +25,7 @@ PW_HASH='$2b$04$qbntsOR7fkxLECMbwmKEBuUZIOh2GkFH8jnQT6y1k7BqvLEjs/i7.'
 # start_serve ARGS...: vitals serve on a free loopback port; sets SPID, URL (no /metrics)
 start_serve() {
 	local log=$WORK/serve.$RANDOM.err i
+	: >"$log"                   # there before the background job opens it
 	"$B/vitals" serve --listen 127.0.0.1:0 "$@" 2>"$log" &
 	SPID=$!
 	PIDS+=("$SPID")

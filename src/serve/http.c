@@ -4,8 +4,8 @@
  * One internal thread polls every socket with epoll (poll where epoll is
  * missing): with no connection open it sleeps in epoll_wait without a
  * timeout, so an idle exporter costs nothing; a client that connects and
- * says nothing holds one of CONN_LIMIT slots for CONN_TIMEOUT_S at most and
- * never the thread.  The listen socket is bound here, not by libmicrohttpd,
+ * says nothing holds one of CONN_LIMIT slots (CONN_PER_IP from one address)
+ * for CONN_TIMEOUT_S at most, and never the thread.  The listen socket is bound here, not by libmicrohttpd,
  * so that "localhost:9464", "[::1]:9464", ":9464" (both families) and port 0
  * all work and the address actually bound can be reported.
  *
@@ -35,6 +35,8 @@
 #include <zlib.h>
 
 #define CONN_LIMIT 64                    /* connections at once; more wait in the backlog */
+#define CONN_PER_IP 16                   /* of them from one address: one stalling client
+                                          * cannot take every slot from the scrapers */
 #define CONN_TIMEOUT_S 10                /* an idle or stalled connection is closed after this */
 #define CONN_MEMORY (32 * 1024)          /* per connection: request line and headers fit here */
 #define LISTEN_BACKLOG 64
@@ -505,7 +507,7 @@ static const char *tls_priorities(const struct vt_web_config *wc)
 int vt_http_start(const struct vt_http_config *cfg, const struct vt_http_handlers *h, struct vt_http **out,
 		  struct vt_err *err)
 {
-	struct MHD_OptionItem opts[12];
+	struct MHD_OptionItem opts[14];
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
 	struct vt_http *s;
 	size_t no = 0;
@@ -538,6 +540,7 @@ int vt_http_start(const struct vt_http_config *cfg, const struct vt_http_handler
 	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s };
 	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, fd, NULL };
 	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT, NULL };
+	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, CONN_PER_IP, NULL };
 	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S, NULL };
 	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEMORY, NULL };
 	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL };

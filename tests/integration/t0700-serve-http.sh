@@ -7,7 +7,8 @@
 #   - POST -> 405 with Allow; an unknown path, "%00" and "../" tricks -> 404;
 #     a 40 KB header -> 431 and the server goes on;
 #   - a client that connects and says nothing (slowloris) blocks no scrape, and is
-#     dropped after the 10 s connection timeout;
+#     dropped after the 10 s connection timeout; 70 such from one address leave
+#     room for a scraper at another (16 per address);
 #   - a web config with basic auth: none, wrong, unknown user -> 401 with
 #     WWW-Authenticate; right -> 200; a plain password, an unknown key, a key file
 #     missing or unreadable -> 64 at start, naming the problem;
@@ -139,6 +140,35 @@ held=$((SECONDS - idle_since))
 exec 5>&- 6>&-
 check "the stalled connections were closed after ${held} s (timeout 10 s)" test "$held" -ge 8 -a "$held" -le 16
 check "  the one mid-header got no response" test ! -s "$WORK/stalled"
+stop_serve TERM
+
+# ---- one address cannot take every connection ----------------------------------------
+# :0 listens on IPv6 and IPv4 at once, so ::1 and 127.0.0.1 are two clients
+"$B/vitals" serve --listen :0 --pid "$P" 2>"$WORK/all.err" &
+SPID=$!
+PIDS+=("$SPID")
+for _ in $(seq 100); do grep -q "listening on" "$WORK/all.err" && break; sleep 0.1; done
+APORT=$(sed -nE 's#.*listening on http://\[::\]:([0-9]+)/metrics.*#\1#p' "$WORK/all.err")
+if [ -n "$APORT" ] && python3 -c "import socket; socket.create_connection(('::1', $APORT)).close()" 2>/dev/null; then
+	python3 - "$APORT" "$WORK/held" <<'PY' &
+import socket, sys, time
+held = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(70)]
+open(sys.argv[2], "w").write("%d\n" % len(held))
+time.sleep(8)
+PY
+	hog=$!
+	for _ in $(seq 50); do [ -s "$WORK/held" ] && break; sleep 0.1; done
+	check "  (70 connections held)" test "$(cat "$WORK/held" 2>/dev/null)" = 70
+	sleep 0.5                   # the server has taken what it takes
+	t0=$SECONDS
+	check "with them, a scrape from ::1 -> 200" \
+		test "$(req --max-time 3 "http://[::1]:$APORT/metrics")" = 200
+	check "  at once" test $((SECONDS - t0)) -le 1
+	kill "$hog" 2>/dev/null
+	wait "$hog" 2>/dev/null
+else
+	echo "# no IPv6 loopback (or :0 did not listen there): the per-address limit is not tested"
+fi
 stop_serve TERM
 
 # ---- basic auth ------------------------------------------------------------------

@@ -104,8 +104,9 @@ static const char *const serve_examples[] = {
 "configuration (prometheus.yml) and alerting rules (vitals-rules.yml).\n"
 
 #define SERVE_AFTER \
-"One thread serves every connection, at most 64 at once, each closed after\n" \
-"10 s idle; scrapes run one at a time.  An idle exporter sleeps.\n"
+"One thread serves every connection: at most 64 at once and 16 from one\n" \
+"address, each closed after 10 s idle; scrapes run one at a time, and an\n" \
+"idle exporter sleeps.  GET /metrics answers gzip when Accept-Encoding asks.\n"
 
 struct serve_opts {
 	const char *listen;

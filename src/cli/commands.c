@@ -14,6 +14,7 @@ const struct vt_command *const vt_commands[] = {
 	&vt_cmd_analyze,
 	&vt_cmd_compare,
 	&vt_cmd_experiment,
+	&vt_cmd_serve,
 	&vt_cmd_demo,
 };
 const size_t vt_ncommands = sizeof(vt_commands) / sizeof(vt_commands[0]);

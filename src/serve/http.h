@@ -19,6 +19,7 @@
 #define VT_SERVE_HTTP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "base/buf.h"
 #include "base/error.h"
@@ -37,7 +38,9 @@ struct vt_http_handlers {
 };
 
 struct vt_http_config {
-	const char *listen;          /* "127.0.0.1:9464", "[::1]:9464", ":9464" (every address) */
+	const char *listen;          /* "127.0.0.1:9464", "[::1]:9464", "localhost:9464", ":9464"
+	                              * (every address, IPv6 and IPv4); port 0: the kernel picks;
+	                              * NULL: 127.0.0.1:9464 */
 	const char *web_config;      /* Prometheus web configuration file, NULL none */
 };
 
@@ -46,14 +49,23 @@ struct vt_http;
 /*
  * Parse the address and the web configuration, bind and start serving.
  * Errors: VT_E_USAGE (a bad address, a web configuration that does not
- * parse or names files that cannot be read), VT_E_IO (the port is taken,
- * the address cannot be bound: errno kept), VT_E_NOMEM.
+ * parse, names files that cannot be read, or a certificate and key TLS
+ * refuses), VT_E_IO (the port is taken, the address cannot be bound: errno
+ * kept), VT_E_PERM (a port below 1024 without the right), VT_E_UNSUPPORTED
+ * (TLS asked of a libmicrohttpd built without it), VT_E_NOMEM.  The
+ * handlers run on the server's one thread, one request at a time.
  */
 int vt_http_start(const struct vt_http_config *cfg, const struct vt_http_handlers *h,
 		  struct vt_http **out, struct vt_err *err);
 
 /* Where it listens, as "127.0.0.1:9464" (the port the kernel chose for port 0). */
 const char *vt_http_address(const struct vt_http *s);
+
+/* It serves https (the web configuration has tls_server_config). */
+bool vt_http_tls(const struct vt_http *s);
+
+/* How many basic auth users it knows (0: no auth). */
+size_t vt_http_users(const struct vt_http *s);
 
 /* Stop serving, close every connection, free s (NULL is fine). */
 void vt_http_stop(struct vt_http *s);

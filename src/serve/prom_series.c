@@ -245,7 +245,7 @@ static int read_series(json_t *item, double step_s, struct vt_prom_series *ps, s
 		return rc;
 	ps->bytes = ends_with(ps->name, "_bytes");
 	ps->counter = ends_with(ps->name, "_total");
-	ps->metric = ps->bytes ? VT_M_COMMITTED : VT_M_THREADS;
+	ps->metric = ps->bytes ? VT_M_COMMITTED : VT_M_ARENAS;
 	snprintf(in->target, sizeof(in->target), "%.*s", (int)sizeof(in->target) - 1, ps->labels);
 	in->every_s = step_s > 0 ? step_s : 0;
 	in->finished = true;         /* a range is over: nothing more will come */

@@ -24,9 +24,10 @@
  *     (NAN), never 0;
  *   - a series whose name ends in _bytes is judged in bytes (metric slot
  *     VT_M_COMMITTED, whose unit is bytes), any other as a plain number
- *     (VT_M_THREADS, whose unit is a count): the slot picks the unit, the
- *     tolerance (1 MiB for bytes, 0.5 for a count: analyze/soak.c) and how
- *     figures print; the name shown is the series', never the slot's.
+ *     (VT_M_ARENAS, whose unit is a count; both are rows of the A/B table):
+ *     the slot picks the unit, the tolerance (at least 1 MiB for bytes, 0.5
+ *     for a count: analyze/soak_level.c) and how figures print; the views
+ *     name the series, never the slot (render/soak.h metric_label).
  * Times: t is seconds since the series' own first value (t = 0 there), so
  * two time ranges compare side by side; wall is the value's unix time.
  */
@@ -44,7 +45,7 @@
 struct vt_prom_series {
 	char name[256];              /* its metric name (__name__), "" when the query dropped it (sum, rate) */
 	char labels[1024];           /* as Prometheus writes it: name{a="x",b="y"}, labels sorted; "{}" bare */
-	enum vt_metric metric;       /* the slot of series holding its values: VT_M_COMMITTED or VT_M_THREADS */
+	enum vt_metric metric;       /* the slot of series holding its values: VT_M_COMMITTED or VT_M_ARENAS */
 	bool bytes;                  /* judged in bytes (name ends in _bytes) */
 	bool counter;                /* a counter (name ends in _total): a drop is a reset */
 	size_t resets;               /* counter resets: incarnations after the first */

@@ -130,7 +130,7 @@ static int transfer_error(CURLcode cc, const char *detail, const char *shown, do
 	case CURLE_RECV_ERROR:
 	case CURLE_GOT_NOTHING:
 		vt_err_set(err, VT_E_UNREACHABLE, 0, "cannot reach Prometheus at '%s': %s", shown, why);
-		vt_err_hint(err, "is it running, and is the URL its (http://host:9090)?");
+		vt_err_hint(err, "is it running, and is the URL right (http://host:9090)?");
 		return VT_E_UNREACHABLE;
 	case CURLE_OPERATION_TIMEDOUT:
 		vt_err_set(err, VT_E_TIMEOUT, 0, "Prometheus at '%s' did not answer within %.0f s: %s", shown,

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-/* A plain-number series whose values stay under this is small against a count's 0.5 tolerance. */
+/* A plain-number series with fractions whose values stay under this is small against a count's 0.5 tolerance. */
 #define SMALL_LEVEL 50.0
 /* Series listed when a compare query returns more than one. */
 #define LIST_MAX 10
@@ -136,6 +136,7 @@ static void series_notes(const struct vt_command *cmd, const struct vt_prom_seri
 {
 	const struct vt_stat *st = ps->series.m[ps->metric];
 	double top = 0;
+	bool fractions = false;
 	size_t i;
 
 	if (ps->counter)
@@ -147,10 +148,14 @@ static void series_notes(const struct vt_command *cmd, const struct vt_prom_seri
 		fprintf(stderr, "vitals %s: note: %zu value%s of '%s' %s NaN or infinite: taken as unknown\n",
 			cmd->name, ps->unknown, ps->unknown == 1 ? "" : "s", ps->labels,
 			ps->unknown == 1 ? "was" : "were");
-	for (i = 0; st && i < ps->series.n; i++)
-		if (isfinite(st[i].mean) && fabs(st[i].mean) > top)
-			top = fabs(st[i].mean);
-	if (!ps->bytes && st && ps->series.n && top < SMALL_LEVEL)
+	for (i = 0; st && i < ps->series.n; i++) {
+		if (!isfinite(st[i].mean))
+			continue;
+		top = fmax(top, fabs(st[i].mean));
+		fractions |= st[i].mean != floor(st[i].mean);
+	}
+	/* a rate or a ratio, not a count: its moves may all be under a count's tolerance */
+	if (!ps->bytes && fractions && top < SMALL_LEVEL)
 		fprintf(stderr, "vitals %s: note: '%s' is judged as a count: a change under 0.5 is within noise; "
 			"scale it in the query (* 1000) when its values are this small\n", cmd->name, ps->labels);
 }
@@ -238,10 +243,10 @@ struct arm_src {
 
 /*
  * The arms' labels when --names gives none: with --offset "1.0 d earlier"
- * and "latest"; else each series' labels when they fit and differ, else
- * "query N".
+ * and "latest"; else each series' labels when they fit, else its query when
+ * that fits, else "query N" (and "query N" for all when two come out alike).
  */
-static void default_labels(const struct vt_cli_prom *p, struct vt_compare_set *set)
+static void default_labels(const struct vt_cli_prom *p, const struct arm_src *src, struct vt_compare_set *set)
 {
 	char span[32];
 	size_t i, j;
@@ -257,6 +262,8 @@ static void default_labels(const struct vt_cli_prom *p, struct vt_compare_set *s
 			snprintf(set->labels[i], sizeof(set->labels[i]), "latest");
 		else if (strlen(target) < sizeof(set->labels[i]))
 			snprintf(set->labels[i], sizeof(set->labels[i]), "%s", target);
+		else if (strlen(src[i].query) < sizeof(set->labels[i]))
+			snprintf(set->labels[i], sizeof(set->labels[i]), "%s", src[i].query);
 		else
 			snprintf(set->labels[i], sizeof(set->labels[i]), "query %zu", i + 1);
 	}
@@ -347,7 +354,7 @@ int vt_cli_prom_compare(const struct vt_command *cmd, const struct vt_cli_prom *
 		vt_prom_answer_release(&a);
 		set.n = i + 1;
 	}
-	default_labels(p, &set);
+	default_labels(p, src, &set);
 	if (p->names)
 		given_labels(p->names, &set);
 	for (i = 0; i < n; i++) {

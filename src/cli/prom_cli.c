@@ -261,9 +261,9 @@ static void default_labels(const struct vt_cli_prom *p, const struct arm_src *sr
 		else if (p->offset_s > 0)
 			snprintf(set->labels[i], sizeof(set->labels[i]), "latest");
 		else if (strlen(target) < sizeof(set->labels[i]))
-			snprintf(set->labels[i], sizeof(set->labels[i]), "%s", target);
+			memcpy(set->labels[i], target, strlen(target) + 1);
 		else if (strlen(src[i].query) < sizeof(set->labels[i]))
-			snprintf(set->labels[i], sizeof(set->labels[i]), "%s", src[i].query);
+			memcpy(set->labels[i], src[i].query, strlen(src[i].query) + 1);
 		else
 			snprintf(set->labels[i], sizeof(set->labels[i]), "query %zu", i + 1);
 	}

@@ -213,7 +213,7 @@ int vt_prom_query_range(const struct vt_prom_range *q, struct vt_prom_answer *ou
 		goto out_curl;
 	}
 	rc = vt_prom_parse_range(b.buf.data, b.buf.len, http_status, q->step_s, out, err);
-	if (rc == VT_E_PARSE && http_status >= 300) {
+	if (rc == VT_E_PARSE && !err->hint[0]) {
 		size_t n = strlen(shown);
 
 		while (n > 0 && shown[n - 1] == '/')

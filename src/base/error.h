@@ -32,6 +32,7 @@
 	X(RECORDING,   9,  "not a valid vitals recording")                  \
 	X(TIMEOUT,     10, "timed out")                                     \
 	X(FAULT,       11, "injected call faulted")                         \
+	X(UNREACHABLE, 12, "server unreachable")                            \
 	X(USAGE,       64, "usage error")
 
 enum vt_code {

@@ -272,6 +272,8 @@ bool vt_parse_duration(const char *text, double *seconds)
 		mult = 60;
 	else if (!strcmp(end, "h"))
 		mult = 3600;
+	else if (!strcmp(end, "d"))
+		mult = 86400;
 	else
 		return false;
 	*seconds = v * mult;

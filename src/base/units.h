@@ -87,7 +87,7 @@ const char *vt_fmt_count_of(uint64_t n, const char *one, const char *many, char 
 
 /* "8M", "8MiB", "512k", "1G", "4096" -> bytes.  false on garbage or overflow. */
 bool vt_parse_size(const char *text, uint64_t *bytes);
-/* "30", "30s", "250ms", "5m", "2h" -> seconds.  false on garbage or a negative. */
+/* "30", "30s", "250ms", "5m", "2h", "2d" -> seconds.  false on garbage or a negative. */
 bool vt_parse_duration(const char *text, double *seconds);
 
 #endif

@@ -1,9 +1,11 @@
 /*
  * cmd_analyze.c — `vitals analyze FILE` and `vitals compare A B...`: read
  * recordings (src/store), judge them (src/analyze), render them (the views
- * of src/render/view.h) as text, JSON, CSV or HTML.
+ * of src/render/view.h) as text, JSON, CSV or HTML.  With --prometheus the
+ * series come from a Prometheus server instead (prom_cli.c).
  */
 #include "cli/cli.h"
+#include "cli/prom_cli.h"
 #include "cli/soak_cli.h"
 #include "analyze/compare.h"
 #include "analyze/profile_trend.h"
@@ -16,11 +18,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_JSON = 1, OPT_CSV, OPT_HTML, OPT_METRIC, OPT_POINTS, OPT_NAMES, OPT_FORCE };
+enum {
+	OPT_JSON = 1, OPT_CSV, OPT_HTML, OPT_METRIC, OPT_POINTS, OPT_NAMES, OPT_FORCE,
+	OPT_PROMETHEUS, OPT_QUERY, OPT_RANGE, OPT_STEP, OPT_END, OPT_OFFSET, OPT_TIMEOUT,
+};
 
 #define JSON_OPTION(schema) { "json", 0, NULL, "machine-readable output (schema " schema ", docs/json.md)", OPT_JSON }
 #define CSV_OPTION(what) { "csv", 0, "FILE", what " as CSV to FILE (- for stdout)", OPT_CSV }
 #define FORCE_OPTION { "force", 0, NULL, "overwrite the --csv and --html files if they exist", OPT_FORCE }
+#define PROM_OPTIONS(query_help) \
+	{ "prometheus", 0, "URL", "read the series from this Prometheus server instead of a\n" \
+				  "recording (http://host:9090, a path prefix and\n" \
+				  "user:password@ allowed)", OPT_PROMETHEUS }, \
+	{ "query", 0, "PROMQL", query_help, OPT_QUERY }, \
+	{ "range", 0, "DURATION", "with --prometheus: how far back to read (default 1h)", OPT_RANGE }, \
+	{ "step", 0, "DURATION", "with --prometheus: one value per step (default the range\n" \
+				 "/ 1000, whole seconds, at least 1s)", OPT_STEP }, \
+	{ "end", 0, "TIME", "with --prometheus: where the range ends: now (default),\n" \
+			    "unix seconds or RFC 3339 (2026-12-04T10:00:00Z)", OPT_END }, \
+	{ "timeout", 0, "DURATION", "with --prometheus: give up on the server after this\n" \
+				    "long (default 30s)", OPT_TIMEOUT }
 
 static const struct vt_option analyze_options[] = {
 	{ "metric", 0, "KEY", "judge this metric instead of committed (rss_anon, vm_rss,\n"
@@ -30,6 +47,8 @@ static const struct vt_option analyze_options[] = {
 	{ "html", 0, "FILE", "one self-contained HTML file with the charts", OPT_HTML },
 	{ "points", 0, "N", "summarise into at most N points (default 20000)", OPT_POINTS },
 	FORCE_OPTION,
+	PROM_OPTIONS("with --prometheus: the series to judge, one verdict each\n"
+		     "(a memory level: process_resident_memory_bytes{job=\"api\"})"),
 	{ 0 }
 };
 
@@ -43,14 +62,24 @@ static const struct vt_option compare_options[] = {
 			     "when the recordings hold profiles, a differential\n"
 			     "flame graph beside it (FILE.flame.html)", OPT_HTML },
 	FORCE_OPTION,
+	PROM_OPTIONS("with --prometheus: an arm, one series (the first is the\n"
+		     "baseline); give two or more, or one with --offset"),
+	{ "offset", 0, "DURATION", "with --prometheus: set the --query's range against the\n"
+				   "same range this much earlier (the baseline)", OPT_OFFSET },
 	{ 0 }
 };
 
 static const struct vt_exit_note analyze_exits[] = {
-	{ 2, "cannot read FILE, or write an output" },
-	{ 5, "FILE may not be read, or its samples are in its -wal and no -shm can be made beside it" },
+	{ 2, "cannot read FILE, or write an output; Prometheus' answer is not its API's, its query\n"
+	     "failed, or it returned no series" },
+	{ 5, "FILE may not be read, or its samples are in its -wal and no -shm can be made beside it;\n"
+	     "Prometheus refused the credentials (HTTP 401, 403)" },
+	{ 8, "Prometheus answered with an instant vector or a scalar, not a range" },
 	{ 9, "not a vitals recording, damaged, or written by a newer vitals" },
-	{ 64, "usage; a --csv or --html file exists (without --force)" }, { -1, NULL },
+	{ 10, "Prometheus did not answer within --timeout, or gave up on the query" },
+	{ 12, "cannot reach the Prometheus server (refused, unknown host, TLS)" },
+	{ 64, "usage; a --csv or --html file exists (without --force); Prometheus refused the query\n"
+	      "(its error quoted: bad PromQL, too many points per series)" }, { -1, NULL },
 };
 
 static const char *const analyze_examples[] = {
@@ -58,6 +87,7 @@ static const char *const analyze_examples[] = {
 	"vitals analyze run.db --html report.html",
 	"vitals analyze --json --metric rss_anon run.db",
 	"vitals analyze --csv series.csv run.db",
+	"vitals analyze --prometheus http://localhost:9090 --query 'process_resident_memory_bytes{job=\"api\"}' --range 6h",
 	NULL,
 };
 
@@ -65,6 +95,8 @@ static const char *const compare_examples[] = {
 	"vitals compare before.db after.db",
 	"vitals compare --html ab.html before.db after.db",
 	"vitals compare --names old,new --json before.db after.db",
+	"vitals compare --prometheus http://localhost:9090 --query 'process_resident_memory_bytes{version=\"1.4\"}' --query 'process_resident_memory_bytes{version=\"1.5\"}' --range 2h",
+	"vitals compare --prometheus http://localhost:9090 --query 'process_resident_memory_bytes{job=\"api\"}' --range 6h --offset 1d",
 	NULL,
 };
 
@@ -72,9 +104,40 @@ struct view_opts {
 	bool json, force;
 	const char *csv, *html, *names;
 	int metric;
+	bool metric_given;
 	long points;
+	struct vt_cli_prom prom;          /* --prometheus and what goes with it */
+	bool prom_only;                   /* an option that needs --prometheus was given */
 	const struct vt_command *cmd;     /* analyze or compare, for its usage errors */
 };
+
+/* The options of --prometheus: checked alone here, together in check_prom. */
+static int prom_option(struct view_opts *o, int id, const char *arg)
+{
+	struct vt_cli_prom *p = &o->prom;
+
+	o->prom_only |= id != OPT_PROMETHEUS;
+	switch (id) {
+	case OPT_PROMETHEUS: p->url = arg; break;
+	case OPT_QUERY:
+		if (!*arg)
+			return vt_cli_usage_error(o->cmd->name, "--query is empty");
+		if (p->nquery == VT_CLI_PROM_MAX_QUERIES)
+			return vt_cli_usage_error(o->cmd->name, "at most %d --query", VT_CLI_PROM_MAX_QUERIES);
+		p->query[p->nquery++] = arg;
+		break;
+	case OPT_RANGE: return vt_cli_duration(o->cmd, "range", arg, 1, 0, &p->range_s);
+	case OPT_STEP: return vt_cli_duration(o->cmd, "step", arg, 0.001, 0, &p->step_s);
+	case OPT_OFFSET: return vt_cli_duration(o->cmd, "offset", arg, 1, 0, &p->offset_s);
+	case OPT_TIMEOUT: return vt_cli_duration(o->cmd, "timeout", arg, 0.1, 3600, &p->timeout_s);
+	case OPT_END:
+		if (!vt_cli_parse_time(arg, &p->end))
+			return vt_cli_usage_error(o->cmd->name, "--end '%s' is not a time (now, unix seconds, or "
+						  "RFC 3339 like 2026-12-04T10:00:00Z)", arg);
+		break;
+	}
+	return 0;
+}
 
 static int view_option(void *ctx, int id, const char *arg)
 {
@@ -88,12 +151,41 @@ static int view_option(void *ctx, int id, const char *arg)
 	case OPT_NAMES: o->names = arg; break;
 	case OPT_METRIC:
 		o->metric = vt_metric_find(arg);
+		o->metric_given = true;
 		if (!vt_metric_judgeable(o->metric))
 			return vt_cli_usage_error(o->cmd->name, "'%s' is not a metric that can be judged", arg);
 		break;
 	case OPT_POINTS:
 		return vt_cli_count(o->cmd, "points", arg, 100, 1000000, &o->points);
+	default:
+		return prom_option(o, id, arg);
 	}
+	return 0;
+}
+
+/* --prometheus goes with its own options and no files; they go with it only. */
+static int check_prom(struct view_opts *o, const struct vt_args *args)
+{
+	const char *name = o->cmd->name;
+	const struct vt_cli_prom *p = &o->prom;
+
+	if (!p->url) {
+		if (o->prom_only)
+			return vt_cli_usage_error(name, "--query, --range, --step, --end, --offset and --timeout "
+						  "go with --prometheus URL");
+		return 0;
+	}
+	if (args->noperands)
+		return vt_cli_usage_error(name, "give --prometheus or recordings, not both");
+	if (!p->nquery)
+		return vt_cli_usage_error(name, "--prometheus needs --query PROMQL");
+	if (o->csv || o->html || o->metric_given || o->points)
+		return vt_cli_usage_error(name, "--csv, --html, --metric and --points are for recordings, not "
+					  "--prometheus (the --query picks the metric)");
+	if (p->step_s > 0 && p->step_s > (p->range_s > 0 ? p->range_s : VT_CLI_PROM_RANGE_S))
+		return vt_cli_usage_error(name, "--step is longer than --range: that is one value");
+	o->prom.json = o->json;
+	o->prom.names = o->names;
 	return 0;
 }
 
@@ -109,7 +201,7 @@ static int parse_views(const struct vt_command *cmd, int argc, char **argv, stru
 		return rc;
 	if (o->csv && o->json && strcmp(o->csv, "-") == 0)
 		return vt_cli_usage_error(cmd->name, "--json and --csv - both want stdout; give --csv a file");
-	return 0;
+	return check_prom(o, args);
 }
 
 static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
@@ -129,6 +221,8 @@ static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
 
 	if ((rc = parse_views(cmd, argc, argv, &o, &args)))
 		return rc == VT_CLI_HELP ? VT_EXIT_OK : rc;
+	if (o.prom.url)
+		return vt_cli_prom_analyze(cmd, &o.prom);
 	if (args.noperands != 1)
 		return vt_cli_usage_error("analyze", "give one recording (vitals soak -o FILE writes one)");
 	vt_series_init(&s);
@@ -201,6 +295,8 @@ static int compare_run(const struct vt_command *cmd, int argc, char **argv)
 
 	if ((rc = parse_views(cmd, argc, argv, &o, &args)))
 		return rc == VT_CLI_HELP ? VT_EXIT_OK : rc;
+	if (o.prom.url)
+		return vt_cli_prom_compare(cmd, &o.prom);
 	if (args.noperands < 2)
 		return vt_cli_usage_error("compare", "give at least two recordings: the baseline first");
 	if (vt_compare_files(args.operands, args.noperands, o.names, (enum vt_metric)o.metric, &set, &err))
@@ -228,7 +324,8 @@ static int compare_run(const struct vt_command *cmd, int argc, char **argv)
 const struct vt_command vt_cmd_analyze = {
 	.name = "analyze",
 	.summary = "leak, plateau, step or still settling: a soak's verdict with its evidence",
-	.synopsis = "[options] FILE",
+	.synopsis = "[options] FILE\n"
+		    "[options] --prometheus URL --query PROMQL [--range DURATION] [--step DURATION] [--end TIME]",
 	.description =
 "The verdict on a soak recording (vitals soak -o FILE), with the evidence it\n"
 "rests on.  Works on a recording that is still being written.\n"
@@ -255,7 +352,18 @@ const struct vt_command vt_cmd_analyze = {
 "which bucket grew when CPU rose: the profiles of lowest and highest CPU set\n"
 "against each other, the buckets whose CPU (share x cores) grew beyond their\n"
 "interval named with the figures; \"cannot tell yet\" with fewer than two\n"
-"profiles of enough samples, CPU that did not rise, or growth within noise.\n",
+"profiles of enough samples, CPU that did not rise, or growth within noise.\n"
+"\n"
+"With --prometheus, the series of a PromQL range query (GET\n"
+"/api/v1/query_range) are judged instead, one verdict per series the query\n"
+"returns, with the same evidence, each named by its labels.  A series whose\n"
+"name ends in _bytes is judged in bytes (a change under 1 MiB is within\n"
+"noise), any other as a plain number (under 0.5).  Steps with no value longer\n"
+"than 3 steps are gaps.  A counter (a name ending in _total) is not a level: it\n"
+"is judged if asked, each drop taken as a reset (a restart: the last\n"
+"incarnation is judged), with a note that rate() is what moves.  NaN and Inf\n"
+"are unknown values, never 0.  --json prints an array, one vitals.analyze\n"
+"document per series.\n",
 	.options = analyze_options,
 	.exits = analyze_exits,
 	.examples = analyze_examples,
@@ -265,7 +373,9 @@ const struct vt_command vt_cmd_analyze = {
 const struct vt_command vt_cmd_compare = {
 	.name = "compare",
 	.summary = "A/B of recordings on their settled windows",
-	.synopsis = "[options] BASELINE OTHER...",
+	.synopsis = "[options] BASELINE OTHER...\n"
+		    "[options] --prometheus URL --query PROMQL_A --query PROMQL_B... [--range DURATION]\n"
+		    "[options] --prometheus URL --query PROMQL --offset DURATION [--range DURATION]",
 	.description =
 "A/B of soak recordings on their settled windows: committed, RssAnon, VmSwap,\n"
 "arenas and 64 MiB regions, live, free-held, live fraction, keepcost, CPU.\n"
@@ -276,7 +386,13 @@ const struct vt_command vt_cmd_compare = {
 "\n"
 "When recordings hold profiles (vitals soak --profile-every), each one's are\n"
 "pooled and set against the baseline's: bucket shares and the functions whose\n"
-"self share changed most, each change with its 95% interval.\n",
+"self share changed most, each change with its 95% interval.\n"
+"\n"
+"With --prometheus, the arms are series read from Prometheus: one per --query\n"
+"(two label sets, such as two versions of a rollout), or with --offset one\n"
+"query over the range ending now (or --end) against the same range that much\n"
+"earlier, the baseline.  Each query must return exactly one series; a query\n"
+"that returns more is refused with the series it returned listed.\n",
 	.options = compare_options,
 	.exits = analyze_exits,
 	.examples = compare_examples,

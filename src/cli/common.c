@@ -54,7 +54,7 @@ int vt_cli_duration(const struct vt_command *cmd, const char *opt, const char *a
 	char limit[32];
 
 	if (!vt_parse_duration(arg, out))
-		return vt_cli_usage_error(cmd->name, "--%s '%s' is not a duration (try 30s, 5m, 2h, 0.5)", opt, arg);
+		return vt_cli_usage_error(cmd->name, "--%s '%s' is not a duration (try 30s, 5m, 2h, 2d, 0.5)", opt, arg);
 	if (*out < min_s)
 		return vt_cli_usage_error(cmd->name, "--%s '%s' is too short: the minimum is %s", opt, arg,
 					  vt_fmt_span(min_s, limit, sizeof(limit)));

@@ -37,6 +37,7 @@ struct vt_cli_compare_out {
 	/* each arm's stored profiles against the baseline's (narms - 1), NULL none */
 	const struct vt_prof_diff *profile_diffs;
 	size_t nprofile_diffs;
+	const char *metric_label;    /* the deciding metric's name when the arms are not recordings, NULL */
 };
 
 /* Write set's comparison as o says; returns the exit status (errors printed). */

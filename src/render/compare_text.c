@@ -46,8 +46,9 @@ const char *vt_fmt_cmp_cell(enum vt_metric f, const struct vt_cmp_cell *c, char 
 	return buf;
 }
 
-/* The table for the baseline and arms [first, last). */
-static int print_table(FILE *out, const struct vt_comparison *cmp, size_t first, size_t last)
+/* The table for the baseline and arms [first, last); the deciding metric's row named metric_label (NULL: its label). */
+static int print_table(FILE *out, const struct vt_comparison *cmp, size_t first, size_t last,
+		       const char *metric_label)
 {
 	struct vt_table t;
 	char buf[96];
@@ -68,7 +69,8 @@ static int print_table(FILE *out, const struct vt_comparison *cmp, size_t first,
 	for (f = 0; f < VT_M_COUNT; f++) {
 		if (!vt_cmp_row_recorded(cmp, f))
 			continue;
-		vt_table_cell(&t, "%s", vt_metrics[f].label);
+		vt_table_cell(&t, "%s", metric_label && (int)cmp->arms[0].verdict.metric == f ? metric_label
+					: vt_metrics[f].label);
 		vt_table_cell(&t, "%s", vt_fmt_cmp_cell(f, &cmp->arms[0].cell[f], buf, sizeof(buf)));
 		for (i = first; i < last; i++) {
 			const struct vt_cmp_diff *d = cmp->diff ? &cmp->diff[i][f] : NULL;
@@ -108,7 +110,7 @@ int vt_render_compare_text(FILE *out, const struct vt_compare_report *r)
 	}
 	fputc('\n', out);
 	if (cmp->narms == 1) {
-		if (print_table(out, cmp, 1, 1))
+		if (print_table(out, cmp, 1, 1, r->metric_label))
 			return -1;
 	}
 	for (first = 1; first < cmp->narms; first += ARMS_PER_TABLE) {
@@ -116,13 +118,14 @@ int vt_render_compare_text(FILE *out, const struct vt_compare_report *r)
 
 		if (first > 1)
 			fputc('\n', out);
-		if (print_table(out, cmp, first, last))
+		if (print_table(out, cmp, first, last, r->metric_label))
 			return -1;
 	}
 	fprintf(out, "  each figure: median over the arm's window (5th–95th percentile of its points);\n"
 		"  Δ and %% against %s; within noise: the change is inside both arms' noise and their ranges overlap\n",
 		cmp->arms[0].name ? cmp->arms[0].name : "arm 0");
-	for (f = 0; f < VT_M_COUNT; f++) {
+	/* the rows a recording has: not said of series that are not recordings */
+	for (f = 0; !r->metric_label && f < VT_M_COUNT; f++) {
 		if (!(vt_metrics[f].flags & VT_MF_COMPARE) || vt_cmp_row_recorded(cmp, f))
 			continue;
 		fprintf(out, "%s%s", missing++ ? ", " : "  not recorded in any arm: ", vt_metrics[f].label);

@@ -31,6 +31,13 @@ struct vt_analyze_report {
 	size_t top_threads;                  /* threads listed by CPU, 0 = default (10) */
 	const struct vt_diagnosis *thread_diag;   /* the threads' diagnosis over the run, NULL none */
 	const struct vt_prof_trend *profiles;     /* the profiles it holds over time, NULL none */
+	/*
+	 * What the judged metric is called when the series is not a recording
+	 * (a Prometheus series: its metric name, process_resident_memory_bytes);
+	 * NULL: the metric table's label.  The views print it instead of the
+	 * label, and the JSON adds it as "metric_label".
+	 */
+	const char *metric_label;
 };
 
 struct vt_compare_report {
@@ -39,6 +46,8 @@ struct vt_compare_report {
 	bool utf8;
 	/* cmp->narms - 1 entries: each arm's profiles against the baseline's; NULL none */
 	const struct vt_prof_diff *profile_diffs;
+	/* the deciding metric's name when the arms are not recordings (soak.h vt_analyze_report), NULL: its label */
+	const char *metric_label;
 };
 
 int vt_render_analyze_text(FILE *out, const struct vt_analyze_report *r);
@@ -84,6 +93,8 @@ const char *vt_compare_arm_line(const struct vt_cmp_arm *a, char *buf, size_t ca
  */
 #define VT_SOAK_WHY_MAX 600
 const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap);
+/* The same, naming the metric label instead of the table's label (NULL: the table's). */
+const char *vt_soak_why_as(const struct vt_soak_verdict *v, const char *label, char *buf, size_t cap);
 /*
  * How much longer to soak, in the same words wherever a view says it (the
  * verdict line, why, the evidence): "soak at least 2.1 min more", from

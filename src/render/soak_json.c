@@ -138,7 +138,7 @@ static json_t *span_json(const struct vt_analyze_report *r)
 	put(&p, "t1", any ? num(v->t1) : json_null());
 	put(&p, "duration_s", any ? num(v->t1 - v->t0) : json_null());
 	put(&p, "wall_start", any ? iso(s->wall[v->from]) : json_null());
-	put(&p, "pid", any ? json_integer(s->pid[v->from]) : json_null());
+	put(&p, "pid", any && s->pid[v->from] > 0 ? json_integer(s->pid[v->from]) : json_null());
 	put(&p, "from_point", json_integer((json_int_t)v->from));
 	put(&p, "to_point", json_integer((json_int_t)v->to));
 	put(&p, "samples", json_integer((json_int_t)v->samples));
@@ -198,8 +198,10 @@ static json_t *verdict_json(const struct vt_analyze_report *r)
 	put(&p, "kind", json_string(key ? key : "unknown"));
 	put(&p, "name", json_string(name ? name : "unknown"));
 	put(&p, "headline", json_string(vt_soak_headline(v, line, sizeof(line))));
-	put(&p, "why", vt_json_text(vt_soak_why(v, why, sizeof(why))));
+	put(&p, "why", vt_json_text(vt_soak_why_as(v, r->metric_label, why, sizeof(why))));
 	put(&p, "metric", json_string((unsigned)m < VT_M_COUNT ? vt_metrics[m].key : "unknown"));
+	if (r->metric_label)
+		put(&p, "metric_label", vt_json_text(r->metric_label));
 	put(&p, "unit", json_string(vt_unit_name((unsigned)m < VT_M_COUNT ? vt_metrics[m].unit : VT_UNIT_BYTES)));
 	put(&p, "span", span_json(r));
 	put(&p, "noise_bytes", metric_value(m, v->noise));
@@ -465,14 +467,18 @@ static json_t *arm_json(const struct vt_cmp_arm *a)
 	return p.o;
 }
 
-static json_t *field_json(const struct vt_comparison *cmp, enum vt_metric f)
+static json_t *field_json(const struct vt_comparison *cmp, enum vt_metric f, const char *metric_label)
 {
 	struct put p = { json_object(), false };
 	json_t *arms = json_array();
 	size_t i;
 
 	put(&p, "key", json_string(vt_metrics[f].key));
-	put(&p, "label", json_string(vt_metrics[f].label));
+	/* the deciding metric under its own name when the arms are not recordings */
+	if (metric_label && cmp->narms && cmp->arms[0].verdict.metric == f)
+		put(&p, "label", vt_json_text(metric_label));
+	else
+		put(&p, "label", json_string(vt_metrics[f].label));
 	put(&p, "unit", json_string(vt_unit_name(vt_metrics[f].unit)));
 	for (i = 0; i < cmp->narms; i++) {
 		const struct vt_cmp_cell *cl = &cmp->arms[i].cell[f];
@@ -519,7 +525,7 @@ int vt_render_compare_json(FILE *out, const struct vt_compare_report *r)
 		append(arms, arm_json(&cmp->arms[i]), &p.failed);
 	for (f = 0; f < VT_M_COUNT; f++)
 		if (vt_metrics[f].flags & VT_MF_COMPARE)
-			append(fields, field_json(cmp, f), &p.failed);
+			append(fields, field_json(cmp, f, r->metric_label), &p.failed);
 	put(&p, "arms", arms);
 	put(&p, "fields", fields);
 	if (r->profile_diffs) {

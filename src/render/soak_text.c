@@ -122,12 +122,17 @@ static void print_header(FILE *out, const struct vt_analyze_report *r)
 	if (in->vitals_version[0])
 		fprintf(out, " (vitals %s)", in->vitals_version);
 	fputc('\n', out);
-	if (v->to > v->from && v->from < s->n)
+	if (v->to > v->from && v->from < s->n && s->pid[v->from] > 0)
 		fprintf(out, "  analysed   %s + %s (t+%s → t+%s), %zu sample%s, pid %d\n",
 			vt_fmt_utc(s->wall[v->from], false, a, sizeof(a)),
 			vt_fmt_span(v->t1 - v->t0, b, sizeof(b)), vt_fmt_span(v->t0, c, sizeof(c)),
 			vt_fmt_span(v->t1, d, sizeof(d)), v->samples, v->samples == 1 ? "" : "s",
 			(int)s->pid[v->from]);
+	else if (v->to > v->from && v->from < s->n)   /* not a process's (a Prometheus series) */
+		fprintf(out, "  analysed   %s + %s (t+%s → t+%s), %zu sample%s\n",
+			vt_fmt_utc(s->wall[v->from], false, a, sizeof(a)),
+			vt_fmt_span(v->t1 - v->t0, b, sizeof(b)), vt_fmt_span(v->t0, c, sizeof(c)),
+			vt_fmt_span(v->t1, d, sizeof(d)), v->samples, v->samples == 1 ? "" : "s");
 	else
 		fprintf(out, "  analysed   nothing: no samples\n");
 	fprintf(out, "  restarts   %d before the span · gaps %d inside it\n", v->restarts, v->gaps);
@@ -172,7 +177,8 @@ static void print_evidence(FILE *out, const struct vt_analyze_report *r, struct 
 	struct vt_soak_fact f[VT_SOAK_FACTS_MAX];
 	int n = vt_soak_facts(r, f, VT_SOAK_FACTS_MAX), i;
 
-	fprintf(out, "\nevidence (%s)\n", (unsigned)v->metric < VT_M_COUNT ? vt_metrics[v->metric].label : "?");
+	fprintf(out, "\nevidence (%s)\n", r->metric_label ? r->metric_label
+				     : (unsigned)v->metric < VT_M_COUNT ? vt_metrics[v->metric].label : "?");
 	print_quarters(out, v, u);
 	/* the drift sits under the quarters; the rest follows as label and text */
 	for (i = 0; i < n; i++) {
@@ -198,8 +204,8 @@ static double *means(const struct vt_series *s, enum vt_metric m, size_t from, s
 	return y;
 }
 
-static int add_spark(struct vt_table *t, const struct vt_series *s, enum vt_metric m, size_t from,
-		     size_t to, bool utf8)
+static int add_spark(struct vt_table *t, const struct vt_series *s, enum vt_metric m, const char *label,
+		     size_t from, size_t to, bool utf8)
 {
 	char line[SPARK_WIDTH * 3 + 1], lo_s[32], hi_s[32];
 	double lo = INFINITY, hi = -INFINITY;
@@ -222,7 +228,7 @@ static int add_spark(struct vt_table *t, const struct vt_series *s, enum vt_metr
 	/* a change the figures beside it cannot show is not drawn either */
 	vt_sparkline(line, sizeof(line), y, to - from, SPARK_WIDTH, utf8, strcmp(lo_s, hi_s) ? 0 : INFINITY);
 	free(y);
-	vt_table_cell(t, "%s", vt_metrics[m].label);
+	vt_table_cell(t, "%s", label ? label : vt_metrics[m].label);
 	vt_table_cell(t, "%s", line);
 	vt_table_cell(t, "min %s", lo_s);
 	vt_table_cell(t, "max %s", hi_s);
@@ -246,11 +252,11 @@ static int print_sparks(FILE *out, const struct vt_analyze_report *r)
 	vt_table_align(&t, 3, VT_RIGHT);
 	vt_table_align(&t, 2, VT_RIGHT);
 	if ((unsigned)v->metric < VT_M_COUNT)
-		rc |= add_spark(&t, s, v->metric, from, to, r->utf8);
+		rc |= add_spark(&t, s, v->metric, r->metric_label, from, to, r->utf8);
 	if (v->metric != VT_M_RSS_ANON)
-		rc |= add_spark(&t, s, VT_M_RSS_ANON, from, to, r->utf8);
+		rc |= add_spark(&t, s, VT_M_RSS_ANON, NULL, from, to, r->utf8);
 	if (v->metric != VT_M_VM_SWAP)
-		rc |= add_spark(&t, s, VT_M_VM_SWAP, from, to, r->utf8);
+		rc |= add_spark(&t, s, VT_M_VM_SWAP, NULL, from, to, r->utf8);
 	if (t.oom)
 		rc = -1;
 	vt_table_print(&t, out, 2, false);
@@ -418,7 +424,7 @@ int vt_render_analyze_text(FILE *out, const struct vt_analyze_report *r)
 	u = pick_tunit(v->t1);
 	print_header(out, r);
 	fprintf(out, "\nverdict: %s\n", vt_soak_headline(v, line, sizeof(line)));
-	if (vt_soak_why(v, why, sizeof(why))[0])
+	if (vt_soak_why_as(v, r->metric_label, why, sizeof(why))[0])
 		print_wrapped(out, why, 2, 100, 0);
 	print_evidence(out, r, u);
 	rc |= print_sparks(out, r);

@@ -360,9 +360,14 @@ const char *vt_soak_go_on(const struct vt_soak_verdict *v, char *buf, size_t cap
 
 const char *vt_soak_why(const struct vt_soak_verdict *v, char *buf, size_t cap)
 {
+	return vt_soak_why_as(v, NULL, buf, cap);
+}
+
+const char *vt_soak_why_as(const struct vt_soak_verdict *v, const char *name, char *buf, size_t cap)
+{
 	struct figs f = { .next = 0 };
 	enum vt_metric m = (unsigned)v->metric < VT_M_COUNT ? v->metric : VT_M_COMMITTED;
-	const char *label = vt_metrics[m].label;
+	const char *label = name ? name : vt_metrics[m].label;
 	double w = v->slope_window_s, hw = (v->slope_hi - v->slope_lo) / 2;
 	char pair[64], lacks[VT_SOAK_WHY_MAX / 2];
 

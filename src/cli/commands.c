@@ -16,5 +16,6 @@ const struct vt_command *const vt_commands[] = {
 	&vt_cmd_experiment,
 	&vt_cmd_serve,
 	&vt_cmd_demo,
+	&vt_cmd_caps,
 };
 const size_t vt_ncommands = sizeof(vt_commands) / sizeof(vt_commands[0]);

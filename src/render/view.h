@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "render/caps.h"
 #include "render/census.h"
 #include "render/heap.h"
 #include "render/render.h"
@@ -41,6 +42,7 @@ struct vt_view {
 	int (*analyze)(FILE *out, const struct vt_analyze_report *r);   /* csv: the series, a row per point */
 	int (*compare)(FILE *out, const struct vt_compare_report *r);
 	int (*census)(FILE *out, const struct vt_census_report *r);
+	int (*caps)(FILE *out, const struct vt_caps_report *r);
 };
 
 /* The view called name; NULL when there is none. */

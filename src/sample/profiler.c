@@ -186,6 +186,26 @@ static uint32_t tid_thread(struct profiler *pr, struct tid_info *ti)
 
 /* ---- locations ---- */
 
+/*
+ * Re-read the module list (a failed refresh keeps the old one).  When it changed
+ * (an exec, a dlopen) the pcs cached so far were named against the old modules,
+ * and the pcs seen since the change as in no module at all: forget them, or a pc
+ * first sampled in the moment after an exec stays unnamed for the whole run.
+ */
+static void refresh_modules(struct profiler *pr)
+{
+	struct vt_unwind_stats before, after;
+	struct vt_err err;
+
+	vt_unwinder_get_stats(pr->uw, &before);
+	vt_unwinder_refresh(pr->uw, &err);
+	vt_unwinder_get_stats(pr->uw, &after);
+	if (after.reports != before.reports && pr->pcs) {
+		memset(pr->pcs, 0, pr->pc_cap * sizeof(*pr->pcs));
+		pr->pc_n = 0;
+	}
+}
+
 static struct pc_slot *pc_cache_slot(struct profiler *pr, uint64_t key, bool *found)
 {
 	if ((pr->pc_n + 1) * 2 > pr->pc_cap) {
@@ -996,8 +1016,7 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 			exited = true;
 			break;
 		}
-		struct vt_err rerr;
-		vt_unwinder_refresh(pr.uw, &rerr);   /* a failed refresh keeps the old modules */
+		refresh_modules(&pr);
 		if (opts->progress)
 			opts->progress(opts->progress_ctx, (double)(now - t0) / 1e9, opts->duration_s,
 				       pr.p->meta.samples);

@@ -97,23 +97,23 @@ verdict_of() {  # the verdict kind of the series whose target label is $1
 	python3 - "$WORK/verdicts.json" "$1" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
-for s in j["series"]:
-    if s["labels"].get("target") == sys.argv[2]:
-        print(s["verdict"]["kind"])
+for doc in j:   # one vitals.analyze document per series; its recording.path is the series with its labels
+    if 'target="%s"' % sys.argv[2] in doc["recording"]["path"]:
+        print(doc["verdict"]["kind"])
         break
 else:
     print("missing")
 PY
 }
-check "three series, one verdict each" test "$(jq_py "$WORK/verdicts.json" 'len(j["series"])')" = 3
+check "three series, one verdict each" test "$(jq_py "$WORK/verdicts.json" 'len(j)')" = 3
 check "fleet-leak is a leak" test "$(verdict_of fleet-leak)" = leak
 check "fleet-step is a step" test "$(verdict_of fleet-step)" = step
 check "fleet-flat is a plateau" test "$(verdict_of fleet-flat)" = plateau
 leak_rate=$(python3 - "$WORK/verdicts.json" <<'PY'
 import json, sys
-for s in json.load(open(sys.argv[1]))["series"]:
-    if s["labels"].get("target") == "fleet-leak":
-        print(s["verdict"]["slope"]["bytes_per_s"])
+for doc in json.load(open(sys.argv[1])):
+    if 'target="fleet-leak"' in doc["recording"]["path"]:
+        print(doc["verdict"]["slope"]["bytes_per_s"])
 PY
 )
 echo "# fleet-leak: $leak_rate B/s through Prometheus (the target leaks 1048576 B/s)"
@@ -146,8 +146,8 @@ check "its restart is counted" grep -qE '^vitals_target_restarts_total\{[^}]*tar
 
 # ---- bad input ------------------------------------------------------------------------
 closed=$(free_port)
-expect_exit 2 "127.0.0.1:$closed|connect|refused" analyze --prometheus "http://127.0.0.1:$closed" --query up --range 1m
-expect_exit 2 "parse error|bad_data" analyze --prometheus "$PROM" --query 'foo{' --range 1m
+expect_exit 12 "127.0.0.1:$closed|connect|refused" analyze --prometheus "http://127.0.0.1:$closed" --query up --range 1m
+expect_exit 64 "parse error|bad_data" analyze --prometheus "$PROM" --query 'foo{' --range 1m
 expect_exit 2 "no series" analyze --prometheus "$PROM" --query 'no_such_metric_here' --range 1m
 expect_exit 64 "range" analyze --prometheus "$PROM" --query up --range banana
 echo "# scraped for $(($(date +%s) - started)) s"

@@ -279,14 +279,25 @@ size_t vt_prom_nsamples(const struct vt_prom *p)
 	return p->nsamples;
 }
 
-/* A value as both formats write it: integers exactly, others round-trip, infinities by name. */
+/*
+ * A value as both formats write it: integers exactly, infinities by name, others
+ * in the fewest digits that read back as the same double (0.08, not
+ * 0.080000000000000002), as Prometheus' own client libraries write them.
+ */
 static int append_value(struct vt_buf *b, double v)
 {
+	char text[32];
+
 	if (isinf(v))
 		return vt_buf_append(b, v > 0 ? "+Inf" : "-Inf", 4);
 	if (v == floor(v) && fabs(v) < 9007199254740992.0)
 		return vt_buf_appendf(b, "%.0f", v);
-	return vt_buf_appendf(b, "%.17g", v);
+	for (int digits = 15; digits <= 17; digits++) {
+		snprintf(text, sizeof(text), "%.*g", digits, v);
+		if (strtod(text, NULL) == v)
+			break;
+	}
+	return vt_buf_appendf(b, "%s", text);
 }
 
 int vt_prom_write(const struct vt_prom *p, enum vt_prom_format fmt, struct vt_buf *out)

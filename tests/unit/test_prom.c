@@ -99,15 +99,20 @@ static void test_prom__unknown_left_out_and_values(void)
 	CHECK(vt_prom_addl(p, "a", NAN, "k", "nan", NULL) == VT_OK);
 	CHECK(vt_prom_addl(p, "a", INFINITY, "k", "inf", NULL) == VT_OK);
 	CHECK(vt_prom_addl(p, "a", 0.1, "k", "tenth", NULL) == VT_OK);
+	CHECK(vt_prom_addl(p, "a", 0.1 + 0.2, "k", "sum", NULL) == VT_OK);
+	CHECK(vt_prom_addl(p, "a", 1.0 / 3, "k", "third", NULL) == VT_OK);
 	CHECK(vt_prom_addl(p, "a", 18446744073709551616.0, "k", "big", NULL) == VT_OK);
 	CHECK(vt_prom_addl(p, "a", -3, NULL) == VT_OK);
 	t = written(p, VT_PROM_TEXT);
+	/* the fewest digits that read back as the same double */
 	CHECK_STR(t, "# TYPE a gauge\n"
 		     "a{k=\"inf\"} +Inf\n"
-		     "a{k=\"tenth\"} 0.10000000000000001\n"
+		     "a{k=\"tenth\"} 0.1\n"
+		     "a{k=\"sum\"} 0.30000000000000004\n"
+		     "a{k=\"third\"} 0.3333333333333333\n"
 		     "a{k=\"big\"} 1.8446744073709552e+19\n"
 		     "a -3\n");
-	CHECK_EQ_U64(vt_prom_nsamples(p), 4);
+	CHECK_EQ_U64(vt_prom_nsamples(p), 6);
 	free(t);
 	vt_prom_free(p);
 }

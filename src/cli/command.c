@@ -236,11 +236,13 @@ static void print_exits(FILE *out, const struct vt_command *cmd)
 	char text[2048], buf[256];
 	size_t used, i;
 	bool usage_noted = false;
+	bool own_zero = cmd->exits && cmd->exits[0].status == 0;   /* a command may say what its 0 means */
 
-	used = (size_t)snprintf(text, sizeof(text), "exit status: 0 ok");
+	used = (size_t)snprintf(text, sizeof(text), "exit status:%s", own_zero ? "" : " 0 ok");
 	for (i = 0; cmd->exits && cmd->exits[i].status >= 0 && used < sizeof(text); i++) {
 		usage_noted |= cmd->exits[i].status == VT_EXIT_USAGE;
-		used += (size_t)snprintf(text + used, sizeof(text) - used, "; %d %s", cmd->exits[i].status,
+		used += (size_t)snprintf(text + used, sizeof(text) - used, "%s %d %s", i || !own_zero ? ";" : "",
+					 cmd->exits[i].status,
 					 vt_exit_meaning(cmd, cmd->exits[i].status, buf, sizeof(buf)));
 	}
 	if (used < sizeof(text))

@@ -42,9 +42,9 @@ start_named fleet-flat census_work --live 2000 --freed 2000 --big 0 --threads 1
 flat_pid=$TPID
 
 port=$(free_port)
-vitals serve --listen "127.0.0.1:$port" --name fleet-leak --name fleet-step --name fleet-flat \
+"$B/vitals" serve --listen "127.0.0.1:$port" --name fleet-leak --name fleet-step --name fleet-flat \
 	>"$WORK/serve.out" 2>"$WORK/serve.err" &
-serve_pid=$!
+serve_pid=$!   # vitals itself, not a subshell running the shell function: cleanup kills it
 PIDS+=("$serve_pid")
 for i in $(seq 50); do
 	curl -sf "http://127.0.0.1:$port/metrics" >"$WORK/m0" 2>/dev/null && break

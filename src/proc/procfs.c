@@ -180,3 +180,38 @@ int vt_sysfs_read(const struct vt_procfs *pfs, const char *name, struct vt_buf *
 				"'%s/%s' does not exist", pfs->sys_root, name);
 	return rc;
 }
+
+bool vt_procfs_read_small(const struct vt_procfs *pfs, pid_t pid, const char *file, char *out, size_t cap,
+			  size_t *len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%d/%s", (int)pid, file);
+	fd = openat(pfs->proc_fd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, out, cap - 1);
+	close(fd);
+	if (n < 0)
+		return false;
+	out[n] = '\0';
+	*len = (size_t)n;
+	return true;
+}
+
+bool vt_procfs_name_matches(const struct vt_procfs *pfs, pid_t pid, const char *comm, const char *name)
+{
+	char argv0[512];
+	const char *base;
+	size_t len;
+
+	if (strncmp(comm, name, 15) == 0 && (strlen(name) <= 15 || strlen(comm) == 15))
+		return true;
+	if (!vt_procfs_read_small(pfs, pid, "cmdline", argv0, sizeof(argv0), &len) || len == 0)
+		return false;
+	base = strrchr(argv0, '/');
+	base = base ? base + 1 : argv0;
+	return strcmp(base, name) == 0;
+}

@@ -68,6 +68,19 @@ int vt_pread_fd(int fd, const char *what, struct vt_buf *buf, struct vt_err *err
 /* Read a small file under the proc root ("uptime", "self/mountinfo"). */
 int vt_procfs_read(const struct vt_procfs *pfs, const char *name, struct vt_buf *buf,
 		   struct vt_err *err);
+/*
+ * Read a small file of process pid ("cmdline", "stat") into out, NUL-terminated,
+ * in one read of at most cap - 1 bytes (a longer file is cut); *len its length.
+ * false when it cannot be opened or read: the process is gone or hidden.  For
+ * the scans over every process, where an error per pid would be noise.
+ */
+bool vt_procfs_read_small(const struct vt_procfs *pfs, pid_t pid, const char *file, char *out, size_t cap,
+			  size_t *len);
+/*
+ * Whether process pid, whose comm is comm, is called name: its comm (at most 15
+ * bytes, so compared that far) or the base name of its argv[0].
+ */
+bool vt_procfs_name_matches(const struct vt_procfs *pfs, pid_t pid, const char *comm, const char *name);
 /* Read a small file under the sys root ("fs/cgroup/memory.max"). */
 int vt_sysfs_read(const struct vt_procfs *pfs, const char *name, struct vt_buf *buf,
 		  struct vt_err *err);

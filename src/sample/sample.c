@@ -99,7 +99,7 @@ static void read_uptime(struct reader *rd, const struct vt_proc_stat *st, struct
 		s->uptime_s = 0;
 }
 
-static void count_state(struct vt_thread_states *t, char state)
+void vt_thread_states_count(struct vt_thread_states *t, char state)
 {
 	t->total++;
 	switch (state) {
@@ -107,7 +107,7 @@ static void count_state(struct vt_thread_states *t, char state)
 	case 'S': t->sleeping++; break;
 	case 'D': t->disk++; break;
 	case 'T': case 't': t->stopped++; break;
-	case 'Z': t->zombie++; break;
+	case 'Z': case 'X': t->zombie++; break;
 	case 'I': t->idle++; break;
 	default: t->other++; break;
 	}
@@ -142,7 +142,7 @@ static void read_threads(struct reader *rd, struct vt_sample *s, bool want_sp,
 		if (vt_read_at(rd->fd, name, &rd->buf, NULL) != VT_OK ||
 		    vt_proc_stat_parse(rd->buf.data, rd->buf.len, &ts, NULL) != VT_OK)
 			continue;
-		count_state(&s->threads, ts.state);
+		vt_thread_states_count(&s->threads, ts.state);
 		if (!want_sp)
 			continue;
 		snprintf(name, sizeof(name), "task/%d/syscall", (int)tids[i]);

@@ -40,10 +40,13 @@ struct vt_thread_states {
 	int sleeping;           /* S */
 	int disk;               /* D uninterruptible */
 	int stopped;            /* T t */
-	int zombie;             /* Z */
+	int zombie;             /* Z X */
 	int idle;               /* I */
 	int other;
 };
+
+/* Count one thread of stat state letter state. */
+void vt_thread_states_count(struct vt_thread_states *t, char state);
 
 struct vt_sample {
 	/* identity */

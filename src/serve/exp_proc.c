@@ -77,20 +77,6 @@ void exp_proc_close(struct exp_proc *p)
 	free(p);
 }
 
-static void count_state(struct vt_thread_states *t, char state)
-{
-	t->total++;
-	switch (state) {
-	case 'R': t->running++; break;
-	case 'S': t->sleeping++; break;
-	case 'D': t->disk++; break;
-	case 'T': case 't': t->stopped++; break;
-	case 'Z': case 'X': t->zombie++; break;
-	case 'I': t->idle++; break;
-	default: t->other++; break;
-	}
-}
-
 /* "Max open files            1024                 1048576              files" */
 static double max_open_files(const char *text)
 {
@@ -251,7 +237,7 @@ int exp_proc_read(struct vt_exporter *x, struct exp_target *t, struct exp_proc *
 	rows = vt_thread_watch_rows(p->watch, &n);
 	memset(&p->states, 0, sizeof(p->states));
 	for (i = 0; i < n; i++)
-		count_state(&p->states, rows[i].state);
+		vt_thread_states_count(&p->states, rows[i].state);
 	if ((rc = exp_threads_update(t, p, rows, n, csw, err)) != VT_OK)
 		return rc;
 

@@ -27,43 +27,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A small file of process pid under the proc root, NUL-terminated; false unreadable. */
-static bool read_small(const struct vt_procfs *pfs, pid_t pid, const char *file, char *out, size_t cap,
-		       size_t *len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%d/%s", (int)pid, file);
-	fd = openat(pfs->proc_fd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, out, cap - 1);
-	close(fd);
-	if (n < 0)
-		return false;
-	out[n] = '\0';
-	*len = (size_t)n;
-	return true;
-}
-
-/* comm is at most 15 bytes: compare that much; else the basename of argv[0]. */
-static bool name_matches(const struct vt_procfs *pfs, pid_t pid, const char *comm, const char *name)
-{
-	char argv0[512];
-	const char *base;
-	size_t len;
-
-	if (strncmp(comm, name, 15) == 0 && (strlen(name) <= 15 || strlen(comm) == 15))
-		return true;
-	if (!read_small(pfs, pid, "cmdline", argv0, sizeof(argv0), &len) || len == 0)
-		return false;
-	base = strrchr(argv0, '/');
-	base = base ? base + 1 : argv0;
-	return strcmp(base, name) == 0;
-}
-
 struct pidset {
 	pid_t *v;     /* owned */
 	size_t n, cap;
@@ -115,7 +78,7 @@ static int scan_name(struct vt_exporter *x, const char *name, struct pidset *out
 		long v = strtol(de->d_name, &end, 10);
 
 		if (*end || v <= 0 || (pid_t)v == x->self ||
-		    !read_small(x->pfs, (pid_t)v, "stat", text, sizeof(text), &len) ||
+		    !vt_procfs_read_small(x->pfs, (pid_t)v, "stat", text, sizeof(text), &len) ||
 		    vt_proc_stat_parse(text, len, &st, NULL) != VT_OK)
 			continue;
 		if (st.flags & VT_PF_KTHREAD) {
@@ -123,7 +86,7 @@ static int scan_name(struct vt_exporter *x, const char *name, struct pidset *out
 				*skipped = "kernel_thread";
 			continue;
 		}
-		if (!name_matches(x->pfs, (pid_t)v, st.comm, name))
+		if (!vt_procfs_name_matches(x->pfs, (pid_t)v, st.comm, name))
 			continue;
 		if (st.state == 'Z' || st.state == 'X') {
 			*skipped = "zombie";

@@ -22,31 +22,11 @@
 
 extern char **environ;
 
-static bool read_small(const struct vt_procfs *pfs, pid_t pid, const char *file, char *out,
-		       size_t cap, size_t *len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%d/%s", (int)pid, file);
-	fd = openat(pfs->proc_fd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, out, cap - 1);
-	close(fd);
-	if (n < 0)
-		return false;
-	out[n] = '\0';
-	*len = (size_t)n;
-	return true;
-}
-
 bool vt_follow_cmdline(const struct vt_procfs *pfs, pid_t pid, char *out, size_t cap)
 {
 	size_t len, i;
 
-	if (!read_small(pfs, pid, "cmdline", out, cap, &len) || len == 0)
+	if (!vt_procfs_read_small(pfs, pid, "cmdline", out, cap, &len) || len == 0)
 		return false;
 	while (len > 0 && out[len - 1] == '\0')
 		len--;
@@ -62,7 +42,7 @@ static bool read_stat(const struct vt_procfs *pfs, pid_t pid, struct vt_proc_sta
 	char text[1024];
 	size_t len;
 
-	return read_small(pfs, pid, "stat", text, sizeof(text), &len) &&
+	return vt_procfs_read_small(pfs, pid, "stat", text, sizeof(text), &len) &&
 	       vt_proc_stat_parse(text, len, st, NULL) == VT_OK;
 }
 
@@ -71,22 +51,6 @@ uint64_t vt_follow_start_ticks(const struct vt_procfs *pfs, pid_t pid)
 	struct vt_proc_stat st;
 
 	return read_stat(pfs, pid, &st) ? st.start_ticks : 0;
-}
-
-/* comm is at most 15 bytes: compare that much; else the basename of argv[0]. */
-static bool name_matches(const struct vt_procfs *pfs, pid_t pid, const char *comm, const char *name)
-{
-	char argv0[512];
-	const char *base;
-	size_t len;
-
-	if (strncmp(comm, name, 15) == 0 && (strlen(name) <= 15 || strlen(comm) == 15))
-		return true;
-	if (!read_small(pfs, pid, "cmdline", argv0, sizeof(argv0), &len) || len == 0)
-		return false;
-	base = strrchr(argv0, '/');
-	base = base ? base + 1 : argv0;
-	return strcmp(base, name) == 0;
 }
 
 struct match {
@@ -102,7 +66,7 @@ static bool key_matches(const struct vt_procfs *pfs, const struct vt_follow_key 
 	if (st->state == 'Z' || st->state == 'X' || st->start_ticks < key->min_start_ticks)
 		return false;
 	if (key->name)
-		return name_matches(pfs, pid, st->comm, key->name);
+		return vt_procfs_name_matches(pfs, pid, st->comm, key->name);
 	return key->cmdline[0] && vt_follow_cmdline(pfs, pid, cmdline, sizeof(cmdline)) &&
 	       strcmp(cmdline, key->cmdline) == 0;
 }

@@ -33,11 +33,12 @@ check() {
 vitals() { "$B/vitals" "$@"; }
 
 # start_target NAME [ARGS...]: env vars may be set by the caller with `env`.
+# ARGV0=NAME runs it under that name (its comm and argv[0]), as a service would be.
 start_target() {
 	local name=$1
 	shift
 	TRUTH=$WORK/$name.$RANDOM.truth
-	"$T/targets/$name" --truth "$TRUTH" "$@" >"$WORK/$name.out" 2>&1 &
+	(exec -a "${ARGV0:-$T/targets/$name}" "$T/targets/$name" --truth "$TRUTH" "$@" >"$WORK/$name.out" 2>&1) &
 	TPID=$!
 	PIDS+=("$TPID")
 	local i

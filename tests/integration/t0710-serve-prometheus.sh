@@ -23,22 +23,9 @@ check "the rules' own tests pass (promtool test rules)" promtool test rules "$SR
 check "promtool accepts contrib/prometheus.yml" promtool check config "$SRC/contrib/prometheus.yml"
 
 # ---- three targets under names of their own (argv[0]) --------------------------
-start_named() {  # NAME TARGET ARGS...: $T/targets/TARGET run as NAME; its pid in $TPID
-	local name=$1 target=$2
-	shift 2
-	(exec -a "$name" "$T/targets/$target" --seconds 600 "$@" >"$WORK/$name.out" 2>&1) &
-	TPID=$!
-	PIDS+=("$TPID")
-	local i
-	for i in $(seq 50); do
-		grep -q '^pid ' "$WORK/$name.out" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	fail "target $name did not start"
-}
-start_named fleet-leak slow_leak --rate-kb-per-s 1024 --truth "$WORK/leak.truth"
-start_named fleet-step step_growth --step-at 22 --step-mb 64 --truth "$WORK/step.truth"
-start_named fleet-flat census_work --live 2000 --freed 2000 --big 0 --threads 1
+ARGV0=fleet-leak start_target slow_leak --seconds 600 --rate-kb-per-s 1024
+ARGV0=fleet-step start_target step_growth --seconds 600 --step-at 22 --step-mb 64
+ARGV0=fleet-flat start_target census_work --seconds 600 --live 2000 --freed 2000 --big 0 --threads 1
 flat_pid=$TPID
 
 port=$(free_port)
@@ -135,7 +122,7 @@ sleep 1
 curl -sf "http://127.0.0.1:$port/metrics" >"$WORK/m1"
 check "a target whose process exited is down" \
 	grep -qE '^vitals_target_up\{[^}]*target="fleet-flat"[^}]*\} 0$' "$WORK/m1"
-start_named fleet-flat census_work --live 2000 --freed 2000 --big 0 --threads 1
+ARGV0=fleet-flat start_target census_work --seconds 600 --live 2000 --freed 2000 --big 0 --threads 1
 for i in $(seq 30); do
 	curl -sf "http://127.0.0.1:$port/metrics" >"$WORK/m2"
 	grep -qE '^vitals_target_up\{[^}]*target="fleet-flat"[^}]*\} 1$' "$WORK/m2" && break

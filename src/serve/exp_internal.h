@@ -59,6 +59,14 @@ struct exp_thread {
 };
 
 /* One process of a target, and what is held open for it. */
+/* Parts of a process that may be refused to vitals, each left out of the scrape then. */
+enum exp_part {
+	EXP_PART_FDS,                 /* fd/: open fds, listening sockets (ptrace read access) */
+	EXP_PART_MAPS,                /* maps: arenas, 64 MiB heaps, the allocator (ptrace read access) */
+	EXP_PART_HEAP,                /* the allocator's figures, by the agent or a ptrace probe */
+	EXP_PART_COUNT
+};
+
 struct exp_proc {
 	pid_t pid;
 	uint64_t start_ticks;         /* stat (22) */
@@ -100,6 +108,9 @@ struct exp_proc {
 	double heap_at;               /* monotonic time of the figures */
 	enum vt_heap_method heap_method;
 	double heap_live, heap_free, heap_total, heap_keepcost;   /* NAN unknown */
+
+	const char *unread[EXP_PART_COUNT];   /* why that part could not be read (exp_reason);
+	                                       * NULL: read, or not tried */
 };
 
 struct exp_target {
@@ -178,5 +189,9 @@ int exp_target_resolve(struct vt_exporter *x, struct exp_target *t, double now, 
 /* Drop process i of t (it is gone, or no longer the target's). */
 void exp_target_drop(struct exp_target *t, size_t i, bool lost);
 void exp_target_release(struct exp_target *t);
+
+/* Why something of a process could not be read, as a fixed word for a label value:
+ * permission, kernel_thread, zombie, not_a_process, gone, unsupported, error. */
+const char *exp_reason(int code);
 
 #endif

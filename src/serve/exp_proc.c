@@ -93,11 +93,15 @@ static void read_slow(struct vt_exporter *x, struct exp_proc *p, double now)
 {
 	uint64_t *inodes;
 	size_t n, nfds;
+	struct vt_err e;
+	int rc;
 
 	p->next_slow = now + EXP_SLOW_EVERY_S;
 	if (vt_read_at(p->dirfd, "limits", &x->buf, NULL) == VT_OK)
 		p->max_fds = max_open_files(x->buf.data);
-	if (vt_proc_fds(p->dirfd, true, &inodes, &n, &nfds, NULL) == VT_OK) {
+	rc = vt_proc_fds(p->dirfd, true, &inodes, &n, &nfds, &e);
+	p->unread[EXP_PART_FDS] = rc == VT_OK || rc == VT_E_GONE ? NULL : exp_reason(rc);
+	if (rc == VT_OK) {
 		free(p->sock_inodes);
 		p->sock_inodes = inodes;
 		p->nsock_inodes = n;
@@ -155,6 +159,7 @@ static void read_maps(struct vt_exporter *x, struct exp_proc *p)
 		if (rc == VT_OK)
 			rc = vt_maps_parse(x->buf.data, x->buf.len, &maps, NULL);
 	}
+	p->unread[EXP_PART_MAPS] = rc == VT_OK || rc == VT_E_GONE ? NULL : exp_reason(rc);
 	if (rc != VT_OK) {
 		vt_region_list_release(&maps);
 		p->maps_vmsize = p->st.vm_size;   /* refused: not again until it changes */
@@ -189,8 +194,12 @@ static void read_heap(struct vt_exporter *x, struct exp_proc *p, double now)
 		/* no agent without ptrace, or refused: lasting; the rest is tried at the next heap time */
 		if (e.code == VT_E_PERM || e.code == VT_E_UNSUPPORTED || (!x->heap_ptrace && e.code == VT_E_NOTFOUND))
 			p->heap_off = true;
+		/* without --heap-ptrace, no agent is no refusal: heap_source_info says none */
+		if (x->heap_ptrace)
+			p->unread[EXP_PART_HEAP] = exp_reason(e.code);
 		return;
 	}
+	p->unread[EXP_PART_HEAP] = NULL;
 	p->heap_have = true;
 	p->heap_at = vt_mono_s();
 	p->heap_method = h.method;

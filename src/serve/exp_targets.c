@@ -162,10 +162,11 @@ static pid_t pidfile_read(const char *path, const char **why)
 	return (pid_t)v;
 }
 
-static const char *reason_of(int code)
+const char *exp_reason(int code)
 {
 	switch (code) {
 	case VT_E_PERM: return "permission";
+	case VT_E_UNSUPPORTED: return "unsupported";
 	case VT_E_KTHREAD: return "kernel_thread";
 	case VT_E_ZOMBIE: return "zombie";
 	case VT_E_USAGE: return "not_a_process";
@@ -184,7 +185,7 @@ static int adopt(struct vt_exporter *x, struct exp_target *t, pid_t pid, const c
 	if ((rc = exp_proc_open(x, pid, &p, &e)) != VT_OK) {
 		if (rc == VT_E_NOMEM)
 			return vt_err_set(err, rc, ENOMEM, "%s", e.msg);
-		*why = reason_of(rc);
+		*why = exp_reason(rc);
 		return VT_OK;
 	}
 	if (!(grown = realloc(t->procs, (t->nprocs + 1) * sizeof(*grown)))) {

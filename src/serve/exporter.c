@@ -34,6 +34,9 @@ static const struct family families[] = {
 	  "Why a target is down (reason: not_found, gone, permission, zombie, kernel_thread, bad_pidfile, "
 	  "not_a_process, cgroup_gone, error)" },
 	{ "vitals_target_processes", VT_PROM_GAUGE, NULL, "Processes the target resolved to" },
+	{ "vitals_target_unread_info", VT_PROM_GAUGE, NULL,
+	  "A part of the target vitals could not read, its figures left out (part: fds, maps, heap; reason: "
+	  "permission, unsupported, error); vitals caps PID says what grants it" },
 	{ "vitals_target_restarts", VT_PROM_COUNTER, NULL,
 	  "Times one of the target's processes left it and another came (a restart)" },
 	{ "vitals_target_info", VT_PROM_GAUGE, NULL, "The target's first process: comm and allocator" },
@@ -434,6 +437,22 @@ static void emit_listen(struct emit *em, const struct exp_target *t)
 	}
 }
 
+/* The parts some process of t refused, with the first reason given. */
+static void emit_unread(struct emit *em, const struct exp_target *t)
+{
+	static const char *const parts[EXP_PART_COUNT] = {
+		[EXP_PART_FDS] = "fds", [EXP_PART_MAPS] = "maps", [EXP_PART_HEAP] = "heap",
+	};
+
+	for (int k = 0; k < EXP_PART_COUNT; k++)
+		for (size_t i = 0; i < t->nprocs; i++)
+			if (t->procs[i]->unread[k]) {
+				PUT2(em, "vitals_target_unread_info", 1, "part", parts[k], "reason",
+				     t->procs[i]->unread[k]);
+				break;
+			}
+}
+
 static void emit_target(struct emit *em, struct vt_exporter *x, struct exp_target *t, double now, double boot_s)
 {
 	em->target = t->label;
@@ -441,6 +460,7 @@ static void emit_target(struct emit *em, struct vt_exporter *x, struct exp_targe
 	if (t->nprocs == 0)
 		PUT1(em, "vitals_target_error_info", 1, "reason", t->reason ? t->reason : "not_found");
 	PUT0(em, "vitals_target_processes", (double)t->nprocs);
+	emit_unread(em, t);
 	PUT0(em, "vitals_target_restarts", (double)t->restarts);
 	if (t->nprocs > 0) {
 		const struct exp_proc *p = t->procs[0];

@@ -23,11 +23,13 @@ command -v curl >/dev/null || skip "curl is needed (scripts/deps.sh --test)"
 # a bcrypt hash (cost 4) of the password "pw", made by libxcrypt's crypt_r
 PW_HASH='$2b$04$qbntsOR7fkxLECMbwmKEBuUZIOh2GkFH8jnQT6y1k7BqvLEjs/i7.'
 
-# start_serve ARGS...: vitals serve on a free loopback port; sets SPID, URL (no /metrics)
+# start_serve ARGS...: vitals serve on a free loopback port, as the command in AS_USER
+# (an array, default none: this user); sets SPID, URL (no /metrics)
+AS_USER=()
 start_serve() {
 	local log=$WORK/serve.$RANDOM.err i
 	: >"$log"                   # there before the background job opens it
-	"$B/vitals" serve --listen 127.0.0.1:0 "$@" 2>"$log" &
+	"${AS_USER[@]}" "$B/vitals" serve --listen 127.0.0.1:0 "$@" 2>"$log" &
 	SPID=$!
 	PIDS+=("$SPID")
 	for i in $(seq 100); do
@@ -141,6 +143,27 @@ exec 5>&- 6>&-
 check "the stalled connections were closed after ${held} s (timeout 10 s)" test "$held" -ge 8 -a "$held" -le 16
 check "  the one mid-header got no response" test ! -s "$WORK/stalled"
 stop_serve TERM
+
+# ---- another user's process: what cannot be read is named, the rest is there -------
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+	AS_USER=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	start_serve --pid "$P" --heap-ptrace
+	AS_USER=()
+	check "as nobody: a root process's scrape -> 200" test "$(req "$URL/metrics")" = 200
+	check "  it is up, with its memory" grep -qE '^process_resident_memory_bytes\{target="[^"]*"\} [1-9]' "$WORK/body"
+	for part in fds maps; do
+		check "  its $part are named unread for permission" \
+			grep -qE "^vitals_target_unread_info\{[^}]*part=\"$part\",reason=\"permission\"\} 1$" "$WORK/body"
+	done
+	check "  no figure made up for them" \
+		test -z "$(grep -E '^(process_open_fds|vitals_glibc_arenas|vitals_heap_live_bytes)\{' "$WORK/body")"
+	stop_serve TERM
+	start_serve --pid "$P"
+	check "as root: nothing unread" test -z "$(req "$URL/metrics" >/dev/null; grep '^vitals_target_unread_info{' "$WORK/body")"
+	stop_serve TERM
+else
+	echo "# not root or no setpriv: another user's case not run"
+fi
 
 # ---- one address cannot take every connection ----------------------------------------
 # :0 listens on IPv6 and IPv4 at once, so ::1 and 127.0.0.1 are two clients

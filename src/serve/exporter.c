@@ -114,6 +114,15 @@ int vt_exporter_open(const struct vt_procfs *pfs, const struct vt_exporter_confi
 			return rc;
 		}
 		x->ntargets++;
+		/* one label, one set of series: two targets under one would collide in Prometheus */
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(x->targets[j].label, x->targets[i].label) == 0) {
+				vt_err_set(err, VT_E_USAGE, 0, "targets %zu and %zu are both labelled '%s'", j + 1,
+					   i + 1, x->targets[i].label);
+				vt_err_hint(err, "their series would collide: give one of them --label NAME");
+				vt_exporter_close(x);
+				return VT_E_USAGE;
+			}
 	}
 	*out = x;
 	return VT_OK;

@@ -62,7 +62,7 @@ struct vt_exporter;
 /*
  * Check the targets (a pid that does not exist now is an error here, a name
  * that matches nothing yet is not: it is up 0 until it appears).  Errors:
- * VT_E_NOPROC, VT_E_KTHREAD, VT_E_USAGE (a cgroup that does not exist),
+ * VT_E_NOPROC, VT_E_KTHREAD, VT_E_USAGE (a cgroup that does not exist, two targets with one label),
  * VT_E_NOMEM.
  */
 int vt_exporter_open(const struct vt_procfs *pfs, const struct vt_exporter_config *cfg,

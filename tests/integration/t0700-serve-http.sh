@@ -260,6 +260,8 @@ start_fails 64 "in brackets" --pid "$P" --listen ::1:9464
 start_fails 64 "no target" --listen 127.0.0.1:0
 start_fails 64 "names the target given before it" --label x --pid "$P" --listen 127.0.0.1:0
 start_fails 64 "needs? --heap-ptrace|give both" --pid "$P" --heap-every 5m --listen 127.0.0.1:0
+start_fails 64 "both labelled .vt-dup." --name vt-dup --name vt-dup --listen 127.0.0.1:0
+start_fails 64 "both labelled .churn." --pid "$P" --label churn --name churn --listen 127.0.0.1:0
 start_fails 3 "" --pid 999999999 --listen 127.0.0.1:0
 kt=$(kernel_thread)
 [ -n "$kt" ] && start_fails 6 "" --pid "$kt" --listen 127.0.0.1:0

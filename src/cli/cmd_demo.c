@@ -243,7 +243,10 @@ static void print_next_steps(void)
 	       "    vitals analyze before.db           leak, plateau, step or still settling, with evidence\n"
 	       "    vitals compare before.db after.db  A/B on the settled windows (--html for charts)\n"
 	       "    vitals experiment --for 1h --arm default --arm cap2:MALLOC_ARENA_MAX=2 -- CMD ARGS\n"
-	       "                                       the same command under each arm, soaked and compared\n");
+	       "                                       the same command under each arm, soaked and compared\n"
+	       "    vitals census PID                  what fills the heap: live and free chunks, what they hold\n"
+	       "    vitals serve --pid PID             memory, allocator and CPU figures for Prometheus (:9464)\n"
+	       "    vitals caps PID                    what works on this host, and what grants the rest\n");
 }
 
 /* The story once both soaks are done and both targets still run. */

@@ -5,7 +5,10 @@
  * missing): with no connection open it sleeps in epoll_wait without a
  * timeout, so an idle exporter costs nothing; a client that connects and
  * says nothing holds one of CONN_LIMIT slots (CONN_PER_IP from one address)
- * for CONN_TIMEOUT_S at most, and never the thread.  The listen socket is bound here, not by libmicrohttpd,
+ * until it has been idle for CONN_TIMEOUT_S, and never the thread.  (The
+ * timeout is libmicrohttpd's, of inactivity: a client that sends a header
+ * byte every few seconds keeps its slot until CONN_MEMORY fills; the
+ * per-address limit is what leaves room for the scrapers then.)  The listen socket is bound here, not by libmicrohttpd,
  * so that "localhost:9464", "[::1]:9464", ":9464" (both families) and port 0
  * all work and the address actually bound can be reported.
  *
@@ -16,6 +19,8 @@
  */
 #include "serve/http.h"
 #include "serve/web_config.h"
+
+#include "base/clock.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -43,6 +48,7 @@
 #define BODY_MAX (256u * 1024 * 1024)    /* largest /metrics body */
 #define GZIP_MIN 1024                    /* smaller bodies go as they are */
 #define REALM "vitals"
+#define BCRYPT_SHARE 4                   /* bcrypt may have 1/BCRYPT_SHARE of the thread's time */
 
 struct vt_http {
 	struct MHD_Daemon *daemon;
@@ -51,6 +57,7 @@ struct vt_http {
 	char **verified;                     /* per user: the last password that matched its
 	                                      * hash (bcrypt costs ~50 ms; a scraper sends the
 	                                      * same one every time), NULL none */
+	double bcrypt_next;                  /* monotonic: no bcrypt run before then (bcrypt_allowed) */
 	char address[INET6_ADDRSTRLEN + 8];  /* "127.0.0.1:9464", "[::1]:9464" */
 	int starting;                        /* 1 while MHD_start_daemon runs: its log is kept */
 	char start_log[320];                 /* libmicrohttpd's messages while starting, joined */
@@ -356,6 +363,28 @@ static bool gzip_body(struct vt_buf *body)
 }
 
 /*
+ * Check password against hash with bcrypt, unless bcrypt has had its share
+ * of the server's one thread: each run costs ~50 ms (more at a higher cost),
+ * and a client trying passwords would otherwise queue every scrape behind
+ * them.  After a run of d seconds the next waits (BCRYPT_SHARE - 1) * d; a
+ * password asked for meanwhile is refused unchecked (401: try again).  The
+ * scraper's password, once it matched, is checked from verified[] without
+ * bcrypt, so scrapes go on while someone guesses.
+ */
+static bool bcrypt_ok(struct vt_http *s, const char *hash, const char *password)
+{
+	double t0 = vt_mono_s(), t1;
+	bool ok;
+
+	if (t0 < s->bcrypt_next)
+		return false;
+	ok = vt_web_password_ok(hash, password);
+	t1 = vt_mono_s();
+	s->bcrypt_next = t1 + (BCRYPT_SHARE - 1) * (t1 - t0);
+	return ok;
+}
+
+/*
  * Basic auth: true when the request's user and password match.  An unknown
  * user costs a bcrypt run too (against the first user's hash), so timing
  * does not tell which names exist.
@@ -373,7 +402,7 @@ static bool authorized(struct vt_http *s, struct MHD_Connection *c)
 		if (strcmp(s->wc.users[i].name, user) == 0)
 			break;
 	if (i == s->wc.nusers) {
-		vt_web_password_ok(s->wc.users[0].hash, pass);
+		bcrypt_ok(s, s->wc.users[0].hash, pass);
 		goto out;
 	}
 	n = strlen(pass);
@@ -381,7 +410,7 @@ static bool authorized(struct vt_http *s, struct MHD_Connection *c)
 		ok = true;
 		goto out;
 	}
-	ok = vt_web_password_ok(s->wc.users[i].hash, pass);
+	ok = bcrypt_ok(s, s->wc.users[i].hash, pass);
 	if (ok) {
 		if (s->verified[i])
 			explicit_bzero(s->verified[i], strlen(s->verified[i]));

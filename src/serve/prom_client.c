@@ -23,13 +23,17 @@ double vt_prom_default_step(double range_s)
 
 const char *vt_prom_url_shown(const char *url, char *buf, size_t cap)
 {
-	const char *host = strstr(url, "://"), *at, *colon, *end;
+	const char *host = strstr(url, "://"), *at, *colon;
 
 	if (!cap)
 		return buf;
 	host = host ? host + 3 : url;
-	end = host + strcspn(host, "/?#");
-	at = memrchr(host, '@', (size_t)(end - host));
+	/*
+	 * The last '@' anywhere, not only before the first '/', '?' or '#': a password
+	 * with one of those unescaped makes no usable URL, and the message that says
+	 * so must not show it.  (A path with ':' and '@' is cut too: safe, if odd.)
+	 */
+	at = strrchr(host, '@');
 	colon = at ? memchr(host, ':', (size_t)(at - host)) : NULL;
 	if (!colon) {
 		snprintf(buf, cap, "%s", url);

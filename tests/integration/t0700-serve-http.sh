@@ -58,6 +58,18 @@ req() {
 	curl -s -o "$WORK/body" -D "$WORK/head" -w '%{http_code}' --max-time 10 "$@"
 }
 header() { tr -d '\r' <"$WORK/head" | sed -nE "s/^$1: //Ip" | head -1; }
+# req_fresh ARGS...: req with a password the server has not matched yet; bcrypt gets a
+# quarter of the server's time, so one asked for just after another run may get 401
+# unchecked: a scraper tries again, and so does this, 5 times at most
+req_fresh() {
+	local code i
+	for i in 1 2 3 4 5; do
+		code=$(req "$@")
+		[ "$code" != 401 ] && break
+		sleep 0.2
+	done
+	echo "$code"
+}
 
 # start_fails STATUS PATTERN ARGS...: vitals serve ARGS exits STATUS at start, saying PATTERN
 start_fails() {
@@ -202,7 +214,7 @@ check "  WWW-Authenticate: Basic realm=\"vitals\"" test "$(header WWW-Authentica
 check "wrong password -> 401" test "$(req -u prom:wrong "$URL/metrics")" = 401
 check "unknown user -> 401" test "$(req -u mallory:pw "$URL/metrics")" = 401
 check "empty password -> 401" test "$(req -u prom: "$URL/metrics")" = 401
-check "right password -> 200" test "$(req -u prom:pw "$URL/metrics")" = 200
+check "right password -> 200" test "$(req_fresh -u prom:pw "$URL/metrics")" = 200
 check "  again (the remembered password) -> 200" test "$(req -u prom:pw "$URL/metrics")" = 200
 check "  then a wrong one -> 401" test "$(req -u prom:pw2 "$URL/metrics")" = 401
 check "/healthz needs it too -> 401" test "$(req "$URL/healthz")" = 401
@@ -228,7 +240,7 @@ if command -v openssl >/dev/null; then
 	start_serve --pid "$P" --web-config "$WORK/tls/web.yml"
 	check "it says https" grep -q '^https://' <<<"$URL"
 	check "https with --cacert and the password -> 200" \
-		test "$(req --cacert "$WORK/tls/s.crt" -u prom:pw "$URL/metrics")" = 200
+		test "$(req_fresh --cacert "$WORK/tls/s.crt" -u prom:pw "$URL/metrics")" = 200
 	check "  the exposition" grep -q '# TYPE' "$WORK/body"
 	check "https without the password -> 401" test "$(req --cacert "$WORK/tls/s.crt" "$URL/metrics")" = 401
 	check "plain HTTP on the TLS port gets nothing" test "$(req "http://${URL#https://}/metrics")" = 000

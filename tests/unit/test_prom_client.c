@@ -393,6 +393,10 @@ static void test_prom__url_shown_hides_the_password(void)
 	CHECK_STR(vt_prom_url_shown("https://user@host", buf, sizeof(buf)), "https://user@host");
 	CHECK_STR(vt_prom_url_shown("http://u:p@ss@host/x", buf, sizeof(buf)), "http://u@host/x");
 	CHECK_STR(vt_prom_url_shown("http://host/a@b:c", buf, sizeof(buf)), "http://host/a@b:c");
+	/* a password with an unescaped '?', '#' or '/' is no URL, and still never shown */
+	CHECK_STR(vt_prom_url_shown("http://admin:se?cret@127.0.0.1:1", buf, sizeof(buf)), "http://admin@127.0.0.1:1");
+	CHECK_STR(vt_prom_url_shown("http://admin:se#c/ret@h:9090/p", buf, sizeof(buf)), "http://admin@h:9090/p");
+	CHECK_STR(vt_prom_url_shown("admin:pw@host", buf, sizeof(buf)), "admin@host");
 }
 
 static void test_prom__bad_urls_are_usage(void)

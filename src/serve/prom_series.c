@@ -346,6 +346,12 @@ int vt_prom_parse_range(const char *body, size_t len, long http_status, double s
 	}
 	keep_warnings(root, out);
 	n = json_array_size(result);
+	if (n > VT_PROM_SERIES_MAX) {
+		rc = vt_err_set(err, VT_E_USAGE, 0, "the query returned %zu series; vitals gives a verdict on "
+				"%d at most", n, VT_PROM_SERIES_MAX);
+		vt_err_hint(err, "narrow it with labels ({job=\"api\"}) or aggregate (max by (instance) (...))");
+		goto out;
+	}
 	if (n && !(out->series = calloc(n, sizeof(*out->series)))) {
 		rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory reading the Prometheus answer");
 		goto out;

@@ -63,6 +63,8 @@ struct vt_prom_answer {
 
 /* Bodies larger than this are refused (prom_client.c caps the download at it). */
 #define VT_PROM_BODY_MAX (256u << 20)
+/* Series in one answer at most: a verdict each is for reading, not for a whole fleet's labels. */
+#define VT_PROM_SERIES_MAX 1000
 
 /*
  * Parse body (len bytes, need not be NUL-terminated) as the answer to a

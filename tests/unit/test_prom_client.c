@@ -259,6 +259,28 @@ static void test_prom__empty_result_is_no_series(void)
 	vt_prom_answer_release(&a);
 }
 
+/* More series than a verdict each is meant for: refused before anything is allocated for them. */
+static void test_prom__too_many_series(void)
+{
+	static const char head[] = "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[";
+	static const char one[] = "{\"metric\":{},\"values\":[]}";
+	size_t cap = sizeof(head) + (VT_PROM_SERIES_MAX + 1) * sizeof(one) + 8, len = 0;
+	char *body = malloc(cap);
+	struct vt_prom_answer a;
+	struct vt_err err;
+
+	CHECK(body != NULL);
+	len += (size_t)snprintf(body + len, cap - len, "%s", head);
+	for (int i = 0; i <= VT_PROM_SERIES_MAX; i++)
+		len += (size_t)snprintf(body + len, cap - len, "%s%s", i ? "," : "", one);
+	len += (size_t)snprintf(body + len, cap - len, "]}}");
+	CHECK_EQ_I64(vt_prom_parse_range(body, len, 200, 15, &a, &err), VT_E_USAGE);
+	CHECK(strstr(err.msg, "1001 series") != NULL);
+	CHECK(a.n == 0);
+	vt_prom_answer_release(&a);
+	free(body);
+}
+
 static void test_prom__not_prometheus(void)
 {
 	static const char *const names[] = { "truncated.json", "not_prometheus.html", "wrong_shape.json",
@@ -436,7 +458,8 @@ static void test_prom__refused_is_unreachable(void)
 VT_TEST_MAIN(test_prom__leak_fixture_points, test_prom__every_series_of_the_answer, test_prom__gaps_become_events,
 	     test_prom__counter_resets_are_restarts, test_prom__gauge_drop_is_not_a_reset,
 	     test_prom__nan_and_inf_are_unknown, test_prom__labels_without_a_name, test_prom__error_bodies,
-	     test_prom__not_a_range_answer, test_prom__empty_result_is_no_series, test_prom__not_prometheus,
+	     test_prom__not_a_range_answer, test_prom__empty_result_is_no_series, test_prom__too_many_series,
+	     test_prom__not_prometheus,
 	     test_prom__leak_is_leak, test_prom__plateau_is_plateau, test_prom__step_is_step,
 	     test_prom__text_names_the_series, test_prom__default_step, test_prom__url_shown_hides_the_password,
 	     test_prom__bad_urls_are_usage, test_prom__refused_is_unreachable)

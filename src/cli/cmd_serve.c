@@ -106,7 +106,10 @@ static const char *const serve_examples[] = {
 #define SERVE_AFTER \
 "One thread serves every connection: at most 64 at once and 16 from one\n" \
 "address, each closed after 10 s idle; scrapes run one at a time, and an\n" \
-"idle exporter sleeps.  GET /metrics answers gzip when Accept-Encoding asks.\n"
+"idle exporter sleeps.  GET /metrics answers gzip when Accept-Encoding asks.\n" \
+"With basic auth, a password once matched is checked again without bcrypt;\n" \
+"new ones get a quarter of the server's time at most (401 beyond it), so a\n" \
+"client guessing passwords cannot hold up the scrapes.\n"
 
 struct serve_opts {
 	const char *listen;

@@ -455,6 +455,25 @@ static struct mod_info *mod_info_of(Dwfl_Module *mod)
 	return *ud;
 }
 
+/* The module whose mappings hold addr, or NULL.  libdw's dwfl_addrmodule()
+ * gives the highest module for every address above it too (a libc pc of an
+ * image exec'd since the last refresh, a garbage return address): such an
+ * address is in no module. */
+static Dwfl_Module *module_at(struct vt_unwinder *uw, uint64_t addr, struct mod_info **mip)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(uw->dwfl, addr);
+	struct mod_info *mi = mod_info_of(mod);
+
+	if (mip)
+		*mip = NULL;
+	if (!mi || mi->uw != uw || mi->idx >= uw->map.n || addr < uw->map.v[mi->idx].low ||
+	    addr >= uw->map.v[mi->idx].high)
+		return NULL;
+	if (mip)
+		*mip = mi;
+	return mod;
+}
+
 /* Where mod's names come from, judged from its main file's sections and what
  * libdw loaded: a .symtab in the file; else a separate debug file (libdw looks
  * for one only when the file has no .symtab); else more symbols than .dynsym
@@ -549,7 +568,7 @@ static bool ra_undefined(Dwfl_Module *mod, bool eh, Dwarf_Addr addr)
 
 static bool is_root(struct vt_unwinder *uw, uint64_t addr)
 {
-	Dwfl_Module *mod = dwfl_addrmodule(uw->dwfl, addr);
+	Dwfl_Module *mod = module_at(uw, addr, NULL);
 
 	if (!mod)
 		return false;
@@ -566,7 +585,7 @@ static bool has_fde(struct vt_unwinder *uw, uint64_t addr)
 
 	if (!(e->flags & PC_FDE)) {
 		e->flags |= PC_FDE;
-		mod = dwfl_addrmodule(uw->dwfl, addr);
+		mod = module_at(uw, addr, NULL);
 		if (mod && (cfi_covers(mod, true, addr) || cfi_covers(mod, false, addr)))
 			e->flags |= PC_HAS_FDE;
 	}
@@ -873,7 +892,7 @@ size_t vt_unwind(struct vt_unwinder *uw, pid_t tid, const struct vt_unwind_start
 		end = VT_UNWIND_END_ERROR;
 	else if (uw->misses)
 		end = VT_UNWIND_END_STACK;
-	else if (!dwfl_addrmodule(uw->dwfl, lookup_addr(&frames[w.n - 1])))
+	else if (!module_at(uw, lookup_addr(&frames[w.n - 1]), NULL))
 		end = VT_UNWIND_END_NOMODULE;
 	else
 		end = VT_UNWIND_END_NOINFO;
@@ -949,8 +968,7 @@ bool vt_unwind_symbolize(struct vt_unwinder *uw, uint64_t pc, bool is_return,
 		const char *name;
 
 		e->flags |= PC_SYM;
-		mod = dwfl_addrmodule(uw->dwfl, addr);
-		mi = mod_info_of(mod);
+		mod = module_at(uw, addr, &mi);
 		if (mi) {
 			e->mod = (uint32_t)mi->idx + 1;
 			learn_module(mi, mod);
@@ -968,7 +986,7 @@ bool vt_unwind_symbolize(struct vt_unwinder *uw, uint64_t pc, bool is_return,
 	mi = &uw->info[e->mod - 1];
 	cm = &uw->map.v[e->mod - 1];
 	if (!mi->known) {
-		mod = mod ? mod : dwfl_addrmodule(uw->dwfl, addr);
+		mod = mod ? mod : module_at(uw, addr, NULL);
 		if (mod)
 			learn_module(mi, mod);
 	}

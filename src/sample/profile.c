@@ -204,10 +204,14 @@ static uint64_t loc_hash_of(const struct vt_profile *p, uint32_t i)
 	return loc_hash(p->locs[i].pc, p->locs[i].kernel);
 }
 
+/* A location is its address and what it was named: after an exec or a
+ * dlopen the same address can hold other code, and is another location. */
 static bool loc_same(const struct vt_profile *p, uint32_t i, const void *key)
 {
 	const struct vt_prof_loc *k = key;
-	return p->locs[i].pc == k->pc && p->locs[i].kernel == k->kernel;
+	const struct vt_prof_loc *l = &p->locs[i];
+	return l->pc == k->pc && l->kernel == k->kernel && l->func == k->func &&
+	       l->module_off == k->module_off;
 }
 
 uint32_t vt_profile_intern_loc(struct vt_profile *p, uint64_t pc, uint64_t module_off,

@@ -160,7 +160,7 @@ void vt_profile_free(struct vt_profile **p);
 const char *vt_profile_str(const struct vt_profile *p, uint32_t i);
 
 /* Interning: the index of s (added when new), of (name, module) as a function,
- * of a pc as a location.  Return UINT32_MAX only on allocation failure. */
+ * of a (pc, name) as a location.  Return UINT32_MAX only on allocation failure. */
 uint32_t vt_profile_intern_str(struct vt_profile *p, const char *s);
 uint32_t vt_profile_intern_func(struct vt_profile *p, uint32_t name, uint32_t module);
 uint32_t vt_profile_intern_loc(struct vt_profile *p, uint64_t pc, uint64_t module_off,

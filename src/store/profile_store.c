@@ -635,7 +635,7 @@ static int read_locs(struct reader *rd)
 			break;
 		}
 		if (got != i) {
-			rc = damaged(rd, "location %u has the address of location %u", i, got);
+			rc = damaged(rd, "location %u repeats location %u", i, got);
 			break;
 		}
 	}

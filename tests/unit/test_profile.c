@@ -22,6 +22,11 @@ static void test_profile__interning_is_stable(void)
 	uint32_t l = vt_profile_intern_loc(p, 0x1000, 0x100, f, false);
 	CHECK_EQ_U64(vt_profile_intern_loc(p, 0x1000, 0x100, f, false), l);
 	CHECK(vt_profile_intern_loc(p, 0x1000, 0x100, f, true) != l);
+	/* the same address named anew (an exec, a dlopen since): another location */
+	uint32_t g = vt_profile_intern_func(p, b, b);
+	uint32_t l2 = vt_profile_intern_loc(p, 0x1000, 0x200, g, false);
+	CHECK(l2 != l && p->locs[l2].func == g && p->locs[l2].module_off == 0x200);
+	CHECK_EQ_U64(p->locs[l].func, f);
 	/* thousands of strings: the maps grow and every index still resolves */
 	char name[32];
 	for (int i = 0; i < 5000; i++) {

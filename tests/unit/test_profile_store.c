@@ -348,8 +348,8 @@ static void test_profile_store__damage_is_refused(void)
 	check_refused("DELETE FROM profile_stacks WHERE idx = 4", "has 4 of its 5 rows");
 	check_refused("UPDATE profiles SET nlocs = nlocs - 1", "more than its");
 	check_refused("UPDATE profile_threads SET tid = 4242 WHERE idx = 2", "tid of thread 0");
-	check_refused("UPDATE profile_locs SET pc = (SELECT pc FROM profile_locs WHERE idx = 0), kernel = 0"
-		      " WHERE idx = 1", "address of location 0");
+	check_refused("UPDATE profile_locs SET (pc, module_off, func, kernel) = (SELECT pc, module_off,"
+		      " func, kernel FROM profile_locs WHERE idx = 0) WHERE idx = 1", "repeats location 0");
 	check_refused("UPDATE profile_modules SET name = (SELECT name FROM profile_modules WHERE idx = 0)"
 		      " WHERE idx = 2", "name of module 0");
 	/* the profile's own row */

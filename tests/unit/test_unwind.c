@@ -472,6 +472,10 @@ static void test_unwind__limits(void)
 		goto out;
 	CHECK(!vt_unwind_symbolize(uw, 0x10, false, &s));
 	CHECK(s.func == NULL && s.module == NULL && s.module_off == 0x10);
+	/* above the highest module (ld.so, the vdso): libdw's lookup names that
+	 * module for every address up there, a garbage return address too */
+	CHECK(!vt_unwind_symbolize(uw, 0x7ffffffff000ull, false, &s));
+	CHECK(!vt_unwind_symbolize(uw, 0x5f656c69666f7270ull, false, &s) && s.module == NULL);
 	/* the first frame's name, and the file offset form */
 	CHECK(vt_unwind_symbolize(uw, c.start.regs[VT_DW_RIP], false, &s));
 	CHECK_STR(s.func, "vt_test_nofp_c");

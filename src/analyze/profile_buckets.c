@@ -431,7 +431,7 @@ static int parse_line(struct vt_bucket_rules *r, uint32_t *cap, uint32_t lineno,
 		}
 		if (rest_len == n && memcmp(rest, selector_names[s], n) == 0 && s == VT_SEL_ANON)
 			return vt_err_set(err, VT_E_USAGE, 0,
-					  "line %u: write 'anon:' for frames in no module", lineno);
+					  "line %u: write 'anon:' for frames in anonymous code", lineno);
 	}
 	if (select == VT_SEL_ANON) {
 		if (rest_len)
@@ -654,10 +654,13 @@ void vt_bucket_classifier_free(struct vt_bucket_classifier **cp)
 	*cp = NULL;
 }
 
-/* A module that is no file: anonymous memory, the heap (where JIT code lives). */
+/* Executable memory of no file, where JIT code lives: "[anon]" as the unwinder
+ * names it, or a name a runtime gave its mapping.  A frame in nothing mapped
+ * at all (module "") is not JIT code: a return address read wrong, or code
+ * mapped since the module list was last read. */
 static bool anonymous_module(const char *m)
 {
-	return !*m || strncmp(m, "[anon", 5) == 0 || strncmp(m, "//anon", 6) == 0 ||
+	return strncmp(m, "[anon", 5) == 0 || strncmp(m, "//anon", 6) == 0 ||
 	       strcmp(m, "[heap]") == 0 || strncmp(m, "memfd:", 6) == 0;
 }
 

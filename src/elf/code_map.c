@@ -100,11 +100,54 @@ static int add(struct vt_code_map *m, const struct line *first, uint64_t high, b
 	return VT_OK;
 }
 
-static bool same_file(const struct line *a, const struct line *b)
+/* Memory of no file a JIT writes code to: unnamed, the heap, or named by its
+ * runtime (prctl PR_SET_VMA_ANON_NAME); not the kernel's [vsyscall] page. */
+static bool anonymous(const struct line *l)
 {
+	return l->path_len == 0 || vt_word_is(l->path, l->path_len, "[heap]") ||
+	       (l->path_len >= 6 && memcmp(l->path, "[anon:", 6) == 0) ||
+	       (l->path_len >= 6 && memcmp(l->path, "//anon", 6) == 0);
+}
+
+/* An executable mapping of no file, merged with the one it continues. */
+static int add_anon(struct vt_code_map *m, const struct line *l, struct vt_err *err)
+{
+	if (l->end <= l->start || (m->nanon && l->start < m->anon[m->nanon - 1].end))
+		return VT_OK;   /* out of order (maps never is): kept sorted for the lookup */
+	if (m->nanon && m->anon[m->nanon - 1].end == l->start) {
+		m->anon[m->nanon - 1].end = l->end;
+		return VT_OK;
+	}
+	if (m->nanon == VT_CODE_MAP_MAX)
+		return vt_err_set(err, VT_E_PARSE, 0, "maps: more than %d anonymous code mappings",
+				  VT_CODE_MAP_MAX);
+	if (m->nanon == m->anon_cap) {
+		size_t cap = m->anon_cap ? m->anon_cap * 2 : 16;
+		void *v = realloc(m->anon, cap * sizeof(*m->anon));
+
+		if (!v)
+			return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory reading maps");
+		m->anon = v;
+		m->anon_cap = cap;
+	}
+	m->anon[m->nanon++] = (struct vt_code_range){ .start = l->start, .end = l->end };
+	return VT_OK;
+}
+
+/* How far apart two mappings of one load of a file can be, by the address
+ * each puts the file's start at: the segments of one ELF differ by their
+ * alignment only.  Farther is another mapping of the file (node maps part of
+ * its own text again, gigabytes away, with anonymous V8 code between). */
+#define LOAD_SKEW_MAX (1ull << 30)
+
+/* Does b continue the load of a's file that a began (and that ended at high)? */
+static bool same_load(const struct line *a, const struct line *b, uint64_t high)
+{
+	uint64_t at_a = a->start - a->offset, at_b = b->start - b->offset;
+
 	return a->inode == b->inode && a->dev_major == b->dev_major && a->dev_minor == b->dev_minor &&
 	       a->path_len == b->path_len && memcmp(a->path, b->path, a->path_len) == 0 &&
-	       b->start >= a->start;
+	       b->start >= high && (at_b > at_a ? at_b - at_a : at_a - at_b) <= LOAD_SKEW_MAX;
 }
 
 int vt_code_map_parse(const char *buf, size_t len, struct vt_code_map *m, struct vt_err *err)
@@ -141,13 +184,17 @@ int vt_code_map_parse(const char *buf, size_t len, struct vt_code_map *m, struct
 		}
 		file = l.path_len && l.path[0] == '/' && l.inode != 0;
 		vdso = vt_word_is(l.path, l.path_len, "[vdso]");
-		if (open && file && same_file(&first, &l) && l.start >= high) {
+		if (open && file && same_load(&first, &l, high)) {
 			high = l.end;
 			exec |= l.exec;
 			continue;
 		}
-		if (!file && !vdso)
-			continue;   /* anonymous (.bss beyond the file) and specials: the module goes on */
+		if (!file && !vdso) {
+			/* anonymous (.bss beyond the file) and specials: the module goes on */
+			if (l.exec && anonymous(&l) && (rc = add_anon(m, &l, err)))
+				goto fail;
+			continue;
+		}
 		if (open && exec && first.offset == 0 && (rc = add(m, &first, high, false, err)))
 			goto fail;
 		open = false;
@@ -177,7 +224,25 @@ void vt_code_map_release(struct vt_code_map *m)
 	for (i = 0; i < m->n; i++)
 		free(m->v[i].path);
 	free(m->v);
+	free(m->anon);
 	memset(m, 0, sizeof(*m));
+}
+
+const struct vt_code_range *vt_code_map_anon_at(const struct vt_code_map *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->nanon;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < m->anon[mid].start)
+			hi = mid;
+		else if (addr >= m->anon[mid].end)
+			lo = mid + 1;
+		else
+			return &m->anon[mid];
+	}
+	return NULL;
 }
 
 const char *vt_code_basename(const char *path)

@@ -981,8 +981,17 @@ bool vt_unwind_symbolize(struct vt_unwinder *uw, uint64_t pc, bool is_return,
 			}
 		}
 	}
-	if (!e->mod || e->mod > uw->map.n)
-		return false;
+	if (!e->mod || e->mod > uw->map.n) {
+		/* no file: code a JIT wrote to anonymous memory, or nothing mapped */
+		const struct vt_code_range *r = vt_code_map_anon_at(&uw->map, addr);
+
+		if (!r)
+			return false;
+		out->module = VT_UNWIND_ANON_MODULE;
+		out->path = "";
+		out->module_off = pc - r->start;
+		return true;
+	}
 	mi = &uw->info[e->mod - 1];
 	cm = &uw->map.v[e->mod - 1];
 	if (!mi->known) {

@@ -100,15 +100,21 @@ struct vt_unwind_frame {
 	                           * is_return = !activation */
 };
 
+/* The module name of executable anonymous memory (a JIT's code). */
+#define VT_UNWIND_ANON_MODULE "[anon]"
+
 /* A symbolized address.  The strings belong to the unwinder, valid until it is refreshed
  * or freed. */
 struct vt_unwind_sym {
 	const char *func;         /* NULL: no symbol covers pc (a sized symbol whose range
 	                           * holds it; the nearest symbol is never guessed) */
 	uint64_t func_off;        /* pc - the symbol's start, 0 when func is NULL */
-	const char *module;       /* basename as mapped; NULL: pc is in no module */
-	const char *path;         /* the mapped path; NULL as module */
-	uint64_t module_off;      /* pc - load bias (the file's own address) */
+	const char *module;       /* basename as mapped; VT_UNWIND_ANON_MODULE for
+	                           * executable memory of no file; NULL: nothing
+	                           * executable is mapped at pc */
+	const char *path;         /* the mapped path ("" for anonymous); NULL as module */
+	uint64_t module_off;      /* pc - load bias (the file's own address); in
+	                           * anonymous memory, pc - its mapping's start */
 	uint8_t symbols;          /* enum vt_sym_source: where the module's names come from */
 	bool has_cfi;             /* the module has call frame information */
 };

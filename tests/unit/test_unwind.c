@@ -529,6 +529,9 @@ static void test_code_map__modules(void)
 		"7f0000200000-7f0000201000 r--p 00000000 fe:01 300 /opt/lib/libold.so (deleted)\n"
 		"7f0000201000-7f0000202000 r-xp 00001000 fe:01 300 /opt/lib/libold.so (deleted)\n"
 		"7f0000300000-7f0000301000 r-xp 00002000 fe:01 400 /opt/lib/partial.so\n"
+		"7f0000400000-7f0000401000 rwxp 00000000 00:00 0 \n"
+		"7f0000401000-7f0000403000 r-xp 00000000 00:00 0          [anon:jit]\n"
+		"7f0000500000-7f0000501000 r-xp 00000000 00:00 0 \n"
 		"7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0          [stack]\n"
 		"7ffd00100000-7ffd00102000 r-xp 00000000 00:00 0          [vdso]\n"
 		"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0  [vsyscall]\n";
@@ -547,6 +550,14 @@ static void test_code_map__modules(void)
 		CHECK(m.v[2].vdso);
 		CHECK_STR(vt_code_basename(m.v[0].path), "app");
 	}
+	/* executable memory of no file, adjacent mappings as one; not [vsyscall] */
+	CHECK_EQ_U64(m.nanon, 2);
+	CHECK(vt_code_map_anon_at(&m, 0x7f0000400000ull) == &m.anon[0]);
+	CHECK(vt_code_map_anon_at(&m, 0x7f0000402fffull) == &m.anon[0]);
+	CHECK(vt_code_map_anon_at(&m, 0x7f0000403000ull) == NULL);
+	CHECK(vt_code_map_anon_at(&m, 0x7f0000500800ull) == &m.anon[1]);
+	CHECK(vt_code_map_anon_at(&m, 0x55d0c1000000ull) == NULL);   /* the heap, not executable */
+	CHECK(vt_code_map_anon_at(&m, 0xffffffffff600000ull) == NULL);
 	CHECK(vt_code_map_parse(maps, sizeof(maps) - 1, &m2, &err) == VT_OK);
 	CHECK_EQ_U64(m.fingerprint, m2.fingerprint);
 	vt_code_map_release(&m2);
@@ -554,6 +565,22 @@ static void test_code_map__modules(void)
 	CHECK(vt_code_map_parse(maps, strstr(maps, "7f0000300000") - maps, &m2, &err) == VT_OK);
 	CHECK(m.fingerprint != m2.fingerprint);
 	vt_code_map_release(&m2);
+	vt_code_map_release(&m);
+	/* node maps part of its own text again, gigabytes above, V8's code
+	 * between: the binary's module ends with its own load, the JIT's code is
+	 * anonymous, the far copy is in no module */
+	static const char node_maps[] =
+		"00400000-00b6f000 r--p 00000000 fe:00 247823 /usr/bin/node\n"
+		"00b6f000-00b71000 r-xp 0076f000 fe:00 247823 /usr/bin/node\n"
+		"00b72000-025fe000 r-xp 00772000 fe:00 247823 /usr/bin/node\n"
+		"0563e000-0565d000 rw-p 0523d000 fe:00 247823 /usr/bin/node\n"
+		"0565d000-0567a000 rw-p 00000000 00:00 0\n"
+		"7f85ec003000-7f85ec03f000 rwxp 00000000 00:00 0\n"
+		"7f860be40000-7f860bfd2000 r-xp 014c4000 fe:00 247823 /usr/bin/node\n";
+	CHECK(vt_code_map_parse(node_maps, sizeof(node_maps) - 1, &m, &err) == VT_OK);
+	CHECK_EQ_U64(m.n, 1);
+	CHECK(m.n == 1 && m.v[0].low == 0x400000 && m.v[0].high == 0x565d000);
+	CHECK(vt_code_map_anon_at(&m, 0x7f85ec005f4full) != NULL);
 	vt_code_map_release(&m);
 	CHECK(vt_code_map_parse("55d0c0000000 r--p\n", 18, &m, &err) == VT_E_PARSE);
 	CHECK(strstr(err.msg, "line 1") != NULL);

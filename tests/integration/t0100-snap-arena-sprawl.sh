@@ -90,6 +90,9 @@ vitals snap --light --json "$DEF" >"$WORK/light.json"
 check "--light exits 0 (skipping thread files is not a partial result)" test $? -eq 0
 check "--light reads no thread states" test "$(jq_py "$WORK/light.json" \
 	'(j["processes"][0]["threads"]["by_state"], j["processes"][0]["threads"]["total"], j["processes"][0]["unavailable"])')" = '[null, 9, []]'
-check "--light finds the same heaps" test "$(jq_py "$WORK/light.json" 'j["processes"][0]["arenas"]["heaps"]')" = "$heaps_def"
+# the target is live: a thread may make its arena between the two snaps (CI, ASan: 7 then 8)
+heaps_light=$(jq_py "$WORK/light.json" 'j["processes"][0]["arenas"]["heaps"]')
+check "--light finds the same heaps (±1, the target is live: $heaps_light, $heaps_def)" \
+	test $((heaps_light - heaps_def)) -le 1 -a $((heaps_def - heaps_light)) -le 1
 check "--light has no per-region Rss (null, not 0)" test "$(jq_py "$WORK/light.json" \
 	'j["processes"][0]["regions"][0]["rss_bytes"]')" = null

@@ -14,6 +14,13 @@
  *
  * A request is what one recv() returned; a client that waits for each
  * reply before it sends again (echo_client) gets one recv() per message.
+ * With --stall-for D the acceptor stops accepting for D seconds from
+ * --stall-at S: it waits in poll() for the time to come, then sleeps
+ * through the stall while new connections pile up in the listen queue
+ * (the accept-queue stall of field report 000, issue 16), then accepts
+ * them all.  The truth gives when it began and ended, in seconds since
+ * start and unix time.
+ *
  * The truth gives the connections accepted and open, and the requests
  * served and bytes echoed so far, with the rate of requests over the
  * last interval.
@@ -22,6 +29,7 @@
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -33,9 +41,15 @@
 static struct {
 	int port;
 	double work_us;
+	double stall_at, stall_for;
 } opt = {
 	.work_us = 50,
+	.stall_at = 5,
 };
+
+/* The stall, as it happened: -1 until then. */
+static _Atomic double stall_began = -1, stall_ended = -1;
+static _Atomic double stall_began_wall = -1, stall_ended_wall = -1;
 
 static int listen_fd = -1;
 static int port;			/* the one bound */
@@ -112,6 +126,38 @@ static void *conn_main(void *arg)
 	return NULL;
 }
 
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * With --stall-for, before each accept(): until --stall-at, wait in poll()
+ * for a connection or that time, whichever comes first; once it has come,
+ * sleep through the stall (once) and note when it ran.
+ */
+static void stall_if_due(void)
+{
+	double wait = opt.stall_at - elapsed();
+	struct pollfd p = { .fd = listen_fd, .events = POLLIN };
+
+	if (opt.stall_for <= 0 || atomic_load(&stall_began) >= 0)
+		return;
+	if (wait > 0 && poll(&p, 1, (int)(wait * 1000) + 1) != 0)
+		return;   /* a connection (or EINTR) before the stall: accept it */
+	if (elapsed() < opt.stall_at)
+		return;
+	atomic_store(&stall_began_wall, wall_now());
+	atomic_store(&stall_began, elapsed());
+	while (elapsed() < opt.stall_at + opt.stall_for && !atomic_load(&stop))
+		usleep(10000);
+	atomic_store(&stall_ended_wall, wall_now());
+	atomic_store(&stall_ended, elapsed());
+}
+
 /* Block in accept(); give each connection its thread. */
 static void *acceptor_main(void *arg)
 {
@@ -119,7 +165,10 @@ static void *acceptor_main(void *arg)
 
 	(void)arg;
 	for (;;) {
-		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		int fd;
+
+		stall_if_due();
+		fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 
 		if (fd < 0 && atomic_load(&stop))
 			break;
@@ -219,6 +268,11 @@ static void truth_write(const char *phase)
 		"\"requests_per_s\":%.1f", port, opt.work_us, accepted,
 		atomic_load(&open_conns), atomic_load(&refused), n,
 		atomic_load(&bytes), rate);
+	if (opt.stall_for > 0)
+		fprintf(f, ",\"stall_at\":%.3f,\"stall_for\":%.3f,\"stall_began\":%.3f,"
+			"\"stall_ended\":%.3f,\"stall_began_wall\":%.3f,\"stall_ended_wall\":%.3f",
+			opt.stall_at, opt.stall_for, atomic_load(&stall_began), atomic_load(&stall_ended),
+			atomic_load(&stall_began_wall), atomic_load(&stall_ended_wall));
 	truth_end();
 }
 
@@ -231,12 +285,20 @@ static void option(int val, const char *name, const char *arg)
 	case 'w':
 		opt.work_us = parse_num(name, arg, 0, 1e6);
 		break;
+	case 'a':
+		opt.stall_at = parse_num(name, arg, 0, 1e6);
+		break;
+	case 'f':
+		opt.stall_for = parse_num(name, arg, 0, 1e6);
+		break;
 	}
 }
 
 static const struct option options[] = {
 	{ "port", required_argument, NULL, 'p' },
 	{ "work-us", required_argument, NULL, 'w' },
+	{ "stall-at", required_argument, NULL, 'a' },
+	{ "stall-for", required_argument, NULL, 'f' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -247,7 +309,9 @@ static const struct cli cli = {
 	"  --truth FILE  append ground truth as JSON lines\n"
 	"  --port N      TCP port on 127.0.0.1 (default 0: the kernel picks;\n"
 	"                printed as \"port N\" after the pid line)\n"
-	"  --work-us N   computation per request before the echo (default 50)\n",
+	"  --work-us N   computation per request before the echo (default 50)\n"
+	"  --stall-for D stop accepting for D seconds (default 0: never) ...\n"
+	"  --stall-at S  ... from S seconds after start (default 5)\n",
 	.options = options,
 	.option = option,
 };

@@ -24,6 +24,7 @@ const char *vt_diag_name(enum vt_diag_kind k)
 	case VT_DIAG_HOST_BUSY: return "host busy";
 	case VT_DIAG_SERVING: return "serving";
 	case VT_DIAG_WAKEUPS: return "frequent wakeups";
+	case VT_DIAG_ACCEPT_STALL: return "accept stall";
 	case VT_DIAG_NONE: break;
 	}
 	return "no pattern";
@@ -351,14 +352,47 @@ static void rule_throttled(const struct vt_threads_rates *r, struct vt_diagnosis
 	f->throttled.cores = r->cores;
 }
 
+/*
+ * A listening socket with connections waiting for accept() at every read
+ * of the interval (VT_DIAG_STALL_READS of them over VT_DIAG_STALL_MIN_S at
+ * least): nothing took them.  A server that accepts empties its queue
+ * between two reads 100 ms apart; one that only just keeps up may not, and
+ * is named the same way: the queue is the symptom either way.
+ */
+static void rule_accept_stall(const struct vt_threads_rates *r, struct vt_diagnosis *d)
+{
+	struct vt_diag_finding *f = NULL;
+	size_t i;
+
+	if (r->listen_reads < VT_DIAG_STALL_READS || r->interval_s < VT_DIAG_STALL_MIN_S)
+		return;
+	for (i = 0; i < r->nlisten; i++) {
+		const struct vt_rates_listener *l = &r->listen[i];
+
+		if (l->min_queue == 0)
+			continue;
+		if (!f && !(f = add(d, VT_DIAG_ACCEPT_STALL)))
+			return;
+		if (!f->stall.listeners++ || l->max_queue > f->stall.l.max_queue)
+			f->stall.l = *l;
+	}
+	if (f) {
+		f->stall.reads = r->listen_reads;
+		f->stall.interval_s = r->interval_s;
+	}
+}
+
 void vt_diagnose(const struct vt_threads_rates *r, struct vt_diagnosis *out)
 {
 	struct vt_diag_finding *f;
+	bool blocked;
 
 	memset(out, 0, sizeof(*out));
 	rule_io(r, out);
+	blocked = out->n > 0;
+	rule_accept_stall(r, out);
 	if (r->cores < VT_DIAG_IDLE_CORES) {
-		if (out->n)
+		if (blocked)
 			return;      /* blocked on I/O uses no CPU, but it is not idle */
 		f = add(out, VT_DIAG_IDLE);
 		f->idle.cores = r->cores;

@@ -27,7 +27,8 @@ enum vt_diag_kind {
 	VT_DIAG_THROTTLED,       /* its cgroup's CPU quota held it back */
 	VT_DIAG_HOST_BUSY,       /* its threads waited for CPUs other processes held */
 	VT_DIAG_SERVING,         /* threads woken often by data or connections: work, not a fault */
-	VT_DIAG_WAKEUPS          /* woken often, and why cannot be told: cannot tell yet */
+	VT_DIAG_WAKEUPS,         /* woken often, and why cannot be told: cannot tell yet */
+	VT_DIAG_ACCEPT_STALL     /* a listening socket's queue never empty over the interval */
 };
 
 /* Thresholds, in one place (the help text quotes them). */
@@ -48,6 +49,9 @@ enum vt_diag_kind {
 #define VT_DIAG_IO_SHARE 0.30           /* a thread's samples in D state */
 #define VT_DIAG_IO_MIN_SAMPLES 5         /* samples a thread needs before its D share counts */
 #define VT_DIAG_THROTTLED_SHARE 0.10     /* quota periods throttled */
+
+#define VT_DIAG_STALL_READS 3            /* reads of the accept queues an accept stall needs */
+#define VT_DIAG_STALL_MIN_S 1.0          /* ... over at least this long */
 
 #define VT_DIAG_MAX 8
 #define VT_DIAG_IO_SHOWN 3               /* threads a blocked-on-I/O finding names */
@@ -133,6 +137,12 @@ struct vt_diag_finding {
 			double interval_s;
 			double cores;            /* what it used */
 		} throttled;
+		struct {                         /* VT_DIAG_ACCEPT_STALL */
+			struct vt_rates_listener l;     /* the deepest such listener */
+			size_t listeners;        /* listeners whose queue never emptied */
+			unsigned reads;
+			double interval_s;
+		} stall;
 	};
 };
 
@@ -143,7 +153,7 @@ struct vt_diagnosis {
 
 /*
  * "idle", "core contention", "lock convoy", "busy poll", "blocked on I/O", "CPU throttled",
- * "host busy", "serving", "frequent wakeups", "no pattern"
+ * "host busy", "serving", "frequent wakeups", "accept stall", "no pattern"
  */
 const char *vt_diag_name(enum vt_diag_kind k);
 

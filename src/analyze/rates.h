@@ -83,6 +83,16 @@ struct vt_thread_pool {
 	double total_cores;             /* the members together */
 };
 
+/* Listening sockets a rates struct keeps (the deepest queues first). */
+#define VT_RATES_LISTEN_MAX 8
+
+/* A listening socket's accept queue over the interval, read at every tick. */
+struct vt_rates_listener {
+	char address[56];           /* "127.0.0.1:8080", "[::1]:8080" */
+	uint32_t min_queue, max_queue;   /* connections waiting for accept(), over the reads */
+	uint32_t backlog;           /* its limit; UINT32_MAX unknown (net/tcp) */
+};
+
 struct vt_threads_rates {
 	pid_t pid;
 	char comm[64];
@@ -112,6 +122,10 @@ struct vt_threads_rates {
 	double load1;                   /* 1-minute load average at the end, < 0 unknown */
 	int host_ncpu;                  /* the host's online CPUs, 0 unknown */
 	double host_cpu_some;           /* PSI: share of the interval some task waited for a CPU, < 0 unknown */
+	/* Its listening sockets over the interval (set by the caller; nlisten 0: none, or not read). */
+	struct vt_rates_listener listen[VT_RATES_LISTEN_MAX];
+	size_t nlisten;
+	unsigned listen_reads;          /* how often their queues were read over the interval */
 	bool io_known;                  /* the process's read/write calls below were counted */
 	double syscr_per_s, syscw_per_s; /* read- and write-family calls (not recv/send) per second */
 	struct vt_thread_rate *threads; /* owned, n, tid order */

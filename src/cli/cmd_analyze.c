@@ -20,7 +20,7 @@
 
 enum {
 	OPT_JSON = 1, OPT_CSV, OPT_HTML, OPT_METRIC, OPT_POINTS, OPT_NAMES, OPT_FORCE,
-	OPT_PROMETHEUS, OPT_QUERY, OPT_RANGE, OPT_STEP, OPT_END, OPT_OFFSET, OPT_TIMEOUT,
+	OPT_STALL, OPT_PROMETHEUS, OPT_QUERY, OPT_RANGE, OPT_STEP, OPT_END, OPT_OFFSET, OPT_TIMEOUT,
 };
 
 #define JSON_OPTION(schema) { "json", 0, NULL, "machine-readable output (schema " schema ", docs/json.md)", OPT_JSON }
@@ -46,6 +46,8 @@ static const struct vt_option analyze_options[] = {
 	CSV_OPTION("the series, one row per point,"),
 	{ "html", 0, "FILE", "one self-contained HTML file with the charts", OPT_HTML },
 	{ "points", 0, "N", "summarise into at most N points (default 20000)", OPT_POINTS },
+	{ "stall", 0, "DURATION", "an accept queue never seen empty for longer than this\n"
+				  "is a stall (default 2s)", OPT_STALL },
 	FORCE_OPTION,
 	PROM_OPTIONS("with --prometheus: the series to judge, one verdict each\n"
 		     "(a memory level: process_resident_memory_bytes{job=\"api\"})"),
@@ -106,6 +108,8 @@ struct view_opts {
 	int metric;
 	bool metric_given;
 	long points;
+	double stall_s;                   /* analyze --stall */
+	bool stall_given;
 	struct vt_cli_prom prom;          /* --prometheus and what goes with it */
 	bool prom_only;                   /* an option that needs --prometheus was given */
 	const struct vt_command *cmd;     /* analyze or compare, for its usage errors */
@@ -157,6 +161,9 @@ static int view_option(void *ctx, int id, const char *arg)
 		break;
 	case OPT_POINTS:
 		return vt_cli_count(o->cmd, "points", arg, 100, 1000000, &o->points);
+	case OPT_STALL:
+		o->stall_given = true;
+		return vt_cli_duration(o->cmd, "stall", arg, 0.1, 0, &o->stall_s);
 	default:
 		return prom_option(o, id, arg);
 	}
@@ -179,9 +186,9 @@ static int check_prom(struct view_opts *o, const struct vt_args *args)
 		return vt_cli_usage_error(name, "give --prometheus or recordings, not both");
 	if (!p->nquery)
 		return vt_cli_usage_error(name, "--prometheus needs --query PROMQL");
-	if (o->csv || o->html || o->metric_given || o->points)
-		return vt_cli_usage_error(name, "--csv, --html, --metric and --points are for recordings, not "
-					  "--prometheus (the --query picks the metric)");
+	if (o->csv || o->html || o->metric_given || o->points || o->stall_given)
+		return vt_cli_usage_error(name, "--csv, --html, --metric, --points and --stall are for recordings, "
+					  "not --prometheus (the --query picks the metric)");
 	if (p->step_s > 0 && p->step_s > (p->range_s > 0 ? p->range_s : VT_CLI_PROM_RANGE_S))
 		return vt_cli_usage_error(name, "--step is longer than --range: that is one value");
 	o->prom.json = o->json;
@@ -197,6 +204,7 @@ static int parse_views(const struct vt_command *cmd, int argc, char **argv, stru
 	memset(o, 0, sizeof(*o));
 	o->cmd = cmd;
 	o->metric = VT_M_COMMITTED;
+	o->stall_s = 2;
 	if ((rc = vt_cli_parse(cmd, argc, argv, view_option, o, args)))
 		return rc;
 	if (o->csv && o->json && strcmp(o->csv, "-") == 0)
@@ -215,6 +223,7 @@ static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
 	struct vt_threads_rates tview;
 	struct vt_diagnosis tdiag;
 	struct vt_prof_trend trend;
+	struct vt_stalls stalls = { 0 };
 	struct vt_err err;
 	FILE *f_csv = NULL, *f_html = NULL;
 	int rc;
@@ -245,6 +254,9 @@ static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
 		r.thread_diag = &tdiag;
 		vt_threads_rates_release(&tview);
 	}
+	/* accept-queue stalls, when it recorded its listening sockets */
+	if (vt_stalls_find(&s, o.stall_s, &stalls) == 0)
+		r.stalls = &stalls;
 	/* the profiles it holds (vitals soak --profile-every), over time */
 	if (vt_prof_trend_load(args.operands[0], &s, NULL, &trend, &err) == VT_OK)
 		r.profiles = &trend;
@@ -279,6 +291,7 @@ out:
 		vt_cli_close_out("analyze", f_csv, o.csv, 0);
 	if (r.profiles)
 		vt_prof_trend_release(&trend);
+	vt_stalls_free(&stalls);
 	vt_series_free(&s);
 	return rc;
 }
@@ -345,6 +358,11 @@ const struct vt_command vt_cmd_analyze = {
 "CPU the process's minus that of the threads listed), and the rules of vitals\n"
 "threads over the whole run.  The last incarnation of the process is judged\n"
 "(a restart starts memory over); earlier ones are counted.\n"
+"\n"
+"Accept-queue stalls, for a process that listens on TCP: the soak records\n"
+"the deepest queue of connections waiting for accept() at every sample; a\n"
+"queue never seen empty for longer than --stall is a stall, listed with when\n"
+"it began, its length and depth, each end known to one sampling interval.\n"
 "\n"
 "Profiles stored by vitals soak --profile-every: CPU by bucket over time, one\n"
 "row per profile (its time, the process's CPU in cores from the samples around\n"

@@ -58,7 +58,7 @@ static int snap_option(void *ctx, int id, const char *arg)
 
 static int snap_run(const struct vt_command *cmd, int argc, char **argv)
 {
-	struct snap_opts o = { .report.min_region = 8ull << 20 };
+	struct snap_opts o = { .report.min_region = 8ull << 20, .sample.listeners = true };
 	struct vt_sample *samples = NULL;
 	struct vt_snap_failure *failures = NULL;
 	struct vt_args args;
@@ -132,9 +132,11 @@ const struct vt_command vt_cmd_snap = {
 "into anonymous, file and shared; swap; committed = RssAnon + VmSwap), every\n"
 "large region with its resident share and what it is (glibc main heap, arena\n"
 "heap, thread stack, mmapped chunk, file, other allocator), the glibc arenas and\n"
-"the cap in force with its source, which malloc the process runs, and its memory\n"
-"cgroup (usage, limit, swap, events, pressure).  Several PIDs are shown side by\n"
-"side.  Nothing is written to the target and it is never stopped.\n",
+"the cap in force with its source, which malloc the process runs, its memory\n"
+"cgroup (usage, limit, swap, events, pressure), and the TCP sockets it listens\n"
+"on: address, connections waiting for accept(), backlog limit, and its network\n"
+"namespace's listen overflows and drops.  Several PIDs are shown side by side.\n"
+"Nothing is written to the target and it is never stopped.\n",
 	.options = snap_options,
 	.after =
 "COST: reading /proc/PID/smaps walks the target's page tables under its mmap\n"

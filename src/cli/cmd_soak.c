@@ -258,6 +258,7 @@ const struct vt_command vt_cmd_soak = {
 "\n"
 "Each sample: RssAnon, VmSwap, committed (their sum), RSS, arenas and 64 MiB\n"
 "heap regions (from maps), threads, process CPU, the cgroup's memory and swap,\n"
+"the deepest accept queue of its listening TCP sockets (for analyze's stalls),\n"
 "and every thread's CPU, run-queue wait and context-switch counters (read\n"
 "every tick through held-open files, written every --threads-every and when a\n"
 "thread exits).  At the per-thread cadence each thread's state, wchan and\n"

@@ -12,6 +12,7 @@
 #include "analyze/diagnose.h"
 #include "analyze/rates.h"
 #include "proc/access.h"
+#include "proc/listen.h"
 #include "render/view.h"
 #include "sample/thread_sampler.h"
 
@@ -97,8 +98,12 @@ static const char *const threads_examples[] = {
 "               threads queued behind other processes), lock convoy, busy poll\n" \
 "               (woken by a timer or timeout, doing little), serving (woken by\n" \
 "               data or connections) or frequent wakeups that cannot be told\n" \
-"               apart yet, each with the figures it rests on; otherwise\n" \
-"               \"no pattern\"\n"
+"               apart yet, accept stall (a listening TCP socket whose queue\n" \
+"               of connections waiting for accept() was never empty at the\n" \
+"               100 ms reads), each with the figures it rests on; otherwise\n" \
+"               \"no pattern\"\n" \
+"  listening    each listening TCP socket: fewest and most connections\n" \
+"               waiting for accept() over the reads, and its backlog limit\n"
 
 #define THREADS_AFTER \
 "Nothing is written to the target and it is never stopped.  wchan needs\n" \
@@ -123,6 +128,14 @@ struct threads_run {
 	volatile sig_atomic_t *stop;
 	bool keys;                           /* --watch on a terminal: q quits */
 	struct termios tty_saved;            /* restored when keys end */
+	/* its listening sockets, their accept queues read at every tick */
+	uint64_t *sock_inodes;               /* sorted; owned */
+	size_t nsock_inodes;
+	bool same_netns;
+	struct vt_rates_listener listen[VT_RATES_LISTEN_MAX];
+	size_t nlisten;
+	unsigned listen_reads;
+	struct vt_buf buf;
 };
 
 #define TW_FLAGS (VT_TW_CSW | VT_TW_WCHAN | VT_TW_SYSCALL)
@@ -167,12 +180,65 @@ static void keys_read(struct threads_run *run)
 }
 
 /* The sampler's wait: until mono_ns, or a stop request (Ctrl-C, or q with keys on). */
+/* At an interval's start: which fds are sockets now, and no queue read yet. */
+static void listen_begin(struct threads_run *run)
+{
+	int dirfd = vt_thread_sampler_dirfd(run->sampler);
+	uint64_t *inodes;
+	size_t n, nfds;
+
+	run->nlisten = 0;
+	run->listen_reads = 0;
+	if (vt_proc_fds(dirfd, true, &inodes, &n, &nfds, NULL) != VT_OK)
+		return;   /* another user's process: its fds are not ours to list */
+	free(run->sock_inodes);
+	run->sock_inodes = inodes;
+	run->nsock_inodes = n;
+	run->same_netns = run->pfs.live && vt_listen_same_netns(run->pfs.proc_fd, dirfd);
+}
+
+/* One read of its listeners' queues: each one's fewest and most waiting so far. */
+static void listen_read(struct threads_run *run)
+{
+	struct vt_listen_sock socks[VT_RATES_LISTEN_MAX];
+	size_t n = 0, dropped = 0, i, k;
+	const char *via;
+
+	if (!run->nsock_inodes ||
+	    vt_listen_read(vt_thread_sampler_dirfd(run->sampler), run->same_netns, run->sock_inodes,
+			   run->nsock_inodes, socks, VT_RATES_LISTEN_MAX, &n, &dropped, &via, &run->buf,
+			   NULL) != VT_OK)
+		return;
+	for (i = 0; i < n; i++) {
+		struct vt_rates_listener *l = NULL;
+
+		for (k = 0; k < run->nlisten && !l; k++)
+			if (!strcmp(run->listen[k].address, socks[i].address))
+				l = &run->listen[k];
+		if (!l && run->nlisten < VT_RATES_LISTEN_MAX && !run->listen_reads) {
+			l = &run->listen[run->nlisten++];
+			snprintf(l->address, sizeof(l->address), "%s", socks[i].address);
+			l->min_queue = socks[i].queue;
+			l->max_queue = socks[i].queue;
+			l->backlog = socks[i].backlog == VT_LISTEN_UNKNOWN ? UINT32_MAX : socks[i].backlog;
+		}
+		if (!l)
+			continue;   /* one opened since the interval began: judged from the next */
+		if (socks[i].queue < l->min_queue)
+			l->min_queue = socks[i].queue;
+		if (socks[i].queue > l->max_queue)
+			l->max_queue = socks[i].queue;
+	}
+	run->listen_reads++;
+}
+
 static void wait_until(void *ctx, uint64_t mono_ns)
 {
 	struct threads_run *run = ctx;
 	struct pollfd in = { .fd = STDIN_FILENO, .events = POLLIN };
 	uint64_t now;
 
+	listen_read(run);
 	while (!*run->stop && run->keys && (now = vt_mono_ns()) < mono_ns) {
 		uint64_t left = mono_ns - now;
 		struct timespec ts = { (time_t)(left / 1000000000ull), (long)(left % 1000000000ull) };
@@ -368,13 +434,15 @@ static int threads_run(const struct vt_command *cmd, int argc, char **argv)
 	}
 	if (o.watch && !o.json)
 		keys_start(&run);
-	if (run.keys)
-		vt_thread_sampler_set_wait(run.sampler, &keys_wait);
+	/* every tick: the keys of --watch, and the accept queues */
+	vt_thread_sampler_set_wait(run.sampler, &keys_wait);
+	run.buf = (struct vt_buf)VT_BUF_INIT(VT_PROC_FILE_MAX);
 	t_start = vt_mono_ns();
 
 	while (!exited) {
 		double elapsed;
 
+		listen_begin(&run);
 		rc = vt_thread_sampler_measure(run.sampler, o.interval_s, TW_FLAGS, &iv, &err);
 		if (rc != VT_OK) {
 			exit_status = vt_cli_error(&err);
@@ -404,6 +472,9 @@ static int threads_run(const struct vt_command *cmd, int argc, char **argv)
 		vt_threads_rates_set_host(&rates, &iv.host);
 		rates.process_exited = exited;
 		rates.self_cpu_s = iv.self_cpu_s;
+		memcpy(rates.listen, run.listen, sizeof(rates.listen));
+		rates.nlisten = run.nlisten;
+		rates.listen_reads = run.listen_reads;
 		vt_diagnose(&rates, &diag);
 		elapsed = (double)(iv.samples[iv.n - 1].mono_ns - t_start) / 1e9;
 		rc = report(&o, &rates, &diag, elapsed, ++nth, run.keys);
@@ -423,6 +494,8 @@ static int threads_run(const struct vt_command *cmd, int argc, char **argv)
 	}
 out:
 	keys_end(&run);
+	free(run.sock_inodes);
+	vt_buf_release(&run.buf);
 	vt_thread_sampler_close(run.sampler);
 	if (have_pfs)
 		vt_procfs_close(&run.pfs);

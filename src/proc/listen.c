@@ -6,6 +6,8 @@
  */
 #include "proc/listen.h"
 
+#include "proc/procfs.h"
+
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -373,4 +375,30 @@ int vt_listen_diag(const uint64_t *inodes, size_t ninodes, struct vt_listen_sock
 		rc = diag_family(sock, AF_INET6, inodes, ninodes, out, cap, n, dropped, err);
 	close(sock);
 	return rc;
+}
+
+int vt_listen_read(int pid_fd, bool same_netns, const uint64_t *inodes, size_t ninodes,
+		   struct vt_listen_sock *out, size_t cap, size_t *n, size_t *dropped, const char **via,
+		   struct vt_buf *buf, struct vt_err *err)
+{
+	size_t n0 = *n, dropped0 = dropped ? *dropped : 0;
+	int rc;
+
+	if (same_netns) {
+		*via = "sock_diag";
+		if (vt_listen_diag(inodes, ninodes, out, cap, n, dropped, NULL) == VT_OK)
+			return VT_OK;
+		*n = n0;   /* a dump that failed midway: start again from the files */
+		if (dropped)
+			*dropped = dropped0;
+	}
+	*via = "net/tcp";
+	if ((rc = vt_read_at(pid_fd, "net/tcp", buf, err)) ||
+	    (rc = vt_listen_parse(buf->data, buf->len, false, inodes, ninodes, out, cap, n, dropped, err)))
+		return rc;
+	if ((rc = vt_read_at(pid_fd, "net/tcp6", buf, err)) == VT_E_NOTFOUND)
+		return VT_OK;   /* a kernel without IPv6 has no tcp6 */
+	if (rc || (rc = vt_listen_parse(buf->data, buf->len, true, inodes, ninodes, out, cap, n, dropped, err)))
+		return rc;
+	return VT_OK;
 }

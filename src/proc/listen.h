@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "base/error.h"
 
 #define VT_LISTEN_UNKNOWN UINT32_MAX
@@ -79,5 +80,17 @@ int vt_listen_diag(const uint64_t *inodes, size_t ninodes, struct vt_listen_sock
 int vt_listen_diag_parse(const void *buf, size_t len, const uint64_t *inodes, size_t ninodes,
 			 struct vt_listen_sock *out, size_t cap, size_t *n, size_t *dropped, bool *done,
 			 struct vt_err *err);
+
+/*
+ * The listeners of the process behind pid_fd among its socket inodes
+ * (sorted, from vt_proc_fds), appended as vt_listen_parse does: through
+ * sock_diag when same_netns (the backlog limits known), else, or when the
+ * dump fails, from the process's own net/tcp and net/tcp6.  *via is
+ * "sock_diag" or "net/tcp".  buf is scratch.  Errors: VT_E_GONE, VT_E_PERM,
+ * VT_E_IO from reading net/tcp; VT_E_PARSE from a malformed row.
+ */
+int vt_listen_read(int pid_fd, bool same_netns, const uint64_t *inodes, size_t ninodes,
+		   struct vt_listen_sock *out, size_t cap, size_t *n, size_t *dropped, const char **via,
+		   struct vt_buf *buf, struct vt_err *err);
 
 #endif

@@ -164,10 +164,22 @@ const char *vt_render_diag_evidence(const struct vt_diag_finding *f, char *buf, 
 			 (unsigned long long)f->throttled.periods, f->throttled.throttled_s,
 			 f->throttled.interval_s, f->throttled.cores);
 		break;
+	case VT_DIAG_ACCEPT_STALL: {
+		char backlog[32] = "";
+
+		if (f->stall.l.backlog != UINT32_MAX)
+			snprintf(backlog, sizeof(backlog), ", backlog %u", f->stall.l.backlog);
+		snprintf(buf, cap, "%s had connections waiting for accept() at all %u reads over %.1f s "
+			 "(%u to %u waiting%s)%s: nothing accepted them; the threads' wchan and "
+			 "system call say which one should have", f->stall.l.address, f->stall.reads,
+			 f->stall.interval_s, f->stall.l.min_queue, f->stall.l.max_queue, backlog,
+			 f->stall.listeners > 1 ? ", and more listeners like it" : "");
+		break;
+	}
 	case VT_DIAG_NONE:
 	default:
 		snprintf(buf, cap, "no rule's conditions all held (idle, blocked on I/O, CPU throttled, core "
-			 "contention, host busy, lock convoy, busy poll, serving)");
+			 "contention, host busy, lock convoy, busy poll, serving, accept stall)");
 	}
 	return buf;
 }

@@ -148,6 +148,30 @@ static json_t *regions_json(const struct vt_sample *s, const struct vt_snap_repo
 	return arr;
 }
 
+static json_t *listen_json(const struct vt_sample *s)
+{
+	const struct vt_sample_listen *l = &s->listen;
+	json_t *socks = json_array();
+	size_t i;
+
+	if (!s->listen_st.available) {
+		json_decref(socks);
+		return json_null();
+	}
+	for (i = 0; i < l->n; i++) {
+		const struct vt_listen_sock *k = &l->v[i];
+
+		json_array_append_new(socks, json_pack("{s:s, s:I, s:o}", "address", k->address,
+			"queue", (json_int_t)k->queue, "backlog", k->backlog == VT_LISTEN_UNKNOWN
+			? json_null() : json_integer((json_int_t)k->backlog)));
+	}
+	return json_pack("{s:o, s:I, s:o, s:I, s:o, s:o}", "via", l->via ? json_string(l->via) : json_null(),
+			 "open_fds", (json_int_t)l->open_fds, "sockets", socks,
+			 "sockets_not_listed", (json_int_t)l->dropped,
+			 "namespace_listen_overflows", count_or_null(l->counters.overflows),
+			 "namespace_listen_drops", count_or_null(l->counters.drops));
+}
+
 static json_t *unavailable_json(const struct vt_sample *s)
 {
 	json_t *arr = json_array();
@@ -164,6 +188,8 @@ static json_t *unavailable_json(const struct vt_sample *s)
 		json_array_append_new(arr, section_json("threads", &s->threads_st));
 	if (!s->memory_st.available && !s->memory_st.skipped)
 		json_array_append_new(arr, section_json("memory", &s->memory_st));
+	if (!s->listen_st.available && !s->listen_st.skipped)
+		json_array_append_new(arr, section_json("listen", &s->listen_st));
 	return arr;
 }
 
@@ -179,6 +205,7 @@ static json_t *process_json(const struct vt_sample *s, const struct vt_snap_repo
 	json_object_set_new(p, "arenas", arenas_json(s));
 	json_object_set_new(p, "allocator", allocator_json(s));
 	json_object_set_new(p, "cgroup", cgroup_json(s));
+	json_object_set_new(p, "listen", listen_json(s));
 	json_object_set_new(p, "regions_light", json_boolean(s->light));
 	json_object_set_new(p, "regions_total", s->regions_st.available
 				? json_integer((json_int_t)s->regions.n) : json_null());

@@ -355,6 +355,60 @@ static void print_regions(FILE *out, const struct vt_snap_report *r, const struc
 	fputc('\n', out);
 }
 
+/* The TCP sockets it listens on and their accept queues, one table per process. */
+static void print_listen(FILE *out, const struct vt_sample *s)
+{
+	const struct vt_sample_listen *l = &s->listen;
+	struct vt_table t;
+	size_t i;
+
+	if (s->listen_st.skipped)
+		return;
+	if (!s->listen_st.available) {
+		fprintf(out, "LISTENING · pid %d: not available — %s\n\n", (int)s->pid, s->listen_st.reason);
+		return;
+	}
+	fprintf(out, "LISTENING · pid %d · %zu TCP listener%s · %llu open fds%s%s\n", (int)s->pid,
+		l->n + l->dropped, l->n + l->dropped == 1 ? "" : "s", (unsigned long long)l->open_fds,
+		l->via ? " · via " : "", l->via ? l->via : "");
+	if (l->n) {
+		vt_table_init(&t, 4);
+		vt_table_align(&t, 1, VT_RIGHT);
+		vt_table_align(&t, 2, VT_RIGHT);
+		vt_table_cell(&t, "ADDRESS");
+		vt_table_cell(&t, "QUEUE");
+		vt_table_cell(&t, "BACKLOG");
+		vt_table_cell(&t, "%s", "");
+		for (i = 0; i < l->n; i++) {
+			const struct vt_listen_sock *k = &l->v[i];
+			bool known = k->backlog != VT_LISTEN_UNKNOWN;
+
+			vt_table_cell(&t, "%s", k->address);
+			vt_table_cell(&t, "%u", k->queue);
+			if (known)
+				vt_table_cell(&t, "%u", k->backlog);
+			else
+				vt_table_cell(&t, "n/a");
+			vt_table_cell(&t, "%s", known && k->queue > k->backlog ? "full: new connections are dropped"
+					  : k->queue ? "waiting for accept()" : "");
+		}
+		vt_table_print(&t, out, 2, true);
+		vt_table_release(&t);
+	} else {
+		fprintf(out, "  none\n");
+	}
+	if (l->dropped)
+		fprintf(out, "  and %zu more not listed\n", l->dropped);
+	if (l->n && l->v[0].backlog == VT_LISTEN_UNKNOWN)
+		fprintf(out, "  backlog limits: only sock_diag has them, and it answers in vitals's own "
+			"network namespace\n");
+	if (vt_known(l->counters.overflows) && vt_known(l->counters.drops))
+		fprintf(out, "  its network namespace since boot: %llu listen overflows, %llu listen drops "
+			"(every listener's; a rise between two snaps is the evidence)\n",
+			(unsigned long long)l->counters.overflows, (unsigned long long)l->counters.drops);
+	fputc('\n', out);
+}
+
 /* A few plain sentences on what the figures say, each with its numbers. */
 static void print_reading(FILE *out, const struct vt_sample *s)
 {
@@ -396,6 +450,20 @@ static void print_reading(FILE *out, const struct vt_sample *s)
 			vt_fmt_bytes(s->cgroup.limit, a, sizeof(a)), vt_fmt_bytes(s->cgroup.usage, c, sizeof(c)));
 		lines++;
 	}
+	for (size_t i = 0; s->listen_st.available && i < s->listen.n; i++) {
+		const struct vt_listen_sock *k = &s->listen.v[i];
+
+		if (!k->queue)
+			continue;
+		fprintf(out, "  - %u connection%s wait%s for accept() on %s", k->queue, k->queue == 1 ? "" : "s",
+			k->queue == 1 ? "s" : "", k->address);
+		if (k->backlog != VT_LISTEN_UNKNOWN)
+			fprintf(out, " (backlog %u%s)", k->backlog,
+				k->queue > k->backlog ? ": full, new ones are dropped" : "");
+		fprintf(out, ": if it stays, nothing is calling accept(); vitals threads %d shows what "
+			"the threads do instead\n", (int)s->pid);
+		lines++;
+	}
 	if (!lines)
 		fprintf(out, "  - nothing stands out from these figures\n");
 	fputc('\n', out);
@@ -410,6 +478,7 @@ static void print_unavailable(FILE *out, const struct vt_sample *s)
 		{ "regions", &s->regions_st }, { "environ", &s->environ_st },
 		{ "allocator", &s->alloc_st }, { "cgroup", &s->cgroup_st },
 		{ "threads", &s->threads_st }, { "memory", &s->memory_st },
+		{ "listening sockets", &s->listen_st },
 	};
 	size_t i;
 
@@ -441,6 +510,8 @@ int vt_render_snap_text(FILE *out, const struct vt_snap_report *r)
 	print_cgroup(out, r);
 	for (i = 0; i < r->n; i++)
 		print_regions(out, r, &r->samples[i]);
+	for (i = 0; i < r->n; i++)
+		print_listen(out, &r->samples[i]);
 	for (i = 0; i < r->n; i++)
 		print_reading(out, &r->samples[i]);
 	for (i = 0; i < r->n; i++)

@@ -20,6 +20,7 @@ struct vt_prof_diff;
 #include "analyze/compare.h"
 #include "base/units.h"
 #include "analyze/soak.h"
+#include "analyze/stalls.h"
 #include "sample/series.h"
 #include "soak/soak.h"
 
@@ -38,6 +39,8 @@ struct vt_analyze_report {
 	 * label, and the JSON adds it as "metric_label".
 	 */
 	const char *metric_label;
+	/* accept-queue stalls (analyze/stalls.h), NULL when not looked for */
+	const struct vt_stalls *stalls;
 };
 
 struct vt_compare_report {

@@ -373,6 +373,27 @@ static json_t *events_json(const struct vt_series *s)
 	return array_or_null(arr, failed);
 }
 
+static json_t *stalls_json(const struct vt_stalls *st)
+{
+	json_t *arr;
+	size_t i;
+
+	if (!st || !st->recorded)
+		return json_null();
+	arr = json_array();
+	for (i = 0; i < st->n; i++) {
+		const struct vt_stall *s = &st->v[i];
+
+		json_array_append_new(arr, json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:i}", "t0", s->t0,
+						     "t1", s->t1, "wall0", s->wall0, "wall1", s->wall1,
+						     "length_s", s->length_s, "depth", s->depth, "ongoing",
+						     s->ongoing, "pid", (int)s->pid));
+	}
+	return json_pack("{s:b, s:f, s:f, s:o, s:o}", "listening", st->listening, "threshold_s",
+			 st->threshold_s, "resolution_s", st->resolution_s, "deepest", num(st->deepest),
+			 "stalls", arr);
+}
+
 int vt_render_analyze_json(FILE *out, const struct vt_analyze_report *r)
 {
 	struct put p = { vt_json_envelope(VT_SCHEMA_ANALYZE), false };
@@ -395,6 +416,7 @@ int vt_render_analyze_json(FILE *out, const struct vt_analyze_report *r)
 			  : json_null());
 	put(&p, "threads_diagnosis", r->thread_diag ? vt_render_diagnosis_json(r->thread_diag) : json_null());
 	put(&p, "profiles", r->profiles ? vt_render_prof_trend_json(r->profiles) : json_null());
+	put(&p, "accept_queue", stalls_json(r->stalls));
 	put(&p, "events", events_json(r->series));
 	return vt_json_write(out, p.o, false, p.failed);
 }

@@ -257,6 +257,8 @@ static int print_sparks(FILE *out, const struct vt_analyze_report *r)
 		rc |= add_spark(&t, s, VT_M_RSS_ANON, NULL, from, to, r->utf8);
 	if (v->metric != VT_M_VM_SWAP)
 		rc |= add_spark(&t, s, VT_M_VM_SWAP, NULL, from, to, r->utf8);
+	/* recorded only for a process that listens */
+	rc |= add_spark(&t, s, VT_M_ACCEPT_QUEUE, NULL, from, to, r->utf8);
 	if (t.oom)
 		rc = -1;
 	vt_table_print(&t, out, 2, false);
@@ -377,6 +379,47 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 	return 0;
 }
 
+/* The accept queue: how deep it got, and each stall with its ends. */
+static void print_stalls(FILE *out, const struct vt_stalls *st)
+{
+	char a[32], b[32];
+	struct vt_table t;
+	size_t i;
+
+	if (!st || !st->recorded || !st->listening)
+		return;
+	vt_fmt_span(st->threshold_s, a, sizeof(a));
+	vt_fmt_span(st->resolution_s, b, sizeof(b));
+	if (!st->n) {
+		fprintf(out, "\naccept queue: no stall longer than %s (deepest queue %.0f; sampled every %s)\n", a,
+			st->deepest, b);
+		return;
+	}
+	fprintf(out, "\naccept queue: %zu stall%s longer than %s, connections waiting for accept() at every "
+		"sample (deepest %.0f; each end known to %s)\n", st->n, st->n == 1 ? "" : "s", a, st->deepest, b);
+	vt_table_init(&t, 4);
+	vt_table_align(&t, 1, VT_RIGHT);
+	vt_table_align(&t, 2, VT_RIGHT);
+	vt_table_cell(&t, "FROM");
+	vt_table_cell(&t, "LENGTH");
+	vt_table_cell(&t, "DEPTH");
+	vt_table_cell(&t, "%s", "");
+	for (i = 0; i < st->n && i < EVENTS_SHOWN; i++) {
+		const struct vt_stall *s = &st->v[i];
+
+		vt_table_cell(&t, "t+%s", vt_fmt_span(s->t0, a, sizeof(a)));
+		vt_table_cell(&t, "%s%s", s->ongoing ? "≥ " : "", vt_fmt_span(s->length_s, b, sizeof(b)));
+		vt_table_cell(&t, "%.0f", s->depth);
+		vt_table_cell(&t, "pid %d%s", (int)s->pid, s->ongoing ? ", not seen to empty" : "");
+	}
+	vt_table_print(&t, out, 2, true);
+	vt_table_release(&t);
+	if (st->n > EVENTS_SHOWN)
+		fprintf(out, "  ... and %zu more (--json lists them all)\n", st->n - EVENTS_SHOWN);
+	fprintf(out, "  nothing called accept() meanwhile: vitals threads PID during a stall shows what the\n"
+		"  accepting thread waits in instead\n");
+}
+
 static void print_events(FILE *out, const struct vt_series *s)
 {
 	size_t i, counts[VT_EV_NOTE + 1] = { 0 };
@@ -430,6 +473,7 @@ int vt_render_analyze_text(FILE *out, const struct vt_analyze_report *r)
 	rc |= print_sparks(out, r);
 	rc |= print_threads(out, r);
 	print_thread_diag(out, r->thread_diag);
+	print_stalls(out, r->stalls);
 	rc |= vt_render_prof_trend_text(out, r->profiles);
 	print_events(out, r->series);
 	return rc || ferror(out) ? -1 : 0;

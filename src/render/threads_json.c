@@ -77,6 +77,25 @@ static json_t *thread_json(const struct vt_thread_rate *t)
 	return o;
 }
 
+/* Its listening sockets' accept queues over the interval; null when none was read. */
+static json_t *listen_json(const struct vt_threads_rates *r)
+{
+	json_t *socks;
+	size_t i;
+
+	if (!r->nlisten)
+		return json_null();
+	socks = json_array();
+	for (i = 0; i < r->nlisten; i++) {
+		const struct vt_rates_listener *l = &r->listen[i];
+
+		json_array_append_new(socks, json_pack("{s:s, s:I, s:I, s:o}", "address", l->address,
+			"min_queue", (json_int_t)l->min_queue, "max_queue", (json_int_t)l->max_queue,
+			"backlog", l->backlog == UINT32_MAX ? json_null() : json_integer((json_int_t)l->backlog)));
+	}
+	return json_pack("{s:I, s:o}", "reads", (json_int_t)r->listen_reads, "sockets", socks);
+}
+
 int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const struct vt_diagnosis *d,
 			   bool compact)
 {
@@ -127,5 +146,6 @@ int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const st
 		json_array_append_new(pools, pool_json(&r->pools[i]));
 	json_object_set_new(root, "pools", pools);
 	json_object_set_new(root, "diagnosis", vt_render_diagnosis_json(d));
+	json_object_set_new(root, "listen", listen_json(r));
 	return vt_json_write(out, root, compact, false);
 }

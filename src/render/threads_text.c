@@ -324,6 +324,17 @@ int vt_render_threads_text(FILE *out, const struct vt_threads_rates *r, const st
 	print_summary(out, r);
 	fprintf(out, "\ndiagnosis:\n");
 	vt_render_diagnosis_text(out, d);
+	if (r->nlisten) {
+		fprintf(out, "\nlistening (connections waiting for accept(), over %u reads):\n", r->listen_reads);
+		for (i = 0; i < r->nlisten; i++) {
+			const struct vt_rates_listener *l = &r->listen[i];
+
+			fprintf(out, "  %-24s %u–%u", l->address, l->min_queue, l->max_queue);
+			if (l->backlog != UINT32_MAX)
+				fprintf(out, " of %u", l->backlog);
+			fputc('\n', out);
+		}
+	}
 	if (r->npools) {
 		fprintf(out, "\npools (same name but trailing digits):\n");
 		for (i = 0; i < r->npools; i++)

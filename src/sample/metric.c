@@ -111,6 +111,9 @@ const struct vt_metric_info vt_metrics[VT_M_COUNT] = {
 				 "proportional set size from smaps_rollup, at the smaps cadence", NULL },
 	[VT_M_CPU_CORES]     = { "cpu_cores", "CPU (cores)", VT_UNIT_CORES, CMP,
 				 "process CPU over the window, in cores", NULL },
+	[VT_M_ACCEPT_QUEUE]  = { "accept_queue", "accept queue", VT_UNIT_COUNT, REC,
+				 "connections waiting for accept() on its fullest listening TCP socket",
+				 NULL },
 };
 
 int vt_metric_find(const char *key)

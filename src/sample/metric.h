@@ -46,6 +46,7 @@ enum vt_metric {
 	VT_M_CG_SWAP,        /* cgroup memory.swap.current */
 	VT_M_PSS,            /* smaps_rollup Pss, only at the smaps cadence */
 	VT_M_CPU_CORES,      /* process CPU over a window (derived from cpu_*_s, not recorded) */
+	VT_M_ACCEPT_QUEUE,   /* connections waiting for accept() on its fullest listener (count) */
 	VT_M_COUNT
 };
 

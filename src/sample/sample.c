@@ -13,6 +13,8 @@
 #include "sample/target.h"
 #include "proc/access.h"
 #include "proc/environ.h"
+#include "proc/listen.h"
+#include "proc/netstat.h"
 #include "proc/mem.h"
 #include "proc/stat.h"
 #include "proc/task.h"
@@ -308,6 +310,43 @@ static void reuse_static_parts(const struct vt_sample *prev, struct vt_sample *s
 	s->alloc_st = prev->alloc_st;
 }
 
+/*
+ * Its listening sockets: the fds that are sockets, those of them listening
+ * (sock_diag in vitals's own network namespace, else the process's own
+ * net/tcp{,6}), and the namespace's overflow and drop counters.
+ */
+static void read_listeners(struct reader *rd, struct vt_sample *s)
+{
+	struct vt_sample_listen *l = &s->listen;
+	uint64_t *inodes = NULL;
+	size_t ninodes = 0, nfds = 0;
+	struct vt_err e;
+	int rc;
+
+	l->counters.overflows = l->counters.drops = VT_NA;
+	rc = vt_proc_fds(rd->fd, true, &inodes, &ninodes, &nfds, &e);
+	if (rc == VT_E_PERM) {
+		section_denied(&s->listen_st, rd, "fd", (long)s->uid);
+		return;
+	}
+	if (rc == VT_OK) {
+		l->open_fds = nfds;
+		if (ninodes)
+			rc = vt_listen_read(rd->fd, rd->pfs->live && vt_listen_same_netns(rd->pfs->proc_fd, rd->fd),
+					    inodes, ninodes, l->v, VT_SAMPLE_MAX_LISTEN, &l->n, &l->dropped,
+					    &l->via, &rd->buf, &e);
+		free(inodes);
+	}
+	if (rc) {
+		section_fail(&s->listen_st, &e);
+		return;
+	}
+	if (vt_read_at(rd->fd, "net/netstat", &rd->buf, NULL) != VT_OK ||
+	    vt_netstat_parse(rd->buf.data, rd->buf.len, &l->counters, NULL) != VT_OK)
+		l->counters.overflows = l->counters.drops = VT_NA;
+	section_ok(&s->listen_st);
+}
+
 static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_sample *s,
 		struct vt_err *err)
 {
@@ -354,9 +393,15 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 	else
 		section_fail(&s->cgroup_st, &e);
 
+	if (opts->listeners)
+		read_listeners(rd, s);
+	else
+		section_skip(&s->listen_st, "not read");
+
 	/* A part that saw the process vanish makes the whole sample void. */
 	if (s->regions_st.code == VT_E_GONE || s->environ_st.code == VT_E_GONE ||
-	    s->alloc_st.code == VT_E_GONE || s->threads_st.code == VT_E_GONE)
+	    s->alloc_st.code == VT_E_GONE || s->threads_st.code == VT_E_GONE ||
+	    s->listen_st.code == VT_E_GONE)
 		goto gone;
 	/* Still the same, still alive?  Reads through a dead process's fd fail;
 	 * a process between releasing its memory and becoming a zombie is
@@ -413,5 +458,5 @@ bool vt_sample_maybe_glibc(const struct vt_sample *s)
 bool vt_sample_partial(const struct vt_sample *s)
 {
 	return missing(&s->regions_st) || missing(&s->environ_st) || missing(&s->alloc_st) ||
-	       missing(&s->cgroup_st) || missing(&s->threads_st);
+	       missing(&s->cgroup_st) || missing(&s->threads_st) || missing(&s->listen_st);
 }

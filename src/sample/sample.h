@@ -20,7 +20,9 @@
 #include "alloc/regions.h"
 #include "base/error.h"
 #include "proc/cgroup.h"
+#include "proc/listen.h"
 #include "proc/maps.h"
+#include "proc/netstat.h"
 #include "proc/procfs.h"
 #include "proc/status.h"
 
@@ -47,6 +49,19 @@ struct vt_thread_states {
 
 /* Count one thread of stat state letter state. */
 void vt_thread_states_count(struct vt_thread_states *t, char state);
+
+/* Most listening sockets a sample keeps; the rest are counted. */
+#define VT_SAMPLE_MAX_LISTEN 64
+
+/* The TCP sockets the process listens on, and their accept queues. */
+struct vt_sample_listen {
+	struct vt_listen_sock v[VT_SAMPLE_MAX_LISTEN];
+	size_t n;
+	size_t dropped;                  /* listeners beyond VT_SAMPLE_MAX_LISTEN */
+	const char *via;                 /* "sock_diag" or "net/tcp" (no backlog limits) */
+	uint64_t open_fds;
+	struct vt_listen_counters counters;   /* its network namespace's, since boot */
+};
 
 struct vt_sample {
 	/* identity */
@@ -83,6 +98,10 @@ struct vt_sample {
 	struct vt_cgroup_mem cgroup;
 	struct vt_section cgroup_st;
 
+	/* listening sockets (only when asked: vt_sample_opts.listeners) */
+	struct vt_sample_listen listen;
+	struct vt_section listen_st;
+
 	/* when and at what cost */
 	double taken_at;                 /* unix time, seconds */
 	double read_ms;                  /* wall time vitals spent reading */
@@ -91,6 +110,7 @@ struct vt_sample {
 struct vt_sample_opts {
 	bool light;                      /* maps + status only, no smaps */
 	bool no_memory;                  /* do not read target memory at all */
+	bool listeners;                  /* walk the fds for listening sockets (snap) */
 	/*
 	 * An earlier sample of the same process (a soak tick): its command
 	 * line, environment-derived arena cap, CPU count and allocator are

@@ -114,24 +114,14 @@ static void read_slow(struct vt_exporter *x, struct exp_proc *p, double now)
 static void read_listen(struct vt_exporter *x, struct exp_proc *p)
 {
 	size_t dropped = 0;
-	struct vt_err e;
+	const char *via;
 
 	p->nlisten = 0;
 	if (p->nsock_inodes == 0)
 		return;
-	if (p->same_netns) {
-		/* sock_diag: the listeners only, and their backlog limits */
-		if (vt_listen_diag(p->sock_inodes, p->nsock_inodes, p->listen, EXP_MAX_LISTEN, &p->nlisten,
-				   &dropped, &e) == VT_OK)
-			return;
-		p->nlisten = 0;
-	}
-	if (vt_read_at(p->dirfd, "net/tcp", &x->buf, NULL) == VT_OK)
-		vt_listen_parse(x->buf.data, x->buf.len, false, p->sock_inodes, p->nsock_inodes, p->listen,
-				EXP_MAX_LISTEN, &p->nlisten, &dropped, NULL);
-	if (vt_read_at(p->dirfd, "net/tcp6", &x->buf, NULL) == VT_OK)
-		vt_listen_parse(x->buf.data, x->buf.len, true, p->sock_inodes, p->nsock_inodes, p->listen,
-				EXP_MAX_LISTEN, &p->nlisten, &dropped, NULL);
+	/* what a failed read leaves out is simply not exported */
+	vt_listen_read(p->dirfd, p->same_netns, p->sock_inodes, p->nsock_inodes, p->listen,
+		       EXP_MAX_LISTEN, &p->nlisten, &dropped, &via, &x->buf, NULL);
 }
 
 static int mem_reader(void *ctx, uint64_t addr, void *out, size_t len)

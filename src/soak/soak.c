@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "base/outfile.h"
 #include "base/version.h"
+#include "proc/listen.h"
 #include "proc/thread_watch.h"
 #include "sample/heap.h"
 #include "sample/sample.h"
@@ -72,6 +73,13 @@ struct vt_soak {
 	bool access_noted;           /* what cannot be read of it is in the events */
 	double next_smaps, next_threads, next_heap;
 	int incarnations;
+
+	/* its listening sockets: which fds are sockets, walked every SOCKETS_EVERY_S */
+	uint64_t *sock_inodes;       /* sorted; owned */
+	size_t nsock_inodes;
+	pid_t sock_pid;              /* the incarnation they are of, 0 none yet */
+	bool sock_same_netns;        /* sock_diag can see them */
+	double next_sockets;
 
 	/* progress */
 	double ring_t[TREND_RING], ring_v[TREND_RING];
@@ -202,6 +210,47 @@ static void read_pss(int pid_fd, struct vt_store_sample *row)
 		row->v[VT_M_PSS] = (double)pss;
 	}
 	vt_region_list_release(&rollup);
+	vt_buf_release(&buf);
+}
+
+/* How often the fds are walked again for listening sockets: a server opens them at start. */
+#define SOCKETS_EVERY_S 10.0
+
+/*
+ * The deepest accept queue of its listening sockets: one sock_diag dump a
+ * tick (its own net/tcp{,6} in another network namespace).  Which fds are
+ * sockets is read every SOCKETS_EVERY_S, and at once for a new incarnation;
+ * a process that listens on nothing leaves the column empty.
+ */
+static void read_accept_queue(struct vt_soak *sk, double now, int pid_fd, struct vt_store_sample *row)
+{
+	struct vt_listen_sock socks[VT_SAMPLE_MAX_LISTEN];
+	struct vt_buf buf = VT_BUF_INIT(VT_PROC_FILE_MAX);
+	size_t n = 0, dropped = 0, nfds, i;
+	uint64_t *inodes;
+	uint32_t deepest = 0;
+	const char *via;
+
+	if (sk->sock_pid != sk->pid || now >= sk->next_sockets) {
+		sk->next_sockets = now + SOCKETS_EVERY_S;
+		if (vt_proc_fds(pid_fd, true, &inodes, &n, &nfds, NULL) == VT_OK) {
+			free(sk->sock_inodes);
+			sk->sock_inodes = inodes;
+			sk->nsock_inodes = n;
+			sk->sock_pid = sk->pid;
+			sk->sock_same_netns = sk->pfs->live && vt_listen_same_netns(sk->pfs->proc_fd, pid_fd);
+		}
+	}
+	if (sk->sock_pid != sk->pid || !sk->nsock_inodes)
+		return;
+	n = 0;
+	if (vt_listen_read(pid_fd, sk->sock_same_netns, sk->sock_inodes, sk->nsock_inodes, socks,
+			   VT_SAMPLE_MAX_LISTEN, &n, &dropped, &via, &buf, NULL) == VT_OK && n) {
+		for (i = 0; i < n; i++)
+			if (socks[i].queue > deepest)
+				deepest = socks[i].queue;
+		row->v[VT_M_ACCEPT_QUEUE] = (double)deepest;
+	}
 	vt_buf_release(&buf);
 }
 
@@ -402,6 +451,7 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 	if (rc == VT_OK) {
 		if (smaps)
 			read_pss(pid_fd, &row);
+		read_accept_queue(sk, now, pid_fd, &row);
 		rc = read_threads(sk, now, last, pid_fd, &row, &tsample, &trows, &ntrows, err);
 		close(pid_fd);
 	}
@@ -957,6 +1007,7 @@ int vt_soak_finish(struct vt_soak *sk, struct vt_soak_result *res, struct vt_err
 		vt_store_close(sk->store, NULL);
 	res->file_bytes = vt_store_file_bytes(cfg->out_path);   /* after the final checkpoint, and
 								 * its WAL while a reader keeps one */
+	free(sk->sock_inodes);
 	free(sk);
 	return rc;
 }

@@ -361,7 +361,53 @@ static void test_diagnose__convoy_on_a_loaded_host(void)
 	printf("# %s\n", evidence(find(&d, VT_DIAG_CONVOY)));
 }
 
-VT_TEST_MAIN(test_diagnose__blocking_recv_is_serving, test_diagnose__accept_loop_woken_faster_than_its_timeout,
+/* A listener whose queue never emptied over 30 reads: an accept stall, beside idle. */
+static void test_diagnose__accept_stall(void)
+{
+	struct vt_threads_rates r;
+	struct vt_thread_rate t[2];
+	struct vt_diagnosis d;
+	const struct vt_diag_finding *f;
+
+	quiet(&r, t, 2);
+	sleeper(&t[0], "main", 0, 1, "do_sigtimedwait", "rt_sigtimedwait");
+	sleeper(&t[1], "acceptor", 0.002, 98, "hrtimer_nanosleep", "clock_nanosleep");
+	r.cores = 0.002;
+	r.listen_reads = 30;
+	r.nlisten = 2;
+	r.listen[0] = (struct vt_rates_listener){ "[::1]:8080", 0, 3, 128 };
+	r.listen[1] = (struct vt_rates_listener){ "127.0.0.1:8080", 7, 21, 128 };
+	vt_diagnose(&r, &d);
+	f = find(&d, VT_DIAG_ACCEPT_STALL);
+	CHECK(f != NULL && has(&d, VT_DIAG_IDLE));
+	if (f) {
+		CHECK(!strcmp(f->stall.l.address, "127.0.0.1:8080") && f->stall.listeners == 1);
+		CHECK(strstr(evidence(f), "127.0.0.1:8080 had connections waiting for accept() at all 30 reads "
+				     "over 3.0 s (7 to 21 waiting, backlog 128)") != NULL);
+		printf("# %s\n", evidence(f));
+	}
+	/* emptied once: a server that keeps up */
+	r.listen[1].min_queue = 0;
+	vt_diagnose(&r, &d);
+	CHECK(!has(&d, VT_DIAG_ACCEPT_STALL));
+	/* too few reads, or too short, to tell */
+	r.listen[1].min_queue = 7;
+	r.listen_reads = 2;
+	vt_diagnose(&r, &d);
+	CHECK(!has(&d, VT_DIAG_ACCEPT_STALL));
+	r.listen_reads = 30;
+	r.interval_s = 0.5;
+	vt_diagnose(&r, &d);
+	CHECK(!has(&d, VT_DIAG_ACCEPT_STALL));
+	/* blocked on I/O and stalled: both said, not idle */
+	r.interval_s = 3;
+	t[1].states[VT_STATE_S] = 0;
+	t[1].states[VT_STATE_D] = 30;
+	vt_diagnose(&r, &d);
+	CHECK(has(&d, VT_DIAG_ACCEPT_STALL) && has(&d, VT_DIAG_IO) && !has(&d, VT_DIAG_IDLE));
+}
+
+VT_TEST_MAIN(test_diagnose__accept_stall, test_diagnose__blocking_recv_is_serving, test_diagnose__accept_loop_woken_faster_than_its_timeout,
 	     test_diagnose__event_loop_timer_deadlines, test_diagnose__waits_too_short_to_see,
 	     test_diagnose__timeout_driven_pollers, test_diagnose__busy_host_is_not_core_contention,
 	     test_diagnose__spinners_beside_a_hog, test_diagnose__convoy_on_a_loaded_host)

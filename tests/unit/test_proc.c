@@ -8,6 +8,7 @@
 #include "proc/hostload.h"
 #include "proc/io.h"
 #include "proc/maps.h"
+#include "proc/netstat.h"
 #include "proc/procfs.h"
 #include "proc/stat.h"
 #include "proc/status.h"
@@ -326,6 +327,41 @@ static void test_io__parse(void)
 	vt_buf_release(&b);
 }
 
+static void test_netstat__listen_counters(void)
+{
+	struct vt_listen_counters c;
+	size_t len;
+	char *buf = vt_fixture("proc/files/net_netstat", &len);
+
+	/* recorded on the build machine: 7 overflows, 7 drops since its boot */
+	CHECK(buf && vt_netstat_parse(buf, len, &c, NULL) == VT_OK);
+	CHECK_EQ_U64(c.overflows, 7);
+	CHECK_EQ_U64(c.drops, 7);
+	free(buf);
+	/* the names anywhere in the line; other prefixes' same names ignored */
+	const char *t = "IpExt: ListenDrops InOctets\nIpExt: 5 -1\n"
+			"TcpExt: A ListenDrops B ListenOverflows \nTcpExt: 1 12 3 9 \n";
+	CHECK(vt_netstat_parse(t, strlen(t), &c, NULL) == VT_OK && c.overflows == 9 && c.drops == 12);
+	/* an old kernel without them: unknown, not 0 */
+	t = "TcpExt: SyncookiesSent\nTcpExt: 0\n";
+	CHECK(vt_netstat_parse(t, strlen(t), &c, NULL) == VT_OK && !vt_known(c.overflows) &&
+	      !vt_known(c.drops));
+	struct vt_err err;
+	const char *bad[] = {
+		"TcpExt: ListenDrops\n",                         /* no values line */
+		"TcpExt: ListenDrops\nIpExt: 4\n",              /* another prefix */
+		"TcpExt: ListenDrops ListenOverflows\nTcpExt: 4\n",
+		"TcpExt: ListenDrops\nTcpExt: 4 5\n",
+		"TcpExt: ListenDrops\nTcpExt: x\n",
+		"TcpExt: ListenDrops\nTcpExt: 99999999999999999999999\n",
+		"ListenDrops\n4\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		CHECK(vt_netstat_parse(bad[i], strlen(bad[i]), &c, &err) == VT_E_PARSE);
+		CHECK(strncmp(err.msg, "netstat: ", 9) == 0);
+	}
+}
+
 /* A read through the directory fd of a process that has exited says GONE. */
 static void test_procfs__reads_after_exit_say_gone(void)
 {
@@ -372,5 +408,5 @@ VT_TEST_MAIN(test_stat__recorded_process, test_stat__comm_with_paren,
 	     test_maps__smaps_matches_status, test_maps__maps_only_has_no_figures,
 	     test_maps__path_with_spaces_and_deleted, test_maps__garbage_rejected,
 	     test_environ__lookup, test_syscall__stack_pointer, test_syscall__arguments,
-	     test_hostload__loadavg, test_io__parse,
+	     test_hostload__loadavg, test_io__parse, test_netstat__listen_counters,
 	     test_procfs__reads_after_exit_say_gone, test_buf__cap_is_enforced)

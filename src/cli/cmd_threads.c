@@ -179,7 +179,6 @@ static void keys_read(struct threads_run *run)
 			*run->stop = 1;
 }
 
-/* The sampler's wait: until mono_ns, or a stop request (Ctrl-C, or q with keys on). */
 /* At an interval's start: which fds are sockets now, and no queue read yet. */
 static void listen_begin(struct threads_run *run)
 {
@@ -232,6 +231,10 @@ static void listen_read(struct threads_run *run)
 	run->listen_reads++;
 }
 
+/*
+ * The sampler's wait, at every tick: read the accept queues, then wait
+ * until mono_ns or a stop request (Ctrl-C, or q with keys on).
+ */
 static void wait_until(void *ctx, uint64_t mono_ns)
 {
 	struct threads_run *run = ctx;

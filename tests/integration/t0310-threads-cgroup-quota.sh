@@ -37,7 +37,7 @@ cg_cleanup() {
 }
 trap cg_cleanup EXIT
 
-start_target load_change --idle-seconds 0 --busy-threads 2 --seconds 30
+start_target load_change --idle-seconds 0 --busy-threads 2 --seconds 120   # killed at the end; outlives a slow ASan run
 echo "$TPID" >"$CG/cgroup.procs" || fail "cannot move the target into $CG"
 sleep 1
 "$B/vitals" threads --json -i 2s "$TPID" >"$WORK/q.json" || fail "vitals threads in the cgroup"

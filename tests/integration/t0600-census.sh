@@ -172,7 +172,9 @@ if pid == 0:
 print(pid, flush=True)
 time.sleep(30)' >"$WORK/zombie" &
 PIDS+=($!)
-sleep 0.5
+# python's start-up may take seconds on a loaded box (CI: the file was still empty after 0.5 s)
+for _ in $(seq 100); do [ -s "$WORK/zombie" ] && break; sleep 0.1; done
 zpid=$(cat "$WORK/zombie")
+[ -n "$zpid" ] || fail "the zombie's parent did not start in 10 s"
 expect_exit 7 "zombie" census "$zpid"
 echo "# done in ${SECONDS}s"

@@ -21,6 +21,7 @@ static void build(struct vt_series *s, const double *q, size_t n)
 		s->wall[i] = 1.7e9 + (double)i;
 		s->count[i] = 1;
 		s->pid[i] = 100;
+		s->incarnation[i] = 0;
 		st[i] = (struct vt_stat){ q[i], q[i], q[i] };
 	}
 	s->n = n;

@@ -169,30 +169,12 @@ static void cpu_cell(const struct vt_series *s, size_t a, size_t b, struct scrat
 	}
 }
 
-/*
- * Where an arm is summarised: after the step or over the settled window
- * when the verdict trusts one, else the last half of the span.
- */
+/* Where an arm is summarised: where its level holds, else the last half of the span. */
 static void arm_window(const struct vt_series *s, struct vt_cmp_arm *arm, size_t *a, size_t *b)
 {
-	const struct vt_soak_verdict *v = &arm->verdict;
-	size_t i = v->from;
+	size_t i;
 
-	*b = v->to;
-	arm->window_settled = (v->kind == VT_VERDICT_PLATEAU || v->kind == VT_VERDICT_STEP) &&
-			      (v->settled || v->kind == VT_VERDICT_STEP);
-	if (arm->window_settled) {
-		i = v->settled ? v->settled_from : v->from;
-		if (v->kind == VT_VERDICT_STEP)
-			while (i < v->to && s->t0[i] < v->step_t)
-				i++;
-	} else if (v->to > v->from) {
-		double mid = (v->t0 + v->t1) / 2;
-
-		while (i < v->to && s->t[i] < mid)
-			i++;
-	}
-	*a = i;
+	arm->window_settled = vt_soak_settled_window(s, &arm->verdict, a, b);
 	arm->window_t0 = *a < *b ? s->t0[*a] : NAN;
 	arm->window_t1 = *a < *b ? s->t1[*b - 1] : NAN;
 	arm->window_samples = 0;
@@ -212,6 +194,7 @@ static int compare_arm(const struct vt_series *s, const char *name, const struct
 	if (vt_soak_analyze(s, o, &arm->verdict))
 		return -1;
 	arm_window(s, arm, &a, &b);
+	vt_mem_limit_recommend(s, &arm->verdict, &arm->limit);
 	if (scratch_alloc(&sc, b > a ? b - a : 0))
 		goto out;
 	for (m = 0; m < VT_M_COUNT; m++) {

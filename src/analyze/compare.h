@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "analyze/mem_limit.h"
 #include "analyze/soak.h"
 #include "base/error.h"
 #include "sample/series.h"
@@ -35,6 +36,7 @@ struct vt_cmp_arm {
 	double window_t0, window_t1;
 	size_t window_samples;
 	struct vt_cmp_cell cell[VT_M_COUNT];
+	struct vt_mem_limit limit;   /* the memory limit its recording supports (analyze/mem_limit.h) */
 };
 
 /* An arm against the baseline (arm 0), one field. */

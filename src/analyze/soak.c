@@ -234,3 +234,26 @@ out:
 	vt_soak_work_free(&w);
 	return rc;
 }
+
+bool vt_soak_settled_window(const struct vt_series *s, const struct vt_soak_verdict *v, size_t *a,
+			    size_t *b)
+{
+	bool settled = (v->kind == VT_VERDICT_PLATEAU || v->kind == VT_VERDICT_STEP) &&
+		       (v->settled || v->kind == VT_VERDICT_STEP);
+	size_t i = v->from;
+
+	*b = v->to;
+	if (settled) {
+		i = v->settled ? v->settled_from : v->from;
+		if (v->kind == VT_VERDICT_STEP)
+			while (i < v->to && s->t0[i] < v->step_t)
+				i++;
+	} else if (v->to > v->from) {
+		double mid = (v->t0 + v->t1) / 2;
+
+		while (i < v->to && s->t[i] < mid)
+			i++;
+	}
+	*a = i;
+	return settled;
+}

@@ -194,4 +194,13 @@ void vt_soak_opts_default(struct vt_soak_opts *o);
 int vt_soak_analyze(const struct vt_series *s, const struct vt_soak_opts *o,
 		    struct vt_soak_verdict *v);
 
+/*
+ * The points [*a, *b) of s where the level v found holds: the settled
+ * window of a plateau, what follows the step of a step growth.  True when
+ * there is one; otherwise false and [*a, *b) is the last half of the span
+ * (what an A/B sets side by side when a recording never settled).
+ */
+bool vt_soak_settled_window(const struct vt_series *s, const struct vt_soak_verdict *v, size_t *a,
+			    size_t *b);
+
 #endif

@@ -20,12 +20,14 @@
 
 enum {
 	OPT_JSON = 1, OPT_CSV, OPT_HTML, OPT_METRIC, OPT_POINTS, OPT_NAMES, OPT_FORCE,
-	OPT_STALL, OPT_PROMETHEUS, OPT_QUERY, OPT_RANGE, OPT_STEP, OPT_END, OPT_OFFSET, OPT_TIMEOUT,
+	OPT_STALL, OPT_LIMIT, OPT_PROMETHEUS, OPT_QUERY, OPT_RANGE, OPT_STEP, OPT_END, OPT_OFFSET, OPT_TIMEOUT,
 };
 
 #define JSON_OPTION(schema) { "json", 0, NULL, "machine-readable output (schema " schema ", docs/json.md)", OPT_JSON }
 #define CSV_OPTION(what) { "csv", 0, "FILE", what " as CSV to FILE (- for stdout)", OPT_CSV }
 #define FORCE_OPTION { "force", 0, NULL, "overwrite the --csv and --html files if they exist", OPT_FORCE }
+#define LIMIT_OPTION(whose) { "limit", 0, NULL, "recommend a memory limit for " whose " cgroup from the\n" \
+						"settled window, with the rule and its evidence", OPT_LIMIT }
 #define PROM_OPTIONS(query_help) \
 	{ "prometheus", 0, "URL", "read the series from this Prometheus server instead of a\n" \
 				  "recording (http://host:9090, a path prefix and\n" \
@@ -48,6 +50,7 @@ static const struct vt_option analyze_options[] = {
 	{ "points", 0, "N", "summarise into at most N points (default 20000)", OPT_POINTS },
 	{ "stall", 0, "DURATION", "an accept queue never seen empty for longer than this\n"
 				  "is a stall (default 2s)", OPT_STALL },
+	LIMIT_OPTION("the process's"),
 	FORCE_OPTION,
 	PROM_OPTIONS("with --prometheus: the series to judge, one verdict each\n"
 		     "(a memory level: process_resident_memory_bytes{job=\"api\"})"),
@@ -63,6 +66,7 @@ static const struct vt_option compare_options[] = {
 	{ "html", 0, "FILE", "one self-contained HTML file with the curves overlaid;\n"
 			     "when the recordings hold profiles, a differential\n"
 			     "flame graph beside it (FILE.flame.html)", OPT_HTML },
+	LIMIT_OPTION("each arm's"),
 	FORCE_OPTION,
 	PROM_OPTIONS("with --prometheus: an arm, one series (the first is the\n"
 		     "baseline); give two or more, or one with --offset"),
@@ -89,6 +93,7 @@ static const char *const analyze_examples[] = {
 	"vitals analyze run.db --html report.html",
 	"vitals analyze --json --metric rss_anon run.db",
 	"vitals analyze --csv series.csv run.db",
+	"vitals analyze --limit run.db",
 	"vitals analyze --prometheus http://localhost:9090 --query 'process_resident_memory_bytes{job=\"api\"}' --range 6h",
 	NULL,
 };
@@ -97,13 +102,14 @@ static const char *const compare_examples[] = {
 	"vitals compare before.db after.db",
 	"vitals compare --html ab.html before.db after.db",
 	"vitals compare --names old,new --json before.db after.db",
+	"vitals compare --limit before.db after.db",
 	"vitals compare --prometheus http://localhost:9090 --query 'process_resident_memory_bytes{version=\"1.4\"}' --query 'process_resident_memory_bytes{version=\"1.5\"}' --range 2h",
 	"vitals compare --prometheus http://localhost:9090 --query 'process_resident_memory_bytes{job=\"api\"}' --range 6h --offset 1d",
 	NULL,
 };
 
 struct view_opts {
-	bool json, force;
+	bool json, force, limit;
 	const char *csv, *html, *names;
 	int metric;
 	bool metric_given;
@@ -150,6 +156,7 @@ static int view_option(void *ctx, int id, const char *arg)
 	switch (id) {
 	case OPT_JSON: o->json = true; break;
 	case OPT_FORCE: o->force = true; break;
+	case OPT_LIMIT: o->limit = true; break;
 	case OPT_CSV: o->csv = arg; break;
 	case OPT_HTML: o->html = arg; break;
 	case OPT_NAMES: o->names = arg; break;
@@ -189,6 +196,9 @@ static int check_prom(struct view_opts *o, const struct vt_args *args)
 	if (o->csv || o->html || o->metric_given || o->points || o->stall_given)
 		return vt_cli_usage_error(name, "--csv, --html, --metric, --points and --stall are for recordings, "
 					  "not --prometheus (the --query picks the metric)");
+	if (o->limit)
+		return vt_cli_usage_error(name, "--limit is for recordings: it needs the process's RSS, swap and "
+					  "cgroup figures, not one series");
 	if (p->step_s > 0 && p->step_s > (p->range_s > 0 ? p->range_s : VT_CLI_PROM_RANGE_S))
 		return vt_cli_usage_error(name, "--step is longer than --range: that is one value");
 	o->prom.json = o->json;
@@ -224,6 +234,7 @@ static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
 	struct vt_diagnosis tdiag;
 	struct vt_prof_trend trend;
 	struct vt_stalls stalls = { 0 };
+	struct vt_mem_limit limit;
 	struct vt_err err;
 	FILE *f_csv = NULL, *f_html = NULL;
 	int rc;
@@ -257,6 +268,11 @@ static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
 	/* accept-queue stalls, when it recorded its listening sockets */
 	if (vt_stalls_find(&s, o.stall_s, &stalls) == 0)
 		r.stalls = &stalls;
+	/* the memory limit its settled window supports */
+	if (o.limit) {
+		vt_mem_limit_recommend(&s, &v, &limit);
+		r.limit = &limit;
+	}
 	/* the profiles it holds (vitals soak --profile-every), over time */
 	if (vt_prof_trend_load(args.operands[0], &s, NULL, &trend, &err) == VT_OK)
 		r.profiles = &trend;
@@ -326,7 +342,7 @@ static int compare_run(const struct vt_command *cmd, int argc, char **argv)
 				args.operands[i], err.msg);
 	rc = vt_cli_compare_write("compare", &set,
 				  &(struct vt_cli_compare_out){ o.json, o.csv, o.html, NULL, o.force, diffs,
-								 diffs ? args.noperands - 1 : 0 });
+								 diffs ? args.noperands - 1 : 0, NULL, o.limit });
 	for (i = 1; diffs && i < args.noperands; i++)
 		vt_prof_diff_release(&diffs[i - 1]);
 	free(diffs);

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-enum { OPT_ARM = 1, OPT_FOR, OPT_EVERY, OPT_DIR, OPT_HEAP, OPT_HTML, OPT_JSON, OPT_QUIET, OPT_FORCE };
+enum { OPT_ARM = 1, OPT_FOR, OPT_EVERY, OPT_DIR, OPT_HEAP, OPT_HTML, OPT_JSON, OPT_QUIET, OPT_FORCE, OPT_LIMIT };
 
 static const struct vt_option experiment_options[] = {
 	{ "arm", 0, "NAME[:KEY=VALUE...]", "an arm: COMMAND with these added to its environment\n"
@@ -31,6 +31,7 @@ static const struct vt_option experiment_options[] = {
 	{ "heap", 0, NULL, "allocator figures by ptrace (see vitals soak)", OPT_HEAP },
 	{ "html", 0, "FILE", "the comparison's charts as one HTML file", OPT_HTML },
 	{ "json", 0, NULL, "the comparison as JSON (schema vitals.compare, docs/json.md)", OPT_JSON },
+	{ "limit", 0, NULL, "recommend a memory limit for each arm (see vitals analyze)", OPT_LIMIT },
 	{ "force", 0, NULL, "write into a DIR that is not empty, replacing the arms'\n"
 			    "files there, and overwrite the --html file", OPT_FORCE },
 	{ "quiet", 'q', NULL, "no progress line", OPT_QUIET },
@@ -44,7 +45,7 @@ static const struct vt_exit_note experiment_exits[] = {
 };
 
 static const char *const experiment_examples[] = {
-	"vitals experiment --for 1h --arm default --arm cap2:MALLOC_ARENA_MAX=2 -- ./server --port 8080",
+	"vitals experiment --for 1h --limit --arm default --arm cap2:MALLOC_ARENA_MAX=2 -- ./server --port 8080",
 	"vitals experiment --for 30m --arm default --arm je:LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 "
 	"-o exp -- ./server",
 	NULL,
@@ -54,7 +55,7 @@ struct experiment_opts {
 	struct vt_experiment ex;
 	struct vt_experiment_arm arms[VT_EXPERIMENT_MAX_ARMS];
 	const char *html;
-	bool json, quiet;
+	bool json, quiet, limit;
 };
 
 static int experiment_option(void *ctx, int id, const char *arg)
@@ -77,6 +78,7 @@ static int experiment_option(void *ctx, int id, const char *arg)
 	case OPT_HTML: o->html = arg; return 0;
 	case OPT_JSON: o->json = true; return 0;
 	case OPT_QUIET: o->quiet = true; return 0;
+	case OPT_LIMIT: o->limit = true; return 0;
 	case OPT_FORCE: o->ex.overwrite = true; return 0;
 	}
 	return 0;
@@ -208,8 +210,9 @@ static int experiment_run(const struct vt_command *cmd, int argc, char **argv)
 			rc = vt_cli_error(&err);
 		} else {
 			rc2 = vt_cli_compare_write("experiment", &set,
-						   &(struct vt_cli_compare_out){ o.json, NULL, o.html, title,
-										 o.ex.overwrite });
+						   &(struct vt_cli_compare_out){ .json = o.json, .html = o.html,
+										 .title = title, .force = o.ex.overwrite,
+										 .limits = o.limit });
 			if (rc2)
 				rc = rc2;
 			vt_compare_set_release(&set);

@@ -151,7 +151,8 @@ static int write_flame_diff(const char *cmd, const struct vt_cli_compare_out *o,
 
 int vt_cli_compare_write(const char *cmd, const struct vt_compare_set *set, const struct vt_cli_compare_out *o)
 {
-	struct vt_compare_report r = { &set->cmp, o->title, vt_cli_utf8(), o->profile_diffs, o->metric_label };
+	struct vt_compare_report r = { &set->cmp, o->title, vt_cli_utf8(), o->profile_diffs, o->metric_label,
+					o->limits };
 	bool csv_stdout = o->csv && !strcmp(o->csv, "-");
 	FILE *f_csv = NULL, *f_html = NULL;
 	int rc = 0, rc2;

@@ -38,6 +38,7 @@ struct vt_cli_compare_out {
 	const struct vt_prof_diff *profile_diffs;
 	size_t nprofile_diffs;
 	const char *metric_label;    /* the deciding metric's name when the arms are not recordings, NULL */
+	bool limits;                 /* each arm's recommended memory limit (--limit) */
 };
 
 /* Write set's comparison as o says; returns the exit status (errors printed). */

@@ -336,6 +336,28 @@ release_buf:
 	return rc;
 }
 
+int vt_cgroup_reread(const struct vt_procfs *pfs, const struct vt_cgroup_mem *was, struct vt_cgroup_mem *out,
+		     struct vt_err *err)
+{
+	struct vt_buf buf = VT_BUF_INIT(CG_FILE_MAX);
+	struct cg_dir cd = { .pfs = pfs, .dir = out->dir, .buf = &buf, .err = err };
+	int rc;
+
+	cgroup_mem_init(out);
+	if (was->version != 1 && was->version != 2)
+		return vt_err_set(err, VT_E_NOTFOUND, 0, "no memory cgroup to read again");
+	memcpy(out->path, was->path, sizeof(out->path));
+	memcpy(out->dir, was->dir, sizeof(out->dir));
+	/* a directory that is gone reads as one without memory.current (v1: VT_E_NOTFOUND) */
+	rc = was->version == 1 ? read_v1(&cd, out) : read_v2(&cd, out);
+	if (rc || !out->version)
+		cgroup_mem_init(out);
+	if (!rc && !out->version)
+		rc = vt_err_set(err, VT_E_NOTFOUND, 0, "cgroup '%s' has no memory figures any more", was->path);
+	vt_buf_release(&buf);
+	return rc;
+}
+
 /* ---- vt_cgroup_cpu_read ---- */
 
 static void cgroup_cpu_init(struct vt_cgroup_cpu *out)

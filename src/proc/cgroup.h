@@ -81,6 +81,17 @@ int vt_cgroup_read(const struct vt_procfs *pfs, int pid_fd, struct vt_cgroup_mem
 		   struct vt_err *err);
 
 /*
+ * Read the cgroup `was` describes (an earlier vt_cgroup_read's result,
+ * version 1 or 2) again by its directory: after its process exited, when
+ * its /proc/PID/cgroup is gone but the cgroup is not (what the OOM killer
+ * did to it shows in memory.events).  VT_E_NOTFOUND when the directory is
+ * gone (the cgroup was removed with its last process); errors otherwise
+ * as vt_cgroup_read.
+ */
+int vt_cgroup_reread(const struct vt_procfs *pfs, const struct vt_cgroup_mem *was, struct vt_cgroup_mem *out,
+		     struct vt_err *err);
+
+/*
  * Fill *out for the process whose directory is pid_fd: the v1 hierarchy
  * carrying the cpu controller if it is mounted, else cgroup2.  Walks from the
  * process's cgroup up to the mount point reading cpu.max (v2) or

@@ -137,6 +137,8 @@ int vt_render_compare_text(FILE *out, const struct vt_compare_report *r)
 		fprintf(out, "  %s\n", vt_compare_arm_line(&cmp->arms[i], line, sizeof(line)));
 		fprintf(out, "    verdict: %s\n", vt_soak_headline(&cmp->arms[i].verdict, line, sizeof(line)));
 	}
+	if (r->limits)
+		vt_render_compare_limits_text(out, cmp);
 	for (i = 1; r->profile_diffs && i < cmp->narms; i++)
 		if (vt_render_prof_diff_text(out, &r->profile_diffs[i - 1], cmp->arms[0].name, cmp->arms[i].name))
 			return -1;

@@ -18,6 +18,7 @@ struct vt_prof_trend;        /* analyze/profile_trend.h */
 struct vt_prof_diff;
 
 #include "analyze/compare.h"
+#include "analyze/mem_limit.h"
 #include "base/units.h"
 #include "analyze/soak.h"
 #include "analyze/stalls.h"
@@ -41,6 +42,8 @@ struct vt_analyze_report {
 	const char *metric_label;
 	/* accept-queue stalls (analyze/stalls.h), NULL when not looked for */
 	const struct vt_stalls *stalls;
+	/* the memory limit it recommends (analyze --limit), NULL when not asked */
+	const struct vt_mem_limit *limit;
 };
 
 struct vt_compare_report {
@@ -51,6 +54,7 @@ struct vt_compare_report {
 	const struct vt_prof_diff *profile_diffs;
 	/* the deciding metric's name when the arms are not recordings (soak.h vt_analyze_report), NULL: its label */
 	const char *metric_label;
+	bool limits;                         /* show each arm's memory limit (compare --limit) */
 };
 
 int vt_render_analyze_text(FILE *out, const struct vt_analyze_report *r);
@@ -126,6 +130,23 @@ struct vt_soak_fact {
 	char text[480];
 };
 int vt_soak_facts(const struct vt_analyze_report *r, struct vt_soak_fact *f, int max);
+
+/*
+ * A recommended memory limit (analyze/mem_limit.h) in the same words in
+ * every view (soak_limit.c).  vt_mem_limit_rule: the rule, one line.
+ * vt_mem_limit_headline: "448 MiB", or "cannot tell yet — " and why.
+ * vt_mem_limit_why: why it cannot tell ("" when it is given).
+ * vt_mem_limit_setting: the limit as each tool takes it ("memory.max
+ * 469762048 · systemd MemoryMax=448M · docker --memory 448m · k8s 448Mi";
+ * "" when not given).  Each returns buf.
+ */
+const char *vt_mem_limit_rule(void);
+const char *vt_mem_limit_headline(const struct vt_mem_limit *l, char *buf, size_t cap);
+const char *vt_mem_limit_why(const struct vt_mem_limit *l, char *buf, size_t cap);
+const char *vt_mem_limit_setting(const struct vt_mem_limit *l, char *buf, size_t cap);
+/* The "memory limit" section of analyze's text, and compare's one line per arm. */
+void vt_render_mem_limit_text(FILE *out, const struct vt_mem_limit *l);
+void vt_render_compare_limits_text(FILE *out, const struct vt_comparison *cmp);
 
 /* An event's kind for people and JSON: "start", "restart", "gap", "clock_jump", ... */
 const char *vt_soak_event_name(enum vt_event_kind k);

@@ -87,3 +87,38 @@ const char *vt_render_soak_short_names(const struct vt_series *s, const struct v
 	free(names);
 	return buf;
 }
+
+void vt_print_wrapped(FILE *out, const char *text, int indent, int width, int at)
+{
+	const char *p = text;
+	int col = at;
+	bool line_empty = true;        /* nothing of text on this line yet */
+
+	while (*p) {
+		const char *w = p, *q;
+		int len = 0;
+
+		while (*w == ' ')
+			w++;
+		if (!*w)
+			break;
+		for (q = w; *q && *q != ' '; q++)
+			if (((unsigned char)*q & 0xc0) != 0x80)
+				len++;
+		if (!line_empty && col + 1 + len > width) {
+			fputc('\n', out);
+			col = 0;
+			line_empty = true;
+		}
+		if (line_empty && col == 0)
+			col = fprintf(out, "%*s", indent, "");
+		else if (!line_empty)
+			col += fprintf(out, " ");
+		fwrite(w, 1, (size_t)(q - w), out);
+		col += len;
+		line_empty = false;
+		p = q;
+	}
+	if (!line_empty || at)
+		fputc('\n', out);
+}

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "analyze/soak.h"
 #include "analyze/thread_view.h"
@@ -44,5 +45,11 @@ bool vt_render_soak_short_row(const struct vt_soak_short_lived *sl);
 /* "14 x python3": the names of sl's threads in s (v's process), grouped; buf of cap bytes. */
 const char *vt_render_soak_short_names(const struct vt_series *s, const struct vt_soak_verdict *v,
 				       const struct vt_soak_short_lived *sl, char *buf, size_t cap);
+
+/*
+ * Words wrapped at width columns, each line indented; the first line starts
+ * at column `at` (something is already printed before it) or 0.
+ */
+void vt_print_wrapped(FILE *out, const char *text, int indent, int width, int at);
 
 #endif

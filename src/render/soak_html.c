@@ -430,6 +430,35 @@ static void print_verdict(FILE *out, const struct vt_analyze_report *r)
 	fputs("</div>\n", out);
 }
 
+/* analyze --limit: the figure or why not, the rule, and the figures it rests on. */
+static void print_limit(FILE *out, const struct vt_mem_limit *l)
+{
+	char buf[600], a[32], b[32], c[32];
+
+	if (!l)
+		return;
+	fputs("<h2>memory limit: ", out);
+	vt_html_text(out, l->why == VT_LIMIT_GIVEN ? vt_mem_limit_headline(l, buf, sizeof(buf)) : "cannot tell yet");
+	fputs("</h2>\n<ul class=\"facts\">\n<li>", out);
+	if (l->why == VT_LIMIT_GIVEN) {
+		vt_html_text(out, vt_mem_limit_rule());
+		fputs("</li>\n<li>", out);
+		vt_html_text(out, vt_mem_limit_setting(l, buf, sizeof(buf)));
+	} else {
+		vt_html_text(out, vt_mem_limit_why(l, buf, sizeof(buf)));
+	}
+	if (l->why != VT_LIMIT_NOT_RECORDED) {
+		snprintf(buf, sizeof(buf), "need (RSS + swap) %s %s, peak %s; cgroup limit %s",
+			 vt_fmt_size(l->need.median, a, sizeof(a)), l->settled ? "settled" : "over the last half",
+			 vt_fmt_size(l->peak, b, sizeof(b)),
+			 isfinite(l->cg_limit) ? vt_fmt_size(l->cg_limit, c, sizeof(c))
+			 : l->cgroup_events ? "none set" : "not recorded");
+		fputs("</li>\n<li>", out);
+		vt_html_text(out, buf);
+	}
+	fputs("</li>\n</ul>\n<p class=\"small\">vitals analyze --limit prints the evidence in full.</p>\n", out);
+}
+
 static void td(FILE *out, const char *cls, const char *text)
 {
 	fprintf(out, "<td%s>", cls ? " class=\"n\"" : "");
@@ -622,6 +651,7 @@ int vt_render_analyze_html(FILE *out, const struct vt_analyze_report *r)
 	print_head(out, r);
 	print_verdict(out, r);
 	print_evidence(out, r);
+	print_limit(out, r->limit);
 	fputs("<h2>charts</h2>\n", out);
 	rc |= chart_metric(out, r);
 	rc |= chart_metrics(out, s, "anonswap", "RssAnon and VmSwap — resident and swapped anonymous memory",

@@ -394,6 +394,67 @@ static json_t *stalls_json(const struct vt_stalls *st)
 			 "stalls", arr);
 }
 
+static json_t *level_json(const struct vt_limit_level *lv)
+{
+	return json_pack("{s:o, s:o, s:o}", "median", whole(lv->median), "lo", whole(lv->lo), "hi", whole(lv->hi));
+}
+
+/* A recommended memory limit (analyze/mem_limit.h): the figure, or why not, and its evidence. */
+static json_t *limit_json(const struct vt_mem_limit *l)
+{
+	static const char *const why_key[] = {
+		[VT_LIMIT_GIVEN] = "given", [VT_LIMIT_NOT_RECORDED] = "not_recorded",
+		[VT_LIMIT_NOT_SETTLED] = "not_settled", [VT_LIMIT_WAS_HIT] = "limit_hit",
+	};
+	static const char *const headroom_key[] = {
+		[VT_HEADROOM_SHARE] = "share_of_peak", [VT_HEADROOM_SPREAD] = "settled_spread",
+		[VT_HEADROOM_MIN] = "minimum",
+	};
+	struct put p = { json_object(), false };
+	struct put c = { json_object(), false };
+	char buf[600];
+	bool given = l->why == VT_LIMIT_GIVEN;
+
+	put(&p, "recommended_bytes", given ? whole(l->recommended) : json_null());
+	put(&p, "outcome", json_string(why_key[l->why]));
+	put(&p, "headline", json_string(vt_mem_limit_headline(l, buf, sizeof(buf))));
+	put(&p, "why", given ? json_null() : json_string(vt_mem_limit_why(l, buf, sizeof(buf))));
+	put(&p, "rule", json_string(vt_mem_limit_rule()));
+	put(&p, "setting", given ? json_string(vt_mem_limit_setting(l, buf, sizeof(buf))) : json_null());
+	put(&p, "need_more_s", isfinite(l->need_more_s) && l->need_more_s > 0 ? num(l->need_more_s) : json_null());
+	put(&p, "verdict", json_string(vt_verdict_key(l->verdict) ? vt_verdict_key(l->verdict) : "unknown"));
+	put(&p, "peak_bytes", whole(l->peak));
+	put(&p, "peak_t", num(l->peak_t));
+	put(&p, "headroom_bytes", given ? whole(l->headroom) : json_null());
+	put(&p, "headroom_by", given ? json_string(headroom_key[l->headroom_by]) : json_null());
+	put(&p, "settled", json_boolean(l->settled));
+	put(&p, "window_t0", num(l->window_t0));
+	put(&p, "window_t1", num(l->window_t1));
+	put(&p, "need", level_json(&l->need));
+	put(&p, "spread_bytes", whole(l->spread));
+	put(&p, "committed", level_json(&l->committed));
+	put(&p, "rss_file", level_json(&l->rss_file));
+	put(&p, "rss_shmem", level_json(&l->rss_shmem));
+	put(&p, "swap_peak_bytes", whole(l->swap_peak));
+	put(&c, "recorded", json_boolean(l->cgroup));
+	put(&c, "limit_bytes", whole(l->cg_limit));
+	put(&c, "current_median_bytes", whole(l->cg_current_median));
+	put(&c, "current_peak_bytes", whole(l->cg_current_peak));
+	put(&c, "events_high", whole(l->ev_high));
+	put(&c, "events_max", whole(l->ev_max));
+	put(&c, "events_oom_kill", whole(l->ev_oom_kill));
+	put(&c, "oom_kill_at_exit", json_boolean(l->oom_at_exit));
+	put(&c, "psi_some_pct", num(l->psi_some_pct));
+	put(&c, "psi_full_pct", num(l->psi_full_pct));
+	p.failed |= c.failed;
+	put(&p, "cgroup", c.o);
+	if (p.failed) {
+		json_decref(p.o);
+		return NULL;
+	}
+	return p.o;
+}
+
 int vt_render_analyze_json(FILE *out, const struct vt_analyze_report *r)
 {
 	struct put p = { vt_json_envelope(VT_SCHEMA_ANALYZE), false };
@@ -417,6 +478,8 @@ int vt_render_analyze_json(FILE *out, const struct vt_analyze_report *r)
 	put(&p, "threads_diagnosis", r->thread_diag ? vt_render_diagnosis_json(r->thread_diag) : json_null());
 	put(&p, "profiles", r->profiles ? vt_render_prof_trend_json(r->profiles) : json_null());
 	put(&p, "accept_queue", stalls_json(r->stalls));
+	if (r->limit)
+		put(&p, "memory_limit", limit_json(r->limit));
 	put(&p, "events", events_json(r->series));
 	return vt_json_write(out, p.o, false, p.failed);
 }
@@ -429,7 +492,7 @@ static json_t *field_value(enum vt_metric f, double v)
 	return vt_metrics[f].unit == VT_UNIT_BYTES ? whole(v) : num(v);
 }
 
-static json_t *arm_json(const struct vt_cmp_arm *a)
+static json_t *arm_json(const struct vt_cmp_arm *a, bool limit)
 {
 	const struct vt_recording_info *in = a->series ? &a->series->info : NULL;
 	const char *key = vt_verdict_key(a->verdict.kind), *name = vt_verdict_name(a->verdict.kind);
@@ -480,6 +543,8 @@ static json_t *arm_json(const struct vt_cmp_arm *a)
 	}
 	p.failed |= c.failed;
 	put(&p, "cells", c.o);
+	if (limit)
+		put(&p, "memory_limit", limit_json(&a->limit));
 	line[0] = '\0';
 	put(&p, "summary", json_string(vt_compare_arm_line(a, line, sizeof(line))));
 	if (p.failed) {
@@ -544,7 +609,7 @@ int vt_render_compare_json(FILE *out, const struct vt_compare_report *r)
 	put(&p, "title", r->title ? vt_json_text(r->title) : json_null());
 	put(&p, "baseline", cmp->narms ? vt_json_text(cmp->arms[0].name) : json_null());
 	for (i = 0; i < cmp->narms; i++)
-		append(arms, arm_json(&cmp->arms[i]), &p.failed);
+		append(arms, arm_json(&cmp->arms[i], r->limits), &p.failed);
 	for (f = 0; f < VT_M_COUNT; f++)
 		if (vt_metrics[f].flags & VT_MF_COMPARE)
 			append(fields, field_json(cmp, f, r->metric_label), &p.failed);

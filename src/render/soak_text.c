@@ -50,45 +50,6 @@ static const char *fmt_trange(struct tunit u, double t0, double t1, char *buf, s
 	return buf;
 }
 
-/*
- * Words wrapped at width columns, each line indented; the first line starts
- * at column `at` (something is already printed before it) or 0.
- */
-static void print_wrapped(FILE *out, const char *text, int indent, int width, int at)
-{
-	const char *p = text;
-	int col = at;
-	bool line_empty = true;        /* nothing of text on this line yet */
-
-	while (*p) {
-		const char *w = p, *q;
-		int len = 0;
-
-		while (*w == ' ')
-			w++;
-		if (!*w)
-			break;
-		for (q = w; *q && *q != ' '; q++)
-			if (((unsigned char)*q & 0xc0) != 0x80)
-				len++;
-		if (!line_empty && col + 1 + len > width) {
-			fputc('\n', out);
-			col = 0;
-			line_empty = true;
-		}
-		if (line_empty && col == 0)
-			col = fprintf(out, "%*s", indent, "");
-		else if (!line_empty)
-			col += fprintf(out, " ");
-		fwrite(w, 1, (size_t)(q - w), out);
-		col += len;
-		line_empty = false;
-		p = q;
-	}
-	if (!line_empty || at)
-		fputc('\n', out);
-}
-
 
 static void print_header(FILE *out, const struct vt_analyze_report *r)
 {
@@ -187,7 +148,7 @@ static void print_evidence(FILE *out, const struct vt_analyze_report *r, struct 
 			continue;
 		}
 		fprintf(out, "  %-9s  ", f[i].label);
-		print_wrapped(out, f[i].text, 13, 100, 13);
+		vt_print_wrapped(out, f[i].text, 13, 100, 13);
 	}
 }
 
@@ -422,14 +383,14 @@ static void print_stalls(FILE *out, const struct vt_stalls *st)
 
 static void print_events(FILE *out, const struct vt_series *s)
 {
-	size_t i, counts[VT_EV_NOTE + 1] = { 0 };
+	size_t i, counts[VT_EV_OOM_KILL + 1] = { 0 };
 	struct vt_table t;
 	char a[32], b[256];
 
 	if (!s->nevents)
 		return;
 	for (i = 0; i < s->nevents; i++)
-		if ((unsigned)s->events[i].kind <= VT_EV_NOTE)
+		if ((unsigned)s->events[i].kind <= VT_EV_OOM_KILL)
 			counts[s->events[i].kind]++;
 	fprintf(out, "\nevents (%zu: %zu restart%s, %zu gap%s, %zu error%s)\n", s->nevents,
 		counts[VT_EV_RESTART], counts[VT_EV_RESTART] == 1 ? "" : "s", counts[VT_EV_GAP],
@@ -468,12 +429,14 @@ int vt_render_analyze_text(FILE *out, const struct vt_analyze_report *r)
 	print_header(out, r);
 	fprintf(out, "\nverdict: %s\n", vt_soak_headline(v, line, sizeof(line)));
 	if (vt_soak_why_as(v, r->metric_label, why, sizeof(why))[0])
-		print_wrapped(out, why, 2, 100, 0);
+		vt_print_wrapped(out, why, 2, 100, 0);
 	print_evidence(out, r, u);
 	rc |= print_sparks(out, r);
 	rc |= print_threads(out, r);
 	print_thread_diag(out, r->thread_diag);
 	print_stalls(out, r->stalls);
+	if (r->limit)
+		vt_render_mem_limit_text(out, r->limit);
 	rc |= vt_render_prof_trend_text(out, r->profiles);
 	print_events(out, r->series);
 	return rc || ferror(out) ? -1 : 0;

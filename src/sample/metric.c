@@ -61,7 +61,22 @@ static double cg_swap(const struct vt_sample *s)
 	return s->cgroup_st.available && s->cgroup.version ? u64(s->cgroup.swap_usage) : NAN;
 }
 
+/* A figure of the process's memory cgroup, unknown when it has none. */
+#define CGROUP_GETTER(fn, expr) \
+	static double fn(const struct vt_sample *s) \
+	{ \
+		return s->cgroup_st.available && s->cgroup.version ? (expr) : NAN; \
+	}
+CGROUP_GETTER(cg_limit, s->cgroup.limit_is_max ? NAN : u64(s->cgroup.limit))
+CGROUP_GETTER(cg_high_events, u64(s->cgroup.events_high))
+CGROUP_GETTER(cg_max_events, u64(s->cgroup.events_max))
+CGROUP_GETTER(cg_oom_kills, u64(s->cgroup.events_oom_kill))
+CGROUP_GETTER(cg_psi_some_s, s->cgroup.psi_some.present ? (double)s->cgroup.psi_some.total_us / 1e6 : NAN)
+CGROUP_GETTER(cg_psi_full_s, s->cgroup.psi_full.present ? (double)s->cgroup.psi_full.total_us / 1e6 : NAN)
+#undef CGROUP_GETTER
+
 #define REC VT_MF_RECORDED
+#define CUM VT_MF_CUMULATIVE
 #define SNAP VT_MF_SNAP
 #define CMP VT_MF_COMPARE
 
@@ -114,6 +129,23 @@ const struct vt_metric_info vt_metrics[VT_M_COUNT] = {
 	[VT_M_ACCEPT_QUEUE]  = { "accept_queue", "accept queue", VT_UNIT_COUNT, REC,
 				 "connections waiting for accept() on its fullest listening TCP socket",
 				 NULL },
+	[VT_M_CG_LIMIT]      = { "cg_limit", "cgroup limit", VT_UNIT_BYTES, REC,
+				 "the cgroup's memory limit (memory.max); none when it has none", cg_limit },
+	[VT_M_CG_HIGH_EVENTS] = { "cg_high_events", "memory.high events", VT_UNIT_COUNT, REC | CUM,
+				  "times the cgroup went over memory.high and was throttled (memory.events)",
+				  cg_high_events },
+	[VT_M_CG_MAX_EVENTS] = { "cg_max_events", "memory.max events", VT_UNIT_COUNT, REC | CUM,
+				 "times the cgroup's use hit its limit (memory.events max, v1 failcnt)",
+				 cg_max_events },
+	[VT_M_CG_OOM_KILLS]  = { "cg_oom_kills", "OOM kills", VT_UNIT_COUNT, REC | CUM,
+				 "processes of the cgroup the OOM killer killed (memory.events oom_kill)",
+				 cg_oom_kills },
+	[VT_M_CG_PSI_SOME_S] = { "cg_psi_some_s", "memory pressure (some)", VT_UNIT_SECONDS, REC | CUM,
+				 "seconds a task of the cgroup stalled waiting for memory (memory.pressure)",
+				 cg_psi_some_s },
+	[VT_M_CG_PSI_FULL_S] = { "cg_psi_full_s", "memory pressure (full)", VT_UNIT_SECONDS, REC | CUM,
+				 "seconds all its tasks stalled on memory at once (memory.pressure)",
+				 cg_psi_full_s },
 };
 
 int vt_metric_find(const char *key)

@@ -47,6 +47,12 @@ enum vt_metric {
 	VT_M_PSS,            /* smaps_rollup Pss, only at the smaps cadence */
 	VT_M_CPU_CORES,      /* process CPU over a window (derived from cpu_*_s, not recorded) */
 	VT_M_ACCEPT_QUEUE,   /* connections waiting for accept() on its fullest listener (count) */
+	VT_M_CG_LIMIT,       /* cgroup memory.max (v2) / limit_in_bytes (v1); unknown when none is set */
+	VT_M_CG_HIGH_EVENTS, /* cgroup memory.events high: times memory.high throttled it (cumulative) */
+	VT_M_CG_MAX_EVENTS,  /* cgroup memory.events max (v1 failcnt): times usage hit the limit (cumulative) */
+	VT_M_CG_OOM_KILLS,   /* cgroup memory.events oom_kill (v1 oom_control): processes killed (cumulative) */
+	VT_M_CG_PSI_SOME_S,  /* cgroup memory.pressure some total: s a task stalled on memory (cumulative) */
+	VT_M_CG_PSI_FULL_S,  /* cgroup memory.pressure full total: s all tasks stalled at once (cumulative) */
 	VT_M_COUNT
 };
 

@@ -44,6 +44,7 @@ enum vt_event_kind {
 	VT_EV_STOP,          /* the soak ended normally (detail: why) */
 	VT_EV_ERROR,         /* a sample failed (detail: why); the soak went on */
 	VT_EV_NOTE,
+	VT_EV_OOM_KILL,      /* after the target exited, its cgroup's oom_kill count had risen (detail: the counts) */
 };
 
 struct vt_event {

@@ -64,6 +64,7 @@ struct vt_soak {
 	int child_status;
 	struct vt_sample first;      /* its first full sample: allocator, cap, cmdline */
 	bool have_first;
+	struct vt_cgroup_mem last_cgroup;   /* its memory cgroup at the last sample (version 0: none) */
 	int redetect_left;
 	struct vt_thread_watch *watch;
 	struct vt_thread_tallies doing;   /* per live thread: what it was doing */
@@ -435,6 +436,8 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 	if (rc != VT_OK)
 		return rc == VT_E_NOPROC || rc == VT_E_ZOMBIE ? VT_E_GONE : rc;
 	fill_memory(&s, &row);
+	if (s.cgroup_st.available)
+		sk->last_cgroup = s.cgroup;
 	if (!so.reuse)
 		note_access(sk, &s);
 	if (!so.reuse) {
@@ -806,6 +809,28 @@ static void child_exit_text(int status, char *out, size_t cap)
 		snprintf(out, cap, "ended");
 }
 
+/*
+ * After the target exited: did the OOM killer kill in its cgroup meanwhile?
+ * A process the limit killed takes no sample after it, so its own kill
+ * would never show in the recording: the cgroup, which outlives it, is read
+ * once more, and a rise of memory.events oom_kill is an OOM_KILL event.
+ */
+static void oom_kill_check(struct vt_soak *sk, struct vt_err *err)
+{
+	struct vt_cgroup_mem now;
+	struct vt_err e;
+	uint64_t was = sk->last_cgroup.events_oom_kill;
+
+	if (!sk->last_cgroup.version || !vt_known(was))
+		return;
+	if (vt_cgroup_reread(sk->pfs, &sk->last_cgroup, &now, &e) != VT_OK || !vt_known(now.events_oom_kill) ||
+	    now.events_oom_kill <= was)
+		return;
+	event(sk, VT_EV_OOM_KILL, sk->pid, err, "its cgroup %.100s: memory.events oom_kill %llu -> %llu since the "
+	      "last sample (the OOM killer, most likely of it)", sk->last_cgroup.path, (unsigned long long)was,
+	      (unsigned long long)now.events_oom_kill);
+}
+
 /* The target is gone: record it, and say whether the soak goes on waiting for a restart. */
 static bool target_gone(struct vt_soak *sk, struct vt_err *err)
 {
@@ -816,7 +841,9 @@ static bool target_gone(struct vt_soak *sk, struct vt_err *err)
 		sk->child = 0;
 	}
 	event(sk, VT_EV_EXIT, sk->pid, err, "process %d %s", (int)sk->pid, how);
+	oom_kill_check(sk, err);
 	sk->gone_pid = sk->pid;
+	sk->last_cgroup.version = 0;
 	drop_incarnation(sk);
 	if (!follows_restarts(sk)) {
 		sk->end = VT_SOAK_END_TARGET_EXITED;

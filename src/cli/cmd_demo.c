@@ -241,6 +241,7 @@ static void print_next_steps(void)
 	       "    vitals profile PID                 where the CPU goes, bucketed by what the code does\n"
 	       "    vitals soak PID -o before.db --for 4h     leave it running; Ctrl-C ends it early\n"
 	       "    vitals analyze before.db           leak, plateau, step or still settling, with evidence\n"
+	       "    vitals analyze --limit before.db   a memory limit for its cgroup, from the settled window\n"
 	       "    vitals compare before.db after.db  A/B on the settled windows (--html for charts)\n"
 	       "    vitals experiment --for 1h --arm default --arm cap2:MALLOC_ARENA_MAX=2 -- CMD ARGS\n"
 	       "                                       the same command under each arm, soaked and compared\n"

@@ -9,60 +9,53 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Metric m's field of point i, 0 when the recording lacks it there (a part that is not held). */
-static double part(const struct vt_series *s, enum vt_metric m, size_t i, int field)
+/* Metric m at point i: its lowest (field -1), mean (0) or highest (1) value; NAN where unknown. */
+static double stat_at(const struct vt_series *s, enum vt_metric m, size_t i, int field)
 {
 	const struct vt_stat *st = s->m[m] ? &s->m[m][i] : NULL;
-	double v = !st ? NAN : field < 0 ? st->lo : field > 0 ? st->hi : st->mean;
+
+	return !st ? NAN : field < 0 ? st->lo : field > 0 ? st->hi : st->mean;
+}
+
+/* A part of the need at point i, 0 when the recording lacks it there (a part that is not held). */
+static double part(const struct vt_series *s, enum vt_metric m, size_t i, int field)
+{
+	double v = stat_at(s, m, i, field);
 
 	return isnan(v) ? 0 : v;
 }
 
-/* Is the need known at point i?  Committed carries it: the file and shmem parts may be 0. */
-static bool need_known(const struct vt_series *s, size_t i)
+/*
+ * committed + RssFile + RssShmem at point i (m is not used: the shape of
+ * stat_at).  NAN where committed, which carries it, is unknown: the file
+ * and shmem parts may be 0.
+ */
+static double need_at(const struct vt_series *s, enum vt_metric m, size_t i, int field)
 {
-	return s->m[VT_M_COMMITTED] && !isnan(s->m[VT_M_COMMITTED][i].mean);
-}
-
-/* committed + RssFile + RssShmem at point i: its lowest (-1), mean (0) or highest (1) parts. */
-static double need_at(const struct vt_series *s, size_t i, int field)
-{
+	(void)m;
+	if (isnan(stat_at(s, VT_M_COMMITTED, i, 0)))
+		return NAN;
 	return part(s, VT_M_COMMITTED, i, field) + part(s, VT_M_RSS_FILE, i, field) +
 	       part(s, VT_M_RSS_SHMEM, i, field);
 }
 
-/* A figure over points [a, b) (means go through scratch, b - a values). */
-static void level_of(const struct vt_series *s, enum vt_metric m, size_t a, size_t b, double *scratch,
-		     struct vt_limit_level *out)
+typedef double (*point_value)(const struct vt_series *s, enum vt_metric m, size_t i, int field);
+
+/* A figure (at: stat_at of metric m, or need_at) over points [a, b); means go through scratch, b - a values. */
+static void level_of(const struct vt_series *s, point_value at, enum vt_metric m, size_t a, size_t b,
+		     double *scratch, struct vt_limit_level *out)
 {
 	size_t i, n = 0;
 
 	*out = (struct vt_limit_level){ NAN, NAN, NAN };
 	for (i = a; i < b; i++) {
-		const struct vt_stat *st = s->m[m] ? &s->m[m][i] : NULL;
+		double mean = at(s, m, i, 0), lo = at(s, m, i, -1), hi = at(s, m, i, 1);
 
-		if (!st || isnan(st->mean))
+		if (isnan(mean))
 			continue;
-		scratch[n++] = st->mean;
-		out->lo = isnan(out->lo) ? st->lo : fmin(out->lo, st->lo);
-		out->hi = isnan(out->hi) ? st->hi : fmax(out->hi, st->hi);
-	}
-	if (n)
-		out->median = vt_stat_median(scratch, n);
-}
-
-static void need_level(const struct vt_series *s, size_t a, size_t b, double *scratch,
-		       struct vt_limit_level *out)
-{
-	size_t i, n = 0;
-
-	*out = (struct vt_limit_level){ NAN, NAN, NAN };
-	for (i = a; i < b; i++) {
-		if (!need_known(s, i))
-			continue;
-		scratch[n++] = need_at(s, i, 0);
-		out->lo = isnan(out->lo) ? need_at(s, i, -1) : fmin(out->lo, need_at(s, i, -1));
-		out->hi = isnan(out->hi) ? need_at(s, i, 1) : fmax(out->hi, need_at(s, i, 1));
+		scratch[n++] = mean;
+		out->lo = isnan(out->lo) ? lo : fmin(out->lo, lo);
+		out->hi = isnan(out->hi) ? hi : fmax(out->hi, hi);
 	}
 	if (n)
 		out->median = vt_stat_median(scratch, n);
@@ -121,10 +114,10 @@ static void cgroup_figures(const struct vt_series *s, size_t from, size_t to, si
 	double span_s = to > from ? s->t1[to - 1] - s->t0[from] : 0;
 	double some = rise(s, VT_M_CG_PSI_SOME_S, from, to), full = rise(s, VT_M_CG_PSI_FULL_S, from, to);
 
-	level_of(s, VT_M_CG_CURRENT, a, b, scratch, &cur);
-	out->cgroup = !isnan(highest(s, VT_M_CG_CURRENT, from, to));
+	level_of(s, stat_at, VT_M_CG_CURRENT, a, b, scratch, &cur);
 	out->cg_current_median = cur.median;
 	out->cg_current_peak = highest(s, VT_M_CG_CURRENT, from, to);
+	out->cgroup = !isnan(out->cg_current_peak);
 	/* memory.current known without a limit beside it: the cgroup has none (an older recording: unknown) */
 	out->cg_limit = last_known(s, VT_M_CG_LIMIT, from, to);
 	out->ev_high = rise(s, VT_M_CG_HIGH_EVENTS, from, to);
@@ -193,20 +186,19 @@ void vt_mem_limit_recommend(const struct vt_series *s, const struct vt_soak_verd
 		return;
 	}
 	for (i = v->from; i < v->to; i++) {
-		double n;
+		double n = need_at(s, VT_M_COMMITTED, i, 1);
 
-		if (!need_known(s, i))
+		if (isnan(n))
 			continue;
-		n = need_at(s, i, 1);
 		if (isnan(out->peak) || n > out->peak) {
 			out->peak = n;
 			out->peak_t = s->t[i];
 		}
 	}
-	need_level(s, a, b, scratch, &out->need);
-	level_of(s, VT_M_COMMITTED, a, b, scratch, &out->committed);
-	level_of(s, VT_M_RSS_FILE, a, b, scratch, &out->rss_file);
-	level_of(s, VT_M_RSS_SHMEM, a, b, scratch, &out->rss_shmem);
+	level_of(s, need_at, VT_M_COMMITTED, a, b, scratch, &out->need);
+	level_of(s, stat_at, VT_M_COMMITTED, a, b, scratch, &out->committed);
+	level_of(s, stat_at, VT_M_RSS_FILE, a, b, scratch, &out->rss_file);
+	level_of(s, stat_at, VT_M_RSS_SHMEM, a, b, scratch, &out->rss_shmem);
 	out->spread = out->need.hi - out->need.lo;
 	out->swap_peak = highest(s, VT_M_VM_SWAP, v->from, v->to);
 	cgroup_figures(s, v->from, v->to, a, b, scratch, out);

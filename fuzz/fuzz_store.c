@@ -3,7 +3,10 @@
  * bytes become a file that vt_store_load opens.  A recording is a file a
  * user may receive from someone else ("show the curves to a colleague"),
  * so a corrupt page, a foreign schema or absurd values in meta must end in
- * an error or a series, never a crash.  Every series loaded is also
+ * an error or a series, never a crash.  It is loaded twice: into points
+ * of samples, and into points wide enough to come from its per-minute
+ * rollups (rollups that do not add up are passed over for the samples).
+ * Every series loaded is also
  * analysed, so the analysis sees whatever the loader lets through.  The
  * profiles a soak stored in it are read too, each whole, and every stack
  * of one read is walked and labelled: whatever the reader lets through
@@ -66,6 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct vt_soak_verdict v;
 	struct vt_series s;
 	struct vt_err err;
+	size_t k;
 	int fd = mkstemp(path);
 	FILE *f;
 
@@ -80,11 +84,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size)
 		fwrite(data, 1, size, f);
 	fclose(f);
-	vt_series_init(&s);
-	if (vt_store_load(path, 200, &s, &err) == VT_OK) {
-		vt_soak_opts_default(&opts);
-		vt_soak_analyze(&s, &opts, &v);
-		vt_series_free(&s);
+	/* 200 points: a short recording's samples; 20: its rollups, when they are a minute wide */
+	for (k = 0; k < 2; k++) {
+		vt_series_init(&s);
+		if (vt_store_load(path, k ? 20 : 200, &s, &err) == VT_OK) {
+			vt_soak_opts_default(&opts);
+			vt_soak_analyze(&s, &opts, &v);
+			vt_series_free(&s);
+		}
 	}
 	read_profiles(path);
 	unlink(path);

@@ -116,6 +116,8 @@ static json_t *recording_json(const struct vt_analyze_report *r)
 	put(&p, "wal_unread", json_boolean(in->wal_unread));
 	put(&p, "samples", json_integer((json_int_t)s->samples));
 	put(&p, "points", json_integer((json_int_t)s->n));
+	put(&p, "rollups", json_integer((json_int_t)in->rollups));
+	put(&p, "rollups_damaged", json_boolean(in->rollups_damaged));
 	for (m = 0; m < VT_M_COUNT; m++)
 		if (s->m[m])
 			append(metrics, json_string(vt_metrics[m].key), &p.failed);

@@ -83,6 +83,11 @@ static void print_header(FILE *out, const struct vt_analyze_report *r)
 	if (in->vitals_version[0])
 		fprintf(out, " (vitals %s)", in->vitals_version);
 	fputc('\n', out);
+	if (in->rollups > 0)
+		fprintf(out, "  read       from %s (points of a minute or more)\n",
+			vt_fmt_count_of(in->rollups, "per-minute rollup", "per-minute rollups", c, sizeof(c)));
+	if (in->rollups_damaged)
+		fprintf(out, "  note       its rollups cannot be what vitals wrote: read from the samples instead\n");
 	if (v->to > v->from && v->from < s->n && s->pid[v->from] > 0)
 		fprintf(out, "  analysed   %s + %s (t+%s → t+%s), %zu sample%s, pid %d\n",
 			vt_fmt_utc(s->wall[v->from], false, a, sizeof(a)),

@@ -86,6 +86,9 @@ struct vt_recording_info {
 	int redacted;                /* enum vt_redacted: what of the command line was not recorded */
 	bool wal_unread;             /* read without its -wal (no write access for the -shm): the
 	                              * samples still in the WAL, if any, are missing */
+	uint64_t rollups;            /* per-minute rollups the points were built from (0: from the
+	                              * samples alone; store/rollup.h) */
+	bool rollups_damaged;        /* its rollups could not be what vitals wrote: read from the samples */
 };
 
 /* What a recording left out of the target's command line (meta "redacted"). */

@@ -14,9 +14,17 @@
  * that is not SQLite, a SQLite file of something else and a recording of a
  * newer schema are each VT_E_RECORDING with a message that says which.
  *
- * Layout (schema 3):
+ * Layout (schema 4):
  *   meta(key PRIMARY KEY, value)
  *   samples(id INTEGER PRIMARY KEY, t, wall, pid, read_ms, <one column per vt_metric key>)
+ *   rollups(id INTEGER PRIMARY KEY, first_id, last_id, t0, t1, t, wall, pid, n,
+ *           <key>_lo, <key>_hi, <key>_mean, <key>_n for each metric)
+ *           the samples first_id..last_id (n of them, one process, no gap, at
+ *           most a minute) summed up: each metric's low, high (a counter's
+ *           first and last value), mean, and how many samples had it; written
+ *           as the next minute begins, so a reader sums up the samples after
+ *           the last one itself (store/rollup.h; schema 4: older files, without
+ *           them, load from their samples)
  *   events(id, t, wall, kind, pid, detail)
  *   threads(pid, tid, name, first_sample, last_sample, seen, n_r, n_s, n_d, wchan, wchan_n,
  *           syscall, syscall_n, PRIMARY KEY(pid, tid))
@@ -41,7 +49,7 @@
 #include "base/error.h"
 #include "sample/series.h"
 
-#define VT_STORE_SCHEMA 3
+#define VT_STORE_SCHEMA 4
 
 struct vt_store;
 
@@ -105,7 +113,10 @@ int vt_store_close(struct vt_store *st, struct vt_err *err);
 /*
  * Read a recording into *out (vt_series_init'ed by the caller; released
  * with vt_series_free), summarised into at most about max_points points
- * (0: VT_SERIES_MAX_POINTS).  Works on a recording still being written.
+ * (0: VT_SERIES_MAX_POINTS).  Points a minute wide or more are built from
+ * the rollups where the file has them (out->info.rollups says how many;
+ * rollups that cannot be what vitals wrote are passed over for the samples,
+ * out->info.rollups_damaged).  Works on a recording still being written.
  * The file is opened for reading only and never changed: one on a
  * read-only mount or owned by another user reads too.  Where SQLite cannot
  * make the -shm a WAL needs, the file is read without its WAL
@@ -114,5 +125,14 @@ int vt_store_close(struct vt_store *st, struct vt_err *err);
  * range are VT_E_RECORDING naming the key.
  */
 int vt_store_load(const char *path, size_t max_points, struct vt_series *out, struct vt_err *err);
+
+/*
+ * Write the rollups of the recording at path afresh from its samples,
+ * exactly as a soak writes them as it goes: for a file made before
+ * schema 4 (it becomes schema 4) or loaded in bulk (bench/soak_gen.c).  One
+ * transaction: it fails whole (VT_E_IO on a full disk) or succeeds whole.
+ * Not for a recording a soak still writes.
+ */
+int vt_store_rebuild_rollups(const char *path, struct vt_err *err);
 
 #endif

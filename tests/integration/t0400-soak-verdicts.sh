@@ -104,6 +104,28 @@ check "--heap recorded the allocator's figures" \
 $san || check "after settling: a settle time and the settled range" \
 	test "$(jq_py "$WORK/churn.json" '(lambda s: s["settle_s"] > 0 and s["lo_bytes"] <= s["median_bytes"] <= s["hi_bytes"])(j["verdict"]["settled"])')" = true
 
+# --- the rollups the soak wrote as it went: every sample once, summed up right ----
+check "the soak's per-minute rollups hold every sample once, each summed up right" python3 - "$WORK/churn.db" <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("SELECT first_id, last_id, t0, t1, pid, n, committed_lo, committed_hi, committed_n,"
+                  " cpu_user_s_lo, cpu_user_s_hi FROM rollups ORDER BY id").fetchall()
+ids = [r[0] for r in db.execute("SELECT id FROM samples ORDER BY id")]
+bad, expect = [], ids[0] if ids else None
+for first, last, t0, t1, pid, n, lo, hi, known, cpu0, cpu1 in rows:
+    s = db.execute("SELECT t, pid, committed, cpu_user_s FROM samples WHERE id BETWEEN ? AND ? ORDER BY id",
+                   (first, last)).fetchall()
+    com = [x[2] for x in s if x[2] is not None]
+    cpu = [x[3] for x in s if x[3] is not None]
+    if (first != expect or len(s) != n or t1 - t0 >= 60 or {x[1] for x in s} != {pid} or
+            known != len(com) or (com and (lo, hi) != (min(com), max(com))) or
+            (cpu and (abs(cpu0 - cpu[0]) > 1e-9 or abs(cpu1 - cpu[-1]) > 1e-9))):
+        bad.append((first, last, n, len(s)))
+    expect = last + 1
+print("# %d rollups of %d samples; rows that do not add up: %s" % (len(rows), len(ids), bad[:3]))
+sys.exit(bool(bad) or not rows or expect != ids[-1] + 1)
+EOF
+
 # --- too short -------------------------------------------------------------------
 vitals analyze --json "$WORK/short.db" >"$WORK/short.json" || fail "analyze short.db"
 check "a 4 s recording cannot tell yet" test "$(jq_py "$WORK/short.json" 'j["verdict"]["kind"]')" = cannot_tell

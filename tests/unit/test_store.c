@@ -197,7 +197,7 @@ static void test_store__schema_1_loads(void)
 	vt_series_free(&ser);
 }
 
-/* 10,000 samples into at most 500 points: floors, peaks and counter ends survive. */
+/* 10,000 samples into at most 1,000 points: floors, peaks and counter ends survive. */
 static void test_store__binning_keeps_extremes(void)
 {
 	struct vt_store *st = create("bin.db", 1);
@@ -218,8 +218,8 @@ static void test_store__binning_keeps_extremes(void)
 	}
 	CHECK(vt_store_close(st, &err) == VT_OK);
 	vt_series_init(&ser);
-	CHECK(vt_store_load(path_of("bin.db"), 500, &ser, &err) == VT_OK);
-	CHECK(ser.n <= 510 && ser.n >= 400);
+	CHECK(vt_store_load(path_of("bin.db"), 1000, &ser, &err) == VT_OK);
+	CHECK(ser.n <= 1010 && ser.n >= 800 && ser.info.rollups == 0);
 	CHECK_EQ_U64(ser.samples, 10000);
 	{
 		double plo = INFINITY, phi = -INFINITY;
@@ -265,6 +265,201 @@ static void test_store__restart_and_gap_split_points(void)
 	CHECK(ser.pid[from] == 43 && to == ser.n);
 	CHECK(from > 0 && ser.pid[from - 1] == 42);
 	vt_series_free(&ser);
+}
+
+/*
+ * Three hours at 10 s: a restart at 1 h, a 5 min gap at 2 h, Pss in one
+ * sample of 7 (a metric some samples lack), a counter, a 20 MiB step.
+ */
+static void long_recording(const char *name)
+{
+	struct vt_store *st = create(name, 10);
+	struct vt_err err;
+	size_t i;
+	int m;
+
+	for (i = 0; i < 1080; i++) {
+		double t = (double)i * 10;
+		struct vt_store_sample s = { .t = t, .wall = 1.7e9 + t, .pid = t < 3600 ? 42 : 43 };
+
+		if (t >= 7200 && t < 7500)
+			continue;
+		for (m = 0; m < VT_M_COUNT; m++)
+			s.v[m] = NAN;
+		s.v[VT_M_COMMITTED] = 300 * MiB + (double)((i * 7919) % 1000) * 1024 + (t > 5000 ? 20 * MiB : 0);
+		s.v[VT_M_RSS_ANON] = s.v[VT_M_COMMITTED] - 4096;
+		s.v[VT_M_CPU_USER_S] = (t < 3600 ? t : t - 3600) * 0.013;
+		if (i % 7 == 0)
+			s.v[VT_M_PSS] = 200 * MiB + (double)i * 4096;
+		CHECK(vt_store_append(st, &s, NULL, 0, &err) == VT_OK);
+	}
+	CHECK(vt_store_close(st, &err) == VT_OK);
+}
+
+static void sql_or_fail(const char *name, const char *sql)
+{
+	sqlite3 *db;
+
+	CHECK(sqlite3_open(path_of(name), &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+}
+
+/* A copy of recording from as to. */
+static void copy_recording(const char *from, const char *to)
+{
+	char sql[512];
+
+	unlink(path_of(to));
+	snprintf(sql, sizeof(sql), "VACUUM INTO '%s'", path_of(to));
+	sql_or_fail(from, sql);
+}
+
+/* The same points, figure for figure (means to rounding). */
+static void check_same_points(const struct vt_series *a, const struct vt_series *b)
+{
+	size_t i;
+	int m;
+
+	CHECK_EQ_U64(a->n, b->n);
+	CHECK_EQ_U64(a->samples, b->samples);
+	for (i = 0; i < a->n && i < b->n; i++) {
+		CHECK(a->t0[i] == b->t0[i] && a->t1[i] == b->t1[i] && a->count[i] == b->count[i]);
+		CHECK(a->pid[i] == b->pid[i] && a->incarnation[i] == b->incarnation[i] && a->wall[i] == b->wall[i]);
+		CHECK(fabs(a->t[i] - b->t[i]) < 1e-6);
+		for (m = 0; m < VT_M_COUNT; m++) {
+			const struct vt_stat *x, *y;
+
+			CHECK(!a->m[m] == !b->m[m]);
+			if (!a->m[m] || !b->m[m])
+				continue;
+			x = &a->m[m][i];
+			y = &b->m[m][i];
+			CHECK((isnan(x->lo) && isnan(y->lo)) || x->lo == y->lo);
+			CHECK((isnan(x->hi) && isnan(y->hi)) || x->hi == y->hi);
+			CHECK((isnan(x->mean) && isnan(y->mean)) || fabs(x->mean - y->mean) <= 1e-9 * fabs(x->mean));
+		}
+	}
+}
+
+static void load_ok(const char *name, size_t max_points, struct vt_series *s)
+{
+	struct vt_err err;
+
+	vt_series_init(s);
+	CHECK(vt_store_load(path_of(name), max_points, s, &err) == VT_OK);
+}
+
+/*
+ * Points a minute wide or more come from the rollups, and are the points
+ * the samples give: across a restart, a gap, a metric some samples lack;
+ * with the last minutes never rolled up (a soak killed); and from the
+ * samples alone when a rollup is damaged.
+ */
+static void test_store__rollups_give_the_samples_points(void)
+{
+	struct vt_series raw, ru, tail, bad;
+	size_t i;
+	bool stepped = false;
+
+	long_recording("ru.db");
+	copy_recording("ru.db", "raw.db");
+	sql_or_fail("raw.db", "DELETE FROM rollups");
+	copy_recording("ru.db", "tail.db");
+	sql_or_fail("tail.db", "DELETE FROM rollups WHERE id > (SELECT max(id) - 10 FROM rollups)");
+	copy_recording("ru.db", "bad.db");
+	sql_or_fail("bad.db", "UPDATE rollups SET n = n + 1 WHERE id = 30");
+
+	load_ok("raw.db", 60, &raw);
+	load_ok("ru.db", 60, &ru);
+	load_ok("tail.db", 60, &tail);
+	load_ok("bad.db", 60, &bad);
+	CHECK(raw.info.rollups == 0 && !raw.info.rollups_damaged);
+	/* 1,050 samples: 180 minutes but the 5 of the gap (the restart falls on a minute) */
+	CHECK_EQ_U64(ru.info.rollups, 175);
+	CHECK_EQ_U64(tail.info.rollups, ru.info.rollups - 10);
+	CHECK(bad.info.rollups == 0 && bad.info.rollups_damaged);
+	CHECK(raw.n > 40 && raw.n < 80);
+	check_same_points(&raw, &ru);
+	check_same_points(&raw, &tail);
+	check_same_points(&raw, &bad);
+	for (i = 0; i < ru.n; i++) {
+		CHECK(!(ru.t0[i] < 7200 && ru.t1[i] >= 7500));
+		CHECK(ru.pid[i] == (ru.t0[i] < 3600 ? 42 : 43));
+		stepped = stepped || ru.m[VT_M_COMMITTED][i].lo >= 320 * MiB;
+	}
+	CHECK(stepped);
+	CHECK(ru.m[VT_M_PSS] != NULL);
+	/* 2.5 min points hold whole minutes, never more than the 2.5 min asked */
+	vt_series_free(&ru);
+	load_ok("ru.db", 72, &ru);
+	CHECK(ru.info.rollups == 175 && ru.samples == 1050);
+	for (i = 0; i < ru.n; i++)
+		CHECK(ru.t1[i] - ru.t0[i] < 10790.0 / 72);
+	/* asked for no more than 4 points a minute: minute points, from the rollups */
+	vt_series_free(&ru);
+	load_ok("ru.db", 600, &ru);
+	CHECK(ru.info.rollups == 175 && ru.n == 175);
+	/* more than that: the samples, rollups or not */
+	vt_series_free(&ru);
+	load_ok("ru.db", 800, &ru);
+	CHECK(ru.info.rollups == 0 && ru.n > 400);
+	vt_series_free(&ru);
+	load_ok("ru.db", 0, &ru);
+	CHECK(ru.info.rollups == 0 && ru.n == 1050);
+	vt_series_free(&raw);
+	vt_series_free(&ru);
+	vt_series_free(&tail);
+	vt_series_free(&bad);
+}
+
+/* Rows of table rollups in a that b lacks, and the other way round. */
+static long rollups_differ(const char *a, const char *b)
+{
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	char sql[512];
+	long n = -1;
+
+	CHECK(sqlite3_open(path_of(a), &db) == SQLITE_OK);
+	snprintf(sql, sizeof(sql), "ATTACH '%s' AS other", path_of(b));
+	CHECK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+	CHECK(sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM (SELECT * FROM main.rollups EXCEPT"
+				 " SELECT * FROM other.rollups)) + (SELECT count(*) FROM (SELECT * FROM"
+				 " other.rollups EXCEPT SELECT * FROM main.rollups)), (SELECT count(*) FROM"
+				 " main.rollups)", -1, &q, NULL) == SQLITE_OK);
+	if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 1) > 0)
+		n = (long)sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	return n;
+}
+
+/* A rebuild writes the rollups a soak writes as it goes; a file from before them (schema 3) gets them. */
+static void test_store__rebuilt_rollups_are_the_soaks(void)
+{
+	struct vt_series s;
+	struct vt_err err;
+
+	long_recording("soak.db");
+	copy_recording("soak.db", "again.db");
+	CHECK(vt_store_rebuild_rollups(path_of("again.db"), &err) == VT_OK);
+	CHECK(rollups_differ("soak.db", "again.db") == 0);
+
+	copy_recording("soak.db", "v3.db");
+	sql_or_fail("v3.db", "DROP TABLE rollups; PRAGMA user_version=3");
+	load_ok("v3.db", 60, &s);
+	CHECK(s.info.schema == 3 && s.info.rollups == 0 && s.n > 40);
+	vt_series_free(&s);
+	CHECK(vt_store_rebuild_rollups(path_of("v3.db"), &err) == VT_OK);
+	CHECK(rollups_differ("soak.db", "v3.db") == 0);
+	load_ok("v3.db", 60, &s);
+	CHECK(s.info.schema == VT_STORE_SCHEMA && s.info.rollups > 0);
+	vt_series_free(&s);
+
+	/* not a recording: refused, untouched */
+	sql_or_fail("foreign.db", "CREATE TABLE x(a)");
+	CHECK(vt_store_rebuild_rollups(path_of("foreign.db"), &err) == VT_E_RECORDING);
 }
 
 static void test_store__refuses_what_is_not_a_recording(void)
@@ -663,7 +858,8 @@ static void test_store__teardown(void)
 
 VT_TEST_MAIN(test_store__setup, test_store__round_trip, test_store__thread_doing,
 	     test_store__schema_1_loads, test_store__binning_keeps_extremes,
-	     test_store__restart_and_gap_split_points, test_store__refuses_what_is_not_a_recording,
+	     test_store__restart_and_gap_split_points, test_store__rollups_give_the_samples_points,
+	     test_store__rebuilt_rollups_are_the_soaks, test_store__refuses_what_is_not_a_recording,
 	     test_store__existing_file_needs_overwrite, test_store__empty_recording_loads,
 	     test_store__meta_values_are_checked, test_store__symlinks_are_not_followed,
 	     test_store__one_writer_at_a_time, test_store__removed_while_written,

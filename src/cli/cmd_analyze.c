@@ -47,7 +47,9 @@ static const struct vt_option analyze_options[] = {
 	JSON_OPTION("vitals.analyze"),
 	CSV_OPTION("the series, one row per point,"),
 	{ "html", 0, "FILE", "one self-contained HTML file with the charts", OPT_HTML },
-	{ "points", 0, "N", "summarise into at most N points (default 20000)", OPT_POINTS },
+	{ "points", 0, "N", "summarise into at most N points (default 20000); a\n"
+			    "recording of N/4 minutes or more is read in minute\n"
+			    "points, from its per-minute rollups", OPT_POINTS },
 	{ "stall", 0, "DURATION", "an accept queue never seen empty for longer than this\n"
 				  "is a stall (default 2s)", OPT_STALL },
 	LIMIT_OPTION("the process's"),

@@ -293,15 +293,42 @@ static int read_doing(struct vt_thread_watch *w, struct slot *s, pid_t tid, unsi
 }
 
 /*
+ * run_ns and wait_ns of thread tid into *c, VT_NA when schedstat does not
+ * read.  VT_OK, or VT_E_GONE when the thread exited.
+ */
+static int read_schedstat(struct vt_thread_watch *w, struct slot *s, pid_t tid,
+			  struct vt_thread_counts *c)
+{
+	struct vt_schedstat ss;
+	int rc;
+
+	c->run_ns = c->wait_ns = VT_NA;
+	if (!w->schedstat)
+		return VT_OK;
+	rc = read_file(w, s->sched_fd, tid, "schedstat", NULL);
+	if (is_gone(rc))
+		return VT_E_GONE;
+	if (rc == VT_OK && vt_schedstat_parse(w->buf.data, w->buf.len, &ss, NULL) == VT_OK) {
+		c->run_ns = ss.run_ns;
+		c->wait_ns = ss.wait_ns;
+	}
+	return VT_OK;
+}
+
+/*
  * Read thread tid into *c, holding its files open when the budget allows.
+ * old is its row of the previous read, NULL for a thread new to the watch.
  * VT_OK; VT_E_GONE when it exited (caller closes the slot); another code when
  * its stat cannot be read or parsed (err filled).
  */
-static int read_thread(struct vt_thread_watch *w, struct slot *s, pid_t tid, unsigned flags,
-		       struct vt_thread_counts *c, struct vt_err *err)
+static int read_thread(struct vt_thread_watch *w, struct slot *s, pid_t tid,
+		       const struct vt_thread_counts *old, unsigned flags, struct vt_thread_counts *c,
+		       struct vt_err *err)
 {
+	/* Decided before any open below: only fds held since an earlier read
+	 * prove (ESRCH once it exits) that this is still old's thread. */
+	bool sched_only = (flags & VT_TW_SCHEDSTAT_ONLY) && old && s->stat_fd >= 0 && s->sched_fd >= 0;
 	struct vt_proc_stat st;
-	struct vt_schedstat ss;
 	int rc;
 
 	/* Hold what the budget allows; a missing stat means the thread is gone. */
@@ -323,30 +350,30 @@ static int read_thread(struct vt_thread_watch *w, struct slot *s, pid_t tid, uns
 	else
 		w->reopened++;
 
-	rc = read_file(w, s->stat_fd, tid, "stat", err);
-	if (rc == VT_OK)
-		rc = vt_proc_stat_parse(w->buf.data, w->buf.len, &st, err);
-	if (rc != VT_OK)
-		return is_gone(rc) ? VT_E_GONE : rc;
-	c->tid = tid;
-	memcpy(c->comm, st.comm, sizeof(c->comm));
-	c->state = st.state;
-	c->start_ticks = st.start_ticks;
-	c->utime_ticks = st.utime_ticks;
-	c->stime_ticks = st.stime_ticks;
-	c->processor = st.processor;
-	c->is_new = false;
-
-	c->run_ns = c->wait_ns = VT_NA;
-	if (w->schedstat) {
-		rc = read_file(w, s->sched_fd, tid, "schedstat", NULL);
-		if (is_gone(rc))
-			return VT_E_GONE;
-		if (rc == VT_OK && vt_schedstat_parse(w->buf.data, w->buf.len, &ss, NULL) == VT_OK) {
-			c->run_ns = ss.run_ns;
-			c->wait_ns = ss.wait_ns;
-		}
+	if (sched_only) {
+		/* the stat fields of its last full read (see Between full reads in the .h) */
+		*c = *old;
+		if ((rc = read_schedstat(w, s, tid, c)) != VT_OK)
+			return rc;
+		sched_only = vt_known(c->run_ns);   /* else its stat after all */
 	}
+	if (!sched_only) {
+		rc = read_file(w, s->stat_fd, tid, "stat", err);
+		if (rc == VT_OK)
+			rc = vt_proc_stat_parse(w->buf.data, w->buf.len, &st, err);
+		if (rc != VT_OK)
+			return is_gone(rc) ? VT_E_GONE : rc;
+		c->tid = tid;
+		memcpy(c->comm, st.comm, sizeof(c->comm));
+		c->state = st.state;
+		c->start_ticks = st.start_ticks;
+		c->utime_ticks = st.utime_ticks;
+		c->stime_ticks = st.stime_ticks;
+		c->processor = st.processor;
+		if ((rc = read_schedstat(w, s, tid, c)) != VT_OK)
+			return rc;
+	}
+	c->is_new = false;
 
 	c->vcsw = c->nvcsw = VT_NA;
 	if (flags & VT_TW_CSW) {
@@ -591,7 +618,7 @@ static size_t merge(struct vt_thread_watch *w, struct merge *g, struct vt_err *e
 		}
 		if (old && old->tid == w->tids[j]) {
 			*s = g->src_slots[i];
-			rc = read_thread(w, s, old->tid, g->flags, c, &terr);
+			rc = read_thread(w, s, old->tid, old, g->flags, c, &terr);
 			if (rc == VT_OK) {
 				if (c->start_ticks != old->start_ticks) {
 					/* read by path: another thread under the same tid */
@@ -629,7 +656,7 @@ static size_t merge(struct vt_thread_watch *w, struct merge *g, struct vt_err *e
 		}
 		/* a tid we did not have */
 		*s = SLOT_NONE;
-		rc = read_thread(w, s, w->tids[j], g->flags, c, &terr);
+		rc = read_thread(w, s, w->tids[j], NULL, g->flags, c, &terr);
 		if (rc != VT_OK) {
 			slot_close(w, s);
 			if (rc != VT_E_GONE)

@@ -38,6 +38,19 @@
  * They are read only by reads that pass VT_TW_CSW; a caller on a tight
  * budget passes it every Nth tick.  Rows of a read without it carry VT_NA.
  *
+ * Between full reads.  A caller that needs only run_ns and wait_ns between
+ * its full reads (a soak writes live threads at its threads cadence, but an
+ * exited thread's counters every tick) passes VT_TW_SCHEDSTAT_ONLY: a
+ * thread that was a row of the previous read and whose stat and schedstat
+ * fds are held reads schedstat alone, half the files.  Its row carries the
+ * stat fields of its last full read (comm, state, start_ticks, utime_ticks,
+ * stime_ticks, processor), which may be stale; run_ns and wait_ns are of
+ * this read.  The held schedstat fd is what keeps the row that thread's
+ * (see Identity).  New threads, threads read by path (their identity needs
+ * start_ticks), those whose schedstat does not read, and every thread on a
+ * kernel without schedstat read stat as usual.  The process stat is read
+ * whatever the flag.
+ *
  * Identity.  A held fd stays bound to the thread it was opened for: once that
  * thread exits, pread fails with ESRCH, even if a new thread got the same
  * tid.  A thread read by path (see fd budget below, and recorded trees) is
@@ -78,6 +91,7 @@ enum vt_thread_watch_flags {
 	VT_TW_CSW = 1 << 0,     /* also read task/TID/status for vcsw and nvcsw */
 	VT_TW_WCHAN = 1 << 1,   /* also read task/TID/wchan */
 	VT_TW_SYSCALL = 1 << 2, /* also read task/TID/syscall */
+	VT_TW_SCHEDSTAT_ONLY = 1 << 3,   /* known threads: schedstat only (see Between full reads) */
 };
 
 /* vt_thread_counts.syscall besides a system call number (proc/wchan_syscall.h). */
@@ -149,7 +163,9 @@ int vt_thread_watch_open(const struct vt_procfs *pfs, int pid_fd, pid_t pid,
 /*
  * One tick: read the process stat, list the threads (see Listing above),
  * read every thread.
- * flags: VT_TW_CSW to read context switches too.
+ * flags: VT_TW_CSW to read context switches too, VT_TW_WCHAN and
+ * VT_TW_SYSCALL what threads are doing, VT_TW_SCHEDSTAT_ONLY to skip the
+ * stat of known threads (Between full reads above).
  *
  * Afterwards the rows (vt_thread_watch_rows) hold every thread that could be
  * read, in tid order, and the exited list (vt_thread_watch_exited) every

@@ -269,6 +269,55 @@ static void classify(struct reader *rd, struct vt_sample *s, const struct vt_sam
 	vt_regions_classify(&s->regions, &ctx, &s->arenas);
 }
 
+/* ---- the maps memo (sample.h: why its key is enough) ---- */
+
+/* Can this sample take maps and their classification from the memo? */
+static bool memo_holds(const struct vt_sample_opts *opts, const struct vt_proc_stat *st,
+		       const struct vt_sample *s, double now)
+{
+	const struct vt_maps_memo *m = opts->maps_memo;
+
+	return m && m->valid && opts->light && opts->reuse && m->pid == s->pid &&
+	       m->start_ticks == st->start_ticks && vt_known(s->status.vm_size) &&
+	       m->vm_size == s->status.vm_size && m->alloc == opts->reuse->alloc.kind &&
+	       now - m->read_at < opts->maps_max_age_s;
+}
+
+static void memo_fill(const struct vt_maps_memo *m, struct vt_sample *s)
+{
+	s->regions_reused = true;
+	s->regions_st = m->regions_st;
+	s->arenas = m->arenas;
+	/* these move with mprotect and brk, which the key does not see */
+	s->arenas.mapped_bytes = VT_NA;
+	s->arenas.main_heap_bytes = VT_NA;
+	s->memory_read = m->memory_read;
+	s->memory_st = m->memory_st;
+}
+
+/*
+ * After a read of maps: keep what it gave, or nothing if it failed.  Status
+ * was read before maps, so a change between the two leaves a key that no
+ * longer holds at the next sample.
+ */
+static void memo_keep(struct vt_maps_memo *m, double read_at, const struct vt_proc_stat *st,
+		      const struct vt_sample *s)
+{
+	memset(m, 0, sizeof(*m));
+	if (!s->regions_st.available || !vt_known(s->status.vm_size))
+		return;
+	m->valid = true;
+	m->read_at = read_at;
+	m->pid = s->pid;
+	m->start_ticks = st->start_ticks;
+	m->vm_size = s->status.vm_size;
+	m->alloc = s->alloc.kind;
+	m->regions_st = s->regions_st;
+	m->arenas = s->arenas;
+	m->memory_read = s->memory_read;
+	m->memory_st = s->memory_st;
+}
+
 /*
  * What does not change for the life of a process: its environment (and
  * the arena cap and mmap threshold it sets), the CPUs, the allocator.
@@ -354,6 +403,8 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 	struct vt_err e;
 	size_t n_sps = 0;
 	struct vt_thread_sp *sps = NULL;
+	double now = vt_mono_s();
+	bool from_memo;
 	int rc;
 
 	if ((rc = vt_target_check(rd->fd, rd->pid, &rd->buf, &st, &s->status, err)))
@@ -376,13 +427,21 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 		section_skip(&s->threads_st, "not read (--light)");
 	else
 		read_threads(rd, s, rd->pfs->live, &sps, &n_sps);
-	read_regions(rd, s, opts->light);
+	from_memo = memo_holds(opts, &st, s, now);
+	if (!from_memo)
+		read_regions(rd, s, opts->light);
 
 	if (opts->reuse)
 		reuse_static_parts(opts->reuse, s);
 	else
 		read_static_parts(rd, s);
-	classify(rd, s, opts, sps, n_sps, s->mmap_threshold);
+	if (from_memo) {
+		memo_fill(opts->maps_memo, s);
+	} else {
+		classify(rd, s, opts, sps, n_sps, s->mmap_threshold);
+		if (opts->maps_memo && opts->light)
+			memo_keep(opts->maps_memo, now, &st, s);
+	}
 	free(sps);
 
 	rc = vt_cgroup_read(rd->pfs, rd->fd, &s->cgroup, &e);

@@ -80,6 +80,8 @@ struct vt_sample {
 
 	/* mappings */
 	bool light;                      /* from maps only (no smaps): no Rss per region */
+	bool regions_reused;             /* maps not read: the figures below are a memo's
+					  * (vt_maps_memo), regions is empty */
 	struct vt_region_list regions;
 	struct vt_section regions_st;
 	struct vt_arena_summary arenas;
@@ -107,6 +109,43 @@ struct vt_sample {
 	double read_ms;                  /* wall time vitals spent reading */
 };
 
+/*
+ * What a light sample got from maps, kept by a caller that samples one
+ * process over and over (a soak tick) so that maps are read and classified
+ * again only when they can have changed: on a process with thousands of
+ * mappings that is most of a tick's cost, and classification may read
+ * glibc's heap_info headers from target memory.
+ *
+ * The key is the process (pid, start) and its VmSize from status, which a
+ * sample reads anyway.  A new arena heap is a fresh 64 MiB mmap and a heap
+ * deleted is a munmap: both change VmSize.  A heap growing or trimmed is
+ * mprotect or MAP_FIXED over its own reservation: VmSize stays, and so do
+ * the arena and heap counts.  VmData is not in the key: it moves with every
+ * such mprotect and brk, which would make the memo useless on a busy heap;
+ * the figures that move with it (arenas.mapped_bytes, main_heap_bytes) are
+ * VT_NA in a sample filled from the memo.  An munmap and an mmap of the same
+ * size between two samples leave VmSize as it was, hence the caller's
+ * maximum age (vt_sample_opts.maps_max_age_s), after which maps are read
+ * whatever the key says.
+ *
+ * Only light samples use it or refresh it (smaps' Rss moves without
+ * VmSize), and only those with reused static parts take from it (allocator
+ * detection needs the regions).  A memo zeroed is empty; the caller owns
+ * it, one per process.
+ */
+struct vt_maps_memo {
+	bool valid;
+	double read_at;                  /* CLOCK_MONOTONIC seconds of the maps read */
+	pid_t pid;                       /* the key: whose */
+	uint64_t start_ticks;
+	uint64_t vm_size;                /* ... and its VmSize then */
+	enum vt_alloc_kind alloc;        /* the allocator it was classified for */
+	struct vt_section regions_st;    /* what the read gave */
+	struct vt_arena_summary arenas;
+	bool memory_read;
+	struct vt_section memory_st;
+};
+
 struct vt_sample_opts {
 	bool light;                      /* maps + status only, no smaps */
 	bool no_memory;                  /* do not read target memory at all */
@@ -117,6 +156,14 @@ struct vt_sample_opts {
 	 * taken from it instead of being read and detected again.
 	 */
 	const struct vt_sample *reuse;
+	/*
+	 * In and out, may be NULL: maps and their classification are taken
+	 * from it while its key holds and it is younger than maps_max_age_s
+	 * seconds (s->regions_reused), and refreshed by every read of maps
+	 * (emptied by one that fails).  See struct vt_maps_memo.
+	 */
+	struct vt_maps_memo *maps_memo;
+	double maps_max_age_s;
 };
 
 /*

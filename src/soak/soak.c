@@ -34,6 +34,13 @@
 #define TREND_MIN_INTERVALS 20   /* ... and it says nothing before it has this many */
 #define TREND_MIN_WINDOW_S 60.0  /* ... spanning this long */
 #define REDETECT_TICKS 10        /* ticks to retry allocator detection of a just-started process */
+/*
+ * Maps are read again at least this often even when VmSize says they cannot
+ * have changed (an munmap and an mmap of the same size: sample.h).  A fixed
+ * minute, not the threads cadence: that one can be set to every tick or to
+ * hours for reasons of its own.
+ */
+#define MAPS_MAX_AGE_S 60.0
 
 void vt_soak_config_default(struct vt_soak_config *cfg)
 {
@@ -64,6 +71,7 @@ struct vt_soak {
 	int child_status;
 	struct vt_sample first;      /* its first full sample: allocator, cap, cmdline */
 	bool have_first;
+	struct vt_maps_memo maps_memo;   /* its maps at their last read: arenas, regions_64m */
 	struct vt_cgroup_mem last_cgroup;   /* its memory cgroup at the last sample (version 0: none) */
 	int redetect_left;
 	struct vt_thread_watch *watch;
@@ -321,7 +329,12 @@ static void thread_row(const struct vt_soak *sk, const struct vt_thread_snap *t,
  * Threads' counters: read every tick, written at their cadence and when one
  * exits.  At the cadence the states, wchans and system calls are read too
  * and counted into each thread's tally; an exited thread's row keeps the
- * tally it had.  *sample holds the rows' names until the caller releases it.
+ * tally it had.  Between cadences a known thread's schedstat alone is read
+ * (VT_TW_SCHEDSTAT_ONLY): all an exited thread's row needs fresh is its
+ * run_ns and wait_ns (its name and start, which finds its tally, are of the
+ * last full read), and the process's CPU comes from its own stat, read
+ * whatever the flag.  *sample holds the rows' names until the caller
+ * releases it.
  */
 static int read_threads(struct vt_soak *sk, double now, bool last, int pid_fd, struct vt_store_sample *row,
 			struct vt_threads_sample *sample, struct vt_store_thread **rows, size_t *nrows,
@@ -339,7 +352,8 @@ static int read_threads(struct vt_soak *sk, double now, bool last, int pid_fd, s
 	if (!sk->watch && (rc = vt_thread_watch_open(sk->pfs, pid_fd, sk->pid, &sk->watch, err)))
 		return rc;
 	/* what each thread is doing is sampled at the per-thread cadence only */
-	rc = vt_thread_watch_read(sk->watch, write_all ? VT_TW_CSW | VT_TW_WCHAN | VT_TW_SYSCALL : 0, err);
+	rc = vt_thread_watch_read(sk->watch, write_all ? VT_TW_CSW | VT_TW_WCHAN | VT_TW_SYSCALL
+						       : VT_TW_SCHEDSTAT_ONLY, err);
 	if (rc == VT_E_GONE || rc == VT_E_NOMEM)
 		return rc;
 	proc = vt_thread_watch_process(sk->watch);
@@ -410,7 +424,8 @@ static void trend(const struct vt_soak *sk, double *slope, double *window)
  */
 static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 {
-	struct vt_sample_opts so = { .light = true };
+	struct vt_sample_opts so = { .light = true, .maps_memo = &sk->maps_memo,
+				     .maps_max_age_s = MAPS_MAX_AGE_S };
 	struct vt_store_sample row = { .t = now - sk->start, .wall = vt_wall_s(), .pid = sk->pid };
 	struct vt_store_thread *trows = NULL;
 	struct vt_threads_sample tsample = { 0 };
@@ -611,6 +626,7 @@ static void adopt(struct vt_soak *sk, pid_t pid, double now)
 	/* a restart is a process started after this one, not a sibling of it */
 	sk->key.min_start_ticks = vt_follow_start_ticks(sk->pfs, pid) + 1;
 	sk->redetect_left = REDETECT_TICKS;
+	memset(&sk->maps_memo, 0, sizeof(sk->maps_memo));   /* another process's maps */
 	sk->next_smaps = now;
 	sk->next_threads = now;
 	sk->next_heap = now;

@@ -1,6 +1,7 @@
 /*
  * test_sample.c — a whole snapshot from recorded /proc + /sys trees, and its
- * JSON rendering: the path `vitals --proc-root ... snap PID` takes.
+ * JSON rendering: the path `vitals --proc-root ... snap PID` takes; and the
+ * maps memo of a soak's ticks on a live child.
  */
 #include "harness.h"
 #include "base/unknown.h"
@@ -9,6 +10,9 @@
 #include "sample/sample.h"
 
 #include <jansson.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int take(const char *name, int pid, bool light, struct vt_sample *s, struct vt_err *err)
 {
@@ -196,6 +200,109 @@ static void test_sample__other_allocator_has_no_glibc_block(void)
 	vt_sample_release(&s[1]);
 }
 
+/* A child that maps 64 MiB more (PROT_NONE, as an arena heap's reservation) for each byte it reads. */
+static pid_t mapper_start(int *to, int *from)
+{
+	int down[2], up[2];
+	char c;
+	pid_t pid;
+
+	if (pipe(down) || pipe(up)) {
+		printf("Bail out! pipe\n");
+		exit(2);
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(down[1]);
+		close(up[0]);
+		while (read(down[0], &c, 1) == 1) {
+			void *p = mmap(NULL, 64u << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (p == MAP_FAILED || write(up[1], "m", 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(down[0]);
+	close(up[1]);
+	*to = down[1];
+	*from = up[0];
+	return pid;
+}
+
+/* One take of a soak tick: light, static parts reused, with the memo. */
+static bool tick_reused(const struct vt_procfs *pfs, pid_t pid, const struct vt_sample *first,
+			struct vt_maps_memo *memo, double max_age_s)
+{
+	struct vt_sample_opts so = { .light = true, .reuse = first, .maps_memo = memo,
+				     .maps_max_age_s = max_age_s };
+	struct vt_sample s;
+	struct vt_err err;
+	bool reused = false;
+
+	CHECK_EQ_I64(vt_sample_take(pfs, pid, &so, &s, &err), VT_OK);
+	if (s.regions_reused) {   /* maps not read, their figures the memo's */
+		reused = true;
+		CHECK_EQ_U64(s.regions.n, 0);
+		CHECK(s.regions_st.available);
+		CHECK_EQ_I64(s.arenas.heaps, first->arenas.heaps);
+		CHECK_EQ_U64(s.arenas.mapped_bytes, VT_NA);
+	} else {
+		CHECK(s.regions.n > 0);
+	}
+	CHECK(s.status.vm_size == memo->vm_size && memo->valid);
+	vt_sample_release(&s);
+	return reused;
+}
+
+/* Maps are read again only when VmSize moved, or when the memo is too old. */
+static void test_sample__maps_memo_live(void)
+{
+	struct vt_sample_opts so = { .light = true };
+	struct vt_maps_memo memo = { 0 };
+	struct vt_sample first, s;
+	struct vt_procfs pfs;
+	struct vt_err err;
+	double read_at;
+	int to, from;
+	pid_t child = mapper_start(&to, &from);
+	char c;
+
+	CHECK_EQ_I64(vt_procfs_open(&pfs, NULL, NULL, &err), VT_OK);
+	so.maps_memo = &memo;
+	so.maps_max_age_s = 60;
+	/* the first sample reads maps (its allocator is detected from them) and fills the memo */
+	CHECK_EQ_I64(vt_sample_take(&pfs, child, &so, &first, &err), VT_OK);
+	CHECK(!first.regions_reused && first.regions.n > 0);
+	CHECK(memo.valid && memo.pid == child && memo.vm_size == first.status.vm_size);
+	CHECK(vt_sample_take(&pfs, child, &so, &s, &err) == VT_OK && !s.regions_reused);   /* no reuse */
+	vt_sample_release(&s);
+
+	CHECK(tick_reused(&pfs, child, &first, &memo, 60));
+	CHECK(tick_reused(&pfs, child, &first, &memo, 60));
+	/* 64 MiB more: VmSize moved, maps are read again, then reused */
+	CHECK(write(to, "m", 1) == 1 && read(from, &c, 1) == 1);
+	CHECK(!tick_reused(&pfs, child, &first, &memo, 60));
+	CHECK_EQ_U64(memo.vm_size, first.status.vm_size + (64u << 20));
+	CHECK(tick_reused(&pfs, child, &first, &memo, 60));
+	/* too old: read again whatever VmSize says */
+	CHECK(!tick_reused(&pfs, child, &first, &memo, 0));
+
+	/* smaps (not light) neither uses nor refreshes it */
+	read_at = memo.read_at;
+	so.light = false;
+	so.reuse = &first;
+	CHECK(vt_sample_take(&pfs, child, &so, &s, &err) == VT_OK && !s.regions_reused);
+	CHECK(memo.valid && memo.read_at == read_at);
+	vt_sample_release(&s);
+
+	close(to);
+	close(from);
+	waitpid(child, NULL, 0);
+	vt_sample_release(&first);
+	vt_procfs_close(&pfs);
+}
+
 VT_TEST_MAIN(test_sample__arena_sprawl_fixture, test_sample__capped_fixture_light,
 	     test_sample__missing_kthread_zombie, test_sample__json_has_nulls_not_zeros,
-	     test_sample__other_allocator_has_no_glibc_block)
+	     test_sample__other_allocator_has_no_glibc_block, test_sample__maps_memo_live)

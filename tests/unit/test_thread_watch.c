@@ -411,6 +411,72 @@ static void test_thread_watch__fixture_csw(void)
 	tree_free(&t);
 }
 
+/*
+ * VT_TW_SCHEDSTAT_ONLY: a known thread with held fds reads schedstat alone
+ * and keeps the stat fields of its last full read; a new thread, one read by
+ * path, and every thread of a kernel without schedstat read stat as usual.
+ */
+static void test_thread_watch__fixture_schedstat_only(void)
+{
+	const struct vt_thread_counts *r, *x, *c;
+	struct vt_thread_watch_stats stats;
+	struct vt_thread_watch *w;
+	struct vt_procfs pfs;
+	struct vt_err err;
+	struct tree t;
+	size_t n, nx;
+	int pid_fd, round;
+
+	for (round = 0; round < 3; round++) {   /* held fds, by path only, no schedstat */
+		tree_init(&t, 1000, round != 2);
+		tree_proc(&t, 'S', 3, 30, 3);
+		tree_thread(&t, 1000, "app", 100, 10, 1);
+		tree_thread(&t, 1001, "busy", 110, 10, 1);
+		tree_thread(&t, 1002, "leaves", 120, 7, 1);
+		w = tree_watch(&t, &pfs, &pid_fd);
+		if (round == 1)
+			vt_thread_watch_set_fd_max(w, 0);
+		CHECK(vt_thread_watch_read(w, VT_TW_SCHEDSTAT_ONLY, &err) == VT_OK);   /* first: all new */
+		r = vt_thread_watch_rows(w, &n);
+		CHECK(n == 3 && r[1].utime_ticks == 10 && !strcmp(r[1].comm, "busy"));
+
+		/* 1001 works and renames itself, 1002 exits, 1003 starts */
+		tree_thread(&t, 1001, "renamed", 110, 50, 5);
+		tree_rm_thread(&t, 1002);
+		tree_thread(&t, 1003, "fresh", 300, 4, 2);
+		tree_proc(&t, 'S', 3, 80, 9);
+		CHECK(vt_thread_watch_read(w, VT_TW_SCHEDSTAT_ONLY, &err) == VT_OK);
+		r = vt_thread_watch_rows(w, &n);
+		CHECK_EQ_U64(n, 3);
+		c = find(r, n, 1001);
+		if (round == 0) {   /* stat of the last full read, schedstat of this one */
+			CHECK(c && c->utime_ticks == 10 && c->stime_ticks == 1 && !strcmp(c->comm, "busy"));
+			CHECK(c && c->run_ns == 50000000 && c->wait_ns == 5000);
+		} else {
+			CHECK(c && c->utime_ticks == 50 && c->stime_ticks == 5 && !strcmp(c->comm, "renamed"));
+			CHECK(c && c->run_ns == (round == 1 ? 50000000 : VT_NA));
+		}
+		CHECK(c && !c->is_new && c->start_ticks == 110);
+		c = find(r, n, 1003);
+		CHECK(c && c->is_new && c->utime_ticks == 4 && c->start_ticks == 300 && !strcmp(c->comm, "fresh"));
+		x = vt_thread_watch_exited(w, &nx);
+		CHECK(nx == 1 && x[0].tid == 1002 && x[0].utime_ticks == 7 && x[0].start_ticks == 120);
+		CHECK_EQ_U64(vt_thread_watch_process(w)->utime_ticks, 80);   /* the process stat is read */
+		vt_thread_watch_stats(w, &stats);
+		CHECK_EQ_U64(stats.held, round == 1 ? 0 : 3);
+
+		/* a full read brings the stat fields up to date */
+		CHECK(vt_thread_watch_read(w, 0, &err) == VT_OK);
+		r = vt_thread_watch_rows(w, &n);
+		c = find(r, n, 1001);
+		CHECK(c && c->utime_ticks == 50 && !strcmp(c->comm, "renamed"));
+		vt_thread_watch_close(w);
+		close(pid_fd);
+		vt_procfs_close(&pfs);
+		tree_free(&t);
+	}
+}
+
 /* A zombie process: VT_E_GONE, and its threads' last counters in exited. */
 static void test_thread_watch__fixture_zombie(void)
 {
@@ -685,6 +751,74 @@ static void test_thread_watch__live_self(void)
 
 	for (i = 1; i < 5; i++)
 		worker_stop(&wk[i]);
+	vt_thread_watch_close(w);
+	close(pid_fd);
+	vt_procfs_close(&pfs);
+}
+
+/*
+ * VT_TW_SCHEDSTAT_ONLY on this live process: the main thread's run_ns grows
+ * while its utime stays that of the last full read; a thread that started
+ * meanwhile has a full row, one that ended is in the exited list.
+ */
+static void test_thread_watch__live_schedstat_only(void)
+{
+	struct worker wk[3];
+	struct vt_thread_counts main0 = { 0 }, gone0 = { 0 };
+	const struct vt_thread_counts *r, *x, *c;
+	struct vt_thread_watch_stats stats;
+	struct vt_thread_watch *w = NULL;
+	struct vt_procfs pfs;
+	struct vt_err err;
+	size_t n, nx;
+	pid_t self = getpid();
+	int pid_fd = -1;
+
+	worker_start(&wk[0], 10);
+	worker_start(&wk[1], 11);
+	CHECK(vt_procfs_open(&pfs, NULL, NULL, &err) == VT_OK);
+	CHECK(vt_pid_open(&pfs, self, &pid_fd, &err) == VT_OK);
+	CHECK(vt_thread_watch_open(&pfs, pid_fd, self, &w, &err) == VT_OK);
+	if (!w)
+		return;
+	vt_thread_watch_stats(w, &stats);
+	if (!stats.schedstat) {
+		printf("# no schedstat on this kernel: the flag changes nothing\n");
+		worker_stop(&wk[0]);
+		worker_start(&wk[2], 12);
+		goto out;
+	}
+	CHECK(vt_thread_watch_read(w, 0, &err) == VT_OK);
+	r = vt_thread_watch_rows(w, &n);
+	if ((c = find(r, n, self)))
+		main0 = *c;
+	if ((c = find(r, n, atomic_load(&wk[0].tid))))
+		gone0 = *c;
+	CHECK(main0.tid == self && gone0.tid != 0);
+
+	worker_stop(&wk[0]);
+	worker_start(&wk[2], 12);
+	burn_cpu(0.2);     /* 20 ticks at 100 Hz */
+	CHECK(vt_thread_watch_read(w, VT_TW_SCHEDSTAT_ONLY, &err) == VT_OK);
+	r = vt_thread_watch_rows(w, &n);
+	c = find(r, n, self);
+	CHECK(c && c->run_ns >= main0.run_ns + 150000000ull);
+	CHECK(c && c->utime_ticks == main0.utime_ticks && c->stime_ticks == main0.stime_ticks);
+	c = find(r, n, atomic_load(&wk[2].tid));
+	CHECK(c && c->is_new && !strcmp(c->comm, "tw-12") && c->start_ticks > 0);
+	x = vt_thread_watch_exited(w, &nx);
+	c = find(x, nx, atomic_load(&wk[0].tid));
+	CHECK(c && c->start_ticks == gone0.start_ticks && c->run_ns >= gone0.run_ns);
+
+	/* the next full read sees the CPU in stat too */
+	CHECK(vt_thread_watch_read(w, 0, &err) == VT_OK);
+	r = vt_thread_watch_rows(w, &n);
+	c = find(r, n, self);
+	CHECK(c && c->utime_ticks + c->stime_ticks >=
+		       main0.utime_ticks + main0.stime_ticks + (uint64_t)vt_thread_watch_process(w)->clk_tck / 10);
+out:
+	worker_stop(&wk[1]);
+	worker_stop(&wk[2]);
 	vt_thread_watch_close(w);
 	close(pid_fd);
 	vt_procfs_close(&pfs);
@@ -982,4 +1116,5 @@ VT_TEST_MAIN(test_thread_watch__fixture_churn, test_thread_watch__fixture_tid_re
 	     test_thread_watch__fixture_zombie, test_thread_watch__recorded_tree,
 	     test_thread_watch__live_self, test_thread_watch__live_child_exit,
 	     test_thread_watch__live_churn_no_fd_leak, test_thread_watch__fixture_doing,
-	     test_thread_watch__live_doing)
+	     test_thread_watch__live_doing, test_thread_watch__fixture_schedstat_only,
+	     test_thread_watch__live_schedstat_only)

@@ -44,8 +44,12 @@ ifeq ($(WERROR),1)
   WARN += -Werror
 endif
 
+# libmicrohttpd and libcurl are opened by vitals serve and --prometheus when
+# they need them (src/serve/netlibs.c), not linked: every other command would
+# map and relocate them and what they pull in (GnuTLS, OpenSSL, Kerberos, LDAP).
+DLPKGS  := libmicrohttpd libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(filter-out $(DLPKGS),$(PKGS)) 2>/dev/null) -ldl
 
 CFLAGS  += -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Isrc -I. -I$(B)/gen $(PKG_CFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)

@@ -82,7 +82,8 @@ static const struct vt_exit_note analyze_exits[] = {
 	     "failed, or it returned no series" },
 	{ 5, "FILE may not be read, or its samples are in its -wal and no -shm can be made beside it;\n"
 	     "Prometheus refused the credentials (HTTP 401, 403)" },
-	{ 8, "Prometheus answered with an instant vector or a scalar, not a range" },
+	{ 8, "Prometheus answered with an instant vector or a scalar, not a range; --prometheus\n"
+	     "without libcurl installed (libcurl4)" },
 	{ 9, "not a vitals recording, damaged, or written by a newer vitals" },
 	{ 10, "Prometheus did not answer within --timeout, or gave up on the query" },
 	{ 12, "cannot reach the Prometheus server (refused, unknown host, TLS)" },

@@ -57,7 +57,8 @@ static const struct vt_exit_note serve_exits[] = {
 	{ 3, "no such process (--pid)" },
 	{ 5, "permission denied (a port below 1024 without CAP_NET_BIND_SERVICE)" },
 	{ 6, "kernel thread" },
-	{ 8, "the web config asks for TLS and this libmicrohttpd has none" },
+	{ 8, "libmicrohttpd is not installed (libmicrohttpd12), or the web config asks for TLS\n"
+	     "and this libmicrohttpd has none" },
 	{ 64, "usage error: no target, two targets under one label, a bad --listen, a --cgroup that\n"
 	      "does not exist, or a web config that does not parse, names files that cannot be\n"
 	      "read, or holds a password that is not a bcrypt hash" },

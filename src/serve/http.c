@@ -18,6 +18,7 @@
  * only while it starts, to explain a failure.
  */
 #include "serve/http.h"
+#include "serve/netlibs.h"
 #include "serve/web_config.h"
 
 #include "base/clock.h"
@@ -26,7 +27,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -249,9 +249,9 @@ static void add_headers(const struct vt_http *s, struct MHD_Response *r, const c
 	size_t i;
 
 	if (content_type)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+		vt_mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
 	for (i = 0; i < s->wc.nheaders; i++)
-		MHD_add_response_header(r, s->wc.headers[i].name, s->wc.headers[i].value);
+		vt_mhd.add_response_header(r, s->wc.headers[i].name, s->wc.headers[i].value);
 }
 
 static enum MHD_Result reply_static(struct vt_http *s, struct MHD_Connection *c, unsigned status,
@@ -260,17 +260,17 @@ static enum MHD_Result reply_static(struct vt_http *s, struct MHD_Connection *c,
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 
-	r = MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
+	r = vt_mhd.create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
 	if (!r)
 		return MHD_NO;
 	add_headers(s, r, content_type);
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+		vt_mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	if (status == MHD_HTTP_UNAUTHORIZED)
-		ret = MHD_queue_basic_auth_fail_response(c, REALM, r);
+		ret = vt_mhd.queue_basic_auth_fail_response(c, REALM, r);
 	else
-		ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+		ret = vt_mhd.queue_response(c, status, r);
+	vt_mhd.destroy_response(r);
 	return ret;
 }
 
@@ -285,7 +285,7 @@ static enum MHD_Result reply_buf(struct vt_http *s, struct MHD_Connection *c, un
 		vt_buf_release(body);
 		return reply_static(s, c, status, content_type, "");
 	}
-	r = MHD_create_response_from_buffer(body->len, body->data, MHD_RESPMEM_MUST_FREE);
+	r = vt_mhd.create_response_from_buffer(body->len, body->data, MHD_RESPMEM_MUST_FREE);
 	if (!r) {
 		vt_buf_release(body);
 		return MHD_NO;
@@ -294,10 +294,10 @@ static enum MHD_Result reply_buf(struct vt_http *s, struct MHD_Connection *c, un
 	vt_buf_release(body);
 	add_headers(s, r, content_type);
 	if (gzipped)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+		vt_mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	vt_mhd.add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+	ret = vt_mhd.queue_response(c, status, r);
+	vt_mhd.destroy_response(r);
 	return ret;
 }
 
@@ -395,7 +395,7 @@ static bool authorized(struct vt_http *s, struct MHD_Connection *c)
 	bool ok = false;
 	size_t i, n;
 
-	user = MHD_basic_auth_get_username_password(c, &pass);
+	user = vt_mhd.basic_auth_get_username_password(c, &pass);
 	if (!user || !pass)
 		goto out;
 	for (i = 0; i < s->wc.nusers; i++)
@@ -420,18 +420,18 @@ static bool authorized(struct vt_http *s, struct MHD_Connection *c)
 out:
 	if (pass) {
 		explicit_bzero(pass, strlen(pass));
-		MHD_free(pass);
+		vt_mhd.free(pass);
 	}
 	if (user)
-		MHD_free(user);
+		vt_mhd.free(user);
 	return ok;
 }
 
 static enum MHD_Result serve_metrics(struct vt_http *s, struct MHD_Connection *c)
 {
 	struct vt_buf body = VT_BUF_INIT(BODY_MAX);
-	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-	const char *encoding = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	const char *accept = vt_mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	const char *encoding = vt_mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
 	const char *content_type = "text/plain; version=0.0.4; charset=utf-8";
 	struct vt_err err;
 	bool gz;
@@ -545,6 +545,8 @@ int vt_http_start(const struct vt_http_config *cfg, const struct vt_http_handler
 	*out = NULL;
 	if (!h || !h->metrics)
 		return vt_err_set(err, VT_E_USAGE, 0, "no metrics handler");
+	if ((rc = vt_mhd_load(err)) != VT_OK)
+		return rc;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory starting the HTTP server");
@@ -555,7 +557,7 @@ int vt_http_start(const struct vt_http_config *cfg, const struct vt_http_handler
 		rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory starting the HTTP server");
 		goto fail;
 	}
-	if (s->wc.tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+	if (s->wc.tls && vt_mhd.is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
 		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "web config '%s' asks for TLS, but this libmicrohttpd "
 				"was built without it", cfg->web_config);
 		vt_err_hint(err, "install Debian's libmicrohttpd12 (built with GnuTLS), or put a TLS proxy in front");
@@ -564,7 +566,7 @@ int vt_http_start(const struct vt_http_config *cfg, const struct vt_http_handler
 	if ((rc = open_listen(s, cfg->listen ? cfg->listen : "127.0.0.1:9464", &fd, err)))
 		goto fail;
 
-	flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL : MHD_USE_POLL;
+	flags |= vt_mhd.is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL : MHD_USE_POLL;
 	/* the logger first, or libmicrohttpd prints its messages about the options before it */
 	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s };
 	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, fd, NULL };
@@ -582,7 +584,7 @@ int vt_http_start(const struct vt_http_config *cfg, const struct vt_http_handler
 	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 
 	__atomic_store_n(&s->starting, 1, __ATOMIC_RELEASE);
-	s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	s->daemon = vt_mhd.start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 	__atomic_store_n(&s->starting, 0, __ATOMIC_RELEASE);
 	if (!s->daemon) {
 		/* libmicrohttpd 0.9.75 leaves a socket it was given open when it fails */
@@ -633,7 +635,7 @@ void vt_http_stop(struct vt_http *s)
 	if (!s)
 		return;
 	if (s->daemon)
-		MHD_stop_daemon(s->daemon);          /* joins its thread, closes every socket */
+		vt_mhd.stop_daemon(s->daemon);          /* joins its thread, closes every socket */
 	for (i = 0; s->verified && i < s->wc.nusers; i++) {
 		if (s->verified[i])
 			explicit_bzero(s->verified[i], strlen(s->verified[i]));

@@ -4,9 +4,9 @@
  * prints; messages name the server without its password.
  */
 #include "serve/prom_client.h"
+#include "serve/netlibs.h"
 #include "base/buf.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -102,7 +102,7 @@ static int build_url(CURL *curl, const struct vt_prom_range *q, size_t base_len,
 		     struct vt_err *err)
 {
 	char start[32], end[32], step[32];
-	char *query = curl_easy_escape(curl, q->query, 0);
+	char *query = vt_curl.easy_escape(curl, q->query, 0);
 	int rc;
 
 	if (!query)
@@ -112,7 +112,7 @@ static int build_url(CURL *curl, const struct vt_prom_range *q, size_t base_len,
 	fmt_seconds(q->step_s, step, sizeof(step));
 	rc = vt_buf_appendf(out, "%.*s/api/v1/query_range?query=%s&start=%s&end=%s&step=%s", (int)base_len,
 			    q->url, query, start, end, step);
-	curl_free(query);
+	vt_curl.free(query);
 	if (rc)
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory building the query URL");
 	return VT_OK;
@@ -122,7 +122,7 @@ static int build_url(CURL *curl, const struct vt_prom_range *q, size_t base_len,
 static int transfer_error(CURLcode cc, const char *detail, const char *shown, double timeout_s,
 			  const struct body *b, struct vt_err *err)
 {
-	const char *why = detail[0] ? detail : curl_easy_strerror(cc);
+	const char *why = detail[0] ? detail : vt_curl.easy_strerror(cc);
 
 	switch (cc) {
 	case CURLE_COULDNT_CONNECT:
@@ -177,30 +177,32 @@ int vt_prom_query_range(const struct vt_prom_range *q, struct vt_prom_answer *ou
 	vt_prom_url_shown(q->url, shown, sizeof(shown));
 	if ((rc = check_url(q->url, shown, &base_len, err)))
 		return rc;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+	if ((rc = vt_curl_load(err)) != VT_OK)
+		return rc;
+	if (vt_curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return vt_err_set(err, VT_E_FAIL, 0, "libcurl would not start");
-	if (!(curl = curl_easy_init())) {
+	if (!(curl = vt_curl.easy_init())) {
 		rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "libcurl would not start");
 		goto out_global;
 	}
 	if ((rc = build_url(curl, q, base_len, &url, err)))
 		goto out_curl;
-	curl_easy_setopt(curl, CURLOPT_URL, url.data);
-	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+	vt_curl.easy_setopt(curl, CURLOPT_URL, url.data);
+	vt_curl.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	vt_curl.easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	vt_curl.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+	vt_curl.easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
+	vt_curl.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	vt_curl.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
 			 (long)(fmin(timeout_s, VT_PROM_CONNECT_TIMEOUT_S) * 1000));
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
-	curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)VT_PROM_BODY_MAX);
-	curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");      /* gzip if the server offers it */
-	curl_easy_setopt(curl, CURLOPT_USERAGENT, "vitals");
-	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, detail);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
-	cc = curl_easy_perform(curl);
+	vt_curl.easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
+	vt_curl.easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)VT_PROM_BODY_MAX);
+	vt_curl.easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");      /* gzip if the server offers it */
+	vt_curl.easy_setopt(curl, CURLOPT_USERAGENT, "vitals");
+	vt_curl.easy_setopt(curl, CURLOPT_ERRORBUFFER, detail);
+	vt_curl.easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+	vt_curl.easy_setopt(curl, CURLOPT_WRITEDATA, &b);
+	cc = vt_curl.easy_perform(curl);
 	if (cc == CURLE_FILESIZE_EXCEEDED) {
 		b.too_big = true;
 		cc = CURLE_WRITE_ERROR;
@@ -209,7 +211,7 @@ int vt_prom_query_range(const struct vt_prom_range *q, struct vt_prom_answer *ou
 		rc = transfer_error(cc, detail, shown, timeout_s, &b, err);
 		goto out_curl;
 	}
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http_status);
+	vt_curl.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http_status);
 	if (http_status == 401 || http_status == 403) {
 		rc = vt_err_set(err, VT_E_PERM, 0, "Prometheus at '%s' refused the request (HTTP %ld)", shown,
 				http_status);
@@ -226,9 +228,9 @@ int vt_prom_query_range(const struct vt_prom_range *q, struct vt_prom_answer *ou
 			    shown, (int)n, shown);
 	}
 out_curl:
-	curl_easy_cleanup(curl);
+	vt_curl.easy_cleanup(curl);
 out_global:
-	curl_global_cleanup();
+	vt_curl.global_cleanup();
 	vt_buf_release(&b.buf);
 	vt_buf_release(&url);
 	return rc;

@@ -278,4 +278,20 @@ start_fails 3 "" --pid 999999999 --listen 127.0.0.1:0
 kt=$(kernel_thread)
 [ -n "$kt" ] && start_fails 6 "" --pid "$kt" --listen 127.0.0.1:0
 
+# libmicrohttpd and libcurl are opened when needed, not at exec: where they
+# cannot be (an empty file stands in for each), serve and --prometheus say
+# which package to install; every other command does not need them
+mkdir -p "$WORK/nolibs"
+: >"$WORK/nolibs/libmicrohttpd.so.12"
+: >"$WORK/nolibs/libcurl.so.4"
+LD_LIBRARY_PATH="$WORK/nolibs" start_fails 8 "needs libmicrohttpd.so.12.*" --pid "$P" --listen 127.0.0.1:0
+grep -q "apt-get install libmicrohttpd12" "$WORK/err" || fail "no package named: $(cat "$WORK/err")"
+LD_LIBRARY_PATH="$WORK/nolibs" "$B/vitals" analyze --prometheus http://127.0.0.1:9/ --query up \
+	>"$WORK/out" 2>"$WORK/err"
+check "analyze --prometheus without libcurl: exit 8, naming libcurl4" \
+	test "$?" = 8 -a -n "$(grep 'apt-get install libcurl4' "$WORK/err")"
+check "snap without them works" bash -c "LD_LIBRARY_PATH='$WORK/nolibs' '$B/vitals' snap '$P' >'$WORK/out'"
+check "vitals needs no libmicrohttpd, libcurl, GnuTLS or OpenSSL at exec" \
+	bash -c "! ldd '$B/vitals' | grep -E 'libmicrohttpd|libcurl|libgnutls|libssl'"
+
 check "the target runs on" kill -0 "$P"

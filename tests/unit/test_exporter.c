@@ -241,9 +241,47 @@ static void *worker(void *arg)
 }
 
 /*
+ * Until every thread of pid sleeps (at most 10 s): a thread that has said
+ * it is ready may still be runnable, on its way into read() or pause(),
+ * for as long as a loaded box keeps it off a CPU.
+ */
+static void wait_all_sleeping(pid_t pid)
+{
+	char path[320], line[512];
+	int tries, running;
+
+	for (tries = 0; tries < 1000; tries++) {
+		struct dirent *e;
+		DIR *d;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+		if (!(d = opendir(path)))
+			return;
+		running = 0;
+		while ((e = readdir(d))) {
+			FILE *f;
+			char *paren;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, e->d_name);
+			if (!(f = fopen(path, "r")))
+				continue;
+			if (fgets(line, sizeof(line), f) && (paren = strrchr(line, ')')) && paren[1] && paren[2] != 'S')
+				running++;
+			fclose(f);
+		}
+		closedir(d);
+		if (!running)
+			return;
+		usleep(10000);
+	}
+}
+
+/*
  * A child named comm with WORKERS threads "wk-N" that each ran 60 ms of
  * CPU, listening on a loopback port with backlog 77 (its port in *port).
- * Returns its pid once it is ready.
+ * Returns its pid once it is ready and every thread of it sleeps.
  */
 static pid_t spawn(const char *comm, int *port)
 {
@@ -286,6 +324,7 @@ static pid_t spawn(const char *comm, int *port)
 	}
 	close(ready[0]);
 	close(ports[0]);
+	wait_all_sleeping(pid);
 	return pid;
 }
 

@@ -48,8 +48,6 @@
 #include <math.h>
 #include <string.h>
 
-#define GAP_INTERVALS 3.0       /* points further apart than this many intervals: a gap */
-
 const char *vt_verdict_name(enum vt_verdict_kind k)
 {
 	switch (k) {
@@ -100,13 +98,13 @@ static void count_restarts(const struct vt_series *s, struct vt_soak_verdict *v)
 }
 
 /*
- * Gaps inside the span: points further apart than GAP_INTERVALS intervals,
+ * Gaps inside the span: points further apart than VT_GAP_INTERVALS intervals,
  * plus gap events that no such spacing accounts for (a suspend shorter
  * than the spacing rule sees, a gap the recorder noticed itself).
  */
 static void count_gaps(const struct vt_series *s, double interval, struct vt_soak_verdict *v)
 {
-	double limit = GAP_INTERVALS * interval;
+	double limit = VT_GAP_INTERVALS * interval;
 	size_t i, e;
 
 	v->gaps = 0;

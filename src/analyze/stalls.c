@@ -31,7 +31,7 @@ static bool follows(const struct vt_series *s, size_t i, size_t j, double max_ga
 int vt_stalls_find(const struct vt_series *s, double threshold_s, struct vt_stalls *out)
 {
 	const struct vt_stat *q = s->m[VT_M_ACCEPT_QUEUE];
-	double every = s->info.every_s > 0 ? s->info.every_s : 1, max_gap = 3 * every;
+	double every = s->info.every_s > 0 ? s->info.every_s : 1, max_gap = vt_series_gap_s(s->info.every_s);
 	size_t cap = 0, i = 0, j;
 
 	memset(out, 0, sizeof(*out));

@@ -24,6 +24,18 @@
 #include "sample/metric.h"
 #include "sample/threads.h"
 
+/*
+ * Samples further apart than this many sampling intervals have a gap
+ * between them: a point never spans one, and the analysis counts them.
+ */
+#define VT_GAP_INTERVALS 3.0
+
+/* The gap of a recording sampled every every_s (0: unknown, taken as 1 s), s. */
+static inline double vt_series_gap_s(double every_s)
+{
+	return VT_GAP_INTERVALS * (every_s > 0 ? every_s : 1);
+}
+
 /* Points a recording is read back into at most (vt_store_load). */
 #define VT_SERIES_MAX_POINTS 20000
 

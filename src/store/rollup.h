@@ -27,15 +27,6 @@
 /* The rollups' step: the writer closes a point this long after its first sample. */
 #define VT_ROLLUP_S 60.0
 
-/* Samples further apart than this many intervals (1 s when unknown) have a gap between them. */
-#define VT_GAP_INTERVALS 3.0
-
-/* The gap of a recording sampled every every_s (0: unknown). */
-static inline double vt_point_gap_s(double every_s)
-{
-	return VT_GAP_INTERVALS * (every_s > 0 ? every_s : 1);
-}
-
 /* A point being built; count 0: empty. */
 struct vt_point_acc {
 	int64_t first_id, last_id;     /* rowids of its first and last sample */

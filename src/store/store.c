@@ -591,7 +591,7 @@ int vt_store_create(const char *path, const struct vt_recording_info *info, bool
 	}
 	st->lock_fd = fd;
 	snprintf(st->path, sizeof(st->path), "%s", path);
-	st->gap_s = vt_point_gap_s(info->every_s);
+	st->gap_s = vt_series_gap_s(info->every_s);
 	vt_point_acc_clear(&st->minute);
 	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK || !still_ours(path, fd)) {
@@ -1141,7 +1141,7 @@ static int load_samples(sqlite3 *db, const char *path, size_t max_points, struct
 	if (rc != SQLITE_OK)
 		return read_failed(db, rc, path, "has no readable samples", err);
 	ld.width = (size_t)count > max_points ? (tmax - tmin) / (double)max_points : 0;
-	ld.gap = vt_point_gap_s(s->info.every_s);
+	ld.gap = vt_series_gap_s(s->info.every_s);
 	vt_point_acc_clear(&ld.open);
 
 	/*
@@ -1485,7 +1485,7 @@ int vt_store_rebuild_rollups(const char *path, struct vt_err *err)
 	if ((rc = exec(&st, "BEGIN IMMEDIATE", err, "writing to")) ||
 	    (rc = check_identity(st.db, path, &schema, err)) || (rc = load_meta(st.db, path, &meta, err)))
 		goto out;
-	ld.gap = vt_point_gap_s(meta.info.every_s);
+	ld.gap = vt_series_gap_s(meta.info.every_s);
 	vt_point_acc_clear(&ld.open);
 	if (vt_store_has_table(st.db, "rollups") && (rc = exec(&st, "DROP TABLE rollups", err, "writing to")))
 		goto out;

@@ -3,6 +3,7 @@
 # independent cputime delta (and ps's since-start figure is shown to differ),
 # core contention shows nonvoluntary > voluntary switches, a poller's wakeup
 # rate matches its truth, an idle process is idle, bad input exits cleanly.
+# lane: solo — CPU rates are checked against cputime deltas
 . "$(dirname "$0")/lib.sh"
 
 # --- load_change: idle 3 s, then one thread burns --------------------------

@@ -4,6 +4,7 @@
 # the throttled periods are counted, and the diagnosis says "CPU throttled".
 # Needs root and a cpu controller it can configure: cgroup v2 with cpu
 # available, or the v1 cpu hierarchy; otherwise skipped, saying why.
+# lane: solo — a CPU quota's throttling is measured
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "creating a cgroup needs root"

@@ -13,6 +13,7 @@
 # shows the whole quiet-vs-loaded table and every check even when one fails.
 # The sanitizer build runs the same rules on the quiet host only: it looks for
 # memory errors, and the loaded half is a question of the rules, asked once.
+# lane: solo — serving vs busy polling is judged from wakeups and CPU
 . "$(dirname "$0")/lib.sh"
 
 MEASURED=()

@@ -20,6 +20,7 @@
 # With 8 arenas the floor still wanders by about a MiB as arenas
 # are trimmed and refilled, judged a plateau in most runs and "still
 # falling" in some: that soak must not be called a leak.
+# lane: solo — verdicts and the sampler's step time rest on the sampling cadence
 . "$(dirname "$0")/lib.sh"
 
 truth_rate() {  # leaked bytes per second between the first and last truth lines with a leak

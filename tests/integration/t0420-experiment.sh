@@ -3,6 +3,7 @@
 # arena-churn target.  The same command under default glibc and under
 # MALLOC_ARENA_MAX=2, soaked one after the other; the cap must show a large
 # committed drop that is not within noise, and the arena counts must differ.
+# lane: solo — the arms' arena counts and CPU are compared
 . "$(dirname "$0")/lib.sh"
 
 vitals experiment -q --for 30s --every 0.5s -o "$WORK/exp" --html "$WORK/exp.html" \

@@ -8,6 +8,7 @@
 # addresses, never wrong names; the files are written whole; bad input gets
 # its exit status and no partial output; SIGKILL of vitals leaves the target
 # running.
+# lane: solo — profile buckets are checked against the targets' own CPU
 . "$(dirname "$0")/lib.sh"
 case "$B" in *-san*) skip "profiles are compared with the truth on the plain build";; esac
 SRC=$(cd "$(dirname "$0")/../.." && pwd)

@@ -8,6 +8,7 @@
 # the middle of a profile leaves a recording that reads, holding the
 # profiles finished before, and the target unharmed.
 # Prerequisite: perf events (root, or perf_event_paranoid <= 1).
+# lane: solo — profiles are timed inside a soak
 . "$(dirname "$0")/lib.sh"
 
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)

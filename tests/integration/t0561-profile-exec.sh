@@ -10,6 +10,7 @@
 # unknown and land in 'JIT code': a few percent, hence the bound.)  The
 # same pc named again after a refresh is a new location, not the old one.
 # Prerequisite: perf events (root, or perf_event_paranoid <= 1).
+# lane: solo — the profile must catch an exec as it happens
 . "$(dirname "$0")/lib.sh"
 
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)

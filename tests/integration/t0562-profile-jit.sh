@@ -7,6 +7,7 @@
 # Then the same on real JITs nobody here wrote, when the machine has them:
 # V8 (node) and HotSpot (java) running a hot loop.
 # Prerequisite: perf events (root, or perf_event_paranoid <= 1).
+# lane: solo — JIT code's CPU share is checked
 . "$(dirname "$0")/lib.sh"
 
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)

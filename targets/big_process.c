@@ -13,6 +13,10 @@
  * The default --resident-mb of 2048 is the one exception to the 1.5 GB
  * bound on the targets: benchmarks need a process that large.
  *
+ * With --churn N, a spawner starts N short-lived threads a second, "churn-0"
+ * .., each of which burns about 15 ms of CPU and exits: a thread table that
+ * grows and shrinks under a profiler, as a thread-per-request server's.
+ *
  * The truth says "starting" until everything is in place, then "ready";
  * its counts are what is in place at the time.
  */
@@ -27,6 +31,7 @@
 
 static struct {
 	int threads;
+	int churn;
 	long mappings;
 	size_t resident_bytes;
 } opt = {
@@ -46,6 +51,10 @@ static char *mapped;		/* first of the one-page mappings */
 static long nmapped;
 static size_t page;
 static double startup_seconds = -1;
+static pthread_t spawner;
+static atomic_int churning;	/* short-lived threads alive now */
+#define CHURN_SECONDS 0.015	/* what each of them burns */
+static atomic_long churned;	/* short-lived threads started so far */
 static double next_report;
 
 static void truth_write(const char *phase)
@@ -59,8 +68,8 @@ static void truth_write(const char *phase)
 		snprintf(startup, sizeof(startup), "%.3f", startup_seconds);
 	fprintf(f, ",\"threads\":%d,\"stack_bytes\":%d,\"mappings\":%ld,"
 		"\"mapping_bytes\":%zu,\"resident_bytes\":%zu,"
-		"\"startup_seconds\":%s", nsleepers, STACK_BYTES, nmapped,
-		nmapped * page, touched, startup);
+		"\"startup_seconds\":%s,\"churned\":%ld", nsleepers, STACK_BYTES, nmapped,
+		nmapped * page, touched, startup, atomic_load(&churned));
 	truth_end();
 }
 
@@ -192,11 +201,57 @@ static void stop_sleepers(void)
 	free(sleepers);
 }
 
+/* A short-lived thread: about 15 ms of CPU, then gone. */
+static void *churn_main(void *arg)
+{
+	volatile uint64_t x = (uint64_t)(uintptr_t)arg;
+	double end = now() + CHURN_SECONDS;
+	char name[16];
+
+	/* named by itself: a detached thread may be gone before its creator could name it */
+	snprintf(name, sizeof(name), "churn-%d", (int)(x % 100000));
+	pthread_setname_np(pthread_self(), name);
+
+	while (now() < end)
+		for (int i = 0; i < 1000; i++)
+			x = x * 6364136223846793005ull + 1;
+	atomic_fetch_sub(&churning, 1);
+	return NULL;
+}
+
+static void *spawner_main(void *arg)
+{
+	pthread_attr_t attr;
+	long gap_ns = 1000000000L / opt.churn;
+	struct timespec pause = { gap_ns / 1000000000L, gap_ns % 1000000000L };
+
+	(void)arg;
+	check(pthread_attr_init(&attr), "pthread_attr_init");
+	check(pthread_attr_setstacksize(&attr, STACK_BYTES), "pthread_attr_setstacksize");
+	check(pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED),
+	      "pthread_attr_setdetachstate");
+	while (!atomic_load(&stop)) {
+		pthread_t t;
+		long n = atomic_fetch_add(&churned, 1);
+
+		atomic_fetch_add(&churning, 1);
+		check(pthread_create(&t, &attr, churn_main, (void *)(uintptr_t)n), "pthread_create");
+		nanosleep(&pause, NULL);
+	}
+	check(pthread_attr_destroy(&attr), "pthread_attr_destroy");
+	while (atomic_load(&churning) > 0)   /* detached: wait for the last to end */
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	return NULL;
+}
+
 static void option(int val, const char *name, const char *arg)
 {
 	switch (val) {
 	case 'n':
 		opt.threads = parse_num(name, arg, 0, 30000);
+		break;
+	case 'c':
+		opt.churn = parse_num(name, arg, 0, 1000);
 		break;
 	case 'm':
 		opt.mappings = parse_num(name, arg, 0, 60000);
@@ -210,6 +265,7 @@ static void option(int val, const char *name, const char *arg)
 
 static const struct option options[] = {
 	{ "threads", required_argument, NULL, 'n' },
+	{ "churn", required_argument, NULL, 'c' },
 	{ "mappings", required_argument, NULL, 'm' },
 	{ "resident-mb", required_argument, NULL, 'r' },
 	{ NULL, 0, NULL, 0 }
@@ -221,6 +277,7 @@ static const struct cli cli = {
 	"  --seconds N      exit after N seconds (default 60)\n"
 	"  --truth FILE     append ground truth as JSON lines\n"
 	"  --threads N      sleeping threads, 64 KiB stacks (default 1000)\n"
+	"  --churn N        N short-lived threads a second, ~15 ms of CPU each (default 0)\n"
 	"  --mappings N     separate one-page mappings (default 5000)\n"
 	"  --resident-mb N  touched anonymous memory in MiB (default 2048)\n",
 	.options = options,
@@ -242,10 +299,14 @@ int main(int argc, char **argv)
 	make_resident();
 	make_mappings();
 	start_sleepers();
+	if (opt.churn)
+		start_thread(&spawner, NULL, spawner_main, NULL, "spawner", -1);
 	startup_seconds = elapsed();
 	main_loop(&(struct main_loop){ .report = truth_write,
 				       .phase = "ready" });
 	stop_sleepers();
+	if (opt.churn)
+		join_threads(&spawner, 1);
 	truth_write("exit");
 	unmap_all();
 	truth_close();

@@ -727,11 +727,10 @@ static void grab_settle(struct profiler *pr)
 
 /* ---- ticks ---- */
 
-static void note_counters(struct profiler *pr, const struct vt_thread_counts *row, bool fresh)
+/* ti is row's entry: found by the caller, since a tid_find that adds may move the table. */
+static void note_counters(struct profiler *pr, struct tid_info *ti, const struct vt_thread_counts *row,
+			  bool fresh)
 {
-	struct tid_info *ti = tid_find(pr, row->tid, true);
-	if (!ti)
-		return;
 	tid_name(pr, ti, row->comm);
 	uint64_t ticks = row->utime_ticks + row->stime_ticks;
 	if (!ti->counters) {
@@ -754,15 +753,18 @@ static int tick(struct profiler *pr, bool first, bool wall, struct vt_err *err)
 	size_t n, nx;
 	const struct vt_thread_counts *rows = vt_thread_watch_rows(pr->watch, &n);
 	const struct vt_thread_counts *gone = vt_thread_watch_exited(pr->watch, &nx);
-	for (size_t i = 0; i < nx; i++)
-		note_counters(pr, &gone[i], false);
+	for (size_t i = 0; i < nx; i++) {
+		struct tid_info *ti = tid_find(pr, gone[i].tid, true);
+		if (ti)
+			note_counters(pr, ti, &gone[i], false);
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct tid_info *ti = tid_find(pr, rows[i].tid, true);
 		if (!ti)
 			continue;
 		uint64_t wait_before = ti->counters ? ti->wait_last : VT_NA;
 		uint64_t run_before = ti->counters ? ti->run_last : VT_NA;
-		note_counters(pr, &rows[i], !first && rows[i].is_new);
+		note_counters(pr, ti, &rows[i], !first && rows[i].is_new);
 		ti->ran = first || rows[i].is_new || rows[i].state == 'R' || !vt_known(run_before) ||
 			  ti->run_last != run_before;
 		ti->oncpu_p = oncpu_share(run_before, ti->run_last, wait_before, ti->wait_last);

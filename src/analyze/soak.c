@@ -164,6 +164,72 @@ static double sampling_interval(const struct vt_series *s, const struct vt_soak_
 	return NAN;
 }
 
+/* ---- the allocator's live bytes beside the process's memory ---- */
+
+/* The process's own memory, which free lists the allocator holds can fill. */
+static bool process_memory(enum vt_metric m)
+{
+	switch (m) {
+	case VT_M_COMMITTED: case VT_M_RSS_ANON: case VT_M_VM_RSS: case VT_M_PSS: case VT_M_CG_CURRENT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* A verdict that rests on a trend of heap_live, not on too little of it. */
+static bool judged(const struct vt_soak_verdict *h)
+{
+	switch (h->reason) {
+	case VT_SOAK_WHY_NONE: case VT_SOAK_WHY_NOT_RECORDED: case VT_SOAK_WHY_NO_SAMPLES:
+	case VT_SOAK_WHY_TOO_FEW: case VT_SOAK_WHY_NO_SPREAD:
+		return false;
+	default:
+		return isfinite(h->slope);
+	}
+}
+
+/*
+ * With the allocator's figures recorded (--heap, the agent), the live heap
+ * says what a rising floor is: live data that grows (a leak), or the
+ * free lists the allocator keeps for its arenas (field report 000: 1.1 GB
+ * of RSS around 44 MB of live heap).  A floor that rises while the live
+ * heap stays flat, its floor moving under FREE_LIST_SHARE of the rise over
+ * the same window, is free-list growth: still settling, not a leak, with
+ * both figures.  The live heap's own figures are kept for every verdict.
+ */
+#define FREE_LIST_SHARE 0.25
+static int free_lists(const struct vt_series *s, const struct vt_soak_opts *o, struct vt_soak_verdict *v)
+{
+	struct vt_soak_opts ho = *o;
+	struct vt_soak_verdict h;
+	double rise = v->slope * v->slope_window_s;
+	bool growing;
+
+	if (!process_memory(v->metric) || !s->m[VT_M_HEAP_LIVE])
+		return 0;
+	ho.metric = VT_M_HEAP_LIVE;
+	if (vt_soak_analyze(s, &ho, &h))
+		return -1;
+	if (!judged(&h))
+		return 0;
+	v->heap_live_kind = h.kind;
+	v->heap_live_median = h.q[3].median;
+	v->heap_live_drift = h.floor_drift;
+	v->heap_live_rise = h.slope * v->slope_window_s;
+	growing = v->kind == VT_VERDICT_LEAK || v->reason == VT_SOAK_WHY_SMALL_RISE ||
+		  v->reason == VT_SOAK_WHY_RATCHET || v->reason == VT_SOAK_WHY_STEADY_TOO_SHORT ||
+		  v->reason == VT_SOAK_WHY_SLOWING;
+	if (!growing || !(rise > 0) || h.kind == VT_VERDICT_LEAK || h.kind == VT_VERDICT_STEP ||
+	    !(fabs(v->heap_live_rise) < FREE_LIST_SHARE * rise))
+		return 0;
+	v->kind = VT_VERDICT_SETTLING;
+	v->reason = VT_SOAK_WHY_FREE_LISTS;
+	/* no model for when the arenas' high-water marks are full: as long again, at least */
+	v->need_more_s = fmax(isfinite(v->need_more_s) ? v->need_more_s : 0, v->t1 - v->t0);
+	return 0;
+}
+
 /* ---- the verdict ---- */
 
 static void verdict_init(struct vt_soak_verdict *v, enum vt_metric m)
@@ -182,6 +248,7 @@ static void verdict_init(struct vt_soak_verdict *v, enum vt_metric m)
 	v->step_t = v->step_bytes = v->step_before = v->step_after = NAN;
 	v->need_more_s = NAN;
 	v->cpu_cores = v->cpu_user_cores = v->cpu_sys_cores = NAN;
+	v->heap_live_median = v->heap_live_drift = v->heap_live_rise = NAN;
 	v->swap.t0 = v->swap.t1 = v->swap.anon_delta = v->swap.swap_delta = NAN;
 	v->swap.committed_delta = v->swap.anon_range_lo = v->swap.anon_range_hi = NAN;
 	for (q = 0; q < 4; q++)
@@ -227,6 +294,8 @@ int vt_soak_analyze(const struct vt_series *s, const struct vt_soak_opts *o,
 	 * One figure for how much longer, rounded up once, here, to what every
 	 * view says exactly: "at least 2.1 min more" is 126 s in the JSON too.
 	 */
+	if (rc == 0)
+		rc = free_lists(s, o, v);
 	v->need_more_s = vt_span_ceil(v->need_more_s);
 out:
 	vt_soak_work_free(&w);

@@ -47,6 +47,9 @@ enum vt_soak_reason {
 	VT_SOAK_WHY_SLOW_TREND,        /* a trend whose drift over slope_window_s is within tolerance */
 	VT_SOAK_WHY_TOO_NOISY,         /* settled, but the interval allows drift_not_ruled_out */
 	VT_SOAK_WHY_NO_STEADY_TREND,   /* moves beyond the tolerance without a steady trend */
+	VT_SOAK_WHY_SMALL_RISE,        /* slope over slope_window_s, steady but under material: cannot tell yet */
+	VT_SOAK_WHY_RATCHET,           /* slope over slope_window_s in floor_records steps of floor_bins: cannot tell yet */
+	VT_SOAK_WHY_FREE_LISTS,        /* slope over slope_window_s while heap_live stayed flat: free-list growth */
 };
 
 /*
@@ -178,6 +181,18 @@ struct vt_soak_verdict {
 	double need_more_s;
 
 	struct vt_swap_motion swap;
+
+	/* a ratchet (VT_SOAK_WHY_RATCHET): fitted bins that set a new floor high, of floor_bins */
+	size_t floor_records, floor_bins;
+
+	/*
+	 * The allocator's live bytes over the same span, when the soak recorded
+	 * them (--heap, the agent; heap_live_kind 0 when not): their median,
+	 * q1->q4 floor drift, their own verdict and, over the window the
+	 * verdict's slope was fitted on, how far their floor moved.
+	 */
+	enum vt_verdict_kind heap_live_kind;
+	double heap_live_median, heap_live_drift, heap_live_rise;
 
 	/* process CPU over the span, in cores (NAN if not recorded) */
 	double cpu_cores, cpu_user_cores, cpu_sys_cores;

@@ -18,6 +18,9 @@
 #define PLATEAU_SHARE (1.0 / 3) /* a plateau's settled window covers this share of the span */
 #define PLATEAU_POINTS 10
 #define STEADY_LEAK_SPANS 2     /* a rise after a faster start: a leak once steady this many min spans */
+#define RATCHET_RECORDS (2.0 / 3) /* a leak's floor sets a new high in this share of its bins at least */
+#define RATCHET_MIN_BINS 6      /* fewer fitted bins cannot tell a ratchet from a climb */
+#define RATCHET_SETTLE_S 1800.0 /* a ratchet this long is a leak in steps, not high-water marks filling */
 
 /* ---- trend ---- */
 
@@ -290,6 +293,67 @@ static bool after_fast_warmup(struct vt_soak_work *w, struct vt_soak_verdict *v)
 }
 
 /*
+ * Bins of the fitted window whose floor is above every floor before it in
+ * the window: a leak sets a new high in most of them, a heap whose arenas
+ * fill their burst high-water marks in a few (field report 000's arena
+ * sprawl, and CI's capped churn: "leak, 1138 MiB/h" from a ratchet of three
+ * steps).
+ */
+static size_t floor_records(const struct vt_soak_work *w, size_t *bins)
+{
+	const struct vt_soak_bins *b = &w->fit;
+	double high;
+	size_t k, records = 0;
+
+	*bins = b->n;
+	if (b->n == 0)
+		return 0;
+	high = b->floor[0];
+	for (k = 1; k < b->n; k++)
+		if (b->floor[k] > high) {
+			high = b->floor[k];
+			records++;
+		}
+	return records;
+}
+
+/*
+ * A steady rise that cannot be called a leak yet: smaller than the drift
+ * that counts (the material share of the level; a plateau must rule out as
+ * much, so a leak must show as much), or a ratchet — a floor that rose in
+ * a few steps between flat stretches, for less than RATCHET_SETTLE_S.
+ * Arenas filling their high-water marks after start-up do both for many
+ * minutes (report 000's baseline took 65-85 minutes to settle); only the
+ * allocator's own live bytes tell them from a leak (vt_soak_free_lists).
+ * Returns true when it judged that.
+ */
+static bool not_yet_a_leak(struct vt_soak_work *w, struct vt_soak_verdict *v)
+{
+	double rise = v->slope * v->slope_window_s;
+	size_t bins, records = floor_records(w, &bins);
+
+	if (rise < w->material && v->slope > 0) {
+		vt_soak_unsettle(w, v);
+		v->kind = VT_VERDICT_CANNOT_TELL;
+		v->reason = VT_SOAK_WHY_SMALL_RISE;
+		v->material = w->material;
+		v->need_more_s = fmax((w->material - rise) / v->slope, w->interval);
+		return true;
+	}
+	if (bins >= RATCHET_MIN_BINS && (double)records < RATCHET_RECORDS * (double)(bins - 1) &&
+	    v->slope_window_s < RATCHET_SETTLE_S) {
+		vt_soak_unsettle(w, v);
+		v->kind = VT_VERDICT_CANNOT_TELL;
+		v->reason = VT_SOAK_WHY_RATCHET;
+		v->floor_records = records;
+		v->floor_bins = bins;
+		v->need_more_s = RATCHET_SETTLE_S - v->slope_window_s;
+		return true;
+	}
+	return false;
+}
+
+/*
  * The floor rises beyond the tolerance with a slope interval above zero.
  * A leak, unless the growth is decelerating: the last half of the window
  * grows at under a third of the first half's rate and either its interval
@@ -357,7 +421,7 @@ static int judge_growth(struct vt_soak_work *w, struct vt_soak_verdict *v, bool 
 		v->slope_window_t0 = h.last_t0;
 		v->slope_window_s = w->p.t1[w->p.n - 1] - h.last_t0;
 	}
-	if (after_fast_warmup(w, v))
+	if (after_fast_warmup(w, v) || not_yet_a_leak(w, v))
 		return 0;
 	vt_soak_unsettle(w, v);
 	v->kind = VT_VERDICT_LEAK;

@@ -118,6 +118,14 @@ int vt_soak_facts(const struct vt_analyze_report *r, struct vt_soak_fact *f, int
 			 vt_fmt_metric_delta(m, v->step_bytes, v->step_before, a, sizeof(a)),
 			 vt_fmt_span(v->step_t, b, sizeof(b)),
 			 vt_fmt_metric_pair(m, v->step_before, v->step_after, " → ", c, sizeof(c)));
+	if (v->heap_live_kind)
+		n = fact(f, n, max, "live heap", "%s (the allocator's live bytes, last quarter); floor drift "
+			 "q1→q4 %s; their own verdict: %s",
+			 vt_fmt_metric(VT_M_HEAP_LIVE, v->heap_live_median, a, sizeof(a)),
+			 vt_fmt_metric_delta(VT_M_HEAP_LIVE, v->heap_live_drift, v->heap_live_median, b, sizeof(b)),
+			 vt_verdict_name(v->heap_live_kind));
+	else if (s->m[VT_M_HEAP_LIVE])
+		n = fact(f, n, max, "live heap", "recorded, too sparsely to judge");
 	if (v->swap.seen)
 		n = swap_facts(v, f, n, max);
 	else if (s->m[VT_M_RSS_ANON] && s->m[VT_M_VM_SWAP])

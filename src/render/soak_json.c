@@ -286,6 +286,28 @@ static json_t *verdict_json(const struct vt_analyze_report *r)
 		p.failed |= q.failed;
 		put(&p, "swap", q.o);
 	}
+	if (v->heap_live_kind) {
+		struct put q = { json_object(), false };
+
+		put(&q, "median_bytes", whole(v->heap_live_median));
+		put(&q, "floor_drift_bytes", whole(v->heap_live_drift));
+		put(&q, "window_rise_bytes", whole(v->heap_live_rise));
+		put(&q, "kind", json_string(vt_verdict_key(v->heap_live_kind)));
+		p.failed |= q.failed;
+		put(&p, "heap_live", q.o);
+	} else {
+		put(&p, "heap_live", json_null());
+	}
+	if (v->reason == VT_SOAK_WHY_RATCHET) {
+		struct put q = { json_object(), false };
+
+		put(&q, "records", json_integer((json_int_t)v->floor_records));
+		put(&q, "stretches", json_integer((json_int_t)(v->floor_bins ? v->floor_bins - 1 : 0)));
+		p.failed |= q.failed;
+		put(&p, "ratchet", q.o);
+	} else {
+		put(&p, "ratchet", json_null());
+	}
 	{
 		struct put q = { json_object(), false };
 

@@ -286,6 +286,20 @@ static void undecided(struct figs *f, const struct vt_soak_verdict *v, char *buf
 			 "(%s): cannot tell yet%s", value(f, m, v->tolerance),
 			 rate(f, v, v->slope, hw, v->slope), go_on(f, v, "; "));
 		break;
+	case VT_SOAK_WHY_SMALL_RISE:
+		snprintf(buf, cap, "the floor rose %s over %s (%s), under the %s a leak must show (the drift a "
+			 "plateau must rule out): a heap filling its arenas' high-water marks does this too; "
+			 "cannot tell yet%s; --heap records the live bytes that tell them apart",
+			 moved(f, v, v->slope * w), span(f, w), rate(f, v, v->slope, hw, v->slope),
+			 value(f, m, v->material), go_on(f, v, "; "));
+		break;
+	case VT_SOAK_WHY_RATCHET:
+		snprintf(buf, cap, "the floor rose %s over %s (%s) in steps: a new high in %zu of %zu stretches, "
+			 "flat between them; arenas filling their high-water marks ratchet like this for many "
+			 "minutes after a start: cannot tell yet%s; --heap records the live bytes that tell them apart",
+			 moved(f, v, v->slope * w), span(f, w), rate(f, v, v->slope, hw, v->slope),
+			 v->floor_records, v->floor_bins > 0 ? v->floor_bins - 1 : 0, go_on(f, v, "; "));
+		break;
 	case VT_SOAK_WHY_STEADY_TOO_SHORT:
 		snprintf(buf, cap, "floor rose fast (%s), then at %s over the last %s: too short to tell a "
 			 "leak from the end of a warm-up%s%s",
@@ -424,9 +438,22 @@ const char *vt_soak_why_as(const struct vt_soak_verdict *v, const char *name, ch
 			 quarter_floors(&f, v, " (", ")"), go_on(&f, v, "; "));
 		break;
 	case VT_SOAK_WHY_LEAK:
-		snprintf(buf, cap, "floor rose %s over %s (%s), steadily%s", value(&f, m, v->slope * w),
-			 span(&f, w), rate(&f, v, v->slope, hw, v->slope), quarter_floors(&f, v, ": ", ""));
+		snprintf(buf, cap, "floor rose %s over %s (%s), steadily%s%s%s%s", value(&f, m, v->slope * w),
+			 span(&f, w), rate(&f, v, v->slope, hw, v->slope), quarter_floors(&f, v, ": ", ""),
+			 v->heap_live_kind ? "; the allocator's live bytes rose " : "",
+			 v->heap_live_kind ? value(&f, VT_M_HEAP_LIVE, v->heap_live_rise) : "",
+			 v->heap_live_kind ? " over the same time: live data grows" : "");
 		break;
+	case VT_SOAK_WHY_FREE_LISTS:
+		snprintf(buf, cap, "free-list growth, not a leak: the floor rose %s over %s (%s) while the "
+			 "allocator's live bytes stayed at %s (their floor moved %s over the same time): the "
+			 "arenas keep what was freed; not settled yet%s",
+			 value(&f, m, v->slope * w), span(&f, w), rate(&f, v, v->slope, hw, v->slope),
+			 value(&f, VT_M_HEAP_LIVE, v->heap_live_median), moved(&f, v, v->heap_live_rise),
+			 go_on(&f, v, "; "));
+		break;
+	case VT_SOAK_WHY_SMALL_RISE:
+	case VT_SOAK_WHY_RATCHET:
 	case VT_SOAK_WHY_STEADY_TOO_SHORT:
 	case VT_SOAK_WHY_SLOW_TREND:
 	case VT_SOAK_WHY_TOO_NOISY:

@@ -1013,6 +1013,140 @@ static void test_soak__empty_and_one_sample(void)
 }
 
 /* Another metric: glibc arenas 5 -> 8 after 100 s (the report's sprawl), a count, not bytes. */
+/*
+ * Glibc arenas from a process's start: the floor ratchets up as each
+ * arena's burst high-water mark fills in, a few steps with flat stretches
+ * between (CI's MALLOC_ARENA_MAX=2 arm: "leak, 1138 MiB/h" from three steps
+ * in 3 min).  Churn rides above the floor.  A 3-minute soak at 2 s.
+ */
+static double *ratchet(size_t n, double every, uint64_t s)
+{
+	static const double steps[][2] = { { 60, 8 * MiB }, { 104, 9 * MiB }, { 150, 8 * MiB } };
+	double *v = malloc(sizeof(*v) * n);
+	size_t i, k;
+
+	seed(s);
+	for (i = 0; i < n; i++) {
+		double t = (double)i * every;
+
+		v[i] = 100 * MiB + fabs(3 * MiB * gauss());
+		for (k = 0; k < 3; k++)
+			if (t >= steps[k][0])
+				v[i] += steps[k][1];
+	}
+	return v;
+}
+
+static void test_soak__arena_ratchet_is_not_a_leak(void)
+{
+	double *v = ratchet(91, 2, 41);
+	struct vt_series s;
+	struct vt_soak_verdict r;
+
+	build(&s, v, 91, 2);
+	r = analyze(&s);
+	printf("# ratchet: %s: %s\n", vt_verdict_key(r.kind), why(&r));
+	CHECK(r.kind != VT_VERDICT_LEAK);
+	CHECK(r.kind == VT_VERDICT_CANNOT_TELL || r.kind == VT_VERDICT_SETTLING);
+	if (r.reason == VT_SOAK_WHY_RATCHET) {
+		CHECK(r.floor_records >= 1 && r.floor_records < r.floor_bins);
+		CHECK(strstr(why(&r), "in steps") != NULL && strstr(why(&r), "--heap") != NULL);
+		CHECK(isfinite(r.need_more_s) && r.need_more_s > 0);
+	}
+	check_figures(&r);
+	vt_series_free(&s);
+	free(v);
+}
+
+/*
+ * Report 000's creep: the floor of a 150 MiB process rose about 2 MiB over
+ * minutes 1-5.  Soaked from the start for 5 min, and for 10 min with the
+ * creep going on all along: under the 3 MiB (2% of the level) a leak must
+ * show, so "cannot tell yet", never "leak".
+ */
+static double *creep(size_t n, double every, double rise, double until, uint64_t s)
+{
+	double *v = malloc(sizeof(*v) * n);
+	size_t i;
+
+	seed(s);
+	for (i = 0; i < n; i++) {
+		double t = (double)i * every;
+
+		v[i] = 150 * MiB + rise * fmin(t, until) / until + fabs(0.3 * MiB * gauss());
+	}
+	return v;
+}
+
+static void test_soak__small_creep_from_start_cannot_tell(void)
+{
+	double *v = creep(31, 10, 2.2 * MiB, 300, 42);
+	struct vt_series s;
+	struct vt_soak_verdict r;
+
+	build(&s, v, 31, 10);
+	r = analyze(&s);
+	printf("# creep: %s: %s\n", vt_verdict_key(r.kind), why(&r));
+	CHECK(r.kind == VT_VERDICT_CANNOT_TELL);
+	CHECK(isfinite(r.need_more_s) && r.need_more_s > 0);
+	check_figures(&r);
+	vt_series_free(&s);
+	free(v);
+	v = creep(61, 10, 2.5 * MiB, 600, 46);
+	build(&s, v, 61, 10);
+	r = analyze(&s);
+	printf("# creep for 10 min: %s: %s\n", vt_verdict_key(r.kind), why(&r));
+	CHECK(r.kind == VT_VERDICT_CANNOT_TELL && r.reason == VT_SOAK_WHY_SMALL_RISE);
+	CHECK(strstr(why(&r), "a leak must show") != NULL);
+	check_figures(&r);
+	vt_series_free(&s);
+	free(v);
+}
+
+/* heap_live of every point: level + slope * t, with a little churn. */
+static void heap_live(struct vt_series *s, double level, double rate, uint64_t sd)
+{
+	struct vt_stat *st = vt_series_stat(s, VT_M_HEAP_LIVE);
+	size_t i;
+
+	seed(sd);
+	CHECK(st != NULL);
+	for (i = 0; i < s->n; i++) {
+		double x = level + rate * s->t[i] + fabs(0.2 * MiB * gauss());
+
+		st[i] = (struct vt_stat){ x, x, x };
+	}
+}
+
+/*
+ * With the allocator's figures (--heap): a floor rising steadily over a
+ * flat live heap is free-list growth, said with both figures; the same
+ * floor over a live heap that rises with it is a leak.
+ */
+static void test_soak__rising_floor_over_flat_live_heap(void)
+{
+	double rate = 0.1 * MiB, *v = leak(180, 1, rate, 0.3 * MiB, 43);
+	struct vt_series s;
+	struct vt_soak_verdict r;
+
+	build(&s, v, 180, 1);
+	r = analyze(&s);
+	CHECK(r.kind == VT_VERDICT_LEAK && r.heap_live_kind == 0);   /* no allocator figures: a leak */
+	heap_live(&s, 44 * MiB, 0, 44);
+	r = analyze(&s);
+	printf("# free lists: %s: %s\n", vt_verdict_key(r.kind), why(&r));
+	CHECK(r.kind == VT_VERDICT_SETTLING && r.reason == VT_SOAK_WHY_FREE_LISTS);
+	CHECK(r.heap_live_kind == VT_VERDICT_PLATEAU && near(r.heap_live_median, 44 * MiB, 1 * MiB));
+	CHECK(strstr(why(&r), "free-list growth, not a leak") != NULL && strstr(why(&r), "44") != NULL);
+	check_figures(&r);
+	heap_live(&s, 44 * MiB, rate, 45);
+	r = analyze(&s);
+	printf("# live heap rising too: %s: %s\n", vt_verdict_key(r.kind), why(&r));
+	CHECK(r.kind == VT_VERDICT_LEAK && r.heap_live_kind == VT_VERDICT_LEAK);
+	vt_series_free(&s);
+	free(v);
+}
+
 static void test_soak__arenas_count_metric(void)
 {
 	double *v = flat_noise(300, 0, 0, 18);
@@ -1159,4 +1293,6 @@ VT_TEST_MAIN(test_soak__thread_view, test_soak__ratchet_inside_settled_window_is
 	     test_soak__startup_ramps_are_not_leaks, test_soak__steady_leak_in_a_short_soak_is_a_leak, test_soak__a_hair_short,
 	     test_soak__huge_noise_cannot_tell, test_soak__lone_outliers_do_not_matter,
 	     test_soak__gaps_and_restart, test_soak__binned_same_as_raw, test_soak__swap_push_pull,
-	     test_soak__empty_and_one_sample, test_soak__arenas_count_metric, test_soak__cpu_cores, test_soak__twenty_thousand_points)
+	     test_soak__empty_and_one_sample, test_soak__arenas_count_metric, test_soak__cpu_cores, test_soak__twenty_thousand_points,
+	     test_soak__arena_ratchet_is_not_a_leak, test_soak__small_creep_from_start_cannot_tell,
+	     test_soak__rising_floor_over_flat_live_heap)

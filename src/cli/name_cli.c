@@ -70,7 +70,7 @@ int vt_cli_name_pid(const struct vt_procfs *pfs, const char *cmd, const char *na
 		return vt_code_exit(VT_E_USAGE);
 	}
 	if (rc == VT_OK && *pid == 0 && none_is_error) {
-		vt_err_set(&err, VT_E_NOPROC, 0, "no process named '%s'%s", name,
+		rc = vt_err_set(&err, VT_E_NOPROC, 0, "no process named '%s'%s", name,
 			   !set.skipped ? "" : strcmp(set.skipped, "zombie") == 0 ? " (only a zombie)" :
 			   " (only a kernel thread)");
 		vt_err_hint(&err, "the name is the comm (15 bytes) or argv[0]'s base name; pgrep -a lists both");

@@ -34,6 +34,7 @@
 #define TREND_MIN_INTERVALS 20   /* ... and it says nothing before it has this many */
 #define TREND_MIN_WINDOW_S 60.0  /* ... spanning this long */
 #define REDETECT_TICKS 10        /* ticks to retry allocator detection of a just-started process */
+#define NAME_SETTLE_S 1.0        /* a --name that appears while waiting is looked at again after this */
 /*
  * Maps are read again at least this often even when VmSize says they cannot
  * have changed (an munmap and an mmap of the same size: sample.h).  A fixed
@@ -730,6 +731,8 @@ static int start_target(struct vt_soak *sk, struct vt_err *err)
 {
 	const struct vt_soak_config *cfg = sk->cfg;
 	double deadline = vt_mono_s() + cfg->wait_s;
+	bool settled = false;
+	unsigned looked;
 	int rc;
 
 	if (cfg->target.kind == VT_SOAK_COMMAND) {
@@ -745,11 +748,21 @@ static int start_target(struct vt_soak *sk, struct vt_err *err)
 		adopt(sk, cfg->target.pid, vt_mono_s());
 		return VT_OK;
 	}
-	for (;;) {
+	for (looked = 0;; looked++) {
 		size_t tree_n;
 
 		if ((rc = find(sk, true, &tree_n, err)))
 			return rc;
+		if (sk->pid && looked && cfg->target.kind == VT_SOAK_NAME && !settled) {
+			/* it has just appeared: a service forks its same-named workers as it starts,
+			 * and a name that is several processes is refused; look again once they are */
+			sk->pid = 0;                 /* not adopted after all */
+			sk->key.min_start_ticks = 0;
+			sk->incarnations--;
+			settled = true;
+			vt_sleep_until_ns((uint64_t)((vt_mono_s() + NAME_SETTLE_S) * 1e9), cfg->stop);
+			continue;
+		}
 		if (sk->pid)
 			return check_target(sk, sk->pid, err);
 		if (vt_mono_s() >= deadline || (cfg->stop && *cfg->stop))

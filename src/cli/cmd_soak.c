@@ -23,7 +23,9 @@ static const struct vt_option soak_options[] = {
 	{ "output", 'o', "FILE", "the recording to write (required)", OPT_OUTPUT },
 	{ "every", 'e', "DURATION", "sampling interval (default 10s; at least 0.1s)", OPT_EVERY },
 	{ "for", 'f', "DURATION", "stop after DURATION (default: until Ctrl-C)", OPT_FOR },
-	{ "name", 0, "NAME", "the process called NAME (comm or argv[0]); followed\nacross restarts", OPT_NAME },
+	{ "name", 0, "NAME", "the process called NAME (comm or argv[0]); followed\n"
+			     "across restarts; refused when NAME is several\n"
+			     "processes (a parent and its workers)", OPT_NAME },
 	{ "pidfile", 0, "FILE", "the pid in FILE, read again after a restart", OPT_PIDFILE },
 	{ "smaps-every", 0, "DURATION", "Pss (smaps_rollup) cadence (default 10m; 0 = never)", OPT_SMAPS },
 	{ "threads-every", 0, "DURATION", "per-thread rows cadence (default 1m)", OPT_THREADS },
@@ -325,7 +327,10 @@ const struct vt_command vt_cmd_soak = {
 "The target:\n"
 "  PID                      that process; if it exits, a new process with the\n"
 "                           same command line is followed (a restart)\n"
-"  --name NAME              the process called NAME; followed across restarts\n"
+"  --name NAME              the process called NAME; followed across restarts;\n"
+"                           several processes of that name (a parent and its\n"
+"                           same-named workers) are refused, with each one's\n"
+"                           pid, role and RSS, before any file is made\n"
 "  --pidfile FILE           the pid in FILE, read again after a restart\n"
 "  -- COMMAND [ARGS...]     vitals starts COMMAND, soaks it, and stops it at the\n"
 "                           end (SIGTERM, then SIGKILL after 5 s)\n"

@@ -12,15 +12,23 @@
 
 #define NAME_LIST_MAX 16         /* rows in a refusal; the rest are counted */
 
-/* The largest by RSS: the example of a pid to give (a worker, as a rule, not the parent). */
-static const struct vt_name_proc *largest(const struct vt_name_set *set)
+/*
+ * The pid to give as the example: of the children (a service's workers, where
+ * its work is done) the largest by RSS, or the largest of all when none is a
+ * child (unrelated processes).
+ */
+static const struct vt_name_proc *example(const struct vt_name_set *set)
 {
-	const struct vt_name_proc *best = &set->procs[0];
+	const struct vt_name_proc *best = NULL;
 	size_t i;
 
-	for (i = 1; i < set->n; i++)
-		if (set->procs[i].rss_bytes > best->rss_bytes)
-			best = &set->procs[i];
+	for (i = 0; i < set->n; i++) {
+		const struct vt_name_proc *p = &set->procs[i];
+
+		if (!best || (p->pid != p->root) > (best->pid != best->root) ||
+		    ((p->pid != p->root) == (best->pid != best->root) && p->rss_bytes > best->rss_bytes))
+			best = p;
+	}
 	return best;
 }
 
@@ -45,8 +53,8 @@ static void refuse(const char *cmd, const char *name, const struct vt_name_set *
 	}
 	if (i < set->n)
 		fprintf(stderr, "  and %zu more\n", set->n - i);
-	fprintf(stderr, "  one of them:  %s %d   (the largest RSS; or another PID above)\n", one_pid,
-		(int)largest(set)->pid);
+	fprintf(stderr, "  one of them:  %s %d   (%s; or another PID above)\n", one_pid, (int)example(set)->pid,
+		set->trees < set->n ? "the child with the largest RSS" : "the largest RSS");
 	fprintf(stderr, "  all of them:  vitals snap");
 	for (i = 0; i < set->n && len < 200; i++)
 		len += (size_t)fprintf(stderr, " %d", (int)set->procs[i].pid);

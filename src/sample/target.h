@@ -93,7 +93,8 @@ void vt_name_set_release(struct vt_name_set *set);
  * (soak, snap, threads): *pid the only match, 0 when there is none.  Several
  * matches are VT_E_USAGE whether they are one tree (a parent and its
  * same-named workers: which of them the user means cannot be guessed, and
- * the parent alone is rarely where the memory is) or unrelated processes;
+ * the parent alone is seldom it, the workers doing the work) or unrelated
+ * processes;
  * the message lists them (cut when long), the hint says to give a pid.
  */
 int vt_target_name_one(const struct vt_name_set *set, const char *name, pid_t *pid, struct vt_err *err);

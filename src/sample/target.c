@@ -153,7 +153,8 @@ static void name_link(struct vt_name_set *set)
 	}
 	for (i = 0, set->trees = 0; i < set->n; i++)
 		set->trees += set->procs[i].pid == set->procs[i].root;
-	qsort(set->procs, set->n, sizeof(*set->procs), name_order);
+	if (set->n > 1)
+		qsort(set->procs, set->n, sizeof(*set->procs), name_order);
 }
 
 int vt_target_name_find(const struct vt_procfs *pfs, const char *name, pid_t exclude, uint64_t min_start_ticks,

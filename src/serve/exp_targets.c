@@ -5,7 +5,9 @@
  *            it with the same command line (soak/follow.h), so a sibling
  *            running the same command is not taken for its restart;
  *   name     every process whose comm (15 bytes) or argv[0] basename is the
- *            name, vitals itself excepted;
+ *            name, vitals itself excepted: a parent and its same-named
+ *            workers all, as sample/target.h resolves a name for every
+ *            command;
  *   pidfile  the pid in that file, read at every scrape (cheap) and
  *            followed when it changes;
  *   cgroup   every process in cgroup.procs of that v2 directory.
@@ -15,11 +17,9 @@
  */
 #include "serve/exp_internal.h"
 
-#include "proc/stat.h"
 #include "sample/target.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

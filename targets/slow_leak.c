@@ -12,10 +12,17 @@
  *
  * live_bytes = leaked_bytes + churn_live_bytes, each the exact sum of
  * the sizes passed to malloc() for blocks still allocated.
+ *
+ * With --workers N it is a service of one name in N + 1 processes, as
+ * nginx runs: the parent forks N workers before any thread starts, each
+ * leaking and churning as above (truth lines from each), and itself only
+ * waits, small; SIGTERM to the parent ends the workers too.
  */
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
 #include "churn.h"
 #include "common.h"
@@ -33,6 +40,7 @@ static struct {
 	int threads;
 	size_t churn_bytes;
 	double churn_per_s;
+	int workers;
 } opt = {
 	.rate = 512 * 1024,
 	.max_leak = (size_t)1024 << 20,
@@ -140,6 +148,9 @@ static void option(int val, const char *name, const char *arg)
 	case 'C':
 		opt.churn_per_s = parse_num(name, arg, 0, 1e7);
 		break;
+	case 'w':
+		opt.workers = parse_num(name, arg, 0, 64);
+		break;
 	}
 }
 
@@ -149,6 +160,7 @@ static const struct option options[] = {
 	{ "threads", required_argument, NULL, 'n' },
 	{ "churn-mb", required_argument, NULL, 'c' },
 	{ "churn-per-s", required_argument, NULL, 'C' },
+	{ "workers", required_argument, NULL, 'w' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -161,15 +173,51 @@ static const struct cli cli = {
 	"  --max-leak-mb N    stop leaking at N MiB (default 1024)\n"
 	"  --threads N        churn threads (default 1)\n"
 	"  --churn-mb N       churn live set in MiB (default 16)\n"
-	"  --churn-per-s N    churn allocations per second (default 2000)\n",
+	"  --churn-per-s N    churn allocations per second (default 2000)\n"
+	"  --workers N        fork N same-named workers that do all the above;\n"
+	"                     the parent only waits (default 0)\n",
 	.options = options,
 	.option = option,
 };
+
+static void no_report(const char *phase)
+{
+	(void)phase;
+}
+
+/*
+ * --workers: fork them; in a worker return to do the work, in the parent
+ * wait until the end, then stop and reap them and exit.
+ */
+static void fork_workers(void)
+{
+	pid_t pids[64];
+	int i;
+
+	for (i = 0; i < opt.workers; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0)
+			die("fork");
+		if (pids[i] == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGTERM);	/* not left behind by a parent killed with -9 */
+			return;
+		}
+	}
+	main_loop(&(struct main_loop){ .report = no_report });
+	for (i = 0; i < opt.workers; i++)
+		kill(pids[i], SIGTERM);
+	for (i = 0; i < opt.workers; i++)
+		waitpid(pids[i], NULL, 0);
+	truth_close();
+	exit(0);
+}
 
 int main(int argc, char **argv)
 {
 	parse_options(argc, argv, &cli);
 	target_begin(NULL);
+	if (opt.workers)
+		fork_workers();
 	start_churners();
 	start_clock();	/* the leak's schedule starts with the churn in place */
 	start_leaker();

@@ -8,6 +8,7 @@
  * sigwait; the server's one thread does the rest.
  */
 #include "cli/cli.h"
+#include "cli/name_cli.h"
 #include "serve/exporter.h"
 #include "serve/http.h"
 #include "render/prom.h"
@@ -35,7 +36,9 @@ static const struct vt_option serve_options[] = {
 	{ "pid", 'p', "PID", "a target: that process; if it exits, the one that\n"
 			     "runs the same command line (repeat)", OPT_PID },
 	{ "name", 0, "NAME", "a target: every process called NAME (comm or\n"
-			     "argv[0]), found again after restarts (repeat)", OPT_NAME },
+			     "argv[0]), summed (a parent and its same-named\n"
+			     "workers: all of them, listed at start), found\n"
+			     "again after restarts (repeat)", OPT_NAME },
 	{ "pidfile", 0, "FILE", "a target: the pid in FILE, read again when that\n"
 				"process is gone (repeat)", OPT_PIDFILE },
 	{ "cgroup", 0, "PATH", "a target: every process in that cgroup v2 (a path\n"
@@ -298,6 +301,9 @@ static int serve_run(const struct vt_command *cmd, int argc, char **argv)
 		status = vt_cli_error(&err);
 		goto out_exporter;
 	}
+	for (size_t i = 0; i < o->ntargets; i++)
+		if (o->targets[i].kind == VT_EXP_NAME)
+			vt_cli_name_describe(stderr, &pfs, "serve", o->targets[i].arg);
 	fprintf(stderr, "vitals serve: listening on %s://%s/metrics (%zu target%s%s)\n",
 		vt_http_tls(http) ? "https" : "http", vt_http_address(http), o->ntargets,
 		o->ntargets == 1 ? "" : "s", vt_http_users(http) ? ", basic auth" : "");

@@ -2,6 +2,7 @@
  * cmd_snap.c — `vitals snap PID [PID...]`.
  */
 #include "cli/cli.h"
+#include "cli/name_cli.h"
 #include "render/view.h"
 #include "sample/sample.h"
 
@@ -9,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_JSON = 1, OPT_LIGHT, OPT_MIN_REGION, OPT_ALL_REGIONS, OPT_NO_MEMORY };
+enum { OPT_JSON = 1, OPT_LIGHT, OPT_MIN_REGION, OPT_ALL_REGIONS, OPT_NO_MEMORY, OPT_NAME };
 
 static const struct vt_option snap_options[] = {
 	{ "json", 0, NULL, "machine-readable output (schema vitals.snap, docs/json.md)", OPT_JSON },
@@ -19,6 +20,8 @@ static const struct vt_option snap_options[] = {
 	{ "min-region", 0, "SIZE", "list regions of at least SIZE (default 8M; 0 = all)", OPT_MIN_REGION },
 	{ "all-regions", 0, NULL, "list every mapping, guards and reservations included", OPT_ALL_REGIONS },
 	{ "no-memory", 0, NULL, "do not read target memory (heap_info and chunk headers)", OPT_NO_MEMORY },
+	{ "name", 0, "NAME", "the process called NAME (comm or argv[0]) instead\n"
+			     "of PIDs; refused when NAME is several processes", OPT_NAME },
 	{ 0 }
 };
 
@@ -40,6 +43,7 @@ struct snap_opts {
 	struct vt_snap_report report;
 	struct vt_sample_opts sample;
 	bool json;
+	const char *name;            /* --name, instead of PIDs */
 };
 
 static int snap_option(void *ctx, int id, const char *arg)
@@ -51,6 +55,11 @@ static int snap_option(void *ctx, int id, const char *arg)
 	case OPT_LIGHT: o->sample.light = true; return 0;
 	case OPT_ALL_REGIONS: o->report.all_regions = true; return 0;
 	case OPT_NO_MEMORY: o->sample.no_memory = true; return 0;
+	case OPT_NAME:
+		if (o->name)
+			return vt_cli_usage_error("snap", "one --name (several processes are given as PIDs)");
+		o->name = arg;
+		return 0;
 	case OPT_MIN_REGION: return vt_cli_size(&vt_cmd_snap, "min-region", arg, &o->report.min_region);
 	}
 	return 0;
@@ -69,9 +78,11 @@ static int snap_run(const struct vt_command *cmd, int argc, char **argv)
 
 	if ((rc = vt_cli_parse(cmd, argc, argv, snap_option, &o, &args)))
 		return rc == VT_CLI_HELP ? VT_EXIT_OK : rc;
-	npids = (int)args.noperands;
+	npids = o.name ? 1 : (int)args.noperands;
+	if (o.name && args.noperands)
+		return vt_cli_usage_error("snap", "give PIDs or --name, not both");
 	if (npids <= 0)
-		return vt_cli_usage_error("snap", "which process? give one or more PIDs");
+		return vt_cli_usage_error("snap", "which process? give one or more PIDs, or --name NAME");
 	pids = calloc((size_t)npids, sizeof(*pids));
 	samples = calloc((size_t)npids, sizeof(*samples));
 	failures = calloc((size_t)npids, sizeof(*failures));
@@ -82,7 +93,7 @@ static int snap_run(const struct vt_command *cmd, int argc, char **argv)
 		free(failures);
 		return 2;
 	}
-	for (i = 0; i < npids; i++) {
+	for (i = 0; !o.name && i < npids; i++) {
 		if (!vt_cli_parse_pid(args.operands[i], &pids[i])) {
 			status = vt_cli_usage_error("snap", "'%s' is not a process id", args.operands[i]);
 			goto out;
@@ -90,6 +101,10 @@ static int snap_run(const struct vt_command *cmd, int argc, char **argv)
 	}
 	if (vt_cli_open_procfs(&pfs, &err)) {
 		status = vt_cli_error(&err);
+		goto out;
+	}
+	if (o.name && (status = vt_cli_name_pid(&pfs, "snap", o.name, "vitals snap", true, &pids[0]))) {
+		vt_procfs_close(&pfs);
 		goto out;
 	}
 	for (i = 0; i < npids; i++) {
@@ -126,7 +141,8 @@ out:
 const struct vt_command vt_cmd_snap = {
 	.name = "snap",
 	.summary = "what a running process's memory is made of",
-	.synopsis = "[options] PID [PID...]",
+	.synopsis = "[options] PID [PID...]\n"
+		    "[options] --name NAME",
 	.description =
 "What a running process's memory is made of: the kernel's counters (RSS split\n"
 "into anonymous, file and shared; swap; committed = RssAnon + VmSwap), every\n"

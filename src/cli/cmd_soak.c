@@ -6,7 +6,9 @@
  * next.
  */
 #include "cli/cli.h"
+#include "cli/name_cli.h"
 #include "cli/soak_cli.h"
+#include "base/clock.h"
 #include "soak/soak.h"
 
 #include <stdio.h>
@@ -21,7 +23,9 @@ static const struct vt_option soak_options[] = {
 	{ "output", 'o', "FILE", "the recording to write (required)", OPT_OUTPUT },
 	{ "every", 'e', "DURATION", "sampling interval (default 10s; at least 0.1s)", OPT_EVERY },
 	{ "for", 'f', "DURATION", "stop after DURATION (default: until Ctrl-C)", OPT_FOR },
-	{ "name", 0, "NAME", "the process called NAME (comm or argv[0]); followed\nacross restarts", OPT_NAME },
+	{ "name", 0, "NAME", "the process called NAME (comm or argv[0]); followed\n"
+			     "across restarts; refused when NAME is several\n"
+			     "processes (a parent and its workers)", OPT_NAME },
 	{ "pidfile", 0, "FILE", "the pid in FILE, read again after a restart", OPT_PIDFILE },
 	{ "smaps-every", 0, "DURATION", "Pss (smaps_rollup) cadence (default 10m; 0 = never)", OPT_SMAPS },
 	{ "threads-every", 0, "DURATION", "per-thread rows cadence (default 1m)", OPT_THREADS },
@@ -188,15 +192,36 @@ static int soak_target(struct soak_opts *o, const struct vt_args *args)
 	return soak_check_profiles(o);
 }
 
+/*
+ * The target could not be soaked: say why.  A name that became several
+ * processes while the soak waited for it is refused as at the start, with
+ * the list (if it is still several).
+ */
+static int soak_refused(const struct soak_opts *o, const struct vt_procfs *pfs, const char *one_pid,
+			const struct vt_err *err)
+{
+	pid_t pid;
+	int rc;
+
+	if (err->code == VT_E_USAGE && o->cfg.target.kind == VT_SOAK_NAME &&
+	    (rc = vt_cli_name_pid(pfs, "soak", o->cfg.target.name, one_pid, false, &pid)))
+		return rc;
+	return vt_cli_error(err);
+}
+
 static int soak_run(const struct vt_command *cmd, int argc, char **argv)
 {
 	struct soak_opts o = { 0 };
 	struct vt_soak_result res;
 	struct vt_cli_progress pr = { .prefix = "  " };
+	struct vt_soak *sk;
 	struct vt_args args;
 	struct vt_procfs pfs;
 	struct vt_err err;
-	char *log_alloc = NULL, every[32], span[32];
+	char *log_alloc = NULL, *one_pid = NULL, every[32], span[32];
+	double next;
+	bool done = false;
+	pid_t pid;
 	int rc;
 
 	vt_soak_config_default(&o.cfg);
@@ -208,8 +233,16 @@ static int soak_run(const struct vt_command *cmd, int argc, char **argv)
 		o.cfg.target.output = o.log;
 		o.cfg.target.env_add = o.env;
 	}
+	if (asprintf(&one_pid, "vitals soak -o %s", o.cfg.out_path) < 0)
+		one_pid = NULL;
 	if ((rc = vt_cli_open_procfs(&pfs, &err))) {
 		rc = vt_cli_error(&err);
+		goto out;
+	}
+	/* a name that is several processes is refused before anything is printed or made */
+	if (o.cfg.target.kind == VT_SOAK_NAME &&
+	    (rc = vt_cli_name_pid(&pfs, "soak", o.cfg.target.name, one_pid ? one_pid : "vitals soak", false, &pid))) {
+		vt_procfs_close(&pfs);
 		goto out;
 	}
 	vt_cli_catch_stop(&o.cfg.stop);
@@ -218,11 +251,23 @@ static int soak_run(const struct vt_command *cmd, int argc, char **argv)
 	if (!o.quiet) {
 		o.cfg.progress = vt_cli_soak_progress;
 		o.cfg.progress_ctx = &pr;
+	}
+	memset(&res, 0, sizeof(res));
+	if ((rc = vt_soak_start(&pfs, &o.cfg, &sk, &err))) {
+		vt_cli_progress_end(&pr);
+		rc = soak_refused(&o, &pfs, one_pid ? one_pid : "vitals soak", &err);
+		vt_procfs_close(&pfs);
+		goto out;
+	}
+	if (!o.quiet) {
+		vt_cli_progress_end(&pr);    /* the line drawn while waiting for --name or --pidfile */
 		fprintf(stderr, "vitals: recording into %s every %s%s%s; Ctrl-C ends it\n", o.cfg.out_path,
 			vt_fmt_span(o.cfg.every_s, every, sizeof(every)), o.cfg.for_s > 0 ? " for " : "",
 			o.cfg.for_s > 0 ? vt_fmt_span(o.cfg.for_s, span, sizeof(span)) : "");
 	}
-	rc = vt_soak_run(&pfs, &o.cfg, &res, &err);
+	while (vt_soak_step(sk, &next, &done, &err) == VT_OK && !done)
+		vt_sleep_until_ns((uint64_t)(next * 1e9), o.cfg.stop);
+	rc = vt_soak_finish(sk, &res, &err);
 	vt_cli_progress_end(&pr);
 	vt_procfs_close(&pfs);
 	if (rc != VT_OK && res.samples == 0) {
@@ -240,6 +285,7 @@ static int soak_run(const struct vt_command *cmd, int argc, char **argv)
 	}
 out:
 	free(log_alloc);
+	free(one_pid);
 	free(o.env);
 	return rc == VT_CLI_HELP ? VT_EXIT_OK : rc;
 }
@@ -281,7 +327,10 @@ const struct vt_command vt_cmd_soak = {
 "The target:\n"
 "  PID                      that process; if it exits, a new process with the\n"
 "                           same command line is followed (a restart)\n"
-"  --name NAME              the process called NAME; followed across restarts\n"
+"  --name NAME              the process called NAME; followed across restarts;\n"
+"                           several processes of that name (a parent and its\n"
+"                           same-named workers) are refused, with each one's\n"
+"                           pid, role and RSS, before any file is made\n"
 "  --pidfile FILE           the pid in FILE, read again after a restart\n"
 "  -- COMMAND [ARGS...]     vitals starts COMMAND, soaks it, and stops it at the\n"
 "                           end (SIGTERM, then SIGKILL after 5 s)\n"

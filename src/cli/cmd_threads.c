@@ -8,6 +8,7 @@
  * one being the first of the next, so no CPU falls between two reports.
  */
 #include "cli/cli.h"
+#include "cli/name_cli.h"
 #include "base/clock.h"
 #include "analyze/diagnose.h"
 #include "analyze/rates.h"
@@ -29,7 +30,7 @@
 #define THREADS_MAX_INTERVAL_S 3600.0
 #define WATCH_DEFAULT_INTERVAL_S 2.0
 
-enum { OPT_INTERVAL = 1, OPT_FOR, OPT_WATCH, OPT_TOP, OPT_JSON };
+enum { OPT_INTERVAL = 1, OPT_FOR, OPT_WATCH, OPT_TOP, OPT_JSON, OPT_NAME };
 
 static const struct vt_option threads_options[] = {
 	{ "interval", 'i', "DURATION", "measure over DURATION (default 5s, 2s with --watch;\n"
@@ -40,6 +41,8 @@ static const struct vt_option threads_options[] = {
 			    "first, cut to the terminal's height; until q (or\n"
 			    "Ctrl-C), or --for ends", OPT_WATCH },
 	{ "top", 0, "N", "list at most the N busiest threads", OPT_TOP },
+	{ "name", 0, "NAME", "the process called NAME (comm or argv[0]) instead\n"
+			     "of a PID; refused when NAME is several processes", OPT_NAME },
 	{ "json", 0, NULL, "machine-readable output (vitals.threads, docs/json.md);\n"
 			   "with --for or --watch one object per line", OPT_JSON },
 	{ 0 }
@@ -118,6 +121,7 @@ struct threads_opts {
 	bool watch;
 	bool json;
 	size_t top;            /* 0: all */
+	const char *name;      /* --name, instead of a PID */
 };
 
 /* One run: the sampler, and the terminal while --watch reads its keys. */
@@ -374,6 +378,11 @@ static int threads_option(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_WATCH: o->watch = true; return 0;
 	case OPT_JSON: o->json = true; return 0;
+	case OPT_NAME:
+		if (o->name)
+			return vt_cli_usage_error("threads", "one --name (threads reads one process)");
+		o->name = arg;
+		return 0;
 	case OPT_TOP:
 		if ((rc = vt_cli_count(&vt_cmd_threads, "top", arg, 1, 1000000, &top)))
 			return rc;
@@ -397,8 +406,12 @@ static int parse_args(const struct vt_command *cmd, int argc, char **argv, struc
 	if (o->for_s > 0 && o->for_s < o->interval_s)
 		return vt_cli_usage_error("threads", "--for %.1fs is shorter than the interval of %.1fs",
 					  o->for_s, o->interval_s);
+	if (o->name && args.noperands)
+		return vt_cli_usage_error("threads", "give a PID or --name, not both");
+	if (o->name)
+		return 0;      /* resolved once /proc is open */
 	if (args.noperands == 0)
-		return vt_cli_usage_error("threads", "which process? give a PID");
+		return vt_cli_usage_error("threads", "which process? give a PID or --name NAME");
 	if (args.noperands > 1)
 		return vt_cli_usage_error("threads", "unexpected argument '%s' (one PID)", args.operands[1]);
 	if (!vt_cli_parse_pid(args.operands[0], pid))
@@ -425,11 +438,13 @@ static int threads_run(const struct vt_command *cmd, int argc, char **argv)
 	if (rc != 0)
 		return rc == VT_CLI_HELP ? VT_EXIT_OK : rc;
 	repeated = o.watch || o.for_s > 0;
-	run.pid = pid;
 	vt_err_clear(&err);
 	if (vt_cli_open_procfs(&run.pfs, &err))
 		return vt_cli_error(&err);
 	have_pfs = true;
+	if (o.name && (exit_status = vt_cli_name_pid(&run.pfs, "threads", o.name, "vitals threads", true, &pid)))
+		goto out;
+	run.pid = pid;
 	vt_cli_catch_stop(&run.stop);
 	if (vt_thread_sampler_open(&run.pfs, pid, run.stop, &run.sampler, &err) != VT_OK) {
 		exit_status = vt_cli_error(&err);
@@ -508,7 +523,8 @@ out:
 const struct vt_command vt_cmd_threads = {
 	.name = "threads",
 	.summary = "CPU of a process and its threads now (deltas), states, diagnosis",
-	.synopsis = "[options] PID",
+	.synopsis = "[options] PID\n"
+		    "[options] --name NAME",
 	.description = THREADS_DESCRIPTION,
 	.options = threads_options,
 	.after = THREADS_AFTER,

@@ -5,7 +5,9 @@
  *            it with the same command line (soak/follow.h), so a sibling
  *            running the same command is not taken for its restart;
  *   name     every process whose comm (15 bytes) or argv[0] basename is the
- *            name, vitals itself excepted;
+ *            name, vitals itself excepted: a parent and its same-named
+ *            workers all, as sample/target.h resolves a name for every
+ *            command;
  *   pidfile  the pid in that file, read at every scrape (cheap) and
  *            followed when it changes;
  *   cgroup   every process in cgroup.procs of that v2 directory.
@@ -15,10 +17,9 @@
  */
 #include "serve/exp_internal.h"
 
-#include "proc/stat.h"
+#include "sample/target.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -57,45 +58,23 @@ static bool pidset_has(const struct pidset *s, pid_t pid)
 	return false;
 }
 
-/* Every live, non-kernel process named name.  *skipped: why a match was left out. */
+/*
+ * Every live, non-kernel process named name, resolved as every command
+ * resolves a name (sample/target.h): a parent and its same-named workers
+ * are all of them.  *skipped: why a match was left out.
+ */
 static int scan_name(struct vt_exporter *x, const char *name, struct pidset *out, const char **skipped,
 		     struct vt_err *err)
 {
-	int fd = openat(x->pfs->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct dirent *de;
-	DIR *dir;
-	int rc = VT_OK;
+	struct vt_name_set set;
+	size_t i;
+	int rc = vt_target_name_find(x->pfs, name, x->self, 0, EXP_MAX_PROCS, &set, err);
 
-	if (fd < 0 || !(dir = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
-		return vt_err_set(err, VT_E_IO, errno, "cannot list %s: %s", x->pfs->proc_root, strerror(errno));
-	}
-	while ((de = readdir(dir)) && rc == VT_OK) {
-		struct vt_proc_stat st;
-		char text[1024], *end;
-		size_t len;
-		long v = strtol(de->d_name, &end, 10);
-
-		if (*end || v <= 0 || (pid_t)v == x->self ||
-		    !vt_procfs_read_small(x->pfs, (pid_t)v, "stat", text, sizeof(text), &len) ||
-		    vt_proc_stat_parse(text, len, &st, NULL) != VT_OK)
-			continue;
-		if (st.flags & VT_PF_KTHREAD) {
-			if (strncmp(st.comm, name, 15) == 0)
-				*skipped = "kernel_thread";
-			continue;
-		}
-		if (!vt_procfs_name_matches(x->pfs, (pid_t)v, st.comm, name))
-			continue;
-		if (st.state == 'Z' || st.state == 'X') {
-			*skipped = "zombie";
-			continue;
-		}
-		if (out->n < EXP_MAX_PROCS)
-			rc = pidset_add(out, (pid_t)v, err);
-	}
-	closedir(dir);
+	if (set.skipped)
+		*skipped = set.skipped;
+	for (i = 0; rc == VT_OK && i < set.n; i++)
+		rc = pidset_add(out, set.procs[i].pid, err);
+	vt_name_set_release(&set);
 	return rc;
 }
 
@@ -269,7 +248,7 @@ int exp_target_resolve(struct vt_exporter *x, struct exp_target *t, double now, 
 		why = "gone";
 		if (!t->key.cmdline[0])
 			break;             /* its command line was never read: nothing to follow */
-		if ((rc = vt_follow_find(x->pfs, &t->key, false, &pid, err)) == VT_OK && pid)
+		if ((rc = vt_follow_find(x->pfs, &t->key, false, &pid, NULL, err)) == VT_OK && pid)
 			rc = adopt(x, t, pid, &why, err);
 		break;
 	case VT_EXP_NAME:

@@ -5,6 +5,7 @@
 #include "soak/follow.h"
 
 #include "proc/thread_watch.h"
+#include "sample/target.h"
 #include "proc/stat.h"
 
 #include <ctype.h>
@@ -65,8 +66,6 @@ static bool key_matches(const struct vt_procfs *pfs, const struct vt_follow_key 
 
 	if (st->state == 'Z' || st->state == 'X' || st->start_ticks < key->min_start_ticks)
 		return false;
-	if (key->name)
-		return vt_procfs_name_matches(pfs, pid, st->comm, key->name);
 	return key->cmdline[0] && vt_follow_cmdline(pfs, pid, cmdline, sizeof(cmdline)) &&
 	       strcmp(cmdline, key->cmdline) == 0;
 }
@@ -93,8 +92,26 @@ static int pidfile_pid(const struct vt_procfs *pfs, const char *path, pid_t *pid
 	return VT_OK;
 }
 
+/* A name: the one resolver every command uses (sample/target.h). */
+static int find_name(const struct vt_procfs *pfs, const struct vt_follow_key *key, bool ambiguous_is_error,
+		     pid_t *pid, size_t *tree_n, struct vt_err *err)
+{
+	struct vt_name_set set;
+	size_t i;
+	int rc = vt_target_name_find(pfs, key->name, key->exclude, key->min_start_ticks, 0, &set, err);
+
+	if (rc == VT_OK && ambiguous_is_error)
+		rc = vt_target_name_one(&set, key->name, pid, err);
+	else if (rc == VT_OK && set.n)
+		*pid = set.procs[0].root;    /* of several (after a restart, say), the oldest tree's root */
+	for (i = 0; rc == VT_OK && *pid && tree_n && i < set.n; i++)
+		*tree_n += set.procs[i].root == *pid;
+	vt_name_set_release(&set);
+	return rc;
+}
+
 int vt_follow_find(const struct vt_procfs *pfs, const struct vt_follow_key *key,
-		   bool ambiguous_is_error, pid_t *pid, struct vt_err *err)
+		   bool ambiguous_is_error, pid_t *pid, size_t *tree_n, struct vt_err *err)
 {
 	struct match *m = NULL, *grown;
 	size_t n = 0, cap = 0, i, j, top = 0;
@@ -103,8 +120,12 @@ int vt_follow_find(const struct vt_procfs *pfs, const struct vt_follow_key *key,
 	int fd;
 
 	*pid = 0;
+	if (tree_n)
+		*tree_n = 0;
 	if (key->pidfile)
 		return pidfile_pid(pfs, key->pidfile, pid);
+	if (key->name)
+		return find_name(pfs, key, ambiguous_is_error, pid, tree_n, err);
 	fd = openat(pfs->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || !(dir = fdopendir(fd))) {
 		if (fd >= 0)
@@ -131,7 +152,7 @@ int vt_follow_find(const struct vt_procfs *pfs, const struct vt_follow_key *key,
 		m[n++] = (struct match){ (pid_t)v, (pid_t)st.ppid, st.start_ticks };
 	}
 	closedir(dir);
-	/* A service's workers share its name: keep the ones whose parent does not match. */
+	/* Forked children run the same command line: keep the ones whose parent does not match. */
 	for (i = 0; i < n; i++) {
 		bool child_of_match = false;
 
@@ -147,8 +168,7 @@ int vt_follow_find(const struct vt_procfs *pfs, const struct vt_follow_key *key,
 		for (i = 0; i < top && len < sizeof(list) - 16; i++)
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d", i ? ", " : "",
 						(int)m[i].pid);
-		vt_err_set(err, VT_E_USAGE, 0, "%zu unrelated processes match '%s': %s", top,
-			   key->name ? key->name : key->cmdline, list);
+		vt_err_set(err, VT_E_USAGE, 0, "%zu unrelated processes run '%s': %s", top, key->cmdline, list);
 		vt_err_hint(err, "give the pid to soak");
 		free(m);
 		return VT_E_USAGE;

@@ -23,11 +23,16 @@ struct vt_follow_key {
 
 /*
  * Look for the process.  VT_OK with *pid set, VT_OK with *pid 0 when there
- * is none (yet), or VT_E_USAGE when a name matches several unrelated
- * processes (the message lists them) and ambiguous_is_error.
+ * is none (yet).  A name is resolved as every command resolves it
+ * (vt_target_name_find): with ambiguous_is_error, a name that is several
+ * processes, a parent and its same-named children or unrelated ones, is
+ * VT_E_USAGE (the message lists them), as is a command line that several
+ * unrelated processes run; without, the oldest tree's root is taken and
+ * *tree_n (may be NULL) is how many processes its tree holds, itself
+ * included (1 for a process alone; 0 for a pid, a pidfile or none found).
  */
 int vt_follow_find(const struct vt_procfs *pfs, const struct vt_follow_key *key,
-		   bool ambiguous_is_error, pid_t *pid, struct vt_err *err);
+		   bool ambiguous_is_error, pid_t *pid, size_t *tree_n, struct vt_err *err);
 
 /* The command line of pid joined with spaces into out; false when unreadable. */
 bool vt_follow_cmdline(const struct vt_procfs *pfs, pid_t pid, char *out, size_t cap);

@@ -34,6 +34,7 @@
 #define TREND_MIN_INTERVALS 20   /* ... and it says nothing before it has this many */
 #define TREND_MIN_WINDOW_S 60.0  /* ... spanning this long */
 #define REDETECT_TICKS 10        /* ticks to retry allocator detection of a just-started process */
+#define NAME_SETTLE_S 1.0        /* a --name that appears while waiting is looked at again after this */
 /*
  * Maps are read again at least this often even when VmSize says they cannot
  * have changed (an munmap and an mmap of the same size: sample.h).  A fixed
@@ -646,15 +647,21 @@ static bool follows_restarts(const struct vt_soak *sk)
 	return sk->cfg->target.kind != VT_SOAK_PID || sk->key.cmdline[0];
 }
 
-/* Look for the target (again).  VT_OK with sk->pid set or 0. */
-static int find(struct vt_soak *sk, bool first, struct vt_err *err)
+/*
+ * Look for the target (again).  VT_OK with sk->pid set or 0.  The first
+ * time, a name that is several processes is refused (VT_E_USAGE); after a
+ * restart the oldest tree's root is taken and *tree_n says how many
+ * processes its tree holds (1: itself alone).
+ */
+static int find(struct vt_soak *sk, bool first, size_t *tree_n, struct vt_err *err)
 {
 	pid_t pid = 0;
 	int rc;
 
+	*tree_n = 0;
 	if (!follows_restarts(sk) || (sk->cfg->target.kind == VT_SOAK_PID && first))
 		return VT_OK;
-	rc = vt_follow_find(sk->pfs, &sk->key, first, &pid, err);
+	rc = vt_follow_find(sk->pfs, &sk->key, first, &pid, tree_n, err);
 	if (rc != VT_OK)
 		return rc;
 	if (pid)
@@ -724,6 +731,8 @@ static int start_target(struct vt_soak *sk, struct vt_err *err)
 {
 	const struct vt_soak_config *cfg = sk->cfg;
 	double deadline = vt_mono_s() + cfg->wait_s;
+	bool settled = false;
+	unsigned looked;
 	int rc;
 
 	if (cfg->target.kind == VT_SOAK_COMMAND) {
@@ -739,9 +748,21 @@ static int start_target(struct vt_soak *sk, struct vt_err *err)
 		adopt(sk, cfg->target.pid, vt_mono_s());
 		return VT_OK;
 	}
-	for (;;) {
-		if ((rc = find(sk, true, err)))
+	for (looked = 0;; looked++) {
+		size_t tree_n;
+
+		if ((rc = find(sk, true, &tree_n, err)))
 			return rc;
+		if (sk->pid && looked && cfg->target.kind == VT_SOAK_NAME && !settled) {
+			/* it has just appeared: a service forks its same-named workers as it starts,
+			 * and a name that is several processes is refused; look again once they are */
+			sk->pid = 0;                 /* not adopted after all */
+			sk->key.min_start_ticks = 0;
+			sk->incarnations--;
+			settled = true;
+			vt_sleep_until_ns((uint64_t)((vt_mono_s() + NAME_SETTLE_S) * 1e9), cfg->stop);
+			continue;
+		}
 		if (sk->pid)
 			return check_target(sk, sk->pid, err);
 		if (vt_mono_s() >= deadline || (cfg->stop && *cfg->stop))
@@ -936,6 +957,7 @@ int vt_soak_step(struct vt_soak *sk, double *next, bool *done, struct vt_err *er
 	const struct vt_soak_config *cfg = sk->cfg;
 	struct vt_err e2;
 	double now = vt_mono_s();
+	size_t tree_n;
 	int rc;
 
 	*done = true;
@@ -955,9 +977,15 @@ int vt_soak_step(struct vt_soak *sk, double *next, bool *done, struct vt_err *er
 		return VT_OK;
 	}
 	note_clock(sk, now, NULL);
-	if (!sk->pid && find(sk, false, &e2) == VT_OK && sk->pid)
-		event(sk, VT_EV_RESTART, sk->pid, NULL, "followed: process %d after %.0f s", (int)sk->pid,
-		      now - sk->wait_since);
+	if (!sk->pid && find(sk, false, &tree_n, &e2) == VT_OK && sk->pid) {
+		if (tree_n > 1)
+			event(sk, VT_EV_RESTART, sk->pid, NULL, "followed: process %d after %.0f s; it has %zu "
+			      "same-named descendants, not recorded (a soak records one process)", (int)sk->pid,
+			      now - sk->wait_since, tree_n - 1);
+		else
+			event(sk, VT_EV_RESTART, sk->pid, NULL, "followed: process %d after %.0f s", (int)sk->pid,
+			      now - sk->wait_since);
+	}
 	if (!sk->pid && cfg->wait_back_s > 0 && now - sk->wait_since >= cfg->wait_back_s - 1e-3) {
 		/* Gone for good: a bounded wait, not a soak that records nothing for ever. */
 		end(sk, VT_SOAK_END_GONE, "process %d exited and no process to follow came back within "

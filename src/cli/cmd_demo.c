@@ -399,7 +399,7 @@ static int demo_run(const struct vt_command *cmd, int argc, char **argv)
 		status = vt_cli_error(&err);
 	else if (res.stopped) {
 		fprintf(stderr, "vitals demo: interrupted; targets stopped\n");
-		status = 130;
+		status = VT_EXIT_STOPPED;
 	} else if (res.recorded < ARMS) {
 		for (i = 0; i < ARMS && res.arms[i].rc == VT_OK; i++)
 			;

@@ -41,7 +41,9 @@ static const struct vt_option experiment_options[] = {
 static const struct vt_exit_note experiment_exits[] = {
 	{ 1, "an arm's command exited before its time (its recording is compared as far as it goes)" },
 	{ 2, "a recording could not be written" }, { 3, "the command could not be run" },
-	{ 64, "usage; DIR is not empty (without --force), or a recording in it is being written" }, { -1, NULL },
+	{ 64, "usage; DIR is not empty (without --force), or a recording in it is being written" },
+	{ 130, "stopped on request (Ctrl-C): the arms recorded are kept, and compared when two or more" },
+	{ -1, NULL },
 };
 
 static const char *const experiment_examples[] = {
@@ -205,7 +207,8 @@ static int experiment_run(const struct vt_command *cmd, int argc, char **argv)
 		snprintf(title, sizeof(title), "experiment: %zu arms of %s%s, %s each", res.recorded, o.ex.argv[0],
 			 o.ex.argv[1] ? " ..." : "", vt_fmt_span(o.ex.for_s, span, sizeof(span)));
 		if (res.stopped)
-			fprintf(stderr, "vitals experiment: stopped; comparing the %zu arms recorded\n", res.recorded);
+			fprintf(stderr, "vitals experiment: stopped on request; comparing the %zu arms recorded\n",
+				res.recorded);
 		if (vt_compare_files(paths, res.recorded, NULL, VT_M_COMMITTED, &set, &err) != VT_OK) {
 			rc = vt_cli_error(&err);
 		} else {
@@ -217,10 +220,15 @@ static int experiment_run(const struct vt_command *cmd, int argc, char **argv)
 				rc = rc2;
 			vt_compare_set_release(&set);
 		}
+	} else if (res.stopped) {
+		fprintf(stderr, "vitals experiment: stopped on request with %zu arm%s recorded; nothing to compare\n",
+			res.recorded, res.recorded == 1 ? "" : "s");
 	} else if (rc == VT_OK) {
 		fprintf(stderr, "vitals experiment: fewer than two arms were recorded; nothing to compare\n");
 		rc = 2;
 	}
+	if (res.stopped && (rc == VT_OK || rc == VT_EXIT_PARTIAL))
+		rc = VT_EXIT_STOPPED;
 	if (res.recorded && !o.json) {
 		printf("recordings:");
 		for (i = 0; i < res.recorded; i++)

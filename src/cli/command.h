@@ -19,6 +19,7 @@
 #define VT_EXIT_OK 0
 #define VT_EXIT_PARTIAL 1
 #define VT_EXIT_USAGE 64
+#define VT_EXIT_STOPPED 130      /* stopped on request (Ctrl-C), what was done kept: 128 + SIGINT */
 
 /* What the parser hands back for --help (the help is already printed). */
 #define VT_CLI_HELP (-1)

@@ -52,6 +52,22 @@ vitals compare --json "$WORK/a/run.db" "$WORK/b/run.db" >"$WORK/ab.json" || fail
 check "same-named recordings get distinct labels" \
 	test "$(jq_py "$WORK/ab.json" '[a["name"] for a in j["arms"]]')" = '["a/run", "b/run"]'
 
+# Ctrl-C in the first arm: 130, stopped on request, what was recorded kept (it was exit 2,
+# "fewer than two arms were recorded")
+"$B/vitals" experiment -q --for 30s --every 0.5s -o "$WORK/stopped" --arm one --arm two -- \
+	"$T/targets/arena_churn" --seconds 60 >"$WORK/stopped.txt" 2>"$WORK/stopped.err" &
+exp_pid=$!
+for _ in $(seq 100); do [ -s "$WORK/stopped/one.db" ] && break; sleep 0.1; done
+sleep 2
+kill -INT "$exp_pid"
+wait "$exp_pid"
+rc=$?
+cat "$WORK/stopped.err"
+check "Ctrl-C during an experiment exits 130 (got $rc)" test "$rc" = 130
+check "it says it was stopped on request" grep -q "stopped on request" "$WORK/stopped.err"
+check "the arm it was soaking is kept" test -s "$WORK/stopped/one.db"
+check "and listed" grep -q "stopped/one.db" "$WORK/stopped.txt"
+
 expect_exit 64 "at least two --arm" experiment --for 5s --arm default -- /bin/true
 expect_exit 64 "is not NAME" experiment --for 5s --arm "bad name" --arm x -- /bin/true
 expect_exit 64 "at least two recordings" compare "$WORK/exp/default.db"

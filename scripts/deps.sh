@@ -7,12 +7,13 @@
 #                            gcc-multilib for the 32-bit and x32 programs vitals must refuse,
 #                            clang with libFuzzer for the bounded fuzz runs, perf as the
 #                            profiler's witness, chromium to open its flame graph, prometheus
-#                            and promtool for vitals serve and analyze --prometheus)
+#                            and promtool for vitals serve and analyze --prometheus, go tool
+#                            pprof to read the pprof files)
 #
 # Runs apt-get only when something is missing; needs root (or sudo) then.
 set -eu
 build_pkgs="gcc make pkg-config libc6-dev linux-libc-dev libelf-dev libdw-dev zlib1g-dev libjansson-dev libexpat1-dev libsqlite3-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev libcrypt-dev"
-test_pkgs="python3 python3-psutil redis-server procps util-linux gdb man-db sysstat gcc-multilib clang linux-perf chromium prometheus curl openssl"
+test_pkgs="python3 python3-psutil redis-server procps util-linux gdb man-db sysstat gcc-multilib clang linux-perf chromium prometheus curl openssl golang-go"
 pkgs=$build_pkgs
 test=
 [ "${1:-}" = "--test" ] && { pkgs="$pkgs $test_pkgs"; test=1; }

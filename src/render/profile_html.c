@@ -239,7 +239,8 @@ static void write_meta(FILE *out, const struct vt_profile_html *r, uint64_t tota
 	vt_html_text(out, m->method[0] ? m->method : "?");
 	fprintf(out, " at %g Hz", m->hz);
 	if (m->wall)
-		fprintf(out, ", blocked threads at %g Hz", m->wall_hz);
+		fprintf(out, ", blocked threads looked at %.3g times a second (each look %.3g samples of 1/%g s)",
+			m->wall_hz, m->hz / m->wall_hz, m->hz);
 	fprintf(out, " for %.1f s</span><span>%" PRIu64 " samples, %" PRIu64 " lost</span>",
 		m->duration_s, m->samples, m->lost);
 	fprintf(out, "<span>graph: %" PRIu64 " samples (%s)</span>", total,

@@ -188,18 +188,39 @@ static int strings_init(struct build *b, struct keys *k)
 	return ok ? 0 : -1;
 }
 
-/* One Mapping per module, then one per module name a function names that the table lacks. */
+/*
+ * The program's own module: the first that is a file (its path absolute),
+ * neither the kernel ("[kernel]", /proc/kallsyms) nor a shared object.  pprof takes the first Mapping for the main
+ * binary ("File:" in its header): kallsyms came first.  UINT32_MAX: none.
+ */
+static uint32_t main_module(const struct vt_profile *p)
+{
+	for (uint32_t i = 0; i < p->nmodules; i++) {
+		const struct vt_prof_module *m = &p->modules[i];
+		const char *path = m->path && m->path < p->nstrings ? vt_profile_str(p, m->path) : "";
+		const char *name = m->name && m->name < p->nstrings ? vt_profile_str(p, m->name) : "";
+
+		if (path[0] == '/' && name[0] != '[' && !strstr(name, ".so"))
+			return i;
+	}
+	return UINT32_MAX;
+}
+
+/* One Mapping per module, the program's first, then one per module name a function names that the table lacks. */
 static int mappings_build(struct build *b)
 {
 	const struct vt_profile *p = b->p;
 	size_t cap = (size_t)p->nmodules + p->nfuncs;
+	uint32_t first = main_module(p);
 
 	b->map_of_str = calloc(p->nstrings ? p->nstrings : 1, sizeof(*b->map_of_str));
 	b->maps = calloc(cap ? cap : 1, sizeof(*b->maps));
 	b->map_ptrs = calloc(cap ? cap : 1, sizeof(*b->map_ptrs));
 	if (!b->map_of_str || !b->maps || !b->map_ptrs)
 		return -1;
-	for (uint32_t i = 0; i < p->nmodules; i++) {
+	for (uint32_t k = 0; k < p->nmodules; k++) {
+		/* the main module first, then the others in their order */
+		uint32_t i = first == UINT32_MAX ? k : k == 0 ? first : k <= first ? k - 1 : k;
 		const struct vt_prof_module *m = &p->modules[i];
 		pb_mapping *pm;
 
@@ -325,7 +346,8 @@ static int locations_build(struct build *b, const struct keys *k)
 static int samples_build(struct build *b, const struct keys *k, bool wall)
 {
 	const struct vt_profile *p = b->p;
-	double hz = p->meta.hz, wall_hz = p->meta.wall_hz > 0 ? p->meta.wall_hz : p->meta.hz;
+	/* every stack's count is in samples of 1/hz s, a wall look's too (it counts hz / wall_hz of them) */
+	double hz = p->meta.hz;
 	size_t nids = 0, n = 0, id = 0, nl = 0;
 
 	for (uint32_t i = 0; i < p->nstacks; i++) {
@@ -348,7 +370,6 @@ static int samples_build(struct build *b, const struct keys *k, bool wall)
 		const struct vt_prof_stack *s = &p->stacks[i];
 		const uint32_t *locs = vt_profile_stack_locs(p, s);
 		const struct vt_prof_thread *t = s->thread < p->nthreads ? &p->threads[s->thread] : NULL;
-		double each = s->state == VT_PROF_RUNNING ? hz : wall_hz;
 		pb_sample *ps = &b->samples[b->nsamples];
 		pb_label **lp = &b->label_ptrs[nl];
 
@@ -364,7 +385,7 @@ static int samples_build(struct build *b, const struct keys *k, bool wall)
 		ps->value = &b->values[2 * b->nsamples];
 		ps->n_value = 2;
 		ps->value[0] = (int64_t)s->count;
-		ps->value[1] = each > 0 ? (int64_t)llround((double)s->count * 1e9 / each) : 0;
+		ps->value[1] = hz > 0 ? (int64_t)llround((double)s->count * 1e9 / hz) : 0;
 		ps->label = lp;
 #define LABEL(k_, str_, num_)                                                         \
 		do {                                                                  \
@@ -417,7 +438,8 @@ static int comments_build(struct build *b, bool wall)
 			  m->method[0] ? m->method : "?", m->hz, m->duration_s, m->samples, m->lost,
 			  m->unwind_failed);
 	if (m->wall)
-		c[n++] = str_addf(b, "blocked threads sampled at %g Hz", m->wall_hz);
+		c[n++] = str_addf(b, "blocked threads looked at %.3g times a second, each look counting "
+				  "%.3g samples of 1/%g s", m->wall_hz, m->hz / m->wall_hz, m->hz);
 	if (!m->kernel_symbols)
 		c[n++] = str_add(b, "no kernel symbols (/proc/kallsyms not readable)");
 	if (m->exited)

@@ -345,7 +345,8 @@ static void print_how(FILE *out, const struct vt_prof_summary *s)
 		vt_text_printable(m->method, method, sizeof(method)), m->hz,
 		vt_fmt_span(m->duration_s, span, sizeof(span)));
 	if (m->wall)
-		fprintf(out, "; every thread, blocked or not, at %.0f Hz (wall)", m->wall_hz);
+		fprintf(out, "; every thread, blocked or not (wall): looked at %.3g times a second, "
+			"each look counting %.3g samples of 1/%.0f s", m->wall_hz, m->hz / m->wall_hz, m->hz);
 	if (m->method_note[0]) {
 		char note[sizeof(m->method_note)];
 		fprintf(out, "\n  why        %s", vt_text_printable(m->method_note, note, sizeof(note)));

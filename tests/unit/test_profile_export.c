@@ -343,6 +343,8 @@ static void test_pprof__cpu_round_trip(void)
 	CHECK_STR(pstr(pp, pp->sample_type[0]->unit), "count");
 	CHECK_STR(pstr(pp, pp->sample_type[1]->type), "cpu");
 	CHECK_STR(pstr(pp, pp->sample_type[1]->unit), "nanoseconds");
+	/* pprof names the first mapping as the profile's "File:": the program, not kallsyms */
+	CHECK(pp->n_mapping > 0 && strcmp(pstr(pp, pp->mapping[0]->filename), "/usr/bin/app") == 0);
 	CHECK(pp->period_type && strcmp(pstr(pp, pp->period_type->type), "cpu") == 0);
 	CHECK_EQ_I64(pp->period, 10000000);
 	CHECK_EQ_I64(pp->duration_nanos, 2500000000LL);
@@ -413,8 +415,10 @@ static void test_pprof__wall_states_and_weights(void)
 	CHECK_STR(pstr(pp, pp->sample_type[1]->type), "wall");
 	pprof_references(pp, &count, &ns);
 	CHECK_EQ_U64(count, 19);
-	/* running samples weigh 1/hz (10 ms), sleeping ones 1/wall_hz (20 ms) */
-	CHECK_EQ_I64(ns, 12 * 10000000LL + 7 * 20000000LL);
+	/* every count is a sample of 1/hz (10 ms), a sleeping one's too: a wall look counts
+	 * hz / wall_hz of them (weighing them 1/wall_hz made a 4 s wall profile of one
+	 * sleeping thread 19.9 s in go tool pprof) */
+	CHECK_EQ_I64(ns, 19 * 10000000LL);
 	for (size_t i = 0; i < pp->n_sample; i++) {
 		const Perftools__Profiles__Sample *s = pp->sample[i];
 		const char *state = label_str(pp, s, "state");

@@ -193,6 +193,13 @@ json_t *vt_profile_json(const struct vt_prof_summary *s)
 	json_object_set_new(root, "runtime_seen", json_boolean(s->runtime_seen));
 
 	json_object_set_new(root, "process_cpu_s", num_or_null(m->process_cpu_s));
+	/* the CPU the on-CPU samples stand for, and the share of the process's they missed */
+	json_object_set_new(root, "sampled_cpu_s", m->hz > 0 ? json_real((double)s->cpu_samples / m->hz)
+							    : json_null());
+	json_object_set_new(root, "unsampled_share",
+			    m->hz > 0 && m->process_cpu_s > 0.05 && !m->threads_glob[0]
+				    ? json_real(fmax(0, 1 - (double)s->cpu_samples / m->hz / m->process_cpu_s))
+				    : json_null());
 	json_object_set_new(root, "vitals_cpu_s", num_or_null(m->self_cpu_s));
 	json_object_set_new(overhead, "fraction", num_or_null(m->overhead));
 	json_object_set_new(overhead, "how", m->overhead_how[0] ? vt_json_text(m->overhead_how)

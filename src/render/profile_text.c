@@ -4,6 +4,7 @@
 #include "render/profile_text.h"
 
 #include "render/table.h"
+#include "sample/profiler.h"
 
 #include <math.h>
 #include <string.h>
@@ -394,8 +395,9 @@ static void print_how(FILE *out, const struct vt_prof_summary *s)
 				"sampled after 1/%.0f s of its\n             own CPU (cpu-clock counts "
 				"every thread's period from zero), so a thread\n             that "
 				"uses less in its whole life, one per request, is not sampled;\n"
-				"             `vitals threads` counts their CPU\n", 100 * (1 - seen / used),
-				m->hz);
+				"             `vitals threads` counts their CPU, and --hz %.0f samples "
+				"those that use 1/%.0f s\n", 100 * (1 - seen / used), m->hz,
+				fmin(10 * m->hz, VT_PROFILER_HZ_MAX), fmin(10 * m->hz, VT_PROFILER_HZ_MAX));
 		else if (!m->kernel_refused && !strcmp(m->method, "perf cpu-clock") && used > 0.05 &&
 			 seen < 0.7 * used)
 			fprintf(out, "             %.0f%% of it was not sampled: threads that live less "

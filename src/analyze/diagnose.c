@@ -364,6 +364,12 @@ static void rule_accept_stall(const struct vt_threads_rates *r, struct vt_diagno
 	struct vt_diag_finding *f = NULL;
 	size_t i;
 
+	if (r->recorded_stalls && (f = add(d, VT_DIAG_ACCEPT_STALL))) {
+		f->stall.recorded = r->recorded_stalls;
+		f->stall.recorded_s = r->recorded_stall_s;
+		f->stall.interval_s = r->interval_s;
+		return;
+	}
 	if (r->listen_reads < VT_DIAG_STALL_READS || r->interval_s < VT_DIAG_STALL_MIN_S)
 		return;
 	for (i = 0; i < r->nlisten; i++) {

@@ -142,6 +142,8 @@ struct vt_diag_finding {
 			size_t listeners;        /* listeners whose queue never emptied */
 			unsigned reads;
 			double interval_s;
+			size_t recorded;         /* over a recording: the stalls found (l unset), 0 live */
+			double recorded_s;       /* ... their length, all together */
 		} stall;
 	};
 };

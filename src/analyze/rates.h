@@ -126,6 +126,9 @@ struct vt_threads_rates {
 	struct vt_rates_listener listen[VT_RATES_LISTEN_MAX];
 	size_t nlisten;
 	unsigned listen_reads;          /* how often their queues were read over the interval */
+	/* Over a recording (analyze): the accept-queue stalls analyze/stalls.c found, and their length */
+	size_t recorded_stalls;
+	double recorded_stall_s;
 	bool io_known;                  /* the process's read/write calls below were counted */
 	double syscr_per_s, syscw_per_s; /* read- and write-family calls (not recv/send) per second */
 	struct vt_thread_rate *threads; /* owned, n, tid order */

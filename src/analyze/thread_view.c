@@ -214,8 +214,8 @@ static void fill_thread(const struct vt_thread_run *th, struct vt_thread_rate *t
 	t->syscall_count = d->syscall_n;
 }
 
-int vt_soak_thread_view(const struct vt_series *s, pid_t pid, struct vt_threads_rates *out,
-			struct vt_diagnosis *diag, struct vt_err *err)
+int vt_soak_thread_view(const struct vt_series *s, pid_t pid, const struct vt_stalls *stalls,
+			struct vt_threads_rates *out, struct vt_diagnosis *diag, struct vt_err *err)
 {
 	struct vt_soak_short_lived sl;
 	double t0 = INFINITY, t1 = -INFINITY;
@@ -269,6 +269,12 @@ int vt_soak_thread_view(const struct vt_series *s, pid_t pid, struct vt_threads_
 		vt_threads_rates_release(out);
 		return VT_E_NOMEM;
 	}
+	/* the process's stalls over the span: a stalled process is never "idle" */
+	for (i = 0; stalls && i < stalls->n; i++)
+		if (!match || stalls->v[i].pid == pid) {
+			out->recorded_stalls++;
+			out->recorded_stall_s += stalls->v[i].length_s;
+		}
 	vt_diagnose(out, diag);
 	return VT_OK;
 }

@@ -17,6 +17,7 @@
 #include "analyze/diagnose.h"
 #include "analyze/rates.h"
 #include "analyze/soak.h"
+#include "analyze/stalls.h"
 #include "sample/series.h"
 
 /*
@@ -59,8 +60,8 @@ pid_t vt_soak_threads_pid(const struct vt_series *s, const struct vt_soak_verdic
  * Errors: VT_E_NOMEM; VT_E_NOTFOUND when no thread was recorded.
  * On success release *out with vt_threads_rates_release.
  */
-int vt_soak_thread_view(const struct vt_series *s, pid_t pid, struct vt_threads_rates *out,
-			struct vt_diagnosis *diag, struct vt_err *err);
+int vt_soak_thread_view(const struct vt_series *s, pid_t pid, const struct vt_stalls *stalls,
+			struct vt_threads_rates *out, struct vt_diagnosis *diag, struct vt_err *err);
 
 /*
  * The threads of the analysed incarnation (the process of v's span; every

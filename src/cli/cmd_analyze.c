@@ -262,15 +262,15 @@ static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
 	r.series = &s;
 	r.verdict = &v;
 	r.utf8 = vt_cli_utf8();
-	/* the threads of the analysed incarnation, through the rules of vitals threads */
-	if (vt_soak_thread_view(&s, v.from < s.n && v.to > v.from ? s.pid[v.from] : 0, &tview, &tdiag,
-				NULL) == VT_OK) {
-		r.thread_diag = &tdiag;
-		vt_threads_rates_release(&tview);
-	}
 	/* accept-queue stalls, when it recorded its listening sockets */
 	if (vt_stalls_find(&s, o.stall_s, &stalls) == 0)
 		r.stalls = &stalls;
+	/* the threads of the analysed incarnation, through the rules of vitals threads */
+	if (vt_soak_thread_view(&s, v.from < s.n && v.to > v.from ? s.pid[v.from] : 0, r.stalls, &tview,
+				&tdiag, NULL) == VT_OK) {
+		r.thread_diag = &tdiag;
+		vt_threads_rates_release(&tview);
+	}
 	/* the memory limit its settled window supports */
 	if (o.limit) {
 		vt_mem_limit_recommend(&s, &v, &limit);

@@ -167,6 +167,12 @@ const char *vt_render_diag_evidence(const struct vt_diag_finding *f, char *buf, 
 	case VT_DIAG_ACCEPT_STALL: {
 		char backlog[32] = "";
 
+		if (f->stall.recorded) {
+			snprintf(buf, cap, "%zu accept-queue stall%s, %.1f s in all: connections waited for "
+				 "accept() that nothing took (listed below); the threads were not idle but "
+				 "stuck", f->stall.recorded, f->stall.recorded == 1 ? "" : "s", f->stall.recorded_s);
+			break;
+		}
 		if (f->stall.l.backlog != UINT32_MAX)
 			snprintf(backlog, sizeof(backlog), ", backlog %u", f->stall.l.backlog);
 		snprintf(buf, cap, "%s had connections waiting for accept() at all %u reads over %.1f s "

@@ -69,6 +69,10 @@ PY
 vitals analyze "$WORK/run.db" >"$WORK/a.txt" 2>&1
 sed -n '/^accept queue/,/^$/p' "$WORK/a.txt"
 check "the text names the stall" grep -q "accept queue: 1 stall longer than 2 s" "$WORK/a.txt"
+sed -n '/^what the threads did/,/^$/p' "$WORK/a.txt"
+check "what the threads did over the run says the stall, not idle" \
+	sh -c "sed -n '/^what the threads did/,/^\$/p' '$WORK/a.txt' | grep -q '1 accept-queue stall,' &&
+	       ! sed -n '/^what the threads did/,/^\$/p' '$WORK/a.txt' | grep -q '^  idle'"
 vitals analyze --json --stall 10s "$WORK/run.db" >"$WORK/a10.json"
 check "none longer than 10 s" test "$(jq_py "$WORK/a10.json" 'len(j["accept_queue"]["stalls"])')" = 0
 vitals analyze --stall 10s "$WORK/run.db" >"$WORK/a10.txt"

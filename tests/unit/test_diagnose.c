@@ -428,6 +428,18 @@ static void test_diagnose__accept_stall(void)
 	r.interval_s = 0.5;
 	vt_diagnose(&r, &d);
 	CHECK(!has(&d, VT_DIAG_ACCEPT_STALL));
+	/* over a recording (analyze): the stalls stalls.c found; the run is not "idle" */
+	r.listen[1].min_queue = 0;
+	r.recorded_stalls = 5;
+	r.recorded_stall_s = 21.5;
+	vt_diagnose(&r, &d);
+	f = find(&d, VT_DIAG_ACCEPT_STALL);
+	CHECK(f != NULL && !has(&d, VT_DIAG_IDLE));
+	if (f)
+		CHECK(strstr(evidence(f), "5 accept-queue stalls, 21.5 s in all") != NULL);
+	r.recorded_stalls = 0;
+	r.recorded_stall_s = 0;
+	r.listen[1].min_queue = 7;
 	/* blocked on I/O and stalled: both said, not idle */
 	r.interval_s = 3;
 	t[1].states[VT_STATE_S] = 0;

@@ -1242,7 +1242,7 @@ static void test_soak__thread_view(void)
 
 	vt_series_init(&s);
 	s.info.ncpus = 2;
-	CHECK(vt_soak_thread_view(&s, 42, &r, &d, &err) == VT_E_NOTFOUND);
+	CHECK(vt_soak_thread_view(&s, 42, NULL, &r, &d, &err) == VT_E_NOTFOUND);
 	for (i = 0; i < 5; i++) {
 		struct vt_thread_run tr = { .pid = 42, .tid = 100 + i, .t_first = 0, .t_last = 3600 };
 
@@ -1263,7 +1263,7 @@ static void test_soak__thread_view(void)
 
 		CHECK(vt_series_add_thread(&s, &other) == 0);
 	}
-	CHECK(vt_soak_thread_view(&s, 42, &r, &d, &err) == VT_OK);
+	CHECK(vt_soak_thread_view(&s, 42, NULL, &r, &d, &err) == VT_OK);
 	CHECK_EQ_U64(r.n, 5);
 	CHECK(fabs(r.cores - 1.0) < 1e-9);
 	CHECK(fabs(r.interval_s - 3600) < 1e-9);
@@ -1277,7 +1277,7 @@ static void test_soak__thread_view(void)
 	/* a recording without the tally (schema 1): no guess about what they did */
 	for (i = 0; i < 5; i++)
 		memset(&s.threads[i].doing, 0, sizeof(s.threads[i].doing));
-	CHECK(vt_soak_thread_view(&s, 42, &r, &d, &err) == VT_OK);
+	CHECK(vt_soak_thread_view(&s, 42, NULL, &r, &d, &err) == VT_OK);
 	CHECK(!r.threads[1].wchan_ok && strstr(r.threads[1].wchan_why, "not sampled") != NULL);
 	CHECK(d.f[0].kind != VT_DIAG_CONVOY);
 	vt_threads_rates_release(&r);

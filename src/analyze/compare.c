@@ -15,6 +15,12 @@
  * established while it is inside the combined scatter of the two figures,
  * and ranges that do not even touch mean the arms differ whatever the
  * scatter says.  Both must hold; either failing is a real difference.
+ * Under both, a difference smaller than what analyze counts as a change
+ * (vt_soak_change_floor: 0.5% of the level, at least 1 MiB, 0.01 cores)
+ * is within noise: two arms with no scatter at all are not 12 KiB apart
+ * for real.  CPU's figure is the mean rate over the window, so its noise
+ * is the scatter of the rates between points over sqrt(their number): the
+ * scatter itself called a 14% change noise.
  */
 #include "analyze/compare.h"
 
@@ -166,6 +172,8 @@ static void cpu_cell(const struct vt_series *s, size_t a, size_t b, struct scrat
 	if (n == 0) {
 		c->lo = c->hi = c->median;
 		c->noise = 0;
+	} else {
+		c->noise /= sqrt((double)n);   /* the mean of n rates, not one of them */
 	}
 }
 
@@ -213,7 +221,7 @@ out:
 	return rc;
 }
 
-static void diff_against(const struct vt_cmp_cell *base, const struct vt_cmp_cell *c,
+static void diff_against(enum vt_metric m, const struct vt_cmp_cell *base, const struct vt_cmp_cell *c,
 			 struct vt_cmp_diff *d)
 {
 	double spread;
@@ -225,7 +233,47 @@ static void diff_against(const struct vt_cmp_cell *base, const struct vt_cmp_cel
 	d->delta = c->median - base->median;
 	d->pct = base->median != 0 ? d->delta / base->median * 100 : NAN;
 	spread = NOISE_K * sqrt(base->noise * base->noise + c->noise * c->noise);
-	d->within_noise = fabs(d->delta) <= spread && base->lo <= c->hi && c->lo <= base->hi;
+	d->within_noise = (fabs(d->delta) <= spread && base->lo <= c->hi && c->lo <= base->hi) ||
+			  fabs(d->delta) < vt_soak_change_floor(m, base->median);
+}
+
+/*
+ * The program a recording's target names: the first word after "-- " (a
+ * command vitals started), or the name after "--name "; NULL when the
+ * target was a pid or a pidfile, which names no program.  An experiment's
+ * arms run one command, "{arm}" in its arguments aside: only the program
+ * is compared.
+ */
+static const char *program_of(const char *target, size_t *len)
+{
+	const char *p;
+
+	if (!strncmp(target, "-- ", 3))
+		p = target + 3;
+	else if (!strncmp(target, "--name ", 7))
+		p = target + 7;
+	else
+		return NULL;
+	*len = strcspn(p, " ");
+	/* its base name: ./srv and /opt/app/srv are one program */
+	for (size_t i = *len; i > 0; i--)
+		if (p[i - 1] == '/') {
+			*len -= i;
+			p += i;
+			break;
+		}
+	return *len ? p : NULL;
+}
+
+static size_t other_command(const struct vt_series *const *series, size_t n)
+{
+	size_t i, len0, len;
+	const char *p0 = n ? program_of(series[0]->info.target, &len0) : NULL, *p;
+
+	for (i = 1; p0 && i < n; i++)
+		if ((p = program_of(series[i]->info.target, &len)) && (len != len0 || memcmp(p, p0, len)))
+			return i;
+	return 0;
 }
 
 int vt_compare(const struct vt_series *const *series, const char *const *names, size_t n,
@@ -248,7 +296,9 @@ int vt_compare(const struct vt_series *const *series, const char *const *names, 
 		out->diff[0][f] = (struct vt_cmp_diff){ false, NAN, NAN, false };
 	for (i = 1; i < n; i++)
 		for (f = 0; f < VT_M_COUNT; f++)
-			diff_against(&out->arms[0].cell[f], &out->arms[i].cell[f], &out->diff[i][f]);
+			diff_against((enum vt_metric)f, &out->arms[0].cell[f], &out->arms[i].cell[f],
+				     &out->diff[i][f]);
+	out->other_command = other_command(series, n);
 	return 0;
 fail:
 	vt_comparison_free(out);

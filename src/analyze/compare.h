@@ -51,6 +51,8 @@ struct vt_comparison {
 	size_t narms;
 	struct vt_cmp_arm *arms;             /* owned array, narms */
 	struct vt_cmp_diff (*diff)[VT_M_COUNT];     /* owned, narms rows; row 0 is all unknown */
+	size_t other_command;                /* the first arm whose recording ran another program
+	                                      * than arm 0's (its target as recorded), 0 none */
 };
 
 /*

@@ -201,6 +201,15 @@ struct vt_soak_verdict {
 void vt_soak_opts_default(struct vt_soak_opts *o);
 
 /*
+ * The smallest change of metric m that counts, at a level: 0.5% of the
+ * level, and at least 1 MiB for bytes (heaps grow in 128 KiB..1 MiB
+ * steps), 0.01 for cores and fractions, 0.5 for counts and seconds.  The
+ * verdict's tolerance is the larger of this and 3 sd of its noise; compare
+ * holds an A/B difference to the same floor.
+ */
+double vt_soak_change_floor(enum vt_metric m, double level);
+
+/*
  * Analyse s into *v (o NULL: the defaults).  Never fails on data: an empty
  * or one-sample series gives VT_VERDICT_CANNOT_TELL with its reason; a
  * figure that does not apply is NAN.  Returns 0, or -1 only on out of

@@ -265,8 +265,7 @@ double vt_soak_tolerance_of(struct vt_soak_work *w, enum vt_metric m, size_t fro
 			   double *noise, double *level)
 {
 	const struct vt_stat *st = w->s->m[m];
-	bool bytes = vt_metrics[m].unit == VT_UNIT_BYTES;
-	double abs_min = bytes ? VT_MiB : 0.5, diff;
+	double diff;
 	size_t i, n = 0;
 
 	*noise = *level = NAN;
@@ -292,7 +291,19 @@ double vt_soak_tolerance_of(struct vt_soak_work *w, enum vt_metric m, size_t fro
 			w->wv[n++] = (struct vt_wval){ st[i].mean, weight };
 	}
 	*level = vt_stat_wquantile(w->wv, n, 0.5);
-	return fmax(fmax(NOISE_TOL * *noise, LEVEL_TOL * fabs(*level)), abs_min);
+	return fmax(NOISE_TOL * *noise, vt_soak_change_floor(m, *level));
+}
+
+double vt_soak_change_floor(enum vt_metric m, double level)
+{
+	double abs_min;
+
+	switch ((unsigned)m < VT_M_COUNT ? vt_metrics[m].unit : VT_UNIT_COUNT) {
+	case VT_UNIT_BYTES: abs_min = VT_MiB; break;
+	case VT_UNIT_CORES: case VT_UNIT_FRACTION: abs_min = 0.01; break;
+	default: abs_min = 0.5; break;
+	}
+	return fmax(LEVEL_TOL * fabs(level), abs_min);
 }
 /* ---- quarters and settling ---- */
 

@@ -108,6 +108,17 @@ int vt_render_compare_text(FILE *out, const struct vt_compare_report *r)
 		fprintf(out, "  nothing to compare\n");
 		return ferror(out) ? -1 : 0;
 	}
+	if (cmp->other_command) {
+		const struct vt_cmp_arm *a = &cmp->arms[0], *b = &cmp->arms[cmp->other_command];
+		char na[64], ta[160], nb[64], tb[160];
+
+		fprintf(out, "warning: the recordings ran different commands (%s: %s; %s: %s): the table "
+			"compares two programs, not one change\n",
+			vt_text_printable(a->name ? a->name : "arm 0", na, sizeof(na)),
+			vt_text_printable(a->series->info.target, ta, sizeof(ta)),
+			vt_text_printable(b->name ? b->name : "arm", nb, sizeof(nb)),
+			vt_text_printable(b->series->info.target, tb, sizeof(tb)));
+	}
 	fputc('\n', out);
 	if (cmp->narms == 1) {
 		if (print_table(out, cmp, 1, 1, r->metric_label))

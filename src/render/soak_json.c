@@ -632,6 +632,9 @@ int vt_render_compare_json(FILE *out, const struct vt_compare_report *r)
 	}
 	put(&p, "title", r->title ? vt_json_text(r->title) : json_null());
 	put(&p, "baseline", cmp->narms ? vt_json_text(cmp->arms[0].name) : json_null());
+	/* the first arm whose recording ran another program than the baseline's */
+	put(&p, "other_command", cmp->other_command ? vt_json_text(cmp->arms[cmp->other_command].name)
+						    : json_null());
 	for (i = 0; i < cmp->narms; i++)
 		append(arms, arm_json(&cmp->arms[i], r->limits), &p.failed);
 	for (f = 0; f < VT_M_COUNT; f++)

@@ -234,5 +234,82 @@ static void test_compare__unknown_heap_and_unsettled_arm(void)
 	vt_series_free(&b);
 }
 
+/*
+ * One materiality rule for every metric (issue 22): two arms with no
+ * scatter at all 12 KiB apart were a "real" change; a CPU 14% higher was
+ * "within noise" because the scatter of the per-interval rates, not of
+ * their mean, was held against it.
+ */
+static void test_compare__materiality(void)
+{
+	static const struct arm_spec flat = { 200 * MiB, 200 * MiB, 40 * MiB, 10 * MiB, 1 * MiB,
+					      2, 1, 0.5, 0, false, false };
+	struct arm_spec more = flat;
+	struct vt_series a, b;
+	const struct vt_series *arms[] = { &a, &b };
+	struct vt_comparison cmp;
+	struct vt_stat *u, *k;
+	double cpu_a = 0, cpu_b = 0;
+	size_t i;
+
+	more.committed += 12 * 1024;
+	more.anon += 12 * 1024;
+	build_arm(&a, &flat, 600, 5);
+	build_arm(&b, &more, 600, 6);
+	/* CPU 0.50 against 0.57 cores, each second's rate scattered by 0.15 cores */
+	seed(7);
+	u = vt_series_stat(&a, VT_M_CPU_USER_S);
+	k = vt_series_stat(&b, VT_M_CPU_USER_S);
+	for (i = 0; i < 600; i++) {
+		cpu_a += fmax(0, 0.50 + 0.15 * gauss());
+		cpu_b += fmax(0, 0.57 + 0.15 * gauss());
+		u[i] = (struct vt_stat){ cpu_a, cpu_a, cpu_a };
+		k[i] = (struct vt_stat){ cpu_b, cpu_b, cpu_b };
+	}
+	u = vt_series_stat(&a, VT_M_CPU_SYS_S);
+	k = vt_series_stat(&b, VT_M_CPU_SYS_S);
+	for (i = 0; i < 600; i++)
+		u[i] = k[i] = (struct vt_stat){ 0, 0, 0 };
+	CHECK(vt_compare(arms, NULL, 2, NULL, &cmp) == 0);
+	printf("# committed: delta %.0f B, within noise %d; cpu: %+.1f%%, within noise %d\n",
+	       cmp.diff[1][VT_M_COMMITTED].delta, cmp.diff[1][VT_M_COMMITTED].within_noise,
+	       cmp.diff[1][VT_M_CPU_CORES].pct, cmp.diff[1][VT_M_CPU_CORES].within_noise);
+	CHECK(cmp.diff[1][VT_M_COMMITTED].known && cmp.diff[1][VT_M_COMMITTED].within_noise);
+	CHECK(cmp.diff[1][VT_M_CPU_CORES].known && !cmp.diff[1][VT_M_CPU_CORES].within_noise);
+	CHECK(cmp.diff[1][VT_M_CPU_CORES].pct > 8 && cmp.diff[1][VT_M_CPU_CORES].pct < 20);
+	vt_comparison_free(&cmp);
+	vt_series_free(&a);
+	vt_series_free(&b);
+}
+
+/* Recordings of different programs are said to be (the table then compares programs, not a change). */
+static void test_compare__different_commands(void)
+{
+	static const struct arm_spec flat = { 200 * MiB, 200 * MiB, 40 * MiB, 10 * MiB, 1 * MiB,
+					      2, 1, 0.5, 0, false, false };
+	struct vt_series a, b;
+	const struct vt_series *arms[] = { &a, &b };
+	struct vt_comparison cmp;
+
+	build_arm(&a, &flat, 200, 8);
+	build_arm(&b, &flat, 200, 9);
+	snprintf(a.info.target, sizeof(a.info.target), "-- ./server --port 8080 --log /tmp/default.log");
+	snprintf(b.info.target, sizeof(b.info.target), "-- /opt/app/server --port 8080 --log /tmp/cap2.log");
+	CHECK(vt_compare(arms, NULL, 2, NULL, &cmp) == 0);
+	CHECK(cmp.other_command == 0);   /* one program, its arguments aside */
+	vt_comparison_free(&cmp);
+	snprintf(b.info.target, sizeof(b.info.target), "-- ./other-server --port 8080");
+	CHECK(vt_compare(arms, NULL, 2, NULL, &cmp) == 0);
+	CHECK(cmp.other_command == 1);
+	vt_comparison_free(&cmp);
+	snprintf(a.info.target, sizeof(a.info.target), "pid 4242");   /* names no program: not judged */
+	CHECK(vt_compare(arms, NULL, 2, NULL, &cmp) == 0);
+	CHECK(cmp.other_command == 0);
+	vt_comparison_free(&cmp);
+	vt_series_free(&a);
+	vt_series_free(&b);
+}
+
 VT_TEST_MAIN(test_compare__arena_max_two, test_compare__equal_arms_within_noise,
-	     test_compare__three_sd_apart_is_a_difference, test_compare__unknown_heap_and_unsettled_arm)
+	     test_compare__three_sd_apart_is_a_difference, test_compare__unknown_heap_and_unsettled_arm,
+	     test_compare__materiality, test_compare__different_commands)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/profile_buckets.h"
 #include "render/json.h"
 #include "render/profile_folded.h"
 #include "render/svg_chart.h"
@@ -27,15 +28,31 @@ static const char *const bucket_palette[] = {
 };
 #define NPALETTE (sizeof(bucket_palette) / sizeof(*bucket_palette))
 
-/* The locations and the kept stacks (root first) of one profile as JSON. */
+/* A stack's flags in the page: bit 0 truncated, bit 1 an idle wait (left out unless asked). */
+#define STACK_TRUNCATED 1
+#define STACK_IDLE 2
+
+static int stack_flags(const struct vt_profile *p, const struct vt_prof_stack *s)
+{
+	bool idle = s->state != VT_PROF_RUNNING && s->state != VT_PROF_RUNNABLE &&
+		    vt_wait_class_idle(vt_bucket_wait_class(p, s));
+
+	return (s->truncated ? STACK_TRUNCATED : 0) | (idle ? STACK_IDLE : 0);
+}
+
+/*
+ * The locations and the kept stacks (root first) of one profile as JSON;
+ * *total counts the samples the graph shows at first, idle waits left out
+ * as the tables leave them out, *idle those it leaves out.
+ */
 static json_t *profile_json(const struct vt_profile *p, unsigned states, const int32_t *loc_bucket,
-			    size_t nbuckets, const char *name, uint64_t *total)
+			    size_t nbuckets, const char *name, uint64_t *total, uint64_t *idle)
 {
 	json_t *o = json_object(), *locs = json_array(), *stacks = json_array();
 	char label[LABEL_MAX];
 	bool ok = o && locs && stacks;
 
-	*total = 0;
+	*total = *idle = 0;
 	for (uint32_t i = 0; ok && i < p->nlocs; i++) {
 		const struct vt_prof_loc *l = &p->locs[i];
 		const struct vt_prof_func *f = l->func < p->nfuncs ? &p->funcs[l->func] : NULL;
@@ -51,11 +68,13 @@ static json_t *profile_json(const struct vt_profile *p, unsigned states, const i
 	for (uint32_t i = 0; ok && i < p->nstacks; i++) {
 		const struct vt_prof_stack *s = &p->stacks[i];
 		const uint32_t *locs_of = vt_profile_stack_locs(p, s);
+		int flags;
 		json_t *a;
 
 		if (!s->count || !vt_prof_states_has(states, s->state))
 			continue;
-		a = json_pack("[I b]", (json_int_t)s->count, s->truncated);
+		flags = stack_flags(p, s);
+		a = json_pack("[I i]", (json_int_t)s->count, flags);
 		ok = a != NULL;
 		for (uint32_t d = s->depth; ok && d-- > 0;)
 			ok = json_array_append_new(a, json_integer(locs_of[d] < p->nlocs ?
@@ -65,10 +84,11 @@ static json_t *profile_json(const struct vt_profile *p, unsigned states, const i
 			break;
 		}
 		ok = json_array_append_new(stacks, a) == 0;   /* consumes a, also on failure */
-		*total += s->count;
+		*(flags & STACK_IDLE ? idle : total) += s->count;
 	}
 	if (ok && json_object_set_new(o, "name", vt_json_text(name)) == 0 &&
 	    json_object_set_new(o, "total", json_integer((json_int_t)*total)) == 0 &&
+	    json_object_set_new(o, "idle", json_integer((json_int_t)*idle)) == 0 &&
 	    json_object_set_new(o, "locs", locs) == 0 && json_object_set_new(o, "stacks", stacks) == 0)
 		return o;
 	json_decref(o);
@@ -77,10 +97,12 @@ static json_t *profile_json(const struct vt_profile *p, unsigned states, const i
 	return NULL;
 }
 
-static json_t *page_json(const struct vt_profile_html *r, uint64_t *total, uint64_t *base_total)
+static json_t *page_json(const struct vt_profile_html *r, uint64_t *total, uint64_t *idle,
+			 uint64_t *base_total)
 {
 	json_t *root = json_object(), *pal = json_array(), *names = json_array(), *prof, *base = NULL;
 	bool ok = root && pal && names;
+	uint64_t base_idle;
 
 	*base_total = 0;
 	for (size_t i = 0; ok && i < NPALETTE; i++)
@@ -88,10 +110,10 @@ static json_t *page_json(const struct vt_profile_html *r, uint64_t *total, uint6
 	for (size_t i = 0; ok && i < r->nbuckets; i++)
 		ok = json_array_append_new(names, vt_json_text(r->buckets[i].name)) == 0;
 	prof = ok ? profile_json(r->profile, r->states, r->loc_bucket, r->nbuckets,
-				 r->label ? r->label : "this profile", total) : NULL;
+				 r->label ? r->label : "this profile", total, idle) : NULL;
 	if (prof && r->base)
 		base = profile_json(r->base, r->base_states, NULL, 0,
-				    r->base_label ? r->base_label : "base", base_total);
+				    r->base_label ? r->base_label : "base", base_total, &base_idle);
 	ok = prof && (!r->base || base);
 	if (ok && json_object_set_new(root, "color", json_string(r->base ? "diff" :
 								 r->loc_bucket ? "bucket" : "module")) == 0 &&
@@ -146,10 +168,11 @@ static const char page_js[] =
 	"(function(){'use strict';try{\n"
 	"var D=JSON.parse(document.getElementById('vt-data').textContent);\n"
 	"var NS='http://www.w3.org/2000/svg',RH=17,W=1200;\n"
+	"var showIdle=false;\n"
 	"function tree(P){var root={n:'all',m:'',k:false,b:-1,v:0,c:new Map(),p:null,d:0};\n"
 	" var trunc=['[truncated]','',false,-1],unk=['[unknown]','',false,-1];\n"
-	" P.stacks.forEach(function(s){var cnt=s[0],node=root;root.v+=cnt;\n"
-	"  var frames=[];if(s[1])frames.push(trunc);\n"
+	" P.stacks.forEach(function(s){if((s[1]&2)&&!showIdle)return;var cnt=s[0],node=root;root.v+=cnt;\n"
+	"  var frames=[];if(s[1]&1)frames.push(trunc);\n"
 	"  for(var i=2;i<s.length;i++)frames.push(s[i]>=0&&s[i]<P.locs.length?P.locs[s[i]]:unk);\n"
 	"  if(s.length==2)frames.push(unk);\n"
 	"  frames.forEach(function(f){var key=f[0]+'\\u0000'+f[1]+(f[2]?'\\u0000k':'');\n"
@@ -158,16 +181,18 @@ static const char page_js[] =
 	"node.c.set(key,ch);}\n"
 	"   ch.v+=cnt;node=ch;});});\n"
 	" return root;}\n"
-	"var root=tree(D.profile),total=root.v||1,maxd=0;\n"
+	"var root,total,maxd,btotal,maxdelta;\n"
+	"function build(){root=tree(D.profile);total=root.v||1;maxd=0;\n"
 	"(function walk(n){if(n.d>maxd)maxd=n.d;n.kids=Array.from(n.c.values()).sort(function(a,b){"
 	"return a.n<b.n?-1:a.n>b.n?1:(a.key<b.key?-1:1);});n.kids.forEach(walk);})(root);\n"
-	"var btotal=1;\n"
+	"btotal=1;\n"
 	"if(D.base){var broot=tree(D.base);btotal=broot.v||1;\n"
 	" (function match(n,b){n.bv=b?b.v:0;n.kids.forEach(function(k){match(k,b?b.c.get(k.key):null);});})"
 	"(root,broot);}\n"
-	"var maxdelta=0;\n"
+	"maxdelta=0;\n"
 	"if(D.base)(function md(n){var d=Math.abs(n.v/total-n.bv/btotal);if(d>maxdelta)maxdelta=d;"
-	"n.kids.forEach(md);})(root);\n"
+	"n.kids.forEach(md);})(root);}\n"
+	"build();\n"
 	"function hash(s){var h=2166136261;for(var i=0;i<s.length;i++){h^=s.charCodeAt(i);"
 	"h=Math.imul(h,16777619);}return h>>>0;}\n"
 	"function color(n){\n"
@@ -220,6 +245,9 @@ static const char page_js[] =
 	"if(location.hash.indexOf('#q=')===0)q.value=decodeURIComponent(location.hash.slice(3));\n"
 	"window.addEventListener('resize',function(){draw();});\n"
 	"document.getElementById('reset').addEventListener('click',function(){zoom=root;draw();});\n"
+	"var idleBox=document.getElementById('idle');\n"
+	"if(idleBox)idleBox.addEventListener('change',function(){showIdle=idleBox.checked;build();zoom=root;"
+	"search();});\n"
 	"document.querySelectorAll('.sw[data-b]').forEach(function(s){"
 	"s.style.background=D.palette[Number(s.getAttribute('data-b'))%D.palette.length];});\n"
 	"search();\n"
@@ -227,7 +255,7 @@ static const char page_js[] =
 	"})();\n"
 	"</script>\n";
 
-static void write_meta(FILE *out, const struct vt_profile_html *r, uint64_t total,
+static void write_meta(FILE *out, const struct vt_profile_html *r, uint64_t total, uint64_t idle,
 		       uint64_t base_total)
 {
 	const struct vt_prof_meta *m = &r->profile->meta;
@@ -243,9 +271,10 @@ static void write_meta(FILE *out, const struct vt_profile_html *r, uint64_t tota
 			m->wall_hz, m->hz / m->wall_hz, m->hz);
 	fprintf(out, " for %.1f s</span><span>%" PRIu64 " samples, %" PRIu64 " lost</span>",
 		m->duration_s, m->samples, m->lost);
-	fprintf(out, "<span>graph: %" PRIu64 " samples (%s)</span>", total,
-		r->states == VT_PROF_STATES_ALL ? "every state" :
-		r->states == VT_PROF_STATES_CPU ? "on CPU" : "selected states");
+	fprintf(out, "<span>graph: %" PRIu64 " samples (%s%s)</span>", total,
+		r->states == VT_PROF_STATES_ALL ? "wall: running, runnable and waiting" :
+		r->states == VT_PROF_STATES_CPU ? "on CPU" : "selected states",
+		idle ? "; idle waits left out, as the tables leave them" : "");
 	if (m->exited)
 		fputs("<span>the target exited: the profile so far</span>", out);
 	if (r->base) {
@@ -276,14 +305,16 @@ static void write_buckets(FILE *out, const struct vt_profile_html *r)
 			fprintf(out, " &plusmn; %.1f", 100 * b->ci);
 		fprintf(out, "</td><td class=\"n\">%" PRIu64 "</td></tr>\n", b->samples);
 	}
-	fputs("</table>\n<p class=\"small\">share of samples by top of stack</p>\n</div>\n", out);
+	fprintf(out, "</table>\n<p class=\"small\">share of %s samples by top of stack%s</p>\n</div>\n",
+		r->states == VT_PROF_STATES_CPU ? "on-CPU" : "the",
+		r->states == VT_PROF_STATES_CPU ? "" : "; idle waits left out");
 }
 
 int vt_profile_html_write(FILE *out, const struct vt_profile_html *r, struct vt_err *err)
 {
 	const struct vt_prof_meta *m = &r->profile->meta;
-	uint64_t total, base_total;
-	json_t *data = page_json(r, &total, &base_total);
+	uint64_t total, idle, base_total;
+	json_t *data = page_json(r, &total, &idle, &base_total);
 	char *json, title[160];
 
 	if (!data)
@@ -305,10 +336,14 @@ int vt_profile_html_write(FILE *out, const struct vt_profile_html *r, struct vt_
 	fputs("</head>\n<body>\n<h1>", out);
 	vt_html_text(out, title);
 	fputs("</h1>\n", out);
-	write_meta(out, r, total, base_total);
+	write_meta(out, r, total, idle, base_total);
 	fputs("<div class=\"wrap\">\n<div class=\"graph\">\n<div class=\"bar\">"
 	      "<input id=\"q\" type=\"search\" placeholder=\"search frames\" aria-label=\"search frames\">"
-	      "<button id=\"reset\" type=\"button\">reset zoom</button><span id=\"matched\"></span></div>\n"
+	      "<button id=\"reset\" type=\"button\">reset zoom</button>", out);
+	if (idle)
+		fprintf(out, "<label><input id=\"idle\" type=\"checkbox\"> show idle waits (%" PRIu64
+			" samples)</label>", idle);
+	fputs("<span id=\"matched\"></span></div>\n"
 	      "<svg id=\"fg\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
 	      "aria-label=\"flame graph\"></svg>\n<div id=\"detail\"></div>\n"
 	      "<p class=\"small\">root at the bottom; a frame's width is its share of the samples; "

@@ -102,7 +102,10 @@ static const char *const profile_examples[] = {
 "               confidence half-width, and the sample count; idle waits\n" \
 "               are left out and counted apart\n" \
 "  functions    the busiest functions by self time (the leaf) and by total\n" \
-"               time (anywhere on the stack)\n" \
+"               time (anywhere on the stack); code no symbol names (a\n" \
+"               stripped library's internal functions) is named by the\n" \
+"               start of the function that holds it, from the unwind\n" \
+"               table: libz.so.1.2.13+0x5d80 (function)\n" \
 "  threads      each thread's and pool's share of the samples beside the\n" \
 "               CPU the kernel counted for it over the same time\n" \
 "  sampling     method, rate, samples taken and lost, how each library\n" \

@@ -19,6 +19,7 @@
 
 #include "base/buf.h"
 #include "elf/code_map.h"
+#include "elf/fde_table.h"
 #include "elf/plt.h"
 
 #include <elfutils/libdw.h>
@@ -77,6 +78,8 @@ struct mod_info {
 	bool has_cfi;
 	uint8_t syms;              /* enum vt_sym_source */
 	uint64_t bias;             /* load bias: pc - bias is the file's address */
+	bool fde_read;             /* fde was looked for (it points into libdw's Elf data) */
+	struct vt_fde_table fde;   /* the unwind table's index: where functions start */
 };
 
 enum { PC_SYM = 1, PC_FDE = 2, PC_HAS_FDE = 4 };
@@ -937,6 +940,59 @@ static void plt_symbol(struct vt_unwinder *uw, Dwfl_Module *mod, uint64_t addr, 
 	e->func_start = start + bias;
 }
 
+/* The module's .eh_frame_hdr index, found through its PT_GNU_EH_FRAME header (no section headers needed). */
+static const struct vt_fde_table *fde_table(struct mod_info *mi, Dwfl_Module *mod)
+{
+	GElf_Addr bias = 0;
+	Elf *elf;
+	size_t n, i;
+
+	if (mi->fde_read)
+		return mi->fde.n ? &mi->fde : NULL;
+	mi->fde_read = true;
+	elf = dwfl_module_getelf(mod, &bias);
+	if (!elf || elf_getphdrnum(elf, &n) != 0)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		Elf_Data *d;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME)
+			continue;
+		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
+		if (d && d->d_buf && vt_fde_table_parse(d->d_buf, d->d_size, ph.p_vaddr, &mi->fde))
+			return &mi->fde;
+		break;
+	}
+	return NULL;
+}
+
+/*
+ * No symbol covers addr: name it by the function that holds it, from the
+ * unwind table.  A compiler writes one FDE per function (or per part of a
+ * function it split), so the FDE's start stands for every pc in it:
+ * "libz.so.1.2.13+0x5d80 (function)", one row for a stripped library's
+ * function instead of one per instruction (a gzip nginx profile had 15
+ * rows of libz+0x... for a few functions).  Only where an FDE covers addr:
+ * the padding between functions has none.
+ */
+static void fde_function(struct vt_unwinder *uw, Dwfl_Module *mod, struct mod_info *mi, uint64_t addr,
+			 struct pc_entry *e)
+{
+	const struct vt_code_module *cm = &uw->map.v[mi->idx];
+	const struct vt_fde_table *t = fde_table(mi, mod);
+	uint64_t start;
+	char name[192];
+
+	if (!t || addr < mi->bias || !cfi_covers(mod, true, addr) ||
+	    !vt_fde_table_start(t, addr - mi->bias, &start))
+		return;
+	snprintf(name, sizeof(name), "%s+0x%" PRIx64 " (function)",
+		 cm->vdso ? "[vdso]" : vt_code_basename(cm->path), start);
+	e->func = kept_name(uw, name);
+	e->func_start = e->func ? start + mi->bias : 0;
+}
+
 static bool symbol_fits(const char *name, const GElf_Sym *sym, GElf_Off off)
 {
 	int type = GELF_ST_TYPE(sym->st_info);
@@ -978,6 +1034,8 @@ bool vt_unwind_symbolize(struct vt_unwinder *uw, uint64_t pc, bool is_return,
 				e->func_start = addr - off;
 			} else {
 				plt_symbol(uw, mod, addr, e);
+				if (!e->func)
+					fde_function(uw, mod, mi, addr, e);
 			}
 		}
 	}

@@ -118,6 +118,21 @@ const char *vt_fmt_span(double s, char *buf, size_t cap)
 	return buf;
 }
 
+const char *vt_fmt_span_like(double s, double like, char *buf, size_t cap)
+{
+	if (!isfinite(s) || s < 0)
+		return na(buf, cap);
+	if (!isfinite(like) || like < 120)
+		return vt_fmt_span(s, buf, cap);
+	if (like < 120 * 60)
+		snprintf(buf, cap, like < 600 ? "%.1f min" : "%.0f min", s / 60);
+	else if (like < 48 * 3600)
+		snprintf(buf, cap, "%.1f h", s / 3600);
+	else
+		snprintf(buf, cap, "%.1f d", s / 86400);
+	return buf;
+}
+
 /* Up to a multiple of step (a hair over one, from a division, stays one). */
 static double ceil_to(double s, double step)
 {

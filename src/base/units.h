@@ -50,6 +50,9 @@ const char *vt_fmt_size_delta_like(double bytes, double like, char *buf, size_t 
 
 /* A duration in seconds (negative or NAN: n/a). */
 const char *vt_fmt_span(double seconds, char *buf, size_t cap);
+/* seconds in the unit vt_fmt_span picks for like: a progress line's elapsed and
+ * left in one unit ("2.0 min elapsed, 2.0 min left", not "2 min elapsed, 118 s left") */
+const char *vt_fmt_span_like(double seconds, double like, char *buf, size_t cap);
 /*
  * The shortest duration of at least s seconds that vt_fmt_span writes
  * exactly: whole seconds under 2 min, tenths of a minute under 10 min,

@@ -28,7 +28,8 @@ void vt_cli_soak_progress(void *ctx, const struct vt_soak_progress *p)
 		return;
 	pr->last_line = p->elapsed_s;
 	pr->lines++;
-	vt_fmt_span(p->elapsed_s, el, sizeof(el));
+	/* elapsed and left in one unit, the planned span's */
+	vt_fmt_span_like(p->elapsed_s, p->planned_s > 0 ? p->planned_s : p->elapsed_s, el, sizeof(el));
 	if (!isnan(p->trend) && p->trend_window_s > 0) {
 		char d[32];
 
@@ -39,8 +40,8 @@ void vt_cli_soak_progress(void *ctx, const struct vt_soak_progress *p)
 		int filled = (int)fmin(10, floor(10 * p->elapsed_s / p->planned_s));
 
 		snprintf(bar, sizeof(bar), "[%.*s%.*s] ", filled, "##########", 10 - filled, "..........");
-		snprintf(left, sizeof(left), ", %s left", vt_fmt_span(fmax(0, p->planned_s - p->elapsed_s), win,
-								   sizeof(win)));
+		snprintf(left, sizeof(left), ", %s left",
+			 vt_fmt_span_like(fmax(0, p->planned_s - p->elapsed_s), p->planned_s, win, sizeof(win)));
 	} else {
 		left[0] = '\0';
 	}

@@ -241,9 +241,9 @@ int vt_render_census_text(FILE *out, const struct vt_census_report *r)
 		skipped += c->walk.arenas[i].skipped;
 		rereads += c->walk.arenas[i].rereads;
 	}
-	fprintf(out, "census of %d (%s): glibc %s malloc, %zu arenas; main_arena 0x%" PRIx64 " %s\n", (int)c->pid,
+	fprintf(out, "census of %d (%s): glibc %s malloc, %zu arena%s; main_arena 0x%" PRIx64 " %s\n", (int)c->pid,
 		vt_text_printable(c->comm, comm, sizeof(comm)), c->alloc.version[0] ? c->alloc.version : "?",
-		c->walk.narenas, c->main_arena, c->main_arena_how);
+		c->walk.narenas, c->walk.narenas == 1 ? "" : "s", c->main_arena, c->main_arena_how);
 	fprintf(out, "read %s of its memory in %.2f s (%s/s); %s\n", sz(c->walk.read_bytes, b[0], sizeof(b[0])),
 		c->took_s, sz(c->took_s > 0 ? (uint64_t)(c->walk.read_bytes / c->took_s) : 0, b[1], sizeof(b[1])),
 		c->consistent ? "" : "the process ran on: nothing was stopped");

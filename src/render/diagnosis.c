@@ -21,8 +21,9 @@ static void io_evidence(const struct vt_diag_finding *f, char *buf, size_t cap)
 	for (k = 0; k < f->io.shown && used < cap; k++) {
 		const struct vt_diag_thread *t = &f->io.t[k].t;
 
-		w = snprintf(buf + used, cap - used, "%s thread %d (%s) %.0f%% of %u samples%s%s%s%s",
+		w = snprintf(buf + used, cap - used, "%s thread %d (%s) %.0f%% of %u sample%s%s%s%s%s",
 			     k ? ";" : "", (int)t->tid, t->comm, 100 * f->io.t[k].d_share, f->io.t[k].samples,
+			     f->io.t[k].samples == 1 ? "" : "s",
 			     t->wchan[0] ? ", in " : "", t->wchan, t->syscall[0] ? ", syscall " : "", t->syscall);
 		used += w > 0 ? (size_t)w : 0;
 	}
@@ -103,8 +104,8 @@ static void wake_why(const struct vt_diag_finding *f, const char *where, char *b
 		if (!f->wake.wchan_ok && !f->wake.syscall_ok)
 			n = snprintf(buf, cap, "its wchan and system call cannot be read (ptrace access needed)");
 		else if (!f->wake.t.wchan[0] && !f->wake.t.syscall[0])
-			n = snprintf(buf, cap, "its waits were too short to be seen (asleep in %u of %u samples)",
-				     f->wake.asleep, f->wake.samples);
+			n = snprintf(buf, cap, "its waits were too short to be seen (asleep in %u of %u sample%s)",
+				     f->wake.asleep, f->wake.samples, f->wake.samples == 1 ? "" : "s");
 		else
 			n = snprintf(buf, cap, "in %s, a wait vitals does not classify", where);
 		if (f->kind == VT_DIAG_SERVING && n >= 0 && (size_t)n < cap)

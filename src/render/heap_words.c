@@ -5,6 +5,7 @@
  */
 #include "render/heap.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #define MiB (1024.0 * 1024.0)
@@ -78,14 +79,23 @@ const char *vt_render_heap_evidence(const struct vt_heap_verdict *v, int i, char
 			 mib(v->keepcost));
 		break;
 	case VT_HEAP_EV_ARENAS:
-		snprintf(buf, cap, "%llu arenas; the one holding most free memory (arena %d) has %.0f%% of it",
-			 (unsigned long long)v->narenas, v->top_arena, v->top_arena_share * 100);
+		snprintf(buf, cap, "%llu arena%s; the one holding most free memory (arena %d) has %.0f%% of it",
+			 (unsigned long long)v->narenas, v->narenas == 1 ? "" : "s", v->top_arena,
+			 v->top_arena_share * 100);
 		break;
-	case VT_HEAP_EV_TRIM_ESTIMATE:
-		snprintf(buf, cap, "malloc_trim(0) could return %.1f-%.1f MiB now (whole pages inside free "
+	case VT_HEAP_EV_TRIM_ESTIMATE: {
+		char range[48];
+
+		/* "0.3-0.3 MiB" is one figure */
+		if (lround(mib(v->trim_low) * 10) == lround(mib(v->trim_high) * 10))
+			snprintf(range, sizeof(range), "about %.1f", mib(v->trim_low));
+		else
+			snprintf(range, sizeof(range), "%.1f-%.1f", mib(v->trim_low), mib(v->trim_high));
+		snprintf(buf, cap, "malloc_trim(0) could return %s MiB now (whole pages inside free "
 			 "chunks plus the main arena's top, at most RssAnon - live = %.1f MiB resident)",
-			 mib(v->trim_low), mib(v->trim_high), mib(v->trim_cap));
+			 range, mib(v->trim_cap));
 		break;
+	}
 	case VT_HEAP_EV_TRIM_MEASURED:
 		snprintf(buf, cap, "measured: malloc_trim(0) took RssAnon from %.1f to %.1f MiB in %.0f ms",
 			 mib(v->trim_rss_before), mib(v->trim_rss_after), v->trim_ms);
@@ -99,9 +109,9 @@ const char *vt_render_heap_evidence(const struct vt_heap_verdict *v, int i, char
 		break;
 	case VT_HEAP_EV_JEMALLOC:
 		snprintf(buf, cap, "allocated (live) %.1f MiB, active %.1f MiB, resident %.1f MiB, mapped "
-			 "%.1f MiB, retained %.1f MiB, %llu arenas", mib(v->live), mib(v->je_active),
+			 "%.1f MiB, retained %.1f MiB, %llu arena%s", mib(v->live), mib(v->je_active),
 			 mib(v->held), mib(v->je_mapped), mib(v->je_retained),
-			 (unsigned long long)v->narenas);
+			 (unsigned long long)v->narenas, v->narenas == 1 ? "" : "s");
 		break;
 	}
 	return buf;

@@ -592,6 +592,12 @@ static void test_soak_render__units(void)
 	CHECK_STR(vt_fmt_span(12 * 60, b, sizeof(b)), "12 min");
 	CHECK_STR(vt_fmt_span(3.4 * 3600, b, sizeof(b)), "3.4 h");
 	CHECK_STR(vt_fmt_span(NAN, b, sizeof(b)), "n/a");
+	/* a progress line's two figures in one unit: not "2 min elapsed, 118 s left" */
+	CHECK_STR(vt_fmt_span_like(120, 238, b, sizeof(b)), "2.0 min");
+	CHECK_STR(vt_fmt_span_like(118, 238, b, sizeof(b)), "2.0 min");
+	CHECK_STR(vt_fmt_span_like(30, 3600, b, sizeof(b)), "0 min");
+	CHECK_STR(vt_fmt_span_like(30, 60, b, sizeof(b)), "30 s");
+	CHECK_STR(vt_fmt_span_like(1800, 4 * 3600, b, sizeof(b)), "0.5 h");
 	CHECK_STR(vt_fmt_span(vt_span_ceil(123), b, sizeof(b)), "2.1 min");   /* not "2 min": at least */
 	CHECK_STR(vt_fmt_span(vt_span_ceil(606), b, sizeof(b)), "11 min");
 	CHECK_STR(vt_fmt_span(vt_span_ceil(7.5), b, sizeof(b)), "8 s");

@@ -44,7 +44,10 @@
  * VITALS_AGENT=0.  A host that drops privileges after start keeps serving
  * from its first euid's directory (vitals also looks in root's) but can no
  * longer unlink its socket at exit; the stale file is harmless (the next
- * process with that pid replaces it, and clients get ECONNREFUSED).  In a
+ * process with that pid replaces it, and clients get ECONNREFUSED).  So is
+ * the socket of a process killed by a signal (SIGTERM, SIGKILL: no exit
+ * handler runs, and the agent installs no signal handler in its host):
+ * the next agent to start in that directory removes it (sweep_gone).  In a
  * user namespace that does not map the host's root (rootless containers),
  * host root is the overflow uid to the agent and is refused: run vitals as
  * the host uid that the process's user maps to.  The library is linked
@@ -54,6 +57,7 @@
 #include "core.h"
 #include "protocol.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -250,6 +254,38 @@ static int bind_at(int fd, int dfd, const char *name)
 	return bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 }
 
+/*
+ * Remove the sockets of processes that are gone.  A process killed by a
+ * signal (SIGTERM's default action, SIGKILL) runs no exit handler, and
+ * the agent never installs a handler of its own in its host: its socket
+ * stays.  Harmless (clients get ECONNREFUSED), but they pile up: each
+ * agent that starts sweeps the directory, which only this user writes.
+ * Names other than PID.sock, and pids that exist, are left alone.
+ */
+static void sweep_gone(int dfd)
+{
+	int dup_fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+
+		if (end == e->d_name || strcmp(end, ".sock") != 0 || pid <= 0 || pid == (long)getpid() ||
+		    e->d_name[0] == '0' || e->d_name[0] == '-' || e->d_name[0] == '+')
+			continue;
+		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+			unlinkat(dfd, e->d_name, 0);
+	}
+	closedir(d);
+}
+
 /* Create the directory if needed, check it, bind and listen.  0 or -1. */
 static int socket_open(void)
 {
@@ -288,6 +324,7 @@ static int socket_open(void)
 	L.dev = st.st_dev;
 	L.ino = st.st_ino;
 	L.lfd = fd;
+	sweep_gone(dfd);
 	close(dfd);
 	return 0;
 fail:

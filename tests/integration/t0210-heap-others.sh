@@ -53,6 +53,19 @@ if [ -f "$AGENT" ]; then
 	vitals heap --no-agent --json "$TPID" >"$WORK/noagent.json"
 	check "--no-agent uses ptrace" test "$(jq_py "$WORK/noagent.json" 'j["method"]')" = ptrace
 	expect_exit 8 "trim not allowed" heap --agent-only --trim "$TPID"
+	# a process killed by SIGTERM runs no exit handler: its socket stays, and the next
+	# agent to start in the directory removes it (they piled up)
+	sockdir=/tmp/vitals-agent-$(id -u)
+	env -u XDG_RUNTIME_DIR LD_PRELOAD="$AGENT" sleep 30 &
+	gone=$!
+	for _ in $(seq 50); do [ -S "$sockdir/$gone.sock" ] && break; sleep 0.1; done
+	kill -TERM "$gone"; wait "$gone" 2>/dev/null
+	check "the socket of a process killed by SIGTERM is left" test -S "$sockdir/$gone.sock"
+	env -u XDG_RUNTIME_DIR LD_PRELOAD="$AGENT" sleep 30 &
+	next=$!
+	PIDS+=("$next")
+	for _ in $(seq 50); do [ -S "$sockdir/$next.sock" ] && break; sleep 0.1; done
+	check "the next agent removes it" test ! -e "$sockdir/$gone.sock"
 else
 	echo "# agent not built: agent case skipped"
 fi

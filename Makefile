@@ -8,8 +8,8 @@
 #   make fuzz          libFuzzer binaries (clang) in build-fuzz/; tests/run fuzz-run runs each
 #                      for VT_FUZZ_SECONDS (default 10) from its corpus
 #   make man           write man/vitals.1 from man/vitals.1.in and the option tables
-#   make install       install vitals, its agent, the demo target, the man page and
-#                      bash completion under PREFIX (default /usr/local), DESTDIR first
+#   make install       install vitals (stripped), its agent, the demo target, the man page
+#                      and bash completion under PREFIX (default /usr/local), DESTDIR first
 #   make bench-smoke   every bench/ script once with its shortest settings
 #   make WERROR=0      do not treat warnings as errors (they are errors by default)
 #
@@ -76,6 +76,9 @@ DOC        := $(B)/vitals-doc
 COMPLETION := $(B)/vitals.bash-completion
 
 .PHONY: all check check-unit test demo fuzz fuzz-bins fuzz-if-clang clean deps man install uninstall bench-smoke
+# Objects built on the way to a test or fuzz program are kept: make deleted them
+# as intermediates after each build (a 1,900-character 'rm' line before the demo).
+.SECONDARY:
 all: $(B)/vitals $(TARGETS) $(SANITIZED) $(PROFILE_FP) $(UNITS) $(FUZZ_REPLAY) $(AGENT) $(SHIMS) $(DOC) $(COMPLETION)
 
 $(B)/%.o: %.c
@@ -240,7 +243,7 @@ COMPDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 
 install: $(B)/vitals $(AGENT) $(B)/targets/arena_churn $(COMPLETION)
 	install -d $(BINDIR) $(LIBDIR)/targets $(MANDIR) $(COMPDIR)
-	install -m 755 $(B)/vitals $(BINDIR)/vitals
+	install -s -m 755 $(B)/vitals $(BINDIR)/vitals
 	install -m 755 $(AGENT) $(LIBDIR)/libvitals-agent.so
 	install -m 755 $(B)/targets/arena_churn $(LIBDIR)/targets/arena_churn
 	install -m 644 man/vitals.1 $(MANDIR)/vitals.1

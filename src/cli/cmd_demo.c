@@ -15,6 +15,7 @@
 #include "analyze/heap_verdict.h"
 #include "base/unknown.h"
 #include "render/heap.h"
+#include "render/table.h"
 #include "render/view.h"
 #include "sample/heap.h"
 #include "sample/sample.h"
@@ -231,23 +232,45 @@ static void print_soaks(const struct vt_compare_set *set)
 	printf("\n");
 }
 
+/*
+ * The commands to run next, named as this vitals was run: make demo runs
+ * build/vitals, and "vitals snap PID" is not a command in a clone.
+ */
 static void print_next_steps(void)
 {
-	printf("\nON YOUR OWN SERVICE\n"
-	       "    vitals snap PID                    memory breakdown, arenas, cap, cgroup\n"
-	       "    vitals heap PID                    the allocator's own figures: live vs free-held\n"
-	       "    vitals threads PID                 CPU now (not ps's average), per thread, and why\n"
-	       "    vitals threads --watch PID         the same, live\n"
-	       "    vitals profile PID                 where the CPU goes, bucketed by what the code does\n"
-	       "    vitals soak PID -o before.db --for 4h     leave it running; Ctrl-C ends it early\n"
-	       "    vitals analyze before.db           leak, plateau, step or still settling, with evidence\n"
-	       "    vitals analyze --limit before.db   a memory limit for its cgroup, from the settled window\n"
-	       "    vitals compare before.db after.db  A/B on the settled windows (--html for charts)\n"
-	       "    vitals experiment --for 1h --arm default --arm cap2:MALLOC_ARENA_MAX=2 -- CMD ARGS\n"
-	       "                                       the same command under each arm, soaked and compared\n"
-	       "    vitals census PID                  what fills the heap: live and free chunks, what they hold\n"
-	       "    vitals serve --pid PID             memory, allocator and CPU figures for Prometheus (:9464)\n"
-	       "    vitals caps PID                    what works on this host, and what grants the rest\n");
+	static const struct { const char *args, *what; } steps[] = {
+		{ "snap PID", "memory breakdown, arenas, cap, cgroup" },
+		{ "heap PID", "the allocator's own figures: live vs free-held" },
+		{ "threads PID", "CPU now (not ps's average), per thread, and why" },
+		{ "threads --watch PID", "the same, live" },
+		{ "profile PID", "where the CPU goes, bucketed by what the code does" },
+		{ "soak PID -o before.db --for 4h", "leave it running; Ctrl-C ends it early" },
+		{ "analyze before.db", "leak, plateau, step or still settling, with evidence" },
+		{ "analyze --limit before.db", "a memory limit for its cgroup, from the settled window" },
+		{ "compare before.db after.db", "A/B on the settled windows (--html for charts)" },
+		{ "experiment --for 1h --arm default --arm cap2:MALLOC_ARENA_MAX=2 -- CMD ARGS",
+		  "the same command under each arm, soaked and compared" },
+		{ "census PID", "what fills the heap: live and free chunks, what they hold" },
+		{ "serve --pid PID", "memory, allocator and CPU figures for Prometheus (:9464)" },
+		{ "caps PID", "what works on this host, and what grants the rest" },
+	};
+	/* as typed: a path (build/vitals) when it has a slash, else found on PATH */
+	const char *self = strchr(program_invocation_name, '/') ? program_invocation_name : "vitals";
+	char line[256], shown[128];
+	int width = 0;
+
+	vt_text_printable(self, shown, sizeof(shown));
+	for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++)
+		if (strlen(steps[i].args) < 40 && (int)strlen(steps[i].args) > width)
+			width = (int)strlen(steps[i].args);
+	printf("\nON YOUR OWN SERVICE\n");
+	for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++) {
+		snprintf(line, sizeof(line), "%s %s", shown, steps[i].args);
+		if (strlen(steps[i].args) < 40)
+			printf("    %-*s  %s\n", (int)strlen(shown) + 1 + width, line, steps[i].what);
+		else   /* too long for the column: its words on the next line */
+			printf("    %s\n    %-*s  %s\n", line, (int)strlen(shown) + 1 + width, "", steps[i].what);
+	}
 }
 
 /* The story once both soaks are done and both targets still run. */

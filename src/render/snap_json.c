@@ -65,7 +65,10 @@ static json_t *arenas_json(const struct vt_sample *s)
 	json_t *o;
 
 	if (!s->regions_st.available || s->alloc.kind != VT_ALLOC_GLIBC)
-		o = json_pack("{s:n, s:n, s:b}", "heaps", "arenas", "verified", 0);
+		/* the same keys, null: a script reads one shape whatever the allocator */
+		o = json_pack("{s:n, s:n, s:b, s:n, s:n, s:n, s:n, s:n, s:n}", "heaps", "arenas", "verified", 0,
+			      "reserved_bytes", "mapped_bytes", "rss_bytes", "swap_bytes", "main_heap_bytes",
+			      "main_heap_rss");
 	else
 		o = json_pack("{s:i, s:o, s:b, s:I, s:I, s:o, s:o, s:I, s:o}", "heaps", a->heaps,
 			      "arenas", a->arenas >= 0 ? json_integer(a->arenas) : json_null(),

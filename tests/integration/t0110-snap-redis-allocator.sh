@@ -34,6 +34,8 @@ fi
 check "allocator of redis-server is $want" test "$name" = "$want"
 check "no glibc arenas reported for a jemalloc process" test \
 	"$(jq_py "$WORK/redis.json" 'j["processes"][0]["arenas"]["heaps"]')" = null
+check "every arena key is there, null (a script reads one shape)" test \
+	"$(jq_py "$WORK/redis.json" '[j["processes"][0]["arenas"].get(k, "missing") for k in ("reserved_bytes", "mapped_bytes", "rss_bytes", "swap_bytes", "main_heap_bytes", "main_heap_rss")]')" = '[null, null, null, null, null, null]'
 
 # Under load (redis-benchmark, bounded in time): the allocator is jemalloc,
 # so no glibc block, cap or lever in any view, and the live heap figures are

@@ -419,10 +419,13 @@ static void print_reading(FILE *out, const struct vt_sample *s)
 	fprintf(out, "READING · pid %d\n", (int)s->pid);
 	if (vt_known(st->vm_rss) && vt_known(st->rss_anon) && st->vm_rss) {
 		double share = (double)st->rss_anon / (double)st->vm_rss;
-		fprintf(out, "  - %.0f%% of resident memory is anonymous (%s of %s): %s\n", share * 100,
+		/* say what the split means only where it decides something: mostly one or the other */
+		fprintf(out, "  - %.0f%% of resident memory is anonymous (%s of %s)%s%s\n", share * 100,
 			vt_fmt_bytes(st->rss_anon, a, sizeof(a)), vt_fmt_bytes(st->vm_rss, b, sizeof(b)),
+			share > 0.8 || share < 0.5 ? ": " : "",
 			share > 0.8 ? "it is allocated, not mapped files; page-cache tuning will not move it"
-				    : "file-backed pages are a large share; they can be dropped and re-read");
+			: share < 0.5 ? "file-backed pages are most of it; the kernel can drop them and read them again"
+				      : "");
 		lines++;
 	}
 	if (vt_known(st->vm_swap) && st->vm_swap && vt_known(s->committed)) {

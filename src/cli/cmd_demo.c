@@ -154,7 +154,7 @@ static void arm_progress(void *ctx, size_t arm, const struct vt_soak_progress *p
 		return;
 	sh->last_line = sh->elapsed;
 	fprintf(stderr, "%s  soaking both arms: %s left", sh->tty ? "\r\033[K" : "",
-		vt_fmt_span(fmax(0, sh->seconds - sh->elapsed), left, sizeof(left)));
+		vt_fmt_span_like(fmax(0, sh->seconds - sh->elapsed), sh->seconds, left, sizeof(left)));
 	for (i = 0; i < ARMS; i++)
 		fprintf(stderr, " · %s committed %s", arm_specs[i].name, vt_fmt_size(sh->committed[i], size, sizeof(size)));
 	fputs(sh->tty ? "" : "\n", stderr);

@@ -290,12 +290,12 @@ int vt_soak_analyze(const struct vt_series *s, const struct vt_soak_opts *o,
 		vt_soak_quarters(&w, v);
 	if (!vt_soak_too_short(&w, o, v))
 		rc = vt_soak_judge(&w, v);
+	if (rc == 0)
+		rc = free_lists(s, o, v);
 	/*
 	 * One figure for how much longer, rounded up once, here, to what every
 	 * view says exactly: "at least 2.1 min more" is 126 s in the JSON too.
 	 */
-	if (rc == 0)
-		rc = free_lists(s, o, v);
 	v->need_more_s = vt_span_ceil(v->need_more_s);
 out:
 	vt_soak_work_free(&w);

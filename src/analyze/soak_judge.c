@@ -324,7 +324,7 @@ static size_t floor_records(const struct vt_soak_work *w, size_t *bins)
  * a few steps between flat stretches, for less than RATCHET_SETTLE_S.
  * Arenas filling their high-water marks after start-up do both for many
  * minutes (report 000's baseline took 65-85 minutes to settle); only the
- * allocator's own live bytes tell them from a leak (vt_soak_free_lists).
+ * allocator's own live bytes tell them from a leak (free_lists in soak.c).
  * Returns true when it judged that.
  */
 static bool not_yet_a_leak(struct vt_soak_work *w, struct vt_soak_verdict *v)
@@ -336,7 +336,6 @@ static bool not_yet_a_leak(struct vt_soak_work *w, struct vt_soak_verdict *v)
 		vt_soak_unsettle(w, v);
 		v->kind = VT_VERDICT_CANNOT_TELL;
 		v->reason = VT_SOAK_WHY_SMALL_RISE;
-		v->material = w->material;
 		v->need_more_s = fmax((w->material - rise) / v->slope, w->interval);
 		return true;
 	}

@@ -39,29 +39,52 @@ pid_t vt_soak_threads_pid(const struct vt_series *s, const struct vt_soak_verdic
 }
 
 /*
- * The process's CPU seconds (user + system) at time t, from the point of
+ * The value of the process's counter m at time t, from the point of
  * process pid around it (linear between its first and last sample); false
  * when not recorded there.
  */
-static bool cpu_at(const struct vt_series *s, pid_t pid, double t, double *out)
+static bool counter_at(const struct vt_series *s, pid_t pid, enum vt_metric m, double t, double *out)
 {
-	const struct vt_stat *u = s->m[VT_M_CPU_USER_S], *y = s->m[VT_M_CPU_SYS_S];
+	const struct vt_stat *c = s->m[m];
 	size_t i;
 
-	if (!u || !y)
+	if (!c)
 		return false;
 	for (i = 0; i < s->n; i++) {
 		double f;
 
 		if ((pid && s->pid[i] != pid) || t < s->t0[i] || t > s->t1[i])
 			continue;
-		if (isnan(u[i].lo) || isnan(u[i].hi) || isnan(y[i].lo) || isnan(y[i].hi))
+		if (isnan(c[i].lo) || isnan(c[i].hi))
 			return false;
 		f = s->t1[i] > s->t0[i] ? (t - s->t0[i]) / (s->t1[i] - s->t0[i]) : 0;
-		*out = u[i].lo + y[i].lo + f * (u[i].hi - u[i].lo + y[i].hi - y[i].lo);
+		*out = c[i].lo + f * (c[i].hi - c[i].lo);
 		return true;
 	}
 	return false;
+}
+
+/* The process's CPU seconds (user + system) at time t (counter_at). */
+static bool cpu_at(const struct vt_series *s, pid_t pid, double t, double *out)
+{
+	double u, y;
+
+	if (!counter_at(s, pid, VT_M_CPU_USER_S, t, &u) || !counter_at(s, pid, VT_M_CPU_SYS_S, t, &y))
+		return false;
+	*out = u + y;
+	return true;
+}
+
+/* Counter m's rise per second over [t0, t1] (t1 > t0); false when not recorded at both ends or it fell. */
+static bool counter_rate(const struct vt_series *s, pid_t pid, enum vt_metric m, double t0, double t1,
+			 double *out)
+{
+	double a, b;
+
+	if (!counter_at(s, pid, m, t0, &a) || !counter_at(s, pid, m, t1, &b) || b < a)
+		return false;
+	*out = (b - a) / (t1 - t0);
+	return true;
 }
 
 /*
@@ -212,6 +235,9 @@ static void fill_thread(const struct vt_thread_run *th, struct vt_thread_rate *t
 	t->wchan_count = d->wchan_n;
 	snprintf(t->syscall, sizeof(t->syscall), "%s", d->syscall);
 	t->syscall_count = d->syscall_n;
+	t->timed = d->timed;
+	t->untimed = d->untimed;
+	t->timeout_ms = d->timed ? d->timeout_ms : -1;
 }
 
 int vt_soak_thread_view(const struct vt_series *s, pid_t pid, const struct vt_stalls *stalls,
@@ -265,6 +291,11 @@ int vt_soak_thread_view(const struct vt_series *s, pid_t pid, const struct vt_st
 	}
 	out->user_cores = out->sys_cores = -1;
 	out->cpu_seconds = out->cores * out->interval_s;
+	/* its read and write calls over the span: what tells data from a poll's timeout, as live */
+	out->io_known = counter_rate(s, match ? pid : 0, VT_M_IO_SYSCR, t0, t1, &out->syscr_per_s) &&
+			counter_rate(s, match ? pid : 0, VT_M_IO_SYSCW, t0, t1, &out->syscw_per_s);
+	if (!out->io_known)
+		out->syscr_per_s = out->syscw_per_s = 0;
 	if (vt_threads_rates_group(out, err) != VT_OK) {
 		vt_threads_rates_release(out);
 		return VT_E_NOMEM;

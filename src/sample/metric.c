@@ -146,6 +146,12 @@ const struct vt_metric_info vt_metrics[VT_M_COUNT] = {
 	[VT_M_CG_PSI_FULL_S] = { "cg_psi_full_s", "memory pressure (full)", VT_UNIT_SECONDS, REC | CUM,
 				 "seconds all its tasks stalled on memory at once (memory.pressure)",
 				 cg_psi_full_s },
+	[VT_M_IO_SYSCR]      = { "io_syscr", "read calls", VT_UNIT_COUNT, REC | CUM,
+				 "read-family system calls since the process started (/proc/PID/io syscr; "
+				 "not recv)", NULL },
+	[VT_M_IO_SYSCW]      = { "io_syscw", "write calls", VT_UNIT_COUNT, REC | CUM,
+				 "write-family system calls since the process started (/proc/PID/io syscw; "
+				 "not send)", NULL },
 };
 
 int vt_metric_find(const char *key)

@@ -53,6 +53,8 @@ enum vt_metric {
 	VT_M_CG_OOM_KILLS,   /* cgroup memory.events oom_kill (v1 oom_control): processes killed (cumulative) */
 	VT_M_CG_PSI_SOME_S,  /* cgroup memory.pressure some total: s a task stalled on memory (cumulative) */
 	VT_M_CG_PSI_FULL_S,  /* cgroup memory.pressure full total: s all tasks stalled at once (cumulative) */
+	VT_M_IO_SYSCR,       /* /proc/PID/io syscr: read-family calls since it started (cumulative) */
+	VT_M_IO_SYSCW,       /* /proc/PID/io syscw: write-family calls since it started (cumulative) */
 	VT_M_COUNT
 };
 

@@ -278,6 +278,9 @@ void vt_thread_tally_doing(const struct vt_thread_tally *t, struct vt_thread_doi
 	out->n_d = t->states[VT_STATE_D];
 	vt_name_tally_top(t->wchans, out->wchan, sizeof(out->wchan), &out->wchan_n);
 	vt_name_tally_top(t->calls, out->syscall, sizeof(out->syscall), &out->syscall_n);
+	out->timed = t->timed;
+	out->untimed = t->untimed;
+	out->timeout_ms = vt_timeout_tally_median(&t->timeouts);
 }
 
 const struct vt_thread_tally *vt_thread_tallies_find(const struct vt_thread_tallies *set, pid_t tid,

@@ -168,7 +168,9 @@ void vt_thread_tally_add(struct vt_thread_tally *t, const struct vt_thread_snap 
 /*
  * What a thread was doing, the form a recording keeps (store/store.h):
  * samples, how many in R, S and D, the most frequent wchan and system call
- * with their counts.  seen 0: none.
+ * with their counts, and the waits with a timeout argument and without one
+ * with the median timeout (what tells a poll its timeout woke from one
+ * woken by events: analyze/wait_kind.h).  seen 0: none.
  */
 struct vt_thread_doing {
 	unsigned seen;               /* samples */
@@ -177,6 +179,8 @@ struct vt_thread_doing {
 	unsigned wchan_n;
 	char syscall[32];            /* most frequent system call in progress, "" none */
 	unsigned syscall_n;
+	unsigned timed, untimed;     /* samples in a wait with a timeout argument, with none */
+	int64_t timeout_ms;          /* the median such timeout (timed > 0) */
 };
 
 void vt_thread_tally_doing(const struct vt_thread_tally *t, struct vt_thread_doing *out);

@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "base/outfile.h"
 #include "base/version.h"
+#include "proc/io.h"
 #include "proc/listen.h"
 #include "proc/thread_watch.h"
 #include "sample/heap.h"
@@ -264,6 +265,24 @@ static void read_accept_queue(struct vt_soak *sk, double now, int pid_fd, struct
 	vt_buf_release(&buf);
 }
 
+/*
+ * The process's read- and write-family calls so far (/proc/PID/io): with
+ * its threads' wakeups, what tells a thread woken by data from a poll that
+ * found nothing (analyze/diagnose.c), over a recording as live.  Reading it
+ * needs ptrace read access; without it the columns stay empty.
+ */
+static void read_io(int pid_fd, struct vt_store_sample *row)
+{
+	struct vt_buf buf = VT_BUF_INIT(4096);
+	struct vt_proc_io io;
+
+	if (vt_proc_io_read(pid_fd, &buf, &io, NULL) == VT_OK) {
+		row->v[VT_M_IO_SYSCR] = (double)io.syscr;
+		row->v[VT_M_IO_SYSCW] = (double)io.syscw;
+	}
+	vt_buf_release(&buf);
+}
+
 static void fill_heap(struct vt_soak *sk, double now, struct vt_store_sample *row)
 {
 	struct vt_heap_opts ho = { .no_ptrace = !sk->cfg->heap, .timeout_ms = 1000 };
@@ -471,6 +490,7 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 		if (smaps)
 			read_pss(pid_fd, &row);
 		read_accept_queue(sk, now, pid_fd, &row);
+		read_io(pid_fd, &row);
 		rc = read_threads(sk, now, last, pid_fd, &row, &tsample, &trows, &ntrows, err);
 		close(pid_fd);
 	}

@@ -40,7 +40,8 @@ static const char *const schema_sql =
 	" pid INTEGER, detail TEXT);"
 	"CREATE TABLE threads(pid INTEGER, tid INTEGER, name TEXT, first_sample INTEGER,"
 	" last_sample INTEGER, seen INTEGER, n_r INTEGER, n_s INTEGER, n_d INTEGER, wchan TEXT,"
-	" wchan_n INTEGER, syscall TEXT, syscall_n INTEGER, PRIMARY KEY(pid, tid)) WITHOUT ROWID;"
+	" wchan_n INTEGER, syscall TEXT, syscall_n INTEGER, timed INTEGER, untimed INTEGER,"
+	" timeout_ms INTEGER, PRIMARY KEY(pid, tid)) WITHOUT ROWID;"
 	"CREATE TABLE thread_samples(sample_id INTEGER, tid INTEGER, pid INTEGER, cpu_ns INTEGER,"
 	" wait_ns INTEGER, vcsw INTEGER, nvcsw INTEGER, PRIMARY KEY(sample_id, tid)) WITHOUT ROWID;";
 
@@ -258,8 +259,8 @@ static int prepare_inserts(struct vt_store *st, struct vt_err *err)
 	    /* what it was doing (states, wchan, syscall) is a running tally the
 	     * soak keeps; a row without one (NULL) leaves the last one standing */
 	    (rc = prepare(st, "INSERT INTO threads(pid, tid, name, first_sample, last_sample, seen, n_r,"
-			      " n_s, n_d, wchan, wchan_n, syscall, syscall_n)"
-			      " VALUES(?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+			      " n_s, n_d, wchan, wchan_n, syscall, syscall_n, timed, untimed, timeout_ms)"
+			      " VALUES(?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
 			      " ON CONFLICT(pid, tid) DO UPDATE SET"
 			      " name = excluded.name, last_sample = excluded.last_sample,"
 			      " seen = coalesce(excluded.seen, seen), n_r = coalesce(excluded.n_r, n_r),"
@@ -267,7 +268,10 @@ static int prepare_inserts(struct vt_store *st, struct vt_err *err)
 			      " wchan = coalesce(excluded.wchan, wchan),"
 			      " wchan_n = coalesce(excluded.wchan_n, wchan_n),"
 			      " syscall = coalesce(excluded.syscall, syscall),"
-			      " syscall_n = coalesce(excluded.syscall_n, syscall_n)",
+			      " syscall_n = coalesce(excluded.syscall_n, syscall_n),"
+			      " timed = coalesce(excluded.timed, timed),"
+			      " untimed = coalesce(excluded.untimed, untimed),"
+			      " timeout_ms = coalesce(excluded.timeout_ms, timeout_ms)",
 			  &st->ins_thread, err)) ||
 	    (rc = prepare(st, "INSERT OR REPLACE INTO thread_samples(sample_id, tid, pid, cpu_ns, wait_ns,"
 			      " vcsw, nvcsw) VALUES(?, ?, ?, ?, ?, ?, ?)", &st->ins_tsample, err)) ||
@@ -633,13 +637,13 @@ static void bind_u64(sqlite3_stmt *q, int i, uint64_t v)
 		sqlite3_bind_int64(q, i, (sqlite3_int64)v);
 }
 
-/* Parameters 5..12 of the threads upsert: NULLs when nothing was tallied. */
+/* Parameters 5..15 of the threads upsert: NULLs when nothing was tallied (the timeout: none seen). */
 static void bind_doing(sqlite3_stmt *q, const struct vt_thread_doing *d)
 {
 	int k;
 
 	if (!d->seen) {
-		for (k = 5; k <= 12; k++)
+		for (k = 5; k <= 15; k++)
 			sqlite3_bind_null(q, k);
 		return;
 	}
@@ -651,6 +655,12 @@ static void bind_doing(sqlite3_stmt *q, const struct vt_thread_doing *d)
 	sqlite3_bind_int64(q, 10, d->wchan_n);
 	sqlite3_bind_text(q, 11, d->syscall, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(q, 12, d->syscall_n);
+	sqlite3_bind_int64(q, 13, d->timed);
+	sqlite3_bind_int64(q, 14, d->untimed);
+	if (d->timed && d->timeout_ms >= 0)
+		sqlite3_bind_int64(q, 15, d->timeout_ms);
+	else
+		sqlite3_bind_null(q, 15);
 }
 
 static int insert_threads(struct vt_store *st, sqlite3_int64 sample_id, pid_t pid,
@@ -1227,8 +1237,12 @@ static bool counter_delta(sqlite3_stmt *first, sqlite3_stmt *last, int col, uint
 }
 
 /* Per thread: its counters from the first to the last time they were recorded. */
-/* Columns 5.. of the threads query (schema 2 on): the tally of what it was doing. */
-static void load_doing(sqlite3_stmt *q, struct vt_thread_doing *d)
+/*
+ * Columns 5.. of the threads query (schema 2 on): the tally of what it was
+ * doing; with timed, columns 13..15 too (a recording made before they were
+ * added has none: its waits with a timeout are unknown, timed and untimed 0).
+ */
+static void load_doing(sqlite3_stmt *q, bool timed, struct vt_thread_doing *d)
 {
 	const unsigned char *w = sqlite3_column_text(q, 9), *c = sqlite3_column_text(q, 11);
 
@@ -1242,10 +1256,17 @@ static void load_doing(sqlite3_stmt *q, struct vt_thread_doing *d)
 	d->wchan_n = (unsigned)sqlite3_column_int64(q, 10);
 	snprintf(d->syscall, sizeof(d->syscall), "%s", c ? (const char *)c : "");
 	d->syscall_n = (unsigned)sqlite3_column_int64(q, 12);
+	if (timed) {
+		d->timed = (unsigned)sqlite3_column_int64(q, 13);
+		d->untimed = (unsigned)sqlite3_column_int64(q, 14);
+		d->timeout_ms = sqlite3_column_int64(q, 15);
+		if (sqlite3_column_type(q, 15) == SQLITE_NULL || d->timeout_ms < 0)
+			d->timed = 0;     /* no timeout to go with them */
+	}
 	/* untrusted file: counts that cannot be are dropped, not shown */
 	if (d->n_r > d->seen || d->n_s > d->seen || d->n_d > d->seen ||
 	    (uint64_t)d->n_r + d->n_s + d->n_d > d->seen || d->wchan_n > d->seen ||
-	    d->syscall_n > d->seen)
+	    d->syscall_n > d->seen || (uint64_t)d->timed + d->untimed > d->seen)
 		memset(d, 0, sizeof(*d));
 }
 
@@ -1256,9 +1277,13 @@ static int load_threads(sqlite3 *db, const char *path, int schema, struct vt_ser
 	const char *row_sql =
 		"SELECT s.t, ts.cpu_ns, ts.wait_ns, ts.vcsw, ts.nvcsw FROM thread_samples ts"
 		" JOIN samples s ON s.id = ts.sample_id WHERE ts.sample_id = ? AND ts.tid = ?";
+	bool timed = schema >= 2 && has_column(db, "threads", "timed");
 	int rc, k;
 
-	rc = sqlite3_prepare_v2(db, schema >= 2
+	rc = sqlite3_prepare_v2(db, timed
+				? "SELECT pid, tid, first_sample, last_sample, name, seen, n_r, n_s, n_d,"
+				  " wchan, wchan_n, syscall, syscall_n, timed, untimed, timeout_ms FROM threads"
+				: schema >= 2
 				? "SELECT pid, tid, first_sample, last_sample, name, seen, n_r, n_s, n_d,"
 				  " wchan, wchan_n, syscall, syscall_n FROM threads"
 				: "SELECT pid, tid, first_sample, last_sample, name FROM threads", -1, &groups,
@@ -1277,7 +1302,7 @@ static int load_threads(sqlite3 *db, const char *path, int schema, struct vt_ser
 		tr.tid = (pid_t)sqlite3_column_int64(groups, 1);
 		snprintf(tr.name, sizeof(tr.name), "%s", name ? (const char *)name : "");
 		if (schema >= 2)
-			load_doing(groups, &tr.doing);
+			load_doing(groups, timed, &tr.doing);
 		for (k = 0; k < 2; k++) {
 			sqlite3_bind_int64(row[k], 1, sqlite3_column_int64(groups, 2 + k));
 			sqlite3_bind_int64(row[k], 2, tr.tid);

@@ -27,11 +27,15 @@
  *           them, load from their samples)
  *   events(id, t, wall, kind, pid, detail)
  *   threads(pid, tid, name, first_sample, last_sample, seen, n_r, n_s, n_d, wchan, wchan_n,
- *           syscall, syscall_n, PRIMARY KEY(pid, tid))
+ *           syscall, syscall_n, timed, untimed, timeout_ms, PRIMARY KEY(pid, tid))
  *           seen..syscall_n: what the thread was doing when its state, wchan and
  *           system call were sampled (at the threads cadence): samples, how
  *           many in R, S, D, the most frequent wchan and system call and how
- *           often each was seen (schema 2; schema 1 files, without them, load)
+ *           often each was seen (schema 2; schema 1 files, without them, load);
+ *           timed, untimed: of those samples, in a wait with a timeout
+ *           argument and with none, timeout_ms the median timeout (NULL when
+ *           none was timed): what `vitals threads` tells a poll's timeout from
+ *           events by (files without the columns load with them unknown)
  *   thread_samples(sample_id, tid, pid, cpu_ns, wait_ns, vcsw, nvcsw, PRIMARY KEY(sample_id, tid))
  *   profiles, profile_strings, profile_funcs, profile_locs, profile_stacks, profile_threads,
  *   profile_modules: the profiles a soak took (schema 3; store/profile_store.h; schema 1

@@ -7,7 +7,8 @@
 # at --stall 10s.  A soak of a process that listens on nothing records no
 # queue: analyze's accept_queue is null and the text says nothing.
 # Meanwhile vitals threads, during the stall, diagnoses an "accept stall"
-# (the queue non-empty at every 100 ms read), and after it does not.
+# (the queue non-empty at every 100 ms read), never "idle", and after it
+# does not.
 . "$(dirname "$0")/lib.sh"
 
 command -v python3 >/dev/null || skip "no python3"
@@ -41,6 +42,8 @@ jq_py "$WORK/during.json" '(j["diagnosis"], j["listen"])'
 check "threads during the stall: an accept stall on the echo port" \
 	test "$(jq_py "$WORK/during.json" "any(f['pattern'] == 'accept stall' and '127.0.0.1:$PORT' in f['evidence'] for f in j['diagnosis'])")" = true
 vitals threads --json -i 1s "$TPID" >"$WORK/after.json"
+check "threads during the stall: never idle (issue 22, verdicts 3)" \
+	test "$(jq_py "$WORK/during.json" "any(f['pattern'] == 'idle' for f in j['diagnosis'])")" = false
 check "threads after it (the queue drained): no accept stall, the listener read" \
 	test "$(jq_py "$WORK/after.json" "(any(f['pattern'] == 'accept stall' for f in j['diagnosis']), j['listen']['sockets'][0]['max_queue'])")" = "[false, 0]"
 vitals analyze --json "$WORK/run.db" >"$WORK/a.json" 2>"$WORK/err"

@@ -1284,7 +1284,68 @@ static void test_soak__thread_view(void)
 	vt_series_free(&s);
 }
 
-VT_TEST_MAIN(test_soak__thread_view, test_soak__ratchet_inside_settled_window_is_plateau, test_soak__small_trim_after_settling_is_plateau, test_soak__real_releases_still_fall, test_soak__short_steady_tail_cannot_tell, test_soak__flat_noise_is_plateau, test_soak__ramp_then_flat_settles,
+/*
+ * An event loop over a soak, judged as vitals threads judges it live: the
+ * timeout its waits were given and the process's read and write calls are
+ * recorded, so a loop woken far faster than its timeout, or reading a
+ * request per wakeup, is serving, and one woken by its 1 ms timeout that
+ * reads nothing is a busy poll; without either figure it cannot tell.
+ */
+static void test_soak__thread_view_event_loop(void)
+{
+	struct vt_threads_rates r;
+	struct vt_diagnosis d;
+	struct vt_series s;
+	struct vt_stat *rd, *wr;
+	struct vt_thread_run tr = { .pid = 42, .tid = 42, .name = "redis-server", .t_first = 0, .t_last = 600,
+				    .wait_known = true, .csw_known = true };
+
+	vt_series_init(&s);
+	s.info.ncpus = 2;
+	tr.cpu_ns = 200ull * 1000000000ull;                 /* 0.33 cores */
+	tr.vcsw = 600ull * 14000;                           /* 14,000 wakeups a second */
+	tr.doing = (struct vt_thread_doing){ 120, 50, 70, 0, "do_epoll_wait", 60, "epoll_wait", 70, 70, 0, 100 };
+	CHECK(vt_series_add_thread(&s, &tr) == 0);
+	CHECK(vt_soak_thread_view(&s, 42, NULL, &r, &d, NULL) == VT_OK);
+	CHECK(r.threads[0].timed == 70 && r.threads[0].timeout_ms == 100);
+	CHECK(d.n == 1 && d.f[0].kind == VT_DIAG_SERVING && d.f[0].wake.timeout_ms == 100);
+	vt_threads_rates_release(&r);
+
+	/* no timeout seen: the read and write calls recorded decide */
+	s.threads[0].doing.timed = 0;
+	CHECK(vt_soak_thread_view(&s, 42, NULL, &r, &d, NULL) == VT_OK);
+	CHECK(!r.io_known && d.n == 1 && d.f[0].kind == VT_DIAG_WAKEUPS);
+	vt_threads_rates_release(&r);
+	CHECK(vt_series_reserve(&s, 2) == 0);
+	rd = vt_series_stat(&s, VT_M_IO_SYSCR);
+	wr = vt_series_stat(&s, VT_M_IO_SYSCW);
+	CHECK(rd && wr);
+	for (int i = 0; i < 2; i++) {
+		s.t[i] = s.t0[i] = s.t1[i] = i * 600.0;
+		s.count[i] = 1;
+		s.pid[i] = 42;
+		rd[i] = (struct vt_stat){ 1e6 + i * 600 * 14000.0, 1e6 + i * 600 * 14000.0, NAN };
+		wr[i] = (struct vt_stat){ 1e6 + i * 600 * 14000.0, 1e6 + i * 600 * 14000.0, NAN };
+	}
+	s.n = 2;
+	CHECK(vt_soak_thread_view(&s, 42, NULL, &r, &d, NULL) == VT_OK);
+	CHECK(r.io_known && fabs(r.syscr_per_s - 14000) < 1e-6 && fabs(r.syscw_per_s - 14000) < 1e-6);
+	CHECK(d.n == 1 && d.f[0].kind == VT_DIAG_SERVING && d.f[0].wake.io_known);
+	vt_threads_rates_release(&r);
+
+	/* a poller: 900 wakeups a second on its 1 ms timeout at 0.009 cores, no read or write */
+	s.threads[0].cpu_ns = 600ull * 9000000ull;
+	s.threads[0].vcsw = 600ull * 900;
+	s.threads[0].doing = (struct vt_thread_doing){ 120, 2, 118, 0, "do_sys_poll", 118, "poll", 118, 118, 0, 1 };
+	rd[1] = rd[0];
+	wr[1] = wr[0];
+	CHECK(vt_soak_thread_view(&s, 42, NULL, &r, &d, NULL) == VT_OK);
+	CHECK(d.n == 1 && d.f[0].kind == VT_DIAG_BUSY_POLL && d.f[0].wake.timeout_ms == 1);
+	vt_threads_rates_release(&r);
+	vt_series_free(&s);
+}
+
+VT_TEST_MAIN(test_soak__thread_view, test_soak__thread_view_event_loop, test_soak__ratchet_inside_settled_window_is_plateau, test_soak__small_trim_after_settling_is_plateau, test_soak__real_releases_still_fall, test_soak__short_steady_tail_cannot_tell, test_soak__flat_noise_is_plateau, test_soak__ramp_then_flat_settles,
 	     test_soak__steady_ramp_is_leak, test_soak__short_leak_like_the_target, test_soak__step,
 	     test_soak__step_inside_a_binned_point, test_soak__step_many_draws,
 	     test_soak__sawtooth_is_plateau, test_soak__step_down, test_soak__small_level_shift_is_plateau, test_soak__concave_growth_is_settling,

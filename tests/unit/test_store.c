@@ -120,7 +120,7 @@ static void test_store__thread_doing(void)
 	struct vt_store *st = create("doing.db", 1);
 	struct vt_store_thread th = { 10, "worker-0", 1000, 5, 3, 1 };
 	struct vt_store_sample s = { .t = 0, .wall = 1.7e9, .pid = 42 };
-	struct vt_thread_doing want = { 4, 1, 2, 1, "futex_do_wait", 3, "futex", 3 };
+	struct vt_thread_doing want = { 4, 1, 2, 1, "do_sys_poll", 3, "poll", 3, 3, 1, 1 };
 	struct vt_series ser;
 	struct vt_err err;
 	sqlite3 *db;
@@ -147,11 +147,24 @@ static void test_store__thread_doing(void)
 		const struct vt_thread_doing *d = &ser.threads[0].doing;
 
 		CHECK(d->seen == 4 && d->n_r == 1 && d->n_s == 2 && d->n_d == 1);
-		CHECK_STR(d->wchan, "futex_do_wait");
-		CHECK_STR(d->syscall, "futex");
+		CHECK_STR(d->wchan, "do_sys_poll");
+		CHECK_STR(d->syscall, "poll");
 		CHECK(d->wchan_n == 3 && d->syscall_n == 3);
+		/* the waits with a timeout and its median: what tells a poll's timeout from events */
+		CHECK(d->timed == 3 && d->untimed == 1 && d->timeout_ms == 1);
 		CHECK_EQ_U64(ser.threads[0].cpu_ns, 1000);
 	}
+	vt_series_free(&ser);
+
+	/* a recording made before the timeout columns: the rest of the tally loads, no timeout */
+	CHECK(sqlite3_open(path_of("doing.db"), &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, "ALTER TABLE threads DROP COLUMN timeout_ms; ALTER TABLE threads DROP COLUMN timed;"
+			       " ALTER TABLE threads DROP COLUMN untimed", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	vt_series_init(&ser);
+	CHECK(vt_store_load(path_of("doing.db"), 0, &ser, &err) == VT_OK);
+	CHECK(ser.nthreads == 1 && ser.threads[0].doing.seen == 4);
+	CHECK(ser.nthreads == 1 && ser.threads[0].doing.timed == 0 && ser.threads[0].doing.untimed == 0);
 	vt_series_free(&ser);
 
 	/* counts that cannot be (more in a state than seen): dropped, not shown */

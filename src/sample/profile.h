@@ -121,6 +121,9 @@ struct vt_prof_meta {
 	uint64_t samples;         /* samples kept (all states) */
 	uint64_t lost;            /* samples the kernel dropped (ring full) or that could not be read */
 	uint64_t unwind_failed;   /* samples whose user stack could not be unwound past the leaf */
+	uint32_t threads_started; /* threads seen that started during the profile (a listing
+	                           * or a sample found them new) */
+	uint32_t threads_ended;   /* threads seen that ended during it */
 	uint32_t program;         /* string: the process's executable (/proc/PID/exe at the
 	                           * end, else at the start), 0 unknown */
 	char threads_glob[64];    /* --threads: only threads named like this, "" all */

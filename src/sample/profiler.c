@@ -52,6 +52,7 @@ struct tid_info {
 	char comm[64];
 	uint32_t thread;            /* index in the profile, NO_IDX until it has a sample */
 	bool counters;              /* run/wait below were read */
+	bool started, ended;        /* counted in meta.threads_started, threads_ended */
 	uint64_t run_first, run_last;   /* schedstat run_ns at first and last read */
 	uint64_t ticks_first, ticks_last;   /* utime+stime at first and last read */
 	uint64_t wait_last;         /* schedstat wait_ns at the last read */
@@ -161,8 +162,8 @@ static void tid_name(struct profiler *pr, struct tid_info *ti, const char *comm)
 	ti->wanted = !pr->opts->threads_glob || fnmatch(pr->opts->threads_glob, comm, 0) == 0;
 }
 
-/* A thread perf saw before the watch did: its name from task/TID/comm. */
-static void tid_name_from_proc(struct profiler *pr, struct tid_info *ti)
+/* A thread perf saw before the watch did: its name from task/TID/comm.  false: it is gone. */
+static bool tid_name_from_proc(struct profiler *pr, struct tid_info *ti)
 {
 	char path[64];
 	struct vt_err err;
@@ -174,9 +175,10 @@ static void tid_name_from_proc(struct profiler *pr, struct tid_info *ti)
 		char comm[64];
 		snprintf(comm, sizeof(comm), "%.*s", (int)len, pr->buf.data);
 		tid_name(pr, ti, comm);
-	} else {
-		tid_name(pr, ti, "(exited)");   /* a thread that lived between two listings */
+		return true;
 	}
+	tid_name(pr, ti, "(exited)");   /* a thread that lived between two listings */
+	return false;
 }
 
 static uint32_t tid_thread(struct profiler *pr, struct tid_info *ti)
@@ -465,11 +467,19 @@ static void remember_stack(struct profiler *pr, struct tid_info *ti, uint32_t de
 static void on_sample(void *ctx, const struct vt_perf_sample *s)
 {
 	struct profiler *pr = ctx;
+	/* a thread the first listing did not have (perf samples come after it) started since */
+	bool unknown = !tid_find(pr, s->tid, false);
 	struct tid_info *ti = tid_find(pr, s->tid, true);
 	if (!ti)
 		return;
-	if (!ti->named)
-		tid_name_from_proc(pr, ti);
+	if (unknown) {
+		ti->started = true;
+		pr->p->meta.threads_started++;
+	}
+	if (!ti->named && !tid_name_from_proc(pr, ti) && !ti->ended) {
+		ti->ended = true;
+		pr->p->meta.threads_ended++;
+	}
 	if (!ti->wanted) {
 		pr->filtered++;
 		return;
@@ -820,13 +830,22 @@ static int tick(struct profiler *pr, bool first, bool wall, struct vt_err *err)
 	const struct vt_thread_counts *gone = vt_thread_watch_exited(pr->watch, &nx);
 	for (size_t i = 0; i < nx; i++) {
 		struct tid_info *ti = tid_find(pr, gone[i].tid, true);
-		if (ti)
-			note_counters(pr, ti, &gone[i], false);
+		if (!ti)
+			continue;
+		note_counters(pr, ti, &gone[i], false);
+		if (!ti->ended) {
+			ti->ended = true;
+			pr->p->meta.threads_ended++;
+		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct tid_info *ti = tid_find(pr, rows[i].tid, true);
 		if (!ti)
 			continue;
+		if (!first && rows[i].is_new && !ti->started) {
+			ti->started = true;
+			pr->p->meta.threads_started++;
+		}
 		uint64_t wait_before = ti->counters ? ti->wait_last : VT_NA;
 		uint64_t run_before = ti->counters ? ti->run_last : VT_NA;
 		note_counters(pr, ti, &rows[i], !first && rows[i].is_new);

@@ -630,6 +630,7 @@ static void test_html__escaped_and_self_contained(void)
 		CHECK(strstr(page, "<b>json") == NULL);
 		CHECK(strstr(page, "<title>vitals profile 4242 (app)</title>") != NULL);
 		CHECK(strstr(page, "50.0% &plusmn; 8.0") != NULL);
+		CHECK(strstr(page, "share of on-CPU samples by top of stack</p>") != NULL);
 		CHECK(strstr(page, "\"color\":\"bucket\"") != NULL);
 		CHECK(strstr(page, "__x64_sys_sendto") != NULL);
 		/* nothing fetched: no external scripts, styles, images */
@@ -638,6 +639,15 @@ static void test_html__escaped_and_self_contained(void)
 		CHECK(strstr(page, "http://") == NULL || count_of(page, "http://") ==
 							   count_of(page, "http://www.w3.org/2000/svg"));
 	}
+	free(page);
+
+	/* wall: the table beside the graph says it counts wall samples, idle waits left out */
+	r.states = VT_PROF_STATES_ALL;
+	page = html(&r);
+	CHECK(page && strstr(page, "share of wall samples (running, runnable and waiting) by top of "
+				   "stack; idle waits left out</p>") != NULL);
+	CHECK(page && strstr(page, "graph: 14 samples (wall: running, runnable and waiting; idle "
+				   "waits left out, as the tables leave them)") != NULL);
 	free(page);
 
 	/* differential: the same profile against itself, then against one with more parse */

@@ -3,6 +3,7 @@
  * profile_summary.h): one pass over the stacks, then sorting.
  */
 #include "analyze/profile_summary.h"
+#include "sample/profiler.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -279,6 +280,45 @@ static int summarize_modules(const struct vt_profile *p, struct vt_prof_summary 
 	return 0;
 }
 
+/* ---- the CPU the samples missed ---- */
+
+/*
+ * Threads came and went: listings or samples found threads that started or
+ * ended, or a tenth of the process's CPU (beyond a clock tick's rounding) was
+ * used by threads no listing saw.
+ */
+static bool threads_came_and_went(const struct vt_prof_summary *s)
+{
+	const struct vt_prof_meta *m = &s->meta;
+	return m->threads_started + m->threads_ended > 0 ||
+	       s->unlisted_cpu_s > 0.02 + 0.1 * s->used_cpu_s;
+}
+
+static void summarize_unsampled(struct vt_prof_summary *s)
+{
+	const struct vt_prof_meta *m = &s->meta;
+	bool kept = m->threads_glob[0] != '\0';
+
+	s->used_cpu_s = kept ? s->threads_cpu_s : m->process_cpu_s;
+	s->sampled_cpu_s = m->hz > 0 ? (double)s->cpu_samples / m->hz : -1;
+	s->unlisted_cpu_s = !kept && m->process_cpu_s >= 0 && s->threads_cpu_s >= 0
+				    ? fmax(0, m->process_cpu_s - s->threads_cpu_s) : -1;
+	s->unsampled_share = -1;
+	if (s->used_cpu_s < VT_PROF_UNSAMPLED_MIN_CPU_S || s->sampled_cpu_s < 0)
+		return;
+	s->unsampled_share = fmax(0, 1 - s->sampled_cpu_s / s->used_cpu_s);
+	if (s->unsampled_share <= VT_PROF_UNSAMPLED_MOST || m->kernel_refused ||
+	    strcmp(m->method, "perf cpu-clock") != 0 || !threads_came_and_went(s))
+		return;
+	if (!m->threads_inherited) {
+		s->unsampled_cause = VT_PROF_UNSAMPLED_UNLISTED_THREADS;
+		return;
+	}
+	s->unsampled_cause = VT_PROF_UNSAMPLED_SHORT_THREADS;
+	if (m->hz < VT_PROFILER_HZ_MAX)
+		s->hz_advice = (unsigned)fmin(10 * m->hz, VT_PROFILER_HZ_MAX);
+}
+
 /* ---- the whole ---- */
 
 static int summarize_buckets(const struct vt_bucket_rules *r, struct bucket_acc *acc,
@@ -407,6 +447,7 @@ int vt_prof_summarize(const struct vt_profile *p, const struct vt_bucket_rules *
 		      &s->ntop_total) != 0 ||
 	    summarize_threads(p, thread_cpu, s) != 0 || summarize_modules(p, s) != 0)
 		goto done;
+	summarize_unsampled(s);
 	rc = VT_OK;
 done:
 	if (acc)

@@ -34,6 +34,8 @@
 #define VT_PROF_FEW_SAMPLES 50   /* on-CPU samples below which no ranking is trusted */
 #define VT_PROF_TOP_WAITS 3      /* waits named per bucket (wall mode) */
 #define VT_PROF_WAIT_MAX 64      /* bytes of a wait's name */
+#define VT_PROF_UNSAMPLED_MIN_CPU_S 0.05   /* CPU used below which no share of it is judged */
+#define VT_PROF_UNSAMPLED_MOST 0.5         /* a share not sampled above which its cause is named */
 
 /* A share of n samples with its 95% Wilson interval. */
 struct vt_prof_share {
@@ -100,6 +102,22 @@ struct vt_prof_module_row {
 	uint8_t symbols;          /* enum vt_sym_source */
 };
 
+/*
+ * Why the on-CPU samples missed most of the CPU measured, named only when
+ * threads came and went (a thread-per-request server at 99 Hz: 5 samples for
+ * 0.45 s of CPU).  perf's cpu-clock samples a thread after each 1/hz s of its
+ * own CPU, counted from zero in every thread: one that uses less in its whole
+ * life is never sampled.  (ptrace stops weigh a thread's CPU since the last,
+ * and kernel samples refused is a gap of its own, said apart: neither is named.)
+ */
+enum vt_prof_unsampled_cause {
+	VT_PROF_UNSAMPLED_NONE = 0,
+	VT_PROF_UNSAMPLED_SHORT_THREADS,     /* events inherited: threads using under 1/hz s each;
+	                                      * a higher --hz samples them */
+	VT_PROF_UNSAMPLED_UNLISTED_THREADS,  /* events per thread, opened at each 0.1 s listing:
+	                                      * threads that live less get none, at any rate */
+};
+
 struct vt_prof_summary {
 	struct vt_prof_meta meta;        /* a copy of the profile's */
 	uint64_t cpu_samples;            /* state running */
@@ -126,6 +144,18 @@ struct vt_prof_summary {
 	struct vt_prof_pool_row *pools;       /* pools of two or more threads, by on-CPU samples */
 	uint32_t npools;
 	double threads_cpu_s;                 /* the threads' measured CPU added up, < 0 unknown */
+	/* the CPU the samples missed */
+	double used_cpu_s;        /* what the on-CPU samples should stand for: the process's CPU
+	                           * (the kept threads' with --threads), < 0 unknown */
+	double sampled_cpu_s;     /* what they stand for: on-CPU samples / hz, < 0 unknown */
+	double unsampled_share;   /* 1 - sampled / used (0 when more), < 0 unknown or under
+	                           * VT_PROF_UNSAMPLED_MIN_CPU_S used */
+	double unlisted_cpu_s;    /* the process's CPU that no thread of the profile accounts for
+	                           * (threads that lived between two listings), < 0 unknown */
+	enum vt_prof_unsampled_cause unsampled_cause;   /* over VT_PROF_UNSAMPLED_MOST missed and
+	                                                 * threads came and went */
+	unsigned hz_advice;       /* SHORT_THREADS: a --hz that samples a thread once it used
+	                           * 1/hz_advice s; 0 none (the rate is the highest already) */
 	struct vt_prof_module_row *modules;   /* by frames unwound */
 	uint32_t nmodules;
 };

@@ -305,8 +305,11 @@ static void write_buckets(FILE *out, const struct vt_profile_html *r)
 			fprintf(out, " &plusmn; %.1f", 100 * b->ci);
 		fprintf(out, "</td><td class=\"n\">%" PRIu64 "</td></tr>\n", b->samples);
 	}
-	fprintf(out, "</table>\n<p class=\"small\">share of %s samples by top of stack%s</p>\n</div>\n",
-		r->states == VT_PROF_STATES_CPU ? "on-CPU" : "the",
+	/* what the table counts, in the graph's words: a wall table beside an on-CPU label misled */
+	fprintf(out, "</table>\n<p class=\"small\">share of %s by top of stack%s</p>\n</div>\n",
+		r->states == VT_PROF_STATES_CPU ? "on-CPU samples" :
+		r->states == VT_PROF_STATES_ALL ? "wall samples (running, runnable and waiting)" :
+						  "the samples counted",
 		r->states == VT_PROF_STATES_CPU ? "" : "; idle waits left out");
 }
 

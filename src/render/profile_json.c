@@ -142,6 +142,32 @@ static json_t *modules_json(const struct vt_prof_summary *s)
 	return a;
 }
 
+/* What the on-CPU samples missed of the CPU measured, and why and what to do when it is most of it. */
+static json_t *unsampled_json(const struct vt_prof_summary *s)
+{
+	static const char *const causes[] = {
+		[VT_PROF_UNSAMPLED_SHORT_THREADS] = "short_lived_threads",
+		[VT_PROF_UNSAMPLED_UNLISTED_THREADS] = "unlisted_threads",
+	};
+	json_t *o = json_object();
+	char advice[160] = "";
+
+	if (s->unsampled_cause == VT_PROF_UNSAMPLED_SHORT_THREADS && s->hz_advice)
+		snprintf(advice, sizeof(advice), "--hz %u samples threads that use 1/%u s of CPU; "
+			 "`vitals threads` counts their CPU", s->hz_advice, s->hz_advice);
+	else if (s->unsampled_cause)
+		snprintf(advice, sizeof(advice), "`vitals threads` counts their CPU");
+	json_object_set_new(o, "used_cpu_s", num_or_null(s->used_cpu_s));
+	json_object_set_new(o, "unlisted_cpu_s", num_or_null(s->unlisted_cpu_s));
+	json_object_set_new(o, "threads_started", json_integer(s->meta.threads_started));
+	json_object_set_new(o, "threads_ended", json_integer(s->meta.threads_ended));
+	json_object_set_new(o, "cause", s->unsampled_cause ? json_string(causes[s->unsampled_cause])
+							   : json_null());
+	json_object_set_new(o, "hz_advice", s->hz_advice ? json_integer(s->hz_advice) : json_null());
+	json_object_set_new(o, "advice", advice[0] ? json_string(advice) : json_null());
+	return o;
+}
+
 json_t *vt_profile_json(const struct vt_prof_summary *s)
 {
 	const struct vt_prof_meta *m = &s->meta;
@@ -193,13 +219,10 @@ json_t *vt_profile_json(const struct vt_prof_summary *s)
 	json_object_set_new(root, "runtime_seen", json_boolean(s->runtime_seen));
 
 	json_object_set_new(root, "process_cpu_s", num_or_null(m->process_cpu_s));
-	/* the CPU the on-CPU samples stand for, and the share of the process's they missed */
-	json_object_set_new(root, "sampled_cpu_s", m->hz > 0 ? json_real((double)s->cpu_samples / m->hz)
-							    : json_null());
-	json_object_set_new(root, "unsampled_share",
-			    m->hz > 0 && m->process_cpu_s > 0.05 && !m->threads_glob[0]
-				    ? json_real(fmax(0, 1 - (double)s->cpu_samples / m->hz / m->process_cpu_s))
-				    : json_null());
+	/* the CPU the on-CPU samples stand for, and the share of the measured CPU they missed */
+	json_object_set_new(root, "sampled_cpu_s", num_or_null(s->sampled_cpu_s));
+	json_object_set_new(root, "unsampled_share", num_or_null(s->unsampled_share));
+	json_object_set_new(root, "unsampled", unsampled_json(s));
 	json_object_set_new(root, "vitals_cpu_s", num_or_null(m->self_cpu_s));
 	json_object_set_new(overhead, "fraction", num_or_null(m->overhead));
 	json_object_set_new(overhead, "how", m->overhead_how[0] ? vt_json_text(m->overhead_how)

@@ -189,13 +189,18 @@ static int strings_init(struct build *b, struct keys *k)
 }
 
 /*
- * The program's own module: the first that is a file (its path absolute),
- * neither the kernel ("[kernel]", /proc/kallsyms) nor a shared object.  pprof takes the first Mapping for the main
- * binary ("File:" in its header): kallsyms came first.  UINT32_MAX: none.
+ * The program's own module: the one whose path is the process's executable;
+ * without that (a profile read from a recording), the first that is a file
+ * (its path absolute), neither the kernel ("[kernel]", /proc/kallsyms) nor a
+ * shared object.  pprof takes the first Mapping for the main binary ("File:"
+ * in its header): kallsyms came first.  UINT32_MAX: none.
  */
 static uint32_t main_module(const struct vt_profile *p)
 {
-	for (uint32_t i = 0; i < p->nmodules; i++) {
+	for (uint32_t i = 0; p->meta.program && i < p->nmodules; i++)
+		if (p->modules[i].path == p->meta.program)   /* interned: equal strings, equal indices */
+			return i;
+	for (uint32_t i = 0; !p->meta.program && i < p->nmodules; i++) {
 		const struct vt_prof_module *m = &p->modules[i];
 		const char *path = m->path && m->path < p->nstrings ? vt_profile_str(p, m->path) : "";
 		const char *name = m->name && m->name < p->nstrings ? vt_profile_str(p, m->name) : "";
@@ -206,18 +211,31 @@ static uint32_t main_module(const struct vt_profile *p)
 	return UINT32_MAX;
 }
 
-/* One Mapping per module, the program's first, then one per module name a function names that the table lacks. */
+/*
+ * One Mapping per module, the program's first (a mapping of its own with no
+ * address range when no sample was in its code: a JVM's launcher), then one
+ * per module name a function names that the table lacks.
+ */
 static int mappings_build(struct build *b)
 {
 	const struct vt_profile *p = b->p;
-	size_t cap = (size_t)p->nmodules + p->nfuncs;
+	size_t cap = (size_t)p->nmodules + p->nfuncs + 1;
 	uint32_t first = main_module(p);
+	size_t from_funcs;
 
 	b->map_of_str = calloc(p->nstrings ? p->nstrings : 1, sizeof(*b->map_of_str));
-	b->maps = calloc(cap ? cap : 1, sizeof(*b->maps));
-	b->map_ptrs = calloc(cap ? cap : 1, sizeof(*b->map_ptrs));
+	b->maps = calloc(cap, sizeof(*b->maps));
+	b->map_ptrs = calloc(cap, sizeof(*b->map_ptrs));
 	if (!b->map_of_str || !b->maps || !b->map_ptrs)
 		return -1;
+	if (first == UINT32_MAX && p->meta.program && p->meta.program < p->nstrings) {
+		pb_mapping *pm = &b->maps[b->nmaps];
+
+		perftools__profiles__mapping__init(pm);
+		pm->id = b->nmaps + 1;
+		pm->filename = p->meta.program;
+		b->map_ptrs[b->nmaps++] = pm;
+	}
 	for (uint32_t k = 0; k < p->nmodules; k++) {
 		/* the main module first, then the others in their order */
 		uint32_t i = first == UINT32_MAX ? k : k == 0 ? first : k <= first ? k - 1 : k;
@@ -231,9 +249,15 @@ static int mappings_build(struct build *b)
 		pm->id = b->nmaps + 1;
 		pm->filename = m->path ? m->path : m->name;
 		pm->has_functions = m->symbols != VT_SYMS_NONE;
+		if (m->limit > m->start) {
+			pm->memory_start = m->start;
+			pm->memory_limit = m->limit;
+			pm->file_offset = m->offset;
+		}
 		b->map_ptrs[b->nmaps++] = pm;
 		b->map_of_str[m->name] = pm->id;
 	}
+	from_funcs = b->nmaps;
 	for (uint32_t i = 0; i < p->nfuncs; i++) {
 		const struct vt_prof_func *f = &p->funcs[i];
 		pb_mapping *pm;
@@ -242,7 +266,7 @@ static int mappings_build(struct build *b)
 			continue;
 		if (b->map_of_str[f->module]) {
 			pm = &b->maps[b->map_of_str[f->module] - 1];
-			if (f->name && pm->id > p->nmodules)
+			if (f->name && pm->id > from_funcs)
 				pm->has_functions = true;
 			continue;
 		}

@@ -3,8 +3,8 @@
  */
 #include "render/profile_text.h"
 
+#include "render/soak_fmt.h"
 #include "render/table.h"
-#include "sample/profiler.h"
 
 #include <math.h>
 #include <string.h>
@@ -336,6 +336,41 @@ static void print_modules(FILE *out, const struct vt_prof_summary *s)
 		fprintf(out, "             (%u more modules)\n", with_steps - shown);
 }
 
+/* Short-lived threads are sampled less, or not at all: say what that hides, and what to do. */
+static void print_unsampled(FILE *out, const struct vt_prof_summary *s)
+{
+	const struct vt_prof_meta *m = &s->meta;
+	char churn[96], text[640];
+	size_t w;
+
+	if (s->unsampled_cause == VT_PROF_UNSAMPLED_NONE)
+		return;
+	/* what was seen of the churn: threads that lived between two listings and got no
+	 * sample are in neither count */
+	snprintf(churn, sizeof(churn), "at least %u started and %u ended", m->threads_started,
+		 m->threads_ended);
+	if (m->threads_started + m->threads_ended == 0)
+		snprintf(churn, sizeof(churn), "%.2f s of CPU is of threads no listing saw",
+			 s->unlisted_cpu_s);
+	w = (size_t)snprintf(text, sizeof(text), "%.0f%% of it was not sampled, and threads came "
+			     "and went (%s): ", 100 * s->unsampled_share, churn);
+	if (s->unsampled_cause == VT_PROF_UNSAMPLED_UNLISTED_THREADS)
+		snprintf(text + w, sizeof(text) - w, "threads that live less than the 0.1 s between "
+			 "two listings get no perf events (a thread per request), at any rate; "
+			 "`vitals threads` counts their CPU");
+	else if (s->hz_advice)
+		snprintf(text + w, sizeof(text) - w, "each thread is first sampled after 1/%.0f s of "
+			 "its own CPU (cpu-clock counts every thread's period from zero), so a thread "
+			 "that uses less in its whole life, one per request, is never sampled; --hz %u "
+			 "samples those that use 1/%u s (%.1f ms); `vitals threads` counts their CPU",
+			 m->hz, s->hz_advice, s->hz_advice, 1e3 / s->hz_advice);
+	else
+		snprintf(text + w, sizeof(text) - w, "each thread is first sampled after 1/%.0f s of "
+			 "its own CPU, so a thread that uses less in its whole life is never sampled, "
+			 "and no higher rate is allowed; `vitals threads` counts their CPU", m->hz);
+	vt_print_wrapped(out, text, 13, 100, 0);
+}
+
 static void print_how(FILE *out, const struct vt_prof_summary *s)
 {
 	const struct vt_prof_meta *m = &s->meta;
@@ -381,30 +416,11 @@ static void print_how(FILE *out, const struct vt_prof_summary *s)
 						 "addresses (kernel.kptr_restrict, or\n             "
 						 "perf_event_paranoid > 1 without CAP_SYSLOG); they show as "
 						 "[kernel]+0x...\n");
-	if (m->process_cpu_s >= 0 && m->hz > 0) {
-		double used = m->threads_glob[0] && s->threads_cpu_s >= 0 ? s->threads_cpu_s
-									   : m->process_cpu_s;
-		double seen = (double)s->cpu_samples / m->hz;
+	if (s->used_cpu_s >= 0 && s->sampled_cpu_s >= 0)
 		fprintf(out, "  CPU        %s used %.2f s of CPU; the samples account for %.2f s at "
-			"%.0f Hz\n", m->threads_glob[0] ? "the threads kept" : "the target", used,
-			seen, m->hz);
-		/* short-lived threads are sampled less, or not at all: say what that hides */
-		if (!m->kernel_refused && !strcmp(m->method, "perf cpu-clock") && used > 0.05 &&
-		    seen < 0.7 * used && m->threads_inherited)
-			fprintf(out, "             %.0f%% of it was not sampled: each thread is first "
-				"sampled after 1/%.0f s of its\n             own CPU (cpu-clock counts "
-				"every thread's period from zero), so a thread\n             that "
-				"uses less in its whole life, one per request, is not sampled;\n"
-				"             `vitals threads` counts their CPU, and --hz %.0f samples "
-				"those that use 1/%.0f s\n", 100 * (1 - seen / used), m->hz,
-				fmin(10 * m->hz, VT_PROFILER_HZ_MAX), fmin(10 * m->hz, VT_PROFILER_HZ_MAX));
-		else if (!m->kernel_refused && !strcmp(m->method, "perf cpu-clock") && used > 0.05 &&
-			 seen < 0.7 * used)
-			fprintf(out, "             %.0f%% of it was not sampled: threads that live less "
-				"than the 0.1 s between two\n             listings of its threads get "
-				"no perf events (a thread per request);\n             `vitals threads` "
-				"counts their CPU\n", 100 * (1 - seen / used));
-	}
+			"%.0f Hz\n", m->threads_glob[0] ? "the threads kept" : "the target",
+			s->used_cpu_s, s->sampled_cpu_s, m->hz);
+	print_unsampled(out, s);
 	if (isfinite(m->overhead) && m->overhead >= 0)
 		fprintf(out, "  overhead   the target ran %.1f%% slower%s%s%s", 100.0 * m->overhead,
 			m->overhead_how[0] ? " (" : "",

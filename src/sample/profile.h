@@ -94,6 +94,10 @@ struct vt_prof_module {
 	uint32_t path;            /* string: the path in the target's mount namespace */
 	uint64_t frames[VT_UNWIND__COUNT];   /* caller steps out of this module, by method */
 	uint8_t symbols;          /* enum vt_sym_source (elf/unwind.h) */
+	/* the executable mapping that held its first sampled code: [start, limit) in the
+	 * target, mapped from file offset `offset`; limit 0 unknown (anonymous code, the
+	 * kernel, a profile read from a recording) */
+	uint64_t start, limit, offset;
 };
 
 
@@ -117,6 +121,11 @@ struct vt_prof_meta {
 	uint64_t samples;         /* samples kept (all states) */
 	uint64_t lost;            /* samples the kernel dropped (ring full) or that could not be read */
 	uint64_t unwind_failed;   /* samples whose user stack could not be unwound past the leaf */
+	uint32_t threads_started; /* threads seen that started during the profile (a listing
+	                           * or a sample found them new) */
+	uint32_t threads_ended;   /* threads seen that ended during it */
+	uint32_t program;         /* string: the process's executable (/proc/PID/exe at the
+	                           * end, else at the start), 0 unknown */
 	char threads_glob[64];    /* --threads: only threads named like this, "" all */
 	uint64_t filtered;        /* samples of the other threads, left out */
 	bool kernel_symbols;      /* /proc/kallsyms gave names */

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <math.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@
 #include "perf/perf_calibrate.h"
 #include "perf/perf_events.h"
 #include "proc/kallsyms.h"
+#include "proc/maps.h"
 #include "proc/schedstat.h"
 #include "proc/syscall_names.h"
 #include "proc/task.h"
@@ -50,6 +52,7 @@ struct tid_info {
 	char comm[64];
 	uint32_t thread;            /* index in the profile, NO_IDX until it has a sample */
 	bool counters;              /* run/wait below were read */
+	bool started, ended;        /* counted in meta.threads_started, threads_ended */
 	uint64_t run_first, run_last;   /* schedstat run_ns at first and last read */
 	uint64_t ticks_first, ticks_last;   /* utime+stime at first and last read */
 	uint64_t wait_last;         /* schedstat wait_ns at the last read */
@@ -93,6 +96,9 @@ struct profiler {
 	size_t tid_cap, tid_n;
 	struct pc_slot *pcs;
 	size_t pc_cap, pc_n;
+	struct vt_region_list maps;  /* the target's mappings, for the modules' address ranges */
+	struct vt_buf maps_buf;
+	bool maps_stale;             /* the module list changed since maps was read (or never read) */
 
 	uint32_t kernel_module;     /* profile module of "[kernel]" */
 	uint32_t locs[VT_PROFILE_MAX_DEPTH];
@@ -156,8 +162,8 @@ static void tid_name(struct profiler *pr, struct tid_info *ti, const char *comm)
 	ti->wanted = !pr->opts->threads_glob || fnmatch(pr->opts->threads_glob, comm, 0) == 0;
 }
 
-/* A thread perf saw before the watch did: its name from task/TID/comm. */
-static void tid_name_from_proc(struct profiler *pr, struct tid_info *ti)
+/* A thread perf saw before the watch did: its name from task/TID/comm.  false: it is gone. */
+static bool tid_name_from_proc(struct profiler *pr, struct tid_info *ti)
 {
 	char path[64];
 	struct vt_err err;
@@ -169,9 +175,10 @@ static void tid_name_from_proc(struct profiler *pr, struct tid_info *ti)
 		char comm[64];
 		snprintf(comm, sizeof(comm), "%.*s", (int)len, pr->buf.data);
 		tid_name(pr, ti, comm);
-	} else {
-		tid_name(pr, ti, "(exited)");   /* a thread that lived between two listings */
+		return true;
 	}
+	tid_name(pr, ti, "(exited)");   /* a thread that lived between two listings */
+	return false;
 }
 
 static uint32_t tid_thread(struct profiler *pr, struct tid_info *ti)
@@ -204,6 +211,64 @@ static void refresh_modules(struct profiler *pr)
 		memset(pr->pcs, 0, pr->pc_cap * sizeof(*pr->pcs));
 		pr->pc_n = 0;
 	}
+	if (after.reports != before.reports)
+		pr->maps_stale = true;
+}
+
+/* The region of l that holds addr (maps lists them in address order), NULL none. */
+static const struct vt_region *region_at(const struct vt_region_list *l, uint64_t addr)
+{
+	size_t lo = 0, hi = l->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (addr < l->v[mid].start)
+			hi = mid;
+		else if (addr >= l->v[mid].end)
+			lo = mid + 1;
+		else
+			return &l->v[mid];
+	}
+	return NULL;
+}
+
+/*
+ * The executable mapping of a module, the one that holds pc: what pprof's
+ * Mapping gives a reader to place the profile's addresses in the file.  maps
+ * is read again only when the unwinder's module list changed since, so a
+ * module's first pc costs a lookup, and maps is read a few times a run.
+ */
+static void module_mapping(struct profiler *pr, uint32_t module, uint64_t pc)
+{
+	struct vt_err err;
+	if (pr->p->modules[module].limit)
+		return;
+	if (pr->maps_stale) {
+		pr->maps_stale = false;
+		vt_region_list_release(&pr->maps);
+		if (vt_read_at(pr->dirfd, "maps", &pr->maps_buf, &err) != VT_OK ||
+		    vt_maps_parse(pr->maps_buf.data, pr->maps_buf.len, &pr->maps, &err) != VT_OK)
+			vt_region_list_release(&pr->maps);
+	}
+	const struct vt_region *r = region_at(&pr->maps, pc);
+	if (!r || vt_region_is_anon(r) || r->perms[2] != 'x')
+		return;
+	struct vt_prof_module *m = &pr->p->modules[module];
+	m->start = r->start;
+	m->limit = r->end;
+	m->offset = r->offset;
+}
+
+/* The process's executable, as the profile's program (after an exec, the new one). */
+static void note_program(struct profiler *pr)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlinkat(pr->dirfd, "exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	uint32_t s = vt_profile_intern_str(pr->p, exe);
+	if (s != NO_IDX)
+		pr->p->meta.program = s;
 }
 
 static struct pc_slot *pc_cache_slot(struct profiler *pr, uint64_t key, bool *found)
@@ -306,6 +371,8 @@ static uint32_t user_loc(struct profiler *pr, uint64_t pc, bool is_return, uint3
 		if (*module != NO_IDX) {
 			p->modules[*module].symbols = sym.symbols;
 			mod_name = p->modules[*module].name;
+			if (sym.path && sym.path[0] == '/')
+				module_mapping(pr, *module, pc);
 		}
 		off = sym.module_off;
 	}
@@ -400,11 +467,19 @@ static void remember_stack(struct profiler *pr, struct tid_info *ti, uint32_t de
 static void on_sample(void *ctx, const struct vt_perf_sample *s)
 {
 	struct profiler *pr = ctx;
+	/* a thread the first listing did not have (perf samples come after it) started since */
+	bool unknown = !tid_find(pr, s->tid, false);
 	struct tid_info *ti = tid_find(pr, s->tid, true);
 	if (!ti)
 		return;
-	if (!ti->named)
-		tid_name_from_proc(pr, ti);
+	if (unknown) {
+		ti->started = true;
+		pr->p->meta.threads_started++;
+	}
+	if (!ti->named && !tid_name_from_proc(pr, ti) && !ti->ended) {
+		ti->ended = true;
+		pr->p->meta.threads_ended++;
+	}
 	if (!ti->wanted) {
 		pr->filtered++;
 		return;
@@ -755,13 +830,22 @@ static int tick(struct profiler *pr, bool first, bool wall, struct vt_err *err)
 	const struct vt_thread_counts *gone = vt_thread_watch_exited(pr->watch, &nx);
 	for (size_t i = 0; i < nx; i++) {
 		struct tid_info *ti = tid_find(pr, gone[i].tid, true);
-		if (ti)
-			note_counters(pr, ti, &gone[i], false);
+		if (!ti)
+			continue;
+		note_counters(pr, ti, &gone[i], false);
+		if (!ti->ended) {
+			ti->ended = true;
+			pr->p->meta.threads_ended++;
+		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct tid_info *ti = tid_find(pr, rows[i].tid, true);
 		if (!ti)
 			continue;
+		if (!first && rows[i].is_new && !ti->started) {
+			ti->started = true;
+			pr->p->meta.threads_started++;
+		}
 		uint64_t wait_before = ti->counters ? ti->wait_last : VT_NA;
 		uint64_t run_before = ti->counters ? ti->run_last : VT_NA;
 		note_counters(pr, ti, &rows[i], !first && rows[i].is_new);
@@ -858,6 +942,8 @@ static void profiler_end(struct profiler *pr)
 	free(pr->grab_sample);
 	free(pr->grab_tids);
 	vt_buf_release(&pr->buf);
+	vt_region_list_release(&pr->maps);
+	vt_buf_release(&pr->maps_buf);
 	if (pr->dirfd >= 0)
 		close(pr->dirfd);
 }
@@ -919,6 +1005,7 @@ static int start(struct profiler *pr, struct vt_err *err)
 	m->hz = pr->hz;
 	m->wall = pr->opts->wall;
 	m->overhead = NAN;
+	note_program(pr);
 	pr->kernel_module = vt_profile_intern_module(pr->p, "[kernel]", "/proc/kallsyms");
 	if (pr->kernel_module == NO_IDX)
 		return vt_err_set(err, VT_E_NOMEM, 0, "profile");
@@ -948,8 +1035,9 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		    struct vt_profile **out, struct vt_err *err)
 {
 	struct profiler pr = { .pfs = pfs, .pid = pid, .dirfd = -1, .opts = opts, .ticks = 1,
-			       .sample_count = 1,
-			       .buf = VT_BUF_INIT(1u << 16) };   /* stat, status, comm, syscall */
+			       .sample_count = 1, .maps_stale = true,
+			       .buf = VT_BUF_INIT(1u << 16),   /* stat, status, comm, syscall */
+			       .maps_buf = VT_BUF_INIT(VT_PROC_FILE_MAX) };
 	*out = NULL;
 	pr.hz = opts->hz ? opts->hz : VT_PROFILER_HZ_DEFAULT;
 	if (pr.hz > VT_PROFILER_HZ_MAX)
@@ -1034,6 +1122,8 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		vt_perf_poll(pr.perf, 0, on_sample, &pr, &derr);
 	if (!exited && tick(&pr, false, false, &derr) == VT_E_GONE)
 		exited = true;
+	if (!exited)
+		note_program(&pr);
 	if (pr.grab)
 		grab_settle(&pr);
 	struct vt_prof_meta *m = &pr.p->meta;

@@ -6,7 +6,8 @@
 # (SIGSEGV in 0.08 s, every run).  Run by both builds: under ASan a use after
 # free is a failure even when the plain build happens to survive it.
 # Checked: CPU and --wall profiles exit 0 with samples and JSON that parses,
-# threads came and went meanwhile, and the target is unharmed.
+# threads came and went meanwhile, and the target is unharmed; at --hz 50,
+# which samples none of the short-lived threads, the profile says so.
 # Prerequisite: perf events (root, or perf_event_paranoid <= 1).
 . "$(dirname "$0")/lib.sh"
 
@@ -31,6 +32,19 @@ for mode in cpu wall; do
 	check "$mode profile: samples were taken" \
 		test "$(jq_py "$WORK/$mode.json" 'sum(b["samples"] for b in j["buckets"]) > 0')" = true
 done
+# A thread-per-request server's case: each churn thread burns about 15 ms, under
+# the 1/50 s after which cpu-clock first samples a thread, so at --hz 50 none is
+# sampled: the profile says most of the CPU was not, that threads came and
+# went, and (events inherited) which rate samples them.
+vitals profile --for 3s --hz 50 --json "$P" >"$WORK/hz50.json" 2>"$WORK/hz50.err"
+rc=$?
+cat "$WORK/hz50.err"
+check "--hz 50 profile exits 0 (got $rc)" test "$rc" = 0
+jq_py "$WORK/hz50.json" '[j["unsampled_share"], j["threads_inherited"], j["unsampled"]]'
+check "--hz 50: most of the CPU not sampled, threads came and went, and what to do" \
+	test "$(jq_py "$WORK/hz50.json" 'j["unsampled_share"] > 0.5 and (
+	    (j["unsampled"]["cause"], j["unsampled"]["hz_advice"]) ==
+	    (("short_lived_threads", 500) if j["threads_inherited"] else ("unlisted_threads", None)))')" = true
 check "short-lived threads came and went during the profiles" \
 	test "$(truth_py "$TRUTH" 't["churned"] >= 60')" = true
 check "the target is alive and not stopped" \

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""pprof_check.py FILE SAMPLES [KIND] -- an independent reader of a gzipped
+"""pprof_check.py FILE SAMPLES [KIND [PROGRAM]] -- an independent reader of a gzipped
 profile.proto, Python standard library only (gzip, and the protobuf wire
 format parsed by hand from the field numbers of proto/profile.proto).
 
 Checks what any pprof reader relies on: string_table[0] == "", ids nonzero
 and unique, every Sample.location_id, Location.mapping_id and
 Line.function_id resolving, every string index in range, as many values in
-each sample as sample_types; that value[0] (samples/count) sums to SAMPLES;
-and, with KIND ("cpu" or "wall"), that sample_type[1] is KIND/nanoseconds.
+each sample as sample_types; every Location.address inside its Mapping's
+[memory_start, memory_limit) when the mapping has a range (pprof places
+addresses in the file with it); that value[0] (samples/count) sums to
+SAMPLES; with KIND ("cpu" or "wall"), that sample_type[1] is
+KIND/nanoseconds; with PROGRAM, that the first mapping (pprof's "File:") is
+that file, with an address range.
 Prints one summary line; exit 0 when all hold, 1 with the reasons.
 Used by tests/unit/test_profile_export.c.
 """
@@ -111,7 +115,7 @@ PROFILE = {1: ("sample_type", "msg", True), 2: ("sample", "msg", True),
            13: ("comment", "int64", True), 14: ("default_sample_type", "int64", False)}
 
 
-def check(path, want_samples, kind):
+def check(path, want_samples, kind, program=None):
     errors = []
     raw = open(path, "rb").read()
     if raw[:2] != b"\x1f\x8b":
@@ -147,6 +151,16 @@ def check(path, want_samples, kind):
     locations = ids([message(l, LOCATION) for l in p["location"]], "location")
     for m in mappings.values():
         s(m["filename"], "mapping filename")
+        if m["memory_limit"] and m["memory_start"] >= m["memory_limit"]:
+            errors.append("mapping %d: empty range 0x%x-0x%x" % (m["id"], m["memory_start"],
+                                                              m["memory_limit"]))
+    if program:
+        first = message(p["mapping"][0], MAPPING) if p["mapping"] else None
+        if not first or s(first["filename"], "mapping filename") != program:
+            errors.append("the first mapping is %r, not the program %r" %
+                          (first and s(first["filename"], "mapping filename"), program))
+        elif not first["memory_start"] < first["memory_limit"]:
+            errors.append("the program's mapping has no address range")
     for f in functions.values():
         s(f["name"], "function name")
         s(f["system_name"], "function system_name")
@@ -154,6 +168,11 @@ def check(path, want_samples, kind):
     for l in locations.values():
         if l["mapping_id"] and l["mapping_id"] not in mappings:
             errors.append("location %d: mapping %d missing" % (l["id"], l["mapping_id"]))
+        m = mappings.get(l["mapping_id"])
+        if m and m["memory_limit"] and not m["memory_start"] <= l["address"] < m["memory_limit"]:
+            errors.append("location %d: address 0x%x outside its mapping %s 0x%x-0x%x" %
+                          (l["id"], l["address"], s(m["filename"], "mapping filename"),
+                           m["memory_start"], m["memory_limit"]))
         for line in l["line"]:
             fid = message(line, LINE)["function_id"]
             if fid not in functions:
@@ -184,10 +203,11 @@ def check(path, want_samples, kind):
 
 def main():
     if len(sys.argv) < 3:
-        print("usage: pprof_check.py FILE SAMPLES [cpu|wall]", file=sys.stderr)
+        print("usage: pprof_check.py FILE SAMPLES [cpu|wall [PROGRAM]]", file=sys.stderr)
         return 2
     try:
-        errors = check(sys.argv[1], int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else None)
+        errors = check(sys.argv[1], int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else None,
+                       sys.argv[4] if len(sys.argv) > 4 else None)
     except (ValueError, OSError, EOFError, UnicodeDecodeError, zlib.error) as e:
         errors = ["cannot decode: %s" % e]
     for e in errors[:20]:

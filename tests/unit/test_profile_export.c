@@ -78,8 +78,18 @@ static struct fixture build(void)
 	p->meta.wall_hz = 50;
 	p->meta.duration_s = 2.5;
 	p->meta.kernel_symbols = true;
-	uint32_t m_app = vt_profile_intern_module(p, "app", "/usr/bin/app");
+	p->meta.program = vt_profile_intern_str(p, "/usr/bin/app");
+	/* the kernel first, as the profiler interns it; then libc before the program */
+	uint32_t m_kernel = vt_profile_intern_module(p, "[kernel]", "/proc/kallsyms");
 	uint32_t m_libc = vt_profile_intern_module(p, "libc.so.6", "/lib/x86_64-linux-gnu/libc.so.6");
+	uint32_t m_app = vt_profile_intern_module(p, "app", "/usr/bin/app");
+	p->modules[m_kernel].symbols = VT_SYMS_KALLSYMS;
+	p->modules[m_app].start = 0x401000;
+	p->modules[m_app].limit = 0x402000;
+	p->modules[m_app].offset = 0x1000;
+	p->modules[m_libc].start = 0x7f0000000000;
+	p->modules[m_libc].limit = 0x7f0000100000;
+	p->modules[m_libc].offset = 0x26000;
 	p->modules[m_app].symbols = VT_SYMS_SYMTAB;
 	p->modules[m_app].frames[VT_UNWIND_DWARF] = 9;
 	p->modules[m_libc].symbols = VT_SYMS_DYNSYM;
@@ -343,8 +353,14 @@ static void test_pprof__cpu_round_trip(void)
 	CHECK_STR(pstr(pp, pp->sample_type[0]->unit), "count");
 	CHECK_STR(pstr(pp, pp->sample_type[1]->type), "cpu");
 	CHECK_STR(pstr(pp, pp->sample_type[1]->unit), "nanoseconds");
-	/* pprof names the first mapping as the profile's "File:": the program, not kallsyms */
+	/* pprof names the first mapping as the profile's "File:": the program, not kallsyms (the
+	 * first module) nor libc (the first file), with the address range of its code */
 	CHECK(pp->n_mapping > 0 && strcmp(pstr(pp, pp->mapping[0]->filename), "/usr/bin/app") == 0);
+	if (pp->n_mapping > 0) {
+		CHECK_EQ_U64(pp->mapping[0]->memory_start, 0x401000);
+		CHECK_EQ_U64(pp->mapping[0]->memory_limit, 0x402000);
+		CHECK_EQ_U64(pp->mapping[0]->file_offset, 0x1000);
+	}
 	CHECK(pp->period_type && strcmp(pstr(pp, pp->period_type->type), "cpu") == 0);
 	CHECK_EQ_I64(pp->period, 10000000);
 	CHECK_EQ_I64(pp->duration_nanos, 2500000000LL);
@@ -371,7 +387,8 @@ static void test_pprof__cpu_round_trip(void)
 			saw_kernel = true;
 			CHECK_EQ_U64(s->value[0], 4);
 			CHECK(l && l->address == 0xffffffff81000000ull);
-			CHECK(m && strcmp(pstr(pp, m->filename), "[kernel]") == 0);
+			CHECK(m && strcmp(pstr(pp, m->filename), "/proc/kallsyms") == 0);
+			CHECK(m && m->memory_limit == 0);   /* no range: not the program's */
 			CHECK_STR(loc_name(pp, s->location_id[1]), "send");
 			CHECK_STR(label_str(pp, s, "thread"), "worker-1");
 			CHECK_STR(label_str(pp, s, "pool"), "worker-#");
@@ -386,6 +403,7 @@ static void test_pprof__cpu_round_trip(void)
 			const Perftools__Profiles__Mapping *m = l ? pmap(pp, l->mapping_id) : NULL;
 			saw_anon = true;
 			CHECK(m && strcmp(pstr(pp, m->filename), "/lib/x86_64-linux-gnu/libc.so.6") == 0);
+			CHECK(m && m->memory_start == 0x7f0000000000ull && m->file_offset == 0x26000);
 		}
 		if (strcmp(leaf, "parse") == 0) {
 			const Perftools__Profiles__Location *l = ploc(pp, s->location_id[0]);
@@ -458,6 +476,44 @@ static void scratch(char *dir, size_t cap, char *path, size_t pcap, const char *
 	snprintf(path, pcap, "%s/%s", dir, name);
 }
 
+/*
+ * The program no sample was in (a JVM's launcher: every thread in libjvm and JIT code) is
+ * still pprof's "File:", a mapping of its own with no range; a profile that does not know
+ * its program (read from a recording) puts the first executable file first.
+ */
+static void test_pprof__program_first(void)
+{
+	struct fixture x = build();
+	struct vt_buf gz = VT_BUF_INIT(1 << 20);
+	Perftools__Profiles__Profile *pp;
+
+	x.p->meta.program = vt_profile_intern_str(x.p, "/usr/lib/jvm/bin/java");
+	pp = pprof_of(x.p, false, &gz);
+	CHECK(pp && pp->n_mapping > 3);
+	if (pp && pp->n_mapping > 3) {
+		CHECK_STR(pstr(pp, pp->mapping[0]->filename), "/usr/lib/jvm/bin/java");
+		CHECK_EQ_U64(pp->mapping[0]->memory_limit, 0);
+		CHECK_STR(pstr(pp, pp->mapping[1]->filename), "/proc/kallsyms");
+		CHECK_STR(pstr(pp, pp->mapping[3]->filename), "/usr/bin/app");
+		for (size_t i = 0; i < pp->n_location; i++)
+			CHECK(pp->location[i]->mapping_id != pp->mapping[0]->id);
+	}
+	if (pp)
+		perftools__profiles__profile__free_unpacked(pp, NULL);
+	vt_buf_release(&gz);
+
+	x.p->meta.program = 0;
+	gz = (struct vt_buf)VT_BUF_INIT(1 << 20);
+	pp = pprof_of(x.p, false, &gz);
+	CHECK(pp && pp->n_mapping > 0);
+	if (pp && pp->n_mapping > 0)
+		CHECK_STR(pstr(pp, pp->mapping[0]->filename), "/usr/bin/app");
+	if (pp)
+		perftools__profiles__profile__free_unpacked(pp, NULL);
+	vt_buf_release(&gz);
+	vt_profile_free(&x.p);
+}
+
 /* Written to a file, the profile is read by an independent reader (and go tool pprof when there). */
 static void test_pprof__independent_readers(void)
 {
@@ -483,7 +539,7 @@ static void test_pprof__independent_readers(void)
 
 		CHECK(vt_profile_pprof_write(f, x.p, &cpu, &err) == VT_OK);
 		fclose(f);
-		snprintf(cmd, sizeof(cmd), "python3 %s/tests/unit/pprof_check.py %s 13 cpu",
+		snprintf(cmd, sizeof(cmd), "python3 %s/tests/unit/pprof_check.py %s 13 cpu /usr/bin/app",
 			 self ? self : ".", path);
 		CHECK(run(cmd) == 0);
 		snprintf(cmd, sizeof(cmd), "python3 %s/tests/unit/pprof_check.py %s 14 cpu >/dev/null",
@@ -574,6 +630,7 @@ static void test_html__escaped_and_self_contained(void)
 		CHECK(strstr(page, "<b>json") == NULL);
 		CHECK(strstr(page, "<title>vitals profile 4242 (app)</title>") != NULL);
 		CHECK(strstr(page, "50.0% &plusmn; 8.0") != NULL);
+		CHECK(strstr(page, "share of on-CPU samples by top of stack</p>") != NULL);
 		CHECK(strstr(page, "\"color\":\"bucket\"") != NULL);
 		CHECK(strstr(page, "__x64_sys_sendto") != NULL);
 		/* nothing fetched: no external scripts, styles, images */
@@ -582,6 +639,15 @@ static void test_html__escaped_and_self_contained(void)
 		CHECK(strstr(page, "http://") == NULL || count_of(page, "http://") ==
 							   count_of(page, "http://www.w3.org/2000/svg"));
 	}
+	free(page);
+
+	/* wall: the table beside the graph says it counts wall samples, idle waits left out */
+	r.states = VT_PROF_STATES_ALL;
+	page = html(&r);
+	CHECK(page && strstr(page, "share of wall samples (running, runnable and waiting) by top of "
+				   "stack; idle waits left out</p>") != NULL);
+	CHECK(page && strstr(page, "graph: 14 samples (wall: running, runnable and waiting; idle "
+				   "waits left out, as the tables leave them)") != NULL);
 	free(page);
 
 	/* differential: the same profile against itself, then against one with more parse */
@@ -684,5 +750,5 @@ static void test_html__opens_in_headless_chromium(void)
 VT_TEST_MAIN(test_folded__cpu_merged_exact, test_folded__every_state_and_one_state,
 	     test_folded__per_thread_and_pool_roots, test_folded__stream_and_cap,
 	     test_pprof__cpu_round_trip, test_pprof__wall_states_and_weights,
-	     test_pprof__independent_readers, test_html__escaped_and_self_contained,
+	     test_pprof__program_first, test_pprof__independent_readers, test_html__escaped_and_self_contained,
 	     test_html__opens_in_headless_chromium)

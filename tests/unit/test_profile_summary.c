@@ -370,6 +370,146 @@ static void test_summary__json_and_wall_text(void)
 	vt_profile_free(&p);
 }
 
+/*
+ * A thread-per-request server at 99 Hz: 5 samples for 0.45 s of CPU, threads coming
+ * and going.  Most of the CPU was not sampled: said, with the rate that samples them;
+ * not said when little was missed, when no thread came or went, for ptrace, or for
+ * too little CPU to judge.
+ */
+static struct vt_profile *request_profile(void)
+{
+	struct vt_profile *p;
+	struct vt_err err;
+	CHECK(vt_profile_new(&p, &err) == VT_OK);
+	uint32_t t = vt_profile_intern_thread(p, 200, "req-17");
+	p->threads[t].cpu_s = 0.04;
+	CHECK(pb_stack(p, t, VT_PROF_RUNNING, NULL, 5, "app!handle", "app!main", NULL) == VT_OK);
+	snprintf(p->meta.comm, sizeof(p->meta.comm), "server");
+	snprintf(p->meta.method, sizeof(p->meta.method), "perf cpu-clock");
+	p->meta.hz = 99;
+	p->meta.duration_s = 5;
+	p->meta.process_cpu_s = 0.45;
+	p->meta.threads_inherited = true;
+	p->meta.threads_started = 12;
+	p->meta.threads_ended = 11;
+	return p;
+}
+
+static struct vt_prof_summary *summary_of(struct vt_profile *p)
+{
+	struct vt_bucket_rules *r;
+	struct vt_prof_summary *s = NULL;
+	struct vt_err err;
+	CHECK(vt_bucket_rules_builtin(&r, &err) == VT_OK);
+	CHECK(vt_prof_summarize(p, r, NULL, &s, &err) == VT_OK);
+	vt_bucket_rules_free(&r);
+	return s;
+}
+
+static void test_summary__unsampled_short_threads(void)
+{
+	struct vt_profile *p = request_profile();
+	struct vt_prof_summary *s = summary_of(p);
+	char *text = NULL;
+	size_t len = 0;
+
+	CHECK(NEAR(s->used_cpu_s, 0.45, 1e-9));
+	CHECK(NEAR(s->sampled_cpu_s, 5 / 99.0, 1e-9));
+	CHECK(NEAR(s->unsampled_share, 1 - 5 / 99.0 / 0.45, 1e-9));   /* 89% */
+	CHECK(NEAR(s->unlisted_cpu_s, 0.41, 1e-9));
+	CHECK(s->unsampled_cause == VT_PROF_UNSAMPLED_SHORT_THREADS);
+	CHECK_EQ_U64(s->hz_advice, 990);
+	FILE *out = open_memstream(&text, &len);
+	CHECK(vt_render_profile_text(out, s, NULL) == 0);
+	fclose(out);
+	CHECK(strstr(text, "  CPU        the target used 0.45 s of CPU; the samples account for "
+			   "0.05 s at 99 Hz\n"
+			   "             89% of it was not sampled, and threads came and went (at "
+			   "least 12 started and 11\n") != NULL);
+	CHECK(strstr(text, "--hz 990 samples those that use 1/990 s (1.0 ms)") != NULL);
+	free(text);
+	text = NULL;
+	out = open_memstream(&text, &len);
+	CHECK(vt_render_profile_json(out, s, false) == 0);
+	fclose(out);
+	json_error_t jerr;
+	json_t *doc = json_loads(text, 0, &jerr);
+	json_t *u = json_object_get(doc, "unsampled");
+	CHECK(NEAR(json_real_value(json_object_get(doc, "unsampled_share")), 0.8878, 1e-4));
+	CHECK_STR(json_string_value(json_object_get(u, "cause")), "short_lived_threads");
+	CHECK_EQ_U64(json_integer_value(json_object_get(u, "hz_advice")), 990);
+	CHECK_EQ_U64(json_integer_value(json_object_get(u, "threads_started")), 12);
+	const char *advice = json_string_value(json_object_get(u, "advice"));
+	CHECK(advice && strstr(advice, "--hz 990") != NULL);
+	json_decref(doc);
+	free(text);
+	vt_prof_summary_free(&s);
+
+	/* at the highest rate already: named, no rate to advise */
+	p->meta.hz = 10000;
+	s = summary_of(p);
+	CHECK(s->unsampled_cause == VT_PROF_UNSAMPLED_SHORT_THREADS);   /* 5 samples: 0.0005 s */
+	CHECK_EQ_U64(s->hz_advice, 0);
+	vt_prof_summary_free(&s);
+	/* events per thread (too many threads x CPUs to inherit): no rate helps */
+	p->meta.hz = 99;
+	p->meta.threads_inherited = false;
+	s = summary_of(p);
+	CHECK(s->unsampled_cause == VT_PROF_UNSAMPLED_UNLISTED_THREADS);
+	CHECK_EQ_U64(s->hz_advice, 0);
+	vt_prof_summary_free(&s);
+	vt_profile_free(&p);
+}
+
+static void test_summary__unsampled_not_named(void)
+{
+	struct vt_profile *p = request_profile();
+	struct vt_prof_summary *s;
+	char *text = NULL;
+	size_t len = 0;
+
+	/* no thread came or went, and the threads listed account for the process's CPU: the
+	 * gap is not short-lived threads (samples lost, say), and no cause is named */
+	p->meta.threads_started = p->meta.threads_ended = 0;
+	p->threads[0].cpu_s = 0.45;
+	s = summary_of(p);
+	CHECK(s->unsampled_share > 0.8);
+	CHECK(s->unsampled_cause == VT_PROF_UNSAMPLED_NONE);
+	FILE *out = open_memstream(&text, &len);
+	CHECK(vt_render_profile_text(out, s, NULL) == 0);
+	fclose(out);
+	CHECK(strstr(text, "not sampled") == NULL);
+	free(text);
+	vt_prof_summary_free(&s);
+	/* none came or went that a listing saw, but most of the CPU is of threads none saw */
+	p->threads[0].cpu_s = 0.04;
+	s = summary_of(p);
+	CHECK(s->unsampled_cause == VT_PROF_UNSAMPLED_SHORT_THREADS);
+	vt_prof_summary_free(&s);
+	/* under half missed: 20 samples of 1/99 s of 0.3 s */
+	p->meta.threads_started = 3;
+	p->meta.process_cpu_s = 0.3;
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 15, "app!handle", "app!main", NULL) == VT_OK);
+	s = summary_of(p);
+	CHECK(NEAR(s->unsampled_share, 1 - 20 / 99.0 / 0.3, 1e-9));
+	CHECK(s->unsampled_cause == VT_PROF_UNSAMPLED_NONE);
+	vt_prof_summary_free(&s);
+	/* ptrace weighs stops by CPU: not this gap */
+	snprintf(p->meta.method, sizeof(p->meta.method), "ptrace");
+	p->meta.process_cpu_s = 2;
+	s = summary_of(p);
+	CHECK(s->unsampled_share > 0.5 && s->unsampled_cause == VT_PROF_UNSAMPLED_NONE);
+	vt_prof_summary_free(&s);
+	/* too little CPU to judge */
+	snprintf(p->meta.method, sizeof(p->meta.method), "perf cpu-clock");
+	p->meta.process_cpu_s = 0.04;
+	s = summary_of(p);
+	CHECK(s->unsampled_share < 0 && s->unsampled_cause == VT_PROF_UNSAMPLED_NONE);
+	vt_prof_summary_free(&s);
+	vt_profile_free(&p);
+}
+
 VT_TEST_MAIN(test_summary__wilson, test_summary__buckets_functions_threads,
 	     test_summary__few_samples_and_ties, test_summary__wall_split, test_summary__text_view,
-	     test_summary__json_and_wall_text)
+	     test_summary__json_and_wall_text, test_summary__unsampled_short_threads,
+	     test_summary__unsampled_not_named)

@@ -292,7 +292,7 @@ struct side {
 		uint64_t self;
 	} *funcs;
 	size_t nfuncs, cap;
-	struct vt_profile *last;
+	struct vt_profile *pooled;           /* every profile's stacks */
 };
 
 static int add_func(struct side *sd, const struct vt_prof_func_row *f)
@@ -356,13 +356,12 @@ static int pool_side(const char *path, const struct vt_bucket_rules *r, struct s
 			if (add_func(sd, &sum->top_self[k]))
 				rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
 		vt_prof_summary_free(&sum);
-		/* the flame graph's: the last that ran its full time */
-		if (!vt_store_profiles_at(sp, i)->partial || !sd->last) {
-			vt_profile_free(&sd->last);
-			sd->last = p;
-		} else {
-			vt_profile_free(&p);
-		}
+		/* the flame graph's: every profile, as the tables pool them */
+		if (rc == VT_OK && !sd->pooled)
+			rc = vt_profile_new(&sd->pooled, err);
+		if (rc == VT_OK)
+			rc = vt_profile_merge(sd->pooled, p, err);
+		vt_profile_free(&p);
 	}
 	vt_store_profiles_close(&sp);
 	return rc;
@@ -464,14 +463,14 @@ int vt_prof_diff_files(const char *a, const char *b, const struct vt_bucket_rule
 		out->nbuckets++;
 	}
 	qsort(out->buckets, out->nbuckets, sizeof(*out->buckets), by_abs_bucket);
-	out->a_last = sa.last;
-	out->b_last = sb.last;
-	sa.last = sb.last = NULL;
+	out->a_pooled = sa.pooled;
+	out->b_pooled = sb.pooled;
+	sa.pooled = sb.pooled = NULL;
 done:
 	free(sa.funcs);
 	free(sb.funcs);
-	vt_profile_free(&sa.last);
-	vt_profile_free(&sb.last);
+	vt_profile_free(&sa.pooled);
+	vt_profile_free(&sb.pooled);
 	vt_bucket_rules_free(&own);
 	if (rc != VT_OK)
 		vt_prof_diff_release(out);
@@ -483,6 +482,6 @@ void vt_prof_diff_release(struct vt_prof_diff *d)
 	free(d->buckets);
 	d->buckets = NULL;
 	d->nbuckets = 0;
-	vt_profile_free(&d->a_last);
-	vt_profile_free(&d->b_last);
+	vt_profile_free(&d->a_pooled);
+	vt_profile_free(&d->b_pooled);
 }

@@ -119,10 +119,11 @@ struct vt_prof_diff {
 	struct vt_prof_diff_func funcs[VT_PROF_DIFF_FUNCS];   /* by |delta| */
 	uint32_t nfuncs;
 	/*
-	 * The hook for a differential flame graph (render/profile_html.h, base
-	 * mode): the last complete profile of each recording, owned here.
+	 * For a differential flame graph (render/profile_html.h, base mode):
+	 * each side's profiles pooled into one (sample/profile.h
+	 * vt_profile_merge), as the tables pool them; owned here.
 	 */
-	struct vt_profile *a_last, *b_last;
+	struct vt_profile *a_pooled, *b_pooled;
 };
 
 /*

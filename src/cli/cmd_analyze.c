@@ -66,8 +66,9 @@ static const struct vt_option compare_options[] = {
 	JSON_OPTION("vitals.compare"),
 	CSV_OPTION("the table"),
 	{ "html", 0, "FILE", "one self-contained HTML file with the curves overlaid;\n"
-			     "when the recordings hold profiles, a differential\n"
-			     "flame graph beside it (FILE.flame.html)", OPT_HTML },
+			     "when the recordings hold profiles, their bucket and\n"
+			     "function tables, and a link to a differential flame\n"
+			     "graph of all of them beside it (FILE.flame.html)", OPT_HTML },
 	LIMIT_OPTION("each arm's"),
 	FORCE_OPTION,
 	PROM_OPTIONS("with --prometheus: an arm, one series (the first is the\n"

@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -106,18 +107,24 @@ void vt_cli_soak_summary(FILE *out, const char *path, const struct vt_soak_resul
 }
 
 /*
- * Beside the charts, a differential flame graph of arm i's last profile
- * against the baseline's (ab.html -> ab.flame.html, ab.flame-2.html for the
- * second arm, ...): frames red where their share grew, blue where it shrank.
+ * Beside the charts, a differential flame graph of arm i's profiles against
+ * the baseline's, each side's pooled (ab.html -> ab.flame.html,
+ * ab.flame-2.html for the second arm, ...): frames red where their share
+ * grew, blue where it shrank.  path gets the file written, "" when none.
  */
-static int write_flame_diff(const char *cmd, const struct vt_cli_compare_out *o, size_t i)
+static int write_flame_diff(const char *cmd, const struct vt_compare_set *set, const struct vt_cli_compare_out *o,
+			    size_t i, char *path, size_t cap)
 {
 	const struct vt_prof_diff *d = &o->profile_diffs[i];
-	char path[4096];
+	const char *a = set->cmp.arms[0].name ? set->cmp.arms[0].name : "the baseline";
+	const char *b = i + 1 < set->cmp.narms && set->cmp.arms[i + 1].name ? set->cmp.arms[i + 1].name : "the other";
+	char title[256], source[320], na[32], nb[32];
 	struct vt_err err;
 	int rc;
 	struct stat sb;
-	if (!d->a_last || !d->b_last)
+
+	path[0] = '\0';
+	if (!d->a_pooled || !d->b_pooled)
 		return 0;
 	if (stat(o->html, &sb) == 0 && !S_ISREG(sb.st_mode))
 		return 0;   /* --html /dev/null: no file beside a device */
@@ -125,28 +132,37 @@ static int write_flame_diff(const char *cmd, const struct vt_cli_compare_out *o,
 	if (stem > 5 && !strcmp(o->html + stem - 5, ".html"))
 		stem -= 5;
 	if (i == 0)
-		snprintf(path, sizeof(path), "%.*s.flame.html", (int)stem, o->html);
+		snprintf(path, cap, "%.*s.flame.html", (int)stem, o->html);
 	else
-		snprintf(path, sizeof(path), "%.*s.flame-%zu.html", (int)stem, o->html, i + 1);
+		snprintf(path, cap, "%.*s.flame-%zu.html", (int)stem, o->html, i + 1);
 	FILE *f = vt_cli_open_out(cmd, path, o->force, &rc);
-	if (!f)
+	if (!f) {
+		path[0] = '\0';
 		return rc;
+	}
+	snprintf(title, sizeof(title), "vitals compare: CPU profiles of %s against %s", b, a);
+	snprintf(source, sizeof(source), "%s of %s pooled against %s of %s",
+		 vt_fmt_count_of(d->b_profiles, "profile", "profiles", nb, sizeof(nb)), b,
+		 vt_fmt_count_of(d->a_profiles, "profile", "profiles", na, sizeof(na)), a);
 	struct vt_profile_html h = {
-		.profile = d->b_last,
+		.title = title,
+		.source = source,
+		.profile = d->b_pooled,
 		.states = VT_PROF_STATES_CPU,
-		.base = d->a_last,
+		.base = d->a_pooled,
 		.base_states = VT_PROF_STATES_CPU,
-		.label = "the other recording's last profile",
-		.base_label = "the baseline's last profile",
+		.label = b,
+		.base_label = a,
 	};
 	vt_err_clear(&err);
 	int wrc = vt_profile_html_write(f, &h, &err);
 	bool made = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
 	rc = vt_cli_close_out(cmd, f, path, wrc);
-	if (rc && made)
-		unlink(path);
-	else if (!o->json)
-		printf("flame graph (difference of the last profiles): %s\n", path);
+	if (rc) {
+		if (made)
+			unlink(path);
+		path[0] = '\0';
+	}
 	return rc;
 }
 
@@ -175,12 +191,30 @@ int vt_cli_compare_write(const char *cmd, const struct vt_compare_set *set, cons
 		rc = rc ? rc : rc2;
 	}
 	if (f_html) {
+		/* the flame graphs first, so that the page links those written */
+		char (*flames)[4096] = o->nprofile_diffs ? calloc(o->nprofile_diffs, sizeof(*flames)) : NULL;
+		const char **links = o->nprofile_diffs ? calloc(o->nprofile_diffs, sizeof(*links)) : NULL;
+		size_t i;
+
+		if (o->nprofile_diffs && (!flames || !links)) {
+			fprintf(stderr, "vitals %s: out of memory\n", cmd);
+			rc = rc ? rc : 2;
+		}
+		for (i = 0; rc == 0 && i < o->nprofile_diffs; i++)
+			if ((rc = write_flame_diff(cmd, set, o, i, flames[i], sizeof(flames[i]))) == 0)
+				links[i] = flames[i][0] ? flames[i] : NULL;
+		r.flame_pages = links;
 		rc2 = vt_cli_close_out(cmd, f_html, o->html, rc ? 0 : vt_view("html")->compare(f_html, &r));
 		rc = rc ? rc : rc2;
-		if (rc == 0 && !o->json)
+		if (rc == 0 && !o->json) {
 			printf("charts: %s\n", o->html);
-		for (size_t i = 0; rc == 0 && i < o->nprofile_diffs; i++)
-			rc = write_flame_diff(cmd, o, i);
+			for (i = 0; i < o->nprofile_diffs; i++)
+				if (links[i])
+					printf("flame graph (difference of all profiles, linked from the charts): %s\n",
+					       links[i]);
+		}
+		free(links);
+		free(flames);
 	}
 	return rc;
 }

@@ -1,9 +1,13 @@
 /*
  * compare_html.c — `vitals compare --html`: one self-contained page with
  * the A/B table and each memory figure of every arm overlaid on one time
- * axis (time since that arm's soak began), one colour per arm, each arm's
- * window shaded in its colour.
+ * axis (time since that arm's soak began), one colour per arm, shaded in
+ * its colour where its analysis calls it settled (else the window its
+ * figures come from, said so); then, when the recordings hold profiles,
+ * each arm's against the baseline's with a link to the differential flame
+ * graph written beside the page.
  */
+#include "render/profile_trend.h"
 #include "render/soak.h"
 #include "render/svg_chart.h"
 
@@ -45,12 +49,64 @@ static int arm_xy(struct arm_xy *a, const struct vt_series *s, enum vt_metric m)
 	return 0;
 }
 
+/*
+ * Arm a's shaded stretch, in the time of its own soak (t0, t1) and words:
+ * what follows a step; else the settled window its analysis found (a
+ * plateau's as analyze shades it, or one that is not a plateau yet, whose
+ * figures the table takes from the last half); else the last half the
+ * table uses.
+ */
+static void arm_band(const struct vt_cmp_arm *a, double *t0, double *t1, char *label, size_t cap)
+{
+	const struct vt_soak_verdict *v = &a->verdict;
+	const char *name = a->name ? a->name : "?";
+	char at[32];
+
+	*t0 = a->window_t0;
+	*t1 = a->window_t1;
+	if (a->window_settled && v->kind == VT_VERDICT_STEP) {
+		snprintf(label, cap, "%s: after the step", name);
+	} else if (v->settled && isfinite(v->settled_t0)) {
+		*t0 = v->settled_t0;
+		*t1 = v->t1;
+		if (vt_soak_settled_not_yet(v))
+			snprintf(label, cap, "%s: flat since t+%s but not a plateau yet (the table: last half)", name,
+				 vt_fmt_span(v->settled_t0, at, sizeof(at)));
+		else
+			snprintf(label, cap, "%s: settled window", name);
+	} else {
+		snprintf(label, cap, "%s: never settled (the table: last half)", name);
+	}
+}
+
+/* Did every arm that recorded m record it as 0 throughout (swap never used)? */
+static bool all_zero(const struct vt_comparison *cmp, enum vt_metric m)
+{
+	bool seen = false;
+	size_t i, k;
+
+	for (i = 0; i < cmp->narms; i++) {
+		const struct vt_series *s = cmp->arms[i].series;
+
+		for (k = 0; s && s->m[m] && k < s->n; k++) {
+			const struct vt_stat *st = &s->m[m][k];
+
+			if (isnan(st->mean))
+				continue;
+			if (st->mean != 0 || (isfinite(st->hi) && st->hi != 0))
+				return false;
+			seen = true;
+		}
+	}
+	return seen;
+}
+
 static int chart_arms(FILE *out, const struct vt_comparison *cmp, enum vt_metric m, const char *id)
 {
 	struct vt_chart_line *lines = calloc(cmp->narms, sizeof(*lines));
 	struct vt_chart_band *bands = calloc(cmp->narms, sizeof(*bands));
 	struct arm_xy *xy = calloc(cmp->narms, sizeof(*xy));
-	char (*labels)[96] = calloc(cmp->narms, sizeof(*labels));
+	char (*labels)[160] = calloc(cmp->narms, sizeof(*labels));
 	char title[160];
 	double top = -INFINITY;
 	size_t i, n = 0, k;
@@ -65,7 +121,7 @@ static int chart_arms(FILE *out, const struct vt_comparison *cmp, enum vt_metric
 		const struct vt_cmp_arm *a = &cmp->arms[i];
 		const struct vt_series *s = a->series;
 		const char *color = vt_chart_palette[i % 8];
-		double start;
+		double start, t0, t1;
 
 		if (!s || !s->m[m] || !s->n)
 			continue;
@@ -79,9 +135,8 @@ static int chart_arms(FILE *out, const struct vt_comparison *cmp, enum vt_metric
 				top = xy[n].y[k];
 		lines[n] = (struct vt_chart_line){ a->name ? a->name : "?", color, xy[n].x, xy[n].y, NULL, NULL,
 						   xy[n].n, false };
-		snprintf(labels[n], sizeof(labels[n]), "%s: %s", a->name ? a->name : "?",
-			 a->window_settled ? "settled window" : "last half (never settled)");
-		bands[n] = (struct vt_chart_band){ a->window_t0 - start, a->window_t1 - start, labels[n], color };
+		arm_band(a, &t0, &t1, labels[n], sizeof(labels[n]));
+		bands[n] = (struct vt_chart_band){ t0 - start, t1 - start, labels[n], color };
 		n++;
 	}
 	if (n) {
@@ -185,6 +240,19 @@ int vt_render_compare_html(FILE *out, const struct vt_compare_report *r)
 		vt_html_end(out);
 		return ferror(out) ? -1 : 0;
 	}
+	if (cmp->other_command) {
+		const struct vt_cmp_arm *a = &cmp->arms[0], *b = &cmp->arms[cmp->other_command];
+
+		fputs("<div class=\"verdict k-leak\"><p><b>warning:</b> the recordings ran different commands (", out);
+		vt_html_text(out, a->name ? a->name : "arm 0");
+		fputs(": ", out);
+		vt_html_text(out, a->series ? a->series->info.target : "?");
+		fputs("; ", out);
+		vt_html_text(out, b->name ? b->name : "arm");
+		fputs(": ", out);
+		vt_html_text(out, b->series ? b->series->info.target : "?");
+		fputs("): the table compares two programs, not one change.</p></div>\n", out);
+	}
 	print_table(out, cmp);
 	fputs("<h2>arms</h2>\n<ul class=\"facts\">\n", out);
 	for (i = 0; i < cmp->narms; i++) {
@@ -195,8 +263,21 @@ int vt_render_compare_html(FILE *out, const struct vt_compare_report *r)
 		fputs("</span></li>\n", out);
 	}
 	fputs("</ul>\n<h2>charts</h2>\n", out);
-	for (i = 0; i < sizeof(charts) / sizeof(charts[0]) && !rc; i++)
+	for (i = 0; i < sizeof(charts) / sizeof(charts[0]) && !rc; i++) {
+		/* a chart of nothing but zeros says so in a line instead */
+		if (all_zero(cmp, charts[i].m)) {
+			fputs("<p>", out);
+			vt_html_text(out, vt_metrics[charts[i].m].label);
+			fputs(charts[i].m == VT_M_VM_SWAP ? ": 0 throughout in every arm — no swap.</p>\n"
+							  : ": 0 throughout in every arm.</p>\n", out);
+			continue;
+		}
 		rc = chart_arms(out, cmp, charts[i].m, charts[i].id);
+	}
+	for (i = 1; !rc && r->profile_diffs && i < cmp->narms; i++)
+		rc = vt_render_prof_diff_html(out, &r->profile_diffs[i - 1], cmp->arms[0].name ? cmp->arms[0].name : "?",
+					      cmp->arms[i].name ? cmp->arms[i].name : "?",
+					      r->flame_pages ? r->flame_pages[i - 1] : NULL);
 	vt_html_end(out);
 	return rc || ferror(out) ? -1 : 0;
 }

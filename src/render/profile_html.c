@@ -260,10 +260,15 @@ static void write_meta(FILE *out, const struct vt_profile_html *r, uint64_t tota
 {
 	const struct vt_prof_meta *m = &r->profile->meta;
 
-	fputs("<p class=\"meta\">", out);
-	fprintf(out, "<span>pid %d (", (int)m->pid);
-	vt_html_text(out, m->comm);
-	fputs(")</span><span>", out);
+	fputs("<p class=\"meta\"><span>", out);
+	if (r->source) {
+		vt_html_text(out, r->source);
+	} else {
+		fprintf(out, "pid %d (", (int)m->pid);
+		vt_html_text(out, m->comm);
+		fputs(")", out);
+	}
+	fputs("</span><span>", out);
 	vt_html_text(out, m->method[0] ? m->method : "?");
 	fprintf(out, " at %g Hz", m->hz);
 	if (m->wall)

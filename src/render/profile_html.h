@@ -44,6 +44,8 @@ struct vt_html_bucket_row {
 
 struct vt_profile_html {
 	const char *title;        /* heading and <title>; NULL: "vitals profile PID (comm)" */
+	const char *source;       /* what was sampled, first under the heading (several
+	                           * profiles pooled); NULL: "pid PID (comm)" */
 	const struct vt_profile *profile;
 	unsigned states;          /* which samples the graph counts: VT_PROF_STATE_BIT()s
 	                           * (render/profile_folded.h), 0 all */

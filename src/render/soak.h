@@ -55,6 +55,12 @@ struct vt_compare_report {
 	/* the deciding metric's name when the arms are not recordings (soak.h vt_analyze_report), NULL: its label */
 	const char *metric_label;
 	bool limits;                         /* show each arm's memory limit (compare --limit) */
+	/*
+	 * HTML: cmp->narms - 1 entries, the differential flame graph written
+	 * beside the page for each arm (a path in the page's folder, linked by
+	 * its file name), NULL entries or NULL none.
+	 */
+	const char *const *flame_pages;
 };
 
 int vt_render_analyze_text(FILE *out, const struct vt_analyze_report *r);

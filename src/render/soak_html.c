@@ -3,13 +3,14 @@
  * CSS and SVG, no scripts, nothing fetched) with the verdict and its
  * evidence, then charts over the whole recording: the verdict's metric with
  * its settled window, step and floor trend; RssAnon with VmSwap; live and
- * free-held; arenas and 64 MiB regions; CPU in cores; then threads and
- * events.  Every text from the recording is escaped.
+ * free-held; arenas and 64 MiB regions; CPU in cores; the CPU by bucket of
+ * the profiles it holds (soak --profile-every); then threads and events.  Every text from the recording is escaped.
  */
 #include "render/soak.h"
 #include "render/soak_fmt.h"
 
 #include "analyze/thread_view.h"
+#include "render/profile_trend.h"
 #include "render/svg_chart.h"
 #include "render/threads.h"
 
@@ -350,6 +351,24 @@ oom:
 	return -1;
 }
 
+/* Metric m recorded, and 0 at every point (swap never used). */
+static bool all_zero(const struct vt_series *s, enum vt_metric m)
+{
+	bool seen = false;
+	size_t i;
+
+	for (i = 0; s->m[m] && i < s->n; i++) {
+		const struct vt_stat *st = &s->m[m][i];
+
+		if (isnan(st->mean))
+			continue;
+		if (st->mean != 0 || (isfinite(st->hi) && st->hi != 0))
+			return false;
+		seen = true;
+	}
+	return seen;
+}
+
 static void meta(FILE *out, const char *label, const char *value)
 {
 	fputs("<span>", out);
@@ -654,13 +673,19 @@ int vt_render_analyze_html(FILE *out, const struct vt_analyze_report *r)
 	print_limit(out, r->limit);
 	fputs("<h2>charts</h2>\n", out);
 	rc |= chart_metric(out, r);
-	rc |= chart_metrics(out, s, "anonswap", "RssAnon and VmSwap — resident and swapped anonymous memory",
-			    VT_CHART_BYTES, anon_swap, 2);
+	if (all_zero(s, VT_M_VM_SWAP))
+		rc |= chart_metrics(out, s, "anonswap", "RssAnon — resident anonymous memory (VmSwap 0 throughout: "
+				    "no swap)", VT_CHART_BYTES, anon_swap, 1);
+	else
+		rc |= chart_metrics(out, s, "anonswap", "RssAnon and VmSwap — resident and swapped anonymous memory",
+				    VT_CHART_BYTES, anon_swap, 2);
 	rc |= chart_metrics(out, s, "heap", "allocator — live and free-held", VT_CHART_BYTES, heap, 2);
 	rc |= chart_metrics(out, s, "arenas", "arenas and 64 MiB regions", VT_CHART_COUNT, arenas, 2);
 	rc |= chart_cpu(out, s);
 	fputs("<p class=\"small\">Lines are each point's mean; the light band around a line is the range of "
 	      "the samples a point summarises. Breaks are restarts or gaps in the recording.</p>\n", out);
+	if (s->n)
+		rc |= vt_render_prof_trend_html(out, r->profiles, s->t0[0], s->t1[s->n - 1]);
 	rc |= print_threads(out, r);
 	print_events(out, s);
 	vt_html_end(out);

@@ -91,7 +91,7 @@ void vt_html_begin(FILE *out, const char *title)
 	      "table{border-collapse:collapse;margin:6px 0}"
 	      "th,td{padding:3px 10px;border-bottom:1px solid #e4e4e4;text-align:left;vertical-align:top}"
 	      "th{font-weight:600;border-bottom:1px solid #999}"
-	      "td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}\n"
+	      "td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}td.n{white-space:nowrap}\n"
 	      ".noise{color:#777}.facts{margin:6px 0;padding-left:18px}.facts li{margin:2px 0}\n"
 	      "svg{display:block;margin:8px 0 18px;max-width:100%;height:auto}\n"
 	      "svg text{font:11px system-ui,sans-serif;fill:#333}svg .t{font-size:13px;font-weight:600}\n"
@@ -349,6 +349,116 @@ static void data_range(const struct vt_chart *c, double *xlo, double *xhi, doubl
 	}
 }
 
+/*
+ * Text widths are estimated, not measured (no fonts here): 6.6 px a
+ * character of the 11 px labels is a little more than their average, so an
+ * estimate errs towards room to spare.
+ */
+#define CHAR_PX 6.6
+#define LEGEND_ROW_PX 15.0
+#define MARK_ROWS 3             /* rows of mark labels before a label is left out */
+
+static double text_px(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t chars = 0;
+
+	for (; *p; p++)
+		chars += (*p & 0xc0) != 0x80;
+	return CHAR_PX * (double)chars;
+}
+
+/* A legend entry: a line's stroke, or a band's swatch. */
+struct legend_item {
+	const char *label, *color;
+	bool band, dashed;
+};
+
+/*
+ * Lay the legend out in rows under the title, wrapping at the chart's
+ * width: x[i] and row[i] of each item.  Returns the rows used (at least 1).
+ */
+static int legend_layout(const struct legend_item *it, size_t n, double left, double right, double *x, int *row)
+{
+	double lx = left;
+	int r = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		double w = 22 + text_px(it[i].label) + 18;
+
+		if (lx > left && lx + w - 18 > right) {
+			r++;
+			lx = left;
+		}
+		x[i] = lx;
+		row[i] = r;
+		lx += w;
+	}
+	return r + 1;
+}
+
+static void legend_draw(FILE *out, const struct legend_item *it, size_t n, const double *x, const int *row)
+{
+	for (size_t i = 0; i < n; i++) {
+		double y = 30 + LEGEND_ROW_PX * row[i];
+		const char *color = it[i].color ? it[i].color : "#333";
+
+		if (it[i].band)
+			fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"18\" height=\"9\" fill=\"%s\" "
+				"fill-opacity=\"0.3\" stroke=\"%s\" stroke-opacity=\"0.6\"/>", x[i], y - 5, color, color);
+		else
+			fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+				"stroke-width=\"3\"%s/>", x[i], y, x[i] + 18, y, color,
+				it[i].dashed ? " stroke-dasharray=\"5 3\"" : "");
+		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">", x[i] + 22, y + 4);
+		vt_html_text(out, it[i].label);
+		fputs("</text>\n", out);
+	}
+}
+
+/*
+ * The marks' labels along the foot of the plot, each in the lowest row
+ * where it does not run into one already placed (a restart beside a step);
+ * a label with no room in MARK_ROWS rows is left out, its line stays.
+ */
+static void mark_labels(FILE *out, const struct frame *f, const struct vt_chart_mark *marks, size_t n)
+{
+	double used_lo[MARK_ROWS][16], used_hi[MARK_ROWS][16];
+	size_t nused[MARK_ROWS] = { 0 };
+
+	for (size_t k = 0; k < n; k++) {
+		const struct vt_chart_mark *m = &marks[k];
+		double x, w, a, b;
+		bool right;
+		int r;
+
+		if (!m->label || !isfinite(m->x) || m->x < f->x.lo || m->x > f->x.hi)
+			continue;
+		x = px(f, m->x);
+		w = text_px(m->label);
+		right = x + 4 + w > f->left + f->w;
+		a = right ? x - 4 - w : x + 4;
+		b = a + w;
+		for (r = 0; r < MARK_ROWS; r++) {
+			size_t j;
+
+			for (j = 0; j < nused[r]; j++)
+				if (a < used_hi[r][j] + 6 && used_lo[r][j] < b + 6)
+					break;
+			if (j == nused[r] && nused[r] < 16)
+				break;
+		}
+		if (r == MARK_ROWS)
+			continue;
+		used_lo[r][nused[r]] = a;
+		used_hi[r][nused[r]++] = b;
+		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\"%s>", right ? x - 4 : x + 4,
+			f->top + f->h - 6 - 13.0 * r, right ? " text-anchor=\"end\"" : "");
+		vt_html_text(out, m->label);
+		fputs("</text>\n", out);
+	}
+}
+
 int vt_svg_chart(FILE *out, const struct vt_chart *c)
 {
 	int width = c->width > 0 ? c->width : 960, height = c->height > 0 ? c->height : 280;
@@ -356,19 +466,41 @@ int vt_svg_chart(FILE *out, const struct vt_chart *c)
 	size_t budget = (c->max_vertices ? c->max_vertices : 1000) / (c->nlines ? c->nlines : 1);
 	size_t buckets = budget / 2 ? budget / 2 : 1, k;
 	const char *id = c->id ? c->id : "chart";
-	double xlo, xhi, ylo, yhi, t, lx;
+	size_t nlegend = 0;
+	struct legend_item *legend = calloc(c->nlines + c->nbands + 1, sizeof(*legend));
+	double *legend_x = calloc(c->nlines + c->nbands + 1, sizeof(*legend_x));
+	int *legend_row = calloc(c->nlines + c->nbands + 1, sizeof(*legend_row)), rows;
+	double xlo, xhi, ylo, yhi, t;
 	struct frame f;
 	char buf[64];
 	int rc = 0;
 
+	if (!legend || !legend_x || !legend_row) {
+		free(legend);
+		free(legend_x);
+		free(legend_row);
+		return -1;
+	}
+	/* the legend: the lines, then the shaded stretches (their labels never sit on the data) */
+	for (k = 0; k < c->nlines; k++)
+		legend[nlegend++] = (struct legend_item){ c->lines[k].label, c->lines[k].color, false,
+							  c->lines[k].dashed };
+	for (k = 0; k < c->nbands; k++)
+		if (c->bands[k].label)
+			legend[nlegend++] = (struct legend_item){ c->bands[k].label,
+								  c->bands[k].color ? c->bands[k].color : "#2ca02c",
+								  true, false };
 	data_range(c, &xlo, &xhi, &ylo, &yhi);
 	if (isfinite(c->x_min))
 		xlo = c->x_min;
 	if (isfinite(c->x_max))
 		xhi = c->x_max;
 	f.left = 78;
-	f.top = 44;
 	f.w = width - f.left - 16;
+	rows = legend_layout(legend, nlegend, f.left, f.left + f.w, legend_x, legend_row);
+	/* each legend row past the first adds to the chart's height, not takes from the plot */
+	height += (int)(LEGEND_ROW_PX * (rows - 1));
+	f.top = 44 + LEGEND_ROW_PX * (rows - 1);
 	f.h = height - f.top - 36;
 
 	fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -383,6 +515,9 @@ int vt_svg_chart(FILE *out, const struct vt_chart *c)
 		fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
 			"stroke=\"#ccc\"/>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">no data</text>\n"
 			"</svg>\n", f.left, f.top, f.w, f.h, f.left + f.w / 2, f.top + f.h / 2);
+		free(legend);
+		free(legend_x);
+		free(legend_row);
 		return ferror(out) ? -1 : 0;
 	}
 	if (c->y_zero && ylo > 0)
@@ -404,18 +539,10 @@ int vt_svg_chart(FILE *out, const struct vt_chart *c)
 	y_axis(&f.y, c->y_unit, ylo, yhi);
 	x_axis(&f.x, xlo, xhi);
 
-	/* legend, after the title */
-	lx = f.left;
-	for (k = 0; k < c->nlines; k++) {
-		const struct vt_chart_line *l = &c->lines[k];
-
-		fprintf(out, "<line x1=\"%.1f\" y1=\"30\" x2=\"%.1f\" y2=\"30\" stroke=\"%s\" stroke-width=\"3\"%s/>"
-			"<text x=\"%.1f\" y=\"34\">", lx, lx + 18, l->color ? l->color : "#333",
-			l->dashed ? " stroke-dasharray=\"5 3\"" : "", lx + 22);
-		vt_html_text(out, l->label);
-		fputs("</text>\n", out);
-		lx += 22 + 7.0 * (double)strlen(l->label ? l->label : "") + 18;
-	}
+	legend_draw(out, legend, nlegend, legend_x, legend_row);
+	free(legend);
+	free(legend_x);
+	free(legend_row);
 
 	fprintf(out, "<defs><clipPath id=\"%s-plot\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 		"height=\"%.1f\"/></clipPath></defs>\n", id, f.left, f.top, f.w, f.h);
@@ -428,14 +555,8 @@ int vt_svg_chart(FILE *out, const struct vt_chart *c)
 		if (!isfinite(x0) || !isfinite(x1) || x1 <= x0)
 			continue;
 		fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
-			"fill-opacity=\"0.12\"/>", px(&f, x0), f.top, px(&f, x1) - px(&f, x0), f.h,
+			"fill-opacity=\"0.12\"/>\n", px(&f, x0), f.top, px(&f, x1) - px(&f, x0), f.h,
 			b->color ? b->color : "#2ca02c");
-		if (b->label) {
-			fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">", px(&f, x0) + 4, f.top + 12 + 13.0 * (double)k);
-			vt_html_text(out, b->label);
-			fputs("</text>", out);
-		}
-		fputc('\n', out);
 	}
 
 	/* grid and ticks (at most 50 a side, whatever the arithmetic does at huge values) */
@@ -477,6 +598,11 @@ int vt_svg_chart(FILE *out, const struct vt_chart *c)
 		line_path(out, &f, l, buckets);
 		fprintf(out, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" stroke-linejoin=\"round\"%s/>\n",
 			l->color ? l->color : "#333", l->dashed ? " stroke-dasharray=\"6 4\"" : "");
+		/* dots where points are few enough to tell apart */
+		for (size_t i = 0; l->dots && l->n <= 200 && i < l->n; i++)
+			if (isfinite(l->x[i]) && isfinite(l->y[i]))
+				fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"/>\n", px(&f, l->x[i]),
+					py(&f, l->y[i]), l->color ? l->color : "#333");
 	}
 	fputs("</g>\n", out);
 	for (k = 0; k < c->nmarks; k++) {
@@ -485,18 +611,10 @@ int vt_svg_chart(FILE *out, const struct vt_chart *c)
 		if (!isfinite(m->x) || m->x < f.x.lo || m->x > f.x.hi)
 			continue;
 		fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-			"stroke-width=\"1.5\"/>", px(&f, m->x), f.top, px(&f, m->x), f.top + f.h,
+			"stroke-width=\"1.5\"/>\n", px(&f, m->x), f.top, px(&f, m->x), f.top + f.h,
 			m->color ? m->color : "#ff7f0e");
-		if (m->label) {
-			bool right = px(&f, m->x) > f.left + f.w * 0.75;
-
-			fprintf(out, "<text x=\"%.1f\" y=\"%.1f\"%s>", px(&f, m->x) + (right ? -4 : 4),
-				f.top + f.h - 6, right ? " text-anchor=\"end\"" : "");
-			vt_html_text(out, m->label);
-			fputs("</text>", out);
-		}
-		fputc('\n', out);
 	}
+	mark_labels(out, &f, c->marks, c->nmarks);
 	fputs("</svg>\n", out);
 	return rc || ferror(out) ? -1 : 0;
 }

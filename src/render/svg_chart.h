@@ -30,6 +30,7 @@ struct vt_chart_line {
 	const double *ylo, *yhi;      /* optional: the range of each point, drawn as a light band */
 	size_t n;
 	bool dashed;
+	bool dots;                    /* a dot at each point (a few points apart, such as profiles) */
 };
 
 /* A shaded stretch of time, e.g. a settled window. */

@@ -386,6 +386,106 @@ int vt_profile_add(struct vt_profile *p, const uint32_t *locs, uint32_t depth, u
 	return VT_OK;
 }
 
+/* ---- pooling ---- */
+
+/* src's string i in p (0 stays 0). */
+static uint32_t str_into(struct vt_profile *p, const struct vt_profile *src, uint32_t i)
+{
+	return i ? vt_profile_intern_str(p, vt_profile_str(src, i)) : 0;
+}
+
+/* What adding src's stacks does not count: its meta's other sums, and its modules' frames. */
+static int merge_meta(struct vt_profile *p, const struct vt_profile *src)
+{
+	struct vt_prof_meta *m = &p->meta;
+	const struct vt_prof_meta *s = &src->meta;
+
+	if (p->nstacks == 0 && !m->method[0]) {      /* a new profile: what src was sampled by */
+		*m = *s;
+		m->samples = 0;           /* counted as the stacks are added */
+	} else {
+		m->duration_s += s->duration_s;
+		m->lost += s->lost;
+		m->unwind_failed += s->unwind_failed;
+		m->filtered += s->filtered;
+		m->stops += s->stops;
+		m->paused_s += s->paused_s;
+		m->process_cpu_s = m->process_cpu_s >= 0 && s->process_cpu_s >= 0 ? m->process_cpu_s + s->process_cpu_s : -1;
+		m->self_cpu_s = m->self_cpu_s >= 0 && s->self_cpu_s >= 0 ? m->self_cpu_s + s->self_cpu_s : -1;
+		m->exited |= s->exited;
+		m->interrupted |= s->interrupted;
+		m->kernel_refused |= s->kernel_refused;
+	}
+	for (uint32_t i = 0; i < src->nmodules; i++) {
+		const struct vt_prof_module *sm = &src->modules[i];
+		uint32_t k = vt_profile_intern_module(p, vt_profile_str(src, sm->name), vt_profile_str(src, sm->path));
+
+		if (k == NO_SLOT)
+			return -1;
+		for (int u = 0; u < VT_UNWIND__COUNT; u++)
+			p->modules[k].frames[u] += sm->frames[u];
+		if (!p->modules[k].symbols)
+			p->modules[k].symbols = sm->symbols;
+	}
+	return 0;
+}
+
+int vt_profile_merge(struct vt_profile *p, const struct vt_profile *src, struct vt_err *err)
+{
+	uint32_t *func = calloc(src->nfuncs ? src->nfuncs : 1, sizeof(*func));
+	uint32_t *loc = calloc(src->nlocs ? src->nlocs : 1, sizeof(*loc));
+	uint32_t *thread = calloc(src->nthreads ? src->nthreads : 1, sizeof(*thread));
+	uint32_t frames[VT_PROFILE_MAX_DEPTH];
+	int rc = VT_E_NOMEM;
+
+	if (!func || !loc || !thread || merge_meta(p, src))
+		goto out;
+	for (uint32_t i = 0; i < src->nfuncs; i++) {
+		uint32_t name = str_into(p, src, src->funcs[i].name), mod = str_into(p, src, src->funcs[i].module);
+
+		if (name == NO_SLOT || mod == NO_SLOT || (func[i] = vt_profile_intern_func(p, name, mod)) == NO_SLOT)
+			goto out;
+	}
+	for (uint32_t i = 0; i < src->nlocs; i++) {
+		const struct vt_prof_loc *l = &src->locs[i];
+
+		loc[i] = vt_profile_intern_loc(p, l->pc, l->module_off, l->func < src->nfuncs ? func[l->func] : 0,
+					       l->kernel);
+		if (loc[i] == NO_SLOT)
+			goto out;
+	}
+	for (uint32_t i = 0; i < src->nthreads; i++) {
+		const struct vt_prof_thread *t = &src->threads[i];
+		struct vt_prof_thread *to;
+
+		if ((thread[i] = vt_profile_intern_thread(p, t->tid, vt_profile_str(src, t->name))) == NO_SLOT)
+			goto out;
+		to = &p->threads[thread[i]];
+		if (t->cpu_s >= 0)
+			to->cpu_s = to->cpu_s >= 0 ? to->cpu_s + t->cpu_s : t->cpu_s;
+	}
+	for (uint32_t i = 0; i < src->nstacks; i++) {
+		const struct vt_prof_stack *s = &src->stacks[i];
+		const uint32_t *from = vt_profile_stack_locs(src, s);
+		uint32_t depth = s->depth < VT_PROFILE_MAX_DEPTH ? s->depth : VT_PROFILE_MAX_DEPTH, wait;
+
+		for (uint32_t d = 0; d < depth; d++)
+			frames[d] = from[d] < src->nlocs ? loc[from[d]] : from[d];
+		if ((wait = str_into(p, src, s->wait)) == NO_SLOT ||
+		    vt_profile_add(p, frames, depth, s->thread < src->nthreads ? thread[s->thread] : s->thread,
+				   (enum vt_prof_state)s->state, wait, s->truncated, s->count, err))
+			goto out;
+	}
+	rc = VT_OK;
+out:
+	free(func);
+	free(loc);
+	free(thread);
+	if (rc != VT_OK)
+		return vt_err_set(err, VT_E_NOMEM, 0, "profile: pooling %u stacks", src->nstacks);
+	return VT_OK;
+}
+
 /* ---- life ---- */
 
 int vt_profile_new(struct vt_profile **out, struct vt_err *err)

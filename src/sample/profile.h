@@ -188,6 +188,16 @@ int vt_profile_add(struct vt_profile *p, const uint32_t *locs, uint32_t depth, u
 		   enum vt_prof_state state, uint32_t wait, bool truncated, uint64_t count,
 		   struct vt_err *err);
 
+/*
+ * Pool src into p: every stack of src counted in p, its strings, functions,
+ * locations, threads and modules interned into p's (one tid in both is one
+ * thread, its CPU added).  Into an empty p src's meta is copied (what was
+ * sampled, how); otherwise its durations, lost, failed and filtered counts
+ * and CPU are added to p's and the rest stays p's.  VT_E_NOMEM (p then holds
+ * part of src).
+ */
+int vt_profile_merge(struct vt_profile *p, const struct vt_profile *src, struct vt_err *err);
+
 /* The frames of stack s, leaf first. */
 static inline const uint32_t *vt_profile_stack_locs(const struct vt_profile *p,
 						     const struct vt_prof_stack *s)

@@ -3,10 +3,11 @@
 # --profile-for 2s` for 24 s of profile_work stores one profile every 6 s
 # (at 0, 6, 12 and 18 s) in the recording while its samples keep their
 # cadence; `vitals analyze` shows the CPU by bucket over time, in text and
-# JSON, with the work's buckets in it; `vitals compare` sets two
-# recordings' profiles against each other.  A soak killed with SIGKILL in
-# the middle of a profile leaves a recording that reads, holding the
-# profiles finished before, and the target unharmed.
+# JSON, with the work's buckets in it, and charts it in HTML; `vitals
+# compare` sets two recordings' profiles against each other, and --html
+# links the differential flame graph of all of each side's profiles.  A
+# soak killed with SIGKILL in the middle of a profile leaves a recording
+# that reads, holding the profiles finished before, and the target unharmed.
 # Prerequisite: perf events (root, or perf_event_paranoid <= 1).
 # lane: solo — profiles are timed inside a soak
 . "$(dirname "$0")/lib.sh"
@@ -100,9 +101,18 @@ sed -n '/^CPU profiles:/,$p' "$WORK/compare.txt"
 check "compare sets the profiles against each other" grep -q '^CPU profiles: killed against run' "$WORK/compare.txt"
 vitals compare --html "$WORK/ab.html" "$WORK/run.db" "$WORK/killed.db" >"$WORK/compare-html.txt" ||
 	fail "compare --html"
-check "compare --html writes the differential flame graph of the last profiles beside it" \
-	grep -q "^flame graph (difference of the last profiles): $WORK/ab.flame.html" "$WORK/compare-html.txt"
+check "compare --html writes the differential flame graph of all the profiles beside it" \
+	grep -q "^flame graph (difference of all profiles, linked from the charts): $WORK/ab.flame.html" \
+	"$WORK/compare-html.txt"
 check "... a whole page" grep -q '</html>' "$WORK/ab.flame.html"
+check "... titled with both recordings" grep -q '<title>vitals compare: CPU profiles of killed against run</title>' \
+	"$WORK/ab.flame.html"
+check "... pooling every profile of each" grep -qE "<span>[0-9]+ profiles? of killed pooled against $nprof profiles of run<" \
+	"$WORK/ab.flame.html"
+check "the charts page has the bucket table" grep -q '<h2>CPU profiles: killed against run</h2>' "$WORK/ab.html"
+check "... and links the flame graph" grep -q '<a href="ab.flame.html">' "$WORK/ab.html"
+vitals analyze --html "$WORK/analyze.html" "$WORK/run.db" >/dev/null || fail "analyze --html"
+check "analyze --html charts the CPU by bucket over time" grep -q 'clip-path="url(#profiles-plot)"' "$WORK/analyze.html"
 vitals compare --json "$WORK/run.db" "$WORK/killed.db" >"$WORK/compare.json"
 check "compare JSON holds the bucket deltas" \
 	test "$(jq_py "$WORK/compare.json" 'len(j["profiles"][0]["buckets"]) > 0')" = true

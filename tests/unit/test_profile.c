@@ -3,6 +3,7 @@
  */
 #include "harness.h"
 
+#include "profile_build.h"
 #include "sample/profile.h"
 
 static void test_profile__interning_is_stable(void)
@@ -110,5 +111,55 @@ static void test_profile__deep_stacks_are_cut_and_marked(void)
 	vt_profile_free(&p);
 }
 
+/*
+ * Pooling: src's stacks counted in p under p's own indices (its strings,
+ * functions, locations and threads interned anew), waits and states kept,
+ * equal stacks of one thread sharing a row; the first pooled gives the meta.
+ */
+static void test_profile__pooling(void)
+{
+	struct vt_profile *p, *a, *b;
+	struct vt_err err;
+	char label[64];
+
+	CHECK(vt_profile_new(&p, &err) == VT_OK);
+	CHECK(vt_profile_new(&a, &err) == VT_OK);
+	CHECK(vt_profile_new(&b, &err) == VT_OK);
+	snprintf(a->meta.method, sizeof(a->meta.method), "perf cpu-clock");
+	a->meta.pid = 100;
+	a->meta.duration_s = 5;
+	a->meta.lost = 2;
+	a->meta.process_cpu_s = 1.5;
+	b->meta = a->meta;
+	b->meta.pid = 200;
+	b->meta.process_cpu_s = -1;
+	uint32_t ta = vt_profile_intern_thread(a, 7, "worker-1"), tb = vt_profile_intern_thread(b, 7, "worker-1");
+	a->threads[ta].cpu_s = 0.5;
+	b->threads[tb].cpu_s = 0.25;
+	/* b interns other strings first: its indices differ from a's */
+	vt_profile_intern_str(b, "zzz");
+	CHECK(pb_stack(a, ta, VT_PROF_RUNNING, NULL, 3, "app!parse", "app!main", NULL) == VT_OK);
+	CHECK(pb_stack(b, tb, VT_PROF_RUNNING, NULL, 4, "app!parse", "app!main", NULL) == VT_OK);
+	CHECK(pb_stack(b, tb, VT_PROF_SLEEPING, "futex", 5, "libc.so.6!wait", "app!main", NULL) == VT_OK);
+	CHECK(vt_profile_merge(p, a, &err) == VT_OK);
+	CHECK(vt_profile_merge(p, b, &err) == VT_OK);
+	CHECK_EQ_U64(p->meta.samples, 12);
+	CHECK_EQ_U64(p->meta.pid, 100);
+	CHECK(p->meta.duration_s == 10 && p->meta.lost == 4 && p->meta.process_cpu_s < 0);
+	CHECK_EQ_U64(p->nstacks, 2);
+	CHECK_EQ_U64(p->stacks[0].count, 7);
+	vt_profile_loc_label(p, vt_profile_stack_locs(p, &p->stacks[0])[0], label, sizeof(label));
+	CHECK_STR(label, "parse");
+	CHECK_EQ_U64(p->stacks[1].state, VT_PROF_SLEEPING);
+	CHECK_STR(vt_profile_str(p, p->stacks[1].wait), "futex");
+	vt_profile_loc_label(p, vt_profile_stack_locs(p, &p->stacks[1])[1], label, sizeof(label));
+	CHECK_STR(label, "main");
+	CHECK_EQ_U64(p->nthreads, 1);
+	CHECK(p->threads[0].cpu_s == 0.75 && p->threads[0].samples == 12);
+	vt_profile_free(&p);
+	vt_profile_free(&a);
+	vt_profile_free(&b);
+}
+
 VT_TEST_MAIN(test_profile__interning_is_stable, test_profile__equal_stacks_share_a_row,
-	     test_profile__deep_stacks_are_cut_and_marked)
+	     test_profile__deep_stacks_are_cut_and_marked, test_profile__pooling)

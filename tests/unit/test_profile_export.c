@@ -662,6 +662,17 @@ static void test_html__escaped_and_self_contained(void)
 		CHECK(strstr(page, "&lt;/script&gt;before") != NULL);
 	}
 	free(page);
+	/* pooled profiles (vitals compare): the page says what they are, not one pid */
+	d.title = "vitals compare: CPU profiles of after against before";
+	d.source = "3 profiles of after pooled against 4 profiles of <before>";
+	page = html(&d);
+	CHECK(page != NULL);
+	if (page) {
+		CHECK(strstr(page, "<title>vitals compare: CPU profiles of after against before</title>") != NULL);
+		CHECK(strstr(page, "<span>3 profiles of after pooled against 4 profiles of &lt;before&gt;</span>") != NULL);
+		CHECK(strstr(page, "<span>pid ") == NULL);
+	}
+	free(page);
 	(void)err;
 	free(lb);
 	vt_profile_free(&base.p);

@@ -7,9 +7,13 @@
 #include "harness.h"
 
 #include "analyze/profile_trend.h"
+#include "profile_build.h"
+#include "store/profile_store.h"
+#include "store/store.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* A trend of n rows over buckets "a", "b", "c"; row i: cores, then samples of a, b, c. */
 static void make(struct vt_prof_trend *t, size_t n, const double (*rows)[4])
@@ -102,5 +106,93 @@ static void test_profile_trend__without_cpu_first_and_last(void)
 	vt_prof_trend_release(&t);
 }
 
+/* ---- two recordings' profiles ---- */
+
+/* A recording at path holding n profiles of one stack each: samples[i] of leaf[i], taken at 10 s apart. */
+static void recording(const char *path, size_t n, const char *const *leaf, const uint64_t *samples, pid_t pid)
+{
+	struct vt_recording_info info = { 0 };
+	struct vt_store_profile at = { 0 };
+	struct vt_store *st = NULL;
+	struct vt_err err;
+
+	snprintf(info.target, sizeof(info.target), "-- ./srv");
+	info.every_s = 1;
+	info.started_wall = 1.7e9;
+	CHECK(vt_store_create(path, &info, true, &st, &err) == VT_OK);
+	for (size_t i = 0; st && i < n; i++) {
+		struct vt_profile *p = NULL;
+
+		CHECK(vt_profile_new(&p, &err) == VT_OK);
+		p->meta.pid = pid;
+		snprintf(p->meta.comm, sizeof(p->meta.comm), "srv");
+		snprintf(p->meta.method, sizeof(p->meta.method), "perf cpu-clock");
+		p->meta.hz = 99;
+		p->meta.duration_s = 5;
+		CHECK(pb_stack(p, vt_profile_intern_thread(p, pid + (pid_t)i, "srv"), VT_PROF_RUNNING, NULL, samples[i],
+			       leaf[i], "srv!main", NULL) == VT_OK);
+		at.t = 10.0 * (double)i;
+		at.wall = 1.7e9 + at.t;
+		CHECK(vt_store_profile_append(st, &at, p, NULL, &err) == VT_OK);
+		vt_profile_free(&p);
+	}
+	CHECK(st && vt_store_close(st, &err) == VT_OK);
+}
+
+static uint64_t samples_of(const struct vt_profile *p, const char *fn)
+{
+	uint64_t n = 0;
+	char label[64];
+
+	for (uint32_t i = 0; p && i < p->nstacks; i++) {
+		vt_profile_loc_label(p, vt_profile_stack_locs(p, &p->stacks[i])[0], label, sizeof(label));
+		if (!strcmp(label, fn))
+			n += p->stacks[i].count;
+	}
+	return n;
+}
+
+/*
+ * The differential flame graph's profiles are each side's profiles pooled,
+ * as the tables pool them: every profile's stacks, not the last one's (a
+ * side of three profiles showed only its third).
+ */
+static void test_profile_trend__diff_pools_every_profile(void)
+{
+	static const char *const a_leaf[3] = { "srv!parse", "srv!hash", "srv!parse" };
+	static const uint64_t a_n[3] = { 100, 200, 300 };
+	static const char *const b_leaf[2] = { "srv!hash", "srv!send" };
+	static const uint64_t b_n[2] = { 50, 70 };
+	char dir[] = "/tmp/vitals-test-profile-trend-XXXXXX", a[64], b[64];
+	struct vt_prof_diff d;
+	struct vt_err err;
+
+	if (!mkdtemp(dir))
+		abort();
+	snprintf(a, sizeof(a), "%s/a.db", dir);
+	snprintf(b, sizeof(b), "%s/b.db", dir);
+	recording(a, 3, a_leaf, a_n, 100);
+	recording(b, 2, b_leaf, b_n, 200);
+	CHECK(vt_prof_diff_files(a, b, NULL, &d, &err) == VT_OK);
+	CHECK_EQ_U64(d.a_profiles, 3);
+	CHECK_EQ_U64(d.b_profiles, 2);
+	CHECK(d.a_pooled != NULL && d.b_pooled != NULL);
+	if (d.a_pooled && d.b_pooled) {
+		CHECK_EQ_U64(d.a_pooled->meta.samples, 600);
+		CHECK_EQ_U64(samples_of(d.a_pooled, "parse"), 400);
+		CHECK_EQ_U64(samples_of(d.a_pooled, "hash"), 200);
+		CHECK_EQ_U64(d.b_pooled->meta.samples, 120);
+		CHECK_EQ_U64(samples_of(d.b_pooled, "send"), 70);
+		CHECK_EQ_U64(samples_of(d.b_pooled, "hash"), 50);
+		CHECK(d.a_pooled->meta.duration_s == 15);     /* sampled 3 x 5 s */
+		CHECK_EQ_U64(d.a_pooled->nthreads, 3);        /* each profile's thread */
+		CHECK_STR(d.a_pooled->meta.method, "perf cpu-clock");
+	}
+	vt_prof_diff_release(&d);
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
+}
+
 VT_TEST_MAIN(test_profile_trend__the_bucket_that_grew_is_named, test_profile_trend__cannot_tell,
-	     test_profile_trend__without_cpu_first_and_last)
+	     test_profile_trend__without_cpu_first_and_last, test_profile_trend__diff_pools_every_profile)

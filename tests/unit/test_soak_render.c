@@ -8,7 +8,9 @@
  */
 #include "harness.h"
 
+#include "analyze/profile_trend.h"
 #include "analyze/thread_view.h"
+#include "render/profile_trend.h"
 #include "render/soak.h"
 #include "render/svg_chart.h"
 #include "render/table.h"
@@ -1474,10 +1476,314 @@ static void test_soak_render__target_text_cannot_drive_the_terminal(void)
 	vt_table_release(&t);
 }
 
+/* ---- what the HTML pages show (issue 22) ------------------------------------ */
+
+/*
+ * The x and width of the first band rect of colour in out (a shaded
+ * stretch: fill-opacity 0.12); false when there is none.
+ */
+static bool band_rect(const char *out, const char *color, double *x, double *w)
+{
+	char needle[96];
+	const char *p, *r;
+
+	snprintf(needle, sizeof(needle), "fill=\"%s\" fill-opacity=\"0.12\"", color);
+	if (!(p = strstr(out, needle)))
+		return false;
+	for (r = p; r > out && strncmp(r, "<rect ", 6); r--)
+		;
+	return sscanf(r, "<rect x=\"%lf\" y=\"%*f\" width=\"%lf\"", x, w) == 2;
+}
+
+/* The first chart's plot: left 78, 866 wide (960 - 78 - 16); x from 0 to the data's last. */
+static double chart_px(double t, double t_max)
+{
+	return 78 + t / t_max * 866;
+}
+
+/*
+ * compare --html shades where each arm's analysis calls it settled: cap2's
+ * table window runs from 0 (a start-up ramp) while its analysis settled at
+ * 41 min; default is flat since t+10 min but not a plateau yet (its table
+ * takes the last half), which is not "never settled".
+ */
+static void test_soak_render__compare_html_shades_the_settled_window(void)
+{
+	static struct ab ab;
+	struct vt_compare_report r = { &ab.cmp, NULL, true };
+	double x, w, t_max;
+	char *out;
+	int rc;
+
+	build_ab(&ab);
+	ab.arms[0].verdict.kind = VT_VERDICT_CANNOT_TELL;
+	ab.arms[0].verdict.settled_t0 = ab.arms[0].verdict.settle_s = 10 * 60;
+	t_max = ab.s[1].t[ab.s[1].n - 1];
+	out = render_compare(vt_render_compare_html, &r, &rc);
+	CHECK(rc == 0);
+	CHECK(strstr(out, "cap2: settled window") != NULL);
+	CHECK(strstr(out, "default: flat since t+10 min but not a plateau yet") != NULL);
+	CHECK(strstr(out, "never settled") == NULL);
+	CHECK(band_rect(out, vt_chart_palette[1], &x, &w));
+	CHECK(fabs(x - chart_px(41 * 60, t_max)) < 2);
+	CHECK(band_rect(out, vt_chart_palette[0], &x, &w));
+	CHECK(fabs(x - chart_px(10 * 60, t_max)) < 2);
+	CHECK(fabs(x + w - chart_px(ab.arms[0].verdict.t1, t_max)) < 2);
+	free(out);
+	free_ab(&ab);
+}
+
+/* One <text> of an SVG: where it is drawn (its box estimated from its characters) and what it says. */
+struct svg_text {
+	double x0, x1, y0, y1;
+	char s[160];
+};
+
+static size_t svg_texts(const char *svg, struct svg_text *t, size_t max)
+{
+	const char *p = svg;
+	size_t n = 0;
+
+	while (n < max && (p = strstr(p, "<text "))) {
+		const char *gt = strchr(p, '>'), *end = gt ? strstr(gt, "</text>") : NULL, *anchor;
+		double x, y, w;
+		size_t len, chars = 0, i;
+
+		if (!end || sscanf(p, "<text x=\"%lf\" y=\"%lf\"", &x, &y) != 2) {
+			p += 6;
+			continue;
+		}
+		len = (size_t)(end - gt - 1) < sizeof(t[n].s) - 1 ? (size_t)(end - gt - 1) : sizeof(t[n].s) - 1;
+		memcpy(t[n].s, gt + 1, len);
+		t[n].s[len] = '\0';
+		for (i = 0; i < len; i++)
+			chars += ((unsigned char)t[n].s[i] & 0xc0) != 0x80;
+		w = 6.0 * (double)chars;
+		anchor = strstr(p, "text-anchor=\"");
+		if (anchor && anchor < gt && !strncmp(anchor + 13, "end", 3))
+			x -= w;
+		else if (anchor && anchor < gt && !strncmp(anchor + 13, "middle", 6))
+			x -= w / 2;
+		t[n] = (struct svg_text){ x, x + w, y - 9, y + 2, "" };
+		memcpy(t[n].s, gt + 1, len);
+		t[n].s[len] = '\0';
+		n++;
+		p = end;
+	}
+	return n;
+}
+
+/*
+ * A chart's words never sit on each other nor on its data: long legends
+ * wrap inside the chart, the shaded stretches are named in the legend
+ * (never inside the plot, where the curves run), and marks a few pixels
+ * apart put their labels on rows of their own.
+ */
+static void test_soak_render__chart_labels_do_not_overlap(void)
+{
+	static double x[3] = { 0, 500, 1000 }, y[3] = { 1 * MiB, 2 * MiB, 3 * MiB };
+	struct vt_chart_line lines[3] = {
+		{ "default (MALLOC_ARENA_MAX unset, glibc 2.39, 8 workers)", "#1f77b4", x, y, NULL, NULL, 3, false },
+		{ "cap2 (MALLOC_ARENA_MAX=2, glibc 2.39, 8 workers)", "#d62728", x, y, NULL, NULL, 3, false },
+		{ "jemalloc (LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2)", "#2ca02c", x, y, NULL, NULL, 3,
+		  false },
+	};
+	struct vt_chart_band bands[3] = {
+		{ 100, 1000, "default: settled window", "#1f77b4" },
+		{ 100, 1000, "cap2: settled window", "#d62728" },
+		{ 120, 1000, "jemalloc: flat since t+2.0 min but not a plateau yet (the table: last half)", "#2ca02c" },
+	};
+	struct vt_chart_mark marks[3] = {
+		{ 400, "restart", "#888" }, { 402, "step +178 MiB at t+6.7 min", "#ff7f0e" }, { 405, "restart", "#888" },
+	};
+	struct vt_chart c = { .id = "lab", .title = "committed — every arm", .x_title = "time", .y_unit = VT_CHART_BYTES,
+			      .x_min = NAN, .x_max = NAN, .lines = lines, .nlines = 3, .bands = bands, .nbands = 3,
+			      .marks = marks, .nmarks = 3 };
+	struct svg_text t[128];
+	double left, top, w, h;
+	char *out = NULL;
+	size_t len = 0, n, i, j;
+	int width = 960;
+	const char *plot;
+	FILE *f = open_memstream(&out, &len);
+
+	CHECK(f && vt_svg_chart(f, &c) == 0);
+	fclose(f);
+	plot = strstr(out, "fill=\"none\" stroke=\"#999\"/>");
+	CHECK(plot != NULL);
+	while (plot && plot > out && strncmp(plot, "<rect ", 6))
+		plot--;
+	CHECK(plot && sscanf(plot, "<rect x=\"%lf\" y=\"%lf\" width=\"%lf\" height=\"%lf\"", &left, &top, &w, &h) == 4);
+	n = svg_texts(out, t, 128);
+	CHECK(n > 10);
+	for (i = 0; i < n; i++) {
+		bool band = strstr(t[i].s, "settled") || strstr(t[i].s, "plateau");
+		bool mark = strstr(t[i].s, "restart") || strstr(t[i].s, "step");
+
+		if (t[i].x0 < 0 || t[i].x1 > width)
+			printf("# outside the chart: '%s' %.0f..%.0f\n", t[i].s, t[i].x0, t[i].x1);
+		CHECK(t[i].x0 >= 0 && t[i].x1 <= width);
+		if (band)
+			CHECK(t[i].y1 <= top);          /* named above the plot, not on the curves */
+		if (mark)
+			CHECK(t[i].y0 >= top && t[i].y1 <= top + h);
+		for (j = i + 1; j < n; j++) {
+			bool apart = t[i].x1 <= t[j].x0 || t[j].x1 <= t[i].x0 || t[i].y1 <= t[j].y0 || t[j].y1 <= t[i].y0;
+
+			if (!apart)
+				printf("# overlap: '%s' and '%s'\n", t[i].s, t[j].s);
+			CHECK(apart);
+		}
+	}
+	free(out);
+}
+
+/* Swap never used: no chart of zeros, a line that says so (compare), a title that says so (analyze). */
+static void test_soak_render__no_swap_no_chart_of_zeros(void)
+{
+	static struct ab ab;
+	struct vt_compare_report r = { &ab.cmp, NULL, true };
+	struct vt_analyze_report ar = { "run.db", &ab.s[0], &ab.arms[0].verdict, true, 0 };
+	char *out, title[128];
+	size_t i, k;
+	int rc;
+
+	build_ab(&ab);
+	for (i = 0; i < 2; i++)
+		for (k = 0; k < ab.s[i].n; k++)
+			set(&ab.s[i], VT_M_VM_SWAP, k, 0);
+	out = render_compare(vt_render_compare_html, &r, &rc);
+	CHECK(rc == 0);
+	snprintf(title, sizeof(title), "%s — every arm", vt_metrics[VT_M_VM_SWAP].label);
+	CHECK(strstr(out, title) == NULL);
+	snprintf(title, sizeof(title), "<p>%s: 0 throughout in every arm — no swap.</p>", vt_metrics[VT_M_VM_SWAP].label);
+	CHECK(strstr(out, title) != NULL);
+	snprintf(title, sizeof(title), "%s — every arm", vt_metrics[VT_M_RSS_ANON].label);
+	CHECK(strstr(out, title) != NULL);       /* the others stay */
+	free(out);
+	out = render_analyze(vt_render_analyze_html, &ar, &rc);
+	CHECK(rc == 0);
+	CHECK(strstr(out, "RssAnon — resident anonymous memory (VmSwap 0 throughout: no swap)") != NULL);
+	CHECK(strstr(out, ">VmSwap</text>") == NULL);
+	free(out);
+	free_ab(&ab);
+}
+
+/*
+ * compare --html with profiles: the bucket and function tables the terminal
+ * prints, a link to the differential flame graph beside the page, and the
+ * warning when the recordings ran different commands.
+ */
+static void test_soak_render__compare_html_profiles_and_warning(void)
+{
+	static struct ab ab;
+	static struct vt_prof_diff d;
+	const char *flames[1] = { "/tmp/out dir/ab #1.flame.html" };
+	struct vt_compare_report r = { &ab.cmp, NULL, true, &d, NULL, false, flames };
+	char *out;
+	int rc;
+
+	build_ab(&ab);
+	memset(&d, 0, sizeof(d));
+	d.a_profiles = 4;
+	d.b_profiles = 3;
+	d.a_samples = 1417;
+	d.b_samples = 1152;
+	d.buckets = calloc(2, sizeof(*d.buckets));
+	d.nbuckets = 2;
+	snprintf(d.buckets[0].name, sizeof(d.buckets[0].name), "hashing");
+	vt_prof_share_of(170, 1417, &d.buckets[0].a);
+	vt_prof_share_of(374, 1152, &d.buckets[0].b);
+	d.buckets[0].delta = d.buckets[0].b.share - d.buckets[0].a.share;
+	d.buckets[0].pm = 0.031;
+	d.buckets[0].changed = true;
+	snprintf(d.buckets[1].name, sizeof(d.buckets[1].name), "<b>rules</b>");
+	d.buckets[1].pm = 0.01;
+	d.nfuncs = 1;
+	snprintf(d.funcs[0].label, sizeof(d.funcs[0].label), "hash_fnv1a_block");
+	snprintf(d.funcs[0].module, sizeof(d.funcs[0].module), "profile_work");
+	d.funcs[0].a = 0.119;
+	d.funcs[0].b = 0.318;
+	d.funcs[0].delta = 0.199;
+	d.funcs[0].pm = 0.031;
+	d.funcs[0].changed = true;
+	snprintf(ab.s[1].info.target, sizeof(ab.s[1].info.target), "-- ./other --port 1");
+	ab.cmp.other_command = 1;
+	out = render_compare(vt_render_compare_html, &r, &rc);
+	CHECK(rc == 0);
+	CHECK(strstr(out, "<h2>CPU profiles: cap2 against default</h2>") != NULL);
+	CHECK(strstr(out, "<td>hashing</td><td class=\"n\">12.0%</td><td class=\"n\">32.5%</td>") != NULL);
+	CHECK(strstr(out, "+20.5 &plusmn;3.1 pt") != NULL);
+	CHECK(strstr(out, "&lt;b&gt;rules&lt;/b&gt;") != NULL && strstr(out, "<b>rules") == NULL);
+	CHECK(strstr(out, "(within noise)") != NULL);
+	CHECK(strstr(out, "<td>hash_fnv1a_block</td><td>profile_work</td>") != NULL);
+	CHECK(strstr(out, "<a href=\"ab%20%231.flame.html\">ab #1.flame.html</a>") != NULL);
+	CHECK(strstr(out, "the recordings ran different commands") != NULL);
+	CHECK(strstr(out, "-- ./other --port 1") != NULL);
+	CHECK(!has_nan_token(out));
+	free(out);
+	/* no profiles: no section */
+	d.b_profiles = 0;
+	out = render_compare(vt_render_compare_html, &r, &rc);
+	CHECK(rc == 0 && strstr(out, "CPU profiles") == NULL);
+	free(out);
+	free(d.buckets);
+	free_ab(&ab);
+}
+
+/* analyze --html of a soak with profiles: CPU by bucket over time as a chart, the table and the finding. */
+static void test_soak_render__analyze_html_profiles_over_time(void)
+{
+	static struct vt_prof_trend t;
+	static const double rows[3][3] = { { 0.50, 400, 100 }, { 0.52, 380, 120 }, { 0.95, 300, 400 } };
+	struct vt_series s;
+	struct vt_soak_verdict v;
+	struct vt_analyze_report r = { "run.db", &s, &v, true, 0 };
+	char *out;
+	size_t i;
+	int rc;
+
+	build_series(&s, 200, 60);
+	plateau_verdict(&s, &v);
+	memset(&t, 0, sizeof(t));
+	t.nbuckets = 2;
+	snprintf(t.bucket_names[0], sizeof(t.bucket_names[0]), "network send/recv");
+	snprintf(t.bucket_names[1], sizeof(t.bucket_names[1]), "<i>json</i>");
+	t.seen[0] = t.seen[1] = true;
+	t.rows = calloc(3, sizeof(*t.rows));
+	t.n = 3;
+	for (i = 0; i < 3; i++) {
+		t.rows[i].at.t = 3000.0 * (double)(i + 1);
+		t.rows[i].at.pid = 4242;
+		t.rows[i].cores = rows[i][0];
+		t.rows[i].cpu_samples = (uint64_t)(rows[i][1] + rows[i][2]);
+		vt_prof_share_of((uint64_t)rows[i][1], t.rows[i].cpu_samples, &t.rows[i].share[0]);
+		vt_prof_share_of((uint64_t)rows[i][2], t.rows[i].cpu_samples, &t.rows[i].share[1]);
+	}
+	vt_prof_trend_judge(&t);
+	r.profiles = &t;
+	out = render_analyze(vt_render_analyze_html, &r, &rc);
+	CHECK(rc == 0);
+	CHECK(strstr(out, "<h2>CPU by bucket over time (3 profiles)</h2>") != NULL);
+	CHECK(strstr(out, "clip-path=\"url(#profiles-plot)\"") != NULL);
+	CHECK_EQ_U64(count_str(out, "<svg"), 6);
+	CHECK_EQ_U64(count_str(out, "<circle"), 3 * 3);     /* two buckets and the process's CPU at 3 profiles */
+	CHECK(strstr(out, "&lt;i&gt;json&lt;/i&gt;") != NULL && strstr(out, "<i>json") == NULL);
+	CHECK(strstr(out, "which bucket grew when CPU rose:</b> &lt;i&gt;json&lt;/i&gt;") != NULL);
+	CHECK(strstr(out, "lowest and highest CPU") != NULL);
+	CHECK(!has_nan_token(out));
+	free(out);
+	vt_prof_trend_release(&t);
+	vt_series_free(&s);
+}
+
 VT_TEST_MAIN(test_soak_render__target_text_cannot_drive_the_terminal, test_soak_render__text_plateau, test_soak_render__short_lived_threads, test_soak_render__headlines, test_soak_render__why, test_soak_render__units,
 	     test_soak_render__json, test_soak_render__series_csv, test_soak_render__html,
 	     test_soak_render__svg_downsample_keeps_spike, test_soak_render__sparkline,
 	     test_soak_render__empty_series, test_soak_render__restart_gap_step,
 	     test_soak_render__from_the_analysis, test_soak_render__compare_text,
 	     test_soak_render__compare_json_csv_html, test_soak_render__from_the_comparison,
-	     test_soak_render__one_figure_for_how_much_longer, test_soak_render__settled_window_not_yet_a_plateau)
+	     test_soak_render__one_figure_for_how_much_longer, test_soak_render__settled_window_not_yet_a_plateau,
+	     test_soak_render__compare_html_shades_the_settled_window, test_soak_render__chart_labels_do_not_overlap,
+	     test_soak_render__no_swap_no_chart_of_zeros, test_soak_render__compare_html_profiles_and_warning,
+	     test_soak_render__analyze_html_profiles_over_time)

@@ -137,7 +137,7 @@ $(B)/targets/%: targets/%.c
 # gcc links as libraries (libasan, libtsan): vitals heap must refuse them
 # before it stops anything (t0220).  Never with SANFLAGS: ASan and TSan
 # cannot be combined.
-$(B)/targets/sanitized/inject_victim-%: targets/inject_victim.c
+$(SANITIZED): $(B)/targets/sanitized/inject_victim-%: targets/inject_victim.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE -fsanitize=$* -fno-omit-frame-pointer -MMD -MP \
 	  -o $@ $< -lpthread -lm

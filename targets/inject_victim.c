@@ -14,6 +14,14 @@
  *             block filled with a pattern that is checked before free
  *   main      sigtimedwait() for SIGTERM/SIGINT, truth once a second
  *
+ * Every thread also notes how long it was held up beyond its own rhythm
+ * (the sleeper's oversleep, the feeder's lateness on its schedule, a
+ * churn thread's gap between two steps, the reader's and the waiter's gap
+ * beyond the feeder's period, the signals thread's gap between two
+ * signals): the truth gives the longest such stall, whose thread it was,
+ * and how many passed 100 ms, so tests see how long any thread stood
+ * stopped (plus whatever the host's scheduling added).
+ *
  * At the end the feeder stops, the program waits until every signal sent
  * was received, and the last truth line says "ok":true only if no check
  * failed and received == sent.  The truth also gives every thread's tid,
@@ -82,6 +90,8 @@ static struct {
 	_Atomic uint64_t cond_errors;
 	_Atomic uint64_t signals_sent, signals_received, signal_order_errors;
 	_Atomic int64_t signal_next;
+	_Atomic uint64_t stall_max_us, stalls_over_100ms;
+	_Atomic int stall_max_tid;
 } cnt;
 
 /* The waiter's queue: items posted by the feeder, taken one at a time. */
@@ -122,6 +132,21 @@ static int my_tid(void)
 
 /* ---- the threads ------------------------------------------------------ */
 
+/* This thread was held up late_s beyond its rhythm (async-signal-safe). */
+static void note_stall(double late_s)
+{
+	uint64_t us = late_s > 0 ? (uint64_t)(late_s * 1e6) : 0, max = atomic_load(&cnt.stall_max_us);
+
+	if (us > 100000)
+		atomic_fetch_add(&cnt.stalls_over_100ms, 1);
+	while (us > max) {
+		if (atomic_compare_exchange_weak(&cnt.stall_max_us, &max, us)) {
+			atomic_store(&cnt.stall_max_tid, (int)syscall(SYS_gettid));
+			break;
+		}
+	}
+}
+
 static void *sleeper_main(void *arg)
 {
 	struct timespec req = { 0, SLEEP_NS };
@@ -136,6 +161,7 @@ static void *sleeper_main(void *arg)
 			continue;
 		}
 		b = now();
+		note_stall(b - a - SLEEP_NS / 1e9);
 		if (b - a < SLEEP_NS / 1e9)
 			atomic_fetch_add(&cnt.sleep_errors, 1);	/* woke early */
 		atomic_fetch_add(&cnt.sleeps, 1);
@@ -146,12 +172,17 @@ static void *sleeper_main(void *arg)
 static void *reader_main(void *arg)
 {
 	uint64_t rec, expect = 0;
+	double last = 0, t;
 	ssize_t n;
 
 	(void)arg;
 	atomic_store(&tids.reader, my_tid());
 	for (;;) {
 		n = read(pipe_fd[0], &rec, sizeof(rec));
+		t = now();
+		if (last)
+			note_stall(t - last - 0.010);
+		last = t;
 		if (n != (ssize_t)sizeof(rec)) {
 			atomic_fetch_add(&cnt.read_errors, 1);	/* EINTR or short */
 			if (n == 0)
@@ -169,6 +200,7 @@ static void *reader_main(void *arg)
 
 static void *waiter_main(void *arg)
 {
+	double last = 0;
 	int rc;
 
 	(void)arg;
@@ -181,6 +213,11 @@ static void *waiter_main(void *arg)
 				atomic_fetch_add(&cnt.cond_errors, 1);
 		}
 		if (q_items) {
+			double t = now();
+
+			if (last)
+				note_stall(t - last - 0.005);
+			last = t;
 			q_items--;
 			q_taken++;
 		}
@@ -200,6 +237,14 @@ static void on_rt(int sig, siginfo_t *si, void *uc)
 		atomic_fetch_add(&cnt.signal_order_errors, 1);
 	atomic_store(&cnt.signal_next, v + 1);
 	atomic_fetch_add(&cnt.signals_received, 1);
+	{
+		static double last;   /* one signals thread */
+		double t = now();
+
+		if (last)
+			note_stall(t - last - 1.0 / opt.signal_hz);
+		last = t;
+	}
 }
 
 static void on_wake(int sig)
@@ -257,7 +302,7 @@ static void feeder_tick(double t, double *next_rec, double *next_item, uint64_t 
 static void *feeder_main(void *arg)
 {
 	long period = (long)(1e9 / opt.signal_hz);
-	double next_rec = 0, next_item = 0;
+	double next_rec = 0, next_item = 0, t;
 	struct timespec next;
 	uint64_t rec = 0;
 	int rc;
@@ -271,7 +316,9 @@ static void *feeder_main(void *arg)
 		rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 		if (rc && rc != EINTR)
 			check(rc, "clock_nanosleep");
-		feeder_tick(now(), &next_rec, &next_item, &rec);
+		t = now();
+		note_stall(t - (next.tv_sec + next.tv_nsec / 1e9));
+		feeder_tick(t, &next_rec, &next_item, &rec);
 	}
 	return NULL;
 }
@@ -348,8 +395,14 @@ static void *churn_main(void *arg)
 	if (!slots)
 		die("calloc");
 	atomic_store(&tids.churn[idx], my_tid());
-	while (!atomic_load(&stop))
+	double last = now(), t;
+
+	while (!atomic_load(&stop)) {
 		churn_step(slots, &rng);
+		t = now();
+		note_stall(t - last);
+		last = t;
+	}
 	for (i = 0; i < SLOTS; i++) {
 		if (!slots[i].p)
 			continue;
@@ -391,12 +444,15 @@ static void truth_write(const char *phase)
 		",\"cond_posted\":%" PRIu64 ",\"cond_taken\":%" PRIu64 ",\"cond_queued\":%" PRIu64
 		",\"cond_errors\":%" PRIu64 ",\"signals_sent\":%" PRIu64
 		",\"signals_received\":%" PRIu64 ",\"signal_order_errors\":%" PRIu64
-		",\"errors\":%" PRIu64,
+		",\"errors\":%" PRIu64 ",\"stall_max_ms\":%.1f,\"stall_max_tid\":%d"
+		",\"stalls_over_100ms\":%" PRIu64,
 		now() - t0, phase, atomic_load(&cnt.allocs), atomic_load(&cnt.frees),
 		atomic_load(&cnt.live_bytes), atomic_load(&cnt.checksum_errors),
 		atomic_load(&cnt.sleeps), atomic_load(&cnt.sleep_errors), atomic_load(&cnt.reads),
 		atomic_load(&cnt.read_errors), posted, taken, items, atomic_load(&cnt.cond_errors),
-		sent, got, atomic_load(&cnt.signal_order_errors), errors_total());
+		sent, got, atomic_load(&cnt.signal_order_errors), errors_total(),
+		atomic_load(&cnt.stall_max_us) / 1e3, atomic_load(&cnt.stall_max_tid),
+		atomic_load(&cnt.stalls_over_100ms));
 	if (!strcmp(phase, "exit"))
 		fprintf(truth, ",\"ok\":%s", errors_total() == 0 && sent == got &&
 			posted == taken + items ? "true" : "false");

@@ -2,6 +2,7 @@
  * freeze.c — stop every thread of a process, and let them go (see freeze.h).
  */
 #include "inject/freeze.h"
+#include "inject/stop_guard.h"
 
 #include "base/clock.h"
 #include "proc/access.h"
@@ -29,6 +30,7 @@ struct vt_freeze {
 	struct frozen *t;
 	size_t n, cap;
 	double t0;                   /* when the first thread was taken */
+	bool guarded;                /* the stop guard is armed and holds for us */
 };
 
 static struct frozen *find(struct vt_freeze *f, pid_t tid)
@@ -118,6 +120,10 @@ void vt_freeze_release(struct vt_freeze **fp, double *stopped_ms)
 			ptrace(PTRACE_DETACH, f->t[i].tid, NULL, (void *)(long)f->t[i].sig);
 	if (stopped_ms)
 		*stopped_ms = f->n ? (vt_mono_s() - f->t0) * 1e3 : 0;
+	if (f->guarded) {
+		vt_stop_guard_release();
+		vt_stop_guard_disarm();
+	}
 	free(f->t);
 	free(f);
 	*fp = NULL;
@@ -135,6 +141,11 @@ int vt_freeze_all(const struct vt_procfs *pfs, pid_t pid, int timeout_ms, struct
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
 	if ((rc = vt_pid_open(pfs, pid, &pid_fd, err)))
 		goto fail;
+	/* Kept by a watchdog: a stopped vitals cannot keep the threads stopped. */
+	if ((rc = vt_stop_guard_arm(err)))
+		goto fail;
+	vt_stop_guard_hold();
+	f->guarded = true;
 	for (round = 0; round < FREEZE_ROUNDS; round++) {
 		pid_t *tids = NULL;
 		size_t n = 0, i, added = 0;

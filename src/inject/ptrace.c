@@ -32,6 +32,7 @@
  * Nothing here prints; the arch part is in call_<arch>.c.
  */
 #include "inject/inject.h"
+#include "inject/stop_guard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -633,6 +634,13 @@ static void spin_for(const bool *flag)
 	}
 }
 
+/* The session's thread is let go (or its tracer thread ended): see stop_guard.h. */
+static void unguard(void)
+{
+	vt_stop_guard_release();
+	vt_stop_guard_disarm();
+}
+
 static void *tracer_main(void *arg)
 {
 	struct vt_inject_session *s = arg;
@@ -676,6 +684,7 @@ static void *tracer_main(void *arg)
 	if (orphaned) {
 		rescue(s);
 		session_free(s);
+		unguard();
 	}
 	/* Returning detaches whatever we still trace (the kernel's exit_ptrace). */
 	return NULL;
@@ -1361,6 +1370,13 @@ int vt_inject_attach(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned
 		session_free(s);
 		goto close_fd;
 	}
+	/* Kept by a watchdog: a stopped vitals cannot keep the thread stopped. */
+	rc = vt_stop_guard_arm(err);
+	if (rc) {
+		session_free(s);
+		goto close_fd;
+	}
+	vt_stop_guard_hold();
 	hold_signals(&s->caller_mask);
 	rc = start_tracer(s, err);
 	if (rc)
@@ -1380,6 +1396,7 @@ end_thread:
 free_session:
 	pthread_sigmask(SIG_SETMASK, &s->caller_mask, NULL);
 	session_free(s);
+	unguard();
 close_fd:
 	close(pid_fd);
 	return rc;
@@ -1433,6 +1450,7 @@ int vt_inject_detach(struct vt_inject_session **sp, double *stopped_us, struct v
 	} else {
 		end_tracer(s, false);
 		session_free(s);
+		unguard();
 	}
 	/* Held signals (Ctrl-C during the call) are delivered now. */
 	pthread_sigmask(SIG_SETMASK, &caller_mask, NULL);

@@ -46,6 +46,7 @@
 #include "base/clock.h"
 #include "elf/elfsym.h"
 #include "inject/inject.h"
+#include "inject/stop_guard.h"
 #include "proc/schedstat.h"
 #include "proc/stat.h"
 #include "proc/status.h"
@@ -717,8 +718,9 @@ int vt_stack_grab_open(const struct vt_procfs *pfs, pid_t pid, const struct vt_s
 		return rc;
 	}
 	rc = check_process(g, err);
-	if (!rc)
-		rc = tracer_start(g, err);
+	/* Kept by a watchdog: a stopped vitals cannot keep a grabbed thread stopped. */
+	if (!rc && !(rc = vt_stop_guard_arm(err)) && (rc = tracer_start(g, err)))
+		vt_stop_guard_disarm();
 	if (rc) {
 		close(g->pid_fd);
 		free(g);
@@ -803,6 +805,7 @@ int vt_stack_grab(struct vt_stack_grab *g, pid_t tid, unsigned timeout_us,
 	j.pid_fd = g->running_only ? g->pid_fd : -1;
 	j.timeout_ns = (uint64_t)(timeout_us ? timeout_us : TIMEOUT_DEFAULT_US) * 1000;
 	j.out = out;
+	vt_stop_guard_hold();
 	tracer_run(g->tr, &j);
 	if (j.retire) {
 		tracer_end(g);
@@ -811,6 +814,7 @@ int vt_stack_grab(struct vt_stack_grab *g, pid_t tid, unsigned timeout_us,
 		if (j.last_look_ns)
 			out->pause_us = (double)(vt_mono_ns() - j.last_look_ns) / 1e3;
 	}
+	vt_stop_guard_release();
 	if (j.outcome == OUT_SAMPLE || j.outcome == OUT_STOPPED || j.outcome == OUT_TIMEOUT ||
 	    out->pause_us > 0)
 		budget_spend(g, s, out->pause_us, j.outcome == OUT_SAMPLE);
@@ -875,6 +879,7 @@ void vt_stack_grab_close(struct vt_stack_grab **gp)
 	g = *gp;
 	*gp = NULL;
 	tracer_end(g);
+	vt_stop_guard_disarm();
 	if (!g->sigchld_was_blocked) {
 		sigset_t chld;
 

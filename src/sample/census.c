@@ -12,6 +12,7 @@
 #include "sample/target.h"
 
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,11 +165,14 @@ static int refused(struct probe *p, int e, struct vt_err *err)
 	return VT_E_PERM;
 }
 
+/* Reads of the arenas before main_arena is called not found. */
+#define MAIN_ARENA_TRIES 5
+
 static int find_main_arena(struct probe *p, const struct vt_heap_mem *m, struct vt_err *err)
 {
 	uint8_t code[MALLINFO2_CODE];
 	uint64_t fn;
-	int rc;
+	int rc, tries;
 
 	rc = vt_inject_resolve(p->pfs, p->pid, &p->maps, "libc.so.6", "mallinfo2", &fn, err);
 	if (rc == VT_E_NOTFOUND)
@@ -179,10 +183,23 @@ static int find_main_arena(struct probe *p, const struct vt_heap_mem *m, struct 
 		return p->mem.last_errno == EFAULT
 			       ? vt_err_set(err, VT_E_GONE, 0, "libc's code went away in %d", (int)p->pid)
 			       : refused(p, p->mem.last_errno, err);
-	rc = vt_glibc_find_main_arena(m, code, sizeof(code), fn, &p->c->main_arena, err);
-	if (rc == VT_E_NOTFOUND && err)
-		err->code = VT_E_UNSUPPORTED;    /* a libc this census cannot read: exit 8, as documented */
-	return rc == VT_E_NOTFOUND ? VT_E_UNSUPPORTED : rc;
+	/* A busy arena can be read mid-update: read it again before giving up. */
+	for (tries = 0; tries < MAIN_ARENA_TRIES; tries++) {
+		if (tries)
+			nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+		rc = vt_glibc_find_main_arena(m, code, sizeof(code), fn, &p->c->main_arena, err);
+		if (rc != VT_E_NOTFOUND)
+			return rc;
+		if (p->mem.last_errno == ESRCH)
+			return vt_err_set(err, VT_E_GONE, 0, "process %d exited", (int)p->pid);
+	}
+	/* A libc this census cannot read: exit 8, as documented. */
+	vt_err_set(err, VT_E_UNSUPPORTED, 0, "main_arena not found in %d (glibc %s): no address that "
+		   "mallinfo2's code loads checked as a malloc arena on %d reads", (int)p->pid,
+		   p->c->alloc.version[0] ? p->c->alloc.version : "of unknown version", MAIN_ARENA_TRIES);
+	vt_err_hint(err, "a malloc_state layout this census does not know (it reads glibc 2.27 and later "
+		    "on x86-64); please report it with the glibc version");
+	return VT_E_UNSUPPORTED;
 }
 
 static int walk(struct probe *p, const struct vt_heap_mem *m, struct vt_err *err)

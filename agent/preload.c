@@ -107,25 +107,47 @@ static atomic_int conn_fd = -1;      /* the connection being served */
 	} while (0)
 
 static void dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say_line(const char *fmt, va_list ap);
+
 static void dbg(const char *fmt, ...)
 {
-	char line[512];
 	va_list ap;
-	int n, saved = errno;
 
 	if (!L.debug)
 		return;
-	n = snprintf(line, sizeof(line), "vitals-agent[%d]: ", (int)getpid());
 	va_start(ap, fmt);
+	say_line(fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Said on the host's stderr even without VITALS_AGENT_DEBUG, once: the one
+ * thing that silently turns the agent off and that its user can undo.
+ */
+static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say_line(fmt, ap);
+	va_end(ap);
+}
+
+static void say_line(const char *fmt, va_list ap)
+{
+	char line[512];
+	int n, saved = errno;
+
+	n = snprintf(line, sizeof(line), "vitals-agent[%d]: ", (int)getpid());
 	if (n > 0 && (size_t)n < sizeof(line))
 		n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-	va_end(ap);
 	if (n > 0) {
 		if ((size_t)n >= sizeof(line) - 1)
 			n = (int)sizeof(line) - 2;
 		line[n++] = '\n';
 		if (write(STDERR_FILENO, line, (size_t)n) < 0) {
-			/* nothing to do: debugging output only */
+			/* nothing to do: nowhere else to say it */
 		}
 	}
 	errno = saved;
@@ -214,8 +236,14 @@ static int dir_open(uid_t euid, const char *name)
 	}
 	if (fstat(dfd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != euid ||
 	    (st.st_mode & 077) != 0) {
-		DBG("not using '%s/%s': owner %u mode %03o, want owner %u mode 700", base, sub,
-		    (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777), (unsigned)euid);
+		/* Someone else made it (in /tmp anyone can): the agent stays off, and says so once. */
+		static atomic_int warned;
+
+		if (!atomic_exchange(&warned, 1))
+			warn("not serving heap figures: '%s/%s' has owner %u and mode %03o, not %u and 700 "
+			     "(another user may have created it); remove it, or give this process an "
+			     "XDG_RUNTIME_DIR", base, sub, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777),
+			     (unsigned)euid);
 		close(dfd);
 		goto fail;
 	}

@@ -517,7 +517,13 @@ int vt_bucket_rules_load(const char *path, struct vt_bucket_rules **out, struct 
 
 	*out = NULL;
 	vt_snippet(shown, sizeof(shown), path, strlen(path));
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/*
+	 * Never waits for a writer to open a FIFO (it read as empty then);
+	 * a pipe that has one (--buckets <(...)) is read to its end.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd >= 0)
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	if (fd < 0) {
 		e = errno;
 		if (e == ENOENT || e == ENOTDIR)

@@ -4,6 +4,7 @@
 #include "base/error.h"
 
 #include <errno.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,10 +48,38 @@ void vt_err_clear(struct vt_err *err)
 	err->hint[0] = '\0';
 }
 
+int vt_code_resource(int e)
+{
+	return e == EMFILE || e == ENFILE ? VT_E_NOFILE : e == ENOMEM ? VT_E_NOMEM : VT_OK;
+}
+
+/* What to do when vitals itself ran out: the limit that bit, with its value. */
+static void resource_hint(struct vt_err *err)
+{
+	struct rlimit rl;
+	int e = err->sys_errno;
+
+	if (err->code == VT_E_NOMEM && !vt_code_resource(e))
+		e = ENOMEM;
+	if (e == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		vt_err_hint(err, "vitals ran out of file descriptors (ulimit -n is %llu): raise it; "
+			    "vitals needs about 20, and one per thread to profile",
+			    (unsigned long long)rl.rlim_cur);
+	else if (e == ENFILE)
+		vt_err_hint(err, "the system ran out of file descriptors (fs.file-max): close some, or raise it");
+	else if (e == ENOMEM && getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		vt_err_hint(err, "vitals ran out of memory under an address-space limit (ulimit -v is %llu KiB): "
+			    "raise it", (unsigned long long)rl.rlim_cur / 1024);
+	else if (e == ENOMEM)
+		vt_err_hint(err, "vitals ran out of memory: free some, or raise the limit it runs under");
+}
+
 int vt_err_set(struct vt_err *err, int code, int sys_errno, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (vt_code_resource(sys_errno) && code != VT_E_USAGE)
+		code = vt_code_resource(sys_errno);
 	if (!err)
 		return code;
 	err->code = code;
@@ -59,6 +88,7 @@ int vt_err_set(struct vt_err *err, int code, int sys_errno, const char *fmt, ...
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
+	resource_hint(err);
 	return code;
 }
 
@@ -84,6 +114,9 @@ int vt_code_from_errno(int e)
 		return VT_E_PERM;
 	case ENOMEM:
 		return VT_E_NOMEM;
+	case EMFILE:
+	case ENFILE:
+		return VT_E_NOFILE;
 	default:
 		return VT_E_IO;
 	}

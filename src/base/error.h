@@ -19,7 +19,6 @@
 #define VT_ERRORS(X)                                                        \
 	X(OK,          0,  "success")                                       \
 	X(FAIL,        2,  "failed")                                        \
-	X(NOMEM,       2,  "out of memory")                                 \
 	X(IO,          2,  "read error")                                    \
 	X(PARSE,       2,  "unexpected format")                             \
 	X(NOTFOUND,    2,  "not available")                                 \
@@ -33,6 +32,8 @@
 	X(TIMEOUT,     10, "timed out")                                     \
 	X(FAULT,       11, "injected call faulted")                         \
 	X(UNREACHABLE, 12, "server unreachable")                            \
+	X(NOMEM,       13, "out of memory")                                 \
+	X(NOFILE,      13, "too many open files")                           \
 	X(USAGE,       64, "usage error")
 
 enum vt_code {
@@ -66,6 +67,13 @@ void vt_err_clear(struct vt_err *err);
  * Record a failure and return its code, so a failure path is one statement:
  *     return vt_err_set(err, VT_E_PERM, errno, "cannot read '%s'", path);
  * err may be NULL (the caller does not want details).
+ *
+ * A failure whose errno says vitals ran out of a resource of its own
+ * (EMFILE, ENFILE: VT_E_NOFILE; ENOMEM: VT_E_NOMEM) is that, whatever code
+ * the caller meant: a process that cannot be opened for want of a file
+ * descriptor did not exit and did not refuse.  The returned code and
+ * err->code say so, and a hint names the limit (ulimit -n, ulimit -v)
+ * unless the caller gives its own.
  */
 int vt_err_set(struct vt_err *err, int code, int sys_errno, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -73,7 +81,12 @@ int vt_err_set(struct vt_err *err, int code, int sys_errno, const char *fmt, ...
 /* Attach or replace the hint of an already-set error. */
 void vt_err_hint(struct vt_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Map an errno from a /proc read to a code: ENOENT/ESRCH gone, EACCES/EPERM perm. */
+/*
+ * Map an errno from a /proc read to a code: ENOENT/ESRCH gone, EACCES/EPERM
+ * perm, EMFILE/ENFILE nofile, ENOMEM nomem, else io.
+ */
 int vt_code_from_errno(int e);
+/* The resource code errno e means (VT_E_NOFILE, VT_E_NOMEM), or VT_OK when it means none. */
+int vt_code_resource(int e);
 
 #endif

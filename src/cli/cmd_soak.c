@@ -90,7 +90,13 @@ static int soak_option(void *ctx, int id, const char *arg)
 	switch (id) {
 	case OPT_OUTPUT: cfg->out_path = arg; return 0;
 	case OPT_EVERY: return vt_cli_duration(&vt_cmd_soak, "every", arg, 0.1, 0, &cfg->every_s);
-	case OPT_FOR: return vt_cli_duration(&vt_cmd_soak, "for", arg, 0, 0, &cfg->for_s);
+	case OPT_FOR:
+		if (vt_cli_duration(&vt_cmd_soak, "for", arg, 0, 0, &cfg->for_s))
+			return vt_code_exit(VT_E_USAGE);
+		if (cfg->for_s <= 0)   /* 0 meant "until Ctrl-C" inside, and ran forever */
+			return vt_cli_usage_error(vt_cmd_soak.name, "--for '%s' records nothing: give a duration, "
+						  "or leave --for out to record until Ctrl-C", arg);
+		return 0;
 	case OPT_SMAPS: return vt_cli_duration(&vt_cmd_soak, "smaps-every", arg, 0, 0, &cfg->smaps_every_s);
 	case OPT_THREADS: return vt_cli_duration(&vt_cmd_soak, "threads-every", arg, 0, 0, &cfg->threads_every_s);
 	case OPT_HEAP_EVERY: return vt_cli_duration(&vt_cmd_soak, "heap-every", arg, 0.1, 0, &cfg->heap_every_s);

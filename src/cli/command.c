@@ -190,6 +190,7 @@ static void print_synopsis(FILE *out, const struct vt_command *cmd)
 const char *vt_exit_meaning(const struct vt_command *cmd, int status, char *buf, size_t cap)
 {
 	size_t i, used = 0, n = 0;
+	bool generic = false;
 	int code;
 
 	for (i = 0; cmd && cmd->exits && cmd->exits[i].status >= 0; i++)
@@ -201,13 +202,19 @@ const char *vt_exit_meaning(const struct vt_command *cmd, int status, char *buf,
 		return "partial: some part could not be read; a note says which and why";
 	if (status == VT_EXIT_USAGE)
 		return "usage error";
-	/* "failed (out of memory, read error, ...)": the first code's meaning, then the others' */
+	/*
+	 * "failed (read error, ...)": the generic code's meaning, then the
+	 * others'; codes that share a status as equals: "out of memory or too
+	 * many open files".
+	 */
 	buf[0] = '\0';
 	for (code = 0; code < VT_E__COUNT && used < cap; code++) {
 		if (vt_code_exit(code) != status || code == VT_OK || code == VT_E_USAGE)
 			continue;
-		used += (size_t)snprintf(buf + used, cap - used, "%s%s", used == 0 ? "" : n++ ? ", " : " (",
-					 vt_code_str(code));
+		if (!used)
+			generic = code == VT_E_FAIL;
+		used += (size_t)snprintf(buf + used, cap - used, "%s%s",
+					 used == 0 ? "" : !generic ? " or " : n++ ? ", " : " (", vt_code_str(code));
 	}
 	if (n && used < cap)
 		snprintf(buf + used, cap - used, ")");
@@ -235,16 +242,21 @@ static void print_exits(FILE *out, const struct vt_command *cmd)
 {
 	char text[2048], buf[256];
 	size_t used, i;
-	bool usage_noted = false;
+	bool usage_noted = false, short_noted = false;
 	bool own_zero = cmd->exits && cmd->exits[0].status == 0;   /* a command may say what its 0 means */
+	int short_status = vt_code_exit(VT_E_NOMEM);              /* any command can run out */
 
 	used = (size_t)snprintf(text, sizeof(text), "exit status:%s", own_zero ? "" : " 0 ok");
 	for (i = 0; cmd->exits && cmd->exits[i].status >= 0 && used < sizeof(text); i++) {
 		usage_noted |= cmd->exits[i].status == VT_EXIT_USAGE;
+		short_noted |= cmd->exits[i].status == short_status;
 		used += (size_t)snprintf(text + used, sizeof(text) - used, "%s %d %s", i || !own_zero ? ";" : "",
 					 cmd->exits[i].status,
 					 vt_exit_meaning(cmd, cmd->exits[i].status, buf, sizeof(buf)));
 	}
+	if (cmd->exits && !short_noted && used < sizeof(text))
+		used += (size_t)snprintf(text + used, sizeof(text) - used, "; %d %s", short_status,
+					 vt_exit_meaning(cmd, short_status, buf, sizeof(buf)));
 	if (used < sizeof(text))
 		snprintf(text + used, sizeof(text) - used, "%s.", usage_noted ? "" : "; 64 usage error");
 	wrap(out, text);

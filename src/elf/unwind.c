@@ -719,7 +719,7 @@ int vt_unwinder_open(int pid_fd, pid_t pid, struct vt_unwinder **out, struct vt_
 	uw->pid_fd = fcntl(pid_fd, F_DUPFD_CLOEXEC, 3);
 	if (uw->pid_fd < 0) {
 		e = errno;
-		rc = vt_err_set(err, VT_E_IO, e, "bad directory fd for process %d: %s", (int)pid,
+		rc = vt_err_set(err, VT_E_IO, e, "cannot keep the directory of process %d: %s", (int)pid,
 				strerror(e));
 		goto fail;
 	}

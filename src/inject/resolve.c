@@ -194,7 +194,7 @@ int vt_inject_resolve_many(const struct vt_procfs *pfs, pid_t pid, const struct 
 	}
 	check_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (check_fd < 0) {
-		rc = vt_err_set(err, VT_E_FAIL, errno, "dup: %s", strerror(errno));
+		rc = vt_err_set(err, VT_E_FAIL, errno, "cannot keep %s of process %d open: %s", lib->path, (int)pid, strerror(errno));
 		close(fd);
 		goto out;
 	}

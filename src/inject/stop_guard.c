@@ -52,16 +52,12 @@ static char state_of(int stat_fd)
 	return p && p[1] == ' ' ? p[2] : 0;
 }
 
-/* Close every descriptor from 3 up except keep_a and keep_b. */
-static void close_others(int keep_a, int keep_b)
+/* Close every descriptor from 3 up except keep. */
+static void close_others(int keep)
 {
-	int lo = keep_a < keep_b ? keep_a : keep_b, hi = keep_a < keep_b ? keep_b : keep_a;
-
-	if (lo > 3)
-		close_range(3, (unsigned)lo - 1, 0);
-	if (hi > lo + 1)
-		close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
-	close_range((unsigned)hi + 1, ~0U, 0);
+	if (keep > 3)
+		close_range(3, (unsigned)keep - 1, 0);
+	close_range(keep >= 3 ? (unsigned)keep + 1 : 3, ~0U, 0);
 }
 
 static _Noreturn void watch(int sock_in, pid_t vitals, const char *stat_path, const char *note,
@@ -80,19 +76,25 @@ static _Noreturn void watch(int sock_in, pid_t vitals, const char *stat_path, co
 		sigaction(ignored[i], &ign, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	sock = fcntl(sock_in, F_DUPFD, 3);
+	/*
+	 * None of vitals's files (its recording, its listening socket, its end
+	 * of ours), closed first so that a vitals at its descriptor limit still
+	 * has a watchdog.  A failure to start exits with its errno, for vitals.
+	 */
+	close_others(sock_in);
+	sock = sock_in > 2 ? sock_in : fcntl(sock_in, F_DUPFD, 3);
 	null_fd = open("/dev/null", O_RDWR);
 	if (sock < 0 || null_fd < 0)
-		_exit(1);
+		_exit(errno);
 	dup2(null_fd, 0);
 	dup2(null_fd, 1);
 	if (sock_in == 2)
 		dup2(null_fd, 2);
+	if (null_fd > 2)
+		close(null_fd);
 	stat_fd = open(stat_path, O_RDONLY);
 	if (stat_fd < 0)
-		_exit(1);
-	/* None of vitals's files (its recording, its listening socket, its end of ours). */
-	close_others(sock, stat_fd);
+		_exit(errno);
 	for (;;) {
 		struct pollfd p = { sock, POLLIN, 0 };
 		int n = poll(&p, 1, atomic_load(&g.sh->armed) > 0 ? VT_STOP_GUARD_POLL_MS : -1);
@@ -105,7 +107,7 @@ static _Noreturn void watch(int sock_in, pid_t vitals, const char *stat_path, co
 			if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN))
 				_exit(0);   /* vitals is gone */
 		} else if (n < 0 && errno != EINTR) {
-			_exit(1);
+			_exit(errno);
 		}
 		if (getppid() != vitals)
 			_exit(0);
@@ -256,6 +258,23 @@ static int start_watchdog(struct vt_err *err)
 	return VT_OK;
 }
 
+/* The watchdog is gone (send failed with e): why, from its exit status when it could not start. */
+static int watchdog_failed(int e, struct vt_err *err)
+{
+	int status;
+
+	if (g.watchdog && waitpid(g.watchdog, &status, 0) == g.watchdog) {
+		g.watchdog = 0;
+		if (WIFEXITED(status) && WEXITSTATUS(status) > 0)
+			e = WEXITSTATUS(status);   /* its errno */
+		else if (WIFSIGNALED(status))
+			return vt_err_set(err, VT_E_FAIL, 0, "the watchdog that bounds a stop was killed "
+					  "(signal %d)", WTERMSIG(status));
+	}
+	return vt_err_set(err, VT_E_FAIL, e, "cannot start the watchdog that bounds a stop: %s",
+			  strerror(e));
+}
+
 int vt_stop_guard_arm(struct vt_err *err)
 {
 	int rc = VT_OK;
@@ -269,8 +288,7 @@ int vt_stop_guard_arm(struct vt_err *err)
 		/* Wake it to look every VT_STOP_GUARD_POLL_MS from now on. */
 		if (send(g.sock, "a", 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EAGAIN) {
 			atomic_fetch_sub(&g.sh->armed, 1);
-			rc = vt_err_set(err, VT_E_FAIL, errno, "the watchdog that bounds a stop is gone: %s",
-					strerror(errno));
+			rc = watchdog_failed(errno, err);
 		}
 	}
 	pthread_mutex_unlock(&g.lock);

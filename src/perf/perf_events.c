@@ -887,8 +887,10 @@ static int session_open(pid_t pid, const struct vt_perf_opts *opts, bool first_o
 	pf->task_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pf->task_fd < 0) {
 		e = errno;
-		rc = vt_err_set(err, e == ENOENT || e == ESRCH ? VT_E_NOPROC : vt_code_from_errno(e),
-				e, "no process %d: %s", (int)pid, strerror(e));
+		rc = e == ENOENT || e == ESRCH
+			     ? vt_err_set(err, VT_E_NOPROC, e, "no process %d", (int)pid)
+			     : vt_err_set(err, vt_code_from_errno(e), e, "cannot open the threads of process "
+					  "%d: %s", (int)pid, strerror(e));
 		goto fail;
 	}
 	rc = list_tids(pf, err);

@@ -52,6 +52,9 @@ static int open_failed(int pid_fd, pid_t pid, int e, char *why, size_t why_cap, 
 	if ((e == ENOENT || e == ESRCH) && pid_gone(pid_fd))
 		return vt_err_set(err, VT_E_GONE, e, "process %d exited while its files were read",
 				  (int)pid);
+	if (vt_code_resource(e))   /* vitals's own shortage, not the file's */
+		return vt_err_set(err, VT_E_FAIL, e, "cannot open a file of process %d: %s", (int)pid,
+				  strerror(e));
 	snprintf(why, why_cap, "%s", strerror(e));
 	return VT_OK;
 }

@@ -38,7 +38,8 @@ const struct vt_region *vt_maps_find_path(const struct vt_region_list *l, const 
  * Open the file behind mapping r of process pid (directory pid_fd).  *fd is
  * O_RDONLY|O_CLOEXEC|O_NONBLOCK, owned by the caller; or -1 with why (why_cap
  * bytes) saying why when the file cannot be read, which is not an error.
- * Errors: VT_E_GONE (the process exited).
+ * Errors: VT_E_GONE (the process exited), VT_E_NOFILE / VT_E_NOMEM (vitals
+ * ran out of descriptors or memory opening it).
  */
 int vt_mapped_file_open(const struct vt_procfs *pfs, int pid_fd, pid_t pid, const struct vt_region *r,
 			int *fd, char *why, size_t why_cap, struct vt_err *err);

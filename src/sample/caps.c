@@ -408,6 +408,31 @@ static void check_perf(struct probe *p)
 
 /* ---- the agent ---------------------------------------------------------- */
 
+/*
+ * The agent's directory in the target's /tmp exists but is not the
+ * target's own, mode 700 (another user created it first): the agent
+ * refuses to serve from it.  Says so in f; false when that is not why.
+ */
+static bool agent_dir_taken(struct probe *p, struct vt_caps_feature *f)
+{
+	char dir[512];
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s/%d/root" VT_AGENT_DIR_FMT, p->pfs->proc_root, (int)p->pid,
+		 (unsigned)p->t->uid_eff);
+	if (lstat(dir, &st) < 0 || (S_ISDIR(st.st_mode) && st.st_uid == (uid_t)p->t->uid_eff &&
+				    (st.st_mode & 077) == 0))
+		return false;
+	f->status = VT_CAPS_REFUSED;
+	say(f->reason, "the agent's directory " VT_AGENT_DIR_FMT " is not the target's own (owner %u, "
+	    "mode %03o; it wants uid %ld, mode 700): another user may have created it, and the agent "
+	    "will not serve from it", (unsigned)p->t->uid_eff, (unsigned)st.st_uid,
+	    (unsigned)(st.st_mode & 0777), p->t->uid_eff);
+	say(f->grant, "remove " VT_AGENT_DIR_FMT " and restart the target, or start it with an "
+	    "XDG_RUNTIME_DIR of its own", (unsigned)p->t->uid_eff);
+	return true;
+}
+
 static void check_agent(struct probe *p)
 {
 	struct vt_caps_feature *f = feat(p, VT_CAPS_HEAP_AGENT);
@@ -423,6 +448,8 @@ static void check_agent(struct probe *p)
 	rc = vt_agent_find(p->pfs, p->pid, (uid_t)p->t->uid_eff, path, sizeof(path));
 	say(f->how, "looked for the agent's socket (%s)", path[0] ? path : "none");
 	if (rc == VT_E_NOTFOUND) {
+		if (p->t->agent_mapped && agent_dir_taken(p, f))
+			return;
 		if (p->t->agent_mapped) {
 			f->status = VT_CAPS_REFUSED;
 			say(f->reason, "libvitals-agent.so is loaded but no socket of it was found (looked for '%s')",

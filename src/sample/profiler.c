@@ -965,7 +965,7 @@ static int start_ptrace(struct profiler *pr, struct vt_err *err)
 	pr->grab_timeout_us = VT_PROFILER_GRAB_TIMEOUT_US;
 	pr->grab_sample = malloc(sizeof(*pr->grab_sample));
 	if (!pr->grab_sample)
-		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "profile of %d", (int)pr->pid);
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory for the profile of %d", (int)pr->pid);
 	int rc = vt_stack_grab_open(pr->pfs, pr->pid, &go, &pr->grab, err);
 	if (rc != VT_OK) {
 		char hint[VT_ERR_MSG_MAX];
@@ -1162,7 +1162,7 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 	if (pr.nomem) {
 		vt_profile_free(&pr.p);
 		profiler_end(&pr);
-		return vt_err_set(err, VT_E_NOMEM, 0, "profile of %d", (int)pid);
+		return vt_err_set(err, VT_E_NOMEM, 0, "out of memory for the profile of %d", (int)pid);
 	}
 	if (exited && m->samples == 0) {
 		vt_profile_free(&pr.p);

@@ -121,14 +121,20 @@ int vt_threads_sample_take(struct vt_thread_watch *w, unsigned flags,
 {
 	struct vt_thread_watch_stats before, after;
 	struct vt_err rerr;
+	size_t nrows;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	vt_thread_watch_stats(w, &before);
 	rc = vt_thread_watch_read(w, flags, &rerr);
 	vt_thread_watch_stats(w, &after);
-	/* A read that completed with one thread unreadable is still a sample. */
-	if (rc != VT_OK && after.reads == before.reads) {
+	/*
+	 * A read that completed with one thread unreadable is still a sample;
+	 * one that could read none, for want of descriptors or memory, is not
+	 * a process without threads.
+	 */
+	if (rc != VT_OK && (after.reads == before.reads ||
+			    (vt_code_resource(rerr.sys_errno) && (vt_thread_watch_rows(w, &nrows), nrows == 0)))) {
 		if (err)
 			*err = rerr;
 		return rc;

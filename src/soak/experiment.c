@@ -330,6 +330,19 @@ int vt_experiment_run(const struct vt_procfs *pfs, const struct vt_experiment *e
 		free(runs);
 		return vt_err_set(err, VT_E_IO, errno, "cannot create '%s': %s", ex->dir, strerror(errno));
 	}
+	{
+		/* Recordings are never made through a link (vt_out_create): the folder is not one either. */
+		struct stat st;
+
+		if (lstat(ex->dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+			free(runs);
+			vt_err_set(err, VT_E_USAGE, 0, "'%s' is %s, not a folder", ex->dir,
+				   S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
+			vt_err_hint(err, "give the folder itself with -o (links are refused, as for every "
+				    "file vitals writes)");
+			return VT_E_USAGE;
+		}
+	}
 	if (!ex->overwrite && !dir_is_empty(ex->dir)) {
 		free(runs);
 		vt_err_set(err, VT_E_USAGE, ENOTEMPTY, "'%s' is not empty: an earlier experiment's recordings would be "

@@ -53,6 +53,8 @@ static int db_err(sqlite3 *db, int rc, struct vt_err *err, const char *path, con
 	const char *why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
 
 	switch (ext & 0xff) {
+	case SQLITE_NOMEM:
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory while %s '%s'", doing, path);
 	case SQLITE_FULL:
 		vt_err_set(err, VT_E_IO, ENOSPC, "disk full while %s '%s'", doing, path);
 		vt_err_hint(err, "free space on that file system; the samples already in the file are intact");
@@ -527,12 +529,31 @@ static int check_no_writer(const char *path, struct vt_err *err)
 }
 
 /* Is path still the file fd was created as?  (Not removed, not replaced.) */
-static bool still_ours(const char *path, int fd)
+/* 0: path is still the file fd holds; -1: it was removed or replaced; else the errno of a stat that failed. */
+static int file_check(const char *path, int fd)
 {
 	struct stat a, b;
 
-	return fd >= 0 && lstat(path, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino;
+	if (fd < 0)
+		return -1;
+	if (lstat(path, &a) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? -1 : errno;
+	if (fstat(fd, &b) < 0)
+		return errno;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino ? 0 : -1;
+}
+
+static bool still_ours(const char *path, int fd)
+{
+	return file_check(path, fd) == 0;
+}
+
+/* file_check's answer why (not 0) as an error: a stat that failed (out of memory) is said as such. */
+static int not_ours(const char *path, int why, int code, const char *what, struct vt_err *err)
+{
+	if (why > 0)
+		return vt_err_set(err, VT_E_IO, why, "cannot check '%s': %s", path, strerror(why));
+	return vt_err_set(err, code, 0, "'%s' %s", path, what);
 }
 
 /*
@@ -567,7 +588,7 @@ int vt_store_create(const char *path, const struct vt_recording_info *info, bool
 {
 	struct vt_store *st;
 	char sql[160];
-	int rc, fd;
+	int rc, fd, why;
 
 	*out = NULL;
 	if ((rc = check_no_writer(path, err)))
@@ -598,9 +619,9 @@ int vt_store_create(const char *path, const struct vt_recording_info *info, bool
 	st->gap_s = vt_series_gap_s(info->every_s);
 	vt_point_acc_clear(&st->minute);
 	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc != SQLITE_OK || !still_ours(path, fd)) {
+	if (rc != SQLITE_OK || (why = file_check(path, fd))) {
 		rc = rc != SQLITE_OK ? db_err(st->db, rc, err, path, "creating")
-				     : vt_err_set(err, VT_E_USAGE, 0, "'%s' was replaced while it was being created", path);
+				     : not_ours(path, why, VT_E_USAGE, "was replaced while it was being created", err);
 		store_free(st);
 		return rc;
 	}
@@ -775,7 +796,7 @@ uint64_t vt_store_bytes(const struct vt_store *st)
 
 int vt_store_close(struct vt_store *st, struct vt_err *err)
 {
-	int rc = VT_OK, ck;
+	int rc = VT_OK, ck, why;
 
 	if (!st)
 		return VT_OK;
@@ -798,11 +819,12 @@ int vt_store_close(struct vt_store *st, struct vt_err *err)
 		rc = db_err(st->db, ck, err, st->path, "closing");
 	else if (ck == SQLITE_OK)
 		sqlite3_exec(st->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
-	if (rc == VT_OK && !still_ours(st->path, st->lock_fd)) {
-		vt_err_set(err, VT_E_IO, 0, "'%s' was removed or replaced while it was being written", st->path);
-		vt_err_hint(err, "the samples went into the file that was there at the start; "
-				 "do not remove a recording before its soak ends");
-		rc = VT_E_IO;
+	if (rc == VT_OK && (why = file_check(st->path, st->lock_fd))) {
+		rc = not_ours(st->path, why, VT_E_IO, "was removed or replaced while it was being "
+			      "written", err);
+		if (!err || !err->sys_errno)
+			vt_err_hint(err, "the samples went into the file that was there at the start; "
+					 "do not remove a recording before its soak ends");
 	}
 	store_free(st);
 	return rc;

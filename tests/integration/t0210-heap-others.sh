@@ -92,6 +92,25 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	check "the message names the rule" grep -q "belongs to uid 0" "$WORK/err"
 fi
 
+# --- the agent's /tmp directory taken by another user (issue 23, item 9) ---
+# In /tmp anyone may create vitals-agent-<uid> first; the agent then refuses to
+# serve from it, and used to say nothing.  A private /tmp (a mount namespace)
+# keeps the other tests' agents out of this.
+if unshare -m true 2>/dev/null; then
+	# the files are passed as descriptors: the new /tmp hides $WORK (and a build under /tmp)
+	unshare -m sh -c 'mount -t tmpfs none /tmp && mkdir -m 755 /tmp/vitals-agent-0 &&
+		chown 65534 /tmp/vitals-agent-0 &&
+		{ LD_PRELOAD=/proc/self/fd/5 sleep 3 2>&3 & } && sleep 0.5 &&
+		/proc/self/fd/6 caps "$(pgrep -n -x sleep)" >&4 2>&1; wait' \
+		3>"$WORK/taken.agent" 4>"$WORK/taken.caps" 5<"$AGENT" 6<"$B/vitals"
+	check "the agent says once on its host's stderr why it does not serve" \
+		test "$(grep -c "not serving heap figures: '/tmp/vitals-agent-0' has owner 65534" "$WORK/taken.agent")" = 1
+	check "vitals caps names the taken directory" \
+		grep -q "the agent's directory /tmp/vitals-agent-0 is not the target's own (owner 65534" "$WORK/taken.caps"
+else
+	echo "# no mount namespace here (unshare -m): the taken-directory check is skipped"
+fi
+
 # --- usage ---
 expect_exit 64 "one PID at a time" heap 1 2
 expect_exit 64 "which process" heap

@@ -90,6 +90,9 @@ if [ -n "$kt" ]; then
 fi
 expect_exit 64 "FILE is required" soak --for 2s 1
 start_target slow_leak --seconds 60
+# --for 0 was "until Ctrl-C" and ran forever
+expect_exit 64 "records nothing" soak -q -o "$WORK/zero.db" --for 0 "$TPID"
+check "--for 0 makes no recording" test ! -e "$WORK/zero.db"
 expect_exit 64 "give one target" soak -o "$WORK/x.db" --name foo "$TPID"
 : >"$WORK/exists.db"
 expect_exit 64 "already exists" soak -q -o "$WORK/exists.db" --for 1s "$TPID"

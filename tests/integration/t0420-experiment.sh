@@ -70,6 +70,10 @@ check "and listed" grep -q "stopped/one.db" "$WORK/stopped.txt"
 
 expect_exit 64 "at least two --arm" experiment --for 5s --arm default -- /bin/true
 expect_exit 64 "is not NAME" experiment --for 5s --arm "bad name" --arm x -- /bin/true
+# -o through a symbolic link: refused before anything is made (a file was made, then it failed)
+mkdir "$WORK/real" && ln -s "$WORK/real" "$WORK/link"
+expect_exit 64 "is a symbolic link, not a folder" experiment --for 5s --arm a --arm b -o "$WORK/link" -- /bin/true
+check "nothing was made through the link" test -z "$(ls -A "$WORK/real")"
 expect_exit 64 "at least two recordings" compare "$WORK/exp/default.db"
 
 # --- 30 s of churn is too early for a verdict --------------------------------------

@@ -8,7 +8,7 @@
  * call that libvitals.a makes to those functions lands in __wrap_<name>
  * below.  SQLite's calls are reached through its own table: the "unix" VFS's
  * xSetSystemCall, as SQLite's tests do.  Faults are:
- *   an errno (EINTR, EACCES, ESRCH, ENOSPC, EIO, EMFILE), once or from the
+ *   an errno (EINTR, EACCES, ESRCH, ENOSPC, EIO, EMFILE, ENFILE, ENOMEM), once or from the
  *   Nth call on (not EINTR: a retry loop is right to spin on it);
  *   a short count from read, pread, write, pwrite, getdents64, readlinkat
  *   and process_vm_readv (at most 7 bytes, 256 for getdents64).
@@ -20,6 +20,7 @@
  * not touch memory it should not or leak.  Besides:
  *  - a single EINTR at read or pread is not seen at all (callers retry);
  *  - "no such process" or "exited" comes only from an injected ESRCH;
+ *  - EMFILE, ENFILE and ENOMEM end in VT_OK or in their own code (NOFILE, NOMEM);
  *  - an existing recording survives a create without --force, whatever fails;
  *  - a good recording is called damaged only when SQLite says so.
  * VT_FAULTS_VERBOSE=1 prints every run's outcome.
@@ -611,6 +612,9 @@ static const struct fault_kind kinds[] = {
 	{ FAULT_ERRNO, EIO, true, "EIO from then on" },
 	{ FAULT_ERRNO, EMFILE, false, "EMFILE" },
 	{ FAULT_ERRNO, EMFILE, true, "EMFILE from then on" },
+	{ FAULT_ERRNO, ENFILE, true, "ENFILE from then on" },
+	{ FAULT_ERRNO, ENOMEM, false, "ENOMEM" },
+	{ FAULT_ERRNO, ENOMEM, true, "ENOMEM from then on" },
 	{ FAULT_SHORT, 0, false, "short" },
 	{ FAULT_SHORT, 0, true, "short from then on" },
 };
@@ -705,6 +709,19 @@ static void sweep(struct ctx *c, const char *name, scenario_fn fn, bool may_be_a
 				printf("#   %s: %s at call %ld (%s) reads as %s: %s\n", name, kinds[k].label,
 				       n, F.first, vt_code_name(rc), err.msg);
 				CHECK(!"only ESRCH says the process is gone");
+			}
+			/*
+			 * Out of descriptors or memory is said as such: not "permission
+			 * denied", "no thread left" or "glibc too old" (issue 23).
+			 * SQLite's own calls are left out (a gap): its unix VFS reports
+			 * an errno of open, pwrite or fcntl as its own I/O, locking or
+			 * "cannot open" error, and keeps the errno for some paths only.
+			 */
+			if (kinds[k].mode == FAULT_ERRNO && vt_code_resource(kinds[k].err) && rc != VT_OK &&
+			    rc != vt_code_resource(kinds[k].err) && strncmp(F.first, "sqlite:", 7) != 0) {
+				printf("#   %s: %s at call %ld (%s) reads as %s: %s\n", name, kinds[k].label,
+				       n, F.first, vt_code_name(rc), err.msg);
+				CHECK(!"a shortage of descriptors or memory is named as one");
 			}
 			/* One EINTR from read or pread is retried, never seen. */
 			if (kinds[k].mode == FAULT_ERRNO && kinds[k].err == EINTR && !kinds[k].persist &&

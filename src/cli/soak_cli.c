@@ -96,7 +96,8 @@ void vt_cli_soak_summary(FILE *out, const char *path, const struct vt_soak_resul
 		fprintf(out, "the target restarted %d time%s; each restart is in the recording\n", res->restarts,
 			res->restarts == 1 ? "" : "s");
 	if (res->redacted == VT_REDACTED_SECRETS)
-		fprintf(out, "arguments that look like secrets were redacted in the recording\n");
+		fprintf(out, "values that look like secrets were redacted in the recording: %s\n",
+			res->redacted_names[0] ? res->redacted_names : "(see its target)");
 	else if (res->redacted == VT_REDACTED_ARGS)
 		fprintf(out, "the command's arguments were not recorded (--redact-args)\n");
 	if (res->elapsed_s > 0)

@@ -7,6 +7,9 @@
 
 #include "render/soak.h"
 #include "render/threads.h"
+#include "soak/redact.h"
+
+#include <string.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -121,4 +124,20 @@ void vt_print_wrapped(FILE *out, const char *text, int indent, int width, int at
 	}
 	if (!line_empty || at)
 		fputc('\n', out);
+}
+
+size_t vt_recording_redacted_names(const struct vt_recording_info *in, char *out, size_t cap)
+{
+	size_t n = vt_redact_names(in->target, out, cap), len = strlen(out);
+
+	if (len + 2 < cap) {
+		size_t m = vt_redact_names(in->env, out + len + (n ? 2 : 0), cap - len - (n ? 2 : 0));
+
+		if (m && n)
+			memcpy(out + len, ", ", 2);
+		else if (!m)
+			out[len] = '\0';
+		n += m;
+	}
+	return n;
 }

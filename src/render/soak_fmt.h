@@ -20,6 +20,12 @@
 /* Metric m is a size in bytes (else a count, seconds, ...). */
 bool vt_metric_is_bytes(enum vt_metric m);
 
+/*
+ * Whose values a recording's target and environment hide ("--requirepass,
+ * MYSQL_PWD"), read back from them (soak/redact.h); returns how many.
+ */
+size_t vt_recording_redacted_names(const struct vt_recording_info *in, char *out, size_t cap);
+
 /* A change of m with its sign, in the unit of `like` (a level it changes from): "+0.40 MiB". */
 const char *vt_fmt_metric_delta(enum vt_metric m, double v, double like, char *buf, size_t cap);
 

@@ -389,8 +389,12 @@ static void print_head(FILE *out, const struct vt_analyze_report *r)
 	vt_html_text(out, in->target[0] ? in->target : "(unnamed target)");
 	fputs("</h1>\n<p class=\"meta\">", out);
 	meta(out, "file", r->path ? r->path : "n/a");
-	if (in->redacted == VT_REDACTED_SECRETS)
-		meta(out, "redacted", "arguments that look like secrets");
+	if (in->redacted == VT_REDACTED_SECRETS) {
+		char names[256];
+
+		vt_recording_redacted_names(in, names, sizeof(names));
+		meta(out, "redacted", names);
+	}
 	else if (in->redacted == VT_REDACTED_ARGS)
 		meta(out, "redacted", "every argument (--redact-args)");
 	if (in->wal_unread)

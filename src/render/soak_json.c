@@ -5,6 +5,7 @@
  * the key says wall; what is unknown is null, never 0 and never "nan".
  */
 #include "render/soak.h"
+#include "render/soak_fmt.h"
 #include "render/threads.h"
 
 #include "analyze/thread_view.h"
@@ -113,6 +114,15 @@ static json_t *recording_json(const struct vt_analyze_report *r)
 	put(&p, "finished", json_boolean(in->finished));
 	put(&p, "redacted", in->redacted == VT_REDACTED_SECRETS ? json_string("secrets")
 			    : in->redacted == VT_REDACTED_ARGS ? json_string("arguments") : json_null());
+	{
+		char names[256], *tok, *save = NULL;
+		json_t *list = json_array();
+
+		vt_recording_redacted_names(in, names, sizeof(names));
+		for (tok = strtok_r(names, ",", &save); tok && list; tok = strtok_r(NULL, ",", &save))
+			json_array_append_new(list, vt_json_text(tok + (*tok == ' ')));
+		put(&p, "redacted_names", list);
+	}
 	put(&p, "wal_unread", json_boolean(in->wal_unread));
 	put(&p, "samples", json_integer((json_int_t)s->samples));
 	put(&p, "points", json_integer((json_int_t)s->n));

@@ -60,8 +60,13 @@ static void print_header(FILE *out, const struct vt_analyze_report *r)
 
 	fprintf(out, "vitals analyze · %s\n", r->path ? vt_text_printable(r->path, text, sizeof(text)) : "(recording)");
 	fprintf(out, "  target     %s\n", in->target[0] ? vt_text_printable(in->target, text, sizeof(text)) : "n/a");
-	if (in->redacted == VT_REDACTED_SECRETS)
-		fprintf(out, "  redacted   arguments that look like secrets were redacted\n");
+	if (in->redacted == VT_REDACTED_SECRETS) {
+		char names[256];
+		size_t n = vt_recording_redacted_names(in, names, sizeof(names));
+
+		fprintf(out, "  redacted   %zu value%s that look%s like secrets: %s\n", n, n == 1 ? "" : "s",
+			n == 1 ? "s" : "", vt_text_printable(names, text, sizeof(text)));
+	}
 	else if (in->redacted == VT_REDACTED_ARGS)
 		fprintf(out, "  redacted   the command's arguments were not recorded (--redact-args)\n");
 	if (in->wal_unread)

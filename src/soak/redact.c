@@ -9,20 +9,57 @@
 #include <strings.h>
 
 #define HIDDEN "\xe2\x80\xa6"    /* "…" */
+#define NAME_MAX_LEN 128
 
-static const char *const secret_words[] = { "password", "passwd", "secret", "token", "key", "auth", "credential" };
+/* The fragments, longest spelling first: where a match ends is where a name ends (-passwordX). */
+static const char *const secret_words[] = {
+	"credentials", "credential", "passphrase", "password", "passwd", "private", "session", "secret",
+	"cookie", "token", "pass", "auth", "pwd", "key",
+};
+/* Words that hold a fragment and name no secret. */
+static const char *const harmless_words[] = { "passive", "bypass", "compass", "passthrough", "author", "monkey" };
+
+/* name[0..len) lower-cased without dashes, underscores and dots, harmless words blanked; its length. */
+static size_t normalize(const char *name, size_t len, char *out)
+{
+	size_t i, n = 0, w;
+
+	for (i = 0; i < len && n < NAME_MAX_LEN; i++)
+		if (name[i] != '-' && name[i] != '_' && name[i] != '.')
+			out[n++] = (char)((name[i] >= 'A' && name[i] <= 'Z') ? name[i] - 'A' + 'a' : name[i]);
+	out[n] = '\0';
+	for (w = 0; w < sizeof(harmless_words) / sizeof(harmless_words[0]); w++)
+		for (char *p = out; (p = strstr(p, harmless_words[w])) != NULL;)
+			memset(p, ' ', strlen(harmless_words[w]));
+	return n;
+}
+
+/* The first fragment in a normalized name, and where it ends; NULL when none. */
+static const char *find_word(const char *norm, size_t *end)
+{
+	const char *best = NULL;
+	size_t w, best_len = 0;
+
+	for (w = 0; w < sizeof(secret_words) / sizeof(secret_words[0]); w++) {
+		const char *p = strstr(norm, secret_words[w]);
+
+		if (p && (!best || p < best)) {
+			best = p;
+			best_len = strlen(secret_words[w]);
+		}
+	}
+	if (best)
+		*end = (size_t)(best - norm) + best_len;
+	return best;
+}
 
 bool vt_redact_name_is_secret(const char *name, size_t len)
 {
-	size_t i, w, wl;
+	char norm[NAME_MAX_LEN + 1];
+	size_t end;
 
-	for (w = 0; w < sizeof(secret_words) / sizeof(secret_words[0]); w++) {
-		wl = strlen(secret_words[w]);
-		for (i = 0; i + wl <= len; i++)
-			if (strncasecmp(name + i, secret_words[w], wl) == 0)
-				return true;
-	}
-	return false;
+	normalize(name, len, norm);
+	return find_word(norm, &end) != NULL;
 }
 
 /* Appending to a bounded, always terminated buffer. */
@@ -47,6 +84,26 @@ static void puts_(struct out *o, const char *s)
 	put(o, s, strlen(s));
 }
 
+/* s[0..n) as a shell would need it to read back as one word: 'quoted' when it holds anything else. */
+static void put_word(struct out *o, const char *s, size_t n)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@%+,-";
+	size_t i;
+
+	if (n && strspn(s, plain) >= n) {
+		put(o, s, n);
+		return;
+	}
+	puts_(o, "'");
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\'')
+			puts_(o, "'\\''");
+		else
+			put(o, s + i, 1);
+	}
+	puts_(o, "'");
+}
+
 /* A NAME=VALUE argument whose NAME looks like a secret's: where VALUE starts, else NULL. */
 static const char *secret_value(const char *arg)
 {
@@ -61,7 +118,7 @@ static size_t put_url_safe(struct out *o, const char *arg)
 	const char *scheme = strstr(arg, "://"), *host, *end, *at = NULL, *colon, *p;
 
 	if (!scheme) {
-		puts_(o, arg);
+		put_word(o, arg, strlen(arg));
 		return 0;
 	}
 	host = scheme + 3;
@@ -71,13 +128,34 @@ static size_t put_url_safe(struct out *o, const char *arg)
 			at = p;
 	colon = at ? memchr(host, ':', (size_t)(at - host)) : NULL;
 	if (!colon || colon + 1 == at) {
-		puts_(o, arg);
+		put_word(o, arg, strlen(arg));
 		return 0;
 	}
-	put(o, arg, (size_t)(colon + 1 - arg));
+	put_word(o, arg, (size_t)(colon + 1 - arg));
 	puts_(o, HIDDEN);
-	puts_(o, at);
+	put_word(o, at, strlen(at));
 	return 1;
+}
+
+/*
+ * A single-dash flag that starts with a fragment and goes on (-passwordX,
+ * Java's and Go's spelling of a value joined to its flag): where the value
+ * starts, else NULL.  "-password" alone is a flag whose value follows.
+ */
+static const char *joined_value(const char *arg)
+{
+	char norm[NAME_MAX_LEN + 1];
+	size_t n, end, i, kept = 0;
+
+	if (arg[0] != '-' || arg[1] == '-' || !arg[1] || strchr(arg, '='))
+		return NULL;
+	n = normalize(arg + 1, strlen(arg + 1), norm);
+	if (find_word(norm, &end) != norm || end >= n)
+		return NULL;
+	/* end counts normalized characters: walk arg to the same place */
+	for (i = 1; arg[i] && kept < end; i++)
+		kept += arg[i] != '-' && arg[i] != '_' && arg[i] != '.';
+	return arg + i;
 }
 
 /* One argument; *hide_next is set when it is a bare flag whose value follows. */
@@ -86,8 +164,10 @@ static size_t put_arg(struct out *o, const char *arg, bool *hide_next)
 	const char *value = secret_value(arg);
 
 	*hide_next = false;
+	if (!value)
+		value = joined_value(arg);
 	if (value) {
-		put(o, arg, (size_t)(value - arg));
+		put_word(o, arg, (size_t)(value - arg));
 		puts_(o, HIDDEN);
 		return 1;
 	}
@@ -110,7 +190,7 @@ size_t vt_redact_argv(const char *prefix, char *const *argv, bool all_args, char
 		return 0;
 	if (o.len)
 		puts_(&o, " ");
-	puts_(&o, argv[0]);
+	put_word(&o, argv[0], strlen(argv[0]));
 	if (all_args) {
 		for (i = 1; argv[i]; i++)
 			n++;
@@ -151,6 +231,39 @@ size_t vt_redact_env_text(const char *text, char *out, size_t cap)
 			puts_(&o, " ");
 			text++;
 		}
+	}
+	return n;
+}
+
+size_t vt_redact_names(const char *text, char *out, size_t cap)
+{
+	struct out o = { out, cap, 0 };
+	const char *p, *start, *stop;
+	size_t n = 0, hl = strlen(HIDDEN);
+
+	if (cap)
+		out[0] = '\0';
+	for (p = text ? strstr(text, HIDDEN) : NULL; p; p = strstr(p + hl, HIDDEN)) {
+		if (!strncmp(p + hl, " (", 2))
+			continue;                        /* --redact-args: "… (3 arguments not recorded)" */
+		stop = p;
+		if (stop > text && stop[-1] == ' ') {   /* --flag …: the flag before */
+			stop--;
+		} else if (stop > text && stop[-1] == ':') {   /* a URL's user:…@ */
+			put(&o, n ? ", " : "", n ? 2 : 0);
+			puts_(&o, "a URL's password");
+			n++;
+			continue;
+		}
+		if (stop > text && stop[-1] == '=')
+			stop--;                          /* NAME=… */
+		for (start = stop; start > text && start[-1] != ' '; start--)
+			;
+		if (start == stop)
+			continue;
+		put(&o, n ? ", " : "", n ? 2 : 0);
+		put(&o, start, (size_t)(stop - start));
+		n++;
 	}
 	return n;
 }

@@ -105,6 +105,7 @@ struct vt_soak {
 	char end_detail[200];        /* the STOP event's text in the recording */
 	int failed;                  /* the code that ended it with VT_SOAK_END_ERROR */
 	int redacted;                /* enum vt_redacted: what the recording leaves out of the target */
+	char redacted_names[256];    /* whose values were redacted (soak/redact.h) */
 
 	/* profiles (profile_every_s) */
 	struct vt_soak_prof *prof;   /* the one being taken, NULL none */
@@ -808,6 +809,15 @@ static int open_store(struct vt_soak *sk, struct vt_err *err)
 	if (vt_redact_env_text(cfg->env_text, info.env, sizeof(info.env)) && info.redacted == VT_REDACTED_NONE)
 		info.redacted = VT_REDACTED_SECRETS;
 	sk->redacted = info.redacted;
+	{
+		char env_names[sizeof(sk->redacted_names)];
+
+		vt_redact_names(info.target, sk->redacted_names, sizeof(sk->redacted_names));
+		if (vt_redact_names(info.env, env_names, sizeof(env_names)))
+			snprintf(sk->redacted_names + strlen(sk->redacted_names),
+				 sizeof(sk->redacted_names) - strlen(sk->redacted_names), "%s%s",
+				 sk->redacted_names[0] ? ", " : "", env_names);
+	}
 	if (gethostname(info.host, sizeof(info.host) - 1) != 0)
 		info.host[0] = '\0';
 	info.ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -1088,6 +1098,7 @@ int vt_soak_finish(struct vt_soak *sk, struct vt_soak_result *res, struct vt_err
 	snprintf(res->end_detail, sizeof(res->end_detail), "%s", sk->end_detail);
 	snprintf(res->missing, sizeof(res->missing), "%s", sk->missing);
 	res->redacted = sk->redacted;
+	snprintf(res->redacted_names, sizeof(res->redacted_names), "%s", sk->redacted_names);
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		res->own_cpu_s = vt_rusage_cpu_s(&ru);
 		res->own_maxrss = (uint64_t)ru.ru_maxrss * 1024;

@@ -117,6 +117,7 @@ struct vt_soak_result {
 	char missing[320];       /* what could not be read of the target and is not recorded, "" */
 	int redacted;            /* enum vt_redacted (sample/series.h): what the recording leaves
 	                          * out of the target's command line */
+	char redacted_names[256];/* with secrets redacted: whose values ("--requirepass, MYSQL_PWD") */
 };
 
 /*

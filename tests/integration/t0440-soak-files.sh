@@ -135,16 +135,20 @@ expect_exit 9 "meta 'ncpus' is NULL" analyze "$WORK/null.db"
 expect_exit 9 "meta 'ncpus' is NULL" compare "$WORK/busy.db" "$WORK/null.db"
 
 # --- arguments that look like secrets are not recorded ------------------------------------------
-vitals soak -q -o "$WORK/secret.db" --every 0.2s --for 1s -- sh -c 'sleep 30' sh --password=hunter2 \
-	--api-token tok3n postgres://app:pw0rd@db/x >"$WORK/secret.out" 2>&1 || fail "soak: $(cat "$WORK/secret.out")"
-check "the soak says so" grep -q "arguments that look like secrets were redacted" "$WORK/secret.out"
-check "no secret is in the recording" test -z "$(grep -l -a -e hunter2 -e tok3n -e pw0rd "$WORK"/secret.db*)"
+# every spelling issue 23 found stored: redis's --requirepass, -passwordX, MYSQL_PWD=X, PGPASSWORD=X
+vitals soak -q -o "$WORK/secret.db" --every 0.2s --for 1s -- env MYSQL_PWD=my5ql PGPASSWORD=pg5ql \
+	sh -c 'sleep 30' sh --password=hunter2 --api-token tok3n postgres://app:pw0rd@db/x --requirepass red1s \
+	--masterauth ma5ter -passwordj4va >"$WORK/secret.out" 2>&1 || fail "soak: $(cat "$WORK/secret.out")"
+check "the soak says which values were redacted" grep -qF "values that look like secrets were redacted in the recording: MYSQL_PWD, PGPASSWORD, --password, --api-token, a URL's password, --requirepass, --masterauth, -password" "$WORK/secret.out"
+check "no secret is in the recording" \
+	test -z "$(grep -l -a -e hunter2 -e tok3n -e pw0rd -e red1s -e ma5ter -e j4va -e my5ql -e pg5ql "$WORK"/secret.db*)"
 vitals analyze "$WORK/secret.db" >"$WORK/secret.txt" || fail "analyze secret.db"
-check "analyze shows the redacted command" \
-	grep -qF -- "-- sh -c sleep 30 sh --password=… --api-token … postgres://app:…@db/x" "$WORK/secret.txt"
-check "and says so in its header" grep -q "arguments that look like secrets were redacted" "$WORK/secret.txt"
+check "analyze shows the redacted command, quoted as it was run" \
+	grep -qF -- "-- env MYSQL_PWD=… PGPASSWORD=… sh -c 'sleep 30' sh --password=… --api-token … postgres://app:…@db/x --requirepass … --masterauth … -password…" "$WORK/secret.txt"
+check "and says in its header which, and how many" grep -qF "redacted   8 values that look like secrets: MYSQL_PWD" "$WORK/secret.txt"
 vitals analyze --json "$WORK/secret.db" >"$WORK/secret.json" || fail "analyze --json secret.db"
 check "the JSON says what was redacted" test "$(jq_py "$WORK/secret.json" 'j["recording"]["redacted"]')" = secrets
+check "and whose values" test "$(jq_py "$WORK/secret.json" 'len(j["recording"]["redacted_names"])')" = 8
 vitals soak -q -o "$WORK/args.db" --redact-args --every 0.2s --for 1s -- sh -c 'sleep 30' sh --port 8080 \
 	>"$WORK/args.out" 2>&1 || fail "soak --redact-args: $(cat "$WORK/args.out")"
 vitals analyze --json "$WORK/args.db" >"$WORK/args.json" || fail "analyze args.db"

@@ -48,7 +48,7 @@ static void test_redact__assignments_and_urls(void)
 			    "--url=https://u:p@h/", "https://host/path?a=b", "ftp://anon@h/", NULL };
 
 	check_argv(a, false, "-- env API_KEY=" H " HOME=/root psql postgres://app:" H "@db:5432/x --url=https://u:" H
-			     "@h/ https://host/path?a=b ftp://anon@h/",
+			     "@h/ 'https://host/path?a=b' ftp://anon@h/",
 		   3);
 }
 
@@ -93,11 +93,51 @@ static void test_redact__names(void)
 	CHECK(vt_redact_name_is_secret("--PassWord", 10));
 	CHECK(vt_redact_name_is_secret("AWS_SECRET_ACCESS_KEY", 21));
 	CHECK(!vt_redact_name_is_secret("--port", 6));
-	CHECK(!vt_redact_name_is_secret("--pass", 6));
+	CHECK(vt_redact_name_is_secret("--pass", 6));
+	/* words that hold a fragment and name no secret */
+	CHECK(!vt_redact_name_is_secret("--passive", 9));
+	CHECK(!vt_redact_name_is_secret("--bypass-cache", 14));
+	CHECK(!vt_redact_name_is_secret("--author", 8));
 	/* only the first len bytes count */
 	CHECK(!vt_redact_name_is_secret("--tokenizer", 4));
 }
 
-VT_TEST_MAIN(test_redact__flag_equals_value, test_redact__flag_then_value, test_redact__assignments_and_urls,
+/*
+ * Every spelling the issue found stored beneath "arguments that look like
+ * secrets were redacted" (issue 23): redis's own flags, pass/pwd names,
+ * a value joined to a single-dash flag, environment-style assignments.
+ */
+static void test_redact__every_spelling(void)
+{
+	char *const a[] = { "redis-server", "--requirepass", "X1", "--masterauth", "X2", "--tls-key-file-pass",
+			    "X3", "--pass", "X4", "--db-pass", "X5", "--pwd", "X6", "-passwordX7", "MYSQL_PWD=X8",
+			    "PGPASSWORD=X9", "--session-cookie=X10", "--private-key", "X11", "--port", "6379", NULL };
+	char out[512], names[256];
+	size_t n = vt_redact_argv("--", a, false, out, sizeof(out));
+
+	CHECK_STR(out, "-- redis-server --requirepass " H " --masterauth " H " --tls-key-file-pass " H
+		       " --pass " H " --db-pass " H " --pwd " H " -password" H " MYSQL_PWD=" H " PGPASSWORD=" H
+		       " --session-cookie=" H " --private-key " H " --port 6379");
+	CHECK_EQ_U64(n, 11);
+	CHECK(strstr(out, "X") == NULL);
+	CHECK_EQ_U64(vt_redact_names(out, names, sizeof(names)), 11);
+	CHECK_STR(names, "--requirepass, --masterauth, --tls-key-file-pass, --pass, --db-pass, --pwd, -password, "
+			 "MYSQL_PWD, PGPASSWORD, --session-cookie, --private-key");
+}
+
+/* The command's quoting is kept: each argument reads back as one word. */
+static void test_redact__quoting(void)
+{
+	char *const a[] = { "sh", "-c", "sleep 30; echo 'done'", "--token=a b", "", NULL };
+	char out[256], names[64];
+
+	vt_redact_argv("--", a, false, out, sizeof(out));
+	CHECK_STR(out, "-- sh -c 'sleep 30; echo '\\''done'\\''' --token=" H " ''");
+	CHECK_EQ_U64(vt_redact_names("-- psql postgres://u:" H "@h/db", names, sizeof(names)), 1);
+	CHECK_STR(names, "a URL's password");
+	CHECK_EQ_U64(vt_redact_names("-- ./srv " H " (3 arguments not recorded)", names, sizeof(names)), 0);
+}
+
+VT_TEST_MAIN(test_redact__every_spelling, test_redact__quoting, test_redact__flag_equals_value, test_redact__flag_then_value, test_redact__assignments_and_urls,
 	     test_redact__nothing_to_hide_is_unchanged, test_redact__all_args, test_redact__env_text,
 	     test_redact__names)

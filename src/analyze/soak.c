@@ -269,7 +269,8 @@ int vt_soak_analyze(const struct vt_series *s, const struct vt_soak_opts *o,
 	verdict_init(v, (unsigned)o->metric < VT_M_COUNT ? o->metric : VT_M_COMMITTED);
 	vt_series_last_incarnation(s, &v->from, &v->to);
 	v->settled_from = v->to;
-	v->running = !s->info.finished;
+	v->running = !s->info.finished && s->info.writing;
+	v->died = !s->info.finished && !s->info.writing;
 	count_restarts(s, v);
 	for (i = v->from; i < v->to; i++)
 		v->samples += s->count[i];

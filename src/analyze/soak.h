@@ -108,7 +108,8 @@ struct vt_soak_verdict {
 	size_t samples;
 	int restarts;                /* restarts before it */
 	int gaps;                    /* gaps inside it */
-	bool running;                /* the recording has no STOP event: still being written (or killed) */
+	bool running;                /* no STOP event, and a soak holds the file: still being written */
+	bool died;                   /* no STOP event, and no soak holds it: the soak died (killed, disk full) */
 
 	/* what a verdict needs (options resolved against the interval), and what it had */
 	size_t min_samples;          /* fewest samples of the metric */

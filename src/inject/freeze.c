@@ -2,6 +2,7 @@
  * freeze.c — stop every thread of a process, and let them go (see freeze.h).
  */
 #include "inject/freeze.h"
+#include "inject/inject.h"
 #include "inject/stop_guard.h"
 
 #include "base/clock.h"
@@ -78,7 +79,8 @@ static bool wait_stopped(struct vt_freeze *f, double deadline)
 
 			if (t->stopped)
 				continue;
-			r = waitpid(t->tid, &status, __WALL | WNOHANG);
+			/* the stop's signal stays in the thread until the release, even if vitals dies */
+			r = vt_inject_wait_keep(t->tid, &status);
 			if (r == t->tid && WIFSTOPPED(status)) {
 				t->stopped = true;
 				if ((status >> 16) == 0 && WSTOPSIG(status) != SIGTRAP)

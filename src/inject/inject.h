@@ -255,6 +255,17 @@ bool vt_inject_saved_regs(const struct vt_inject_session *s, unsigned i, const v
 /* ptrace(req, tid, addr, data), again after EINTR; errno is the request's own. */
 long vt_inject_ptrace(enum __ptrace_request req, pid_t tid, void *addr, void *data);
 
+/*
+ * waitpid(tid, status, __WALL | WNOHANG) that leaves a stop's report in the
+ * thread (waitid WNOWAIT): a plain wait clears the signal a stop holds
+ * (exit_code), and a tracer killed between that wait and its restart then
+ * lets the thread go without the signal; left in place, the kernel
+ * delivers it when it detaches a dead tracer's threads.  Only for a thread
+ * that is let go (PTRACE_DETACH with the signal) before it is waited for
+ * again.  An exit is collected as waitpid would.
+ */
+pid_t vt_inject_wait_keep(pid_t tid, int *status);
+
 /* What /proc says about a thread before it is stopped (pick.c). */
 struct vt_inject_precheck {
 	bool seccomp;        /* the thread has a seccomp filter or strict mode */

@@ -174,6 +174,29 @@ long vt_inject_ptrace(enum __ptrace_request req, pid_t tid, void *addr, void *da
 	return r;
 }
 
+pid_t vt_inject_wait_keep(pid_t tid, int *status)
+{
+	siginfo_t si;
+
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)tid, &si, WSTOPPED | WEXITED | WNOHANG | WNOWAIT | __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (si.si_pid != tid)
+			return 0;
+		if (si.si_code == CLD_TRAPPED || si.si_code == CLD_STOPPED) {
+			/* as waitpid reports it: the stop's signal and event, left for the restart */
+			*status = (si.si_status << 8) | 0x7f;
+			return tid;
+		}
+		/* an exit: collected, as waitpid would */
+		return waitpid(tid, status, __WALL | WNOHANG);
+	}
+}
+
 /*
  * Did the thread exit?  Its exit is collected (only an exit, never a stop);
  * a thread being killed takes a moment to become reapable, hence the wait.

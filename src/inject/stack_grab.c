@@ -145,7 +145,8 @@ static enum wait_result wait_report(struct tracer *t, pid_t tid, uint64_t deadli
 	pid_t r;
 
 	for (;;) {
-		r = waitpid(tid, status, __WALL | WNOHANG);
+		/* the stop's signal stays in the thread until its detach, even if vitals dies */
+		r = vt_inject_wait_keep(tid, status);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)

@@ -427,7 +427,9 @@ static void print_head(FILE *out, const struct vt_analyze_report *r)
 	meta(out, "restarts", buf);
 	snprintf(buf, sizeof(buf), "%d", v->gaps);
 	meta(out, "gaps", buf);
-	meta(out, "status", v->running ? "still being written" : "finished");
+	meta(out, "status", v->running ? "still being written"
+			    : v->died ? "ended without a stop event (the soak died: killed, or its disk filled)"
+				      : "finished");
 	fputs("</p>\n", out);
 }
 

@@ -112,6 +112,7 @@ static json_t *recording_json(const struct vt_analyze_report *r)
 	put(&p, "started_unix", in->started_wall > 0 ? num(in->started_wall) : json_null());
 	put(&p, "heap", json_boolean(in->heap));
 	put(&p, "finished", json_boolean(in->finished));
+	put(&p, "writing", json_boolean(in->writing));
 	put(&p, "redacted", in->redacted == VT_REDACTED_SECRETS ? json_string("secrets")
 			    : in->redacted == VT_REDACTED_ARGS ? json_string("arguments") : json_null());
 	{
@@ -157,6 +158,7 @@ static json_t *span_json(const struct vt_analyze_report *r)
 	put(&p, "restarts", json_integer(v->restarts));
 	put(&p, "gaps", json_integer(v->gaps));
 	put(&p, "running", json_boolean(v->running));
+	put(&p, "died", json_boolean(v->died));
 	if (p.failed) {
 		json_decref(p.o);
 		return NULL;

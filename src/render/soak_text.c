@@ -109,6 +109,9 @@ static void print_header(FILE *out, const struct vt_analyze_report *r)
 	fprintf(out, "  restarts   %d before the span · gaps %d inside it\n", v->restarts, v->gaps);
 	if (v->running)
 		fprintf(out, "  status     still being written (no stop event): the verdict covers what is recorded so far\n");
+	else if (v->died)
+		fprintf(out, "  status     ended without a stop event (the soak died: killed, or its disk filled); "
+			"the verdict covers what it recorded\n");
 	else
 		fprintf(out, "  status     finished\n");
 }

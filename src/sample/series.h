@@ -95,6 +95,8 @@ struct vt_recording_info {
 	double started_wall;         /* unix time of the first sample */
 	bool heap;                   /* allocator figures were asked for */
 	bool finished;               /* a STOP event is there: the soak ended; else still running or killed */
+	bool writing;                /* not finished, and a soak holds the file's lock: still being written
+	                              * (not finished and not writing: the soak died, killed or its disk full) */
 	int redacted;                /* enum vt_redacted: what of the command line was not recorded */
 	bool wal_unread;             /* read without its -wal (no write access for the -shm): the
 	                              * samples still in the WAL, if any, are missing */

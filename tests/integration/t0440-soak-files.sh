@@ -63,6 +63,54 @@ vitals experiment -q --force --for 1s --every 0.5s -o "$WORK/exp" --arm default 
 vitals analyze "$WORK/exp/default.db" >/dev/null || fail "with --force the earlier file is replaced by a recording"
 echo "ok - with --force the earlier file is replaced by a recording"
 
+# --- a damaged recording is exit 9, never a story (issue 23, item 7) -----------------------------
+# A wrong freelist count reads well and fails SQLite's quick_check: analyzed as whole before.
+cp "$WORK/busy.db" "$WORK/fl.db"
+python3 -c "
+import sys
+with open(sys.argv[1], 'r+b') as f:
+    f.seek(36); f.write((7).to_bytes(4, 'big'))" "$WORK/fl.db"
+expect_exit 9 "is damaged: Main freelist" analyze "$WORK/fl.db"
+# Random damage: 30 copies with four runs of 16 random bytes each; whatever SQLite's own
+# check finds damaged must be exit 9 (before: 2 of 100 such files told a story, exit 0).
+python3 - "$B/vitals" "$WORK/busy.db" "$WORK" <<'PY' || fail "a damaged recording was analysed as whole"
+import os, random, shutil, sqlite3, subprocess, sys
+vitals, base, work = sys.argv[1:]
+size, bad, told = os.path.getsize(base), 0, []
+for seed in range(30):
+    rnd, path = random.Random(seed), f"{work}/rnd{seed}.db"
+    shutil.copy(base, path)
+    with open(path, "r+b") as f:
+        for _ in range(4):
+            f.seek(rnd.randrange(4096, size - 16))
+            f.write(bytes(rnd.randrange(256) for _ in range(16)))
+    try:
+        damaged = sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone()[0] != "ok"
+    except sqlite3.DatabaseError:
+        damaged = True
+    rc = subprocess.run([vitals, "analyze", path], capture_output=True).returncode
+    bad += damaged
+    if damaged and rc == 0:
+        told.append(seed)
+    os.unlink(path)
+print(f"# 30 randomly damaged copies: {bad} damaged by SQLite's check, {len(told)} of them analysed as whole")
+sys.exit(1 if told else 0)
+PY
+echo "ok - every damaged copy is refused (exit 9)"
+
+# --- a soak that died is not "still being written" ------------------------------------------------
+"$B/vitals" soak -q -o "$WORK/live.db" --every 0.2s -- sleep 30 >/dev/null 2>&1 &
+soak=$!
+sleep 1.5
+vitals analyze "$WORK/live.db" >"$WORK/live.txt" 2>&1
+check "a soak that runs: still being written" grep -q "status     still being written" "$WORK/live.txt"
+kill -9 $soak
+wait $soak 2>/dev/null
+vitals analyze "$WORK/live.db" >"$WORK/died.txt" 2>&1
+check "killed: ended without a stop event" grep -q "status     ended without a stop event (the soak died" "$WORK/died.txt"
+vitals analyze --json "$WORK/live.db" >"$WORK/died.json" 2>&1
+check "and in JSON" test "$(jq_py "$WORK/died.json" '[j["recording"]["writing"], j["verdict"]["span"]["died"]]')" = "[false, true]"
+
 # --- a recording reads without write access ------------------------------------------------------
 mkdir "$WORK/ro" && cp "$WORK/busy.db" "$WORK/ro/" && chmod 0644 "$WORK/ro/busy.db" && chmod 0555 "$WORK/ro"
 chmod 0755 "$WORK"

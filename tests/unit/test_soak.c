@@ -874,13 +874,17 @@ static void test_soak__gaps_and_restart(void)
 	CHECK(vt_series_add_event(&s, &ev) == 0);
 	ev.t = 50;                                 /* in the first incarnation: not in the span */
 	CHECK(vt_series_add_event(&s, &ev) == 0);
+	s.info.writing = true;                     /* a soak holds the file */
 	r = analyze(&s);
 	CHECK(r.from == n1 && r.to == k);
 	CHECK(r.restarts == 1);
 	CHECK(r.gaps == 1);                        /* the event and the spacing are one gap */
-	CHECK(r.running);                          /* no STOP: still being written */
+	CHECK(r.running && !r.died);               /* no STOP: still being written */
 	CHECK(r.kind == VT_VERDICT_PLATEAU);
 	CHECK(near(r.t0, (double)n1, 0.01) && near(r.q[0].floor, 297 * MiB, 2 * MiB));
+	s.info.writing = false;                    /* no STOP and no writer: the soak died */
+	r = analyze(&s);
+	CHECK(!r.running && r.died);
 	vt_series_free(&s);
 	free(v);
 }

@@ -44,6 +44,7 @@ static void build_series(struct vt_series *s, size_t n, double every)
 	snprintf(s->info.target, sizeof(s->info.target), "%s", EVIL);
 	snprintf(s->info.arm, sizeof(s->info.arm), "default");
 	snprintf(s->info.host, sizeof(s->info.host), "node1");
+	s->info.writing = true;                     /* no STOP event, a soak holds it */
 	snprintf(s->info.vitals_version, sizeof(s->info.vitals_version), "0.1.0");
 	s->info.schema = 1;
 	s->info.ncpus = 4;

@@ -311,6 +311,14 @@ int vt_prom_parse_range(const char *body, size_t len, long http_status, double s
 		return vt_err_set(err, VT_E_PARSE, 0, "the Prometheus answer is over %u MiB", VT_PROM_BODY_MAX >> 20);
 	root = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
+		/*
+		 * jansson's tree takes about ten times the text: a large answer can
+		 * run out.  Some of its allocation failures leave the error empty
+		 * (2.14), while every parse error names itself.
+		 */
+		if (json_error_code(&jerr) == json_error_out_of_memory || !jerr.text[0])
+			return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory parsing the Prometheus answer "
+					  "(%zu KiB of JSON)", len >> 10);
 		if (http_status >= 300)
 			return vt_err_set(err, VT_E_PARSE, 0, "not a Prometheus API answer: HTTP %ld with a body "
 				"that is not JSON", http_status);

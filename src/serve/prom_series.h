@@ -61,8 +61,13 @@ struct vt_prom_answer {
 	char warnings[512];          /* Prometheus' "warnings", joined by "; ", "" none */
 };
 
-/* Bodies larger than this are refused (prom_client.c caps the download at it). */
-#define VT_PROM_BODY_MAX (256u << 20)
+/*
+ * Bodies larger than this are refused (prom_client.c stops the download
+ * there).  A range query's answer is at most 11,000 points a series
+ * (Prometheus' own limit), about 0.4 MiB: 32 MiB is some 80 such series,
+ * and parsing it takes about ten times that in memory.
+ */
+#define VT_PROM_BODY_MAX (32u << 20)
 /* Series in one answer at most: a verdict each is for reading, not for a whole fleet's labels. */
 #define VT_PROM_SERIES_MAX 1000
 

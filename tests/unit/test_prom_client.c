@@ -9,6 +9,9 @@
  * series instead of the slot it was judged in.
  */
 #include "harness.h"
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <math.h>
 
@@ -281,6 +284,46 @@ static void test_prom__too_many_series(void)
 	free(body);
 }
 
+/*
+ * Out of memory while parsing is said as such (issue 23): a 24 MiB answer
+ * parsed under a 96 MiB address-space limit ran out inside jansson and was
+ * reported as "not JSON at byte 0".
+ */
+static void test_prom__out_of_memory_is_said(void)
+{
+	static const char head[] = "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":["
+				   "{\"metric\":{\"__name__\":\"x\"},\"values\":[";
+	size_t cap = 24u << 20, len = 0;
+	char *body = malloc(cap);
+	int status = 0;
+	pid_t c;
+
+	CHECK(body != NULL);
+	if (!body)
+		return;
+	len += (size_t)snprintf(body + len, cap - len, "%s", head);
+	for (int i = 0; len + 64 < cap; i++)
+		len += (size_t)snprintf(body + len, cap - len, "%s[%d,\"%d\"]", i ? "," : "", 1700000000 + i, i);
+	len += (size_t)snprintf(body + len, cap - len, "]}]}}");
+	fflush(stdout);
+	c = fork();
+	if (c == 0) {
+		struct rlimit rl = { 96u << 20, 96u << 20 };
+		struct vt_prom_answer a;
+		struct vt_err err;
+		int rc;
+
+		setrlimit(RLIMIT_AS, &rl);
+		rc = vt_prom_parse_range(body, len, 200, 15, &a, &err);
+		printf("# %zu MiB under ulimit -v 96 MiB: %s: %s\n", len >> 20, vt_code_name(rc), err.msg);
+		fflush(stdout);
+		_exit(rc == VT_E_NOMEM || rc == VT_OK ? 0 : 1);
+	}
+	CHECK(c > 0 && waitpid(c, &status, 0) == c);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	free(body);
+}
+
 static void test_prom__not_prometheus(void)
 {
 	static const char *const names[] = { "truncated.json", "not_prometheus.html", "wrong_shape.json",
@@ -455,7 +498,7 @@ static void test_prom__refused_is_unreachable(void)
 	CHECK(a.n == 0);
 }
 
-VT_TEST_MAIN(test_prom__leak_fixture_points, test_prom__every_series_of_the_answer, test_prom__gaps_become_events,
+VT_TEST_MAIN(test_prom__out_of_memory_is_said, test_prom__leak_fixture_points, test_prom__every_series_of_the_answer, test_prom__gaps_become_events,
 	     test_prom__counter_resets_are_restarts, test_prom__gauge_drop_is_not_a_reset,
 	     test_prom__nan_and_inf_are_unknown, test_prom__labels_without_a_name, test_prom__error_bodies,
 	     test_prom__not_a_range_answer, test_prom__empty_result_is_no_series, test_prom__too_many_series,

@@ -307,6 +307,8 @@ static int serve_run(const struct vt_command *cmd, int argc, char **argv)
 	fprintf(stderr, "vitals serve: listening on %s://%s/metrics (%zu target%s%s)\n",
 		vt_http_tls(http) ? "https" : "http", vt_http_address(http), o->ntargets,
 		o->ntargets == 1 ? "" : "s", vt_http_users(http) ? ", basic auth" : "");
+	if (vt_http_warnings(http)[0])
+		fprintf(stderr, "vitals serve: warning: %s\n", vt_http_warnings(http));
 	fflush(stderr);
 
 	while (sigwait(&set, &sig) != 0)

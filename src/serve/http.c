@@ -628,6 +628,11 @@ size_t vt_http_users(const struct vt_http *s)
 	return s->wc.nusers;
 }
 
+const char *vt_http_warnings(const struct vt_http *s)
+{
+	return s->wc.warnings;
+}
+
 void vt_http_stop(struct vt_http *s)
 {
 	size_t i;

@@ -66,6 +66,8 @@ bool vt_http_tls(const struct vt_http *s);
 
 /* How many basic auth users it knows (0: no auth). */
 size_t vt_http_users(const struct vt_http *s);
+/* What the web config's modes give away ("" none): the server runs, the operator should know. */
+const char *vt_http_warnings(const struct vt_http *s);
 
 /* Stop serving, close every connection, free s (NULL is fine). */
 void vt_http_stop(struct vt_http *s);

@@ -50,6 +50,20 @@ static int bad(struct wc_parse *p, const yaml_node_t *at, const char *fmt, ...)
 	return vt_err_set(p->err, VT_E_USAGE, 0, "web config '%s': %s", p->name, what);
 }
 
+/*
+ * k as a message may show it: a key that looks like one, else a stand-in.
+ * A file that is not a web config (a link to /etc/shadow) must not have its
+ * lines printed.
+ */
+static const char *shown_key(const char *k)
+{
+	size_t n = strlen(k);
+
+	if (n && n <= 40 && strspn(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n)
+		return k;
+	return "(not shown: it does not look like a key, and the file may not be a web config)";
+}
+
 static bool is_null(const yaml_node_t *n)
 {
 	const char *v;
@@ -217,7 +231,7 @@ static int parse_tls(struct wc_parse *p, const yaml_node_t *sec)
 				if (strcmp(k, unsupported[u]) == 0)
 					return bad(p, v, "tls_server_config.%s is not supported by vitals", k);
 			return bad(p, yaml_document_get_node(p->doc, pr[i].key),
-				   "unknown key '%s' in tls_server_config", k);
+				   "unknown key '%s' in tls_server_config", shown_key(k));
 		}
 		if (rc)
 			return rc;
@@ -303,7 +317,7 @@ static int parse_http(struct wc_parse *p, const yaml_node_t *sec)
 				return rc;
 		} else {
 			return bad(p, yaml_document_get_node(p->doc, pr[i].key),
-				   "unknown key '%s' in http_server_config", k);
+				   "unknown key '%s' in http_server_config", shown_key(k));
 		}
 	}
 	return VT_OK;
@@ -332,11 +346,15 @@ static int parse_users(struct wc_parse *p, const yaml_node_t *sec)
 		if (!v)
 			return p->err->code;
 		if (!*k || strchr(k, ':'))
-			return bad(p, vn, "user name '%s' is empty or holds ':' (basic auth cannot send it)",
-				   k);
+			return bad(p, vn, "a user name is empty or holds ':' (basic auth cannot send it)");
 		if (!vt_web_bcrypt_valid(v))
 			return bad(p, vn, "the password of '%s' is not a bcrypt hash ($2y$..., as "
-				   "htpasswd -nBC 10 USER makes); plain passwords are refused", k);
+				   "htpasswd -nBC 10 USER makes); plain passwords are refused", shown_key(k));
+		/* "$2y$NN$": each check costs 2^NN rounds on the server's one thread */
+		if (atoi(v + 4) > VT_WEB_BCRYPT_COST_MAX)
+			return bad(p, vn, "the bcrypt cost of '%s' is %d: over %d, one check would hold the "
+				   "server for seconds to hours; make the hash again with htpasswd -nBC 10 USER",
+				   shown_key(k), atoi(v + 4), VT_WEB_BCRYPT_COST_MAX);
 		u->name = strdup(k);
 		u->hash = strdup(v);
 		c->nusers++;
@@ -367,7 +385,7 @@ static int parse_root(struct wc_parse *p, const yaml_node_t *root)
 		else
 			return bad(p, yaml_document_get_node(p->doc, pr[i].key),
 				   "unknown key '%s' (tls_server_config, http_server_config or basic_auth_users)",
-				   k);
+				   shown_key(k));
 		if (rc)
 			return rc;
 	}
@@ -490,6 +508,22 @@ static int read_pem(const char *cfg, const char *key, const char *path, char **o
 	return VT_OK;
 }
 
+/* Warnings for files others may change or read (vt_web_config.warnings). */
+static void note_modes(const char *path, struct vt_web_config *c)
+{
+	struct stat st;
+	size_t len = 0;
+
+	if (stat(path, &st) == 0 && (st.st_mode & S_IWOTH))
+		len += (size_t)snprintf(c->warnings + len, sizeof(c->warnings) - len, "web config '%s' is "
+					"writable by every user: anyone can change who may scrape; ", path);
+	if (c->key_file && len < sizeof(c->warnings) && stat(c->key_file, &st) == 0 && (st.st_mode & S_IROTH))
+		len += (size_t)snprintf(c->warnings + len, sizeof(c->warnings) - len, "key_file '%s' is "
+					"readable by every user: chmod o-r it; ", c->key_file);
+	if (len >= 2 && len < sizeof(c->warnings))
+		c->warnings[len - 2] = '\0';
+}
+
 int vt_web_config_load(const char *path, struct vt_web_config *out, struct vt_err *err)
 {
 	char *text, *dir, *slash;
@@ -527,6 +561,8 @@ int vt_web_config_load(const char *path, struct vt_web_config *out, struct vt_er
 		rc = read_pem(path, "cert_file", out->cert_file, &out->cert_pem, err);
 	if (rc == VT_OK && out->tls)
 		rc = read_pem(path, "key_file", out->key_file, &out->key_pem, err);
+	if (rc == VT_OK)
+		note_modes(path, out);
 	return rc;
 }
 

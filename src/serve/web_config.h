@@ -61,7 +61,12 @@ struct vt_web_config {
 	size_t nusers;
 	char *cert_pem;                  /* cert_file's contents (vt_web_config_load only) */
 	char *key_pem;                   /* key_file's contents (vt_web_config_load only) */
+	char warnings[512];              /* vt_web_config_load: the file writable by every user, the
+	                                  * key readable by every user ("; "-joined), "" none */
 };
+
+/* bcrypt costs above this are refused: each check would hold the server's thread for seconds. */
+#define VT_WEB_BCRYPT_COST_MAX 14
 
 /*
  * Parse the YAML in text[0..len) (no NUL needed).  dir: the directory that

@@ -311,7 +311,67 @@ static void test_web_config__load(void)
 	rmdir(dir);
 }
 
-VT_TEST_MAIN(test_web_config__full, test_web_config__relative_paths, test_web_config__empty_asks_nothing,
+/*
+ * Issue 23: a web config that is a link to /etc/shadow printed its first
+ * line in the error; a bcrypt cost of 31 wedged the server for minutes;
+ * a config anyone can write, or a key anyone can read, went unmentioned.
+ */
+static void test_web_config__secrets_kept_and_costs_bounded(void)
+{
+	struct vt_web_config c;
+	struct vt_err err;
+	char text[256], hash31[128];
+
+	/* a shadow line parses as a key: it is not quoted */
+	CHECK(parse("root:$y$j9T$abcdefgh$Zm9vYmFy:19000:0:99999:7:::\n", NULL, &c, &err) == VT_E_USAGE);
+	CHECK(strstr(err.msg, "j9T") == NULL && strstr(err.msg, "Zm9vYmFy") == NULL);
+	CHECK(strstr(err.msg, "not shown") != NULL);
+	vt_web_config_release(&c);
+	/* a real key is still named */
+	CHECK(refused("tls_config:\n  cert_file: a\n", "unknown key 'tls_config'"));
+
+	make_hashes();
+	snprintf(hash31, sizeof(hash31), "%s", hash_secret);
+	memcpy(hash31 + 4, "31", 2);                      /* $2b$04$... -> $2b$31$... */
+	snprintf(text, sizeof(text), "basic_auth_users:\n  alice: %s\n", hash31);
+	CHECK(refused(text, "bcrypt cost of 'alice' is 31: over 14"));
+	snprintf(text, sizeof(text), "basic_auth_users:\n  alice: %s\n", hash_secret);
+	CHECK_EQ_I64(parse(text, NULL, &c, &err), VT_OK);  /* cost 4 */
+	vt_web_config_release(&c);
+}
+
+static void test_web_config__modes_warned(void)
+{
+	char dir[] = "/tmp/vitals-webcfg.XXXXXX", path[256], crt[256], key[256];
+	struct vt_web_config c;
+	struct vt_err err;
+
+	if (!mkdtemp(dir)) {
+		printf("Bail out! mkdtemp\n");
+		exit(2);
+	}
+	snprintf(path, sizeof(path), "%s/web.yml", dir);
+	snprintf(crt, sizeof(crt), "%s/s.crt", dir);
+	snprintf(key, sizeof(key), "%s/s.key", dir);
+	write_file(crt, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", 0644);
+	write_file(key, "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n", 0600);
+	write_file(path, "tls_server_config:\n  cert_file: s.crt\n  key_file: s.key\n", 0644);
+	CHECK_EQ_I64(vt_web_config_load(path, &c, &err), VT_OK);
+	CHECK_STR(c.warnings, "");
+	vt_web_config_release(&c);
+	chmod(path, 0666);
+	chmod(key, 0644);
+	CHECK_EQ_I64(vt_web_config_load(path, &c, &err), VT_OK);
+	CHECK(strstr(c.warnings, "writable by every user") != NULL);
+	CHECK(strstr(c.warnings, "readable by every user") != NULL);
+	vt_web_config_release(&c);
+	unlink(crt);
+	unlink(key);
+	unlink(path);
+	rmdir(dir);
+}
+
+VT_TEST_MAIN(test_web_config__secrets_kept_and_costs_bounded, test_web_config__modes_warned, test_web_config__full, test_web_config__relative_paths, test_web_config__empty_asks_nothing,
 	     test_web_config__unknown_keys_named, test_web_config__refused_settings, test_web_config__passwords,
 	     test_web_config__bad_yaml, test_web_config__alias_bomb, test_web_config__bcrypt,
 	     test_web_config__load)

@@ -4,11 +4,18 @@
  * One internal thread polls every socket with epoll (poll where epoll is
  * missing): with no connection open it sleeps in epoll_wait without a
  * timeout, so an idle exporter costs nothing; a client that connects and
- * says nothing holds one of CONN_LIMIT slots (CONN_PER_IP from one address)
- * until it has been idle for CONN_TIMEOUT_S, and never the thread.  (The
- * timeout is libmicrohttpd's, of inactivity: a client that sends a header
- * byte every few seconds keeps its slot until CONN_MEMORY fills; the
- * per-address limit is what leaves room for the scrapers then.)  The listen socket is bound here, not by libmicrohttpd,
+ * says nothing holds a slot (CONN_PER_IP from one address) until it has
+ * been idle for CONN_TIMEOUT_S, and never the thread.  That timeout is
+ * libmicrohttpd's, of inactivity: a client that trickles a header byte
+ * every few seconds would keep its slot, and 4 addresses x 16 such clients
+ * left a scraper from a fifth address unanswered for as long as they
+ * liked.  So vitals keeps its own count (struct conn): a request's line and
+ * headers must be in within HEAD_DEADLINE_S of the connection (or of the
+ * last answer on it), and when CONN_LIMIT connections are open a new one
+ * is let in by closing the oldest that is still waiting for its headers:
+ * a new client always gets a slot, a stalling one loses it.  Both run in
+ * the accept policy callback, in libmicrohttpd's one thread, as the
+ * connection notifications do.  The listen socket is bound here, not by libmicrohttpd,
  * so that "localhost:9464", "[::1]:9464", ":9464" (both families) and port 0
  * all work and the address actually bound can be reported.
  *
@@ -39,25 +46,46 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define CONN_LIMIT 64                    /* connections at once; more wait in the backlog */
-#define CONN_PER_IP 16                   /* of them from one address: one stalling client
-                                          * cannot take every slot from the scrapers */
+#define CONN_LIMIT 64                    /* connections at once: past it a new one closes the
+                                          * oldest still waiting for its headers */
+#define CONN_HARD_LIMIT 256              /* libmicrohttpd's own, which drops new ones unseen */
+#define CONN_PER_IP 16                   /* of them from one address */
+#define HEAD_DEADLINE_S 10.0             /* a request's line and headers, whole, in this long */
 #define CONN_TIMEOUT_S 10                /* an idle or stalled connection is closed after this */
 #define CONN_MEMORY (32 * 1024)          /* per connection: request line and headers fit here */
 #define LISTEN_BACKLOG 64
 #define BODY_MAX (256u * 1024 * 1024)    /* largest /metrics body */
 #define GZIP_MIN 1024                    /* smaller bodies go as they are */
 #define REALM "vitals"
-#define BCRYPT_SHARE 4                   /* bcrypt may have 1/BCRYPT_SHARE of the thread's time */
+#define BCRYPT_SHARE 4                   /* bcrypt may have 1/BCRYPT_SHARE of the thread's time,
+                                          * for each of two kinds of client (see bcrypt_ok) */
+#define SUSPECTS_MAX 1024                /* addresses (/64 in IPv6) remembered for a wrong guess */
+
+/* One open connection (libmicrohttpd's thread only). */
+struct conn {
+	struct conn *prev, *next;            /* oldest first */
+	int fd;
+	double since;                        /* accepted, or answered last: its headers are due */
+	bool headed;                         /* a request's headers came in since */
+	bool closing;                        /* shut down by us: no longer counted */
+};
 
 struct vt_http {
 	struct MHD_Daemon *daemon;
+	struct conn *oldest, *newest;        /* every open connection */
+	size_t nconns;                       /* of them not closing */
 	struct vt_http_handlers h;
 	struct vt_web_config wc;             /* TLS and users; empty without --web-config */
 	char **verified;                     /* per user: the last password that matched its
 	                                      * hash (bcrypt costs ~50 ms; a scraper sends the
 	                                      * same one every time), NULL none */
-	double bcrypt_next;                  /* monotonic: no bcrypt run before then (bcrypt_allowed) */
+	double bcrypt_next[2];               /* monotonic: no bcrypt run before then, for a client
+	                                      * never wrong [0] and for a suspect [1] (bcrypt_ok) */
+	struct suspect {                     /* addresses that sent a wrong password */
+		uint8_t key[8];
+		uint8_t len;                 /* 0: a free entry */
+		double last;
+	} suspects[SUSPECTS_MAX];
 	char address[INET6_ADDRSTRLEN + 8];  /* "127.0.0.1:9464", "[::1]:9464" */
 	int starting;                        /* 1 while MHD_start_daemon runs: its log is kept */
 	char start_log[320];                 /* libmicrohttpd's messages while starting, joined */
@@ -362,25 +390,89 @@ static bool gzip_body(struct vt_buf *body)
 	return true;
 }
 
+/* The client's address as a key: IPv4's 4 bytes, IPv6's /64 (one host has a whole /64). */
+static size_t client_key(struct MHD_Connection *c, uint8_t key[8])
+{
+	const union MHD_ConnectionInfo *ci = vt_mhd.get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	if (sa && sa->sa_family == AF_INET) {
+		memcpy(key, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+		return 4;
+	}
+	if (sa && sa->sa_family == AF_INET6) {
+		const uint8_t *a = ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr;
+
+		if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)(const void *)a)) {
+			memcpy(key, a + 12, 4);
+			return 4;
+		}
+		memcpy(key, a, 8);
+		return 8;
+	}
+	return 0;
+}
+
+static struct suspect *suspect_find(struct vt_http *s, const uint8_t *key, size_t len)
+{
+	size_t i;
+
+	for (i = 0; len && i < SUSPECTS_MAX; i++)
+		if (s->suspects[i].len == len && memcmp(s->suspects[i].key, key, len) == 0)
+			return &s->suspects[i];
+	return NULL;
+}
+
+/* Remember the address of a wrong guess, in the place of the longest quiet one. */
+static void suspect_add(struct vt_http *s, const uint8_t *key, size_t len, double now)
+{
+	struct suspect *x = suspect_find(s, key, len);
+	size_t i;
+
+	if (!len)
+		return;
+	if (!x) {
+		x = &s->suspects[0];
+		for (i = 1; i < SUSPECTS_MAX && x->len; i++)
+			if (!s->suspects[i].len || s->suspects[i].last < x->last)
+				x = &s->suspects[i];
+		memcpy(x->key, key, len);
+		x->len = (uint8_t)len;
+	}
+	x->last = now;
+}
+
 /*
  * Check password against hash with bcrypt, unless bcrypt has had its share
  * of the server's one thread: each run costs ~50 ms (more at a higher cost),
  * and a client trying passwords would otherwise queue every scrape behind
  * them.  After a run of d seconds the next waits (BCRYPT_SHARE - 1) * d; a
- * password asked for meanwhile is refused unchecked (401: try again).  The
- * scraper's password, once it matched, is checked from verified[] without
- * bcrypt, so scrapes go on while someone guesses.
+ * password asked for meanwhile is refused unchecked (401: try again).
+ * Clients that sent a wrong password (suspect) and the others each have a
+ * budget of their own: 123,696 wrong guesses in 30 s from a few addresses
+ * took every run, and a scraper with the right password got 401 29 times
+ * of 29.  Now guessers wait for each other, and a scraper that was never
+ * wrong is checked at its first ask.  (Guesses from ever new addresses
+ * still spend the others' budget: an address is remembered, SUSPECTS_MAX
+ * of them, and a guesser with more than that many is a flood to stop at
+ * the network.)  The scraper's password, once it matched, is checked from
+ * verified[] without bcrypt.
  */
-static bool bcrypt_ok(struct vt_http *s, const char *hash, const char *password)
+static bool bcrypt_ok(struct vt_http *s, struct MHD_Connection *c, const char *hash, const char *password)
 {
 	double t0 = vt_mono_s(), t1;
+	uint8_t key[8];
+	size_t len = client_key(c, key);
+	int kind = suspect_find(s, key, len) != NULL;
 	bool ok;
 
-	if (t0 < s->bcrypt_next)
+	if (t0 < s->bcrypt_next[kind])
 		return false;
 	ok = vt_web_password_ok(hash, password);
 	t1 = vt_mono_s();
-	s->bcrypt_next = t1 + (BCRYPT_SHARE - 1) * (t1 - t0);
+	s->bcrypt_next[kind] = t1 + (BCRYPT_SHARE - 1) * (t1 - t0);
+	if (!ok)
+		suspect_add(s, key, len, t1);
 	return ok;
 }
 
@@ -402,7 +494,7 @@ static bool authorized(struct vt_http *s, struct MHD_Connection *c)
 		if (strcmp(s->wc.users[i].name, user) == 0)
 			break;
 	if (i == s->wc.nusers) {
-		bcrypt_ok(s, s->wc.users[0].hash, pass);
+		bcrypt_ok(s, c, s->wc.users[0].hash, pass);
 		goto out;
 	}
 	n = strlen(pass);
@@ -410,7 +502,7 @@ static bool authorized(struct vt_http *s, struct MHD_Connection *c)
 		ok = true;
 		goto out;
 	}
-	ok = bcrypt_ok(s, s->wc.users[i].hash, pass);
+	ok = bcrypt_ok(s, c, s->wc.users[i].hash, pass);
 	if (ok) {
 		if (s->verified[i])
 			explicit_bzero(s->verified[i], strlen(s->verified[i]));
@@ -464,6 +556,102 @@ static const char index_html[] =
 	"<ul><li><a href=\"metrics\">metrics</a></li><li><a href=\"healthz\">healthz</a></li></ul>\n"
 	"</body></html>\n";
 
+/* ---- connections: a deadline for headers, and room for new clients ------------- */
+
+static void conn_close(struct vt_http *s, struct conn *k)
+{
+	if (k->closing)
+		return;
+	k->closing = true;
+	s->nconns--;
+	shutdown(k->fd, SHUT_RDWR);          /* libmicrohttpd sees it and closes the connection */
+}
+
+/* The accept policy: every new client is let in, after stalled ones make room. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	struct vt_http *s = cls;
+	double now = vt_mono_s();
+	struct conn *k, *oldest_waiting = NULL;
+
+	(void)addr;
+	(void)len;
+	for (k = s->oldest; k; k = k->next) {
+		if (k->closing || k->headed)
+			continue;
+		if (now - k->since > HEAD_DEADLINE_S)
+			conn_close(s, k);
+		else if (!oldest_waiting)
+			oldest_waiting = k;
+	}
+	if (s->nconns >= CONN_LIMIT && oldest_waiting)
+		conn_close(s, oldest_waiting);
+	return s->nconns >= CONN_LIMIT ? MHD_NO : MHD_YES;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode what)
+{
+	struct vt_http *s = cls;
+	struct conn *k = *socket_context;
+
+	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = vt_mhd.get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		k = calloc(1, sizeof(*k));
+		if (!k || !ci) {
+			free(k);
+			return;              /* not counted: libmicrohttpd's own limits still hold */
+		}
+		k->fd = ci->connect_fd;
+		k->since = vt_mono_s();
+		k->prev = s->newest;
+		if (s->newest)
+			s->newest->next = k;
+		else
+			s->oldest = k;
+		s->newest = k;
+		s->nconns++;
+		*socket_context = k;
+		return;
+	}
+	if (!k)
+		return;
+	if (!k->closing)
+		s->nconns--;
+	if (k->prev)
+		k->prev->next = k->next;
+	else
+		s->oldest = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+	else
+		s->newest = k->prev;
+	free(k);
+	*socket_context = NULL;
+}
+
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = vt_mhd.get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* A request was answered (or failed): the next one's headers are due from now. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **req, enum MHD_RequestTerminationCode why)
+{
+	struct conn *k = conn_of(c);
+
+	(void)cls;
+	(void)req;
+	(void)why;
+	if (k) {
+		k->headed = false;
+		k->since = vt_mono_s();
+	}
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 				  const char *version, const char *upload_data, size_t *upload_size, void **req)
 {
@@ -479,6 +667,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	 * dropped.  Other methods are refused at once, and libmicrohttpd closes
 	 * their connection rather than read what they send.
 	 */
+	if (!*req) {
+		struct conn *k = conn_of(c);
+
+		if (k)
+			k->headed = true;    /* its line and headers are in */
+	}
 	if (get && !*req) {
 		*req = s;
 		return MHD_YES;
@@ -536,7 +730,7 @@ static const char *tls_priorities(const struct vt_web_config *wc)
 int vt_http_start(const struct vt_http_config *cfg, const struct vt_http_handlers *h, struct vt_http **out,
 		  struct vt_err *err)
 {
-	struct MHD_OptionItem opts[14];
+	struct MHD_OptionItem opts[16];
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
 	struct vt_http *s;
 	size_t no = 0;
@@ -570,7 +764,9 @@ int vt_http_start(const struct vt_http_config *cfg, const struct vt_http_handler
 	/* the logger first, or libmicrohttpd prints its messages about the options before it */
 	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s };
 	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, fd, NULL };
-	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT, NULL };
+	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, CONN_HARD_LIMIT, NULL };
+	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s };
+	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s };
 	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, CONN_PER_IP, NULL };
 	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S, NULL };
 	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEMORY, NULL };
@@ -584,7 +780,7 @@ int vt_http_start(const struct vt_http_config *cfg, const struct vt_http_handler
 	opts[no++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 
 	__atomic_store_n(&s->starting, 1, __ATOMIC_RELEASE);
-	s->daemon = vt_mhd.start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	s->daemon = vt_mhd.start_daemon(flags, 0, on_accept, s, on_request, s, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 	__atomic_store_n(&s->starting, 0, __ATOMIC_RELEASE);
 	if (!s->daemon) {
 		/* libmicrohttpd 0.9.75 leaves a socket it was given open when it fails */

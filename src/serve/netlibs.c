@@ -27,6 +27,7 @@ static const struct vt_dynsym mhd_syms[] = {
 	MHD_SYM(basic_auth_get_username_password, "MHD_basic_auth_get_username_password"),
 	MHD_SYM(lookup_connection_value, "MHD_lookup_connection_value"),
 	MHD_SYM(free, "MHD_free"),
+	MHD_SYM(get_connection_info, "MHD_get_connection_info"),
 };
 #undef MHD_SYM
 

@@ -28,6 +28,7 @@ struct vt_mhd_api {
 	__typeof__(&MHD_basic_auth_get_username_password) basic_auth_get_username_password;
 	__typeof__(&MHD_lookup_connection_value) lookup_connection_value;
 	__typeof__(&MHD_free) free;
+	__typeof__(&MHD_get_connection_info) get_connection_info;
 };
 
 struct vt_curl_api {

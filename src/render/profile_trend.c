@@ -12,13 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The buckets to show as columns: those seen, by their largest share in any profile. */
-static uint32_t pick_columns(const struct vt_prof_trend *t, uint32_t *cols, uint32_t max)
+uint32_t vt_render_prof_trend_columns(const struct vt_prof_trend *t, uint32_t *cols, uint32_t max)
 {
 	double top[VT_BUCKET_MAX_BUCKETS] = { 0 };
 	uint32_t b, n = 0, i, j;
 
-	for (b = 0; b < t->nbuckets; b++) {
+	for (b = 0; b < t->nbuckets && b < VT_BUCKET_MAX_BUCKETS; b++) {
 		size_t r;
 
 		if (!t->seen[b])
@@ -48,7 +47,7 @@ int vt_render_prof_trend_text(FILE *out, const struct vt_prof_trend *t)
 
 	if (!t || t->n == 0)
 		return 0;
-	nseen = pick_columns(t, cols, VT_BUCKET_MAX_BUCKETS);
+	nseen = vt_render_prof_trend_columns(t, cols, VT_BUCKET_MAX_BUCKETS);
 	ncols = nseen < VT_PROF_TREND_COLUMNS ? nseen : VT_PROF_TREND_COLUMNS;
 	fprintf(out, "\nCPU by bucket over time (%zu profile%s; share of on-CPU samples by top of stack, ± 95%%)\n",
 		t->n, t->n == 1 ? "" : "s");

@@ -17,6 +17,11 @@
 
 /* The text section; nothing when t is NULL or holds no profiles.  -1 on a write error. */
 int vt_render_prof_trend_text(FILE *out, const struct vt_prof_trend *t);
+/*
+ * The buckets to show as columns: those seen, by their largest share in any
+ * profile, largest first; at most max of them into cols.  Returns how many.
+ */
+uint32_t vt_render_prof_trend_columns(const struct vt_prof_trend *t, uint32_t *cols, uint32_t max);
 /* The JSON object ("profiles" of vitals.analyze), a new reference; NULL out of memory. */
 json_t *vt_render_prof_trend_json(const struct vt_prof_trend *t);
 

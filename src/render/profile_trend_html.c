@@ -31,29 +31,6 @@ static void td_share(FILE *out, double share, double pm)
 
 /* ---- analyze: CPU by bucket over time ---- */
 
-/* The buckets seen, by their largest share in any row, largest first; returns how many. */
-static uint32_t buckets_by_share(const struct vt_prof_trend *t, uint32_t *cols)
-{
-	double top[VT_BUCKET_MAX_BUCKETS] = { 0 };
-	uint32_t b, n = 0, i, j;
-
-	for (b = 0; b < t->nbuckets && b < VT_BUCKET_MAX_BUCKETS; b++) {
-		if (!t->seen[b])
-			continue;
-		for (size_t r = 0; r < t->n; r++)
-			if (!t->rows[r].error)
-				top[b] = fmax(top[b], t->rows[r].share[b].share);
-		cols[n++] = b;
-	}
-	for (i = 1; i < n; i++)
-		for (j = i; j > 0 && top[cols[j]] > top[cols[j - 1]]; j--) {
-			uint32_t x = cols[j];
-
-			cols[j] = cols[j - 1];
-			cols[j - 1] = x;
-		}
-	return n;
-}
 
 /* Can row r be drawn: read, with enough samples (and its CPU, when the chart is in cores)? */
 static bool row_drawn(const struct vt_prof_trend_row *row, bool cores)
@@ -186,7 +163,7 @@ int vt_render_prof_trend_html(FILE *out, const struct vt_prof_trend *t, double x
 
 	if (!t || t->n == 0)
 		return 0;
-	nseen = buckets_by_share(t, cols);
+	nseen = vt_render_prof_trend_columns(t, cols, VT_BUCKET_MAX_BUCKETS);
 	fprintf(out, "<h2>CPU by bucket over time (%zu profile%s)</h2>\n", t->n, t->n == 1 ? "" : "s");
 	if (trend_chart(out, t, cols, nseen < CHART_BUCKETS ? nseen : CHART_BUCKETS, x_min, x_max))
 		return -1;

@@ -100,8 +100,8 @@ if unshare -m true 2>/dev/null; then
 	# the files are passed as descriptors: the new /tmp hides $WORK (and a build under /tmp)
 	unshare -m sh -c 'mount -t tmpfs none /tmp && mkdir -m 755 /tmp/vitals-agent-0 &&
 		chown 65534 /tmp/vitals-agent-0 &&
-		{ LD_PRELOAD=/proc/self/fd/5 sleep 3 2>&3 & } && sleep 0.5 &&
-		/proc/self/fd/6 caps "$(pgrep -n -x sleep)" >&4 2>&1; wait' \
+		{ LD_PRELOAD=/proc/self/fd/5 sleep 3 2>&3 & } && p=$! && sleep 0.5 &&
+		/proc/self/fd/6 caps "$p" >&4 2>&1; wait' \
 		3>"$WORK/taken.agent" 4>"$WORK/taken.caps" 5<"$AGENT" 6<"$B/vitals"
 	check "the agent says once on its host's stderr why it does not serve" \
 		test "$(grep -c "not serving heap figures: '/tmp/vitals-agent-0' has owner 65534" "$WORK/taken.agent")" = 1

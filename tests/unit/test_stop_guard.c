@@ -52,6 +52,12 @@ static _Noreturn void child_main(int cmd, int ready, bool hold)
 	char c, line[32];
 	int n;
 
+	/*
+	 * A process group of its own, whose parent (the test) is in another:
+	 * not orphaned, so the kernel lets SIGTSTP stop it even when the test
+	 * runs detached from a terminal (CI), where it discards it.
+	 */
+	setpgid(0, 0);
 	if (vt_stop_guard_arm(&err))
 		_exit(2);
 	if (hold)

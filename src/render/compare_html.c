@@ -9,6 +9,7 @@
  */
 #include "render/profile_trend.h"
 #include "render/soak.h"
+#include "render/soak_fmt.h"
 #include "render/svg_chart.h"
 
 #include <math.h>
@@ -83,21 +84,11 @@ static void arm_band(const struct vt_cmp_arm *a, double *t0, double *t1, char *l
 static bool all_zero(const struct vt_comparison *cmp, enum vt_metric m)
 {
 	bool seen = false;
-	size_t i, k;
+	size_t i;
 
-	for (i = 0; i < cmp->narms; i++) {
-		const struct vt_series *s = cmp->arms[i].series;
-
-		for (k = 0; s && s->m[m] && k < s->n; k++) {
-			const struct vt_stat *st = &s->m[m][k];
-
-			if (isnan(st->mean))
-				continue;
-			if (st->mean != 0 || (isfinite(st->hi) && st->hi != 0))
-				return false;
-			seen = true;
-		}
-	}
+	for (i = 0; i < cmp->narms; i++)
+		if (!vt_series_zero_throughout(cmp->arms[i].series, m, &seen))
+			return false;
 	return seen;
 }
 

@@ -128,16 +128,23 @@ void vt_print_wrapped(FILE *out, const char *text, int indent, int width, int at
 
 size_t vt_recording_redacted_names(const struct vt_recording_info *in, char *out, size_t cap)
 {
-	size_t n = vt_redact_names(in->target, out, cap), len = strlen(out);
+	const char *const redacted[] = { in->target, in->env };
 
-	if (len + 2 < cap) {
-		size_t m = vt_redact_names(in->env, out + len + (n ? 2 : 0), cap - len - (n ? 2 : 0));
+	return vt_redact_names(redacted, 2, out, cap);
+}
 
-		if (m && n)
-			memcpy(out + len, ", ", 2);
-		else if (!m)
-			out[len] = '\0';
-		n += m;
+bool vt_series_zero_throughout(const struct vt_series *s, enum vt_metric m, bool *seen)
+{
+	size_t i;
+
+	for (i = 0; s && s->m[m] && i < s->n; i++) {
+		const struct vt_stat *st = &s->m[m][i];
+
+		if (isnan(st->mean))
+			continue;
+		if (st->mean != 0 || (isfinite(st->hi) && st->hi != 0))
+			return false;
+		*seen = true;
 	}
-	return n;
+	return true;
 }

@@ -26,6 +26,13 @@ bool vt_metric_is_bytes(enum vt_metric m);
  */
 size_t vt_recording_redacted_names(const struct vt_recording_info *in, char *out, size_t cap);
 
+/*
+ * No recorded point of metric m in s is other than 0 (its mean, and its
+ * high where known: swap never used); *seen is set when s has a point of
+ * it at all.  A series without m is zero throughout and sees nothing.
+ */
+bool vt_series_zero_throughout(const struct vt_series *s, enum vt_metric m, bool *seen);
+
 /* A change of m with its sign, in the unit of `like` (a level it changes from): "+0.40 MiB". */
 const char *vt_fmt_metric_delta(enum vt_metric m, double v, double like, char *buf, size_t cap);
 

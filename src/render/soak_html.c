@@ -355,18 +355,8 @@ oom:
 static bool all_zero(const struct vt_series *s, enum vt_metric m)
 {
 	bool seen = false;
-	size_t i;
 
-	for (i = 0; s->m[m] && i < s->n; i++) {
-		const struct vt_stat *st = &s->m[m][i];
-
-		if (isnan(st->mean))
-			continue;
-		if (st->mean != 0 || (isfinite(st->hi) && st->hi != 0))
-			return false;
-		seen = true;
-	}
-	return seen;
+	return vt_series_zero_throughout(s, m, &seen) && seen;
 }
 
 static void meta(FILE *out, const char *label, const char *value)

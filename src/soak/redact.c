@@ -235,14 +235,12 @@ size_t vt_redact_env_text(const char *text, char *out, size_t cap)
 	return n;
 }
 
-size_t vt_redact_names(const char *text, char *out, size_t cap)
+/* The names text hides, appended to o after the n already there; returns the new count. */
+static size_t names_of(struct out *o, const char *text, size_t n)
 {
-	struct out o = { out, cap, 0 };
 	const char *p, *start, *stop;
-	size_t n = 0, hl = strlen(HIDDEN);
+	size_t hl = strlen(HIDDEN);
 
-	if (cap)
-		out[0] = '\0';
 	for (p = text ? strstr(text, HIDDEN) : NULL; p; p = strstr(p + hl, HIDDEN)) {
 		if (!strncmp(p + hl, " (", 2))
 			continue;                        /* --redact-args: "… (3 arguments not recorded)" */
@@ -250,8 +248,8 @@ size_t vt_redact_names(const char *text, char *out, size_t cap)
 		if (stop > text && stop[-1] == ' ') {   /* --flag …: the flag before */
 			stop--;
 		} else if (stop > text && stop[-1] == ':') {   /* a URL's user:…@ */
-			put(&o, n ? ", " : "", n ? 2 : 0);
-			puts_(&o, "a URL's password");
+			put(o, n ? ", " : "", n ? 2 : 0);
+			puts_(o, "a URL's password");
 			n++;
 			continue;
 		}
@@ -261,9 +259,21 @@ size_t vt_redact_names(const char *text, char *out, size_t cap)
 			;
 		if (start == stop)
 			continue;
-		put(&o, n ? ", " : "", n ? 2 : 0);
-		put(&o, start, (size_t)(stop - start));
+		put(o, n ? ", " : "", n ? 2 : 0);
+		put(o, start, (size_t)(stop - start));
 		n++;
 	}
+	return n;
+}
+
+size_t vt_redact_names(const char *const *texts, size_t ntexts, char *out, size_t cap)
+{
+	struct out o = { out, cap, 0 };
+	size_t i, n = 0;
+
+	if (cap)
+		out[0] = '\0';
+	for (i = 0; i < ntexts; i++)
+		n = names_of(&o, texts[i], n);
 	return n;
 }

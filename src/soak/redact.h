@@ -50,11 +50,12 @@ size_t vt_redact_argv(const char *prefix, char *const *argv, bool all_args, char
 size_t vt_redact_env_text(const char *text, char *out, size_t cap);
 
 /*
- * The names whose values a redacted text hides, read back from its "…"
- * marks ("--requirepass, MYSQL_PWD, a URL's password"), into out (cap
- * bytes, always terminated); returns how many.  For reports of a
- * recording, which keeps only the redacted text.
+ * The names whose values the ntexts redacted texts hide (a command line, an
+ * environment; NULL ones skipped), read back from their "…" marks
+ * ("--requirepass, MYSQL_PWD, a URL's password"), into out (cap bytes,
+ * always terminated); returns how many.  For reports of a recording, which
+ * keeps only the redacted texts.
  */
-size_t vt_redact_names(const char *text, char *out, size_t cap);
+size_t vt_redact_names(const char *const *texts, size_t ntexts, char *out, size_t cap);
 
 #endif

@@ -810,13 +810,9 @@ static int open_store(struct vt_soak *sk, struct vt_err *err)
 		info.redacted = VT_REDACTED_SECRETS;
 	sk->redacted = info.redacted;
 	{
-		char env_names[sizeof(sk->redacted_names)];
+		const char *const redacted[] = { info.target, info.env };
 
-		vt_redact_names(info.target, sk->redacted_names, sizeof(sk->redacted_names));
-		if (vt_redact_names(info.env, env_names, sizeof(env_names)))
-			snprintf(sk->redacted_names + strlen(sk->redacted_names),
-				 sizeof(sk->redacted_names) - strlen(sk->redacted_names), "%s%s",
-				 sk->redacted_names[0] ? ", " : "", env_names);
+		vt_redact_names(redacted, 2, sk->redacted_names, sizeof(sk->redacted_names));
 	}
 	if (gethostname(info.host, sizeof(info.host) - 1) != 0)
 		info.host[0] = '\0';

@@ -1566,9 +1566,17 @@ int vt_store_load(const char *path, size_t max_points, struct vt_series *out, st
 		rc = load_events(db, path, out, err);
 	if (rc == VT_OK)
 		rc = load_threads(db, path, schema, out, err);
-	/* a read that failed on a large file: was it damage? */
-	if (rc != VT_OK && rc != VT_E_RECORDING && rc != VT_E_NOMEM && check_whole(db, path, NULL) != VT_OK)
-		rc = check_whole(db, path, err);
+	/* a read that failed on a large file: was it damage?  (Its own error stands if not.) */
+	if (rc != VT_OK && rc != VT_E_RECORDING && rc != VT_E_NOMEM) {
+		struct vt_err damage;
+
+		vt_err_clear(&damage);
+		if (check_whole(db, path, &damage) == VT_E_RECORDING) {
+			rc = VT_E_RECORDING;
+			if (err)
+				*err = damage;
+		}
+	}
 	vt_store_close_read(db);
 	if (rc != VT_OK)
 		vt_series_free(out);

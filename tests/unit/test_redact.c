@@ -120,7 +120,7 @@ static void test_redact__every_spelling(void)
 		       " --session-cookie=" H " --private-key " H " --port 6379");
 	CHECK_EQ_U64(n, 11);
 	CHECK(strstr(out, "X") == NULL);
-	CHECK_EQ_U64(vt_redact_names(out, names, sizeof(names)), 11);
+	CHECK_EQ_U64(vt_redact_names((const char *const[]){ out }, 1, names, sizeof(names)), 11);
 	CHECK_STR(names, "--requirepass, --masterauth, --tls-key-file-pass, --pass, --db-pass, --pwd, -password, "
 			 "MYSQL_PWD, PGPASSWORD, --session-cookie, --private-key");
 }
@@ -133,9 +133,13 @@ static void test_redact__quoting(void)
 
 	vt_redact_argv("--", a, false, out, sizeof(out));
 	CHECK_STR(out, "-- sh -c 'sleep 30; echo '\\''done'\\''' --token=" H " ''");
-	CHECK_EQ_U64(vt_redact_names("-- psql postgres://u:" H "@h/db", names, sizeof(names)), 1);
+	CHECK_EQ_U64(vt_redact_names((const char *const[]){ "-- psql postgres://u:" H "@h/db" }, 1, names, sizeof(names)), 1);
 	CHECK_STR(names, "a URL's password");
-	CHECK_EQ_U64(vt_redact_names("-- ./srv " H " (3 arguments not recorded)", names, sizeof(names)), 0);
+	/* a command and an environment, joined in order; a NULL text is nothing */
+	CHECK_EQ_U64(vt_redact_names((const char *const[]){ "-- srv --token " H, NULL, "DB_PASSWORD=" H }, 3, names,
+				     sizeof(names)), 2);
+	CHECK_STR(names, "--token, DB_PASSWORD");
+	CHECK_EQ_U64(vt_redact_names((const char *const[]){ "-- ./srv " H " (3 arguments not recorded)" }, 1, names, sizeof(names)), 0);
 }
 
 VT_TEST_MAIN(test_redact__every_spelling, test_redact__quoting, test_redact__flag_equals_value, test_redact__flag_then_value, test_redact__assignments_and_urls,

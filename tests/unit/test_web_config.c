@@ -257,22 +257,30 @@ static void write_file(const char *path, const char *text, mode_t mode)
 	chmod(path, mode);
 }
 
+#define TLS_PATH_MAX 256
+
+/* In a new directory dir: a web config (path) asking for TLS with a certificate crt and a key key. */
+static void tls_files(char *dir, char *path, char *crt, char *key)
+{
+	if (!mkdtemp(dir)) {
+		printf("Bail out! mkdtemp\n");
+		exit(2);
+	}
+	snprintf(path, TLS_PATH_MAX, "%s/web.yml", dir);
+	snprintf(crt, TLS_PATH_MAX, "%s/s.crt", dir);
+	snprintf(key, TLS_PATH_MAX, "%s/s.key", dir);
+	write_file(crt, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", 0644);
+	write_file(key, "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n", 0600);
+	write_file(path, "tls_server_config:\n  cert_file: s.crt\n  key_file: s.key\n", 0644);
+}
+
 static void test_web_config__load(void)
 {
 	char dir[] = "/tmp/vitals-webcfg.XXXXXX", path[256], crt[256], key[256];
 	struct vt_web_config c;
 	struct vt_err err;
 
-	if (!mkdtemp(dir)) {
-		printf("Bail out! mkdtemp\n");
-		exit(2);
-	}
-	snprintf(path, sizeof(path), "%s/web.yml", dir);
-	snprintf(crt, sizeof(crt), "%s/s.crt", dir);
-	snprintf(key, sizeof(key), "%s/s.key", dir);
-	write_file(crt, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", 0644);
-	write_file(key, "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n", 0600);
-	write_file(path, "tls_server_config:\n  cert_file: s.crt\n  key_file: s.key\n", 0644);
+	tls_files(dir, path, crt, key);
 	vt_err_clear(&err);
 	CHECK_EQ_I64(vt_web_config_load(path, &c, &err), VT_OK);
 	CHECK_STR(c.cert_file, crt);
@@ -346,16 +354,7 @@ static void test_web_config__modes_warned(void)
 	struct vt_web_config c;
 	struct vt_err err;
 
-	if (!mkdtemp(dir)) {
-		printf("Bail out! mkdtemp\n");
-		exit(2);
-	}
-	snprintf(path, sizeof(path), "%s/web.yml", dir);
-	snprintf(crt, sizeof(crt), "%s/s.crt", dir);
-	snprintf(key, sizeof(key), "%s/s.key", dir);
-	write_file(crt, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", 0644);
-	write_file(key, "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n", 0600);
-	write_file(path, "tls_server_config:\n  cert_file: s.crt\n  key_file: s.key\n", 0644);
+	tls_files(dir, path, crt, key);
 	CHECK_EQ_I64(vt_web_config_load(path, &c, &err), VT_OK);
 	CHECK_STR(c.warnings, "");
 	vt_web_config_release(&c);

@@ -79,8 +79,7 @@ struct heap_info_head {
 
 enum heap_verdict { HEAP_UNREAD, HEAP_NOT, HEAP_FIRST, HEAP_MORE };
 
-static enum heap_verdict read_heap_info(const struct vt_classify_ctx *ctx, uint64_t start,
-					uint64_t rw_len)
+static enum heap_verdict read_heap_info(const struct vt_classify_ctx *ctx, uint64_t start)
 {
 	struct heap_info_head h;
 
@@ -90,7 +89,7 @@ static enum heap_verdict read_heap_info(const struct vt_classify_ctx *ctx, uint6
 		return HEAP_UNREAD;
 	if (!h.ar_ptr || h.size == 0 || h.size > VT_HEAP_MAX_SIZE ||
 	    h.mprotect_size > VT_HEAP_MAX_SIZE || h.size > h.mprotect_size ||
-	    h.size > rw_len || (h.prev % VT_HEAP_MAX_SIZE) != 0)
+	    (h.prev % VT_HEAP_MAX_SIZE) != 0)
 		return HEAP_NOT;
 	if (h.prev == 0 && h.ar_ptr > start && h.ar_ptr < start + 256)
 		return HEAP_FIRST;
@@ -145,17 +144,21 @@ static int heaps_in_region(const struct vt_region *rw, const struct vt_region *t
 	 * memory there is nothing to read, and a bounded walk keeps a huge
 	 * mapping from costing a read per 64 MiB. */
 	for (addr = first; ctx->read_mem && addr < last && n < MAX_WHOLE_HEAPS; addr += VT_HEAP_MAX_SIZE, n++) {
-		v = read_heap_info(ctx, addr, VT_HEAP_MAX_SIZE);
+		v = read_heap_info(ctx, addr);
 		if (v != HEAP_FIRST && v != HEAP_MORE)
 			continue;
 		*flags |= VT_KIND_BY_MEMORY;
 		add_heap(a, v, VT_HEAP_MAX_SIZE);
 		found++;
 	}
-	/* A partial heap at the end, its ---p reservation right after. */
+	/* A partial heap at the end, its ---p reservation right after.  Its
+	 * heap_info is read after the maps: a busy arena may have grown into the
+	 * reservation since (size past the read-write part we saw), and it is
+	 * still the heap: its size is bounded by the reservation, not by the
+	 * read-write part. */
 	if (last >= first && last < rw->end && tail && is_anon(tail) && perms_are(tail, "---p") &&
 	    tail->start == rw->end && tail->end - last >= VT_HEAP_MAX_SIZE) {
-		v = read_heap_info(ctx, last, rw->end - last);
+		v = read_heap_info(ctx, last);
 		if (v != HEAP_NOT) {
 			*flags |= VT_KIND_BY_LAYOUT | (v == HEAP_UNREAD ? 0 : VT_KIND_BY_MEMORY);
 			add_heap(a, v, rw->end - last);

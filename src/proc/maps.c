@@ -164,6 +164,7 @@ int vt_maps_parse(const char *buf, size_t len, struct vt_region_list *list, stru
 	int lineno = 0;
 
 	list->has_smaps = false;
+	list->stale = 0;
 	while (vt_scan_line(&file, &line, &line_len)) {
 		lineno++;
 		if (line_len == 0)
@@ -183,6 +184,10 @@ int vt_maps_parse(const char *buf, size_t len, struct vt_region_list *list, stru
 		if (!parse_header(line, line_len, &tmp)) {
 			free(tmp.path);
 			goto bad_line;
+		}
+		while (list->n && list->v[list->n - 1].end > tmp.start) {
+			free(list->v[--list->n].path);
+			list->stale++;
 		}
 		if (list_push(list, &cur)) {
 			free(tmp.path);

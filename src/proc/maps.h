@@ -66,6 +66,7 @@ struct vt_region_list {
 	struct vt_region *v;
 	size_t n, cap;
 	bool has_smaps;              /* figures came from smaps */
+	size_t stale;                /* regions dropped as read twice (see vt_maps_parse) */
 };
 
 static inline uint64_t vt_region_size(const struct vt_region *r)
@@ -77,7 +78,15 @@ static inline bool vt_region_is_anon(const struct vt_region *r)
 	return r->inode == 0 && (r->path[0] == '\0' || r->path[0] == '[');
 }
 
-/* Parse maps or smaps text; appends to list (which must be empty or reset). */
+/*
+ * Parse maps or smaps text; appends to list (which must be empty or reset).
+ * The kernel writes the file a buffer at a time, taking the address-space
+ * lock for each and going on after the last address it wrote: a mapping that
+ * grew or merged with its neighbour in between comes out a second time (a
+ * glibc heap growing under a busy allocator).  The list stays sorted and
+ * without overlaps: a region covered by a later line of the same text is the
+ * older view of that memory and is dropped (counted in list->stale).
+ */
 int vt_maps_parse(const char *buf, size_t len, struct vt_region_list *list, struct vt_err *err);
 void vt_region_list_release(struct vt_region_list *list);
 

@@ -545,7 +545,7 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 	if (n < 0)
 		return -1;
 	if (n > 0 || short_row) {
-		fprintf(out, "<h2>threads by CPU over the run</h2>\n<table>\n<tr><th class=\"n\">tid</th>"
+		fprintf(out, "<h2>threads by CPU over the run</h2>\n<div class=\"wide\"><table class=\"rows\">\n<tr><th class=\"n\">tid</th>"
 			"<th>name</th><th class=\"n\">cores</th><th class=\"n\">run-queue wait</th>"
 			"<th class=\"n\">voluntary/s</th><th class=\"n\">nonvoluntary/s</th>"
 			"<th class=\"n\">seen</th><th>states</th><th>wchan (most seen)</th>"
@@ -581,7 +581,9 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 			td(out, "n", "+-");
 			vt_render_soak_short_names(r->series, r->verdict, &sl, names, sizeof(names));
 			snprintf(a, sizeof(a), "short-lived: ");
-			fputs("<td>", out);
+			fputs("<td class=\"names\" title=\"", out);
+			vt_html_text(out, names);
+			fputs("\">", out);
 			vt_html_text(out, a);
 			vt_html_text(out, names);
 			fputs("</td>", out);
@@ -591,7 +593,7 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 				td(out, i < 4 ? "n" : NULL, "-");
 			fputs("</tr>\n", out);
 		}
-		fputs("</table>\n", out);
+		fputs("</table></div>\n", out);
 		if (short_row)
 			fprintf(out, "<p class=\"small\">+- short-lived: threads that came and went during the run; "
 				"their CPU is %s.</p>\n", isfinite(sl.cores)

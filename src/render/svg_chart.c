@@ -92,6 +92,11 @@ void vt_html_begin(FILE *out, const char *title)
 	      "th,td{padding:3px 10px;border-bottom:1px solid #e4e4e4;text-align:left;vertical-align:top}"
 	      "th{font-weight:600;border-bottom:1px solid #999}"
 	      "td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}td.n{white-space:nowrap}\n"
+	      /* a table of many columns scrolls sideways in its box instead of wrapping its cells
+	       * (a thread table of ten columns wrapped states, wchan and system call in 1000 px);
+	       * a cell of names is cut to its width, its whole text in the tooltip */
+	      ".wide{overflow-x:auto;max-width:100%}table.rows td,table.rows th{white-space:nowrap}"
+	      "table.rows td.names{max-width:24em;overflow:hidden;text-overflow:ellipsis}\n"
 	      ".noise{color:#777}.facts{margin:6px 0;padding-left:18px}.facts li{margin:2px 0}\n"
 	      "svg{display:block;margin:8px 0 18px;max-width:100%;height:auto}\n"
 	      "svg text{font:11px system-ui,sans-serif;fill:#333}svg .t{font-size:13px;font-weight:600}\n"

@@ -9,6 +9,7 @@
  * raised nothing.
  */
 #include "harness.h"
+#include "browser.h"
 
 #include "render/profile_folded.h"
 #include "render/profile_html.h"
@@ -454,20 +455,6 @@ out:
 	vt_profile_free(&x.p);
 }
 
-/* system(), our output first (the commands print too). */
-static int run(const char *cmd)
-{
-	fflush(stdout);
-	return system(cmd);
-}
-
-static bool on_path(const char *prog)
-{
-	char cmd[256];
-	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", prog);
-	return run(cmd) == 0;
-}
-
 /* A scratch file path under a fresh directory; the caller removes both. */
 static void scratch(char *dir, size_t cap, char *path, size_t pcap, const char *name)
 {
@@ -525,7 +512,7 @@ static void test_pprof__independent_readers(void)
 	struct vt_err err;
 	FILE *f;
 
-	if (!on_path("python3")) {
+	if (!vt_test_on_path("python3")) {
 		printf("# skip: no python3 for tests/unit/pprof_check.py\n");
 		vt_profile_free(&x.p);
 		return;
@@ -541,20 +528,20 @@ static void test_pprof__independent_readers(void)
 		fclose(f);
 		snprintf(cmd, sizeof(cmd), "python3 %s/tests/unit/pprof_check.py %s 13 cpu /usr/bin/app",
 			 self ? self : ".", path);
-		CHECK(run(cmd) == 0);
+		CHECK(vt_test_system(cmd) == 0);
 		snprintf(cmd, sizeof(cmd), "python3 %s/tests/unit/pprof_check.py %s 14 cpu >/dev/null",
 			 self ? self : ".", path);
-		CHECK(run(cmd) != 0);   /* the checker can fail */
-		if (on_path("go")) {
+		CHECK(vt_test_system(cmd) != 0);   /* the checker can fail */
+		if (vt_test_on_path("go")) {
 			/* go tool pprof -raw prints every sample: 7 rows, counts 3 1 4 2 1 1 1 */
 			snprintf(cmd, sizeof(cmd),
 				 "HOME=%s go tool pprof -raw %s 2>&1 | awk '/^Samples:/{s=1;next} "
 				 "/^Locations/{s=0} s && $1 ~ /^[0-9]+$/ {n+=$1} END{exit n!=13}'",
 				 dir, path);
-			CHECK(run(cmd) == 0);
+			CHECK(vt_test_system(cmd) == 0);
 			snprintf(cmd, sizeof(cmd), "HOME=%s go tool pprof -top %s 2>&1 | "
 				 "grep -q '__x64_sys_sendto'", dir, path);
-			CHECK(run(cmd) == 0);
+			CHECK(vt_test_system(cmd) == 0);
 		} else {
 			printf("# skip: no go for go tool pprof\n");
 		}
@@ -565,7 +552,7 @@ static void test_pprof__independent_readers(void)
 			fclose(f);
 			snprintf(cmd, sizeof(cmd), "python3 %s/tests/unit/pprof_check.py %s 20 wall",
 				 self ? self : ".", path);
-			CHECK(run(cmd) == 0);
+			CHECK(vt_test_system(cmd) == 0);
 		}
 	}
 	unlink(path);
@@ -687,14 +674,12 @@ static void test_html__escaped_and_self_contained(void)
  */
 static void test_html__opens_in_headless_chromium(void)
 {
-	const char *browser = on_path("chromium") ? "chromium" :
-			      on_path("chromium-browser") ? "chromium-browser" : NULL;
+	const char *browser = vt_test_browser();
 	struct fixture x;
-	char dir[64], path[128], cmd[768], *dom = NULL;
-	size_t cap = 0, len = 0;
-	FILE *f, *pipe;
+	char dir[64], path[128], url[160], cmd[256], *dom = NULL;
+	FILE *f;
 
-	if (!browser || getenv("VT_NO_BROWSER")) {
+	if (!browser) {
 		printf("# skip: no chromium (apt-get install chromium) or VT_NO_BROWSER set\n");
 		return;
 	}
@@ -709,28 +694,8 @@ static void test_html__opens_in_headless_chromium(void)
 		CHECK(vt_profile_html_write(f, &r, &err) == VT_OK);
 		fclose(f);
 	}
-	snprintf(cmd, sizeof(cmd),
-		 "HOME=%s timeout 90 %s --headless --no-sandbox --disable-gpu "
-		 "--no-first-run --disable-extensions --disable-background-networking "
-		 "--disable-component-update --disable-sync --disable-quic --user-data-dir=%s/chromium "
-		 "--virtual-time-budget=2000 --dump-dom 'file://%s#q=PARSE' 2>/dev/null",
-		 dir, browser, dir, path);
-	pipe = popen(cmd, "r");
-	CHECK(pipe != NULL);
-	if (pipe) {
-		char chunk[4096];
-		size_t n;
-		while ((n = fread(chunk, 1, sizeof(chunk), pipe)) > 0) {
-			if (len + n + 1 > cap) {
-				cap = (len + n + 1) * 2;
-				dom = realloc(dom, cap);
-			}
-			memcpy(dom + len, chunk, n);
-			len += n;
-			dom[len] = '\0';
-		}
-		pclose(pipe);
-	}
+	snprintf(url, sizeof(url), "file://%s#q=PARSE", path);
+	dom = vt_test_dump_dom(browser, dir, url, 1280);
 	CHECK(dom != NULL);
 	if (dom) {
 		char *frames = strstr(dom, "data-frames=\"");
@@ -753,7 +718,7 @@ static void test_html__opens_in_headless_chromium(void)
 		printf("# kept %s\n", path);
 	} else {
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-		CHECK(run(cmd) == 0);
+		CHECK(vt_test_system(cmd) == 0);
 	}
 	vt_profile_free(&x.p);
 }

@@ -175,6 +175,47 @@ static void test_regions__merged_full_and_partial_heaps(void)
 	vt_region_list_release(&list);
 }
 
+/*
+ * Two races of a busy allocator against a snap (one counted 4 + main arenas
+ * where there were 6 + main, and listed one region twice):
+ *  - maps is written a kernel buffer at a time; a heap that grew between
+ *    two of them comes out again, from its start, after the part written
+ *    before: the older line is dropped, the list stays sorted;
+ *  - heap_info is read after maps: a heap that grew in between says a size
+ *    past the read-write part maps showed, and is still the arena's heap.
+ */
+static void test_regions__busy_arena_races(void)
+{
+	const char *text =
+		"7f0000000000-7f0000100000 rw-p 00000000 00:00 0 \n"   /* written in one buffer... */
+		"7f0000000000-7f0000300000 rw-p 00000000 00:00 0 \n"   /* ...grown, in the next */
+		"7f0000300000-7f0004000000 ---p 00000000 00:00 0 \n"
+		"7f0004000000-7f0004100000 rw-p 00000000 00:00 0 \n"   /* maps says 1 MiB... */
+		"7f0004100000-7f0008000000 ---p 00000000 00:00 0 \n";
+	const struct fake_word words[] = {
+		{ 0x7f0000000000, 0x7f0000000030 }, { 0x7f0000000008, 0 },
+		{ 0x7f0000000010, 0x300000 }, { 0x7f0000000018, 0x300000 },
+		{ 0x7f0004000000, 0x7f0004000030 }, { 0x7f0004000008, 0 },
+		{ 0x7f0004000010, 0x180000 }, { 0x7f0004000018, 0x200000 },  /* ...heap_info 1.5 MiB */
+	};
+	struct fake_mem mem = { words, sizeof(words) / sizeof(words[0]) };
+	struct vt_classify_ctx ctx = { .alloc = VT_ALLOC_GLIBC, .read_mem = fake_read, .read_ctx = &mem };
+	struct vt_region_list list;
+	struct vt_arena_summary a;
+
+	parse_text(text, &list);
+	CHECK_EQ_U64(list.n, 4);
+	CHECK_EQ_U64(list.stale, 1);
+	CHECK_EQ_U64(list.v[0].end, 0x7f0000300000);
+	vt_regions_classify(&list, &ctx, &a);
+	CHECK_EQ_I64(a.heaps, 2);
+	CHECK_EQ_I64(a.arenas, 2);
+	CHECK(a.verified);
+	CHECK_EQ_U64(a.mapped_bytes, 4 * MiB);
+	CHECK(list.v[0].kind == VT_REGION_ARENA_HEAP && list.v[2].kind == VT_REGION_ARENA_HEAP);
+	vt_region_list_release(&list);
+}
+
 static void test_regions__aligned_mapping_that_is_not_a_heap(void)
 {
 	/* the same layout, but the memory holds no heap_info */
@@ -306,6 +347,6 @@ static void test_arena_cap__sources(void)
 
 VT_TEST_MAIN(test_regions__arena_sprawl_by_layout, test_regions__capped_process_has_one_arena_heap,
 	     test_regions__not_glibc_has_no_arenas, test_regions__heap_info_counts_arenas,
-	     test_regions__merged_full_and_partial_heaps,
+	     test_regions__merged_full_and_partial_heaps, test_regions__busy_arena_races,
 	     test_regions__aligned_mapping_that_is_not_a_heap, test_regions__merged_mmapped_chunks,
 	     test_regions__thread_stack_by_sp, test_regions__names, test_arena_cap__sources)

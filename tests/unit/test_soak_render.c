@@ -7,6 +7,7 @@
  * CSV with a constant column count, HTML that is self-contained and escaped.
  */
 #include "harness.h"
+#include "browser.h"
 
 #include "analyze/profile_trend.h"
 #include "analyze/thread_view.h"
@@ -757,6 +758,111 @@ static void test_soak_render__html(void)
 	CHECK(strstr(out, " MiB</text>") != NULL && strstr(out, " min</text>") != NULL);
 	CHECK(!has_nan_token(out));
 	free(out);
+	vt_series_free(&s);
+}
+
+/*
+ * The thread table of analyze --html, laid out by a browser at 1280 px: ten
+ * columns of states, kernel functions and system calls as a busy server's
+ * threads have them.  No cell may wrap onto a second line (they wrapped in
+ * the page's 1000 px: "R 3% S 97%" over two lines, "futex_wait_queue_me"
+ * cut at its underscores); the table scrolls sideways in its box instead,
+ * and a long list of short-lived names is cut with its whole text in the
+ * tooltip.  A script added after the page counts, for every cell of that
+ * table, the lines its text takes.
+ */
+static void test_soak_render__html_thread_table_does_not_wrap(void)
+{
+	static const char *const wchans[] = { "futex_wait_queue_me", "do_epoll_wait", "inet_csk_accept",
+					      "hrtimer_nanosleep" };
+	static const char *const calls[] = { "futex", "epoll_wait", "accept4", "clock_nanosleep" };
+	const char *browser = vt_test_browser();
+	struct vt_series s;
+	struct vt_soak_verdict v;
+	struct vt_analyze_report r = { "threads.db", &s, &v, true, 0 };
+	struct vt_thread_run th;
+	struct vt_event ev = { 0 };
+	char dir[64], path[128], url[160], cmd[256], *out, *dom, *p;
+	size_t i;
+	FILE *f;
+	int rc;
+
+	if (!browser) {
+		printf("# skip: no chromium (apt-get install chromium) or VT_NO_BROWSER set\n");
+		return;
+	}
+	build_series(&s, 200, 60);
+	ev.kind = VT_EV_START;
+	ev.wall = WALL0;
+	ev.pid = 4242;
+	vt_series_add_event(&s, &ev);
+	for (i = 0; i < 12; i++) {
+		memset(&th, 0, sizeof(th));
+		th.pid = 4242;
+		th.tid = 4242 + (pid_t)i;
+		snprintf(th.name, sizeof(th.name), "tokio-rt-work%zu", i);
+		th.t_first = 0;
+		th.t_last = i == 11 ? 90 : 3600;     /* one short-lived thread */
+		th.cpu_ns = (uint64_t)(3600e9 * 0.01 * (double)(i + 1));
+		th.wait_ns = (uint64_t)(3600e9 * 0.013);
+		th.vcsw = 3600 * 1234;
+		th.nvcsw = 3600 * 56;
+		th.wait_known = th.csw_known = true;
+		th.doing.seen = 3600;
+		th.doing.n_r = 108;
+		th.doing.n_s = 3420;
+		th.doing.n_d = 36;
+		snprintf(th.doing.wchan, sizeof(th.doing.wchan), "%s", wchans[i % 4]);
+		th.doing.wchan_n = 3000;
+		snprintf(th.doing.syscall, sizeof(th.doing.syscall), "%s", calls[i % 4]);
+		th.doing.syscall_n = 3000;
+		vt_series_add_thread(&s, &th);
+	}
+	plateau_verdict(&s, &v);
+	out = render_analyze(vt_render_analyze_html, &r, &rc);
+	CHECK(rc == 0 && out != NULL);
+	snprintf(dir, sizeof(dir), "/tmp/vt-soak-render-XXXXXX");
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/analyze.html", dir);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f && out) {
+		fputs(out, f);
+		/* the thread table is the first table after its heading */
+		fputs("<script>(function () {\n"
+		      "  var h = [].filter.call(document.querySelectorAll('h2'), function (e) {\n"
+		      "    return e.textContent.indexOf('threads by CPU') === 0; })[0], t = null, e, cells = 0, wrapped = 0;\n"
+		      "  for (e = h && h.nextElementSibling; e && !t; e = e.nextElementSibling)\n"
+		      "    t = e.tagName === 'TABLE' ? e : e.querySelector('table');\n"
+		      "  if (t) [].forEach.call(t.querySelectorAll('td'), function (c) {\n"
+		      "    var rg = document.createRange(), tops = {};\n"
+		      "    rg.selectNodeContents(c);\n"
+		      "    [].forEach.call(rg.getClientRects(), function (q) { if (q.height > 0) tops[Math.round(q.top)] = 1; });\n"
+		      "    cells++; if (Object.keys(tops).length > 1) wrapped++; });\n"
+		      "  document.body.setAttribute('data-cells', cells);\n"
+		      "  document.body.setAttribute('data-wrapped', wrapped);\n"
+		      "})();</script>\n", f);
+		fclose(f);
+	}
+	free(out);
+	snprintf(url, sizeof(url), "file://%s", path);
+	dom = vt_test_dump_dom(browser, dir, url, 1280);
+	CHECK(dom != NULL);
+	if (dom) {
+		p = strstr(dom, "data-cells=\"");
+		CHECK(p != NULL && atoi(p + 12) >= 100);
+		p = strstr(dom, "data-wrapped=\"");
+		CHECK(p != NULL && atoi(p + 14) == 0);
+		if (p && atoi(p + 14) != 0)
+			printf("# %d cells of the thread table wrap\n", atoi(p + 14));
+	}
+	free(dom);
+	if (getenv("VT_KEEP")) {
+		printf("# kept %s\n", path);
+	} else {
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		CHECK(vt_test_system(cmd) == 0);
+	}
 	vt_series_free(&s);
 }
 
@@ -1780,6 +1886,7 @@ static void test_soak_render__analyze_html_profiles_over_time(void)
 
 VT_TEST_MAIN(test_soak_render__target_text_cannot_drive_the_terminal, test_soak_render__text_plateau, test_soak_render__short_lived_threads, test_soak_render__headlines, test_soak_render__why, test_soak_render__units,
 	     test_soak_render__json, test_soak_render__series_csv, test_soak_render__html,
+	     test_soak_render__html_thread_table_does_not_wrap,
 	     test_soak_render__svg_downsample_keeps_spike, test_soak_render__sparkline,
 	     test_soak_render__empty_series, test_soak_render__restart_gap_step,
 	     test_soak_render__from_the_analysis, test_soak_render__compare_text,

@@ -3,6 +3,7 @@
 #   make               build build/vitals, the targets and the test programs
 #   make demo          install missing packages, build, run `vitals demo`
 #   make test          install missing packages, build (normal + ASan/UBSan), run every test
+#   make test-loaded   make test beside two CPU hogs (a busy host)
 #   make check         build and run every test (unit, fuzz corpus replay, integration)
 #   make SAN=1 check   the same under ASan+UBSan, in build-san/
 #   make fuzz          libFuzzer binaries (clang) in build-fuzz/; tests/run fuzz-run runs each
@@ -75,7 +76,7 @@ SHIMS      := $(SHIM_SRC:tests/shims/%.c=$(B)/tests/shims/%.so)
 DOC        := $(B)/vitals-doc
 COMPLETION := $(B)/vitals.bash-completion
 
-.PHONY: all check check-unit test demo fuzz fuzz-bins fuzz-if-clang clean deps man install uninstall bench-smoke
+.PHONY: all check check-unit test test-loaded demo fuzz fuzz-bins fuzz-if-clang clean deps man install uninstall bench-smoke
 # Objects built on the way to a test or fuzz program are kept: make deleted them
 # as intermediates after each build (a 1,900-character 'rm' line before the demo).
 .SECONDARY:
@@ -194,15 +195,20 @@ demo:
 	@$(B)/vitals demo
 
 # Everything: normal build + ASan/UBSan build; unit tests and fuzz-corpus
-# replays run under both, integration tests on the normal build; then each
-# libFuzzer target for a bounded time (VT_FUZZ_SECONDS, default 10) when clang
-# has libFuzzer.
+# replays run under both, integration tests on the normal build and those
+# marked "# sanitizer:" on the ASan/UBSan build too; then each libFuzzer
+# target for a bounded time (VT_FUZZ_SECONDS, default 10) when clang has
+# libFuzzer.  make test-loaded is the same with two CPU hogs spinning beside
+# it for the whole run: the suite must pass on a busy host.
 test:
 	@scripts/deps.sh --test
 	@$(MAKE) --no-print-directory -j2 all
 	@$(MAKE) --no-print-directory -j2 SAN=1 all
 	@$(MAKE) --no-print-directory fuzz-if-clang
 	@SAN_B=build-san B=build FUZZ_B=build-fuzz tests/run
+
+test-loaded:
+	@VT_HOG=2 $(MAKE) --no-print-directory test
 
 # Real fuzzing with libFuzzer (clang): make fuzz, then
 #   build-fuzz/fuzz/fuzz_stat -max_total_time=60 fuzz/corpus/stat

@@ -9,6 +9,7 @@
 #include "cli/name_cli.h"
 #include "cli/soak_cli.h"
 #include "base/clock.h"
+#include "sample/profiler.h"
 #include "soak/soak.h"
 
 #include <stdio.h>
@@ -17,7 +18,7 @@
 
 enum { OPT_OUTPUT = 1, OPT_EVERY, OPT_FOR, OPT_NAME, OPT_PIDFILE, OPT_SMAPS, OPT_THREADS, OPT_HEAP,
        OPT_HEAP_EVERY, OPT_WAIT, OPT_WAIT_BACK, OPT_ENV, OPT_LOG, OPT_FORCE, OPT_QUIET,
-       OPT_REDACT, OPT_PROFILE_EVERY, OPT_PROFILE_FOR };
+       OPT_REDACT, OPT_PROFILE_EVERY, OPT_PROFILE_FOR, OPT_PROFILE_HZ };
 
 static const struct vt_option soak_options[] = {
 	{ "output", 'o', "FILE", "the recording to write (required)", OPT_OUTPUT },
@@ -38,6 +39,8 @@ static const struct vt_option soak_options[] = {
 					  "(at least --every; default: none)", OPT_PROFILE_EVERY },
 	{ "profile-for", 0, "DURATION", "each profile this long (default 10s; shorter than\n"
 					"--profile-every)", OPT_PROFILE_FOR },
+	{ "profile-hz", 0, "N", "each profile's samples per second of CPU per thread\n"
+				"(default 99, as vitals profile --hz)", OPT_PROFILE_HZ },
 	{ "wait", 0, "DURATION", "how long --name/--pidfile may take to appear\n(default 30s)", OPT_WAIT },
 	{ "wait-back", 0, "DURATION", "how long a followed target that exited may take to\n"
 				      "come back before the soak ends with exit 4 (default 5m;\n"
@@ -78,7 +81,7 @@ struct soak_opts {
 	const char *log;
 	bool quiet;
 	bool oom;
-	bool profile_for_given;
+	bool profile_for_given, profile_hz_given;
 };
 
 static int soak_option(void *ctx, int id, const char *arg)
@@ -86,6 +89,8 @@ static int soak_option(void *ctx, int id, const char *arg)
 	struct soak_opts *o = ctx;
 	struct vt_soak_config *cfg = &o->cfg;
 	char **env;
+	long n;
+	int rc;
 
 	switch (id) {
 	case OPT_OUTPUT: cfg->out_path = arg; return 0;
@@ -105,6 +110,12 @@ static int soak_option(void *ctx, int id, const char *arg)
 	case OPT_PROFILE_FOR:
 		o->profile_for_given = true;
 		return vt_cli_duration(&vt_cmd_soak, "profile-for", arg, 0.1, 0, &cfg->profile_for_s);
+	case OPT_PROFILE_HZ:
+		o->profile_hz_given = true;
+		if ((rc = vt_cli_count(&vt_cmd_soak, "profile-hz", arg, 1, VT_PROFILER_HZ_MAX, &n)))
+			return rc;
+		cfg->profile_hz = (unsigned)n;
+		return 0;
 	case OPT_WAIT: return vt_cli_duration(&vt_cmd_soak, "wait", arg, 0, 0, &cfg->wait_s);
 	case OPT_WAIT_BACK: return vt_cli_duration(&vt_cmd_soak, "wait-back", arg, 0, 0, &cfg->wait_back_s);
 	case OPT_NAME:
@@ -145,6 +156,8 @@ static int soak_check_profiles(const struct soak_opts *o)
 	if (cfg->profile_every_s <= 0) {
 		if (o->profile_for_given)
 			return vt_cli_usage_error("soak", "--profile-for applies only with --profile-every");
+		if (o->profile_hz_given)
+			return vt_cli_usage_error("soak", "--profile-hz applies only with --profile-every");
 		return 0;
 	}
 	if (cfg->profile_for_s >= cfg->profile_every_s && !o->profile_for_given)

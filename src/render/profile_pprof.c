@@ -10,6 +10,8 @@
  */
 #include "render/profile_pprof.h"
 
+#include "base/gzip.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -493,41 +495,6 @@ static int comments_build(struct build *b, bool wall)
 	return 0;
 }
 
-/* gzip (RFC 1952) of data[0..len) appended to out. */
-static int gzip_append(struct vt_buf *out, const uint8_t *data, size_t len, struct vt_err *err)
-{
-	z_stream z;
-	unsigned char chunk[1 << 16];
-	int zrc;
-
-	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return vt_err_set(err, VT_E_FAIL, 0, "pprof: zlib: %s", z.msg ? z.msg : "deflateInit2");
-	z.next_in = (Bytef *)(uintptr_t)data;
-	z.avail_in = 0;
-	do {
-		/* feed at most 1 GiB at a time: avail_in is 32 bits */
-		if (!z.avail_in && len) {
-			size_t step = len > (1u << 30) ? (1u << 30) : len;
-			z.avail_in = (uInt)step;
-			len -= step;
-		}
-		z.next_out = chunk;
-		z.avail_out = sizeof(chunk);
-		zrc = deflate(&z, len || z.avail_in ? Z_NO_FLUSH : Z_FINISH);
-		if (zrc == Z_STREAM_ERROR) {
-			deflateEnd(&z);
-			return vt_err_set(err, VT_E_FAIL, 0, "pprof: zlib: deflate failed");
-		}
-		if (vt_buf_append(out, chunk, sizeof(chunk) - z.avail_out)) {
-			deflateEnd(&z);
-			return vt_err_set(err, VT_E_NOMEM, 0, "pprof: %zu bytes compressed", out->len);
-		}
-	} while (zrc != Z_STREAM_END);
-	deflateEnd(&z);
-	return VT_OK;
-}
-
 int vt_profile_pprof(const struct vt_profile *p, const struct vt_pprof_opts *opts,
 		     struct vt_buf *out, struct vt_err *err)
 {
@@ -587,7 +554,7 @@ int vt_profile_pprof(const struct vt_profile *p, const struct vt_pprof_opts *opt
 		rc = vt_err_set(err, VT_E_FAIL, 0, "pprof: protobuf-c packed a size it did not announce");
 		goto out_packed;
 	}
-	rc = gzip_append(out, packed, size, err);
+	rc = vt_gzip_append(out, packed, size, Z_DEFAULT_COMPRESSION, err);
 out_packed:
 	free(packed);
 out_build:

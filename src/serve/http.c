@@ -29,6 +29,7 @@
 #include "serve/web_config.h"
 
 #include "base/clock.h"
+#include "base/gzip.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -359,32 +360,13 @@ static bool wants_gzip(const char *accept_encoding)
 static bool gzip_body(struct vt_buf *body)
 {
 	struct vt_buf out = VT_BUF_INIT(BODY_MAX);
-	z_stream z;
-	uLong bound;
-	int rc;
 
 	if (body->len < GZIP_MIN)
 		return false;
-	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return false;
-	bound = deflateBound(&z, (uLong)body->len);
-	if (vt_buf_reserve(&out, bound) != VT_OK) {
-		deflateEnd(&z);
-		return false;
-	}
-	z.next_in = (Bytef *)body->data;
-	z.avail_in = (uInt)body->len;
-	z.next_out = (Bytef *)out.data;
-	z.avail_out = (uInt)bound;
-	rc = deflate(&z, Z_FINISH);
-	deflateEnd(&z);
-	if (rc != Z_STREAM_END) {
+	if (vt_gzip_append(&out, body->data, body->len, Z_BEST_SPEED, NULL) != VT_OK) {
 		vt_buf_release(&out);
 		return false;
 	}
-	out.len = z.total_out;
-	out.data[out.len] = '\0';
 	vt_buf_release(body);
 	*body = out;
 	return true;

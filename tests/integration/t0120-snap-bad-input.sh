@@ -3,6 +3,7 @@
 # table of zeros.  No such pid, a kernel thread, a zombie, another user's
 # process (partial: what can be read is shown, the rest is marked), garbage
 # arguments, a process that exits while being read.
+# sanitizer: every refusal path of snap (no pid, kernel thread, zombie, a target gone mid-read)
 . "$(dirname "$0")/lib.sh"
 
 # no such process: a pid that cannot exist (above pid_max)

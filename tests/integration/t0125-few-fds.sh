@@ -5,6 +5,7 @@
 # (exit 4) and profile "no process N" (exit 3 or 2), and heap could not start
 # the watchdog that bounds its stop.  Every command must now end in a result
 # (0, or 1 with a note), or in exit 13 naming the limit it ran into.
+# sanitizer: every failure path when descriptors or memory run out, where leaks and double frees hide
 . "$(dirname "$0")/lib.sh"
 
 start_target inject_victim --seconds 300 --churn-threads 2 --signal-hz 200

@@ -3,6 +3,7 @@
 # `p mallinfo2()` at a quiescent moment and with the target's own count of
 # live bytes; per-arena figures add up; --trim is measured; the target keeps
 # running, consistent, afterwards.  gdb is only the witness.
+# sanitizer: the inject session end to end: remote calls and reading their results
 . "$(dirname "$0")/lib.sh"
 
 # tcache off, so that every freed chunk is free in malloc's books and the

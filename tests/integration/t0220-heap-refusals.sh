@@ -6,6 +6,7 @@
 # executable or in a library: glibc's free() of its buffer aborted the
 # target), 32-bit and x32 programs, a stopped process.  And a target that
 # exits mid-probe gives exit 4, whichever step notices.
+# sanitizer: every refusal of heap, each leaving its session half built
 . "$(dirname "$0")/lib.sh"
 
 # run_prog NAME PATH [ARGS...]: start a program that prints "pid N" first; sets PID

@@ -12,11 +12,12 @@
 # mid-probe killed the busy target (SIGSEGV).
 #
 # VT_KILLS sets the number of kills of `vitals heap` per target (CI: 200
-# busy, 50 quiet; 60 and 15 on the sanitizer build); the long run in docs/inject.md is VT_KILLS=1000.
+# busy, 50 quiet; 30 and 10 on the sanitizer build); the long run in docs/inject.md is VT_KILLS=1000.
+# sanitizer: heap and soak --heap runs that finish between kills, and the session torn down
 . "$(dirname "$0")/lib.sh"
 
 # The sanitizer build's vitals is checked for memory errors on fewer kills.
-case "$B" in *-san*) KILLS=${VT_KILLS:-60} ;; *) KILLS=${VT_KILLS:-200} ;; esac
+case "$B" in *-san*) KILLS=${VT_KILLS:-30} ;; *) KILLS=${VT_KILLS:-200} ;; esac
 QUIET_KILLS=$((KILLS / 4 > 10 ? KILLS / 4 : 10))
 SOAK_KILLS=${VT_SOAK_KILLS:-20}
 

@@ -7,6 +7,7 @@
 # does not claim most of it, and a soak's analysis lists the request threads
 # as one row, not the same name again and again.
 # lane: solo — samples per request are counted at 99 Hz
+# sanitizer: threads coming and going under the thread watch
 . "$(dirname "$0")/lib.sh"
 
 command -v python3 >/dev/null || skip "python3 is needed for the server and its load"

@@ -3,6 +3,7 @@
 # service followed by name, a target that never starts, a command that cannot
 # run, a path that cannot be written, an existing file, a full disk, files
 # that are not recordings or are newer, an empty recording.
+# sanitizer: the soak when its target, disk or recording fail under it
 . "$(dirname "$0")/lib.sh"
 trap 'umount "$WORK/ro" "$WORK/small" 2>/dev/null; cleanup' EXIT
 

@@ -5,6 +5,7 @@
 # process vitals may not ptrace-read (another user's) is recorded without
 # the parts that need it, which are named once, on stderr and in the
 # recording, with exit 1.
+# sanitizer: the soak when its target exits or becomes unreadable
 . "$(dirname "$0")/lib.sh"
 
 events_py() {   # events_py DB EXPR: EXPR on the recording's events (as ev, a list of dicts)

@@ -6,6 +6,7 @@
 # earlier one's folder; a recording reads without write access (another
 # user, a read-only mount); a recording with a NULL in meta is refused;
 # arguments that look like secrets are not recorded.
+# sanitizer: recordings read back: corrupt, foreign, still being written, redacted
 . "$(dirname "$0")/lib.sh"
 trap 'umount "$WORK/romnt" 2>/dev/null; cleanup' EXIT
 

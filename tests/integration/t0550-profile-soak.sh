@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Profiles inside a soak (issue 13): `vitals soak --profile-every 6s
-# --profile-for 2s` for 24 s of profile_work stores one profile every 6 s
+# --profile-for 2s --profile-hz 199` for 24 s of profile_work stores one profile every 6 s
 # (at 0, 6, 12 and 18 s) in the recording while its samples keep their
 # cadence; `vitals analyze` shows the CPU by bucket over time, in text and
 # JSON, with the work's buckets in it, and charts it in HTML; `vitals
@@ -28,7 +28,7 @@ fi
 P=$TPID
 
 # ---- a 24 s soak with a 2 s profile every 6 s ----
-vitals soak "$P" -o "$WORK/run.db" --every 1s --for 24s --profile-every 6s --profile-for 2s -q \
+vitals soak "$P" -o "$WORK/run.db" --every 1s --for 24s --profile-every 6s --profile-for 2s --profile-hz 199 -q \
 	>"$WORK/soak.out" 2>"$WORK/soak.err"
 rc=$?
 cat "$WORK/soak.err"
@@ -37,16 +37,18 @@ check "the summary counts the profiles" grep -qE '^[0-9]+ profiles stored' "$WOR
 python3 - "$WORK/run.db" >"$WORK/rows" <<'PY'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
-profiles = c.execute("select t, duration_s, samples, partial, pid from profiles order by id").fetchall()
+profiles = c.execute("select t, duration_s, samples, partial, pid, hz from profiles order by id").fetchall()
 samples = [r[0] for r in c.execute("select t from samples order by id")]
 gaps = [b - a for a, b in zip(samples, samples[1:])]
 print(len(profiles), min(p[2] for p in profiles) if profiles else 0, max(gaps) if gaps else 99,
+      ",".join(sorted({f"{p[5]:g}" for p in profiles})),
       sum(p[3] for p in profiles), " ".join(f"{p[0]:.1f}" for p in profiles))
 PY
-read -r nprof minsamples maxgap partials starts <<<"$(head -1 "$WORK/rows")"
+read -r nprof minsamples maxgap hzs partials starts <<<"$(head -1 "$WORK/rows")"
 echo "profiles: $(cat "$WORK/rows")"
 check "at least 3 profiles stored (got $nprof)" test "$nprof" -ge 3
 check "each profile has samples (fewest: $minsamples)" test "$minsamples" -gt 0
+check "each profile ran at --profile-hz 199 (got $hzs)" test "$hzs" = 199
 check "no profile is partial in a soak that ran its time" test "$partials" = 0
 check "sampling kept its 1 s cadence while profiling (longest step $maxgap s)" \
 	python3 -c "import sys; sys.exit(0 if float('$maxgap') < 1.6 else 1)"
@@ -120,4 +122,6 @@ check "compare JSON holds the bucket deltas" \
 # ---- bad options ----
 expect_exit 64 'profile-for .* is not shorter than --profile-every' soak "$P" -o "$WORK/x.db" --profile-every 5s --profile-for 5s
 expect_exit 64 'profile-for applies only with --profile-every' soak "$P" -o "$WORK/x.db" --profile-for 5s
+expect_exit 64 'profile-hz applies only with --profile-every' soak "$P" -o "$WORK/x.db" --profile-hz 199
+expect_exit 64 'profile-hz' soak "$P" -o "$WORK/x.db" --profile-every 5s --profile-hz 0
 expect_exit 64 'shorter than --every' soak "$P" -o "$WORK/x.db" --every 30s --profile-every 20s --profile-for 2s

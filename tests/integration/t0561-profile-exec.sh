@@ -11,6 +11,7 @@
 # same pc named again after a refresh is a new location, not the old one.
 # Prerequisite: perf events (root, or perf_event_paranoid <= 1).
 # lane: solo — the profile must catch an exec as it happens
+# sanitizer: the profiler reloading its module list across an exec
 . "$(dirname "$0")/lib.sh"
 
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)

@@ -12,6 +12,7 @@
 #     within its live band; --consistent: within the band, the threads let go;
 #   - vitals killed with SIGKILL in --consistent: the target runs on;
 #   - bad input: no such pid, a kernel thread, a non-glibc malloc, a zombie.
+# sanitizer: census walking a live heap that changes under it
 . "$(dirname "$0")/lib.sh"
 
 MARKER=VITALS-CENSUS-MARKER-LIVE

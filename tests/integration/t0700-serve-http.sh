@@ -17,6 +17,7 @@
 #   - a port already taken -> 2 naming it; a bad --listen, no target -> 64; no such
 #     pid -> 3; a kernel thread -> 6;
 #   - SIGTERM and SIGINT -> exit 0 within 2 s; the target runs on.
+# sanitizer: the exporter: requests, auth, TLS and its connection table
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is needed (scripts/deps.sh --test)"
 

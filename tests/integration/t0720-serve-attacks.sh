@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # lane: solo
+# sanitizer: the exporter under slow and flooding clients
 # vitals serve answers a scraper while it is attacked (issue 23, items 2 and 3).
 # - slowloris: 4 source addresses x 16 connections (the per-address cap) that
 #   trickle a header byte every 2 s and never finish; a scraper from a fifth

@@ -390,6 +390,48 @@ static void test_diagnose__convoy_on_a_loaded_host(void)
 	printf("# %s\n", evidence(find(&d, VT_DIAG_CONVOY)));
 }
 
+/*
+ * The same convoy with a hog on every core beside it (t0320 under make
+ * test-loaded): the workers queue for a CPU 65% of the time and hand the
+ * lock over 90 times a second each, not 112-120; over the time they were
+ * not queued that is 257/s, still a convoy.  A pool that wakes 90 times a
+ * second on an idle host is not.
+ */
+static void test_diagnose__convoy_slowed_by_a_busy_host(void)
+{
+	struct vt_threads_rates r;
+	struct vt_thread_rate t[4];
+	struct vt_thread_pool pool = { .name = "worker-", .label = "worker-", .indexed = true, .count = 4,
+				       .min_cores = 0.11, .max_cores = 0.12 };
+	struct vt_diagnosis d;
+	int i, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		bool loaded = pass == 0;
+
+		quiet(&r, t, 4);
+		for (i = 0; i < 4; i++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "worker-%d", i);
+			sleeper(&t[i], name, 0.115, 90, "futex_do_wait", "futex");
+			t[i].runq_share = loaded ? 0.65 : 0;
+			t[i].nsamples = 100;
+			t[i].states[VT_STATE_S] = loaded ? 30 : 85;
+			t[i].states[VT_STATE_R] = loaded ? 70 : 15;
+			t[i].wchan_count = t[i].syscall_count = loaded ? 28 : 80;
+		}
+		r.pools = &pool;
+		r.npools = 1;
+		r.cores = 0.46;
+		r.others_runnable = loaded ? 9.5 : 0;
+		vt_diagnose(&r, &d);
+		CHECK(has(&d, VT_DIAG_CONVOY) == loaded);
+		if (loaded && has(&d, VT_DIAG_CONVOY))
+			printf("# %s\n", evidence(find(&d, VT_DIAG_CONVOY)));
+	}
+}
+
 /* A listener whose queue never emptied over 30 reads: an accept stall, never "idle" beside it. */
 static void test_diagnose__accept_stall(void)
 {
@@ -452,4 +494,5 @@ VT_TEST_MAIN(test_diagnose__accept_stall, test_diagnose__blocking_recv_is_servin
 	     test_diagnose__event_loop_timer_deadlines, test_diagnose__waits_too_short_to_see,
 	     test_diagnose__timeout_driven_pollers, test_diagnose__busy_host_is_not_core_contention,
 	     test_diagnose__spinners_beside_a_hog, test_diagnose__convoy_on_a_loaded_host,
+	     test_diagnose__convoy_slowed_by_a_busy_host,
 	     test_diagnose__poller_under_a_hundredth_of_a_core)

@@ -2,7 +2,6 @@
 # t0900 — every benchmark in bench/ runs once with its shortest settings
 # (bench/smoke), so that a change cannot break one unnoticed.  The plain build
 # only: the benchmarks measure the product as shipped.
-# lane: solo — benchmarks time commands
 . "$(dirname "$0")/lib.sh"
 case "$B" in *-san*) skip "benchmarks run on the plain build";; esac
 SRC=$(cd "$(dirname "$0")/../.." && pwd)

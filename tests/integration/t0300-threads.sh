@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 
 # --- load_change: idle 3 s, then one thread burns --------------------------
-start_target load_change --idle-seconds 3 --busy-threads 1 --seconds 30
+start_target load_change --idle-seconds 3 --busy-threads 1 --seconds 120   # killed when done; outlives a loaded host
 for i in $(seq 60); do
 	[ "$(truth_py "$TRUTH" 't["phase"]')" = '"busy"' ] && break
 	sleep 0.1
@@ -52,7 +52,7 @@ check "text output has a burn thread row" grep -q "burn-0" "$WORK/lc.txt"
 kill "$TPID" 2>/dev/null   # it burns a core: stop it before the next targets
 
 # --- core_contention: more spinners than CPUs -------------------------------
-start_target core_contention --seconds 30
+start_target core_contention --seconds 120
 sleep 0.5
 "$B/vitals" threads --json -i 2s "$TPID" >"$WORK/cc.json" || fail "vitals threads on core_contention"
 vol=$(jq_py "$WORK/cc.json" 'sum(t["voluntary_per_s"] for t in j["threads"] if t["name"].startswith("spin-"))')
@@ -64,7 +64,7 @@ kill "$TPID" 2>/dev/null
 
 # --- lock_convoy: workers taking turns on one mutex (its defaults: 4 workers,
 # 2 ms holds, the field report's picture) ---------------------------------------
-start_target lock_convoy --seconds 30
+start_target lock_convoy --seconds 120
 sleep 0.5
 "$B/vitals" threads --json -i 5s "$TPID" >"$WORK/lk.json" || fail "vitals threads on lock_convoy"
 echo "# lock_convoy: $(jq_py "$WORK/lk.json" 'j["diagnosis"]')"
@@ -99,7 +99,7 @@ check "and the soak is diagnosed as a lock convoy too" \
 kill "$TPID" 2>/dev/null
 
 # --- busy_poll at 2000 Hz ----------------------------------------------------
-start_target busy_poll --hz 2000 --seconds 30
+start_target busy_poll --hz 2000 --seconds 120
 sleep 1.2
 "$B/vitals" threads --json -i 2s "$TPID" >"$WORK/bp.json" || fail "vitals threads on busy_poll"
 sleep 1.1      # a truth line covering (most of) the same seconds
@@ -189,7 +189,7 @@ iodir=$WORK
 if [ "$(stat -f -c %T "$iodir")" = tmpfs ]; then
 	echo "# neither $WORK nor $B is on a disk: the blocked-on-I/O case is not tried"
 else
-	start_target io_wait --dir "$iodir" --seconds 30
+	start_target io_wait --dir "$iodir" --seconds 120
 	sleep 1
 	kill -0 "$TPID" 2>/dev/null || { cat "$WORK"/io_wait.out; fail "io_wait could not run in $iodir"; }
 	"$B/vitals" threads --json -i 3s "$TPID" >"$WORK/io.json" || fail "vitals threads on io_wait"

@@ -17,6 +17,9 @@ if [ -d /sys/fs/cgroup/cpu ] && [ -w /sys/fs/cgroup/cpu/cgroup.procs ] &&
 	mkdir "$CG" || skip "cannot create $CG"
 	echo 100000 >"$CG/cpu.cfs_period_us" && echo 50000 >"$CG/cpu.cfs_quota_us" ||
 		{ rmdir "$CG"; skip "cannot set a quota in $CG"; }
+	# a weight well above the other work's: on a busy host (the other lane, make
+	# test-loaded's hogs) the spinners still reach the quota, where throttling is
+	echo 102400 >"$CG/cpu.shares" 2>/dev/null
 	rel=${CG#/sys/fs/cgroup/cpu}
 elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
 	CG=/sys/fs/cgroup/vitals-t0310-$$
@@ -26,6 +29,7 @@ elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
 		skip "cannot enable the cpu controller in /sys/fs/cgroup"
 	mkdir "$CG" || skip "cannot create $CG"
 	echo "50000 100000" >"$CG/cpu.max" || { rmdir "$CG"; skip "cannot write $CG/cpu.max"; }
+	echo 10000 >"$CG/cpu.weight" 2>/dev/null   # as cpu.shares above
 	rel=${CG#/sys/fs/cgroup}
 else
 	skip "no configurable cpu controller (cgroup v1 cpu or v2 cpu) here"

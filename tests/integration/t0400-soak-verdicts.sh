@@ -94,7 +94,13 @@ vitals analyze --json "$WORK/churn.db" >"$WORK/churn.json" || fail "analyze chur
 echo "# arena_churn, MALLOC_ARENA_MAX=2: $(jq_py "$WORK/churn.json" 'j["verdict"]["why"]')"
 [[ $(jq_py "$WORK/churn.json" 'j["verdict"]["kind"]') == plateau ]] ||
 	vitals analyze "$WORK/churn.db" | sed -n '/^verdict/,/^over the span/p'   # the evidence, for the log
-$san || check "arena churn (capped) is a plateau" test "$(jq_py "$WORK/churn.json" 'j["verdict"]["kind"]')" = plateau
+# Beside the other lane (or make test-loaded's hogs) a late ratchet of a MiB
+# or two can come in the last minute (q3 115 MiB, q4 117 MiB over a live heap
+# flat at 98 MiB): "cannot tell yet" is then the honest verdict, with the
+# allocator's own live bytes a plateau.  Never a leak, never anything else.
+$san || check "arena churn (capped) is a plateau, or cannot tell yet over a live heap that is one" \
+	test "$(jq_py "$WORK/churn.json" 'j["verdict"]["kind"] == "plateau" or (j["verdict"]["kind"] == "cannot_tell"
+		and (j["verdict"]["heap_live"] or {}).get("kind") == "plateau")')" = true
 vitals analyze --json "$WORK/sprawl.db" >"$WORK/sprawl.json" || fail "analyze sprawl.db"
 echo "# arena_churn, 8 arenas: $(jq_py "$WORK/sprawl.json" 'j["verdict"]["why"]')"
 $san || check "arena churn (8 arenas) is not called a leak" \

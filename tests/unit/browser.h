@@ -40,6 +40,19 @@ static inline const char *vt_test_browser(void)
 	       vt_test_on_path("chromium-browser") ? "chromium-browser" : NULL;
 }
 
+/* The end of a scratch directory: kept with VT_KEEP set (path printed), else removed; system()'s status. */
+static inline int vt_test_scratch_end(const char *dir, const char *path)
+{
+	char cmd[256];
+
+	if (getenv("VT_KEEP")) {
+		printf("# kept %s\n", path);
+		return 0;
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return vt_test_system(cmd);
+}
+
 /* The DOM after scripts ran (2 s of virtual time), NUL-terminated and owned by the caller; NULL on failure. */
 static inline char *vt_test_dump_dom(const char *browser, const char *dir, const char *url, int width)
 {

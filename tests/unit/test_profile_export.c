@@ -676,7 +676,7 @@ static void test_html__opens_in_headless_chromium(void)
 {
 	const char *browser = vt_test_browser();
 	struct fixture x;
-	char dir[64], path[128], url[160], cmd[256], *dom = NULL;
+	char dir[64], path[128], url[160], *dom = NULL;
 	FILE *f;
 
 	if (!browser) {
@@ -714,12 +714,7 @@ static void test_html__opens_in_headless_chromium(void)
 		CHECK(strstr(dom, "fill=\"#d040d0\"") != NULL);
 	}
 	free(dom);
-	if (getenv("VT_KEEP")) {
-		printf("# kept %s\n", path);
-	} else {
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-		CHECK(vt_test_system(cmd) == 0);
-	}
+	CHECK(vt_test_scratch_end(dir, path) == 0);
 	vt_profile_free(&x.p);
 }
 

@@ -782,7 +782,7 @@ static void test_soak_render__html_thread_table_does_not_wrap(void)
 	struct vt_analyze_report r = { "threads.db", &s, &v, true, 0 };
 	struct vt_thread_run th;
 	struct vt_event ev = { 0 };
-	char dir[64], path[128], url[160], cmd[256], *out, *dom, *p;
+	char dir[64], path[128], url[160], *out, *dom, *p;
 	size_t i;
 	FILE *f;
 	int rc;
@@ -857,12 +857,7 @@ static void test_soak_render__html_thread_table_does_not_wrap(void)
 			printf("# %d cells of the thread table wrap\n", atoi(p + 14));
 	}
 	free(dom);
-	if (getenv("VT_KEEP")) {
-		printf("# kept %s\n", path);
-	} else {
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-		CHECK(vt_test_system(cmd) == 0);
-	}
+	CHECK(vt_test_scratch_end(dir, path) == 0);
 	vt_series_free(&s);
 }
 

@@ -38,7 +38,9 @@ echo "# load_change: vitals $cores cores, independent delta $indep, ps since-sta
 check "schema is vitals.threads v1" test "$(jq_py "$WORK/lc.json" '[j["schema"], j["schema_version"]]')" = '["vitals.threads", 1]'
 check "process rate agrees with an independent cputime delta within 2 points" \
 	python3 -c "import sys; sys.exit(abs($cores - $indep) > 0.02)"
-check "the busy phase is measured (at least 0.5 cores)" python3 -c "import sys; sys.exit($cores < 0.5)"
+# one burning thread gets a core on a quiet host, 0.48 beside the other lane in
+# CI; the idle phase is about 0: at least 0.3 says the busy phase was measured
+check "the busy phase is measured (at least 0.3 cores)" python3 -c "import sys; sys.exit($cores < 0.3)"
 check "ps's since-start figure differs by more than 10 points" \
 	python3 -c "import sys; sys.exit(abs($ps_cores - $cores) <= 0.10)"
 check "and the JSON flags it" test "$(jq_py "$WORK/lc.json" 'j["process"]["ps_differs"]')" = true

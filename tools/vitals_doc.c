@@ -17,7 +17,9 @@
  */
 #include "cli/cli.h"
 #include "base/version.h"
+#include "serve/exporter.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +294,21 @@ static int list_options(void)
 	return ferror(stdout) ? 2 : 0;
 }
 
+/* "NAME TYPE" for each family vitals serve writes (a counter's name with _total). */
+static int list_metrics(void)
+{
+	for (size_t i = 0; i < vt_exporter_family_count(); i++) {
+		const char *name;
+		enum vt_prom_type type;
+
+		vt_exporter_family(i, &name, &type);
+		size_t len = strlen(name);
+		bool total = type == VT_PROM_COUNTER && !(len > 6 && !strcmp(name + len - 6, "_total"));
+		printf("%s%s %s\n", name, total ? "_total" : "", type == VT_PROM_COUNTER ? "counter" : "gauge");
+	}
+	return ferror(stdout) ? 2 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "man"))
@@ -304,6 +321,8 @@ int main(int argc, char **argv)
 		examples(stdout, false);
 		return ferror(stdout) ? 2 : 0;
 	}
-	fprintf(stderr, "usage: vitals-doc man TEMPLATE | completion | options | examples\n");
+	if (argc == 2 && !strcmp(argv[1], "metrics"))
+		return list_metrics();
+	fprintf(stderr, "usage: vitals-doc man TEMPLATE | completion | options | examples | metrics\n");
 	return 64;
 }

@@ -41,6 +41,14 @@ uint64_t vt_mallinfo_held(const struct vt_mallinfo *mi)
 	return mi->arena + mi->hblkhd;
 }
 
+void vt_mallinfo_summary(const struct vt_mallinfo *mi, struct vt_alloc_summary *out)
+{
+	out->live = (double)vt_mallinfo_live(mi);
+	out->free = (double)mi->fordblks;
+	out->held = (double)vt_mallinfo_held(mi);
+	out->trimmable = (double)mi->keepcost;
+}
+
 double vt_mallinfo_live_fraction(const struct vt_mallinfo *mi)
 {
 	uint64_t held = vt_mallinfo_held(mi);

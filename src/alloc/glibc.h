@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include "alloc/calls.h"
+#include "alloc/summary.h"
 #include "base/error.h"
 #include "proc/maps.h"
 #include "proc/procfs.h"
@@ -58,6 +59,8 @@ void vt_mallinfo_set(struct vt_mallinfo *mi, const uint64_t v[10], bool wide);
 uint64_t vt_mallinfo_live(const struct vt_mallinfo *mi);
 /* Bytes malloc got from the kernel: the arenas and the mmapped chunks (arena + hblkhd). */
 uint64_t vt_mallinfo_held(const struct vt_mallinfo *mi);
+/* The summary every allocator gives: live, free (fordblks), held, trimmable (keepcost). */
+void vt_mallinfo_summary(const struct vt_mallinfo *mi, struct vt_alloc_summary *out);
 /* live / held, (uordblks + hblkhd) / (arena + hblkhd): the share in use (0 when nothing is held). */
 double vt_mallinfo_live_fraction(const struct vt_mallinfo *mi);
 

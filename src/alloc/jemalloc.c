@@ -5,6 +5,7 @@
 
 #include "proc/mem.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -87,4 +88,12 @@ int vt_jemalloc_stats_read(struct vt_alloc_calls *cs, uint64_t mallctl, struct v
 		je->version[0] = '\0';
 	je->version[strcspn(je->version, "\n")] = '\0';
 	return VT_OK;
+}
+
+void vt_jemalloc_summary(const struct vt_jemalloc_stats *je, struct vt_alloc_summary *out)
+{
+	out->live = (double)je->allocated;
+	out->held = (double)je->resident;
+	out->free = je->resident > je->allocated ? (double)(je->resident - je->allocated) : 0;
+	out->trimmable = NAN;
 }

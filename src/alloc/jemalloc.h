@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "alloc/calls.h"
+#include "alloc/summary.h"
 #include "base/error.h"
 #include "proc/maps.h"
 #include "proc/procfs.h"
@@ -37,5 +38,9 @@ int vt_jemalloc_resolve(const struct vt_procfs *pfs, pid_t pid, const struct vt_
 /* Refresh and read the statistics.  VT_E_FAIL when a mallctl returns an error. */
 int vt_jemalloc_stats_read(struct vt_alloc_calls *cs, uint64_t mallctl, struct vt_jemalloc_stats *je,
 			   struct vt_err *err);
+
+/* The summary every allocator gives: live (allocated), free (resident - allocated),
+ * held (resident); jemalloc purges on its own, so nothing is trimmable by a call. */
+void vt_jemalloc_summary(const struct vt_jemalloc_stats *je, struct vt_alloc_summary *out);
 
 #endif

@@ -34,6 +34,7 @@
 	X(UNREACHABLE, 12, "server unreachable")                            \
 	X(NOMEM,       13, "out of memory")                                 \
 	X(NOFILE,      13, "too many open files")                           \
+	X(BUSY,        14, "not possible right now")                        \
 	X(USAGE,       64, "usage error")
 
 enum vt_code {

@@ -23,8 +23,9 @@
  *	call.func = fn; ...; vt_inject_run(s, &call, 2000, &err);
  *	vt_inject_detach(&s, &stopped_us, &err);                    always
  *
- * A VT_E_UNSUPPORTED from pick or attach often means the thread was awake
- * at that moment: retry after a millisecond or so.
+ * A VT_E_BUSY from pick or attach means no thread was where a call is safe
+ * at that moment (awake, or in an unsafe call): not right now, so retry after
+ * a millisecond or so.  VT_E_UNSUPPORTED is lasting: never for this process.
  *
  * Every wait is bounded.  All ptrace requests of a session are made by one
  * tracer thread that the session owns: if the chosen thread cannot be
@@ -91,7 +92,8 @@ enum vt_inject_flags {
  *
  * *tid gets the thread; why (why_cap bytes) says "thread 123 (sleeper):
  * blocked in nanosleep".  Errors: VT_E_NOPROC, VT_E_GONE, VT_E_PERM,
- * VT_E_UNSUPPORTED when no thread qualifies (the message lists why not).
+ * VT_E_BUSY when no thread qualifies right now (the message lists why not),
+ * VT_E_UNSUPPORTED when none ever will (another ABI, a stopped process).
  */
 int vt_inject_pick_thread(const struct vt_procfs *pfs, pid_t pid, unsigned flags, pid_t *tid,
 			  char *why, size_t why_cap, struct vt_err *err);
@@ -113,10 +115,11 @@ int vt_inject_pick_thread(const struct vt_procfs *pfs, pid_t pid, unsigned flags
  *   VT_E_PERM       ptrace refused: the message says why (other user, yama
  *                   ptrace_scope, no CAP_SYS_PTRACE, already traced by PID
  *                   (comm), seccomp without CAP_SYS_ADMIN)
- *   VT_E_UNSUPPORTED  the process is stopped, a shadow stack is enabled, its
- *                   code lacks the way back of a call (vt_inject_find_tramp),
- *                   or the thread was not in a usable state when it stopped
- *                   (message says which)
+ *   VT_E_UNSUPPORTED  the process is stopped, a shadow stack is enabled, or its
+ *                   code lacks the way back of a call (vt_inject_find_tramp)
+ *   VT_E_BUSY       the thread was not in a usable state when it stopped, or
+ *                   the process is being stopped by job control (message says
+ *                   which): not right now, released untouched
  *   VT_E_TIMEOUT    the thread did not stop within timeout_ms
  *                   (uninterruptible sleep); it was released untouched
  *   VT_E_NOMEM, VT_E_FAIL

@@ -259,11 +259,11 @@ static int check_abi(int pid_fd, pid_t pid, struct vt_err *err)
 
 static int stopped_error(struct vt_err *err, pid_t pid, const char *what, char state)
 {
-	vt_err_set(err, VT_E_UNSUPPORTED, 0, "%s is stopped (state %c): resume it with kill -CONT %d",
+	vt_err_set(err, VT_E_BUSY, 0, "%s is stopped (state %c): resume it with kill -CONT %d",
 		   what, state, (int)pid);
-	vt_err_hint(err, "a stopped process is not busy, it cannot run a call until it is continued; "
-		    "vitals does not continue it behind your back");
-	return VT_E_UNSUPPORTED;
+	vt_err_hint(err, "a stopped process cannot run a call until it is continued; vitals does not "
+		    "continue it behind your back");
+	return VT_E_BUSY;
 }
 
 /*
@@ -363,7 +363,7 @@ int vt_inject_pick_thread(const struct vt_procfs *pfs, pid_t pid, unsigned flags
 		rc = vt_err_set(err, VT_E_GONE, 0, "process %d exited: it has no threads left", (int)pid);
 	} else {
 		tally(v, m, summary, sizeof(summary));
-		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "no thread of process %d is blocked in a "
+		rc = vt_err_set(err, VT_E_BUSY, 0, "no thread of process %d is blocked in a "
 				"system call where a call is safe (%s)", (int)pid, summary);
 		vt_err_hint(err, "retry when the process is less busy, or allow a running thread "
 			    "(it may be inside malloc: risk of deadlock)");

@@ -780,7 +780,7 @@ static int refuse_stop(struct vt_inject_session *s, struct vt_err *err, const ch
 	if (vt_inject_ptrace(PTRACE_DETACH, s->tid, NULL, NULL) == 0)
 		s->seized = false;
 	s->stopped = false;
-	return vt_err_set(err, VT_E_UNSUPPORTED, 0, "%s", msg);
+	return vt_err_set(err, VT_E_BUSY, 0, "%s", msg);
 }
 
 /* Wait for the stop PTRACE_INTERRUPT asked for; signals met first are delivered as usual. */

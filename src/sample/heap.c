@@ -232,7 +232,7 @@ static int by_ptrace(struct probe *p, const struct allocator_calls *ops, struct 
 		if ((rc = vt_inject_pick_thread(p->pfs, p->pid, 0, &tid, why, sizeof(why), err)))
 			return rc;
 		rc = vt_inject_attach(p->pfs, p->pid, tid, 0, p->opts->timeout_ms, &ss.cs.s, err);
-		if (rc != VT_E_UNSUPPORTED || attempt == ATTACH_ATTEMPTS)
+		if (rc != VT_E_BUSY || attempt == ATTACH_ATTEMPTS)
 			break;
 		usleep(200);
 	}
@@ -340,5 +340,15 @@ int vt_heap_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_heap_op
 	out->total_ms = (vt_mono_s() - t0) * 1000.0;
 	if (rc)
 		vt_heap_release(out);
+	else if (out->has_je)
+		vt_jemalloc_summary(&out->je, &out->sum);
+	else
+		vt_mallinfo_summary(&out->mi, &out->sum);
 	return rc;
+}
+
+bool vt_heap_refusal_lasts(int code, bool ptrace_allowed)
+{
+	return code == VT_E_PERM || code == VT_E_UNSUPPORTED ||
+	       (!ptrace_allowed && code == VT_E_NOTFOUND);
 }

@@ -48,6 +48,7 @@ struct vt_heap_sample {
 	struct vt_jemalloc_stats je;
 	bool has_je;
 	struct vt_heap_trim trim;
+	struct vt_alloc_summary sum;  /* of whichever allocator: what consumers read */
 	/* cost */
 	double stopped_us;            /* the probed thread was stopped this long (ptrace) */
 	double callee_us;             /* of which the called functions ran this long */
@@ -65,12 +66,24 @@ struct vt_heap_opts {
 };
 
 /*
- * Probe pid.  Errors: VT_E_NOPROC, VT_E_GONE, VT_E_KTHREAD, VT_E_ZOMBIE,
- * VT_E_UNSUPPORTED (not glibc or jemalloc: the message names the allocator),
- * VT_E_PERM (ptrace refused and no agent: the message says why).
+ * Probe pid; out->sum is filled whichever the allocator.  Errors: VT_E_NOPROC,
+ * VT_E_GONE, VT_E_KTHREAD, VT_E_ZOMBIE, VT_E_UNSUPPORTED (never for this
+ * process: not glibc or jemalloc, the message names the allocator; another
+ * ABI), VT_E_PERM (ptrace refused and no agent: the message says why),
+ * VT_E_BUSY (not right now: no thread where a call is safe, or the process
+ * is stopped), VT_E_TIMEOUT, VT_E_NOTFOUND (no agent, with no_ptrace).
  */
 int vt_heap_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_heap_opts *opts,
 		 struct vt_heap_sample *out, struct vt_err *err);
 void vt_heap_release(struct vt_heap_sample *h);
+
+/*
+ * The one refusal policy of every reader that probes a process again and
+ * again (soak, serve): true when vt_heap_take's error code will be the same
+ * at every later try for this process (permission, an allocator or ABI
+ * vitals does not call into, no agent when ptrace is not allowed), so stop
+ * asking; false when a later try may work (VT_E_BUSY, a timeout).
+ */
+bool vt_heap_refusal_lasts(int code, bool ptrace_allowed);
 
 #endif

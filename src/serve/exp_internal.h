@@ -107,7 +107,7 @@ struct exp_proc {
 	bool heap_have;
 	double heap_at;               /* monotonic time of the figures */
 	enum vt_heap_method heap_method;
-	double heap_live, heap_free, heap_total, heap_keepcost;   /* NAN unknown */
+	struct vt_alloc_summary heap;   /* the allocator's summary; NAN unknown */
 
 	const char *unread[EXP_PART_COUNT];   /* why that part could not be read (exp_reason);
 	                                       * NULL: read, or not tried */

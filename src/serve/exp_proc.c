@@ -9,7 +9,8 @@
  *   on change      maps and the arena classification, when VmSize moved;
  *   slowly         which of its fds are listening sockets, and its limits,
  *                  every EXP_SLOW_EVERY_S; the allocator's figures every
- *                  heap_every_s, and never again once they are refused.
+ *                  heap_every_s, and never again once a refusal lasts
+ *                  (vt_heap_refusal_lasts: the soak's policy too).
  */
 #include "serve/exp_internal.h"
 
@@ -41,7 +42,7 @@ int exp_proc_open(struct vt_exporter *x, pid_t pid, struct exp_proc **out, struc
 	p->maps_vmsize = VT_NA;
 	p->arenas = p->heaps_64m = NAN;
 	p->open_fds = p->max_fds = NAN;
-	p->heap_live = p->heap_free = p->heap_total = p->heap_keepcost = NAN;
+	p->heap = (struct vt_alloc_summary){ NAN, NAN, NAN, NAN };
 	p->redetect_left = EXP_REDETECT;
 	if ((rc = vt_pid_open(x->pfs, pid, &p->dirfd, err)) != VT_OK)
 		goto fail;
@@ -181,8 +182,10 @@ static void read_heap(struct vt_exporter *x, struct exp_proc *p, double now)
 	}
 	p->next_heap = now + x->heap_every_s;
 	if (vt_heap_take(x->pfs, p->pid, &ho, &h, &e) != VT_OK) {
-		/* no agent without ptrace, or refused: lasting; the rest is tried at the next heap time */
-		if (e.code == VT_E_PERM || e.code == VT_E_UNSUPPORTED || (!x->heap_ptrace && e.code == VT_E_NOTFOUND))
+		/* no agent without ptrace, refused, or never for this process: lasting; the rest
+		 * (no thread where a call is safe right now: VT_E_BUSY, a timeout) is tried at the
+		 * next heap time, as the soak does */
+		if (vt_heap_refusal_lasts(e.code, x->heap_ptrace))
 			p->heap_off = true;
 		/* without --heap-ptrace, no agent is no refusal: heap_source_info says none */
 		if (x->heap_ptrace)
@@ -193,17 +196,7 @@ static void read_heap(struct vt_exporter *x, struct exp_proc *p, double now)
 	p->heap_have = true;
 	p->heap_at = vt_mono_s();
 	p->heap_method = h.method;
-	p->heap_keepcost = NAN;
-	if (h.has_je) {
-		p->heap_live = (double)h.je.allocated;
-		p->heap_total = (double)h.je.resident;
-		p->heap_free = h.je.resident > h.je.allocated ? (double)(h.je.resident - h.je.allocated) : 0;
-	} else {
-		p->heap_live = (double)(h.mi.uordblks + h.mi.hblkhd);
-		p->heap_free = (double)h.mi.fordblks;
-		p->heap_total = (double)(h.mi.arena + h.mi.hblkhd);
-		p->heap_keepcost = (double)h.mi.keepcost;
-	}
+	p->heap = h.sum;
 	vt_heap_release(&h);
 }
 

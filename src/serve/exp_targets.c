@@ -146,6 +146,7 @@ const char *exp_reason(int code)
 	switch (code) {
 	case VT_E_PERM: return "permission";
 	case VT_E_UNSUPPORTED: return "unsupported";
+	case VT_E_BUSY: return "busy";
 	case VT_E_KTHREAD: return "kernel_thread";
 	case VT_E_ZOMBIE: return "zombie";
 	case VT_E_USAGE: return "not_a_process";

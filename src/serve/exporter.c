@@ -2,8 +2,8 @@
  * exporter.c — one scrape of every target into a struct vt_prom (see
  * exporter.h): resolve what is due, read each process (exp_proc.c), then
  * add the families below, summed over a target's processes.  The families
- * and their labels are listed once, in families[]; docs/serve.md copies
- * that list.
+ * and their labels are listed once, in families[]; docs/metrics.md
+ * documents each (t0010 checks it against vt_exporter_family).
  */
 #include "serve/exp_internal.h"
 
@@ -36,7 +36,7 @@ static const struct family families[] = {
 	{ "vitals_target_processes", VT_PROM_GAUGE, NULL, "Processes the target resolved to" },
 	{ "vitals_target_unread_info", VT_PROM_GAUGE, NULL,
 	  "A part of the target vitals could not read, its figures left out (part: fds, maps, heap; reason: "
-	  "permission, unsupported, error); vitals caps PID says what grants it" },
+	  "permission, unsupported, busy, error); vitals caps PID says what grants it" },
 	{ "vitals_target_restarts", VT_PROM_COUNTER, NULL,
 	  "Times one of the target's processes left it and another came (a restart)" },
 	{ "vitals_target_info", VT_PROM_GAUGE, NULL, "The target's first process: comm and allocator" },
@@ -340,10 +340,10 @@ static void emit_heap(struct emit *em, const struct exp_target *t, double now)
 		heaps = add_nan(heaps, p->heaps_64m);
 		if (!p->heap_have)
 			continue;
-		live = add_nan(live, p->heap_live);
-		freeb = add_nan(freeb, p->heap_free);
-		total = add_nan(total, p->heap_total);
-		keep = add_nan(keep, p->heap_keepcost);
+		live = add_nan(live, p->heap.live);
+		freeb = add_nan(freeb, p->heap.free);
+		total = add_nan(total, p->heap.held);
+		keep = add_nan(keep, p->heap.trimmable);
 		age = fmax(isnan(age) ? 0 : age, now - p->heap_at);   /* the oldest figures summed */
 		if (p->heap_at > newest) {
 			newest = p->heap_at;
@@ -505,6 +505,17 @@ static void emit_self(struct emit *em, struct vt_exporter *x, double took)
 	    sscanf(x->buf.data, "%lu %lu", &size, &resident) == 2)
 		PUT0(em, "vitals_exporter_resident_memory_bytes", (double)resident * (double)x->pfs->page_size);
 	PUT0(em, "vitals_exporter_scrapes", (double)x->scrapes);
+}
+
+size_t vt_exporter_family_count(void)
+{
+	return sizeof(families) / sizeof(families[0]);
+}
+
+void vt_exporter_family(size_t i, const char **name, enum vt_prom_type *type)
+{
+	*name = families[i].name;
+	*type = families[i].type;
 }
 
 int vt_exporter_scrape(struct vt_exporter *x, struct vt_prom *p, struct vt_err *err)

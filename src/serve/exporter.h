@@ -78,4 +78,13 @@ int vt_exporter_scrape(struct vt_exporter *x, struct vt_prom *p, struct vt_err *
 
 void vt_exporter_close(struct vt_exporter *x);
 
+/*
+ * The families a scrape declares, in order, for the documentation's check
+ * (tools/vitals_doc.c: docs/metrics.md lists each once, with its type):
+ * family i < vt_exporter_family_count() is *name (as declared: a counter's
+ * samples add "_total") of *type.
+ */
+size_t vt_exporter_family_count(void);
+void vt_exporter_family(size_t i, const char **name, enum vt_prom_type *type);
+
 #endif

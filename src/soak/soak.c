@@ -300,13 +300,11 @@ static void fill_heap(struct vt_soak *sk, double now, struct vt_store_sample *ro
 	}
 	sk->next_heap = now + sk->cfg->heap_every_s;
 	if (vt_heap_take(sk->pfs, sk->pid, &ho, &h, &e) != VT_OK) {
-		/* Without --heap only the agent is asked: no agent (or one that does
-		 * not serve this allocator) lasts.  So does a permission refused.
-		 * Then stop asking this process (a restart asks again).  Anything
-		 * else (no thread where a call is safe right now, a timeout) is tried
-		 * again at the next heap tick; the first such failure is in the events. */
-		if (e.code == VT_E_PERM ||
-		    (!sk->cfg->heap && (e.code == VT_E_NOTFOUND || e.code == VT_E_UNSUPPORTED)))
+		/* A lasting refusal stops the asking for this process (a restart asks
+		 * again); the rest (no thread where a call is safe right now, a
+		 * timeout) is tried again at the next heap tick.  The first failure
+		 * is in the events. */
+		if (vt_heap_refusal_lasts(e.code, sk->cfg->heap))
 			sk->heap_unavailable = true;
 		if (e.code != VT_E_GONE && !sk->heap_error_noted && (sk->cfg->heap || !sk->heap_unavailable)) {
 			event(sk, VT_EV_ERROR, sk->pid, NULL, "allocator figures not read%s: %s",
@@ -315,17 +313,11 @@ static void fill_heap(struct vt_soak *sk, double now, struct vt_store_sample *ro
 		}
 		return;
 	}
-	if (h.has_je) {
-		row->v[VT_M_HEAP_LIVE] = (double)h.je.allocated;
-		row->v[VT_M_HEAP_TOTAL] = (double)h.je.resident;
-		row->v[VT_M_HEAP_FREE] = h.je.resident > h.je.allocated
-						 ? (double)(h.je.resident - h.je.allocated) : 0;
-	} else {
-		row->v[VT_M_HEAP_LIVE] = (double)(h.mi.uordblks + h.mi.hblkhd);
-		row->v[VT_M_HEAP_FREE] = (double)h.mi.fordblks;
-		row->v[VT_M_HEAP_TOTAL] = (double)(h.mi.arena + h.mi.hblkhd);
-		row->v[VT_M_HEAP_KEEPCOST] = (double)h.mi.keepcost;
-	}
+	row->v[VT_M_HEAP_LIVE] = h.sum.live;
+	row->v[VT_M_HEAP_FREE] = h.sum.free;
+	row->v[VT_M_HEAP_TOTAL] = h.sum.held;
+	if (!isnan(h.sum.trimmable))
+		row->v[VT_M_HEAP_KEEPCOST] = h.sum.trimmable;
 	vt_heap_release(&h);
 }
 

@@ -3,6 +3,7 @@
 #   - man/vitals.1 is what vitals-doc writes from man/vitals.1.in and the
 #     commands' option tables (the generator is guarded: `make man`);
 #   - every option of every command is in its --help and in the man page;
+#   - docs/metrics.md documents every family vitals serve declares, and no other;
 #   - (t0011 runs every command line README.md and the man page show);
 #   - options and operands mix in any order, and only -- ends the options.
 . "$(dirname "$0")/lib.sh"
@@ -13,6 +14,25 @@ DOC=$B/vitals-doc
 # the generator and the checked-in page agree
 "$DOC" man "$SRC/man/vitals.1.in" >"$WORK/vitals.1" || fail "vitals-doc man"
 check "man/vitals.1 is up to date (run make man)" cmp -s "$WORK/vitals.1" "$SRC/man/vitals.1"
+
+# docs/metrics.md names every family vitals serve declares, with its type, and no other
+"$DOC" metrics >"$WORK/families" || fail "vitals-doc metrics"
+python3 - "$WORK/families" "$SRC/docs/metrics.md" >"$WORK/metrics.diff" <<'PY'
+import re, sys
+declared = dict(line.split() for line in open(sys.argv[1]))
+documented = {}
+for line in open(sys.argv[2]):
+    m = re.match(r"\| ((?:`[a-z0-9_]+`(?:, )?)+) \| (gauge|counter) \|", line)
+    if m:
+        for name in re.findall(r"`([a-z0-9_]+)`", m.group(1)):
+            documented[name] = m.group(2)
+for name in sorted(set(declared) | set(documented)):
+    if declared.get(name) != documented.get(name):
+        print(f"{name}: declared {declared.get(name)}, documented {documented.get(name)}")
+print(len(declared), "declared", file=sys.stderr)
+PY
+cat "$WORK/metrics.diff"
+check "docs/metrics.md documents each of the exporter's families with its type" test ! -s "$WORK/metrics.diff"
 
 # every option in --help and in the man page
 man_text=$WORK/man.txt

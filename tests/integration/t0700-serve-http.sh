@@ -157,6 +157,29 @@ check "the stalled connections were closed after ${held} s (timeout 10 s)" test 
 check "  the one mid-header got no response" test ! -s "$WORK/stalled"
 stop_serve TERM
 
+# ---- a heap probe that is not possible right now is tried again --------------------
+# A stopped target cannot run a call (vitals heap exits 14, "not right now"): the
+# scrape names its heap unread as busy, and once it runs again the next heap time
+# (10 s, the least) reads it.  Before, the refusal was taken for a lasting one and
+# the exporter never asked that process again (the soak did).
+start_serve --pid "$P" --heap-ptrace --heap-every 10s
+kill -STOP "$P"
+sleep 0.2
+req "$URL/metrics" >/dev/null
+check "a stopped target's heap is unread as busy" \
+	grep -qE '^vitals_target_unread_info\{[^}]*part="heap",reason="busy"\} 1$' "$WORK/body"
+kill -CONT "$P"
+for _ in $(seq 60); do
+	req "$URL/metrics" >/dev/null
+	grep -qE '^vitals_heap_live_bytes\{[^}]*\} [1-9]' "$WORK/body" && break
+	sleep 0.25
+done
+check "continued, its heap is read at the next heap time" \
+	grep -qE '^vitals_heap_live_bytes\{[^}]*\} [1-9]' "$WORK/body"
+check "  and no longer named unread" \
+	test -z "$(grep -E '^vitals_target_unread_info\{[^}]*part="heap"' "$WORK/body")"
+stop_serve TERM
+
 # ---- another user's process: what cannot be read is named, the rest is there -------
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	AS_USER=(setpriv --reuid=65534 --regid=65534 --clear-groups)

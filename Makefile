@@ -54,7 +54,9 @@ PKG_LIBS   := $(shell pkg-config --libs $(filter-out $(DLPKGS),$(PKGS)) 2>/dev/n
 
 CFLAGS  += -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Isrc -I. -I$(B)/gen $(PKG_CFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
-LDLIBS  += $(PKG_LIBS) -lpthread -lm
+# libiberty (libiberty-dev) is a static library: the demangler (src/elf/demangle.c)
+SYS_LIBS := -liberty -lpthread -lm
+LDLIBS  += $(PKG_LIBS) $(SYS_LIBS)
 
 LIB_SRC    := $(sort $(wildcard src/base/*.c src/proc/*.c src/perf/*.c src/inject/*.c src/elf/*.c src/alloc/*.c src/sample/*.c src/store/*.c src/soak/*.c src/analyze/*.c src/render/*.c src/serve/*.c))
 CLI_SRC    := $(sort $(wildcard src/cli/*.c))
@@ -226,7 +228,7 @@ $(FUZZ_BINS): build-fuzz/fuzz/%: fuzz/%.c build-fuzz/libvitals.a
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ $*"
 	$(Q)clang -std=gnu11 -g -O1 -D_GNU_SOURCE -Isrc -I. $(PKG_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) \
-	  -o $@ $< build-fuzz/libvitals.a $(PKG_LIBS) -lpthread -lm
+	  -o $@ $< build-fuzz/libvitals.a $(PKG_LIBS) $(SYS_LIBS)
 
 # make test builds the libFuzzer targets when clang has libFuzzer, and says so when not
 # (tests/run fuzz-run then reports the stage skipped).

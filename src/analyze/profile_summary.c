@@ -128,17 +128,19 @@ static bool fill_func_row(const struct vt_profile *p, const struct func_acc *f, 
 {
 	char label[512];
 	const struct vt_prof_loc *l = f->loc < p->nlocs ? &p->locs[f->loc] : NULL;
-	const char *module = l && l->func < p->nfuncs ? vt_profile_str(p, p->funcs[l->func].module) : "";
+	const struct vt_prof_func *fn = l && l->func < p->nfuncs ? &p->funcs[l->func] : NULL;
+	const char *module = fn ? vt_profile_str(p, fn->module) : "";
 
 	vt_profile_loc_label(p, f->loc, label, sizeof(label));
 	row->label = strdup(label);
 	row->module = strdup(module);
+	row->system_name = strdup(fn ? vt_profile_str(p, fn->system_name) : "");
 	row->kernel = l && l->kernel;
 	row->self = f->self;
 	row->total = f->total;
 	row->self_share = n ? (double)f->self / (double)n : 0;
 	row->total_share = n ? (double)f->total / (double)n : 0;
-	return row->label && row->module;
+	return row->label && row->module && row->system_name;
 }
 
 /* The top `top` keys of funcs (nkeys of them, those with total > 0) by self or total. */
@@ -471,6 +473,7 @@ static void free_func_rows(struct vt_prof_func_row *rows, uint32_t n)
 	for (uint32_t i = 0; rows && i < n; i++) {
 		free(rows[i].label);
 		free(rows[i].module);
+		free(rows[i].system_name);
 	}
 	free(rows);
 }

@@ -72,6 +72,7 @@ struct vt_prof_bucket_row {
 struct vt_prof_func_row {
 	char *label;              /* as vt_profile_loc_label */
 	char *module;             /* "" unknown */
+	char *system_name;        /* the symbol its name was demangled from; "" none */
 	bool kernel;
 	uint64_t self, total;     /* on-CPU samples with it at the leaf / anywhere (once a sample) */
 	double self_share, total_share;   /* of on-CPU samples */

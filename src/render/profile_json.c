@@ -67,6 +67,9 @@ static json_t *funcs_json(const struct vt_prof_func_row *rows, uint32_t n)
 		json_object_set_new(o, "function", vt_json_text(rows[i].label));
 		json_object_set_new(o, "module", rows[i].module[0] ? vt_json_text(rows[i].module)
 								   : json_null());
+		/* the symbol as in the file when "function" is its demangling (Rust's hash kept) */
+		json_object_set_new(o, "system_name", rows[i].system_name[0] ? vt_json_text(rows[i].system_name)
+									     : json_null());
 		json_object_set_new(o, "kernel", json_boolean(rows[i].kernel));
 		json_object_set_new(o, "self", count(rows[i].self));
 		json_object_set_new(o, "total", count(rows[i].total));

@@ -283,14 +283,15 @@ static int mappings_build(struct build *b)
 	return 0;
 }
 
-static pb_function *func_add(struct build *b, uint64_t id, int64_t name, int64_t file)
+/* system_name: the symbol as in the file (mangled), name when the same */
+static pb_function *func_add(struct build *b, uint64_t id, int64_t name, int64_t system_name, int64_t file)
 {
 	pb_function *f = &b->funcs[b->nfuncs];
 
 	perftools__profiles__function__init(f);
 	f->id = id;
 	f->name = name;
-	f->system_name = name;
+	f->system_name = system_name;
 	f->filename = file;
 	b->func_ptrs[b->nfuncs++] = f;
 	return f;
@@ -318,7 +319,9 @@ static int locations_build(struct build *b, const struct keys *k)
 
 		if (!f->name || f->name >= p->nstrings)
 			continue;
-		func_add(b, (uint64_t)i + 1, f->name, map ? b->maps[map - 1].filename : f->module);
+		func_add(b, (uint64_t)i + 1, f->name,
+			 f->system_name && f->system_name < p->nstrings ? f->system_name : f->name,
+			 map ? b->maps[map - 1].filename : f->module);
 	}
 	for (uint32_t i = 0; i < p->nlocs; i++) {
 		const struct vt_prof_loc *l = &p->locs[i];
@@ -342,7 +345,7 @@ static int locations_build(struct build *b, const struct keys *k)
 			if (name < 0)
 				return -1;
 			line->function_id = next_func;
-			func_add(b, next_func++, name, map ? b->maps[map - 1].filename : 0);
+			func_add(b, next_func++, name, name, map ? b->maps[map - 1].filename : 0);
 		}
 		b->line_ptrs[i] = line;
 		pl->n_line = 1;
@@ -359,7 +362,7 @@ static int locations_build(struct build *b, const struct keys *k)
 		perftools__profiles__line__init(line);
 		pl->id = (uint64_t)b->nlocs + 1;
 		line->function_id = next_func;
-		func_add(b, next_func, k->truncated, 0);
+		func_add(b, next_func, k->truncated, k->truncated, 0);
 		b->line_ptrs[b->nlocs] = line;
 		pl->n_line = 1;
 		pl->line = &b->line_ptrs[b->nlocs];

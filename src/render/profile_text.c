@@ -12,6 +12,7 @@
 #define DEFAULT_TOP 10
 #define DEFAULT_THREADS 20
 #define MAX_MODULES 15
+#define FUNC_COLS_MAX 80   /* a function's name in the tables, cut in its middle beyond */
 
 /*
  * The names of the unwinding methods and symbol sources, as the views say
@@ -219,7 +220,9 @@ static void print_funcs(FILE *out, const struct vt_prof_func_row *rows, uint32_t
 	vt_table_cell(&t, self ? "self" : "total");
 	vt_table_cell(&t, "share");
 	for (uint32_t i = 0; i < shown; i++) {
-		vt_table_cell(&t, "%s", rows[i].label);
+		char name[FUNC_COLS_MAX * 4 + 8];
+		/* a C++ or Rust name with its templates spelled out runs to hundreds of columns */
+		vt_table_cell(&t, "%s", vt_text_clip_middle(rows[i].label, FUNC_COLS_MAX, name, sizeof(name)));
 		vt_table_cell(&t, "%s", rows[i].module[0] ? rows[i].module : "?");
 		vt_table_cell(&t, "%llu", (unsigned long long)(self ? rows[i].self : rows[i].total));
 		vt_table_cell(&t, "%s", pct(self ? rows[i].self_share : rows[i].total_share, a, sizeof(a)));

@@ -89,6 +89,38 @@ static size_t text_width(const char *s)
 	return w;
 }
 
+/* The byte offset after the first cols characters of s (at its end when shorter). */
+static size_t cols_bytes(const char *s, size_t cols)
+{
+	size_t i = 0;
+
+	while (s[i] && cols > 0) {
+		i++;
+		while (((unsigned char)s[i] & 0xc0) == 0x80)
+			i++;
+		cols--;
+	}
+	return i;
+}
+
+const char *vt_text_clip_middle(const char *text, size_t max_cols, char *buf, size_t cap)
+{
+	static const char ellipsis[] = "\xe2\x80\xa6";   /* U+2026 */
+	size_t w, head, tail_from;
+
+	if (!text)
+		text = "";
+	w = text_width(text);
+	if (w <= max_cols || max_cols < 5) {
+		snprintf(buf, cap, "%s", text);
+		return buf;
+	}
+	head = cols_bytes(text, (max_cols - 1) / 2);
+	tail_from = cols_bytes(text, w - (max_cols - 1 - (max_cols - 1) / 2));
+	snprintf(buf, cap, "%.*s%s%s", (int)head, text, ellipsis, text + tail_from);
+	return buf;
+}
+
 void vt_table_print(const struct vt_table *t, FILE *out, int indent, bool underline)
 {
 	size_t width[VT_TABLE_MAX_COLS] = { 0 }, r, w;

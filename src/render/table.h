@@ -44,6 +44,15 @@ void vt_table_release(struct vt_table *t);
  * uses vt_text_printable, which copies into buf (cap bytes) and returns it.
  */
 void vt_text_sanitize(char *text);
+
+/*
+ * text cut in its middle to at most max_cols display columns ("…" standing
+ * for what was left out), in buf (cap bytes), returned: a C++ or Rust
+ * function's name keeps its namespace and its last parts, the ones that
+ * tell it apart, and the table stays within a terminal.  Shorter text is
+ * copied as it is.
+ */
+const char *vt_text_clip_middle(const char *text, size_t max_cols, char *buf, size_t cap);
 const char *vt_text_printable(const char *text, char *buf, size_t cap);
 
 #endif

@@ -179,17 +179,25 @@ static bool func_same(const struct vt_profile *p, uint32_t i, const void *key)
 	return p->funcs[i].name == k->name && p->funcs[i].module == k->module;
 }
 
-uint32_t vt_profile_intern_func(struct vt_profile *p, uint32_t name, uint32_t module)
+uint32_t vt_profile_intern_func_sym(struct vt_profile *p, uint32_t name, uint32_t system_name,
+				    uint32_t module)
 {
 	if (!RESERVE(p->funcs, p->cap_funcs, p->nfuncs + 1))
 		return NO_SLOT;
-	struct vt_prof_func key = { .name = name, .module = module };
+	struct vt_prof_func key = { .name = name, .module = module, .system_name = system_name };
 	bool added;
 	uint32_t i = map_find_or_add(p, &p->index->funcs, func_hash(name, module), func_hash_of,
 				     func_same, &key, p->nfuncs, &added);
 	if (i != NO_SLOT && added)
 		p->funcs[p->nfuncs++] = key;
+	else if (i != NO_SLOT && !p->funcs[i].system_name)
+		p->funcs[i].system_name = system_name;
 	return i;
+}
+
+uint32_t vt_profile_intern_func(struct vt_profile *p, uint32_t name, uint32_t module)
+{
+	return vt_profile_intern_func_sym(p, name, 0, module);
 }
 
 /* ---- locations ---- */
@@ -442,8 +450,10 @@ int vt_profile_merge(struct vt_profile *p, const struct vt_profile *src, struct 
 		goto out;
 	for (uint32_t i = 0; i < src->nfuncs; i++) {
 		uint32_t name = str_into(p, src, src->funcs[i].name), mod = str_into(p, src, src->funcs[i].module);
+		uint32_t sys = str_into(p, src, src->funcs[i].system_name);
 
-		if (name == NO_SLOT || mod == NO_SLOT || (func[i] = vt_profile_intern_func(p, name, mod)) == NO_SLOT)
+		if (name == NO_SLOT || mod == NO_SLOT || sys == NO_SLOT ||
+		    (func[i] = vt_profile_intern_func_sym(p, name, sys, mod)) == NO_SLOT)
 			goto out;
 	}
 	for (uint32_t i = 0; i < src->nlocs; i++) {

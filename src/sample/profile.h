@@ -51,8 +51,14 @@ const char *vt_prof_state_name(enum vt_prof_state s);   /* "running", "runnable"
 
 /* A function: a name in a module.  name 0 ("") = no symbol covers the address. */
 struct vt_prof_func {
-	uint32_t name;            /* string: "send", "json_parse"; 0 unknown */
+	uint32_t name;            /* string: "send", "json_parse", demangled
+	                           * ("std::vector<int>::push_back(int const&)"); 0 unknown */
 	uint32_t module;          /* string: "libc.so.6", "[kernel]", "app"; 0 unknown */
+	uint32_t system_name;     /* string: the symbol as in the file when name is its
+	                           * demangling ("_ZNSt6vector..."; Rust's hash kept); 0 when
+	                           * the same as name.  Functions are told apart by name and
+	                           * module: the instances of a generic one are one function,
+	                           * named by the first symbol met */
 };
 
 /* One distinct code address. */
@@ -172,6 +178,10 @@ const char *vt_profile_str(const struct vt_profile *p, uint32_t i);
  * of a (pc, name) as a location.  Return UINT32_MAX only on allocation failure. */
 uint32_t vt_profile_intern_str(struct vt_profile *p, const char *s);
 uint32_t vt_profile_intern_func(struct vt_profile *p, uint32_t name, uint32_t module);
+/* The same, and the symbol the name was demangled from (0: none), kept when the
+ * function has none yet. */
+uint32_t vt_profile_intern_func_sym(struct vt_profile *p, uint32_t name, uint32_t system_name,
+				    uint32_t module);
 uint32_t vt_profile_intern_loc(struct vt_profile *p, uint64_t pc, uint64_t module_off,
 			       uint32_t func, bool kernel);
 /* The thread with this tid (added with the given name when new). */

@@ -27,6 +27,7 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/unknown.h"
+#include "elf/demangle.h"
 #include "elf/unwind.h"
 #include "inject/stack_grab.h"
 #include "perf/perf_calibrate.h"
@@ -376,8 +377,18 @@ static uint32_t user_loc(struct profiler *pr, uint64_t pc, bool is_return, uint3
 		}
 		off = sym.module_off;
 	}
-	uint32_t name = named && sym.func ? vt_profile_intern_str(p, sym.func) : 0;
-	uint32_t func = vt_profile_intern_func(p, name == NO_IDX ? 0 : name, mod_name);
+	uint32_t name = 0, system_name = 0;
+	if (named && sym.func) {
+		char demangled[512];
+		if (vt_demangle(sym.func, demangled, sizeof(demangled))) {
+			name = vt_profile_intern_str(p, demangled);
+			system_name = vt_profile_intern_str(p, sym.func);
+		} else {
+			name = vt_profile_intern_str(p, sym.func);
+		}
+	}
+	uint32_t func = vt_profile_intern_func_sym(p, name == NO_IDX ? 0 : name,
+						   system_name == NO_IDX ? 0 : system_name, mod_name);
 	slot->loc = vt_profile_intern_loc(p, pc, off, func, false);
 	slot->module = *module;
 	if (slot->loc == NO_IDX || func == NO_IDX)

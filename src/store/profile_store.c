@@ -27,7 +27,7 @@ const char vt_store_profile_schema_sql[] =
 	"CREATE TABLE profile_strings(profile_id INTEGER, idx INTEGER, s TEXT,"
 	" PRIMARY KEY(profile_id, idx)) WITHOUT ROWID;"
 	"CREATE TABLE profile_funcs(profile_id INTEGER, idx INTEGER, name INTEGER, module INTEGER,"
-	" PRIMARY KEY(profile_id, idx)) WITHOUT ROWID;"
+	" system_name INTEGER, PRIMARY KEY(profile_id, idx)) WITHOUT ROWID;"
 	"CREATE TABLE profile_locs(profile_id INTEGER, idx INTEGER, pc INTEGER, module_off INTEGER,"
 	" func INTEGER, kernel INTEGER, PRIMARY KEY(profile_id, idx)) WITHOUT ROWID;"
 	"CREATE TABLE profile_stacks(profile_id INTEGER, idx INTEGER, thread INTEGER, state INTEGER,"
@@ -150,14 +150,15 @@ static int write_funcs(struct writer *w, const struct vt_profile *p)
 	uint32_t i;
 	int rc;
 
-	if ((rc = w_prepare(w, "INSERT INTO profile_funcs(profile_id, idx, name, module) VALUES(?, ?, ?, ?)",
-			    &q)))
+	if ((rc = w_prepare(w, "INSERT INTO profile_funcs(profile_id, idx, name, module, system_name)"
+			    " VALUES(?, ?, ?, ?, ?)", &q)))
 		return rc;
 	for (i = 0; i < p->nfuncs && rc == VT_OK; i++) {
 		sqlite3_bind_int64(q, 1, w->id);
 		sqlite3_bind_int64(q, 2, i);
 		sqlite3_bind_int64(q, 3, p->funcs[i].name);
 		sqlite3_bind_int64(q, 4, p->funcs[i].module);
+		sqlite3_bind_int64(q, 5, p->funcs[i].system_name);
 		rc = w_step(w, q);
 	}
 	sqlite3_finalize(q);
@@ -580,21 +581,33 @@ static int read_strings(struct reader *rd)
 	return rc;
 }
 
+/* Recordings before demangled names have no profile_funcs.system_name. */
+static bool funcs_have_system_name(struct reader *rd)
+{
+	sqlite3_stmt *q = NULL;
+	bool has = sqlite3_prepare_v2(rd->r->db, "SELECT system_name FROM profile_funcs LIMIT 0", -1, &q,
+				      NULL) == SQLITE_OK;
+
+	sqlite3_finalize(q);
+	return has;
+}
+
 static int read_funcs(struct reader *rd)
 {
 	sqlite3_stmt *q;
-	uint32_t i, name, module, got;
-	bool row;
+	uint32_t i, name, module, sys = 0, got;
+	bool row, has_sys = funcs_have_system_name(rd);
 	int rc;
 
-	if ((rc = rows_prepare(rd, "name, module", "profile_funcs", &q)))
+	if ((rc = rows_prepare(rd, has_sys ? "name, module, system_name" : "name, module", "profile_funcs", &q)))
 		return rc;
 	for (i = 0; (rc = rows_next(rd, q, "profile_funcs", i, rd->n.funcs, &row)) == VT_OK && row; i++) {
-		if (!col_index(q, 1, rd->p->nstrings, &name) || !col_index(q, 2, rd->p->nstrings, &module)) {
+		if (!col_index(q, 1, rd->p->nstrings, &name) || !col_index(q, 2, rd->p->nstrings, &module) ||
+		    (has_sys && !col_index(q, 3, rd->p->nstrings, &sys))) {
 			rc = damaged(rd, "function %u names a string beyond its %u", i, rd->p->nstrings);
 			break;
 		}
-		got = vt_profile_intern_func(rd->p, name, module);
+		got = vt_profile_intern_func_sym(rd->p, name, sys, module);
 		if (got == UINT32_MAX) {
 			rc = nomem(rd);
 			break;

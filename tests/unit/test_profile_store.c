@@ -40,7 +40,14 @@ static struct vt_store *create(const char *name)
 
 static uint32_t frame(struct vt_profile *p, const char *module, const char *fn, uint64_t pc, bool kernel)
 {
-	uint32_t f = vt_profile_intern_func(p, vt_profile_intern_str(p, fn), vt_profile_intern_str(p, module));
+	/* a C++ name keeps the symbol it was demangled from (a name of its own, as the profiler does) */
+	char sym[96];
+	uint32_t s = 0;
+	if (strstr(fn, "::")) {
+		snprintf(sym, sizeof(sym), "_ZN%s", fn);
+		s = vt_profile_intern_str(p, sym);
+	}
+	uint32_t f = vt_profile_intern_func_sym(p, vt_profile_intern_str(p, fn), s, vt_profile_intern_str(p, module));
 
 	return vt_profile_intern_loc(p, pc, pc & 0xfffff, f, kernel);
 }
@@ -89,7 +96,7 @@ static struct vt_profile *build(int variant)
 	p->threads[t3].cpu_s = -1;            /* unknown */
 
 	s3[0] = frame(p, "libc.so.6", "send", 0x7f0000001000ull, false);
-	s3[1] = frame(p, "app", "json_dump", 0x401000, false);
+	s3[1] = frame(p, "app", "json::dump(Value const&)", 0x401000, false);
 	s3[2] = frame(p, "app", "main", 0x400500, false);
 	k[0] = frame(p, "[kernel]", "tcp_sendmsg", 0xffffffff81000000ull, true);
 	k[1] = s3[0];
@@ -127,7 +134,8 @@ static void check_same(const struct vt_profile *a, const struct vt_profile *b)
 		CHECK_STR(a->strings[i], b->strings[i]);
 	CHECK_EQ_U64(a->nfuncs, b->nfuncs);
 	for (i = 0; i < a->nfuncs && i < b->nfuncs; i++)
-		CHECK(a->funcs[i].name == b->funcs[i].name && a->funcs[i].module == b->funcs[i].module);
+		CHECK(a->funcs[i].name == b->funcs[i].name && a->funcs[i].module == b->funcs[i].module &&
+		      a->funcs[i].system_name == b->funcs[i].system_name);
 	CHECK_EQ_U64(a->nlocs, b->nlocs);
 	for (i = 0; i < a->nlocs && i < b->nlocs; i++)
 		CHECK(a->locs[i].pc == b->locs[i].pc && a->locs[i].module_off == b->locs[i].module_off &&
@@ -209,7 +217,7 @@ static void test_profile_store__round_trip(void)
 		if (q) {
 			uint32_t n = q->nstrings;
 
-			CHECK_EQ_U64(vt_profile_intern_str(q, "json_dump"), vt_profile_intern_str(p[i], "json_dump"));
+			CHECK_EQ_U64(vt_profile_intern_str(q, "json::dump(Value const&)"), vt_profile_intern_str(p[i], "json::dump(Value const&)"));
 			CHECK_EQ_U64(q->nstrings, n);
 		}
 		vt_profile_free(&q);

@@ -379,7 +379,7 @@ static uint32_t user_loc(struct profiler *pr, uint64_t pc, bool is_return, uint3
 	}
 	uint32_t name = 0, system_name = 0;
 	if (named && sym.func) {
-		char demangled[512];
+		char demangled[1024];   /* longer names (Rust generics) are cut, the symbol kept whole */
 		if (vt_demangle(sym.func, demangled, sizeof(demangled))) {
 			name = vt_profile_intern_str(p, demangled);
 			system_name = vt_profile_intern_str(p, sym.func);

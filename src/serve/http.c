@@ -61,6 +61,8 @@
 #define BCRYPT_SHARE 4                   /* bcrypt may have 1/BCRYPT_SHARE of the thread's time,
                                           * for each of two kinds of client (see bcrypt_ok) */
 #define SUSPECTS_MAX 1024                /* addresses (/64 in IPv6) remembered for a wrong guess */
+#define HURRIED_MAX 64                   /* addresses refused unchecked, never wrong (bcrypt_ok) */
+#define HURRIED_S 0.5                    /* asking again sooner after such a refusal is a suspect's way */
 
 /* One open connection (libmicrohttpd's thread only). */
 struct conn {
@@ -86,7 +88,7 @@ struct vt_http {
 		uint8_t key[8];
 		uint8_t len;                 /* 0: a free entry */
 		double last;
-	} suspects[SUSPECTS_MAX];
+	} suspects[SUSPECTS_MAX], hurried[HURRIED_MAX];
 	char address[INET6_ADDRSTRLEN + 8];  /* "127.0.0.1:9464", "[::1]:9464" */
 	int starting;                        /* 1 while MHD_start_daemon runs: its log is kept */
 	char start_log[320];                 /* libmicrohttpd's messages while starting, joined */
@@ -425,6 +427,39 @@ static void suspect_add(struct vt_http *s, const uint8_t *key, size_t len, doubl
 }
 
 /*
+ * A client never wrong was refused unchecked (the budget was spent).  One
+ * that asks again within HURRIED_S of such a refusal is hammering, not
+ * scraping (a scraper asks once a scrape): it joins the suspects.  Before,
+ * eight guessers' first asks all came from the never-wrong budget, seven
+ * were refused unchecked and so never became suspects, and they took every
+ * run of that budget from a scraper on a busy host (answered 2 of 10).
+ */
+static void refused_unchecked(struct vt_http *s, const uint8_t *key, size_t len, double now)
+{
+	struct suspect *x = NULL, *oldest = &s->hurried[0];
+	size_t i;
+
+	if (!len)
+		return;
+	for (i = 0; i < HURRIED_MAX && !x; i++) {
+		if (s->hurried[i].len == len && memcmp(s->hurried[i].key, key, len) == 0)
+			x = &s->hurried[i];
+		else if (!s->hurried[i].len || (oldest->len && s->hurried[i].last < oldest->last))
+			oldest = &s->hurried[i];
+	}
+	if (x && now - x->last < HURRIED_S) {
+		suspect_add(s, key, len, now);
+		return;
+	}
+	if (!x) {
+		x = oldest;
+		memcpy(x->key, key, len);
+		x->len = (uint8_t)len;
+	}
+	x->last = now;
+}
+
+/*
  * Check password against hash with bcrypt, unless bcrypt has had its share
  * of the server's one thread: each run costs ~50 ms (more at a higher cost),
  * and a client trying passwords would otherwise queue every scrape behind
@@ -448,8 +483,11 @@ static bool bcrypt_ok(struct vt_http *s, struct MHD_Connection *c, const char *h
 	int kind = suspect_find(s, key, len) != NULL;
 	bool ok;
 
-	if (t0 < s->bcrypt_next[kind])
+	if (t0 < s->bcrypt_next[kind]) {
+		if (kind == 0)
+			refused_unchecked(s, key, len, t0);
 		return false;
+	}
 	ok = vt_web_password_ok(hash, password);
 	t1 = vt_mono_s();
 	s->bcrypt_next[kind] = t1 + (BCRYPT_SHARE - 1) * (t1 - t0);

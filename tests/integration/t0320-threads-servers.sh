@@ -237,7 +237,10 @@ for n in measured if "loaded" in runs else ():
               f"({wakeups(j[n, 'quiet']):.0f} -> {wakeups(j[n, 'loaded']):.0f} wakeups/s)")
         continue
     aside = {"host busy", "no pattern"}    # "no pattern" is the empty list of findings
-    check(desc, found[n, "quiet"] - aside == found[n, "loaded"] - aside)
+    quiet, loaded = found[n, "quiet"] - aside, found[n, "loaded"] - aside
+    # a server slowed by the hog may fall short of "serving" (CI: redis-server at a host
+    # load of 12); the hog must never make it something else (busy poll, contention)
+    check(desc, loaded <= quiet and (n in servers or loaded == quiet))
 with open(f"{work}/failed", "w") as f:
     f.write(f"{len(failed)} checks: " + "; ".join(failed))
 sys.exit(bool(failed))

@@ -69,6 +69,24 @@ sys.exit(not all(s.encode() in data for s in sys.argv[2:]))
 PY
 }
 
+# named NAME FUNC SYMBOL_RE PPROF_SYMBOL BUCKET SHARE: program NAME, running as $RUN, profiled and
+# named in every view: FUNC (its symbol matching SYMBOL_RE) in the JSON, the folded stacks and the
+# pprof file (with PPROF_SYMBOL), no mangled name anywhere, and BUCKET's rule claims more than SHARE
+# (BUCKET -: not asked)
+named() {
+	local name=$1 func=$2 sym_re=$3 pprof_sym=$4 bucket=$5 share=$6
+	PIDS+=("$RUN")
+	profile_all "$name" "$RUN"
+	check "$name: $func, its symbol /$sym_re/" has_function "$name" "$func" "$sym_re"
+	not_mangled "$name"
+	[ "$bucket" = - ] ||
+		check "$name: the rule of bucket $bucket claims more than $share of the samples" \
+			test "$(jq_py "$WORK/$name.json" "[b['share'] for b in j['buckets'] if b['name'] == '$bucket'][0] > $share")" = true
+	check "$name: --folded names it" grep -qF "$func" "$WORK/$name.folded"
+	check "$name: --pprof has the name and the symbol" pprof_has "$name" "$func" "$pprof_sym"
+	kill "$RUN"
+}
+
 # --- C++ ---------------------------------------------------------------------------
 cat >"$WORK/spin.cc" <<'EOF2'
 #include <cstdio>
@@ -101,16 +119,8 @@ int main(int argc, char **argv)
 EOF2
 g++ -O1 -o "$WORK/spin" "$WORK/spin.cc" 2>"$WORK/gxx.err" || fail "g++: $(cat "$WORK/gxx.err")"
 "$WORK/spin" 120 >/dev/null &
-CPP=$!
-PIDS+=("$CPP")
-profile_all cpp "$CPP"
-check "C++: ns::Worker::spin(int), its symbol _ZN2ns6Worker4spinEi" has_function cpp 'ns::Worker::spin(int)' '_ZN2ns6Worker4spinEi'
-not_mangled cpp
-check "C++: a rule on ns::Worker::* claims its samples" \
-	test "$(jq_py "$WORK/cpp.json" '[b["share"] for b in j["buckets"] if b["name"] == "worker"][0] > 0.5')" = true
-check "C++: --folded names it" grep -q 'ns::Worker::spin(int)' "$WORK/cpp.folded"
-check "C++: --pprof has the name and the symbol" pprof_has cpp 'ns::Worker::spin(int)' '_ZN2ns6Worker4spinEi'
-kill "$CPP"
+RUN=$!
+named cpp 'ns::Worker::spin(int)' '_ZN2ns6Worker4spinEi' '_ZN2ns6Worker4spinEi' worker 0.5
 
 # --- Rust ----------------------------------------------------------------------------
 if ! command -v rustc >/dev/null; then
@@ -150,26 +160,15 @@ EOF2
 echo "# $(rustc --version)"
 rustc -O -o "$WORK/work" "$WORK/work.rs" 2>"$WORK/rustc.err" || fail "rustc: $(cat "$WORK/rustc.err")"
 "$WORK/work" 120 >/dev/null &
-RS=$!
-PIDS+=("$RS")
-profile_all rust "$RS"
-check "Rust: work::fill, its symbol with the hash" has_function rust 'work::fill' '_ZN4work4fill17h[0-9a-f]{16}E'
-not_mangled rust
-check "Rust: a rule on alloc::collections::btree::* claims the map's frames" \
-	test "$(jq_py "$WORK/rust.json" '[b["share"] for b in j["buckets"] if b["name"] == "btree"][0] > 0')" = true
-check "Rust: --folded names it" grep -q 'work::fill' "$WORK/rust.folded"
-check "Rust: --pprof has the name and the symbol" pprof_has rust 'work::fill' '_ZN4work4fill17h'
-kill "$RS"
+RUN=$!
+named rust 'work::fill' '_ZN4work4fill17h[0-9a-f]{16}E' '_ZN4work4fill17h' btree 0
 
 # v0, where this rustc has it stable
 if rustc -O -C symbol-mangling-version=v0 -o "$WORK/work-v0" "$WORK/work.rs" 2>"$WORK/rustc-v0.err"; then
 	"$WORK/work-v0" 120 >/dev/null &
-	V0=$!
-	PIDS+=("$V0")
-	profile_all v0 "$V0"
-	check "Rust v0: work::fill, its symbol _R..." has_function v0 'work::fill' '_R[A-Za-z0-9_]*4fill'
-	not_mangled v0
-	kill "$V0"
+	RUN=$!
+	# rustc 1.63's v0 build showed no btree frame in one run (not looked into): the rule is not asked
+	named v0 'work::fill' '_R[A-Za-z0-9_]*4fill' '4fill' - 0
 else
 	echo "# this rustc has no stable v0 mangling ($(head -1 "$WORK/rustc-v0.err")): v0 is checked by test_demangle"
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # vitals soak + analyze on the targets that reproduce each memory story:
 # slow_leak → leak at the target's own rate (±20%), step_growth → one step at
-# the right time (± one interval) and size (±10%), a short recording → cannot
+# the right time (at the first sample after it) and size (±10%), a short recording → cannot
 # tell yet.  The soaks run side by side to keep the test short; each verdict
 # is about its own target's memory.  arena_churn's plateau (three minutes of
 # soaking) is t0401, in the shared lane: this one stays solo for the step's
@@ -57,8 +57,18 @@ truth_t=$(truth_py "$WORK/step.truth" 't["step_at_t"]')
 truth_b=$(truth_py "$WORK/step.truth" 't["step_bytes"]')
 echo "# step_growth: verdict $(jq_py "$WORK/step.json" 'j["verdict"]["kind"]'), step at $step_t s of $step_b B; truth $truth_t s, $truth_b B"
 check "step_growth is a step" test "$(jq_py "$WORK/step.json" 'j["verdict"]["kind"]')" = step
-check "step time within one interval (0.25 s, +0.1 s for launch) of the truth" \
-	python3 -c "import sys; sys.exit(abs($step_t - $truth_t) > 0.35)"
+# The step is placed at a recorded sample: not before it was due, and no later
+# than the first sample taken after it was complete (+0.1 s for launch).  The
+# interval is 0.25 s, but on a busy host a sample can come late; the check
+# follows the samples the recording really holds, within 1 s in any case.
+due_t=$(truth_py "$WORK/step.truth" 't["step_at_s"]')
+next_t=$(python3 -c "
+import sqlite3
+db = sqlite3.connect('$WORK/step.db')
+print(db.execute('SELECT min(t) FROM samples WHERE t >= ?', ($truth_t,)).fetchone()[0])")
+echo "# step due at $due_t s, first sample after it was complete at $next_t s"
+check "step time between when it was due and the first sample after it was complete" \
+	python3 -c "import sys; sys.exit(not ($due_t - 0.05 <= $step_t <= $next_t + 0.1 and abs($step_t - $truth_t) <= 1))"
 check "step size within 10% of the truth" \
 	python3 -c "import sys; sys.exit(abs($step_b - $truth_b) > 0.1 * $truth_b)"
 

@@ -132,14 +132,10 @@ struct threads_run {
 	volatile sig_atomic_t *stop;
 	bool keys;                           /* --watch on a terminal: q quits */
 	struct termios tty_saved;            /* restored when keys end */
-	/* its listening sockets, their accept queues read at every tick */
-	uint64_t *sock_inodes;               /* sorted; owned */
-	size_t nsock_inodes;
-	bool same_netns;
+	/* its listening sockets (the sampler's watch knows which), their accept queues read at every tick */
 	struct vt_rates_listener listen[VT_RATES_LISTEN_MAX];
 	size_t nlisten;
 	unsigned listen_reads;
-	struct vt_buf buf;
 };
 
 #define TW_FLAGS (VT_TW_CSW | VT_TW_WCHAN | VT_TW_SYSCALL)
@@ -183,21 +179,11 @@ static void keys_read(struct threads_run *run)
 			*run->stop = 1;
 }
 
-/* At an interval's start: which fds are sockets now, and no queue read yet. */
+/* At an interval's start: no queue read yet. */
 static void listen_begin(struct threads_run *run)
 {
-	int dirfd = vt_thread_sampler_dirfd(run->sampler);
-	uint64_t *inodes;
-	size_t n, nfds;
-
 	run->nlisten = 0;
 	run->listen_reads = 0;
-	if (vt_proc_fds(dirfd, true, &inodes, &n, &nfds, NULL) != VT_OK)
-		return;   /* another user's process: its fds are not ours to list */
-	free(run->sock_inodes);
-	run->sock_inodes = inodes;
-	run->nsock_inodes = n;
-	run->same_netns = run->pfs.live && vt_listen_same_netns(run->pfs.proc_fd, dirfd);
 }
 
 /* One read of its listeners' queues: each one's fewest and most waiting so far. */
@@ -207,10 +193,9 @@ static void listen_read(struct threads_run *run)
 	size_t n = 0, dropped = 0, i, k;
 	const char *via;
 
-	if (!run->nsock_inodes ||
-	    vt_listen_read(vt_thread_sampler_dirfd(run->sampler), run->same_netns, run->sock_inodes,
-			   run->nsock_inodes, socks, VT_RATES_LISTEN_MAX, &n, &dropped, &via, &run->buf,
-			   NULL) != VT_OK)
+	/* another user's process: its fds are not ours to list, nothing is read */
+	if (vt_watch_listen(vt_thread_sampler_watch(run->sampler), vt_mono_s(), socks, VT_RATES_LISTEN_MAX, &n,
+			    &dropped, &via, NULL) != VT_OK)
 		return;
 	for (i = 0; i < n; i++) {
 		struct vt_rates_listener *l = NULL;
@@ -454,7 +439,6 @@ static int threads_run(const struct vt_command *cmd, int argc, char **argv)
 		keys_start(&run);
 	/* every tick: the keys of --watch, and the accept queues */
 	vt_thread_sampler_set_wait(run.sampler, &keys_wait);
-	run.buf = (struct vt_buf)VT_BUF_INIT(VT_PROC_FILE_MAX);
 	t_start = vt_mono_ns();
 
 	while (!exited) {
@@ -512,8 +496,6 @@ static int threads_run(const struct vt_command *cmd, int argc, char **argv)
 	}
 out:
 	keys_end(&run);
-	free(run.sock_inodes);
-	vt_buf_release(&run.buf);
 	vt_thread_sampler_close(run.sampler);
 	if (have_pfs)
 		vt_procfs_close(&run.pfs);

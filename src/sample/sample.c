@@ -13,7 +13,7 @@
 #include "sample/target.h"
 #include "proc/access.h"
 #include "proc/environ.h"
-#include "proc/listen.h"
+#include "sample/watch.h"
 #include "proc/netstat.h"
 #include "proc/mem.h"
 #include "proc/stat.h"
@@ -29,7 +29,8 @@
 
 struct reader {
 	const struct vt_procfs *pfs;
-	int fd;                    /* the process directory */
+	struct vt_watch *w;        /* the process, held */
+	int fd;                    /* its directory */
 	pid_t pid;
 	struct vt_buf buf;         /* reused for every file */
 };
@@ -367,24 +368,20 @@ static void reuse_static_parts(const struct vt_sample *prev, struct vt_sample *s
 static void read_listeners(struct reader *rd, struct vt_sample *s)
 {
 	struct vt_sample_listen *l = &s->listen;
-	uint64_t *inodes = NULL;
-	size_t ninodes = 0, nfds = 0;
+	double now = vt_mono_s();
+	size_t nfds = 0;
 	struct vt_err e;
 	int rc;
 
 	l->counters.overflows = l->counters.drops = VT_NA;
-	rc = vt_proc_fds(rd->fd, true, &inodes, &ninodes, &nfds, &e);
+	rc = vt_watch_fds(rd->w, now, &nfds, &e);
 	if (rc == VT_E_PERM) {
 		section_denied(&s->listen_st, rd, "fd", (long)s->uid);
 		return;
 	}
 	if (rc == VT_OK) {
 		l->open_fds = nfds;
-		if (ninodes)
-			rc = vt_listen_read(rd->fd, rd->pfs->live && vt_listen_same_netns(rd->pfs->proc_fd, rd->fd),
-					    inodes, ninodes, l->v, VT_SAMPLE_MAX_LISTEN, &l->n, &l->dropped,
-					    &l->via, &rd->buf, &e);
-		free(inodes);
+		rc = vt_watch_listen(rd->w, now, l->v, VT_SAMPLE_MAX_LISTEN, &l->n, &l->dropped, &l->via, &e);
 	}
 	if (rc) {
 		section_fail(&s->listen_st, &e);
@@ -472,28 +469,59 @@ gone:
 	return VT_E_GONE;   /* vt_sample_take words it */
 }
 
-int vt_sample_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_sample_opts *opts,
-		   struct vt_sample *out, struct vt_err *err)
+/* Whichever read noticed it, say it one way. */
+static int gone(pid_t pid, struct vt_err *err)
 {
-	struct reader rd = { pfs, -1, pid, VT_BUF_INIT(VT_PROC_FILE_MAX) };
-	double t0 = vt_mono_s();
-	int rc;
+	return vt_err_set(err, VT_E_GONE, err ? err->sys_errno : 0, "process %d exited while vitals was reading it",
+			  (int)pid);
+}
 
-	memset(out, 0, sizeof(*out));
-	out->light = opts->light;
-	out->taken_at = vt_wall_s();
-	rc = vt_pid_open(pfs, pid, &rd.fd, err);
-	if (rc == VT_OK)
-		rc = take(&rd, opts, out, err);
-	if (rc == VT_E_GONE)   /* whichever read noticed it, say it one way */
-		vt_err_set(err, VT_E_GONE, err ? err->sys_errno : 0,
-			   "process %d exited while vitals was reading it", (int)pid);
-	if (rd.fd >= 0)
-		close(rd.fd);
-	vt_buf_release(&rd.buf);
+static int take_timed(struct reader *rd, const struct vt_sample_opts *opts, struct vt_sample *out,
+		      double t0, struct vt_err *err)
+{
+	int rc = take(rd, opts, out, err);
+
+	if (rc == VT_E_GONE)
+		gone(rd->pid, err);
+	vt_buf_release(&rd->buf);
 	out->read_ms = (vt_mono_s() - t0) * 1000.0;
 	if (rc)
 		vt_sample_release(out);
+	return rc;
+}
+
+static void sample_begin(const struct vt_sample_opts *opts, struct vt_sample *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->light = opts->light;
+	out->taken_at = vt_wall_s();
+}
+
+int vt_sample_take_from(struct vt_watch *w, const struct vt_sample_opts *opts, struct vt_sample *out,
+			struct vt_err *err)
+{
+	struct reader rd = { vt_watch_procfs(w), w, vt_watch_dirfd(w), vt_watch_pid(w),
+			     VT_BUF_INIT(VT_PROC_FILE_MAX) };
+
+	sample_begin(opts, out);
+	return take_timed(&rd, opts, out, vt_mono_s(), err);
+}
+
+int vt_sample_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_sample_opts *opts,
+		   struct vt_sample *out, struct vt_err *err)
+{
+	struct vt_watch_opts wo = { 0 };
+	struct reader rd = { pfs, NULL, -1, pid, VT_BUF_INIT(VT_PROC_FILE_MAX) };
+	double t0 = vt_mono_s();
+	int rc;
+
+	sample_begin(opts, out);
+	rc = vt_watch_open(pfs, pid, &wo, &rd.w, NULL, NULL, err);
+	if (rc != VT_OK)
+		return rc == VT_E_GONE ? gone(pid, err) : rc;
+	rd.fd = vt_watch_dirfd(rd.w);
+	rc = take_timed(&rd, opts, out, t0, err);
+	vt_watch_close(rd.w);
 	return rc;
 }
 

@@ -176,6 +176,15 @@ struct vt_sample_opts {
  */
 int vt_sample_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_sample_opts *opts,
 		   struct vt_sample *out, struct vt_err *err);
+
+/*
+ * The same, through the process's held watch (sample/watch.h), for a
+ * reader that samples it again and again: no directory is opened, and
+ * which of its fds are sockets is the watch's to know (walked when due).
+ */
+struct vt_watch;
+int vt_sample_take_from(struct vt_watch *w, const struct vt_sample_opts *opts, struct vt_sample *out,
+			struct vt_err *err);
 void vt_sample_release(struct vt_sample *s);
 
 /* True when some section could not be read (the CLI exits 1: partial). */

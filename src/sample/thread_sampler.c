@@ -12,7 +12,6 @@
 #include "proc/io.h"
 #include "proc/stat.h"
 #include "proc/uptime.h"
-#include "sample/target.h"
 
 #include <errno.h>
 #include <math.h>
@@ -27,9 +26,10 @@
 struct vt_thread_sampler {
 	const struct vt_procfs *pfs;
 	pid_t pid;
-	int dirfd;
+	struct vt_watch *w;                  /* its reader: directory, sockets */
+	int dirfd;                           /* the watch's */
 	struct vt_proc_status status;        /* read at open */
-	struct vt_thread_watch *watch;
+	struct vt_thread_watch *watch;       /* the watch's */
 	struct vt_buf buf;
 	struct vt_threads_sample *samples;   /* n of cap; samples[0] opens the interval */
 	size_t n, cap;
@@ -66,7 +66,7 @@ int vt_thread_sampler_open(const struct vt_procfs *pfs, pid_t pid, volatile sig_
 			   struct vt_thread_sampler **out, struct vt_err *err)
 {
 	struct vt_thread_sampler *s = calloc(1, sizeof(*s));
-	struct vt_proc_stat st;
+	struct vt_watch_opts wo = { 0 };
 	int rc;
 
 	*out = NULL;
@@ -79,15 +79,14 @@ int vt_thread_sampler_open(const struct vt_procfs *pfs, pid_t pid, volatile sig_
 	s->step_ns = VT_SAMPLER_STEP_MIN_NS;
 	s->stop = stop;
 	vt_thread_sampler_set_wait(s, NULL);
-	rc = vt_pid_open(pfs, pid, &s->dirfd, err);
+	rc = vt_watch_open(pfs, pid, &wo, &s->w, NULL, &s->status, err);
 	if (rc == VT_OK)
-		rc = vt_target_check(s->dirfd, pid, &s->buf, &st, &s->status, err);
-	if (rc == VT_OK)
-		rc = vt_thread_watch_open(pfs, s->dirfd, pid, &s->watch, err);
+		rc = vt_watch_threads(s->w, &s->watch, err);
 	if (rc != VT_OK) {
 		vt_thread_sampler_close(s);
 		return rc;
 	}
+	s->dirfd = vt_watch_dirfd(s->w);
 	read_cgroup(s, &s->cg, &s->cg_ok);
 	s->psi_ok = vt_host_cpu_pressure_read(pfs, &s->buf, &s->psi_us, NULL) == VT_OK;
 	s->io_ok = vt_proc_io_read(s->dirfd, &s->buf, &s->io, NULL) == VT_OK;
@@ -111,6 +110,11 @@ const struct vt_proc_status *vt_thread_sampler_status(const struct vt_thread_sam
 int vt_thread_sampler_dirfd(const struct vt_thread_sampler *s)
 {
 	return s->dirfd;
+}
+
+struct vt_watch *vt_thread_sampler_watch(struct vt_thread_sampler *s)
+{
+	return s->w;
 }
 
 /* The host's runnable tasks right after the sample, and its load (one small read). */
@@ -293,9 +297,7 @@ void vt_thread_sampler_close(struct vt_thread_sampler *s)
 	for (i = 0; i < s->n; i++)
 		vt_threads_sample_release(&s->samples[i]);
 	free(s->samples);
-	vt_thread_watch_close(s->watch);
-	if (s->dirfd >= 0)
-		close(s->dirfd);
+	vt_watch_close(s->w);
 	vt_buf_release(&s->buf);
 	free(s);
 }

@@ -31,6 +31,7 @@
 #include "proc/procfs.h"
 #include "proc/status.h"
 #include "sample/threads.h"
+#include "sample/watch.h"
 
 /* Time between samples: at least this, and at least VT_SAMPLER_COST_FACTOR times one sample's cost. */
 #define VT_SAMPLER_STEP_MIN_NS 100000000ull
@@ -86,10 +87,10 @@ struct vt_sampler_wait {
 };
 
 /*
- * Start sampling pid: open its directory, check it may be sampled
- * (sample/target.h), hold its thread files open and read its cgroup's CPU
- * figures.  stop (may be NULL) ends a measure early when set.
- * Errors: those of vt_pid_open, vt_target_check and vt_thread_watch_open.
+ * Start sampling pid: open its watch (sample/watch.h: its directory, a
+ * check that it may be sampled, its thread files held open) and read its
+ * cgroup's CPU figures.  stop (may be NULL) ends a measure early when set.
+ * Errors: those of vt_watch_open and vt_watch_threads.
  * On success close *out with vt_thread_sampler_close.
  */
 int vt_thread_sampler_open(const struct vt_procfs *pfs, pid_t pid, volatile sig_atomic_t *stop,
@@ -101,6 +102,8 @@ void vt_thread_sampler_set_wait(struct vt_thread_sampler *s, const struct vt_sam
 /* The process's status read at open (owner, for explaining refused reads), and its directory fd. */
 const struct vt_proc_status *vt_thread_sampler_status(const struct vt_thread_sampler *s);
 int vt_thread_sampler_dirfd(const struct vt_thread_sampler *s);
+/* Its watch, for the parts of the process a sampler does not read itself (its listeners). */
+struct vt_watch *vt_thread_sampler_watch(struct vt_thread_sampler *s);
 
 /*
  * Sample until interval_s has passed since the interval's first sample,

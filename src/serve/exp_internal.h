@@ -27,6 +27,7 @@
 #include "proc/thread_watch.h"
 #include "sample/heap.h"
 #include "sample/sample.h"
+#include "sample/watch.h"
 #include "serve/exporter.h"
 #include "soak/follow.h"
 
@@ -70,9 +71,8 @@ enum exp_part {
 struct exp_proc {
 	pid_t pid;
 	uint64_t start_ticks;         /* stat (22) */
-	int dirfd;                    /* /proc/PID, held (reads through it fail once it exits) */
-	int status_fd;                /* /proc/PID/status, held, re-read with pread */
-	struct vt_thread_watch *watch;
+	struct vt_watch *watch;       /* its reader (sample/watch.h): /proc/PID held, status,
+	                               * threads, sockets, allocator figures */
 	struct exp_thread *threads;   /* owned, nthreads, tid order */
 	size_t nthreads;
 	uint64_t csw_gone_v, csw_gone_nv;   /* exited threads' last context switches */
@@ -87,10 +87,7 @@ struct exp_proc {
 	struct vt_thread_states states;
 	double open_fds;              /* NAN unknown (fd/ needs ptrace access) */
 	double max_fds;               /* limits "Max open files" soft; NAN unknown or unlimited */
-	double next_slow;             /* monotonic time to read the fd links and limits again */
-	uint64_t *sock_inodes;        /* owned: its socket inodes at the last fd walk, sorted */
-	size_t nsock_inodes;
-	bool same_netns;              /* in vitals's network namespace: sock_diag can answer */
+	double next_limits;           /* monotonic time to read its limits again */
 	struct vt_listen_sock listen[EXP_MAX_LISTEN];
 	size_t nlisten;
 
@@ -102,8 +99,6 @@ struct exp_proc {
 	int redetect_left;
 
 	/* allocator figures, at most every heap_every_s */
-	bool heap_off;                /* no agent and no ptrace asked, or refused: not asked again */
-	double next_heap;             /* monotonic */
 	bool heap_have;
 	double heap_at;               /* monotonic time of the figures */
 	enum vt_heap_method heap_method;

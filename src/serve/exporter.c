@@ -383,7 +383,7 @@ static void emit_cgroup(struct emit *em, struct vt_exporter *x, const struct exp
 	struct vt_cgroup_mem cg;
 	size_t i;
 
-	if (t->nprocs == 0 || vt_cgroup_read(x->pfs, t->procs[0]->dirfd, &cg, NULL) != VT_OK || cg.version == 0)
+	if (t->nprocs == 0 || vt_cgroup_read(x->pfs, vt_watch_dirfd(t->procs[0]->watch), &cg, NULL) != VT_OK || cg.version == 0)
 		return;
 	PUT0(em, "vitals_cgroup_memory_current_bytes", u64d(cg.usage));
 	if (!cg.limit_is_max)

@@ -8,12 +8,12 @@
 #include "base/outfile.h"
 #include "base/version.h"
 #include "proc/io.h"
-#include "proc/listen.h"
 #include "proc/thread_watch.h"
 #include "sample/heap.h"
 #include "sample/sample.h"
 #include "sample/series.h"
 #include "sample/threads.h"
+#include "sample/watch.h"
 #include "soak/follow.h"
 #include "soak/redact.h"
 #include "soak/soak_profile.h"
@@ -73,24 +73,15 @@ struct vt_soak {
 	int child_status;
 	struct vt_sample first;      /* its first full sample: allocator, cap, cmdline */
 	bool have_first;
-	struct vt_maps_memo maps_memo;   /* its maps at their last read: arenas, regions_64m */
 	struct vt_cgroup_mem last_cgroup;   /* its memory cgroup at the last sample (version 0: none) */
 	int redetect_left;
-	struct vt_thread_watch *watch;
+	struct vt_watch *watch;      /* its reader (sample/watch.h): opened at its first tick */
 	struct vt_thread_tallies doing;   /* per live thread: what it was doing */
-	bool heap_unavailable;       /* no agent and no --heap: stop asking */
 	bool threads_error_noted;    /* the per-thread counters' failure is in the events */
 	bool heap_error_noted;       /* and the allocator probe's */
 	bool access_noted;           /* what cannot be read of it is in the events */
-	double next_smaps, next_threads, next_heap;
+	double next_smaps, next_threads;
 	int incarnations;
-
-	/* its listening sockets: which fds are sockets, walked every SOCKETS_EVERY_S */
-	uint64_t *sock_inodes;       /* sorted; owned */
-	size_t nsock_inodes;
-	pid_t sock_pid;              /* the incarnation they are of, 0 none yet */
-	bool sock_same_netns;        /* sock_diag can see them */
-	double next_sockets;
 
 	/* progress */
 	double ring_t[TREND_RING], ring_v[TREND_RING];
@@ -132,14 +123,13 @@ static int event(struct vt_soak *sk, enum vt_event_kind kind, pid_t pid, struct 
 
 static void drop_incarnation(struct vt_soak *sk)
 {
-	vt_thread_watch_close(sk->watch);
+	vt_watch_close(sk->watch);
 	sk->watch = NULL;
 	vt_thread_tallies_release(&sk->doing);
 	if (sk->have_first)
 		vt_sample_release(&sk->first);
 	sk->have_first = false;
 	sk->pid = 0;
-	sk->heap_unavailable = false;
 	sk->threads_error_noted = false;
 	sk->heap_error_noted = false;
 	sk->access_noted = false;
@@ -225,45 +215,26 @@ static void read_pss(int pid_fd, struct vt_store_sample *row)
 	vt_buf_release(&buf);
 }
 
-/* How often the fds are walked again for listening sockets: a server opens them at start. */
-#define SOCKETS_EVERY_S 10.0
-
 /*
  * The deepest accept queue of its listening sockets: one sock_diag dump a
- * tick (its own net/tcp{,6} in another network namespace).  Which fds are
- * sockets is read every SOCKETS_EVERY_S, and at once for a new incarnation;
- * a process that listens on nothing leaves the column empty.
+ * tick (its own net/tcp{,6} in another network namespace); which fds are
+ * sockets is the watch's to know.  A process that listens on nothing
+ * leaves the column empty.
  */
-static void read_accept_queue(struct vt_soak *sk, double now, int pid_fd, struct vt_store_sample *row)
+static void read_accept_queue(struct vt_soak *sk, double now, struct vt_store_sample *row)
 {
 	struct vt_listen_sock socks[VT_SAMPLE_MAX_LISTEN];
-	struct vt_buf buf = VT_BUF_INIT(VT_PROC_FILE_MAX);
-	size_t n = 0, dropped = 0, nfds, i;
-	uint64_t *inodes;
+	size_t n, dropped, i;
 	uint32_t deepest = 0;
 	const char *via;
 
-	if (sk->sock_pid != sk->pid || now >= sk->next_sockets) {
-		sk->next_sockets = now + SOCKETS_EVERY_S;
-		if (vt_proc_fds(pid_fd, true, &inodes, &n, &nfds, NULL) == VT_OK) {
-			free(sk->sock_inodes);
-			sk->sock_inodes = inodes;
-			sk->nsock_inodes = n;
-			sk->sock_pid = sk->pid;
-			sk->sock_same_netns = sk->pfs->live && vt_listen_same_netns(sk->pfs->proc_fd, pid_fd);
-		}
-	}
-	if (sk->sock_pid != sk->pid || !sk->nsock_inodes)
+	if (vt_watch_listen(sk->watch, now, socks, VT_SAMPLE_MAX_LISTEN, &n, &dropped, &via, NULL) != VT_OK ||
+	    !n)
 		return;
-	n = 0;
-	if (vt_listen_read(pid_fd, sk->sock_same_netns, sk->sock_inodes, sk->nsock_inodes, socks,
-			   VT_SAMPLE_MAX_LISTEN, &n, &dropped, &via, &buf, NULL) == VT_OK && n) {
-		for (i = 0; i < n; i++)
-			if (socks[i].queue > deepest)
-				deepest = socks[i].queue;
-		row->v[VT_M_ACCEPT_QUEUE] = (double)deepest;
-	}
-	vt_buf_release(&buf);
+	for (i = 0; i < n; i++)
+		if (socks[i].queue > deepest)
+			deepest = socks[i].queue;
+	row->v[VT_M_ACCEPT_QUEUE] = (double)deepest;
 }
 
 /*
@@ -286,33 +257,27 @@ static void read_io(int pid_fd, struct vt_store_sample *row)
 
 static void fill_heap(struct vt_soak *sk, double now, struct vt_store_sample *row)
 {
-	struct vt_heap_opts ho = { .no_ptrace = !sk->cfg->heap, .timeout_ms = 1000 };
+	enum vt_alloc_kind kind = sk->have_first ? sk->first.alloc.kind : VT_ALLOC_UNKNOWN;
 	struct vt_heap_sample h;
 	struct vt_err e;
+	bool taken;
 
-	/* not before the allocator is known: a process just started may not have mapped it */
-	if (sk->heap_unavailable || now < sk->next_heap || !sk->have_first ||
-	    sk->first.alloc.kind == VT_ALLOC_UNKNOWN)
-		return;
-	if (sk->first.alloc.kind != VT_ALLOC_GLIBC && sk->first.alloc.kind != VT_ALLOC_JEMALLOC) {
-		sk->heap_unavailable = true;     /* an allocator vitals does not read */
-		return;
-	}
-	sk->next_heap = now + sk->cfg->heap_every_s;
-	if (vt_heap_take(sk->pfs, sk->pid, &ho, &h, &e) != VT_OK) {
+	if (vt_watch_heap(sk->watch, now, kind, &h, &taken, &e) != VT_OK) {
 		/* A lasting refusal stops the asking for this process (a restart asks
 		 * again); the rest (no thread where a call is safe right now, a
 		 * timeout) is tried again at the next heap tick.  The first failure
-		 * is in the events. */
-		if (vt_heap_refusal_lasts(e.code, sk->cfg->heap))
-			sk->heap_unavailable = true;
-		if (e.code != VT_E_GONE && !sk->heap_error_noted && (sk->cfg->heap || !sk->heap_unavailable)) {
+		 * is in the events; without --heap, no agent is no news. */
+		bool off = vt_watch_heap_off(sk->watch);
+
+		if (e.code != VT_E_GONE && !sk->heap_error_noted && (sk->cfg->heap || !off)) {
 			event(sk, VT_EV_ERROR, sk->pid, NULL, "allocator figures not read%s: %s",
-			      sk->heap_unavailable ? "" : " (tried again later)", e.msg);
+			      off ? "" : " (tried again later)", e.msg);
 			sk->heap_error_noted = true;
 		}
 		return;
 	}
+	if (!taken)
+		return;
 	row->v[VT_M_HEAP_LIVE] = h.sum.live;
 	row->v[VT_M_HEAP_FREE] = h.sum.free;
 	row->v[VT_M_HEAP_TOTAL] = h.sum.held;
@@ -349,12 +314,13 @@ static void thread_row(const struct vt_soak *sk, const struct vt_thread_snap *t,
  * whatever the flag.  *sample holds the rows' names until the caller
  * releases it.
  */
-static int read_threads(struct vt_soak *sk, double now, bool last, int pid_fd, struct vt_store_sample *row,
+static int read_threads(struct vt_soak *sk, double now, bool last, struct vt_store_sample *row,
 			struct vt_threads_sample *sample, struct vt_store_thread **rows, size_t *nrows,
 			struct vt_err *err)
 {
 	const struct vt_thread_watch_proc *proc;
 	bool write_all = now >= sk->next_threads || last;
+	struct vt_thread_watch *tw;
 	struct vt_store_thread *out;
 	size_t i, k = 0, ngone;
 	int rc;
@@ -362,23 +328,23 @@ static int read_threads(struct vt_soak *sk, double now, bool last, int pid_fd, s
 	*rows = NULL;
 	*nrows = 0;
 	memset(sample, 0, sizeof(*sample));
-	if (!sk->watch && (rc = vt_thread_watch_open(sk->pfs, pid_fd, sk->pid, &sk->watch, err)))
+	if ((rc = vt_watch_threads(sk->watch, &tw, err)) != VT_OK)
 		return rc;
 	/* what each thread is doing is sampled at the per-thread cadence only */
-	rc = vt_thread_watch_read(sk->watch, write_all ? VT_TW_CSW | VT_TW_WCHAN | VT_TW_SYSCALL
+	rc = vt_thread_watch_read(tw, write_all ? VT_TW_CSW | VT_TW_WCHAN | VT_TW_SYSCALL
 						       : VT_TW_SCHEDSTAT_ONLY, err);
 	if (rc == VT_E_GONE || rc == VT_E_NOMEM)
 		return rc;
-	proc = vt_thread_watch_process(sk->watch);
+	proc = vt_thread_watch_process(tw);
 	if (proc->clk_tck > 0) {
 		row->v[VT_M_CPU_USER_S] = (double)proc->utime_ticks / (double)proc->clk_tck;
 		row->v[VT_M_CPU_SYS_S] = (double)proc->stime_ticks / (double)proc->clk_tck;
 	}
-	vt_thread_watch_exited(sk->watch, &ngone);
+	vt_thread_watch_exited(tw, &ngone);
 	if (!write_all && ngone == 0)
 		return VT_OK;
 	/* rows only for what is written: the exited every tick, the live at the cadence */
-	if ((rc = vt_threads_sample_from_watch(sk->watch, write_all, sample, err)) != VT_OK)
+	if ((rc = vt_threads_sample_from_watch(tw, write_all, sample, err)) != VT_OK)
 		return rc;
 	if (write_all)
 		sk->next_threads = now + sk->cfg->threads_every_s;
@@ -437,8 +403,7 @@ static void trend(const struct vt_soak *sk, double *slope, double *window)
  */
 static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 {
-	struct vt_sample_opts so = { .light = true, .maps_memo = &sk->maps_memo,
-				     .maps_max_age_s = MAPS_MAX_AGE_S };
+	struct vt_sample_opts so = { .light = true, .maps_max_age_s = MAPS_MAX_AGE_S };
 	struct vt_store_sample row = { .t = now - sk->start, .wall = vt_wall_s(), .pid = sk->pid };
 	struct vt_store_thread *trows = NULL;
 	struct vt_threads_sample tsample = { 0 };
@@ -446,7 +411,8 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 	size_t ntrows = 0;
 	double t0 = vt_mono_s();
 	bool smaps = false;
-	int m, rc, pid_fd;
+	struct vt_watch_opts wo = { .heap_every_s = sk->cfg->heap_every_s, .heap_ptrace = sk->cfg->heap };
+	int m, rc;
 
 	for (m = 0; m < VT_M_COUNT; m++)
 		row.v[m] = NAN;
@@ -460,7 +426,15 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 		so.reuse = NULL;    /* a process just exec'ed may not have mapped its libc yet */
 	else if (sk->have_first)
 		so.reuse = &sk->first;
-	rc = vt_sample_take(sk->pfs, sk->pid, &so, &s, err);
+	if (sk->watch && vt_watch_pid(sk->watch) != sk->pid) {
+		vt_watch_close(sk->watch);      /* another incarnation's */
+		sk->watch = NULL;
+	}
+	rc = sk->watch ? VT_OK : vt_watch_open(sk->pfs, sk->pid, &wo, &sk->watch, NULL, NULL, err);
+	if (rc == VT_OK) {
+		so.maps_memo = vt_watch_maps_memo(sk->watch);
+		rc = vt_sample_take_from(sk->watch, &so, &s, err);
+	}
 	if (rc != VT_OK)
 		return rc == VT_E_NOPROC || rc == VT_E_ZOMBIE ? VT_E_GONE : rc;
 	fill_memory(&s, &row);
@@ -478,15 +452,11 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 		vt_sample_release(&s);
 	}
 
-	rc = vt_pid_open(sk->pfs, sk->pid, &pid_fd, err);
-	if (rc == VT_OK) {
-		if (smaps)
-			read_pss(pid_fd, &row);
-		read_accept_queue(sk, now, pid_fd, &row);
-		read_io(pid_fd, &row);
-		rc = read_threads(sk, now, last, pid_fd, &row, &tsample, &trows, &ntrows, err);
-		close(pid_fd);
-	}
+	if (smaps)
+		read_pss(vt_watch_dirfd(sk->watch), &row);
+	read_accept_queue(sk, now, &row);
+	read_io(vt_watch_dirfd(sk->watch), &row);
+	rc = read_threads(sk, now, last, &row, &tsample, &trows, &ntrows, err);
 	if (rc == VT_E_NOPROC || rc == VT_E_GONE) {
 		free(trows);
 		vt_threads_sample_release(&tsample);
@@ -640,10 +610,8 @@ static void adopt(struct vt_soak *sk, pid_t pid, double now)
 	/* a restart is a process started after this one, not a sibling of it */
 	sk->key.min_start_ticks = vt_follow_start_ticks(sk->pfs, pid) + 1;
 	sk->redetect_left = REDETECT_TICKS;
-	memset(&sk->maps_memo, 0, sizeof(sk->maps_memo));   /* another process's maps */
 	sk->next_smaps = now;
 	sk->next_threads = now;
-	sk->next_heap = now;
 	sk->ring_n = sk->ring_i = 0;
 	sk->incarnations++;
 }
@@ -1097,7 +1065,7 @@ int vt_soak_finish(struct vt_soak *sk, struct vt_soak_result *res, struct vt_err
 		vt_store_close(sk->store, NULL);
 	res->file_bytes = vt_store_file_bytes(cfg->out_path);   /* after the final checkpoint, and
 								 * its WAL while a reader keeps one */
-	free(sk->sock_inodes);
+	vt_watch_close(sk->watch);
 	free(sk);
 	return rc;
 }

@@ -476,11 +476,14 @@ static int gone(pid_t pid, struct vt_err *err)
 			  (int)pid);
 }
 
+/* held: the process was there when its watch was opened, so no such process, or a zombie, is its exit */
 static int take_timed(struct reader *rd, const struct vt_sample_opts *opts, struct vt_sample *out,
-		      double t0, struct vt_err *err)
+		      double t0, bool held, struct vt_err *err)
 {
 	int rc = take(rd, opts, out, err);
 
+	if (held && (rc == VT_E_NOPROC || rc == VT_E_ZOMBIE))
+		rc = VT_E_GONE;
 	if (rc == VT_E_GONE)
 		gone(rd->pid, err);
 	vt_buf_release(&rd->buf);
@@ -504,7 +507,7 @@ int vt_sample_take_from(struct vt_watch *w, const struct vt_sample_opts *opts, s
 			     VT_BUF_INIT(VT_PROC_FILE_MAX) };
 
 	sample_begin(opts, out);
-	return take_timed(&rd, opts, out, vt_mono_s(), err);
+	return take_timed(&rd, opts, out, vt_mono_s(), true, err);
 }
 
 int vt_sample_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_sample_opts *opts,
@@ -520,7 +523,7 @@ int vt_sample_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_sampl
 	if (rc != VT_OK)
 		return rc == VT_E_GONE ? gone(pid, err) : rc;
 	rd.fd = vt_watch_dirfd(rd.w);
-	rc = take_timed(&rd, opts, out, t0, err);
+	rc = take_timed(&rd, opts, out, t0, false, err);
 	vt_watch_close(rd.w);
 	return rc;
 }

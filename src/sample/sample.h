@@ -181,6 +181,7 @@ int vt_sample_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_sampl
  * The same, through the process's held watch (sample/watch.h), for a
  * reader that samples it again and again: no directory is opened, and
  * which of its fds are sockets is the watch's to know (walked when due).
+ * Its exit, whenever the read notices it, is VT_E_GONE.
  */
 struct vt_watch;
 int vt_sample_take_from(struct vt_watch *w, const struct vt_sample_opts *opts, struct vt_sample *out,

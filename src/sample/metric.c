@@ -79,24 +79,29 @@ CGROUP_GETTER(cg_psi_full_s, s->cgroup.psi_full.present ? (double)s->cgroup.psi_
 #define CUM VT_MF_CUMULATIVE
 #define SNAP VT_MF_SNAP
 #define CMP VT_MF_COMPARE
+/* a series of vitals serve's vitals_process_memory_bytes */
+#define MEMTYPE(v) .prom = "vitals_process_memory_bytes", .prom_label = "memtype", .prom_label_value = v
 
 const struct vt_metric_info vt_metrics[VT_M_COUNT] = {
 	[VT_M_VM_RSS]        = { "vm_rss", "VmRSS", VT_UNIT_BYTES, REC | SNAP,
-				 "resident now (anon + file + shmem): what ps RSS shows", vm_rss },
+				 "resident now (anon + file + shmem): what ps RSS shows", vm_rss,
+				 .prom = "process_resident_memory_bytes" },
 	[VT_M_RSS_ANON]      = { "rss_anon", "RssAnon", VT_UNIT_BYTES, REC | SNAP | CMP,
-				 "resident anonymous: heap, arenas, stacks", rss_anon },
+				 "resident anonymous: heap, arenas, stacks", rss_anon, MEMTYPE("rss_anon") },
 	[VT_M_RSS_FILE]      = { "rss_file", "RssFile", VT_UNIT_BYTES, REC | SNAP,
-				 "resident file-backed: binaries, libraries, mapped files", rss_file },
+				 "resident file-backed: binaries, libraries, mapped files", rss_file, MEMTYPE("rss_file") },
 	[VT_M_RSS_SHMEM]     = { "rss_shmem", "RssShmem", VT_UNIT_BYTES, REC | SNAP,
-				 "resident shared memory (shm, memfd, tmpfs)", rss_shmem },
+				 "resident shared memory (shm, memfd, tmpfs)", rss_shmem, MEMTYPE("rss_shmem") },
 	[VT_M_VM_SWAP]       = { "vm_swap", "VmSwap", VT_UNIT_BYTES, REC | SNAP | CMP,
-				 "anonymous memory pushed out to swap", vm_swap },
+				 "anonymous memory pushed out to swap", vm_swap, MEMTYPE("swap") },
 	[VT_M_COMMITTED]     = { "committed", "committed", VT_UNIT_BYTES, REC | SNAP | CMP,
 				 "RssAnon + VmSwap: anonymous memory the process holds, resident or swapped",
-				 committed },
+				 committed, MEMTYPE("committed") },
 	[VT_M_VM_SIZE]       = { "vm_size", "VmSize", VT_UNIT_BYTES, REC | SNAP,
-				 "virtual address space (mostly reservations, not memory)", vm_size },
-	[VT_M_VM_PEAK]       = { "vm_peak", "VmPeak", VT_UNIT_BYTES, SNAP, "largest VmSize so far", vm_peak },
+				 "virtual address space (mostly reservations, not memory)", vm_size,
+				 .prom = "process_virtual_memory_bytes" },
+	[VT_M_VM_PEAK]       = { "vm_peak", "VmPeak", VT_UNIT_BYTES, SNAP, "largest VmSize so far", vm_peak,
+				 .prom = "vitals_process_virtual_memory_peak_bytes" },
 	[VT_M_VM_HWM]        = { "vm_hwm", "VmHWM", VT_UNIT_BYTES, SNAP,
 				 "largest VmRSS so far (high-water mark)", vm_hwm },
 	[VT_M_ARENAS]        = { "arenas", "arenas", VT_UNIT_COUNT, REC | CMP,

@@ -73,6 +73,17 @@ struct vt_metric_info {
 	const char *meaning;         /* for people */
 	/* Its value in a memory sample (NAN unknown); NULL when another probe fills it. */
 	double (*of_sample)(const struct vt_sample *s);
+	/*
+	 * Where vitals serve exports it, summed over a target's processes:
+	 * the family (declared in serve/exporter.c's family table, which
+	 * test_exporter checks) and the value of its one label prom_label,
+	 * both NULL when it has none.  The exporter reads each process's
+	 * status at every scrape and hands of_sample a sample holding it:
+	 * a figure from another source needs its read in serve/exp_proc.c.
+	 */
+	const char *prom;
+	const char *prom_label;         /* "memtype" */
+	const char *prom_label_value;   /* "rss_anon" */
 };
 
 extern const struct vt_metric_info vt_metrics[VT_M_COUNT];

@@ -410,11 +410,7 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 	snprintf(s->comm, sizeof(s->comm), "%s", st.comm);
 	s->num_threads = st.num_threads;
 	read_uptime(rd, &st, s);
-	s->uid = (uid_t)s->status.uid_real;
-	if (vt_known(s->status.rss_anon) && vt_known(s->status.vm_swap))
-		s->committed = s->status.rss_anon + s->status.vm_swap;
-	else
-		s->committed = VT_NA;
+	vt_sample_set_status(s, &s->status);
 
 	if (!opts->reuse && vt_read_at(rd->fd, "cmdline", &rd->buf, NULL) == VT_OK)
 		join_cmdline(s, rd->buf.data, rd->buf.len);
@@ -526,6 +522,17 @@ int vt_sample_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_sampl
 	rc = take_timed(&rd, opts, out, t0, false, err);
 	vt_watch_close(rd.w);
 	return rc;
+}
+
+void vt_sample_set_status(struct vt_sample *s, const struct vt_proc_status *st)
+{
+	if (&s->status != st)
+		s->status = *st;
+	s->uid = (uid_t)st->uid_real;
+	if (vt_known(st->rss_anon) && vt_known(st->vm_swap))
+		s->committed = st->rss_anon + st->vm_swap;
+	else
+		s->committed = VT_NA;
 }
 
 void vt_sample_release(struct vt_sample *s)

@@ -188,6 +188,9 @@ int vt_sample_take_from(struct vt_watch *w, const struct vt_sample_opts *opts, s
 			struct vt_err *err);
 void vt_sample_release(struct vt_sample *s);
 
+/* Set its status and what follows from it alone (uid, committed); st may be &s->status. */
+void vt_sample_set_status(struct vt_sample *s, const struct vt_proc_status *st);
+
 /* True when some section could not be read (the CLI exits 1: partial). */
 bool vt_sample_partial(const struct vt_sample *s);
 

@@ -11,6 +11,7 @@
 #include "base/unknown.h"
 #include "proc/cgroup.h"
 #include "proc/psi.h"
+#include "sample/metric.h"
 
 #include <errno.h>
 #include <math.h>
@@ -211,22 +212,6 @@ static void put(struct emit *em, const char *family, double v, const char *k1, c
 #define PUT1(em, fam, v, k, kv) put(em, fam, v, k, kv, NULL, NULL, NULL, NULL)
 #define PUT2(em, fam, v, k, kv, k2, kv2) put(em, fam, v, k, kv, k2, kv2, NULL, NULL)
 
-/* Sum of a status field over the processes; NAN when no process has it. */
-static double sum_status(const struct exp_target *t, size_t offset)
-{
-	double sum = NAN;
-	size_t i;
-
-	for (i = 0; i < t->nprocs; i++) {
-		uint64_t v;
-
-		memcpy(&v, (const char *)&t->procs[i]->st + offset, sizeof(v));
-		if (vt_known(v))
-			sum = isnan(sum) ? (double)v : sum + (double)v;
-	}
-	return sum;
-}
-
 static double add_nan(double sum, double v)
 {
 	if (isnan(v))
@@ -234,20 +219,30 @@ static double add_nan(double sum, double v)
 	return isnan(sum) ? v : sum + v;
 }
 
-#define STATUS(t, field) sum_status(t, offsetof(struct vt_proc_status, field))
-
+/*
+ * The memory figures of the metric table that serve exports (its prom
+ * column), each summed over the processes: what each process's status
+ * gives, read as a sample (sample/metric.h), so a figure is one row there.
+ */
 static void emit_memory(struct emit *em, const struct exp_target *t)
 {
-	double anon = STATUS(t, rss_anon), swap = STATUS(t, vm_swap);
+	struct vt_sample s = { 0 };   /* of status only: the other sections stay unread */
+	double sums[VT_M_COUNT];
+	size_t i;
+	int m;
 
-	PUT0(em, "process_resident_memory_bytes", STATUS(t, vm_rss));
-	PUT0(em, "process_virtual_memory_bytes", STATUS(t, vm_size));
-	PUT0(em, "vitals_process_virtual_memory_peak_bytes", STATUS(t, vm_peak));
-	PUT1(em, "vitals_process_memory_bytes", anon, "memtype", "rss_anon");
-	PUT1(em, "vitals_process_memory_bytes", STATUS(t, rss_file), "memtype", "rss_file");
-	PUT1(em, "vitals_process_memory_bytes", STATUS(t, rss_shmem), "memtype", "rss_shmem");
-	PUT1(em, "vitals_process_memory_bytes", swap, "memtype", "swap");
-	PUT1(em, "vitals_process_memory_bytes", isnan(anon) || isnan(swap) ? NAN : anon + swap, "memtype", "committed");
+	for (m = 0; m < VT_M_COUNT; m++)
+		sums[m] = NAN;
+	for (i = 0; i < t->nprocs; i++) {
+		vt_sample_set_status(&s, &t->procs[i]->st);
+		for (m = 0; m < VT_M_COUNT; m++)
+			if (vt_metrics[m].prom && vt_metrics[m].of_sample)
+				sums[m] = add_nan(sums[m], vt_metrics[m].of_sample(&s));
+	}
+	for (m = 0; m < VT_M_COUNT; m++)
+		if (vt_metrics[m].prom)
+			put(em, vt_metrics[m].prom, sums[m], vt_metrics[m].prom_label,
+			    vt_metrics[m].prom_label_value, NULL, NULL, NULL, NULL);
 }
 
 static void emit_cpu_threads(struct emit *em, const struct exp_target *t, double boot_s)

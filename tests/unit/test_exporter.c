@@ -8,6 +8,7 @@
 
 #include "proc/listen.h"
 #include "render/prom.h"
+#include "sample/metric.h"
 #include "serve/exp_internal.h"
 #include "serve/exporter.h"
 
@@ -422,6 +423,21 @@ static void test_live__scrape_families(void)
 	CHECK(value(text, "process_open_fds{target=\"live\"}") >= 3);
 	CHECK(value(text, "process_max_fds{target=\"live\"}") > 0);
 	CHECK(value(text, "vitals_process_memory_bytes{target=\"live\",memtype=\"committed\"}") > 0);
+	/* every memory figure the metric table exports is there (rss_shmem may be 0) */
+	for (int m = 0; m < VT_M_COUNT; m++) {
+		if (!vt_metrics[m].prom)
+			continue;
+		if (vt_metrics[m].prom_label)
+			snprintf(series, sizeof(series), "%s{target=\"live\",%s=\"%s\"}", vt_metrics[m].prom,
+				 vt_metrics[m].prom_label, vt_metrics[m].prom_label_value);
+		else
+			snprintf(series, sizeof(series), "%s{target=\"live\"}", vt_metrics[m].prom);
+		if (!(value(text, series) >= 0))
+			printf("#   %s: not in the scrape\n", series);
+		CHECK(value(text, series) >= 0);
+	}
+	CHECK(value(text, "vitals_process_memory_bytes{target=\"live\",memtype=\"rss_anon\"}") <=
+	      value(text, "vitals_process_memory_bytes{target=\"live\",memtype=\"committed\"}"));
 	/* Once in a run of the unit tests two at a time, one thread was not sleeping at the
 	 * scrape though all were just before: say which state, and look once more */
 	for (int again = 0; again < 3 &&
@@ -646,7 +662,39 @@ static void test_open__errors(void)
 	CHECK_EQ_I64(vt_exporter_open(&pfs, &cfg, &x, &err), VT_E_USAGE);
 }
 
-VT_TEST_MAIN(test_listen__proc_net_tcp, test_listen__malformed, test_listen__sock_diag_reply,
+/* A metric row exported by serve names a family the exporter declares, of the right type. */
+static void test_metrics__prom_families_declared(void)
+{
+	size_t i, nfam = vt_exporter_family_count();
+	int m, exported = 0;
+
+	for (m = 0; m < VT_M_COUNT; m++) {
+		const struct vt_metric_info *mi = &vt_metrics[m];
+		bool found = false;
+
+		if (!mi->prom)
+			continue;
+		exported++;
+		CHECK(mi->of_sample != NULL);
+		CHECK((mi->prom_label == NULL) == (mi->prom_label_value == NULL));
+		for (i = 0; i < nfam && !found; i++) {
+			const char *name;
+			enum vt_prom_type type;
+
+			vt_exporter_family(i, &name, &type);
+			if (strcmp(name, mi->prom) != 0)
+				continue;
+			found = true;
+			CHECK(type == ((mi->flags & VT_MF_CUMULATIVE) ? VT_PROM_COUNTER : VT_PROM_GAUGE));
+		}
+		if (!found)
+			printf("#   %s: family %s not declared\n", mi->key, mi->prom);
+		CHECK(found);
+	}
+	CHECK(exported >= 8);
+}
+
+VT_TEST_MAIN(test_metrics__prom_families_declared, test_listen__proc_net_tcp, test_listen__malformed, test_listen__sock_diag_reply,
 	     test_listen__live_backlog, test_pools__names, test_pools__cap, test_pools__rename_and_exit,
 	     test_live__scrape_families, test_live__counters_do_not_fall, test_resolve__by_name,
 	     test_resolve__pidfile_restart, test_open__errors)

@@ -49,14 +49,26 @@ void vt_cli_catch_stop(volatile sig_atomic_t **flag);
 bool vt_cli_parse_pid(const char *text, int *pid);
 
 /*
- * Open FILE for a view's output ("-" is stdout), and close it: the error
- * (and the file name) is printed by them; close returns 0 or 2.  The file
- * is made afresh, never through a symbolic link (base/outfile.h): one that
- * exists is refused unless force (--force), with *status 64; other
- * failures are 2.
+ * Open FILE for a view's output ("-" is stdout).  The file is made afresh,
+ * never through a symbolic link (base/outfile.h): one that exists is
+ * refused unless force (--force), with *status 64; other failures are the
+ * error table's status for an I/O error.  The error is printed here.
  */
 FILE *vt_cli_open_out(const char *cmd, const char *path, bool force, int *status);
+
+/*
+ * The one end of every view's output: render_rc is what the view returned
+ * (non-zero: a write failed).  stdout is flushed, a file closed; a write
+ * that did not reach it (a full disk, a closed pipe) is said once, with the
+ * reason and the file's name, and gives the error table's exit status for
+ * an I/O error; 0 when everything was written.
+ */
 int vt_cli_close_out(const char *cmd, FILE *f, const char *path, int render_rc);
+/* The same for stdout. */
+int vt_cli_stdout_done(const char *cmd, int render_rc);
+
+/* Out of memory in the command itself: said, and the error table's exit status for it. */
+int vt_cli_nomem(const char *cmd);
 
 /* The terminal takes UTF-8 (sparkline blocks); else the views use ASCII. */
 bool vt_cli_utf8(void);

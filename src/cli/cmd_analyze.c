@@ -256,8 +256,7 @@ static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
 	so.metric = (enum vt_metric)o.metric;
 	if (vt_soak_analyze(&s, &so, &v) != 0) {
 		vt_series_free(&s);
-		fprintf(stderr, "vitals analyze: out of memory\n");
-		return 2;
+		return vt_cli_nomem("analyze");
 	}
 	r.path = args.operands[0];
 	r.series = &s;
@@ -289,9 +288,9 @@ static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
 	if (o.html && !(f_html = vt_cli_open_out("analyze", o.html, o.force, &rc)))
 		goto out;
 	if (o.json)
-		rc = vt_view("json")->analyze(stdout, &r) ? 2 : 0;
+		rc = vt_cli_stdout_done("analyze", vt_view("json")->analyze(stdout, &r));
 	else if (!(o.csv && strcmp(o.csv, "-") == 0))
-		rc = vt_view("text")->analyze(stdout, &r) ? 2 : 0;
+		rc = vt_cli_stdout_done("analyze", vt_view("text")->analyze(stdout, &r));
 	if (f_csv) {
 		int rc2 = vt_cli_close_out("analyze", f_csv, o.csv, rc ? 0 : vt_view("csv")->analyze(f_csv, &r));
 

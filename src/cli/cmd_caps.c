@@ -92,10 +92,8 @@ static int caps_run(const struct vt_command *cmd, int argc, char **argv)
 	vt_procfs_close(&pfs);
 	if (rc)
 		return vt_cli_error(&err);
-	if (vt_view(json ? "json" : "text")->caps(stdout, &report)) {
-		fprintf(stderr, "vitals: cannot write output\n");
-		return 2;
-	}
+	if ((rc = vt_cli_stdout_done("caps", vt_view(json ? "json" : "text")->caps(stdout, &report))))
+		return rc;
 	return vt_caps_partial(&report) ? VT_EXIT_PARTIAL : VT_EXIT_OK;
 }
 

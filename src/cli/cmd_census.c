@@ -104,10 +104,8 @@ static int census_run(const struct vt_command *cmd, int argc, char **argv)
 		return vt_cli_error(&err);
 	rc = vt_view(o.json ? "json" : "text")->census(stdout, &(struct vt_census_report){ &c, o.reveal });
 	vt_census_release(&c);
-	if (rc) {
-		fprintf(stderr, "vitals: cannot write output\n");
-		return 2;
-	}
+	if ((rc = vt_cli_stdout_done("census", rc)))
+		return rc;
 	return VT_EXIT_OK;
 }
 

@@ -304,7 +304,7 @@ static int tell(const struct vt_procfs *pfs, const struct vt_experiment_result *
 	}
 	while (taken < ARMS) {
 		if (!pids[taken] || vt_sample_take(pfs, pids[taken], &opts, &samples[taken], &err) != VT_OK) {
-			status = pids[taken] ? vt_cli_error(&err) : 2;
+			status = pids[taken] ? vt_cli_error(&err) : vt_code_exit(VT_E_FAIL);
 			break;
 		}
 		taken++;
@@ -389,7 +389,7 @@ static int demo_run(const struct vt_command *cmd, int argc, char **argv)
 	}
 	for (i = 0; i < ARMS; i++)
 		if (vt_experiment_arm_set(&arms[i], arm_specs[i].name, arm_specs[i].env, arm_specs[i].env_text))
-			return vt_cli_usage_error("demo", "out of memory");
+			return vt_cli_nomem("demo");
 	/* the targets outlive the soaks by a minute: the snapshots and heap probes come after */
 	snprintf(secs, sizeof(secs), "%.0f", o.seconds + 60);
 	snprintf(thr, sizeof(thr), "%ld", o.threads);
@@ -426,7 +426,7 @@ static int demo_run(const struct vt_command *cmd, int argc, char **argv)
 	} else if (res.recorded < ARMS) {
 		for (i = 0; i < ARMS && res.arms[i].rc == VT_OK; i++)
 			;
-		status = i < ARMS ? vt_cli_error(&res.arms[i].err) : 2;
+		status = i < ARMS ? vt_cli_error(&res.arms[i].err) : vt_code_exit(VT_E_FAIL);
 	} else {
 		status = tell(&pfs, &res, tmpdir, &o);
 	}

@@ -225,7 +225,7 @@ static int experiment_run(const struct vt_command *cmd, int argc, char **argv)
 			res.recorded, res.recorded == 1 ? "" : "s");
 	} else if (rc == VT_OK) {
 		fprintf(stderr, "vitals experiment: fewer than two arms were recorded; nothing to compare\n");
-		rc = 2;
+		rc = vt_code_exit(VT_E_FAIL);
 	}
 	if (res.stopped && (rc == VT_OK || rc == VT_EXIT_PARTIAL))
 		rc = VT_EXIT_STOPPED;

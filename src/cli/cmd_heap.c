@@ -98,10 +98,8 @@ static int heap_run(const struct vt_command *cmd, int argc, char **argv)
 	vt_heap_judge(&h, report.page_size, &v);
 	rc = vt_view(o.json ? "json" : "text")->heap(stdout, &report);
 	vt_heap_release(&h);
-	if (rc) {
-		fprintf(stderr, "vitals: cannot write output\n");
-		return 2;
-	}
+	if ((rc = vt_cli_stdout_done("heap", rc)))
+		return rc;
 	return VT_EXIT_OK;
 }
 

@@ -361,11 +361,8 @@ static int profile_run(const struct vt_command *cmd, int argc, char **argv)
 		struct vt_profile_text_opts to = { .top = (uint32_t)o.top };
 		rc = o.json ? vt_render_profile_json(stdout, sum, false)
 			    : vt_render_profile_text(stdout, sum, &to);
-		if (rc != 0 || fflush(stdout) != 0) {
-			fprintf(stderr, "vitals: cannot write output\n");
-			status = 2;
+		if ((status = vt_cli_stdout_done("profile", rc)))
 			goto out;
-		}
 	}
 	if (prof->meta.exited)
 		status = VT_EXIT_PARTIAL;

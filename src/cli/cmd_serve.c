@@ -269,10 +269,8 @@ static int serve_run(const struct vt_command *cmd, int argc, char **argv)
 	int rc, sig = 0, status = VT_EXIT_OK;
 
 	o = malloc(sizeof(*o));
-	if (!o) {
-		fprintf(stderr, "vitals serve: out of memory\n");
-		return 2;
-	}
+	if (!o)
+		return vt_cli_nomem("serve");
 	rc = parse_args(cmd, argc, argv, o);
 	if (rc != 0) {
 		free(o);

@@ -87,11 +87,10 @@ static int snap_run(const struct vt_command *cmd, int argc, char **argv)
 	samples = calloc((size_t)npids, sizeof(*samples));
 	failures = calloc((size_t)npids, sizeof(*failures));
 	if (!pids || !samples || !failures) {
-		fprintf(stderr, "vitals: out of memory\n");
 		free(pids);
 		free(samples);
 		free(failures);
-		return 2;
+		return vt_cli_nomem("snap");
 	}
 	for (i = 0; !o.name && i < npids; i++) {
 		if (!vt_cli_parse_pid(args.operands[i], &pids[i])) {
@@ -123,10 +122,9 @@ static int snap_run(const struct vt_command *cmd, int argc, char **argv)
 	vt_procfs_close(&pfs);
 	o.report.samples = samples;
 	o.report.failures = failures;
-	if ((o.report.n || o.json) && vt_view(o.json ? "json" : "text")->snap(stdout, &o.report) != 0) {
-		fprintf(stderr, "vitals: cannot write output\n");
-		status = 2;
-	}
+	if ((o.report.n || o.json) &&
+	    (rc = vt_cli_stdout_done("snap", vt_view(o.json ? "json" : "text")->snap(stdout, &o.report))))
+		status = rc;
 	if (status == VT_EXIT_OK && partial)
 		status = VT_EXIT_PARTIAL;
 	for (i = 0; i < (int)o.report.n; i++)

@@ -134,7 +134,7 @@ static int soak_option(void *ctx, int id, const char *arg)
 			return vt_cli_usage_error("soak", "--env wants KEY=VALUE, not '%s'", arg);
 		env = realloc(o->env, (o->nenv + 2) * sizeof(*env));
 		if (!env)
-			return vt_cli_usage_error("soak", "out of memory");
+			return vt_cli_nomem("soak");
 		o->env = env;
 		o->env[o->nenv++] = (char *)arg;
 		o->env[o->nenv] = NULL;

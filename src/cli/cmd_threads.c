@@ -483,9 +483,8 @@ static int threads_run(const struct vt_command *cmd, int argc, char **argv)
 		if (nth == 1)
 			note_unreadable(&run, &rates, (long)vt_thread_sampler_status(run.sampler)->uid_real);
 		vt_threads_rates_release(&rates);
-		if (rc != 0 || fflush(stdout) != 0) {
-			fprintf(stderr, "vitals: cannot write output\n");
-			exit_status = 2;
+		if ((rc = vt_cli_stdout_done("threads", rc))) {
+			exit_status = rc;
 			goto out;
 		}
 		if (exited)

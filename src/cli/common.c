@@ -123,13 +123,31 @@ FILE *vt_cli_open_out(const char *cmd, const char *path, bool force, int *status
 
 int vt_cli_close_out(const char *cmd, FILE *f, const char *path, int render_rc)
 {
-	if (f == stdout)
-		return fflush(stdout) == 0 && render_rc == 0 ? 0 : 2;
-	if (fclose(f) != 0 || render_rc != 0) {
-		fprintf(stderr, "vitals %s: writing '%s' failed\n", cmd, path);
-		return 2;
+	int why = render_rc ? errno : 0;   /* the failed write's, before anything else sets it */
+	bool out = f == stdout;
+
+	if ((out ? fflush(f) : fclose(f)) != 0) {
+		if (!why)
+			why = errno;
+	} else if (!render_rc) {
+		return VT_EXIT_OK;
 	}
-	return 0;
+	if (out)
+		fprintf(stderr, "vitals %s: cannot write the output: %s\n", cmd, why ? strerror(why) : "write error");
+	else
+		fprintf(stderr, "vitals %s: writing '%s' failed: %s\n", cmd, path, why ? strerror(why) : "write error");
+	return vt_code_exit(VT_E_IO);
+}
+
+int vt_cli_stdout_done(const char *cmd, int render_rc)
+{
+	return vt_cli_close_out(cmd, stdout, "-", render_rc);
+}
+
+int vt_cli_nomem(const char *cmd)
+{
+	fprintf(stderr, "vitals %s: %s\n", cmd, vt_code_str(VT_E_NOMEM));
+	return vt_code_exit(VT_E_NOMEM);
 }
 
 bool vt_cli_utf8(void)

@@ -27,6 +27,20 @@ static void usage(FILE *out)
 	fprintf(out, "\nSee vitals(1) (man -l man/vitals.1 in the source tree).\n");
 }
 
+/*
+ * What a command left in stdout's buffer is written now.  A write that
+ * fails here (a full disk, and the command said nothing of it) fails the
+ * command with the I/O status; a command that failed already keeps its own.
+ */
+static int finish(const struct vt_command *cmd, int status)
+{
+	bool failed = fflush(stdout) != 0 || ferror(stdout);
+
+	if (failed && (status == VT_EXIT_OK || status == VT_EXIT_PARTIAL))
+		return vt_cli_stdout_done(cmd->name, 1);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	const struct vt_command *cmd;
@@ -71,5 +85,5 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return VT_EXIT_USAGE;
 	}
-	return cmd->run(cmd, argc - i, argv + i);
+	return finish(cmd, cmd->run(cmd, argc - i, argv + i));
 }

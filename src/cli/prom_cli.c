@@ -195,8 +195,7 @@ int vt_cli_prom_analyze(const struct vt_command *cmd, const struct vt_cli_prom *
 		vt_soak_opts_default(&so);
 		so.metric = ps->metric;
 		if (vt_soak_analyze(&ps->series, &so, &v) != 0) {
-			fprintf(stderr, "vitals %s: out of memory\n", cmd->name);
-			rc = 2;
+			rc = vt_cli_nomem(cmd->name);
 			break;
 		}
 		r.path = ps->labels;
@@ -207,17 +206,17 @@ int vt_cli_prom_analyze(const struct vt_command *cmd, const struct vt_cli_prom *
 		if (p->json) {
 			if (i)
 				fputs(",\n", stdout);
-			rc = vt_view("json")->analyze(stdout, &r) ? 2 : 0;
+			rc = vt_cli_stdout_done(cmd->name, vt_view("json")->analyze(stdout, &r));
 		} else {
 			if (i)
 				fputc('\n', stdout);
-			rc = vt_view("text")->analyze(stdout, &r) ? 2 : 0;
+			rc = vt_cli_stdout_done(cmd->name, vt_view("text")->analyze(stdout, &r));
 		}
 	}
 	if (p->json && rc == 0)
 		fputs("]\n", stdout);
 	vt_prom_answer_release(&a);
-	return fflush(stdout) == 0 ? rc : 2;
+	return rc ? rc : vt_cli_stdout_done(cmd->name, 0);
 }
 
 /* A query for compare returned more than one series: say which, and how to pick one. */
@@ -320,8 +319,7 @@ int vt_cli_prom_compare(const struct vt_command *cmd, const struct vt_cli_prom *
 	set.label_ptrs = calloc(n, sizeof(*set.label_ptrs));
 	if (!set.series || !set.labels || !set.label_ptrs) {
 		vt_compare_set_release(&set);
-		fprintf(stderr, "vitals %s: out of memory\n", cmd->name);
-		return 2;
+		return vt_cli_nomem(cmd->name);
 	}
 	for (i = 0; i < n; i++) {
 		struct vt_prom_answer a;
@@ -364,8 +362,7 @@ int vt_cli_prom_compare(const struct vt_command *cmd, const struct vt_cli_prom *
 	vt_soak_opts_default(&so);
 	so.metric = metric;
 	if (vt_compare(arms, set.label_ptrs, n, &so, &set.cmp)) {
-		fprintf(stderr, "vitals %s: out of memory\n", cmd->name);
-		rc = 2;
+		rc = vt_cli_nomem(cmd->name);
 		goto out;
 	}
 	snprintf(title, sizeof(title), "vitals compare · prometheus %s · %s ending %s",

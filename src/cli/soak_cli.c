@@ -184,9 +184,9 @@ int vt_cli_compare_write(const char *cmd, const struct vt_compare_set *set, cons
 		return rc;
 	}
 	if (o->json)
-		rc = vt_view("json")->compare(stdout, &r) ? 2 : 0;
+		rc = vt_cli_stdout_done(cmd, vt_view("json")->compare(stdout, &r));
 	else if (!csv_stdout)
-		rc = vt_view("text")->compare(stdout, &r) ? 2 : 0;
+		rc = vt_cli_stdout_done(cmd, vt_view("text")->compare(stdout, &r));
 	if (f_csv) {
 		rc2 = vt_cli_close_out(cmd, f_csv, o->csv, rc ? 0 : vt_view("csv")->compare(f_csv, &r));
 		rc = rc ? rc : rc2;
@@ -198,8 +198,9 @@ int vt_cli_compare_write(const char *cmd, const struct vt_compare_set *set, cons
 		size_t i;
 
 		if (o->nprofile_diffs && (!flames || !links)) {
-			fprintf(stderr, "vitals %s: out of memory\n", cmd);
-			rc = rc ? rc : 2;
+			int nomem = vt_cli_nomem(cmd);
+
+			rc = rc ? rc : nomem;
 		}
 		for (i = 0; rc == 0 && i < o->nprofile_diffs; i++)
 			if ((rc = write_flame_diff(cmd, set, o, i, flames[i], sizeof(flames[i]))) == 0)

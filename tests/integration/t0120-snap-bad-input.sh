@@ -109,3 +109,18 @@ sleep 0.2
 vitals snap --json $! >"$WORK/bad.json"
 check "snap --json of a non-UTF-8 name is valid JSON with its comm" \
 	test "$(jq_py "$WORK/bad.json" 'j["processes"][0]["comm"]')" = "bad$(printf '\357\277\275')name"
+
+# output that cannot be written (a full disk): said with the reason, the error
+# table's I/O status, for every command whose view writes to stdout (and
+# for any other: main writes what is left before it exits)
+if [ -w /dev/full ]; then
+	sleep 30 &
+	PIDS+=($!)
+	for args in "snap $!" "snap --json $!" "caps $!" "census $!" "analyze --help"; do
+		# shellcheck disable=SC2086
+		"$B/vitals" $args >/dev/full 2>"$WORK/err"
+		rc=$?
+		check "vitals $args > /dev/full exits 2 (I/O)" test "$rc" = 2
+		check "vitals $args > /dev/full says why" grep -q "cannot write the output: No space left on device" "$WORK/err"
+	done
+fi

@@ -347,6 +347,11 @@ int vt_heap_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_heap_op
 	return rc;
 }
 
+bool vt_heap_reads(enum vt_alloc_kind kind)
+{
+	return kind == VT_ALLOC_GLIBC || kind == VT_ALLOC_JEMALLOC;   /* the cases of take() */
+}
+
 bool vt_heap_refusal_lasts(int code, bool ptrace_allowed)
 {
 	return code == VT_E_PERM || code == VT_E_UNSUPPORTED ||

@@ -86,4 +86,7 @@ void vt_heap_release(struct vt_heap_sample *h);
  */
 bool vt_heap_refusal_lasts(int code, bool ptrace_allowed);
 
+/* Does vt_heap_take read this allocator's figures?  (The others are VT_E_UNSUPPORTED.) */
+bool vt_heap_reads(enum vt_alloc_kind kind);
+
 #endif

@@ -194,7 +194,7 @@ int vt_watch_heap(struct vt_watch *w, double now, enum vt_alloc_kind kind, struc
 	/* not before the allocator is known: a process just started may not have mapped it */
 	if (w->heap_off || w->opts.heap_every_s <= 0 || kind == VT_ALLOC_UNKNOWN || now < w->next_heap)
 		return VT_OK;
-	if (!w->pfs->live || (kind != VT_ALLOC_GLIBC && kind != VT_ALLOC_JEMALLOC)) {
+	if (!w->pfs->live || !vt_heap_reads(kind)) {
 		w->heap_off = true;     /* a recorded tree, or an allocator vitals does not read */
 		return VT_OK;
 	}

@@ -1,7 +1,8 @@
 /*
  * store_internal.h — what the files of src/store share and nothing else
- * sees: the writer's SQLite handle, SQLite errors as vitals errors, and a
- * recording opened for reading.  Only src/store includes this (and with
+ * sees: the writer (struct vt_store) and the schema helpers its three
+ * files (store.c, store_meta.c, store_read.c) share, SQLite errors as
+ * vitals errors, and a recording opened for reading.  Only src/store includes this (and with
  * it <sqlite3.h>).
  */
 #ifndef VT_STORE_STORE_INTERNAL_H
@@ -11,7 +12,47 @@
 #include <stdbool.h>
 
 #include "base/error.h"
+#include "store/rollup.h"
 #include "store/store.h"
+
+/* PRAGMA application_id: 'VTLS' */
+#define VT_STORE_APP_ID 0x56544c53
+
+struct vt_store {
+	sqlite3 *db;
+	sqlite3_stmt *ins_sample, *ins_event, *ins_thread, *ins_tsample, *ins_rollup;
+	char path[4096];
+	uint64_t samples;
+	int lock_fd;             /* the file as created, flock'ed for the writer's lifetime; -1 none */
+	double gap_s;            /* a step longer than this between samples is a gap (3 intervals) */
+	struct vt_point_acc minute;   /* the rollup being filled; written when the next one begins */
+};
+
+/* The rollups' columns of metric m: "<key>_lo", "_hi", "_mean" and "_n" (samples that had it). */
+#define ROLLUP_PARTS 4
+#define ROLLUP_SQL_MAX 8192
+extern const char *const vt_store_rollup_parts[ROLLUP_PARTS];
+
+/* Run sql (no rows) / prepare a statement kept for the writer's life, on st; errors as vt_store_db_err. */
+int vt_store_exec(struct vt_store *st, const char *sql, struct vt_err *err, const char *doing);
+int vt_store_prepare(struct vt_store *st, const char *sql, sqlite3_stmt **out, struct vt_err *err);
+
+/* Metric m is a column of a recording; and one stored as an integer. */
+bool vt_store_recorded(int m);
+bool vt_store_metric_is_integer(int m);
+
+/* The rollups table, its insert statement (st->ins_rollup), and one rollup written with it. */
+int vt_store_create_rollups_table(struct vt_store *st, struct vt_err *err);
+int vt_store_prepare_rollup_insert(struct vt_store *st, struct vt_err *err);
+int vt_store_write_rollup(struct vt_store *st, const struct vt_point_acc *a, struct vt_err *err);
+
+/* No soak writes path (its flock): VT_OK, or VT_E_USAGE naming the writer. */
+int vt_store_check_no_writer(const char *path, struct vt_err *err);
+
+/* The meta rows (store_meta.c): info written; one row's value read into info, checked. */
+int vt_store_write_meta(struct vt_store *st, const struct vt_recording_info *info, struct vt_err *err);
+int vt_store_read_meta_value(struct vt_recording_info *info, const char *path, const char *key,
+			     sqlite3_stmt *q, int col, struct vt_err *err);
 
 /* The writer's connection and its path (valid until vt_store_close). */
 sqlite3 *vt_store_db(struct vt_store *st);

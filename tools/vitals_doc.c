@@ -143,8 +143,9 @@ static void option(FILE *out, const struct vt_option *o)
 static void options(FILE *out)
 {
 	static const struct vt_option help = { "help", 'h', NULL, "this help", 'h' };
+	struct vt_exit_note notes[64];
 	char meaning[512];
-	size_t i, k;
+	size_t i, k, nnotes;
 
 	for (i = 0; i < vt_ncommands; i++) {
 		const struct vt_command *c = vt_commands[i];
@@ -153,15 +154,17 @@ static void options(FILE *out)
 		for (k = 0; c->options[k].name; k++)
 			option(out, &c->options[k]);
 		option(out, &help);
-		if (c->exits && c->exits[0].status >= 0) {
+		nnotes = vt_exit_notes(c, notes, sizeof(notes) / sizeof(notes[0]));
+		if (nnotes) {
 			fputs(".PP\nExit status of\n.BR \"vitals ", out);
 			fprintf(out, "%s\" :\n", c->name);
-			for (k = 0; c->exits[k].status >= 0; k++) {
-				const char *m = vt_exit_meaning(c, c->exits[k].status, meaning, sizeof(meaning));
+			for (k = 0; k < nnotes; k++) {
+				const char *m = notes[k].meaning ? notes[k].meaning
+								 : vt_exit_meaning(c, notes[k].status, meaning, sizeof(meaning));
 
-				fprintf(out, "%d ", c->exits[k].status);
+				fprintf(out, "%d ", notes[k].status);
 				roff(out, m, strlen(m));
-				fputs(c->exits[k + 1].status >= 0 ? ";\n" : ".\n", out);
+				fputs(k + 1 < nnotes ? ";\n" : ".\n", out);
 			}
 		}
 	}

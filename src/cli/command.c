@@ -237,28 +237,52 @@ size_t vt_exit_statuses(int *out, size_t cap)
 	return n;
 }
 
-/* "exit status: 0 ok; 1 ...; 64 usage error." for the statuses cmd names. */
+static int by_status(const void *a, const void *b)
+{
+	return ((const struct vt_exit_note *)a)->status - ((const struct vt_exit_note *)b)->status;
+}
+
+size_t vt_exit_notes(const struct vt_command *cmd, struct vt_exit_note *out, size_t cap)
+{
+	int short_status = vt_code_exit(VT_E_NOMEM);    /* any command can run out */
+	int write_status = vt_code_exit(VT_E_IO);       /* ... or fail to write its output */
+	bool short_noted = false, write_noted = false, usage_noted = false;
+	size_t i, n = 0;
+
+	if (!cmd->exits || cap < 3)
+		return 0;
+	for (i = 0; cmd->exits[i].status >= 0 && n < cap - 3; i++) {
+		short_noted |= cmd->exits[i].status == short_status;
+		write_noted |= cmd->exits[i].status == write_status;
+		usage_noted |= cmd->exits[i].status == VT_EXIT_USAGE;
+		out[n++] = cmd->exits[i];
+	}
+	if (!write_noted)
+		out[n++] = (struct vt_exit_note){ write_status, "its output could not be written (a note says why)" };
+	if (!short_noted)
+		out[n++] = (struct vt_exit_note){ short_status, NULL };
+	if (!usage_noted)
+		out[n++] = (struct vt_exit_note){ VT_EXIT_USAGE, "usage error" };
+	qsort(out, n, sizeof(out[0]), by_status);
+	return n;
+}
+
+/* "exit status: 0 ok; 1 ...; 64 usage error." for the statuses cmd ends with (vt_exit_notes). */
 static void print_exits(FILE *out, const struct vt_command *cmd)
 {
+	struct vt_exit_note notes[64];
 	char text[2048], buf[256];
-	size_t used, i;
-	bool usage_noted = false, short_noted = false;
-	bool own_zero = cmd->exits && cmd->exits[0].status == 0;   /* a command may say what its 0 means */
-	int short_status = vt_code_exit(VT_E_NOMEM);              /* any command can run out */
+	size_t used, i, n = vt_exit_notes(cmd, notes, sizeof(notes) / sizeof(notes[0]));
+	bool own_zero = n && notes[0].status == 0;   /* a command may say what its 0 means */
 
 	used = (size_t)snprintf(text, sizeof(text), "exit status:%s", own_zero ? "" : " 0 ok");
-	for (i = 0; cmd->exits && cmd->exits[i].status >= 0 && used < sizeof(text); i++) {
-		usage_noted |= cmd->exits[i].status == VT_EXIT_USAGE;
-		short_noted |= cmd->exits[i].status == short_status;
+	for (i = 0; i < n && used < sizeof(text); i++)
 		used += (size_t)snprintf(text + used, sizeof(text) - used, "%s %d %s", i || !own_zero ? ";" : "",
-					 cmd->exits[i].status,
-					 vt_exit_meaning(cmd, cmd->exits[i].status, buf, sizeof(buf)));
-	}
-	if (cmd->exits && !short_noted && used < sizeof(text))
-		used += (size_t)snprintf(text + used, sizeof(text) - used, "; %d %s", short_status,
-					 vt_exit_meaning(cmd, short_status, buf, sizeof(buf)));
+					 notes[i].status,
+					 notes[i].meaning ? notes[i].meaning
+							  : vt_exit_meaning(cmd, notes[i].status, buf, sizeof(buf)));
 	if (used < sizeof(text))
-		snprintf(text + used, sizeof(text) - used, "%s.", usage_noted ? "" : "; 64 usage error");
+		snprintf(text + used, sizeof(text) - used, "%s.", n ? "" : "; 64 usage error");
 	wrap(out, text);
 }
 

@@ -84,6 +84,15 @@ void vt_cli_help(const struct vt_command *cmd, FILE *out);
 /* The text of exit status status (meaning from cmd's notes, else from base/error.h's table). */
 const char *vt_exit_meaning(const struct vt_command *cmd, int status, char *buf, size_t cap);
 
+/*
+ * The statuses cmd ends with, ascending, into out[cap]: those it names,
+ * and three any command can end with unless it says otherwise (its output
+ * not written, out of memory, a usage error); a NULL meaning is
+ * vt_exit_meaning's.
+ * 0 when cmd names none.
+ */
+size_t vt_exit_notes(const struct vt_command *cmd, struct vt_exit_note *out, size_t cap);
+
 /* The exit statuses that exist, ascending (0, 1, 2, 3, ..., 64); returns how many (<= cap). */
 size_t vt_exit_statuses(int *out, size_t cap);
 

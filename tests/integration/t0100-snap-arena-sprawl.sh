@@ -5,11 +5,13 @@
 # an independent read of /proc and with the target's own live-byte count.
 . "$(dirname "$0")/lib.sh"
 
-start_target arena_churn --seconds 60 --threads 8
+# the targets outlive the test (it ends them): on a loaded host its reads
+# took over 60 s, and a target that ran out was "no process" mid-test
+start_target arena_churn --seconds 600 --threads 8
 DEF=$TPID DEF_TRUTH=$TRUTH
-MALLOC_ARENA_MAX=2 start_target arena_churn --seconds 60 --threads 8
+MALLOC_ARENA_MAX=2 start_target arena_churn --seconds 600 --threads 8
 CAP=$TPID CAP_TRUTH=$TRUTH
-start_target arena_churn --seconds 60 --threads 2
+start_target arena_churn --seconds 600 --threads 2
 FEW=$TPID
 sleep 8
 

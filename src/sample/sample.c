@@ -393,8 +393,9 @@ static void read_listeners(struct reader *rd, struct vt_sample *s)
 	section_ok(&s->listen_st);
 }
 
+/* checked: the target's stat as vt_watch_open just checked it (s->status read with it); NULL: check now */
 static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_sample *s,
-		struct vt_err *err)
+		const struct vt_proc_stat *checked, struct vt_err *err)
 {
 	struct vt_proc_stat st;
 	struct vt_err e;
@@ -404,7 +405,9 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 	bool from_memo;
 	int rc;
 
-	if ((rc = vt_target_check(rd->fd, rd->pid, &rd->buf, &st, &s->status, err)))
+	if (checked)
+		st = *checked;
+	else if ((rc = vt_target_check(rd->fd, rd->pid, &rd->buf, &st, &s->status, err)))
 		return rc;
 	s->pid = rd->pid;
 	snprintf(s->comm, sizeof(s->comm), "%s", st.comm);
@@ -474,9 +477,9 @@ static int gone(pid_t pid, struct vt_err *err)
 
 /* held: the process was there when its watch was opened, so no such process, or a zombie, is its exit */
 static int take_timed(struct reader *rd, const struct vt_sample_opts *opts, struct vt_sample *out,
-		      double t0, bool held, struct vt_err *err)
+		      double t0, bool held, const struct vt_proc_stat *checked, struct vt_err *err)
 {
-	int rc = take(rd, opts, out, err);
+	int rc = take(rd, opts, out, checked, err);
 
 	if (held && (rc == VT_E_NOPROC || rc == VT_E_ZOMBIE))
 		rc = VT_E_GONE;
@@ -503,7 +506,7 @@ int vt_sample_take_from(struct vt_watch *w, const struct vt_sample_opts *opts, s
 			     VT_BUF_INIT(VT_PROC_FILE_MAX) };
 
 	sample_begin(opts, out);
-	return take_timed(&rd, opts, out, vt_mono_s(), true, err);
+	return take_timed(&rd, opts, out, vt_mono_s(), true, NULL, err);
 }
 
 int vt_sample_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_sample_opts *opts,
@@ -511,15 +514,16 @@ int vt_sample_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_sampl
 {
 	struct vt_watch_opts wo = { 0 };
 	struct reader rd = { pfs, NULL, -1, pid, VT_BUF_INIT(VT_PROC_FILE_MAX) };
+	struct vt_proc_stat st;
 	double t0 = vt_mono_s();
 	int rc;
 
 	sample_begin(opts, out);
-	rc = vt_watch_open(pfs, pid, &wo, &rd.w, NULL, NULL, err);
+	rc = vt_watch_open(pfs, pid, &wo, &rd.w, &st, &out->status, err);
 	if (rc != VT_OK)
 		return rc == VT_E_GONE ? gone(pid, err) : rc;
 	rd.fd = vt_watch_dirfd(rd.w);
-	rc = take_timed(&rd, opts, out, t0, false, err);
+	rc = take_timed(&rd, opts, out, t0, false, &st, err);
 	vt_watch_close(rd.w);
 	return rc;
 }

@@ -27,7 +27,6 @@ struct vt_thread_sampler {
 	const struct vt_procfs *pfs;
 	pid_t pid;
 	struct vt_watch *w;                  /* its reader: directory, sockets */
-	int dirfd;                           /* the watch's */
 	struct vt_proc_status status;        /* read at open */
 	struct vt_thread_watch *watch;       /* the watch's */
 	struct vt_buf buf;
@@ -59,7 +58,7 @@ static void sleep_until(void *ctx, uint64_t mono_ns)
 
 static void read_cgroup(struct vt_thread_sampler *s, struct vt_cgroup_cpu *cg, bool *ok)
 {
-	*ok = vt_cgroup_cpu_read(s->pfs, s->dirfd, cg, NULL) == VT_OK && cg->version;
+	*ok = vt_cgroup_cpu_read(s->pfs, vt_watch_dirfd(s->w), cg, NULL) == VT_OK && cg->version;
 }
 
 int vt_thread_sampler_open(const struct vt_procfs *pfs, pid_t pid, volatile sig_atomic_t *stop,
@@ -74,7 +73,6 @@ int vt_thread_sampler_open(const struct vt_procfs *pfs, pid_t pid, volatile sig_
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
 	s->pfs = pfs;
 	s->pid = pid;
-	s->dirfd = -1;
 	s->buf = (struct vt_buf)VT_BUF_INIT(1u << 20);
 	s->step_ns = VT_SAMPLER_STEP_MIN_NS;
 	s->stop = stop;
@@ -86,10 +84,9 @@ int vt_thread_sampler_open(const struct vt_procfs *pfs, pid_t pid, volatile sig_
 		vt_thread_sampler_close(s);
 		return rc;
 	}
-	s->dirfd = vt_watch_dirfd(s->w);
 	read_cgroup(s, &s->cg, &s->cg_ok);
 	s->psi_ok = vt_host_cpu_pressure_read(pfs, &s->buf, &s->psi_us, NULL) == VT_OK;
-	s->io_ok = vt_proc_io_read(s->dirfd, &s->buf, &s->io, NULL) == VT_OK;
+	s->io_ok = vt_proc_io_read(vt_watch_dirfd(s->w), &s->buf, &s->io, NULL) == VT_OK;
 	*out = s;
 	return VT_OK;
 }
@@ -109,7 +106,7 @@ const struct vt_proc_status *vt_thread_sampler_status(const struct vt_thread_sam
 
 int vt_thread_sampler_dirfd(const struct vt_thread_sampler *s)
 {
-	return s->dirfd;
+	return vt_watch_dirfd(s->w);
 }
 
 struct vt_watch *vt_thread_sampler_watch(struct vt_thread_sampler *s)
@@ -197,7 +194,7 @@ static void host_window(struct vt_thread_sampler *s, struct vt_interval_host *h)
 		h->cpu_some_s = (double)(psi - s->psi_us) / 1e6;
 	s->psi_us = psi;
 	s->psi_ok = ok;
-	ok = vt_proc_io_read(s->dirfd, &s->buf, &io, NULL) == VT_OK;
+	ok = vt_proc_io_read(vt_watch_dirfd(s->w), &s->buf, &io, NULL) == VT_OK;
 	if (ok && s->io_ok && grew(s->io.syscr, io.syscr, &h->syscr) && grew(s->io.syscw, io.syscw, &h->syscw))
 		h->io_known = true;
 	s->io = io;

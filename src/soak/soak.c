@@ -426,10 +426,7 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 		so.reuse = NULL;    /* a process just exec'ed may not have mapped its libc yet */
 	else if (sk->have_first)
 		so.reuse = &sk->first;
-	if (sk->watch && vt_watch_pid(sk->watch) != sk->pid) {
-		vt_watch_close(sk->watch);      /* another incarnation's */
-		sk->watch = NULL;
-	}
+	/* opened at the incarnation's first tick, closed with it (drop_incarnation) */
 	rc = sk->watch ? VT_OK : vt_watch_open(sk->pfs, sk->pid, &wo, &sk->watch, NULL, NULL, err);
 	if (rc == VT_OK) {
 		so.maps_memo = vt_watch_maps_memo(sk->watch);

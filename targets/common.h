@@ -84,6 +84,16 @@ static inline double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Unix time: what a recording's "wall" column holds, to line truth up with it. */
+static inline double wall_now(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts))
+		die("clock_gettime");
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /* Seconds since the start, as in truth's "t". */
 static inline double elapsed(void)
 {

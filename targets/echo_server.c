@@ -126,14 +126,6 @@ static void *conn_main(void *arg)
 	return NULL;
 }
 
-static double wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /*
  * With --stall-for, before each accept(): until --stall-at, wait in poll()
  * for a connection or that time, whichever comes first; once it has come,

@@ -47,6 +47,7 @@ static struct churn bg;		/* the background churn (churn.h) */
 static struct chunk *step;	/* newest chunk of the step */
 static uint64_t step_held;
 static double step_done_t = -1;
+static double step_done_wall;	/* unix time it was complete: a recording's clock */
 
 
 /* Start the churn with the options given and wait until it is in place. */
@@ -83,6 +84,7 @@ static void take_step(double due)
 		step_held += opt.chunk_bytes;
 	}
 	step_done_t = elapsed();
+	step_done_wall = wall_now();
 }
 
 static void free_step(void)
@@ -98,22 +100,24 @@ static void free_step(void)
 static void truth_write(const char *phase)
 {
 	uint64_t churn = atomic_load(&bg.live_bytes);
-	char done_t[32] = "null";
+	char done_t[32] = "null", done_wall[32] = "null";
 	FILE *f;
 
-	if (step_done_t >= 0)
+	if (step_done_t >= 0) {
 		snprintf(done_t, sizeof(done_t), "%.3f", step_done_t);
+		snprintf(done_wall, sizeof(done_wall), "%.6f", step_done_wall);
+	}
 	if (!phase)
 		phase = step_done_t >= 0 ? "after" : "before";
 	f = truth_begin(phase);
 	if (!f)
 		return;
-	fprintf(f, ",\"step_at_s\":%.3f,\"step_done\":%s,\"step_at_t\":%s,"
+	fprintf(f, ",\"step_at_s\":%.3f,\"step_done\":%s,\"step_at_t\":%s,\"step_at_wall\":%s,"
 		"\"step_bytes\":%zu,\"step_chunk_bytes\":%zu,"
 		"\"step_held_bytes\":%" PRIu64 ",\"churn_live_bytes\":%" PRIu64
 		",\"live_bytes\":%" PRIu64 ",\"threads\":%d,"
 		"\"churn_per_s\":%.0f", opt.step_at,
-		step_done_t >= 0 ? "true" : "false", done_t, opt.step_bytes,
+		step_done_t >= 0 ? "true" : "false", done_t, done_wall, opt.step_bytes,
 		opt.chunk_bytes, step_held, churn, step_held + churn,
 		opt.threads, opt.churn_per_s);
 	truth_end();

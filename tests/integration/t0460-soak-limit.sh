@@ -16,7 +16,7 @@
 #     when it exits and records an oom_kill event; the limit cannot be told.
 # Needs root and a memory controller it can configure (cgroup v1 memory, or v2
 # with memory available); otherwise skipped, saying why.
-# lane: solo — the settled window rests on the sampling cadence
+# (shared lane: its figures are the target's memory, whose cadence holds beside CPU hogs)
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "creating a cgroup needs root"

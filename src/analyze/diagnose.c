@@ -92,7 +92,7 @@ static double own_runq(const struct vt_threads_rates *r, double runnable, double
  */
 static double wants(const struct vt_thread_rate *t)
 {
-	double not_queued = 1 - pos(t->runq_share);
+	double not_queued = 1 - pos(t->rate[VT_TC_WAIT_NS]);
 
 	return not_queued > 0.01 ? fmin(1, pos(t->cpu_cores) / not_queued) : 1;
 }
@@ -114,11 +114,11 @@ static void rule_contention(const struct vt_threads_rates *r, struct vt_diagnosi
 		const struct vt_thread_rate *t = &r->threads[i];
 
 		/* runnable = on a CPU or waiting for one, over the interval */
-		runnable += pos(t->cpu_cores) + pos(t->runq_share);
+		runnable += pos(t->cpu_cores) + pos(t->rate[VT_TC_WAIT_NS]);
 		demand += wants(t);
-		runq += pos(t->runq_share);
-		vol += pos(t->vol_per_s);
-		nonvol += pos(t->nonvol_per_s);
+		runq += pos(t->rate[VT_TC_WAIT_NS]);
+		vol += pos(t->rate[VT_TC_VCSW]);
+		nonvol += pos(t->rate[VT_TC_NVCSW]);
 	}
 	if (r->others_runnable >= 0)
 		mine = own_runq(r, runnable, runq);
@@ -167,10 +167,10 @@ static bool rule_convoy(const struct vt_threads_rates *r, struct vt_diagnosis *d
 			members++;
 			samples += t->nsamples;
 			asleep += t->states[VT_STATE_S];
-			runq += pos(t->runq_share);
+			runq += pos(t->rate[VT_TC_WAIT_NS]);
 			if (futex_wchan(t))
 				futex += t->wchan_count;
-			vol += pos(t->vol_per_s);
+			vol += pos(t->rate[VT_TC_VCSW]);
 		}
 		if (!members || !samples)
 			continue;
@@ -222,8 +222,8 @@ static void wake_figures(const struct vt_threads_rates *r, const struct vt_threa
 	f->wake.syscall_ok = t->syscall_ok;
 	f->wake.wait = wait;
 	f->wake.timeout_ms = t->timed ? t->timeout_ms : -1;
-	f->wake.wakeups_per_s = t->vol_per_s;
-	f->wake.cpu_us = pos(t->cpu_cores) / t->vol_per_s * 1e6;
+	f->wake.wakeups_per_s = t->rate[VT_TC_VCSW];
+	f->wake.cpu_us = pos(t->cpu_cores) / t->rate[VT_TC_VCSW] * 1e6;
 	f->wake.cores = pos(t->cpu_cores);
 	f->wake.io_known = r->io_known;
 	f->wake.io_calls_per_s = r->io_known ? r->syscr_per_s + r->syscw_per_s : 0;
@@ -244,7 +244,7 @@ static void wake_figures(const struct vt_threads_rates *r, const struct vt_threa
 static enum vt_diag_kind wake_verdict(const struct vt_threads_rates *r, const struct vt_thread_rate *t,
 				      enum vt_wait_kind wait)
 {
-	double us = pos(t->cpu_cores) / t->vol_per_s * 1e6, io;
+	double us = pos(t->cpu_cores) / t->rate[VT_TC_VCSW] * 1e6, io;
 
 	switch (wait) {
 	case VT_WAIT_DATA:
@@ -255,14 +255,14 @@ static enum vt_diag_kind wake_verdict(const struct vt_threads_rates *r, const st
 	case VT_WAIT_POLL:
 		if (!r->io_known)
 			return us < VT_DIAG_POLL_US ? VT_DIAG_WAKEUPS : VT_DIAG_NONE;
-		io = (r->syscr_per_s + r->syscw_per_s) / t->vol_per_s;
+		io = (r->syscr_per_s + r->syscw_per_s) / t->rate[VT_TC_VCSW];
 		if (io >= 1)
 			return VT_DIAG_SERVING;
 		if (io < VT_DIAG_POLL_IO_PER_WAKEUP && us < VT_DIAG_POLL_US)
 			return VT_DIAG_BUSY_POLL;
 		return us < VT_DIAG_POLL_US ? VT_DIAG_WAKEUPS : VT_DIAG_NONE;
 	case VT_WAIT_UNKNOWN:
-		if (r->io_known && (r->syscr_per_s + r->syscw_per_s) / t->vol_per_s >= 1)
+		if (r->io_known && (r->syscr_per_s + r->syscw_per_s) / t->rate[VT_TC_VCSW] >= 1)
 			return VT_DIAG_SERVING;
 		break;
 	}
@@ -286,9 +286,9 @@ static void rule_wakeups(const struct vt_threads_rates *r, struct vt_diagnosis *
 		const struct vt_thread_rate *t = &r->threads[i];
 		enum vt_wait_kind wait;
 
-		if (t->vol_per_s < VT_DIAG_POLL_VOL || futex_wchan(t) || mostly_blocked(t))
+		if (t->rate[VT_TC_VCSW] < VT_DIAG_POLL_VOL || futex_wchan(t) || mostly_blocked(t))
 			continue;
-		wait = vt_wait_kind_of(t, t->vol_per_s);
+		wait = vt_wait_kind_of(t, t->rate[VT_TC_VCSW]);
 		switch (wake_verdict(r, t, wait)) {
 		case VT_DIAG_BUSY_POLL:
 			if (!poll && (poll = add(d, VT_DIAG_BUSY_POLL)))
@@ -296,7 +296,7 @@ static void rule_wakeups(const struct vt_threads_rates *r, struct vt_diagnosis *
 			break;
 		case VT_DIAG_SERVING:
 			nserving++;
-			if (!busiest || t->vol_per_s > busiest->vol_per_s) {
+			if (!busiest || t->rate[VT_TC_VCSW] > busiest->rate[VT_TC_VCSW]) {
 				busiest = t;
 				busiest_wait = wait;
 			}

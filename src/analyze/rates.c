@@ -74,11 +74,14 @@ static void thread_rate(const struct vt_threads_sample *samples, size_t n, pid_t
 	long clk = samples[n - 1].clk_tck > 0 ? samples[n - 1].clk_tck : 100;
 	uint64_t d, du, ds;
 	size_t i;
+	int k;
 
 	memset(r, 0, sizeof(*r));
 	memset(&tally, 0, sizeof(tally));
 	r->tid = tid;
-	r->user_cores = r->sys_cores = r->runq_share = r->vol_per_s = r->nonvol_per_s = -1;
+	r->user_cores = r->sys_cores = -1;
+	for (k = 0; k < VT_TC_COUNT; k++)
+		r->rate[k] = -1;
 	r->cpu_share = -1;
 	for (i = 0; i < n; i++) {
 		t = vt_threads_sample_find(&samples[i], tid);
@@ -125,20 +128,19 @@ static void thread_rate(const struct vt_threads_sample *samples, size_t n, pid_t
 		r->sys_cores = (double)ds / (double)clk / dt;
 		r->cpu_cores = r->user_cores + r->sys_cores;
 	}
-	if (delta(base ? &base->run_ns : NULL, last->run_ns, &d, &r->flags))
-		r->cpu_cores = (double)d / 1e9 / dt;
-	if (delta(base ? &base->wait_ns : NULL, last->wait_ns, &d, &r->flags))
-		r->runq_share = (double)d / 1e9 / dt;
-	if (delta(base ? &base->ctxt_vol : NULL, last->ctxt_vol, &d, &r->flags))
-		r->vol_per_s = (double)d / dt;
-	if (delta(base ? &base->ctxt_nonvol : NULL, last->ctxt_nonvol, &d, &r->flags))
-		r->nonvol_per_s = (double)d / dt;
-	sanitize(&r->cpu_cores, 1.05, &r->flags);
-	sanitize(&r->user_cores, 1.05, &r->flags);
-	sanitize(&r->sys_cores, 1.05, &r->flags);
-	sanitize(&r->runq_share, 1.05, &r->flags);
-	sanitize(&r->vol_per_s, VT_RATES_MAX_SWITCHES, &r->flags);
-	sanitize(&r->nonvol_per_s, VT_RATES_MAX_SWITCHES, &r->flags);
+	for (k = 0; k < VT_TC_COUNT; k++) {
+		if (!delta(base ? &base->counter[k] : NULL, last->counter[k], &d, &r->flags))
+			continue;
+		r->rate[k] = vt_thread_counter_rate(k, d, dt);
+		sanitize(&r->rate[k], vt_thread_counters[k].rate_max, &r->flags);
+	}
+	/* CPU from schedstat when both ends have it, else the ticks above */
+	if (r->rate[VT_TC_CPU_NS] >= 0 && last->cpu_schedstat && (!base || base->cpu_schedstat))
+		r->cpu_cores = r->rate[VT_TC_CPU_NS];
+	sanitize(&r->cpu_cores, vt_thread_counters[VT_TC_CPU_NS].rate_max, &r->flags);
+	sanitize(&r->user_cores, vt_thread_counters[VT_TC_CPU_NS].rate_max, &r->flags);
+	sanitize(&r->sys_cores, vt_thread_counters[VT_TC_CPU_NS].rate_max, &r->flags);
+	r->rate[VT_TC_CPU_NS] = r->cpu_cores;
 }
 
 /* Widen [*lo, *hi] to v; unknown figures (< 0) leave it, and it starts at -1 (none yet). */
@@ -306,7 +308,7 @@ int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, 
 		else
 			whole += r->cpu_cores;      /* there at both ends */
 		/* schedstat sum: every thread needs both ends known (or a start in the interval). */
-		if ((f && !vt_known(f->run_ns)) || (l && !vt_known(l->run_ns)))
+		if ((f && !f->cpu_schedstat) || (l && !l->cpu_schedstat))
 			ns_ok = false;
 		sum_ns += r->cpu_cores;
 		out->n++;

@@ -32,7 +32,6 @@
 #define VT_RATES_UNSEEN_TICKS 3
 #define VT_RATES_UNSEEN_SHARE 0.02
 /* More context switches per second than any thread can make: a corrupt counter. */
-#define VT_RATES_MAX_SWITCHES 1e7
 
 enum vt_thread_flags {
 	VT_THREAD_APPEARED = 1 << 0,     /* not in the first sample: started in the interval */
@@ -47,8 +46,9 @@ struct vt_thread_rate {
 	double cpu_cores;               /* Δrun_ns / Δt (Δticks if no schedstat) */
 	double user_cores, sys_cores;   /* Δutime, Δstime ticks / Δt; < 0 unknown */
 	double cpu_share;               /* of the process's CPU in the interval, 0..1; < 0 unknown */
-	double runq_share;              /* Δwait_ns / Δt: time runnable but not running; < 0 unknown */
-	double vol_per_s, nonvol_per_s; /* context switches, kept apart; < 0 unknown */
+	double rate[VT_TC_COUNT];       /* each counter's rate (sample/thread_metric.h), < 0 unknown:
+	                                 * [VT_TC_CPU_NS] is cpu_cores, [VT_TC_WAIT_NS] the share of
+	                                 * the interval runnable but not running, the switches per s */
 	int64_t last_cpu;               /* processor in the last sample it was seen in */
 	char last_state;
 	unsigned states[VT_NSTATES];    /* samples in each state of VT_STATE_KINDS */

@@ -15,7 +15,7 @@ double vt_thread_run_cores(const struct vt_thread_run *th)
 {
 	double dt = th->t_last - th->t_first;
 
-	return dt > 0 ? (double)th->cpu_ns / 1e9 / dt : NAN;
+	return dt > 0 ? (double)th->delta[VT_TC_CPU_NS] / 1e9 / dt : NAN;
 }
 
 /* Is th one of pid's threads (every thread is when match is 0: none is of pid)? */
@@ -94,7 +94,7 @@ static bool counter_rate(const struct vt_series *s, pid_t pid, enum vt_metric m,
  */
 static double span_cpu_s(const struct vt_soak_short_lived *sl, const struct vt_thread_run *th)
 {
-	uint64_t ns = th->cpu_ns + (th->t_first > sl->t0 ? th->cpu_ns_first : 0);
+	uint64_t ns = th->delta[VT_TC_CPU_NS] + (th->t_first > sl->t0 ? th->cpu_ns_first : 0);
 
 	return (double)ns / 1e9;
 }
@@ -203,20 +203,22 @@ static void fill_thread(const struct vt_thread_run *th, struct vt_thread_rate *t
 {
 	const struct vt_thread_doing *d = &th->doing;
 	double dt = th->t_last - th->t_first;
+	int k;
 
 	memset(t, 0, sizeof(*t));
 	t->tid = th->tid;
 	snprintf(t->comm, sizeof(t->comm), "%s", th->name);
 	t->user_cores = t->sys_cores = -1;       /* a soak records their sum */
-	t->runq_share = t->vol_per_s = t->nonvol_per_s = -1;
+	for (k = 0; k < VT_TC_COUNT; k++)
+		t->rate[k] = -1;
 	t->last_cpu = -1;
 	if (dt > 0) {
 		t->cpu_cores = vt_thread_run_cores(th);
-		if (th->wait_known)
-			t->runq_share = (double)th->wait_ns / 1e9 / dt;
-		if (th->csw_known) {
-			t->vol_per_s = (double)th->vcsw / dt;
-			t->nonvol_per_s = (double)th->nvcsw / dt;
+		for (k = 0; k < VT_TC_COUNT; k++) {
+			double r = k == VT_TC_CPU_NS ? t->cpu_cores : vt_thread_counter_rate(k, th->delta[k], dt);
+
+			if (r >= 0)
+				t->rate[k] = r;
 		}
 	} else {
 		t->flags |= VT_THREAD_APPEARED;   /* one record: no rate */
@@ -265,7 +267,7 @@ int vt_soak_thread_view(const struct vt_series *s, pid_t pid, const struct vt_st
 			out->short_lived++;
 		}
 		out->n++;
-		cpu_ns += th->cpu_ns;
+		cpu_ns += th->delta[VT_TC_CPU_NS];
 		t0 = fmin(t0, th->t_first);
 		t1 = fmax(t1, th->t_last);
 	}

@@ -521,15 +521,6 @@ static void print_evidence(FILE *out, const struct vt_analyze_report *r)
 	fputs("</ul>\n", out);
 }
 
-static const char *rate(bool known, uint64_t count, double dt, char *buf, size_t cap)
-{
-	if (known && dt > 0)
-		snprintf(buf, cap, "%.1f", (double)count / dt);
-	else
-		snprintf(buf, cap, "n/a");
-	return buf;
-}
-
 static int print_threads(FILE *out, const struct vt_analyze_report *r)
 {
 	const struct vt_thread_run **list;
@@ -538,6 +529,7 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 	ssize_t n;
 	char a[64], ev[VT_DIAG_EVIDENCE_MAX], names[256];
 	bool short_row;
+	int k;
 
 	vt_soak_short_lived(r->series, vt_soak_threads_pid(r->series, r->verdict), &sl);
 	short_row = vt_render_soak_short_row(&sl);
@@ -546,10 +538,12 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 		return -1;
 	if (n > 0 || short_row) {
 		fprintf(out, "<h2>threads by CPU over the run</h2>\n<div class=\"wide\"><table class=\"rows\">\n<tr><th class=\"n\">tid</th>"
-			"<th>name</th><th class=\"n\">cores</th><th class=\"n\">run-queue wait</th>"
-			"<th class=\"n\">voluntary/s</th><th class=\"n\">nonvoluntary/s</th>"
-			"<th class=\"n\">seen</th><th>states</th><th>wchan (most seen)</th>"
-			"<th>system call (most seen)</th></tr>\n");
+			"<th>name</th><th class=\"n\">cores</th>");
+		for (k = 0; k < VT_TC_COUNT; k++)
+			if (!(vt_thread_counters[k].flags & VT_TCF_OWN_COLUMN))
+				fprintf(out, "<th class=\"n\">%s</th>", vt_thread_counters[k].label);
+		fputs("<th class=\"n\">seen</th><th>states</th><th>wchan (most seen)</th>"
+		      "<th>system call (most seen)</th></tr>\n", out);
 		for (i = 0; i < (size_t)n && i < top; i++) {
 			const struct vt_thread_run *th = list[i];
 			double dt = th->t_last - th->t_first, c = vt_thread_run_cores(th);
@@ -563,13 +557,10 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 			else
 				snprintf(a, sizeof(a), "n/a");
 			td(out, "n", a);
-			if (th->wait_known && dt > 0)
-				snprintf(a, sizeof(a), "%.1f%%", 100.0 * (double)th->wait_ns / 1e9 / dt);
-			else
-				snprintf(a, sizeof(a), "n/a");
-			td(out, "n", a);
-			td(out, "n", rate(th->csw_known, th->vcsw, dt, a, sizeof(a)));
-			td(out, "n", rate(th->csw_known, th->nvcsw, dt, a, sizeof(a)));
+			for (k = 0; k < VT_TC_COUNT; k++)
+				if (!(vt_thread_counters[k].flags & VT_TCF_OWN_COLUMN))
+					td(out, "n", vt_thread_counter_cell(k, vt_thread_counter_rate(k, th->delta[k], dt),
+									    a, sizeof(a)));
 			td(out, "n", vt_fmt_span(dt, a, sizeof(a)));
 			td(out, NULL, th->doing.seen ? vt_thread_doing_states(&th->doing, a, sizeof(a)) : "n/a");
 			td(out, NULL, th->doing.wchan_n ? th->doing.wchan : th->doing.seen ? "-" : "n/a");

@@ -336,11 +336,6 @@ static json_t *verdict_json(const struct vt_analyze_report *r)
 	return p.o;
 }
 
-static json_t *ratio(uint64_t part, double dt)
-{
-	return dt > 0 ? json_real((double)part / dt) : json_null();
-}
-
 /* What a thread was doing, tallied at the per-thread cadence; null if never sampled. */
 static json_t *doing_json(const struct vt_thread_doing *d)
 {
@@ -368,17 +363,17 @@ static json_t *threads_json(const struct vt_series *s, pid_t pid, const struct v
 		const struct vt_thread_run *th = &s->threads[i];
 		double dt = th->t_last - th->t_first;
 		struct put p = { json_object(), false };
+		int k;
 
 		put(&p, "pid", json_integer(th->pid));
 		put(&p, "tid", json_integer(th->tid));
 		put(&p, "name", vt_json_text(th->name));
 		put(&p, "t_first", num(th->t_first));
 		put(&p, "t_last", num(th->t_last));
-		put(&p, "cpu_s", json_real((double)th->cpu_ns / 1e9));
-		put(&p, "cores", dt > 0 ? json_real((double)th->cpu_ns / 1e9 / dt) : json_null());
-		put(&p, "runq_delay_share", th->wait_known ? ratio(th->wait_ns, dt * 1e9) : json_null());
-		put(&p, "voluntary_per_s", th->csw_known ? ratio(th->vcsw, dt) : json_null());
-		put(&p, "nonvoluntary_per_s", th->csw_known ? ratio(th->nvcsw, dt) : json_null());
+		put(&p, "cpu_s", json_real((double)th->delta[VT_TC_CPU_NS] / 1e9));
+		for (k = 0; k < VT_TC_COUNT; k++)
+			put(&p, vt_thread_counters[k].rate_key,
+			    num(vt_thread_counter_rate(k, th->delta[k], dt)));
 		put(&p, "doing", doing_json(&th->doing));
 		put(&p, "short_lived", json_boolean((!match || th->pid == pid) && vt_soak_thread_short_lived(sl, th)));
 		failed |= p.failed;

@@ -259,6 +259,7 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 	char a[32], nm[sizeof(list[0]->name)], st[64], wb[96], names[256];
 	bool doing = false, short_row;
 	unsigned seen_max = 0;
+	int k;
 
 	vt_soak_short_lived(r->series, vt_soak_threads_pid(r->series, r->verdict), &sl);
 	short_row = vt_render_soak_short_row(&sl);
@@ -281,9 +282,9 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 	vt_table_cell(&t, "TID");
 	vt_table_cell(&t, "NAME");
 	vt_table_cell(&t, "CORES");
-	vt_table_cell(&t, "RUNQ");
-	vt_table_cell(&t, "VOL/s");
-	vt_table_cell(&t, "NONVOL/s");
+	for (k = 0; k < VT_TC_COUNT; k++)
+		if (!(vt_thread_counters[k].flags & VT_TCF_OWN_COLUMN))
+			vt_table_cell(&t, "%s", vt_thread_counters[k].head);
 	vt_table_cell(&t, "SEEN");
 	if (doing) {
 		vt_table_cell(&t, "STATES");
@@ -305,17 +306,10 @@ static int print_threads(FILE *out, const struct vt_analyze_report *r)
 			vt_table_cell(&t, "%.3f", c);
 		else
 			vt_table_cell(&t, "n/a");
-		if (th->wait_known && dt > 0)
-			vt_table_cell(&t, "%.1f%%", 100.0 * (double)th->wait_ns / 1e9 / dt);
-		else
-			vt_table_cell(&t, "n/a");
-		if (th->csw_known && dt > 0) {
-			vt_table_cell(&t, "%.1f", (double)th->vcsw / dt);
-			vt_table_cell(&t, "%.1f", (double)th->nvcsw / dt);
-		} else {
-			vt_table_cell(&t, "n/a");
-			vt_table_cell(&t, "n/a");
-		}
+		for (k = 0; k < VT_TC_COUNT; k++)
+			if (!(vt_thread_counters[k].flags & VT_TCF_OWN_COLUMN))
+				vt_table_cell(&t, "%s", vt_thread_counter_cell(k, vt_thread_counter_rate(k,
+						th->delta[k], dt), a, sizeof(a)));
 		vt_table_cell(&t, "%s", vt_fmt_span(dt, a, sizeof(a)));
 		if (doing) {
 			const struct vt_thread_doing *d = &th->doing;

@@ -48,9 +48,9 @@ static json_t *thread_json(const struct vt_thread_rate *t)
 	json_object_set_new(o, "user_cores", num_or_null(t->user_cores));
 	json_object_set_new(o, "system_cores", num_or_null(t->sys_cores));
 	json_object_set_new(o, "cpu_share", num_or_null(t->cpu_share));
-	json_object_set_new(o, "runq_delay_share", num_or_null(t->runq_share));
-	json_object_set_new(o, "voluntary_per_s", num_or_null(t->vol_per_s));
-	json_object_set_new(o, "nonvoluntary_per_s", num_or_null(t->nonvol_per_s));
+	for (k = 0; k < VT_TC_COUNT; k++)
+		if (!(vt_thread_counters[k].flags & VT_TCF_OWN_COLUMN))
+			json_object_set_new(o, vt_thread_counters[k].rate_key, num_or_null(t->rate[k]));
 	json_object_set_new(o, "last_cpu", json_integer(t->last_cpu));
 	json_object_set_new(o, "samples", json_integer(t->nsamples));
 	for (k = 0; k < VT_NSTATES; k++) {

@@ -231,8 +231,9 @@ static void print_threads(FILE *out, const struct vt_threads_rates *r, const str
 {
 	const struct vt_thread_rate **order;
 	struct vt_table t;
-	char b1[32], b2[32], b3[32], b4[32], b5[32], st[96], wb[128], sb[96];
+	char b1[32], b2[32], b3[32], b4[32], st[96], wb[128], sb[96];
 	size_t i, rows;
+	int k;
 
 	const char **names;
 	size_t n = 0, nshort = 0;
@@ -266,9 +267,9 @@ static void print_threads(FILE *out, const struct vt_threads_rates *r, const str
 	vt_table_cell(&t, "CORES");
 	vt_table_cell(&t, "USR/SYS");
 	vt_table_cell(&t, "SHARE");
-	vt_table_cell(&t, "RUNQ");
-	vt_table_cell(&t, "VOL/s");
-	vt_table_cell(&t, "NONVOL/s");
+	for (k = 0; k < VT_TC_COUNT; k++)
+		if (!(vt_thread_counters[k].flags & VT_TCF_OWN_COLUMN))
+			vt_table_cell(&t, "%s", vt_thread_counters[k].head);
 	vt_table_cell(&t, "CPU");
 	vt_table_cell(&t, "STATES");
 	vt_table_cell(&t, "WCHAN");
@@ -283,10 +284,9 @@ static void print_threads(FILE *out, const struct vt_threads_rates *r, const str
 			      fmt_rate(th->sys_cores, 2, b2, sizeof(b2)));
 		vt_table_cell(&t, "%s", th->cpu_share >= 0
 			      ? (snprintf(b3, sizeof(b3), "%.1f%%", 100 * th->cpu_share), b3) : "n/a");
-		vt_table_cell(&t, "%s", th->runq_share >= 0
-			      ? (snprintf(b4, sizeof(b4), "%.1f%%", 100 * th->runq_share), b4) : "n/a");
-		vt_table_cell(&t, "%s", fmt_rate(th->vol_per_s, 0, b5, sizeof(b5)));
-		vt_table_cell(&t, "%s", fmt_rate(th->nonvol_per_s, 0, b1, sizeof(b1)));
+		for (k = 0; k < VT_TC_COUNT; k++)
+			if (!(vt_thread_counters[k].flags & VT_TCF_OWN_COLUMN))
+				vt_table_cell(&t, "%s", vt_thread_counter_cell(k, th->rate[k], b4, sizeof(b4)));
 		vt_table_cell(&t, "%lld", (long long)th->last_cpu);
 		vt_table_cell(&t, "%s", vt_render_thread_states(th, st, sizeof(st)));
 		vt_table_cell(&t, "%s", vt_render_seen(th->wchan_ok, th->wchan_why, th->wchan, th->wchan_count,

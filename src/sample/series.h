@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include "sample/metric.h"
+#include "sample/thread_metric.h"
 #include "sample/threads.h"
 
 /*
@@ -72,10 +73,8 @@ struct vt_thread_run {
 	pid_t pid, tid;
 	char name[64];
 	double t_first, t_last;      /* when its counters were first and last recorded */
-	uint64_t cpu_ns;             /* CPU time between t_first and t_last (schedstat, else ticks) */
-	uint64_t wait_ns;            /* run-queue delay in the same span; VT_NA-free: 0 if unknown */
-	uint64_t vcsw, nvcsw;        /* voluntary, nonvoluntary switches in the span */
-	bool wait_known, csw_known;
+	uint64_t delta[VT_TC_COUNT]; /* each counter (sample/thread_metric.h) between t_first and
+	                              * t_last, VT_NA unknown; [VT_TC_CPU_NS] is 0 when unknown */
 	struct vt_thread_doing doing;
 	uint64_t cpu_ns_first;       /* its CPU counter at t_first: all it used since it began */
 };

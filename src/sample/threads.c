@@ -6,6 +6,7 @@
 #include "sample/threads.h"
 
 #include "base/scan.h"
+#include "base/unknown.h"
 #include "proc/syscall_names.h"
 
 #include <errno.h>
@@ -45,7 +46,7 @@ static int64_t wait_timeout_ms(const char *name, const uint64_t *args)
 	return ms < 0 ? VT_TIMEOUT_NONE : ms;
 }
 
-static void snap_from_counts(const struct vt_thread_counts *c, struct vt_thread_snap *t)
+static void snap_from_counts(const struct vt_thread_counts *c, long clk_tck, struct vt_thread_snap *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->tid = c->tid;
@@ -55,10 +56,8 @@ static void snap_from_counts(const struct vt_thread_counts *c, struct vt_thread_
 	t->stime_ticks = c->stime_ticks;
 	t->start_ticks = c->start_ticks;
 	t->processor = c->processor;
-	t->run_ns = c->run_ns;
-	t->wait_ns = c->wait_ns;
-	t->ctxt_vol = c->vcsw;
-	t->ctxt_nonvol = c->nvcsw;
+	vt_thread_counters_of(c, clk_tck, t->counter);
+	t->cpu_schedstat = vt_known(c->run_ns);
 
 	t->wchan_ok = c->wchan_rc == VT_OK;
 	if (t->wchan_ok)
@@ -74,13 +73,13 @@ static void snap_from_counts(const struct vt_thread_counts *c, struct vt_thread_
 	t->timeout_ms = t->syscall_ok ? wait_timeout_ms(t->syscall, c->syscall_args) : VT_TIMEOUT_UNKNOWN;
 }
 
-static struct vt_thread_snap *snaps_from_counts(const struct vt_thread_counts *rows, size_t n)
+static struct vt_thread_snap *snaps_from_counts(const struct vt_thread_counts *rows, size_t n, long clk_tck)
 {
 	struct vt_thread_snap *out = calloc(n ? n : 1, sizeof(*out));
 	size_t i;
 
 	for (i = 0; out && i < n; i++)
-		snap_from_counts(&rows[i], &out[i]);
+		snap_from_counts(&rows[i], clk_tck, &out[i]);
 	return out;
 }
 
@@ -105,8 +104,8 @@ int vt_threads_sample_from_watch(const struct vt_thread_watch *w, bool live, str
 	out->stime_ticks = p->stime_ticks;
 	out->start_ticks = p->start_ticks;
 	out->clk_tck = p->clk_tck > 0 ? p->clk_tck : 100;
-	out->threads = snaps_from_counts(rows, n);
-	out->gone = snaps_from_counts(gone, ngone);
+	out->threads = snaps_from_counts(rows, n, out->clk_tck);
+	out->gone = snaps_from_counts(gone, ngone, out->clk_tck);
 	if (!out->threads || !out->gone) {
 		vt_threads_sample_release(out);
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory sampling threads");

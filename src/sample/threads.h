@@ -22,6 +22,7 @@
 
 #include "base/error.h"
 #include "proc/thread_watch.h"
+#include "sample/thread_metric.h"
 
 struct vt_thread_snap {
 	pid_t tid;
@@ -31,10 +32,8 @@ struct vt_thread_snap {
 	uint64_t stime_ticks;       /* task stat (15) */
 	uint64_t start_ticks;       /* task stat (22): tells a reused tid from the old thread */
 	int64_t processor;          /* task stat (39): CPU last run on, -1 unknown */
-	uint64_t run_ns;            /* task schedstat (1), VT_NA when unreadable */
-	uint64_t wait_ns;           /* task schedstat (2), VT_NA when unreadable */
-	uint64_t ctxt_vol;          /* task status voluntary_ctxt_switches, VT_NA if not read */
-	uint64_t ctxt_nonvol;       /* task status nonvoluntary_ctxt_switches, VT_NA if not read */
+	uint64_t counter[VT_TC_COUNT];  /* its counters (sample/thread_metric.h), VT_NA not read */
+	bool cpu_schedstat;         /* counter[VT_TC_CPU_NS] is schedstat's run time, not ticks */
 	bool wchan_ok;              /* wchan was read */
 	char wchan[48];             /* task wchan: kernel function slept in; "" when running ("0") */
 	char wchan_why[48];         /* why it is unavailable when !wchan_ok */

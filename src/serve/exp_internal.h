@@ -27,6 +27,7 @@
 #include "proc/thread_watch.h"
 #include "sample/heap.h"
 #include "sample/sample.h"
+#include "sample/thread_metric.h"
 #include "sample/watch.h"
 #include "serve/exporter.h"
 #include "soak/follow.h"
@@ -55,7 +56,8 @@ struct exp_thread {
 	uint64_t start_ticks;         /* with tid, identifies it */
 	uint64_t utime, stime;        /* ticks, cumulative */
 	uint64_t off_utime, off_stime;   /* of them, counted in pools it was in before (renamed) */
-	uint64_t vcsw, nvcsw;         /* last read, 0 before the first read with VT_TW_CSW */
+	uint64_t counter[VT_TC_COUNT];   /* last read (sample/thread_metric.h), 0 before the first
+	                                  * read that had it (context switches: VT_TW_CSW) */
 	int pool;                     /* index into the target's pools */
 };
 
@@ -75,7 +77,7 @@ struct exp_proc {
 	                               * threads, sockets, allocator figures */
 	struct exp_thread *threads;   /* owned, nthreads, tid order */
 	size_t nthreads;
-	uint64_t csw_gone_v, csw_gone_nv;   /* exited threads' last context switches */
+	uint64_t gone_counter[VT_TC_COUNT];   /* exited threads' last counters */
 	unsigned reads;               /* scrapes that read it */
 	bool read_now;                /* read in this scrape */
 
@@ -123,7 +125,7 @@ struct exp_target {
 	const char *reason;           /* why it has no process: a fixed word */
 	/* bases of the counters of processes that left */
 	double gone_user_s, gone_sys_s;
-	uint64_t gone_vcsw, gone_nvcsw;
+	uint64_t gone_counter[VT_TC_COUNT];   /* of threads of processes that left */
 	struct exp_pool pools[EXP_MAX_POOLS + 1];   /* the last one is "other" once used */
 	size_t npools;
 	double took_s;                /* this scrape's time on it */
@@ -152,11 +154,12 @@ int exp_pool_index(struct exp_target *t, const char *name);
 /*
  * Take the rows of the watch's last read into p->threads: threads gone
  * since (by tid and start time) leave their counters in the bases, new
- * ones join their pool, a renamed one moves.  csw: the read had VT_TW_CSW.
+ * ones join their pool, a renamed one moves; a counter the read did not
+ * have (VT_NA: context switches without VT_TW_CSW) keeps its last value.
  * VT_OK or VT_E_NOMEM (p->threads unchanged).
  */
 int exp_threads_update(struct exp_target *t, struct exp_proc *p, const struct vt_thread_counts *rows,
-		       size_t n, bool csw, struct vt_err *err);
+		       size_t n, struct vt_err *err);
 
 /* A process leaves t: its threads' counters go to the pools' bases, its own to t's. */
 void exp_threads_retire(struct exp_target *t, struct exp_proc *p);

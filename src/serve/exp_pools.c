@@ -66,17 +66,21 @@ static void thread_leaves_pool(struct exp_target *t, const struct exp_thread *th
 
 static void thread_retire(struct exp_target *t, struct exp_proc *p, const struct exp_thread *th)
 {
+	int k;
+
 	thread_leaves_pool(t, th);
-	p->csw_gone_v += th->vcsw;
-	p->csw_gone_nv += th->nvcsw;
+	for (k = 0; k < VT_TC_COUNT; k++)
+		p->gone_counter[k] += th->counter[k];
 }
 
 int exp_threads_update(struct exp_target *t, struct exp_proc *p, const struct vt_thread_counts *rows,
-		       size_t n, bool csw, struct vt_err *err)
+		       size_t n, struct vt_err *err)
 {
 	struct exp_thread *next = calloc(n ? n : 1, sizeof(*next));
+	uint64_t counter[VT_TC_COUNT];
 	size_t i, j = 0;
 	char name[64];
+	int k;
 
 	if (!next)
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
@@ -102,10 +106,10 @@ int exp_threads_update(struct exp_target *t, struct exp_proc *p, const struct vt
 			th->utime = r->utime_ticks;
 		if (r->stime_ticks >= th->stime)
 			th->stime = r->stime_ticks;
-		if (csw && vt_known(r->vcsw) && r->vcsw >= th->vcsw)
-			th->vcsw = r->vcsw;
-		if (csw && vt_known(r->nvcsw) && r->nvcsw >= th->nvcsw)
-			th->nvcsw = r->nvcsw;
+		vt_thread_counters_of(r, p->clk_tck, counter);
+		for (k = 0; k < VT_TC_COUNT; k++)
+			if (vt_known(counter[k]) && counter[k] >= th->counter[k])
+				th->counter[k] = counter[k];
 		exp_pool_name(r->comm, name, sizeof(name));
 		pool = th->pool;
 		if (pool < 0 || strcmp(t->pools[pool].name, name) != 0) {
@@ -134,6 +138,7 @@ int exp_threads_update(struct exp_target *t, struct exp_proc *p, const struct vt
 void exp_threads_retire(struct exp_target *t, struct exp_proc *p)
 {
 	size_t i;
+	int k;
 
 	for (i = 0; i < p->nthreads; i++)
 		thread_retire(t, p, &p->threads[i]);
@@ -142,8 +147,9 @@ void exp_threads_retire(struct exp_target *t, struct exp_proc *p)
 		t->gone_user_s += (double)p->utime / (double)p->clk_tck;
 		t->gone_sys_s += (double)p->stime / (double)p->clk_tck;
 	}
-	t->gone_vcsw += p->csw_gone_v;
-	t->gone_nvcsw += p->csw_gone_nv;
-	p->csw_gone_v = p->csw_gone_nv = 0;
+	for (k = 0; k < VT_TC_COUNT; k++) {
+		t->gone_counter[k] += p->gone_counter[k];
+		p->gone_counter[k] = 0;
+	}
 	p->utime = p->stime = 0;
 }

@@ -198,7 +198,7 @@ int exp_proc_read(struct vt_exporter *x, struct exp_target *t, struct exp_proc *
 	memset(&p->states, 0, sizeof(p->states));
 	for (i = 0; i < n; i++)
 		vt_thread_states_count(&p->states, rows[i].state);
-	if ((rc = exp_threads_update(t, p, rows, n, csw, err)) != VT_OK)
+	if ((rc = exp_threads_update(t, p, rows, n, err)) != VT_OK)
 		return rc;
 
 	if ((rc = vt_watch_status(p->watch, &p->st, err)) == VT_E_GONE)

@@ -248,10 +248,13 @@ static void emit_memory(struct emit *em, const struct exp_target *t)
 static void emit_cpu_threads(struct emit *em, const struct exp_target *t, double boot_s)
 {
 	static const char *const states[] = { "running", "sleeping", "disk", "stopped", "zombie", "idle", "other" };
-	double user = t->gone_user_s, sys = t->gone_sys_s, vcsw = (double)t->gone_vcsw, nvcsw = (double)t->gone_nvcsw;
+	double user = t->gone_user_s, sys = t->gone_sys_s, counter[VT_TC_COUNT];
 	double fds = NAN, maxfds = NAN, start = NAN;
-	int nstates[7] = { 0 };
+	int nstates[7] = { 0 }, k;
 	size_t i, j;
+
+	for (k = 0; k < VT_TC_COUNT; k++)
+		counter[k] = (double)t->gone_counter[k];
 
 	for (i = 0; i < t->nprocs; i++) {
 		const struct exp_proc *p = t->procs[i];
@@ -264,11 +267,10 @@ static void emit_cpu_threads(struct emit *em, const struct exp_target *t, double
 				start = fmin(isnan(start) ? INFINITY : start,
 					     boot_s + (double)p->start_ticks / (double)p->clk_tck);
 		}
-		vcsw += (double)p->csw_gone_v;
-		nvcsw += (double)p->csw_gone_nv;
-		for (j = 0; j < p->nthreads; j++) {
-			vcsw += (double)p->threads[j].vcsw;
-			nvcsw += (double)p->threads[j].nvcsw;
+		for (k = 0; k < VT_TC_COUNT; k++) {
+			counter[k] += (double)p->gone_counter[k];
+			for (j = 0; j < p->nthreads; j++)
+				counter[k] += (double)p->threads[j].counter[k];
 		}
 		fds = add_nan(fds, p->open_fds);
 		maxfds = add_nan(maxfds, p->max_fds);
@@ -287,8 +289,11 @@ static void emit_cpu_threads(struct emit *em, const struct exp_target *t, double
 	PUT0(em, "process_max_fds", maxfds);
 	for (i = 0; i < 7; i++)
 		PUT1(em, "vitals_process_threads", t->nprocs ? nstates[i] : NAN, "state", states[i]);
-	PUT1(em, "vitals_process_context_switches", vcsw, "ctxswitchtype", "voluntary");
-	PUT1(em, "vitals_process_context_switches", nvcsw, "ctxswitchtype", "nonvoluntary");
+	for (k = 0; k < VT_TC_COUNT; k++)
+		if (vt_thread_counters[k].prom)
+			put(em, vt_thread_counters[k].prom, counter[k] * vt_thread_counters[k].rate_scale,
+			    vt_thread_counters[k].prom_label, vt_thread_counters[k].prom_label_value,
+			    NULL, NULL, NULL, NULL);
 }
 
 static void emit_pools(struct emit *em, struct exp_target *t)

@@ -287,20 +287,16 @@ static void fill_heap(struct vt_soak *sk, double now, struct vt_store_sample *ro
 }
 
 /* One thread's row: its counters, and what it was doing when there is a tally of it. */
-static void thread_row(const struct vt_soak *sk, const struct vt_thread_snap *t, long clk_tck,
+static void thread_row(const struct vt_soak *sk, const struct vt_thread_snap *t,
 		       struct vt_store_thread *row)
 {
-	uint64_t tick_ns = 1000000000ull / (uint64_t)(clk_tck > 0 ? clk_tck : 100);
 	const struct vt_thread_tally *tally = vt_thread_tallies_find(&sk->doing, t->tid, t->start_ticks);
 
 	if (tally)
 		vt_thread_tally_doing(tally, &row->doing);
 	row->tid = t->tid;
 	row->name = t->comm;
-	row->cpu_ns = vt_known(t->run_ns) ? t->run_ns : (t->utime_ticks + t->stime_ticks) * tick_ns;
-	row->wait_ns = t->wait_ns;
-	row->vcsw = t->ctxt_vol;
-	row->nvcsw = t->ctxt_nonvol;
+	memcpy(row->counter, t->counter, sizeof(row->counter));
 }
 
 /*
@@ -353,14 +349,14 @@ static int read_threads(struct vt_soak *sk, double now, bool last, struct vt_sto
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
 	/* the exited keep their tally; then the live ones count this read */
 	for (i = 0; i < sample->ngone; i++)
-		thread_row(sk, &sample->gone[i], sample->clk_tck, &out[k++]);
+		thread_row(sk, &sample->gone[i], &out[k++]);
 	if (write_all) {
 		if ((rc = vt_thread_tallies_count(&sk->doing, sample, err)) != VT_OK) {
 			free(out);
 			return rc;
 		}
 		for (i = 0; i < sample->n; i++)
-			thread_row(sk, &sample->threads[i], sample->clk_tck, &out[k++]);
+			thread_row(sk, &sample->threads[i], &out[k++]);
 	}
 	*rows = out;
 	*nrows = k;

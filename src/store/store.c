@@ -27,9 +27,7 @@ static const char *const schema_sql =
 	"CREATE TABLE threads(pid INTEGER, tid INTEGER, name TEXT, first_sample INTEGER,"
 	" last_sample INTEGER, seen INTEGER, n_r INTEGER, n_s INTEGER, n_d INTEGER, wchan TEXT,"
 	" wchan_n INTEGER, syscall TEXT, syscall_n INTEGER, timed INTEGER, untimed INTEGER,"
-	" timeout_ms INTEGER, PRIMARY KEY(pid, tid)) WITHOUT ROWID;"
-	"CREATE TABLE thread_samples(sample_id INTEGER, tid INTEGER, pid INTEGER, cpu_ns INTEGER,"
-	" wait_ns INTEGER, vcsw INTEGER, nvcsw INTEGER, PRIMARY KEY(sample_id, tid)) WITHOUT ROWID;";
+	" timeout_ms INTEGER, PRIMARY KEY(pid, tid)) WITHOUT ROWID;";
 
 /* A SQLite failure as a vitals error: what was being done, and why. */
 static int db_err(sqlite3 *db, int rc, struct vt_err *err, const char *path, const char *doing)
@@ -125,6 +123,21 @@ static int create_samples_table(struct vt_store *st, struct vt_err *err)
 	return vt_store_exec(st, sql, err, "creating");
 }
 
+/* thread_samples: a thread's counters at a sample, one column per row of vt_thread_counters. */
+static int create_thread_samples_table(struct vt_store *st, struct vt_err *err)
+{
+	char sql[1024];
+	size_t len;
+	int k;
+
+	len = (size_t)snprintf(sql, sizeof(sql), "CREATE TABLE thread_samples(sample_id INTEGER, tid INTEGER,"
+			       " pid INTEGER");
+	for (k = 0; k < VT_TC_COUNT; k++)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s INTEGER", vt_thread_counters[k].column);
+	snprintf(sql + len, sizeof(sql) - len, ", PRIMARY KEY(sample_id, tid)) WITHOUT ROWID");
+	return vt_store_exec(st, sql, err, "creating");
+}
+
 /* The rollups' columns of metric m: "<key>_lo", "_hi", "_mean" and "_n" (samples that had it). */
 const char *const vt_store_rollup_parts[ROLLUP_PARTS] = { "lo", "hi", "mean", "n" };
 
@@ -209,6 +222,22 @@ int vt_store_write_rollup(struct vt_store *st, const struct vt_point_acc *a, str
 	return rc == SQLITE_DONE ? VT_OK : db_err(st->db, rc, err, st->path, "writing to");
 }
 
+static int prepare_thread_sample_insert(struct vt_store *st, struct vt_err *err)
+{
+	char sql[1024];
+	size_t len;
+	int k;
+
+	len = (size_t)snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO thread_samples(sample_id, tid, pid");
+	for (k = 0; k < VT_TC_COUNT; k++)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s", vt_thread_counters[k].column);
+	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ") VALUES(?, ?, ?");
+	for (k = 0; k < VT_TC_COUNT; k++)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", ?");
+	snprintf(sql + len, sizeof(sql) - len, ")");
+	return vt_store_prepare(st, sql, &st->ins_tsample, err);
+}
+
 static int prepare_inserts(struct vt_store *st, struct vt_err *err)
 {
 	char sql[2048];
@@ -246,8 +275,7 @@ static int prepare_inserts(struct vt_store *st, struct vt_err *err)
 			      " untimed = coalesce(excluded.untimed, untimed),"
 			      " timeout_ms = coalesce(excluded.timeout_ms, timeout_ms)",
 			  &st->ins_thread, err)) ||
-	    (rc = vt_store_prepare(st, "INSERT OR REPLACE INTO thread_samples(sample_id, tid, pid, cpu_ns, wait_ns,"
-			      " vcsw, nvcsw) VALUES(?, ?, ?, ?, ?, ?, ?)", &st->ins_tsample, err)) ||
+	    (rc = prepare_thread_sample_insert(st, err)) ||
 	    (rc = vt_store_prepare_rollup_insert(st, err)))
 		return rc;
 	return VT_OK;
@@ -441,6 +469,7 @@ int vt_store_create(const char *path, const struct vt_recording_info *info, bool
 	    (rc = vt_store_exec(st, "BEGIN", err, "creating")) || (rc = vt_store_exec(st, sql, err, "creating")) ||
 	    (rc = vt_store_exec(st, schema_sql, err, "creating")) ||
 	    (rc = vt_store_exec(st, vt_store_profile_schema_sql, err, "creating")) || (rc = create_samples_table(st, err)) ||
+	    (rc = create_thread_samples_table(st, err)) ||
 	    (rc = vt_store_create_rollups_table(st, err)) ||
 	    (rc = vt_store_write_meta(st, info, err)) || (rc = vt_store_exec(st, "COMMIT", err, "creating")) ||
 	    (rc = prepare_inserts(st, err))) {
@@ -495,6 +524,7 @@ static int insert_threads(struct vt_store *st, sqlite3_int64 sample_id, pid_t pi
 			  const struct vt_store_thread *th, size_t n, struct vt_err *err)
 {
 	size_t i;
+	int k;
 
 	for (i = 0; i < n; i++) {
 		sqlite3_bind_int64(st->ins_thread, 1, pid);
@@ -509,10 +539,8 @@ static int insert_threads(struct vt_store *st, sqlite3_int64 sample_id, pid_t pi
 		sqlite3_bind_int64(st->ins_tsample, 1, sample_id);
 		sqlite3_bind_int64(st->ins_tsample, 2, th[i].tid);
 		sqlite3_bind_int64(st->ins_tsample, 3, pid);
-		bind_u64(st->ins_tsample, 4, th[i].cpu_ns);
-		bind_u64(st->ins_tsample, 5, th[i].wait_ns);
-		bind_u64(st->ins_tsample, 6, th[i].vcsw);
-		bind_u64(st->ins_tsample, 7, th[i].nvcsw);
+		for (k = 0; k < VT_TC_COUNT; k++)
+			bind_u64(st->ins_tsample, 4 + k, th[i].counter[k]);
 		if (sqlite3_step(st->ins_tsample) != SQLITE_DONE)
 			return db_err(st->db, SQLITE_ERROR, err, st->path, "writing to");
 		sqlite3_reset(st->ins_tsample);

@@ -36,7 +36,8 @@
  *           argument and with none, timeout_ms the median timeout (NULL when
  *           none was timed): what `vitals threads` tells a poll's timeout from
  *           events by (files without the columns load with them unknown)
- *   thread_samples(sample_id, tid, pid, cpu_ns, wait_ns, vcsw, nvcsw, PRIMARY KEY(sample_id, tid))
+ *   thread_samples(sample_id, tid, pid, <one column per vt_thread_counters row: cpu_ns, wait_ns,
+ *           vcsw, nvcsw>, PRIMARY KEY(sample_id, tid))
  *   profiles, profile_strings, profile_funcs, profile_locs, profile_stacks, profile_threads,
  *   profile_modules: the profiles a soak took (schema 3; store/profile_store.h; schema 1
  *           and 2 files, without them, load with none)
@@ -70,7 +71,7 @@ struct vt_store_sample {
 struct vt_store_thread {
 	pid_t tid;
 	const char *name;
-	uint64_t cpu_ns, wait_ns, vcsw, nvcsw;
+	uint64_t counter[VT_TC_COUNT];  /* sample/thread_metric.h; VT_NA unknown */
 	struct vt_thread_doing doing;   /* tally so far; seen 0: none (the last one stands) */
 };
 

@@ -6,6 +6,8 @@
 #include "store/store.h"
 #include "store/store_internal.h"
 
+#include "base/unknown.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -456,6 +458,25 @@ static bool counter_delta(sqlite3_stmt *first, sqlite3_stmt *last, int col, uint
 	return true;
 }
 
+/*
+ * The thread_samples row query, its counters in vt_thread_counters order
+ * from column 1 (NULL for a column the recording predates) into sql[cap].
+ */
+static void thread_row_sql(sqlite3 *db, char *sql, size_t cap)
+{
+	size_t len;
+	int k;
+
+	len = (size_t)snprintf(sql, cap, "SELECT s.t");
+	for (k = 0; k < VT_TC_COUNT && len < cap; k++)
+		len += (size_t)snprintf(sql + len, cap - len, has_column(db, "thread_samples",
+					vt_thread_counters[k].column) ? ", ts.%s" : ", NULL AS %s",
+					vt_thread_counters[k].column);
+	if (len < cap)
+		snprintf(sql + len, cap - len, " FROM thread_samples ts JOIN samples s ON s.id = ts.sample_id"
+			 " WHERE ts.sample_id = ? AND ts.tid = ?");
+}
+
 /* Per thread: its counters from the first to the last time they were recorded. */
 /*
  * Columns 5.. of the threads query (schema 2 on): the tally of what it was
@@ -494,11 +515,11 @@ static int load_threads(sqlite3 *db, const char *path, int schema, struct vt_ser
 			struct vt_err *err)
 {
 	sqlite3_stmt *groups, *row[2] = { NULL, NULL };
-	const char *row_sql =
-		"SELECT s.t, ts.cpu_ns, ts.wait_ns, ts.vcsw, ts.nvcsw FROM thread_samples ts"
-		" JOIN samples s ON s.id = ts.sample_id WHERE ts.sample_id = ? AND ts.tid = ?";
+	char row_sql[1024];
 	bool timed = schema >= 2 && has_column(db, "threads", "timed");
-	int rc, k;
+	int rc, k, c;
+
+	thread_row_sql(db, row_sql, sizeof(row_sql));
 
 	rc = sqlite3_prepare_v2(db, timed
 				? "SELECT pid, tid, first_sample, last_sample, name, seen, n_r, n_s, n_d,"
@@ -531,13 +552,12 @@ static int load_threads(sqlite3 *db, const char *path, int schema, struct vt_ser
 		if (ok) {
 			tr.t_first = sqlite3_column_double(row[0], 0);
 			tr.t_last = sqlite3_column_double(row[1], 0);
-			if (!counter_delta(row[0], row[1], 1, &tr.cpu_ns))
-				tr.cpu_ns = 0;
-			if (sqlite3_column_type(row[0], 1) != SQLITE_NULL && sqlite3_column_int64(row[0], 1) > 0)
-				tr.cpu_ns_first = (uint64_t)sqlite3_column_int64(row[0], 1);
-			tr.wait_known = counter_delta(row[0], row[1], 2, &tr.wait_ns);
-			tr.csw_known = counter_delta(row[0], row[1], 3, &tr.vcsw) &&
-				       counter_delta(row[0], row[1], 4, &tr.nvcsw);
+			for (c = 0; c < VT_TC_COUNT; c++)
+				if (!counter_delta(row[0], row[1], 1 + c, &tr.delta[c]))
+					tr.delta[c] = c == VT_TC_CPU_NS ? 0 : VT_NA;
+			if (sqlite3_column_type(row[0], 1 + VT_TC_CPU_NS) != SQLITE_NULL &&
+			    sqlite3_column_int64(row[0], 1 + VT_TC_CPU_NS) > 0)
+				tr.cpu_ns_first = (uint64_t)sqlite3_column_int64(row[0], 1 + VT_TC_CPU_NS);
 			if (vt_series_add_thread(s, &tr))
 				rc = SQLITE_NOMEM;
 		}

@@ -46,9 +46,9 @@ static void sleeper(struct vt_thread_rate *t, const char *comm, double cores, do
 	snprintf(t->comm, sizeof(t->comm), "%s", comm);
 	t->tid = 100 + (pid_t)(t->comm[0]);
 	t->cpu_cores = cores;
-	t->runq_share = 0;
-	t->vol_per_s = vol;
-	t->nonvol_per_s = vol / 50;
+	t->rate[VT_TC_WAIT_NS] = 0;
+	t->rate[VT_TC_VCSW] = vol;
+	t->rate[VT_TC_NVCSW] = vol / 50;
 	t->nsamples = 30;
 	t->states[VT_STATE_S] = 30;
 	t->wchan_ok = t->syscall_ok = true;
@@ -279,7 +279,7 @@ static void test_diagnose__poller_under_a_hundredth_of_a_core(void)
 	if (has(&d, VT_DIAG_BUSY_POLL))
 		printf("# %s\n", evidence(find(&d, VT_DIAG_BUSY_POLL)));
 	/* the same process with its poller waking 5 times a second: idle */
-	t[1].vol_per_s = 5;
+	t[1].rate[VT_TC_VCSW] = 5;
 	t[1].cpu_cores = 0.0001;
 	r.cores = 0.0001;
 	vt_diagnose(&r, &d);
@@ -304,8 +304,8 @@ static void test_diagnose__busy_host_is_not_core_contention(void)
 
 		snprintf(name, sizeof(name), "w%d", i);
 		sleeper(&t[i], name, 0.25, 890, "", "");
-		t[i].runq_share = 0.355;
-		t[i].nonvol_per_s = 1272.5;
+		t[i].rate[VT_TC_WAIT_NS] = 0.355;
+		t[i].rate[VT_TC_NVCSW] = 1272.5;
 	}
 	r.cores = 1.0;
 	r.others_runnable = 3;
@@ -319,7 +319,7 @@ static void test_diagnose__busy_host_is_not_core_contention(void)
 	/* the same on a quiet host: every queued second is behind its own threads */
 	r.others_runnable = 0;
 	for (i = 0; i < 4; i++)
-		t[i].runq_share = 0.4;
+		t[i].rate[VT_TC_WAIT_NS] = 0.4;
 	r.cores = 2;
 	for (i = 0; i < 4; i++)
 		t[i].cpu_cores = 0.5;
@@ -341,8 +341,8 @@ static void test_diagnose__spinners_beside_a_hog(void)
 
 		snprintf(name, sizeof(name), "spin-%d", i);
 		sleeper(&t[i], name, 1.0 / 3, 0, "", "");
-		t[i].runq_share = 2.0 / 3;
-		t[i].nonvol_per_s = 300;
+		t[i].rate[VT_TC_WAIT_NS] = 2.0 / 3;
+		t[i].rate[VT_TC_NVCSW] = 300;
 		t[i].states[VT_STATE_S] = 0;
 		t[i].states[VT_STATE_R] = 30;
 	}
@@ -374,7 +374,7 @@ static void test_diagnose__convoy_on_a_loaded_host(void)
 
 		snprintf(name, sizeof(name), "worker-%d", i);
 		sleeper(&t[i], name, 0.25, 220, "futex_do_wait", "futex");
-		t[i].runq_share = 0.38;
+		t[i].rate[VT_TC_WAIT_NS] = 0.38;
 		t[i].nsamples = 100;
 		t[i].states[VT_STATE_S] = 37;
 		t[i].states[VT_STATE_R] = 63;
@@ -415,7 +415,7 @@ static void test_diagnose__convoy_slowed_by_a_busy_host(void)
 
 			snprintf(name, sizeof(name), "worker-%d", i);
 			sleeper(&t[i], name, 0.115, 90, "futex_do_wait", "futex");
-			t[i].runq_share = loaded ? 0.65 : 0;
+			t[i].rate[VT_TC_WAIT_NS] = loaded ? 0.65 : 0;
 			t[i].nsamples = 100;
 			t[i].states[VT_STATE_S] = loaded ? 30 : 85;
 			t[i].states[VT_STATE_R] = loaded ? 70 : 15;

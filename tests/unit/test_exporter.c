@@ -191,18 +191,18 @@ static void test_pools__rename_and_exit(void)
 					    { .tid = 11, .comm = "a-2", .utime_ticks = 7, .start_ticks = 1 } };
 
 	p->clk_tck = 100;
-	CHECK_EQ_I64(exp_threads_update(t, p, rows, 2, false, NULL), VT_OK);
+	CHECK_EQ_I64(exp_threads_update(t, p, rows, 2, NULL), VT_OK);
 	CHECK_EQ_U64(t->npools, 1);
 	snprintf(rows[1].comm, sizeof(rows[1].comm), "b-1");     /* renamed */
 	rows[1].utime_ticks = 9;
-	CHECK_EQ_I64(exp_threads_update(t, p, rows, 2, false, NULL), VT_OK);
+	CHECK_EQ_I64(exp_threads_update(t, p, rows, 2, NULL), VT_OK);
 	CHECK_EQ_U64(t->npools, 2);
 	CHECK_EQ_U64(t->pools[0].gone_utime, 9);                  /* its 9 ticks so far stay with "a" */
 	CHECK_EQ_U64(p->threads[1].off_utime, 9);
-	CHECK_EQ_I64(exp_threads_update(t, p, rows, 1, false, NULL), VT_OK);   /* tid 11 exits */
+	CHECK_EQ_I64(exp_threads_update(t, p, rows, 1, NULL), VT_OK);   /* tid 11 exits */
 	CHECK_EQ_U64(t->pools[1].gone_utime, 0);                  /* it ran nothing as "b" */
 	rows[0].start_ticks = 2;                                  /* tid 10 reused by a new thread */
-	CHECK_EQ_I64(exp_threads_update(t, p, rows, 1, false, NULL), VT_OK);
+	CHECK_EQ_I64(exp_threads_update(t, p, rows, 1, NULL), VT_OK);
 	CHECK_EQ_U64(t->pools[0].gone_utime, 9 + 5);
 	exp_threads_retire(t, p);
 	free(p->threads);
@@ -432,6 +432,18 @@ static void test_live__scrape_families(void)
 				 vt_metrics[m].prom_label, vt_metrics[m].prom_label_value);
 		else
 			snprintf(series, sizeof(series), "%s{target=\"live\"}", vt_metrics[m].prom);
+		if (!(value(text, series) >= 0))
+			printf("#   %s: not in the scrape\n", series);
+		CHECK(value(text, series) >= 0);
+	}
+	/* and every per-thread counter it exports, summed over the threads */
+	for (int k = 0; k < VT_TC_COUNT; k++) {
+		const struct vt_thread_counter_info *ti = &vt_thread_counters[k];
+
+		if (!ti->prom)
+			continue;
+		snprintf(series, sizeof(series), "%s_total{target=\"live\",%s=\"%s\"}", ti->prom,
+			 ti->prom_label, ti->prom_label_value);
 		if (!(value(text, series) >= 0))
 			printf("#   %s: not in the scrape\n", series);
 		CHECK(value(text, series) >= 0);
@@ -694,7 +706,39 @@ static void test_metrics__prom_families_declared(void)
 	CHECK(exported >= 8);
 }
 
-VT_TEST_MAIN(test_metrics__prom_families_declared, test_listen__proc_net_tcp, test_listen__malformed, test_listen__sock_diag_reply,
+/* The same for the per-thread counter table: each exported row's family is a declared counter. */
+static void test_thread_metrics__prom_families_declared(void)
+{
+	size_t i, nfam = vt_exporter_family_count();
+	int k, exported = 0;
+
+	for (k = 0; k < VT_TC_COUNT; k++) {
+		const struct vt_thread_counter_info *ti = &vt_thread_counters[k];
+		bool found = false;
+
+		CHECK(ti->column && ti->rate_key && ti->head && ti->label && ti->of_counts && ti->rate_max > 0);
+		if (!ti->prom)
+			continue;
+		exported++;
+		CHECK((ti->prom_label == NULL) == (ti->prom_label_value == NULL));
+		for (i = 0; i < nfam && !found; i++) {
+			const char *name;
+			enum vt_prom_type type;
+
+			vt_exporter_family(i, &name, &type);
+			if (strcmp(name, ti->prom) != 0)
+				continue;
+			found = true;
+			CHECK(type == VT_PROM_COUNTER);
+		}
+		if (!found)
+			printf("#   %s: family %s not declared\n", ti->column, ti->prom);
+		CHECK(found);
+	}
+	CHECK(exported >= 2);
+}
+
+VT_TEST_MAIN(test_metrics__prom_families_declared, test_thread_metrics__prom_families_declared, test_listen__proc_net_tcp, test_listen__malformed, test_listen__sock_diag_reply,
 	     test_listen__live_backlog, test_pools__names, test_pools__cap, test_pools__rename_and_exit,
 	     test_live__scrape_families, test_live__counters_do_not_fall, test_resolve__by_name,
 	     test_resolve__pidfile_restart, test_open__errors)

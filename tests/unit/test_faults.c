@@ -975,8 +975,8 @@ static int store_write(const char *path, bool overwrite, struct vt_err *err)
 {
 	struct vt_recording_info info = { 0 };
 	struct vt_store_thread th[2] = {
-		{ .tid = 100, .name = "main", .cpu_ns = 1000, .wait_ns = 10, .vcsw = 1, .nvcsw = 2 },
-		{ .tid = 101, .name = "worker-0", .cpu_ns = 2000, .wait_ns = 20, .vcsw = 3, .nvcsw = 4 },
+		{ .tid = 100, .name = "main", .counter = { 1000, 10, 1, 2 } },
+		{ .tid = 101, .name = "worker-0", .counter = { 2000, 20, 3, 4 } },
 	};
 	struct vt_event ev = { .t = 1, .wall = 1.7e9 + 1, .kind = 0, .pid = 100 };
 	struct vt_store *st = NULL;
@@ -997,7 +997,7 @@ static int store_write(const char *path, bool overwrite, struct vt_err *err)
 		for (m = 0; m < VT_M_COUNT; m++)
 			s.v[m] = NAN;
 		s.v[VT_M_COMMITTED] = 1e6 * (i + 1);
-		th[0].cpu_ns += 1000;
+		th[0].counter[VT_TC_CPU_NS] += 1000;
 		rc = vt_store_append(st, &s, th, 2, err);
 		if (!rc && i == 1)
 			rc = vt_store_event(st, &ev, err);

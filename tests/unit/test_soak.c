@@ -1251,11 +1251,10 @@ static void test_soak__thread_view(void)
 		struct vt_thread_run tr = { .pid = 42, .tid = 100 + i, .t_first = 0, .t_last = 3600 };
 
 		snprintf(tr.name, sizeof(tr.name), i ? "worker-%d" : "main", i - 1);
-		tr.cpu_ns = i ? 900ull * 1000000000ull : 0;        /* 0.25 cores each */
-		tr.wait_known = tr.csw_known = true;
-		tr.wait_ns = i ? 36ull * 1000000000ull : 0;        /* 1% */
-		tr.vcsw = i ? 3600ull * 250 : 3600;
-		tr.nvcsw = 3600ull * 5;
+		tr.delta[VT_TC_CPU_NS] = i ? 900ull * 1000000000ull : 0;        /* 0.25 cores each */
+		tr.delta[VT_TC_WAIT_NS] = i ? 36ull * 1000000000ull : 0;        /* 1% */
+		tr.delta[VT_TC_VCSW] = i ? 3600ull * 250 : 3600;
+		tr.delta[VT_TC_NVCSW] = 3600ull * 5;
 		tr.doing = (struct vt_thread_doing){ 60, i ? 15 : 0, i ? 45 : 60, 0,
 						     "futex_do_wait", i ? 45 : 0, "futex", i ? 45 : 0 };
 		if (!i)
@@ -1263,7 +1262,7 @@ static void test_soak__thread_view(void)
 		CHECK(vt_series_add_thread(&s, &tr) == 0);
 	}
 	{	/* another incarnation's thread: not counted */
-		struct vt_thread_run other = { .pid = 7, .tid = 7, .t_first = 0, .t_last = 10, .cpu_ns = 10000000000ull };
+		struct vt_thread_run other = { .pid = 7, .tid = 7, .t_first = 0, .t_last = 10, .delta = { [VT_TC_CPU_NS] = 10000000000ull } };
 
 		CHECK(vt_series_add_thread(&s, &other) == 0);
 	}
@@ -1274,7 +1273,7 @@ static void test_soak__thread_view(void)
 	CHECK(fabs(r.usable_cores - 2) < 1e-9);
 	CHECK(r.npools == 1 && r.pools[0].count == 4);
 	CHECK(r.threads[1].nsamples == 60 && r.threads[1].states[1] == 45 && r.threads[1].wchan_count == 45);
-	CHECK(fabs(r.threads[1].vol_per_s - 250) < 1e-9);
+	CHECK(fabs(r.threads[1].rate[VT_TC_VCSW] - 250) < 1e-9);
 	CHECK(d.n >= 1 && d.f[0].kind == VT_DIAG_CONVOY);
 	vt_threads_rates_release(&r);
 
@@ -1301,13 +1300,12 @@ static void test_soak__thread_view_event_loop(void)
 	struct vt_diagnosis d;
 	struct vt_series s;
 	struct vt_stat *rd, *wr;
-	struct vt_thread_run tr = { .pid = 42, .tid = 42, .name = "redis-server", .t_first = 0, .t_last = 600,
-				    .wait_known = true, .csw_known = true };
+	struct vt_thread_run tr = { .pid = 42, .tid = 42, .name = "redis-server", .t_first = 0, .t_last = 600 };
 
 	vt_series_init(&s);
 	s.info.ncpus = 2;
-	tr.cpu_ns = 200ull * 1000000000ull;                 /* 0.33 cores */
-	tr.vcsw = 600ull * 14000;                           /* 14,000 wakeups a second */
+	tr.delta[VT_TC_CPU_NS] = 200ull * 1000000000ull;                 /* 0.33 cores */
+	tr.delta[VT_TC_VCSW] = 600ull * 14000;                           /* 14,000 wakeups a second */
 	tr.doing = (struct vt_thread_doing){ 120, 50, 70, 0, "do_epoll_wait", 60, "epoll_wait", 70, 70, 0, 100 };
 	CHECK(vt_series_add_thread(&s, &tr) == 0);
 	CHECK(vt_soak_thread_view(&s, 42, NULL, &r, &d, NULL) == VT_OK);
@@ -1338,8 +1336,8 @@ static void test_soak__thread_view_event_loop(void)
 	vt_threads_rates_release(&r);
 
 	/* a poller: 900 wakeups a second on its 1 ms timeout at 0.009 cores, no read or write */
-	s.threads[0].cpu_ns = 600ull * 9000000ull;
-	s.threads[0].vcsw = 600ull * 900;
+	s.threads[0].delta[VT_TC_CPU_NS] = 600ull * 9000000ull;
+	s.threads[0].delta[VT_TC_VCSW] = 600ull * 900;
 	s.threads[0].doing = (struct vt_thread_doing){ 120, 2, 118, 0, "do_sys_poll", 118, "poll", 118, 118, 0, 1 };
 	rd[1] = rd[0];
 	wr[1] = wr[0];

@@ -102,11 +102,10 @@ static void add_events_threads(struct vt_series *s, size_t nthreads, size_t nerr
 		snprintf(th.name, sizeof(th.name), i == 1 ? "w\xff%zu" : "worker-%zu", i);
 		th.t_first = 0;
 		th.t_last = 3600;
-		th.cpu_ns = (uint64_t)(3600e9 * 0.05 * (double)(i + 1));
-		th.wait_ns = (uint64_t)(3600e9 * 0.01);
-		th.vcsw = 3600 * 12;
-		th.nvcsw = 3600;
-		th.wait_known = th.csw_known = true;
+		th.delta[VT_TC_CPU_NS] = (uint64_t)(3600e9 * 0.05 * (double)(i + 1));
+		th.delta[VT_TC_WAIT_NS] = (uint64_t)(3600e9 * 0.01);
+		th.delta[VT_TC_VCSW] = 3600 * 12;
+		th.delta[VT_TC_NVCSW] = 3600;
 		vt_series_add_thread(s, &th);
 	}
 }
@@ -394,12 +393,12 @@ static void test_soak_render__short_lived_threads(void)
 	th.tid = 4242;
 	snprintf(th.name, sizeof(th.name), "python3");
 	th.t_last = end;
-	th.cpu_ns = (uint64_t)(0.1 * end * 1e9);
+	th.delta[VT_TC_CPU_NS] = (uint64_t)(0.1 * end * 1e9);
 	vt_series_add_thread(&s, &th);
 	th.tid = 4300;                              /* came at 120 s, still there */
 	snprintf(th.name, sizeof(th.name), "worker-3");
 	th.t_first = 120;
-	th.cpu_ns = (uint64_t)(0.05 * (end - 120) * 1e9);
+	th.delta[VT_TC_CPU_NS] = (uint64_t)(0.05 * (end - 120) * 1e9);
 	th.cpu_ns_first = 2000000000ull;            /* its first 2 s, before its first record */
 	vt_series_add_thread(&s, &th);
 	th.cpu_ns_first = 0;
@@ -408,7 +407,7 @@ static void test_soak_render__short_lived_threads(void)
 		th.tid = 5000 + i;
 		th.t_first = 600 + 60 * i;
 		th.t_last = th.t_first + (i < 2 ? 60 : 0);      /* two with a rate, nine written once */
-		th.cpu_ns = i < 2 ? 1000000000ull : 0;
+		th.delta[VT_TC_CPU_NS] = i < 2 ? 1000000000ull : 0;
 		vt_series_add_thread(&s, &th);
 	}
 	plateau_verdict(&s, &v);
@@ -803,11 +802,10 @@ static void test_soak_render__html_thread_table_does_not_wrap(void)
 		snprintf(th.name, sizeof(th.name), "tokio-rt-work%zu", i);
 		th.t_first = 0;
 		th.t_last = i == 11 ? 90 : 3600;     /* one short-lived thread */
-		th.cpu_ns = (uint64_t)(3600e9 * 0.01 * (double)(i + 1));
-		th.wait_ns = (uint64_t)(3600e9 * 0.013);
-		th.vcsw = 3600 * 1234;
-		th.nvcsw = 3600 * 56;
-		th.wait_known = th.csw_known = true;
+		th.delta[VT_TC_CPU_NS] = (uint64_t)(3600e9 * 0.01 * (double)(i + 1));
+		th.delta[VT_TC_WAIT_NS] = (uint64_t)(3600e9 * 0.013);
+		th.delta[VT_TC_VCSW] = 3600 * 1234;
+		th.delta[VT_TC_NVCSW] = 3600 * 56;
 		th.doing.seen = 3600;
 		th.doing.n_r = 108;
 		th.doing.n_s = 3420;

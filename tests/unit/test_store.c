@@ -60,7 +60,7 @@ static void row(struct vt_store *st, double t, pid_t pid, double committed, doub
 static void test_store__round_trip(void)
 {
 	struct vt_store *st = create("rt.db", 1);
-	struct vt_store_thread th[2] = { { 10, "worker-0", 1000, 5, 3, 1 }, { 11, "worker-1", 2000, VT_NA, 4, 2 } };
+	struct vt_store_thread th[2] = { { 10, "worker-0", { 1000, 5, 3, 1 } }, { 11, "worker-1", { 2000, VT_NA, 4, 2 } } };
 	struct vt_store_sample s = { .t = 0, .wall = 1.7e9, .pid = 42 };
 	struct vt_event ev = { .t = 0.5, .wall = 1.7e9, .kind = VT_EV_NOTE, .pid = 42 };
 	struct vt_series ser;
@@ -74,9 +74,9 @@ static void test_store__round_trip(void)
 	CHECK(vt_store_append(st, &s, th, 2, &err) == VT_OK);
 	snprintf(ev.detail, sizeof(ev.detail), "hello");
 	CHECK(vt_store_event(st, &ev, &err) == VT_OK);
-	th[0].cpu_ns = 5000;
-	th[0].vcsw = 13;
-	th[0].nvcsw = 2;
+	th[0].counter[VT_TC_CPU_NS] = 5000;
+	th[0].counter[VT_TC_VCSW] = 13;
+	th[0].counter[VT_TC_NVCSW] = 2;
 	s.t = 1;
 	s.v[VT_M_COMMITTED] = 101 * MiB;
 	s.v[VT_M_CPU_USER_S] = 1.5;
@@ -104,11 +104,11 @@ static void test_store__round_trip(void)
 		const struct vt_thread_run *w0 = ser.threads[0].tid == 10 ? &ser.threads[0] : &ser.threads[1];
 
 		CHECK_STR(w0->name, "worker-0");
-		CHECK_EQ_U64(w0->cpu_ns, 4000);
+		CHECK_EQ_U64(w0->delta[VT_TC_CPU_NS], 4000);
 		CHECK_EQ_U64(w0->cpu_ns_first, 1000);     /* its counter at its first record */
-		CHECK(w0->csw_known);
-		CHECK_EQ_U64(w0->vcsw, 10);
-		CHECK_EQ_U64(w0->nvcsw, 1);
+		CHECK(vt_known(w0->delta[VT_TC_VCSW]));
+		CHECK_EQ_U64(w0->delta[VT_TC_VCSW], 10);
+		CHECK_EQ_U64(w0->delta[VT_TC_NVCSW], 1);
 		CHECK(w0->t_first == 0 && w0->t_last == 1);
 	}
 	vt_series_free(&ser);
@@ -118,7 +118,7 @@ static void test_store__round_trip(void)
 static void test_store__thread_doing(void)
 {
 	struct vt_store *st = create("doing.db", 1);
-	struct vt_store_thread th = { 10, "worker-0", 1000, 5, 3, 1 };
+	struct vt_store_thread th = { 10, "worker-0", { 1000, 5, 3, 1 } };
 	struct vt_store_sample s = { .t = 0, .wall = 1.7e9, .pid = 42 };
 	struct vt_thread_doing want = { 4, 1, 2, 1, "do_sys_poll", 3, "poll", 3, 3, 1, 1 };
 	struct vt_series ser;
@@ -134,7 +134,7 @@ static void test_store__thread_doing(void)
 	s.t = 1;
 	CHECK(vt_store_append(st, &s, &th, 1, &err) == VT_OK);
 	memset(&th.doing, 0, sizeof(th.doing));       /* an exit row between cadences */
-	th.cpu_ns = 2000;
+	th.counter[VT_TC_CPU_NS] = 2000;
 	s.t = 2;
 	CHECK(vt_store_append(st, &s, &th, 1, &err) == VT_OK);
 	CHECK(vt_store_close(st, &err) == VT_OK);
@@ -152,7 +152,7 @@ static void test_store__thread_doing(void)
 		CHECK(d->wchan_n == 3 && d->syscall_n == 3);
 		/* the waits with a timeout and its median: what tells a poll's timeout from events */
 		CHECK(d->timed == 3 && d->untimed == 1 && d->timeout_ms == 1);
-		CHECK_EQ_U64(ser.threads[0].cpu_ns, 1000);
+		CHECK_EQ_U64(ser.threads[0].delta[VT_TC_CPU_NS], 1000);
 	}
 	vt_series_free(&ser);
 
@@ -181,7 +181,7 @@ static void test_store__thread_doing(void)
 static void test_store__schema_1_loads(void)
 {
 	struct vt_store *st = create("v1.db", 1);
-	struct vt_store_thread th = { 10, "worker-0", 1000, 5, 3, 1 };
+	struct vt_store_thread th = { 10, "worker-0", { 1000, 5, 3, 1 } };
 	struct vt_store_sample s = { .t = 0, .wall = 1.7e9, .pid = 42 };
 	struct vt_series ser;
 	struct vt_err err;
@@ -192,7 +192,7 @@ static void test_store__schema_1_loads(void)
 		s.v[m] = NAN;
 	CHECK(vt_store_append(st, &s, &th, 1, &err) == VT_OK);
 	s.t = 1;
-	th.cpu_ns = 3000;
+	th.counter[VT_TC_CPU_NS] = 3000;
 	CHECK(vt_store_append(st, &s, &th, 1, &err) == VT_OK);
 	CHECK(vt_store_close(st, &err) == VT_OK);
 	/* rewrite it as schema 1 wrote it */
@@ -206,7 +206,7 @@ static void test_store__schema_1_loads(void)
 	vt_series_init(&ser);
 	CHECK(vt_store_load(path_of("v1.db"), 0, &ser, &err) == VT_OK);
 	CHECK_EQ_U64(ser.info.schema, 1);
-	CHECK(ser.nthreads == 1 && ser.threads[0].cpu_ns == 2000 && ser.threads[0].doing.seen == 0);
+	CHECK(ser.nthreads == 1 && ser.threads[0].delta[VT_TC_CPU_NS] == 2000 && ser.threads[0].doing.seen == 0);
 	vt_series_free(&ser);
 }
 
@@ -869,7 +869,61 @@ static void test_store__teardown(void)
 	teardown();
 }
 
-VT_TEST_MAIN(test_store__setup, test_store__round_trip, test_store__thread_doing,
+/*
+ * Every row of the per-thread counter table is a thread_samples column and
+ * comes back as its delta; a recording made before a counter existed (its
+ * column missing) loads with that counter unknown, the others intact.
+ */
+static void test_store__thread_counters_from_the_table(void)
+{
+	struct vt_store_sample s = { .t = 0, .wall = 1.7e9, .pid = 42 };
+	struct vt_store_thread th = { .tid = 10, .name = "w" };
+	struct vt_series ser;
+	struct vt_err err;
+	struct vt_store *st;
+	char sql[128];
+	sqlite3 *db;
+	int m, k, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		const char *name = pass ? "tc-old.db" : "tc.db";
+
+		st = create(name, 1);
+		for (m = 0; m < VT_M_COUNT; m++)
+			s.v[m] = NAN;
+		for (k = 0; k < VT_TC_COUNT; k++)
+			th.counter[k] = 1000 * (uint64_t)(k + 1);
+		s.t = 0;
+		CHECK(vt_store_append(st, &s, &th, 1, &err) == VT_OK);
+		for (k = 0; k < VT_TC_COUNT; k++)
+			th.counter[k] += 7 * (uint64_t)(k + 1);
+		s.t = 2;
+		CHECK(vt_store_append(st, &s, &th, 1, &err) == VT_OK);
+		CHECK(vt_store_close(st, &err) == VT_OK);
+		if (pass) {
+			/* as if written before the table's last row existed */
+			CHECK(sqlite3_open(path_of(name), &db) == SQLITE_OK);
+			CHECK(sqlite3_exec(db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL) == SQLITE_OK);
+			snprintf(sql, sizeof(sql), "ALTER TABLE thread_samples DROP COLUMN %s",
+				 vt_thread_counters[VT_TC_COUNT - 1].column);
+			CHECK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+			sqlite3_close(db);
+		}
+		vt_series_init(&ser);
+		CHECK(vt_store_load(path_of(name), 0, &ser, &err) == VT_OK);
+		CHECK_EQ_U64(ser.nthreads, 1);
+		for (k = 0; ser.nthreads == 1 && k < VT_TC_COUNT; k++) {
+			if (pass && k == VT_TC_COUNT - 1)
+				CHECK(!vt_known(ser.threads[0].delta[k]));
+			else
+				CHECK_EQ_U64(ser.threads[0].delta[k], 7 * (uint64_t)(k + 1));
+		}
+		vt_series_free(&ser);
+	}
+}
+
+VT_TEST_MAIN(test_store__setup, test_store__round_trip, test_store__thread_counters_from_the_table,
+	     test_store__thread_doing,
 	     test_store__schema_1_loads, test_store__binning_keeps_extremes,
 	     test_store__restart_and_gap_split_points, test_store__rollups_give_the_samples_points,
 	     test_store__rebuilt_rollups_are_the_soaks, test_store__refuses_what_is_not_a_recording,

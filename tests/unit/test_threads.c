@@ -24,18 +24,18 @@ static int near(double a, double b)
 static struct vt_thread_snap th(pid_t tid, const char *comm, char state, uint64_t run_ns,
 				uint64_t wait_ns, uint64_t ut, uint64_t st, uint64_t vol, uint64_t nonvol)
 {
+	struct vt_thread_counts c = { .run_ns = run_ns, .wait_ns = wait_ns, .utime_ticks = ut,
+				      .stime_ticks = st, .vcsw = vol, .nvcsw = nonvol };
 	struct vt_thread_snap t;
 
 	memset(&t, 0, sizeof(t));
 	t.tid = tid;
 	snprintf(t.comm, sizeof(t.comm), "%s", comm);
 	t.state = state;
-	t.run_ns = run_ns;
-	t.wait_ns = wait_ns;
+	vt_thread_counters_of(&c, 100, t.counter);   /* as a read of a thread watch gives them */
+	t.cpu_schedstat = vt_known(run_ns);
 	t.utime_ticks = ut;
 	t.stime_ticks = st;
-	t.ctxt_vol = vol;
-	t.ctxt_nonvol = nonvol;
 	t.start_ticks = 1000;
 	t.processor = 1;
 	t.wchan_ok = true;
@@ -100,9 +100,9 @@ static void test_rates__steady_pair(void)
 	CHECK_EQ_U64(r.n, 2);
 	CHECK(near(r.threads[0].cpu_cores, 0.75));
 	CHECK(near(r.threads[0].cpu_share, 0.75));
-	CHECK(near(r.threads[0].vol_per_s, 100));
-	CHECK(near(r.threads[0].nonvol_per_s, 20));
-	CHECK(near(r.threads[1].runq_share, 0.5));
+	CHECK(near(r.threads[0].rate[VT_TC_VCSW], 100));
+	CHECK(near(r.threads[0].rate[VT_TC_NVCSW], 20));
+	CHECK(near(r.threads[1].rate[VT_TC_WAIT_NS], 0.5));
 	CHECK_EQ_U64(r.threads[0].flags, 0);
 	CHECK_EQ_U64(r.npools, 1);
 	CHECK_STR(r.pools[0].name, "worker-");
@@ -143,11 +143,11 @@ static void test_rates__thread_churn(void)
 		const struct vt_thread_rate *t = &r.threads[i];
 
 		CHECK(t->cpu_cores >= 0 && t->cpu_cores <= 1.0 + 1e-9);
-		CHECK(t->vol_per_s >= 0 && t->nonvol_per_s >= 0);
+		CHECK(t->rate[VT_TC_VCSW] >= 0 && t->rate[VT_TC_NVCSW] >= 0);
 		if (t->tid == 102) {
 			CHECK(t->flags & VT_THREAD_EXITED);
 			CHECK(near(t->cpu_cores, 0.5));
-			CHECK(near(t->vol_per_s, 10));
+			CHECK(near(t->rate[VT_TC_VCSW], 10));
 		}
 		if (t->tid == 103) {     /* the old thread: seen once, exited, no rate */
 			CHECK(t->flags & VT_THREAD_EXITED);
@@ -300,9 +300,9 @@ static void test_rates__counter_edges(void)
 	CHECK(vt_threads_rates_compute(s, 2, 1, &r, &err) == VT_OK);
 	CHECK(r.threads[0].flags & VT_THREAD_COUNTER_RESET);
 	CHECK(near(r.threads[0].cpu_cores, 0));
-	CHECK(r.threads[0].runq_share < 0);        /* wait_ns unknown at the end */
-	CHECK(near(r.threads[0].nonvol_per_s, 0));
-	CHECK(near(r.threads[0].vol_per_s, 0));     /* absurd jump: dropped, not shown */
+	CHECK(r.threads[0].rate[VT_TC_WAIT_NS] < 0);        /* wait_ns unknown at the end */
+	CHECK(near(r.threads[0].rate[VT_TC_NVCSW], 0));
+	CHECK(near(r.threads[0].rate[VT_TC_VCSW], 0));     /* absurd jump: dropped, not shown */
 	CHECK(near(r.cores_ticks, 0));
 	CHECK(r.cores >= 0);
 	vt_threads_rates_release(&r);
@@ -418,9 +418,9 @@ static void test_diagnose__rules(void)
 	for (i = 0; i < 4; i++) {
 		snprintf(t[i].comm, sizeof(t[i].comm), "spin-%d", i);
 		t[i].cpu_cores = 0.5;
-		t[i].runq_share = 0.5;
-		t[i].vol_per_s = 0;
-		t[i].nonvol_per_s = 300;
+		t[i].rate[VT_TC_WAIT_NS] = 0.5;
+		t[i].rate[VT_TC_VCSW] = 0;
+		t[i].rate[VT_TC_NVCSW] = 300;
 		t[i].nsamples = 10;
 	}
 	vt_diagnose(&r, &d);
@@ -435,9 +435,9 @@ static void test_diagnose__rules(void)
 	for (i = 0; i < 4; i++) {
 		snprintf(t[i].comm, sizeof(t[i].comm), i < 3 ? "worker-%d" : "main", i);
 		t[i].cpu_cores = i < 3 ? 0.31 : 0;
-		t[i].runq_share = 0;
-		t[i].vol_per_s = i < 3 ? 2000 : 1;
-		t[i].nonvol_per_s = 10;
+		t[i].rate[VT_TC_WAIT_NS] = 0;
+		t[i].rate[VT_TC_VCSW] = i < 3 ? 2000 : 1;
+		t[i].rate[VT_TC_NVCSW] = 10;
 		snprintf(t[i].wchan, sizeof(t[i].wchan), "futex_wait_queue");
 		t[i].wchan_count = 7;
 		t[i].wchan_ok = true;
@@ -453,7 +453,7 @@ static void test_diagnose__rules(void)
 	r.cores = 0.02;
 	for (i = 0; i < 4; i++) {
 		t[i].cpu_cores = i == 0 ? 0.02 : 0;
-		t[i].vol_per_s = i == 0 ? 2000 : 0;
+		t[i].rate[VT_TC_VCSW] = i == 0 ? 2000 : 0;
 		snprintf(t[i].wchan, sizeof(t[i].wchan), "hrtimer_nanosleep");
 	}
 	vt_diagnose(&r, &d);
@@ -464,7 +464,7 @@ static void test_diagnose__rules(void)
 	CHECK(strstr(evidence(&d.f[0]), "sleeping in hrtimer_nanosleep") != NULL);
 
 	/* nothing stands out */
-	t[0].vol_per_s = 10;
+	t[0].rate[VT_TC_VCSW] = 10;
 	r.cores = 0.5;
 	t[0].cpu_cores = 0.5;
 	vt_diagnose(&r, &d);
@@ -517,13 +517,13 @@ static void test_diagnose__io(void)
 	/* a writer that wakes often, mostly in D: blocked on I/O, not a busy poll */
 	r.cores = 0.03;
 	t[1].cpu_cores = 0.015;
-	t[1].vol_per_s = 800;
+	t[1].rate[VT_TC_VCSW] = 800;
 	vt_diagnose(&r, &d);
 	CHECK_EQ_U64(d.n, 1);
 	CHECK(d.f[0].kind == VT_DIAG_IO);
 	r.cores = 0.002;
 	t[1].cpu_cores = 0;
-	t[1].vol_per_s = 0;
+	t[1].rate[VT_TC_VCSW] = 0;
 
 	/* under the share, or too few samples: not blocked, so idle */
 	t[1].states[2] = t[2].states[2] = 10;

@@ -211,9 +211,9 @@ static int check_pair(const char *name, struct vt_threads_rates *r)
 			if (!t)
 				continue;
 			CHECK(near(t->cpu_cores, cores, 1e-6));
-			CHECK(near(t->runq_share, runq, 1e-6));
-			CHECK(near(t->vol_per_s, vol, 1e-6));
-			CHECK(near(t->nonvol_per_s, nonvol, 1e-6));
+			CHECK(near(t->rate[VT_TC_WAIT_NS], runq, 1e-6));
+			CHECK(near(t->rate[VT_TC_VCSW], vol, 1e-6));
+			CHECK(near(t->rate[VT_TC_NVCSW], nonvol, 1e-6));
 			CHECK_EQ_U64(t->flags & (VT_THREAD_APPEARED | VT_THREAD_EXITED), 0);
 		} else if (sscanf(line, "appeared %d", &tid) == 1) {
 			t = rate_of(r, tid);

@@ -9,6 +9,7 @@
  */
 #include "elf/elfsym.h"
 
+#include <errno.h>
 #include <gelf.h>
 #include <limits.h>
 #include <pthread.h>
@@ -364,6 +365,9 @@ struct sym_pick {
 	bool ifunc;
 	bool default_version;
 	uint64_t value;
+	bool unreadable;        /* a symbol table could not be read: its errno, libelf's why */
+	int read_errno;
+	const char *read_why;
 };
 
 /* The .gnu.version entries parallel to the symbol table sym_scn, or NULL. */
@@ -380,6 +384,19 @@ static Elf_Data *versym_for(struct vt_elfsym *ef, Elf_Scn *sym_scn)
 	return NULL;
 }
 
+/*
+ * A table libelf could not read (it reads them into memory it allocates:
+ * malloc's ENOMEM is in errno, cleared before the call): the first why.
+ */
+static void unreadable(struct sym_pick *pick)
+{
+	if (pick->unreadable)
+		return;
+	pick->unreadable = true;
+	pick->read_errno = errno;
+	pick->read_why = elf_errmsg(-1);
+}
+
 static void pick_in_table(struct vt_elfsym *ef, Elf_Scn *scn, const GElf_Shdr *sh,
 			  const char *name, struct sym_pick *pick)
 {
@@ -393,9 +410,20 @@ static void pick_in_table(struct vt_elfsym *ef, Elf_Scn *scn, const GElf_Shdr *s
 	if (sh->sh_size > VT_ELFSYM_SECTION_MAX)
 		return;
 	entsize = gelf_fsize(ef->elf, ELF_T_SYM, 1, EV_CURRENT);
+	errno = 0;
 	data = elf_getdata(scn, NULL);
+	if (!data && sh->sh_size > 0) {
+		unreadable(pick);
+		return;
+	}
 	if (!entsize || !data || data->d_type != ELF_T_SYM)
 		return;
+	/* its names: libelf reads the string table at the first elf_strptr */
+	errno = 0;
+	if (sh->sh_link && !elf_getdata(elf_getscn(ef->elf, sh->sh_link), NULL)) {
+		unreadable(pick);
+		return;
+	}
 	versym = sh->sh_type == SHT_DYNSYM ? versym_for(ef, scn) : NULL;
 	count = data->d_size / entsize;
 	for (i = 1; i < count && i <= INT_MAX; i++) {
@@ -416,10 +444,10 @@ static void pick_in_table(struct vt_elfsym *ef, Elf_Scn *scn, const GElf_Shdr *s
 	}
 }
 
-bool vt_elfsym_symbol(struct vt_elfsym *ef, const char *name, uint64_t *value)
+int vt_elfsym_symbol(struct vt_elfsym *ef, const char *name, uint64_t *value, struct vt_err *err)
 {
 	static const Elf64_Word order[] = { SHT_DYNSYM, SHT_SYMTAB };
-	struct sym_pick pick = { false, false, false, 0 };
+	struct sym_pick pick = { 0 };
 	Elf_Scn *scn;
 	GElf_Shdr sh;
 	size_t t;
@@ -431,10 +459,18 @@ bool vt_elfsym_symbol(struct vt_elfsym *ef, const char *name, uint64_t *value)
 			if (gelf_getshdr(scn, &sh) && sh.sh_type == order[t])
 				pick_in_table(ef, scn, &sh, name, &pick);
 	}
-	if (!pick.found || pick.ifunc)
-		return false;
-	*value = pick.value;
-	return true;
+	if (pick.found && !pick.ifunc) {
+		*value = pick.value;
+		return VT_OK;
+	}
+	if (!pick.found && pick.unreadable) {
+		if (pick.read_errno == ENOMEM)
+			return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory reading the symbol table "
+					  "to find '%s'", name);
+		return vt_err_set(err, VT_E_PARSE, pick.read_errno, "cannot read the symbol table to find "
+				  "'%s': %s", name, pick.read_why ? pick.read_why : "libelf failed");
+	}
+	return vt_err_set(err, VT_E_NOTFOUND, 0, "no function '%s'", name);
 }
 
 bool vt_elfsym_first_load_vaddr(struct vt_elfsym *ef, uint64_t *vaddr)

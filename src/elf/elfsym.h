@@ -93,10 +93,12 @@ bool vt_elfsym_soname(struct vt_elfsym *ef, char *out, size_t cap);
  * The value (address relative to the load bias) of function name: a defined
  * FUNC symbol, binding other than LOCAL, from .dynsym (its default version
  * when several exist, e.g. pthread_cond_wait@@GLIBC_2.3.2), else .symtab.
- * False when there is none, and for a GNU_IFUNC (its value is a resolver,
- * not the function: vt_elfsym_defines still reports it).
+ * VT_E_NOTFOUND when there is none, and for a GNU_IFUNC (its value is a
+ * resolver, not the function: vt_elfsym_defines still reports it).  A
+ * symbol table libelf could not read is not "none": VT_E_NOMEM when it ran
+ * out of memory (an address-space limit, say), else VT_E_PARSE.
  */
-bool vt_elfsym_symbol(struct vt_elfsym *ef, const char *name, uint64_t *value);
+int vt_elfsym_symbol(struct vt_elfsym *ef, const char *name, uint64_t *value, struct vt_err *err);
 
 /* p_vaddr of the first PT_LOAD program header (load bias = its mapping's start - this). */
 bool vt_elfsym_first_load_vaddr(struct vt_elfsym *ef, uint64_t *vaddr);

@@ -116,8 +116,12 @@ static int symbol_address(struct vt_elfsym *ef, const struct vt_region *base, co
 			  const char *symbol, uint64_t *addr, struct vt_err *err)
 {
 	uint64_t value, vaddr;
+	struct vt_err why;
+	int rc = vt_elfsym_symbol(ef, symbol, &value, &why);
 
-	if (!vt_elfsym_symbol(ef, symbol, &value)) {
+	if (rc == VT_E_NOMEM || rc == VT_E_PARSE)    /* could not look: not "does not define" */
+		return vt_err_set(err, rc, why.sys_errno, "%s: %s", lib, why.msg);
+	if (rc != VT_OK) {
 		if (vt_elfsym_defines(ef, VT_ELFSYM_DYNSYM | VT_ELFSYM_SYMTAB, &symbol, 1))
 			return vt_err_set(err, VT_E_NOTFOUND, 0, "'%s' in %s is an IFUNC, whose "
 					  "resolution is not supported", symbol, lib);

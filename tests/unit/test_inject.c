@@ -158,14 +158,14 @@ static void test_inject__elfsym_symbol(void)
 	CHECK(fd >= 0);
 	if (fd < 0 || vt_elfsym_open_fd(fd, &ef, &err) != VT_OK)
 		return;
-	CHECK(vt_elfsym_symbol(ef, "mallinfo2", &v) && v != 0);
-	CHECK(vt_elfsym_symbol(ef, "malloc_trim", &v) && v != 0);
-	CHECK(vt_elfsym_symbol(ef, "malloc_info", &v) && v != 0);
+	CHECK(vt_elfsym_symbol(ef, "mallinfo2", &v, &err) == VT_OK && v != 0);
+	CHECK(vt_elfsym_symbol(ef, "malloc_trim", &v, &err) == VT_OK && v != 0);
+	CHECK(vt_elfsym_symbol(ef, "malloc_info", &v, &err) == VT_OK && v != 0);
 	/* two versions: the default (@@GLIBC_2.3.2) is the one dlsym gives */
-	CHECK(vt_elfsym_symbol(ef, "pthread_cond_wait", &v) && v != 0);
-	CHECK(!vt_elfsym_symbol(ef, "strlen", &v));        /* IFUNC */
-	CHECK(!vt_elfsym_symbol(ef, "no_such_function_here", &v));
-	CHECK(!vt_elfsym_symbol(ef, "errno", &v));         /* TLS, not a function */
+	CHECK(vt_elfsym_symbol(ef, "pthread_cond_wait", &v, &err) == VT_OK && v != 0);
+	CHECK(vt_elfsym_symbol(ef, "strlen", &v, &err) == VT_E_NOTFOUND);        /* IFUNC */
+	CHECK(vt_elfsym_symbol(ef, "no_such_function_here", &v, &err) == VT_E_NOTFOUND);
+	CHECK(vt_elfsym_symbol(ef, "errno", &v, &err) == VT_E_NOTFOUND);         /* TLS, not a function */
 	CHECK(vt_elfsym_first_load_vaddr(ef, &vaddr));
 	CHECK_EQ_U64(vaddr, 0);
 	vt_elfsym_free(&ef);

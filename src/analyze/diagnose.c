@@ -361,9 +361,12 @@ static void rule_throttled(const struct vt_threads_rates *r, struct vt_diagnosis
 /*
  * A listening socket with connections waiting for accept() at every read
  * of the interval (VT_DIAG_STALL_READS of them over VT_DIAG_STALL_MIN_S at
- * least): nothing took them.  A server that accepts empties its queue
- * between two reads 100 ms apart; one that only just keeps up may not, and
- * is named the same way: the queue is the symptom either way.
+ * least).  A server that keeps up empties its queue between two reads
+ * 100 ms apart; one that stopped accepting does not, nor does one that
+ * accepts slower than connections arrive (a CPU-starved python http.server
+ * under four clients, t0320).  The queue's length cannot tell the two apart
+ * (no per-listener accept count exists), so the finding names the symptom,
+ * and its evidence says it is either.
  */
 static void rule_accept_stall(const struct vt_threads_rates *r, struct vt_diagnosis *d)
 {

@@ -177,8 +177,8 @@ const char *vt_render_diag_evidence(const struct vt_diag_finding *f, char *buf, 
 		if (f->stall.l.backlog != UINT32_MAX)
 			snprintf(backlog, sizeof(backlog), ", backlog %u", f->stall.l.backlog);
 		snprintf(buf, cap, "%s had connections waiting for accept() at all %u reads over %.1f s "
-			 "(%u to %u waiting%s)%s: nothing accepted them; the threads' wchan and "
-			 "system call say which one should have", f->stall.l.address, f->stall.reads,
+			 "(%u to %u waiting%s)%s: it stopped accepting, or accepts slower than they "
+			 "arrive; the threads' wchan and system call say which thread should take them", f->stall.l.address, f->stall.reads,
 			 f->stall.interval_s, f->stall.l.min_queue, f->stall.l.max_queue, backlog,
 			 f->stall.listeners > 1 ? ", and more listeners like it" : "");
 		break;

@@ -239,7 +239,11 @@ for n in measured if "loaded" in runs else ():
     aside = {"host busy", "no pattern"}    # "no pattern" is the empty list of findings
     quiet, loaded = found[n, "quiet"] - aside, found[n, "loaded"] - aside
     # a server slowed by the hog may fall short of "serving" (CI: redis-server at a host
-    # load of 12); the hog must never make it something else (busy poll, contention)
+    # load of 12), and its accept queue may no longer empty between reads (CI:
+    # http.server, its wakeups down by a third): "accept stall" is the rule's name for
+    # that too; the hog must never make it something else (busy poll, contention)
+    if n in servers:
+        loaded -= {"accept stall"}
     check(desc, loaded <= quiet and (n in servers or loaded == quiet))
 with open(f"{work}/failed", "w") as f:
     f.write(f"{len(failed)} checks: " + "; ".join(failed))

@@ -1,10 +1,8 @@
 /*
  * ptrace.c — stop one thread, run calls on it, put it back exactly.
  *
- * A session owns a tracer thread: it makes every ptrace request (the kernel
- * ties a tracee to the thread that seized it), and its exit is the last-resort
- * release, since the kernel detaches a tracer thread's tracees, pending
- * PTRACE_INTERRUPT included, when that thread exits.  The caller's thread
+ * A session owns a tracer thread (inject/tracer.h): it makes every ptrace
+ * request, and its exit is the last-resort release.  The caller's thread
  * posts one job at a time and waits for it; every job is bounded in time.
  *
  * Between calls the thread is "parked": stopped, with its own extended
@@ -33,21 +31,18 @@
  */
 #include "inject/inject.h"
 #include "inject/stop_guard.h"
+#include "inject/tracer.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
-#include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -98,16 +93,8 @@ struct vt_inject_session {
 	pid_t pid, tid;
 	unsigned flags;
 
-	/* the tracer thread and its one job slot, under lock */
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	job_fn job;
-	void *job_arg;
-	int job_rc;
-	bool job_done, quit, orphaned;
-	bool job_posted;               /* job is set: read without the lock while spinning */
-	struct vt_err job_err;
+	struct vt_tracer *tracer;      /* makes every ptrace request of the session */
+	int pid_fd;                    /* the process's /proc directory, for task/TID reads */
 	sigset_t caller_mask;          /* the calling thread's mask before attach */
 
 	/* from here on, touched by the tracer thread only (or after it ended) */
@@ -138,7 +125,6 @@ struct vt_inject_session {
 	int32_t errno_value;
 	double t_interrupt;
 	double t_detached;
-	int sigchld_fd;                /* the tracer thread's signalfd for SIGCHLD, -1 if none */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -433,26 +419,6 @@ struct stop {
 };
 
 /*
- * Wait until a SIGCHLD is pending (a stop of the tracee may have been
- * announced) or us microseconds passed, and consume it.  Without a
- * signalfd, just sleep.
- */
-static void wait_sigchld(struct vt_inject_session *s, long us)
-{
-	struct signalfd_siginfo si[8];
-	struct pollfd pfd = { s->sigchld_fd, POLLIN, 0 };
-	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-
-	if (s->sigchld_fd < 0) {
-		sleep_us(us);
-		return;
-	}
-	if (ppoll(&pfd, 1, &ts, NULL) > 0)
-		while (read(s->sigchld_fd, si, sizeof(si)) > 0)
-			;
-}
-
-/*
  * Wait for the next stop of the thread until deadline (now_us() clock):
  * yield for the first 100 microseconds (a mallinfo2 is about 20),
  * then block until the kernel announces a stop (SIGCHLD, through the
@@ -466,6 +432,7 @@ static int wait_stop(struct vt_inject_session *s, double deadline, struct stop *
 {
 	double start = now_us(), waited;
 	long nap = 0, cap;
+	bool hears;
 	int st;
 	pid_t r;
 
@@ -495,13 +462,14 @@ static int wait_stop(struct vt_inject_session *s, double deadline, struct stop *
 			continue;
 		}
 		waited = now_us() - start;
-		cap = s->sigchld_fd >= 0 ? 1000 : waited < 2000 ? 50 : waited < 20000 ? 200 : 1000;
+		hears = vt_tracer_hears_stops(s->tracer);
+		cap = hears ? 1000 : waited < 2000 ? 50 : waited < 20000 ? 200 : 1000;
 		nap = nap ? nap * 2 : 5;
-		if (nap > cap || s->sigchld_fd >= 0)
+		if (nap > cap || hears)
 			nap = cap;
 		if (nap > deadline - now_us())
 			nap = deadline - now_us() > 1 ? (long)(deadline - now_us()) : 1;
-		wait_sigchld(s, nap);
+		vt_tracer_nap(s->tracer, (uint64_t)nap * 1000);
 	}
 	out->status = st;
 	if (WIFEXITED(st) || WIFSIGNALED(st)) {
@@ -575,8 +543,8 @@ static void task_text(const struct vt_inject_session *s, const char *name, char 
 	int fd;
 
 	out[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)s->pid, (int)s->tid, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "task/%d/%s", (int)s->tid, name);
+	fd = openat(s->pid_fd, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	n = read(fd, out, cap - 1);
@@ -627,10 +595,8 @@ static void session_free(struct vt_inject_session *s)
 	free(s->work_gp);
 	free(s->frame_gp);
 	free(s->image);
-	if (s->sigchld_fd >= 0)
-		close(s->sigchld_fd);
-	pthread_mutex_destroy(&s->lock);
-	pthread_cond_destroy(&s->cond);
+	if (s->pid_fd >= 0)
+		close(s->pid_fd);
 	free(s);
 }
 
@@ -643,20 +609,6 @@ static void session_free(struct vt_inject_session *s)
  */
 #define HANDOFF_SPIN_US 1000
 
-/* Spin until *flag is set or HANDOFF_SPIN_US passed. */
-static void spin_for(const bool *flag)
-{
-	double until = now_us() + HANDOFF_SPIN_US;
-
-	for (;;) {
-		if (__atomic_load_n(flag, __ATOMIC_ACQUIRE))
-			return;
-		if (now_us() >= until)
-			return;
-		sched_yield();
-	}
-}
-
 /* The session's thread is let go (or its tracer thread ended): see stop_guard.h. */
 static void unguard(void)
 {
@@ -664,90 +616,52 @@ static void unguard(void)
 	vt_stop_guard_disarm();
 }
 
-static void *tracer_main(void *arg)
+/* The last of an orphaned tracer: wait for the lost thread, restore it, free the session. */
+static void orphan_last(void *arg)
 {
 	struct vt_inject_session *s = arg;
-	job_fn job;
-	void *job_arg;
-	bool orphaned;
 
-	/* Short naps while polling for stops must be short (default slack: 50 us). */
-	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	{
-		sigset_t chld;
+	rescue(s);
+	session_free(s);
+	unguard();
+}
 
-		sigemptyset(&chld);
-		sigaddset(&chld, STOP_SIGNAL_HELD);
-		s->sigchld_fd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
-	}
-	pthread_mutex_lock(&s->lock);
-	for (;;) {
-		if (!s->job && !s->quit) {
-			pthread_mutex_unlock(&s->lock);
-			spin_for(&s->job_posted);
-			pthread_mutex_lock(&s->lock);
-		}
-		while (!s->job && !s->quit)
-			pthread_cond_wait(&s->cond, &s->lock);
-		if (!s->job)
-			break;
-		job = s->job;
-		job_arg = s->job_arg;
-		pthread_mutex_unlock(&s->lock);
-		vt_err_clear(&s->job_err);
-		s->job_rc = job(s, job_arg, &s->job_err);
-		pthread_mutex_lock(&s->lock);
-		s->job = NULL;
-		__atomic_store_n(&s->job_posted, false, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->job_done, true, __ATOMIC_RELEASE);
-		pthread_cond_broadcast(&s->cond);
-	}
-	orphaned = s->orphaned;
-	pthread_mutex_unlock(&s->lock);
-	if (orphaned) {
-		rescue(s);
-		session_free(s);
-		unguard();
-	}
-	/* Returning detaches whatever we still trace (the kernel's exit_ptrace). */
-	return NULL;
+struct job_call {
+	struct vt_inject_session *s;
+	job_fn fn;
+	void *arg;
+	int rc;
+	struct vt_err err;
+};
+
+static bool job_on_tracer(struct vt_tracer *t, void *arg)
+{
+	struct job_call *c = arg;
+
+	(void)t;
+	vt_err_clear(&c->err);
+	c->rc = c->fn(c->s, c->arg, &c->err);
+	return false;   /* the session's tracer ends only at detach */
 }
 
 /* Run job on the tracer thread and wait for it (jobs bound their own time). */
 static int run_job(struct vt_inject_session *s, job_fn job, void *arg, struct vt_err *err)
 {
-	int rc;
+	struct job_call c = { .s = s, .fn = job, .arg = arg };
 
-	pthread_mutex_lock(&s->lock);
-	s->job = job;
-	s->job_arg = arg;
-	__atomic_store_n(&s->job_posted, true, __ATOMIC_RELEASE);
-	s->job_done = false;
-	pthread_cond_broadcast(&s->cond);
-	pthread_mutex_unlock(&s->lock);
-	spin_for(&s->job_done);
-	pthread_mutex_lock(&s->lock);
-	while (!s->job_done)
-		pthread_cond_wait(&s->cond, &s->lock);
-	rc = s->job_rc;
-	if (rc && err)
-		*err = s->job_err;
-	pthread_mutex_unlock(&s->lock);
-	return rc;
+	vt_tracer_run(s->tracer, job_on_tracer, &c);
+	if (c.rc && err)
+		*err = c.err;
+	return c.rc;
 }
 
-/* Stop the tracer thread; orphan: let it go on rescuing, it frees s. */
+/* Stop the tracer thread; orphan: let it go on rescuing, then free s. */
 static void end_tracer(struct vt_inject_session *s, bool orphan)
 {
-	pthread_mutex_lock(&s->lock);
-	s->quit = true;
-	s->orphaned = orphan;
-	pthread_cond_broadcast(&s->cond);
-	pthread_mutex_unlock(&s->lock);
 	if (orphan)
-		pthread_detach(s->thread);
+		vt_tracer_orphan(s->tracer, orphan_last, s);
 	else
-		pthread_join(s->thread, NULL);
+		vt_tracer_end(s->tracer);
 }
 
 /* ---- attach -------------------------------------------------------------- */
@@ -1325,22 +1239,6 @@ static void hold_signals(sigset_t *old)
 	pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
-static int start_tracer(struct vt_inject_session *s, struct vt_err *err)
-{
-	sigset_t all, before;
-	int rc;
-
-	/* The tracer thread takes no signal at all: created with all blocked. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &before);
-	rc = pthread_create(&s->thread, NULL, tracer_main, s);
-	pthread_sigmask(SIG_SETMASK, &before, NULL);
-	if (rc)
-		return vt_err_set(err, rc == EAGAIN ? VT_E_NOMEM : VT_E_FAIL, rc,
-				  "cannot start the tracer thread: %s", strerror(rc));
-	return VT_OK;
-}
-
 static struct vt_inject_session *session_new(pid_t pid, pid_t tid, unsigned flags)
 {
 	struct vt_inject_session *s = calloc(1, sizeof(*s));
@@ -1355,9 +1253,7 @@ static struct vt_inject_session *session_new(pid_t pid, pid_t tid, unsigned flag
 	s->pid = pid;
 	s->tid = tid;
 	s->flags = flags;
-	s->sigchld_fd = -1;
-	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->cond, NULL);
+	s->pid_fd = -1;
 	return s;
 }
 
@@ -1387,30 +1283,31 @@ int vt_inject_attach(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned
 		rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory for an injection session");
 		goto close_fd;
 	}
+	s->pid_fd = pid_fd;   /* the session's from here on */
+	pid_fd = -1;
 	/* The way back of every call, found before anything is stopped. */
-	rc = vt_inject_find_tramp(pid_fd, pid, &s->tramp, err);
+	rc = vt_inject_find_tramp(s->pid_fd, pid, &s->tramp, err);
 	if (rc) {
 		session_free(s);
-		goto close_fd;
+		return rc;
 	}
 	/* Kept by a watchdog: a stopped vitals cannot keep the thread stopped. */
 	rc = vt_stop_guard_arm(err);
 	if (rc) {
 		session_free(s);
-		goto close_fd;
+		return rc;
 	}
 	vt_stop_guard_hold();
 	hold_signals(&s->caller_mask);
-	rc = start_tracer(s, err);
+	rc = vt_tracer_start(HANDOFF_SPIN_US, &s->tracer, err);
 	if (rc)
 		goto free_session;
 	rc = run_job(s, job_attach, &a, err);
 	if (rc) {
-		vt_inject_explain_perm(pfs, pid_fd, &pc, tid, err);
+		vt_inject_explain_perm(pfs, s->pid_fd, &pc, tid, err);
 		/* A seized thread that never stopped is released by the tracer's exit. */
 		goto end_thread;
 	}
-	close(pid_fd);
 	*out = s;
 	return VT_OK;
 
@@ -1420,6 +1317,7 @@ free_session:
 	pthread_sigmask(SIG_SETMASK, &s->caller_mask, NULL);
 	session_free(s);
 	unguard();
+	return rc;
 close_fd:
 	close(pid_fd);
 	return rc;

@@ -1,12 +1,11 @@
 /*
  * stack_grab.c — stop one thread for the copy of its registers and stack.
  *
- * The tracer thread follows src/inject/ptrace.c: it makes every ptrace
- * request, takes the stops' SIGCHLD on a signalfd with every signal
- * blocked, bounds every wait, and is itself the last-resort release: when
- * a thread does not stop in time the tracer thread ends and the kernel
- * detaches that thread, pending interrupt included (exit_ptrace), and the
- * next grab starts another.  Unlike an injected call, a grab changes
+ * Every ptrace request is made by a tracer thread (inject/tracer.h), which
+ * bounds every wait and is itself the last-resort release: when a thread
+ * does not stop in time the grab retires the tracer, whose thread ends, the
+ * kernel detaches that thread, pending interrupt included (exit_ptrace),
+ * and the next grab starts another.  Unlike an injected call, a grab changes
  * nothing in the thread: from its stop it is only read, then detached.
  *
  * A running_only grab (a CPU profile) leaves alone a thread that last ran
@@ -27,16 +26,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/ptrace.h>
-#include <sys/signalfd.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -47,6 +43,7 @@
 #include "elf/elfsym.h"
 #include "inject/inject.h"
 #include "inject/stop_guard.h"
+#include "inject/tracer.h"
 #include "proc/schedstat.h"
 #include "proc/stat.h"
 #include "proc/status.h"
@@ -82,7 +79,7 @@ enum outcome {
 };
 
 struct job {
-	pid_t tid;
+	pid_t pid, tid;
 	int pid_fd;          /* running_only: the process's /proc directory, else -1 */
 	uint64_t timeout_ns;
 	struct vt_stack_grab_sample *out;
@@ -91,16 +88,6 @@ struct job {
 	const char *what;    /* the request that failed */
 	bool retire;         /* the tracer thread must end: a thread may still be traced by it */
 	uint64_t last_look_ns;   /* a timeout: when it was last seen not stopped */
-};
-
-struct tracer {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct job *job;     /* posted, not yet done */
-	bool done, quit;
-	int sigchld_fd;      /* touched by the tracer thread only */
-	pid_t pid;
 };
 
 struct thread_slot {
@@ -120,27 +107,26 @@ struct vt_stack_grab {
 	bool running_only;
 	double tokens;
 	uint64_t tokens_ns;
-	struct tracer *tr;
+	struct vt_tracer *tr;
 	bool sigchld_was_blocked;
 	struct thread_slot *slots;
 	size_t cap, n;
 	struct vt_stack_grab_stats st;
 };
 
-/* ---- the tracer thread ---------------------------------------------------- */
+/* ---- on the tracer thread ------------------------------------------------ */
 
 enum wait_result { W_STOPPED, W_EXITED, W_DEADLINE, W_ERROR };
 
 /*
- * Wait for tid's next report until deadline, asleep on the SIGCHLD
+ * Wait for tid's next report until deadline, asleep on the tracer's SIGCHLD
  * signalfd (at most NAP_MAX_NS at a time, in case another thread of vitals
  * took the SIGCHLD).  No yield-polling: a tracer that slept is woken with
  * the scheduler's preference for a waking task, one that yielded waits its
  * turn behind the busy threads of a loaded box while the tracee is stopped.
  */
-static enum wait_result wait_report(struct tracer *t, pid_t tid, uint64_t deadline, int *status)
+static enum wait_result wait_report(struct vt_tracer *t, pid_t tid, uint64_t deadline, int *status)
 {
-	struct signalfd_siginfo si[8];
 	uint64_t now;
 	pid_t r;
 
@@ -161,23 +147,12 @@ static enum wait_result wait_report(struct tracer *t, pid_t tid, uint64_t deadli
 		now = vt_mono_ns();
 		if (now >= deadline)
 			return W_DEADLINE;
-		uint64_t nap = deadline - now < NAP_MAX_NS ? deadline - now : NAP_MAX_NS;
-		struct timespec ts = { 0, (long)nap };
-
-		if (t->sigchld_fd < 0) {
-			nanosleep(&ts, NULL);
-			continue;
-		}
-		struct pollfd pfd = { t->sigchld_fd, POLLIN, 0 };
-
-		if (ppoll(&pfd, 1, &ts, NULL) > 0)
-			while (read(t->sigchld_fd, si, sizeof(si)) > 0)
-				;
+		vt_tracer_nap(t, deadline - now < NAP_MAX_NS ? deadline - now : NAP_MAX_NS);
 	}
 }
 
 /* A request on a stopped thread failed with ESRCH: it is being killed.  Collect its exit. */
-static enum outcome collect_exit(struct tracer *t, struct job *j)
+static enum outcome collect_exit(struct vt_tracer *t, struct job *j)
 {
 	uint64_t deadline = vt_mono_ns() + EXIT_WAIT_NS;
 	int status;
@@ -213,7 +188,7 @@ static void regs_to_perf(const struct user_regs_struct *r, uint64_t *p)
 }
 
 /* At a stop: the registers and the stack, read only. */
-static int copy_thread(struct tracer *t, struct job *j)
+static int copy_thread(struct job *j)
 {
 	struct vt_stack_grab_sample *o = j->out;
 	struct user_regs_struct r;
@@ -230,7 +205,7 @@ static int copy_thread(struct tracer *t, struct job *j)
 	/* From the stack pointer up; a read that runs past the top of the stack stops there. */
 	struct iovec local = { o->stack_copy, VT_STACK_GRAB_BYTES };
 	struct iovec remote = { (void *)(uintptr_t)r.rsp, VT_STACK_GRAB_BYTES };
-	ssize_t n = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
+	ssize_t n = process_vm_readv(j->pid, &local, 1, &remote, 1, 0);
 
 	o->sample.stack = o->stack_copy;
 	o->sample.stack_len = n > 0 ? (uint32_t)n : 0;
@@ -293,8 +268,10 @@ static uint64_t read_switch_ins(int pid_fd, pid_t tid)
 	return ss.timeslices;
 }
 
-static void grab(struct tracer *t, struct job *j)
+/* The tracer's job: one grab.  Retires the tracer when a thread may still be traced. */
+static bool grab(struct vt_tracer *t, void *arg)
 {
+	struct job *j = arg;
 	struct vt_stack_grab_sample *o = j->out;
 	uint64_t t0, t_stop = 0, t1;
 	int status, sig = 0, e;
@@ -309,7 +286,7 @@ static void grab(struct tracer *t, struct job *j)
 		o->state = state;
 		if (state != 'R' || cpu == sched_getcpu()) {
 			j->outcome = state == 0 ? OUT_GONE : OUT_NOT_RUNNING;
-			return;
+			return j->retire;
 		}
 		switch_ins = read_switch_ins(j->pid_fd, j->tid);
 	}
@@ -318,7 +295,7 @@ static void grab(struct tracer *t, struct job *j)
 		j->outcome = e == EPERM ? OUT_SEIZE_PERM : e == ESRCH ? OUT_GONE : OUT_FAIL;
 		j->e = e;
 		j->what = "PTRACE_SEIZE";
-		return;
+		return j->retire;
 	}
 	if (vt_stack_grab_test_seize_delay_us) {
 		struct timespec ts = { 0, (long)vt_stack_grab_test_seize_delay_us * 1000 };
@@ -332,7 +309,7 @@ static void grab(struct tracer *t, struct job *j)
 		j->what = "PTRACE_INTERRUPT";
 		j->retire = true;
 		j->outcome = j->e == ESRCH ? OUT_GONE : OUT_FAIL;
-		return;
+		return j->retire;
 	}
 	w = wait_report(t, j->tid, t0 + j->timeout_ns, &status);
 	if (w == W_DEADLINE || w == W_ERROR) {
@@ -342,11 +319,11 @@ static void grab(struct tracer *t, struct job *j)
 		j->outcome = w == W_DEADLINE ? OUT_TIMEOUT : OUT_FAIL;
 		/* Not stopped at the last look: stopped at most from then to its release. */
 		j->last_look_ns = vt_mono_ns() - NAP_MAX_NS;
-		return;
+		return j->retire;
 	}
 	if (w == W_EXITED) {
 		j->outcome = OUT_GONE;
-		return;
+		return j->retire;
 	}
 	t_stop = vt_mono_ns();
 	sig = WSTOPSIG(status);
@@ -358,10 +335,10 @@ static void grab(struct tracer *t, struct job *j)
 		if ((status >> 16) == PTRACE_EVENT_STOP)
 			sig = 0;   /* our interrupt's stop */
 		/* else a signal-delivery-stop: sig is passed on at detach */
-		if (copy_thread(t, j) < 0) {
+		if (copy_thread(j) < 0) {
 			if (errno == ESRCH) {
 				j->outcome = collect_exit(t, j);
-				return;
+				return j->retire;
 			}
 			j->e = errno;
 			j->what = "PTRACE_GETREGS";
@@ -381,7 +358,7 @@ static void grab(struct tracer *t, struct job *j)
 	if (vt_inject_ptrace(PTRACE_DETACH, j->tid, NULL, (void *)(uintptr_t)sig) < 0) {
 		if (errno == ESRCH) {
 			j->outcome = collect_exit(t, j);
-			return;
+			return j->retire;
 		}
 		j->e = errno;
 		j->what = "PTRACE_DETACH";
@@ -391,97 +368,7 @@ static void grab(struct tracer *t, struct job *j)
 	t1 = vt_mono_ns();
 	o->pause_us = (double)(t1 - t0) / 1e3;
 	o->stopped_us = (double)(t1 - t_stop) / 1e3;
-}
-
-static void *tracer_main(void *arg)
-{
-	struct tracer *t = arg;
-	sigset_t chld;
-	bool retire = false;
-
-	/* Short naps must be short (the default timer slack is 50 us). */
-	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	t->sigchld_fd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
-	pthread_mutex_lock(&t->lock);
-	while (!retire) {
-		while (!t->job && !t->quit)
-			pthread_cond_wait(&t->cond, &t->lock);
-		if (!t->job)
-			break;
-		struct job *j = t->job;
-
-		pthread_mutex_unlock(&t->lock);
-		grab(t, j);
-		retire = j->retire;
-		pthread_mutex_lock(&t->lock);
-		t->job = NULL;
-		t->done = true;
-		pthread_cond_broadcast(&t->cond);
-	}
-	pthread_mutex_unlock(&t->lock);
-	if (t->sigchld_fd >= 0)
-		close(t->sigchld_fd);
-	t->sigchld_fd = -1;
-	/* Returning detaches whatever this thread still traces (the kernel's exit_ptrace). */
-	return NULL;
-}
-
-static int tracer_start(struct vt_stack_grab *g, struct vt_err *err)
-{
-	struct tracer *t = calloc(1, sizeof(*t));
-	sigset_t all, before;
-	int rc;
-
-	if (!t)
-		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory for the tracer thread");
-	t->pid = g->pid;
-	t->sigchld_fd = -1;
-	pthread_mutex_init(&t->lock, NULL);
-	pthread_cond_init(&t->cond, NULL);
-	/* The tracer thread takes no signal at all. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &before);
-	rc = pthread_create(&t->thread, NULL, tracer_main, t);
-	pthread_sigmask(SIG_SETMASK, &before, NULL);
-	if (rc) {
-		pthread_mutex_destroy(&t->lock);
-		pthread_cond_destroy(&t->cond);
-		free(t);
-		return vt_err_set(err, rc == EAGAIN ? VT_E_NOMEM : VT_E_FAIL, rc,
-				  "cannot start the tracer thread: %s", strerror(rc));
-	}
-	g->tr = t;
-	return VT_OK;
-}
-
-static void tracer_end(struct vt_stack_grab *g)
-{
-	struct tracer *t = g->tr;
-
-	if (!t)
-		return;
-	pthread_mutex_lock(&t->lock);
-	t->quit = true;
-	pthread_cond_broadcast(&t->cond);
-	pthread_mutex_unlock(&t->lock);
-	pthread_join(t->thread, NULL);
-	pthread_mutex_destroy(&t->lock);
-	pthread_cond_destroy(&t->cond);
-	free(t);
-	g->tr = NULL;
-}
-
-static void tracer_run(struct tracer *t, struct job *j)
-{
-	pthread_mutex_lock(&t->lock);
-	t->job = j;
-	t->done = false;
-	pthread_cond_broadcast(&t->cond);
-	while (!t->done)
-		pthread_cond_wait(&t->cond, &t->lock);
-	pthread_mutex_unlock(&t->lock);
+	return j->retire;
 }
 
 /* ---- /proc ------------------------------------------------------------------ */
@@ -720,7 +607,7 @@ int vt_stack_grab_open(const struct vt_procfs *pfs, pid_t pid, const struct vt_s
 	}
 	rc = check_process(g, err);
 	/* Kept by a watchdog: a stopped vitals cannot keep a grabbed thread stopped. */
-	if (!rc && !(rc = vt_stop_guard_arm(err)) && (rc = tracer_start(g, err)))
+	if (!rc && !(rc = vt_stop_guard_arm(err)) && (rc = vt_tracer_start(0, &g->tr, err)))
 		vt_stop_guard_disarm();
 	if (rc) {
 		close(g->pid_fd);
@@ -799,17 +686,19 @@ int vt_stack_grab(struct vt_stack_grab *g, pid_t tid, unsigned timeout_us,
 		return vt_err_set(err, VT_E_UNSUPPORTED, 0, "thread %d is stopped (state T): left so",
 				  (int)tid);
 	}
-	if (!g->tr && (rc = tracer_start(g, err)))
+	if (!g->tr && (rc = vt_tracer_start(0, &g->tr, err)))
 		return rc;
 	memset(&j, 0, sizeof(j));
+	j.pid = g->pid;
 	j.tid = tid;
 	j.pid_fd = g->running_only ? g->pid_fd : -1;
 	j.timeout_ns = (uint64_t)(timeout_us ? timeout_us : TIMEOUT_DEFAULT_US) * 1000;
 	j.out = out;
 	vt_stop_guard_hold();
-	tracer_run(g->tr, &j);
+	vt_tracer_run(g->tr, grab, &j);
 	if (j.retire) {
-		tracer_end(g);
+		vt_tracer_end(g->tr);
+		g->tr = NULL;
 		g->st.tracer_restarts++;
 		await_release(g, tid);
 		if (j.last_look_ns)
@@ -879,7 +768,7 @@ void vt_stack_grab_close(struct vt_stack_grab **gp)
 		return;
 	g = *gp;
 	*gp = NULL;
-	tracer_end(g);
+	vt_tracer_end(g->tr);
 	vt_stop_guard_disarm();
 	if (!g->sigchld_was_blocked) {
 		sigset_t chld;

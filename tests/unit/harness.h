@@ -96,6 +96,24 @@ static inline const char *vt_fixture_path(const char *rel)
 
 typedef void (*vt_test_fn)(void);
 
+/* TracerPid of process or thread pid, from /proc/PID/status: -1 when unreadable. */
+static inline long vt_test_tracer_pid(int pid)
+{
+	char path[64], buf[4096], *p;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strstr(buf, "TracerPid:");
+	return p ? strtol(p + 10, NULL, 10) : -1;
+}
+
 static inline int vt_test_run(const char *names, vt_test_fn *fns, int n)
 {
 	int passed = 0, failed = 0, i;

@@ -11,6 +11,8 @@
  * checks must all pass.  Without ptrace permission every live test prints
  * "# skip" and passes.  Every child is killed and reaped before its test
  * returns.
+ *
+ * lane: long — started first among the unit tests (tests/run)
  */
 #include "harness.h"
 
@@ -983,23 +985,6 @@ static void tracer_child(int in, int out)
 	_exit(4);   /* not reached: killed mid-call */
 }
 
-static bool tracer_pid_of(pid_t pid, long *tracer)
-{
-	char path[64], buf[4096], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	p = strstr(buf, "TracerPid:");
-	return p && sscanf(p + 10, "%ld", tracer) == 1;
-}
-
 /*
  * The tracer dies (SIGKILL) while the callee runs: the thread finishes the
  * call, returns through the signal frame by itself, and carries on with
@@ -1013,7 +998,6 @@ static void test_inject__tracer_killed_mid_call(void)
 	struct libc_fns f;
 	struct forked k, t;
 	char line[96];
-	long tracer = -1;
 
 	if (skip_live())
 		return;
@@ -1031,7 +1015,7 @@ static void test_inject__tracer_killed_mid_call(void)
 	kill(t.pid, SIGKILL);
 	forked_end(&t);
 	signal(SIGPIPE, SIG_IGN);   /* a victim that died must fail the checks, not kill us */
-	CHECK(tracer_pid_of(k.pid, &tracer) && tracer == 0);
+	CHECK(vt_test_tracer_pid(k.pid) == 0);
 	/* sleep(1) returns, the frame puts the thread back into its read. */
 	CHECK(wait_blocked(k.pid, k.pid, SYS_read));
 	CHECK(write(k.to, "x", 1) == 1);

@@ -397,33 +397,53 @@ static size_t client_key(struct MHD_Connection *c, uint8_t key[8])
 	return 0;
 }
 
-static struct suspect *suspect_find(struct vt_http *s, const uint8_t *key, size_t len)
+/* The slot of the address key among table[n], or NULL. */
+static struct suspect *addr_find(struct suspect *table, size_t n, const uint8_t *key, size_t len)
 {
 	size_t i;
 
-	for (i = 0; len && i < SUSPECTS_MAX; i++)
-		if (s->suspects[i].len == len && memcmp(s->suspects[i].key, key, len) == 0)
-			return &s->suspects[i];
+	for (i = 0; len && i < n; i++)
+		if (table[i].len == len && memcmp(table[i].key, key, len) == 0)
+			return &table[i];
 	return NULL;
+}
+
+/*
+ * The slot of the address key (len > 0) among table[n]: its own, else an
+ * empty one or the longest quiet one, taken for it (*fresh true, its last
+ * time 0).
+ */
+static struct suspect *addr_slot(struct suspect *table, size_t n, const uint8_t *key, size_t len,
+				 bool *fresh)
+{
+	struct suspect *x = addr_find(table, n, key, len);
+	size_t i;
+
+	*fresh = !x;
+	if (x)
+		return x;
+	x = &table[0];
+	for (i = 1; i < n && x->len; i++)
+		if (!table[i].len || table[i].last < x->last)
+			x = &table[i];
+	memcpy(x->key, key, len);
+	x->len = (uint8_t)len;
+	x->last = 0;
+	return x;
+}
+
+static struct suspect *suspect_find(struct vt_http *s, const uint8_t *key, size_t len)
+{
+	return addr_find(s->suspects, SUSPECTS_MAX, key, len);
 }
 
 /* Remember the address of a wrong guess, in the place of the longest quiet one. */
 static void suspect_add(struct vt_http *s, const uint8_t *key, size_t len, double now)
 {
-	struct suspect *x = suspect_find(s, key, len);
-	size_t i;
+	bool fresh;
 
-	if (!len)
-		return;
-	if (!x) {
-		x = &s->suspects[0];
-		for (i = 1; i < SUSPECTS_MAX && x->len; i++)
-			if (!s->suspects[i].len || s->suspects[i].last < x->last)
-				x = &s->suspects[i];
-		memcpy(x->key, key, len);
-		x->len = (uint8_t)len;
-	}
-	x->last = now;
+	if (len)
+		addr_slot(s->suspects, SUSPECTS_MAX, key, len, &fresh)->last = now;
 }
 
 /*
@@ -436,25 +456,15 @@ static void suspect_add(struct vt_http *s, const uint8_t *key, size_t len, doubl
  */
 static void refused_unchecked(struct vt_http *s, const uint8_t *key, size_t len, double now)
 {
-	struct suspect *x = NULL, *oldest = &s->hurried[0];
-	size_t i;
+	struct suspect *x;
+	bool fresh;
 
 	if (!len)
 		return;
-	for (i = 0; i < HURRIED_MAX && !x; i++) {
-		if (s->hurried[i].len == len && memcmp(s->hurried[i].key, key, len) == 0)
-			x = &s->hurried[i];
-		else if (!s->hurried[i].len || (oldest->len && s->hurried[i].last < oldest->last))
-			oldest = &s->hurried[i];
-	}
-	if (x && now - x->last < HURRIED_S) {
+	x = addr_slot(s->hurried, HURRIED_MAX, key, len, &fresh);
+	if (!fresh && now - x->last < HURRIED_S) {
 		suspect_add(s, key, len, now);
 		return;
-	}
-	if (!x) {
-		x = oldest;
-		memcpy(x->key, key, len);
-		x->len = (uint8_t)len;
 	}
 	x->last = now;
 }

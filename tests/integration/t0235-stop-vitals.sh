@@ -38,7 +38,7 @@ signo = getattr(signal, "SIG" + sig)
 
 def state(path):
     try:
-        with open(path) as f:
+        with open(path, errors="replace") as f:
             return f.read().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return "gone"
@@ -72,7 +72,7 @@ def watchdogs_of(vpid):
     for d in os.listdir("/proc"):
         if d.isdigit():
             try:
-                with open(f"/proc/{d}/stat") as f:
+                with open(f"/proc/{d}/stat", errors="replace") as f:   # a comm may be any bytes
                     st = f.read()
             except OSError:
                 continue

@@ -206,8 +206,7 @@ test:
 	@scripts/deps.sh --test
 	@$(MAKE) --no-print-directory -j2 all
 	@$(MAKE) --no-print-directory -j2 SAN=1 all
-	@$(MAKE) --no-print-directory fuzz-if-clang
-	@SAN_B=build-san B=build FUZZ_B=build-fuzz tests/run
+	@SAN_B=build-san B=build FUZZ_B=build-fuzz VT_FUZZ_BUILD=1 tests/run
 
 test-loaded:
 	@VT_HOG=2 $(MAKE) --no-print-directory test

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t0011 — every command line that README.md and the man page's EXAMPLES show
 # runs as written (PID, files and ./server replaced by real ones) without a
-# usage error; long ones are ended with SIGINT after 2 s, as a user would end
+# usage error; long ones are ended with SIGINT after 1 s, as a user would end
 # them with Ctrl-C.  On the plain build only: they take two minutes, and the
 # sanitizer build parses every option in t0010 and runs each command in its
 # own tests.
@@ -62,7 +62,7 @@ while IFS= read -r line; do
 	for f in $(grep -oE -- '--(html|csv|folded|pprof) [^ -][^ ]*' <<<"$run" | cut -d' ' -f2); do rm -f "$f"; done
 	case $run in *" experiment "*) [ -n "$out" ] && rm -rf "$out";; esac
 	# ended with SIGINT like Ctrl-C; a usage error is the only failure here
-	MANPAGER=cat PAGER=cat timeout --preserve-status -s INT -k 10 2 bash -c "$run" </dev/null \
+	MANPAGER=cat PAGER=cat timeout --preserve-status -s INT -k 10 1 bash -c "$run" </dev/null \
 		>"$WORK/line.out" 2>"$WORK/line.err"
 	rc=$?
 	if [ $rc = 64 ] || grep -qiE "^vitals[^:]*: .*(unknown option|needs an argument)|usage:" "$WORK/line.err"; then

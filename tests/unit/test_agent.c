@@ -9,6 +9,8 @@
  * whatever a client did to the agent, the host must run on and end normally.
  * The agent is found at $VT_BUILD/agent/libvitals-agent.so, else next to
  * this program (<build>/tests/../agent/).
+ *
+ * lane: long — started first among the unit tests (tests/run)
  */
 #include "harness.h"
 #include "base/unknown.h"

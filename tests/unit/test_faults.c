@@ -24,6 +24,8 @@
  *  - an existing recording survives a create without --force, whatever fails;
  *  - a good recording is called damaged only when SQLite says so.
  * VT_FAULTS_VERBOSE=1 prints every run's outcome.
+ *
+ * lane: long — started first among the unit tests (tests/run)
  */
 #include "harness.h"
 

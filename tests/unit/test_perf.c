@@ -14,6 +14,8 @@
  *
  * Where perf events are refused (EACCES, ENOSYS: a CI container), the live
  * tests say so and skip.
+ *
+ * lane: long — started first among the unit tests (tests/run)
  */
 #include "harness.h"
 

@@ -7,6 +7,8 @@
  * "</script><script>alert(1)" never ends the data block) and, when chromium
  * is installed, opened headless: the script ran, drew frames, searched,
  * raised nothing.
+ *
+ * lane: long — started first among the unit tests (tests/run)
  */
 #include "harness.h"
 #include "browser.h"

@@ -17,6 +17,9 @@
  * signal may be lost and every thread must still work.
  * Figures (pause per grab, grabs per second) are printed as "# " lines.
  * Without ptrace permission (not root) the live tests skip.
+ *
+ * lane: solo — it counts the grabs that stop a spinning thread within 2 ms,
+ * which fail when test_inject's children take the CPUs (tests/run)
  */
 #include "harness.h"
 

@@ -15,8 +15,10 @@ start_target arena_churn --seconds 600 --threads 2
 FEW=$TPID
 sleep 8
 
+rss_before=$(awk '/^RssAnon:/ {print $2 * 1024}' "/proc/$DEF/status")
 vitals snap --json "$DEF" "$CAP" "$FEW" >"$WORK/snap.json"
 check "snap exits 0 on two readable processes" test $? -eq 0
+rss_after=$(awk '/^RssAnon:/ {print $2 * 1024}' "/proc/$DEF/status")
 # independent read of maps, right after: 64 MiB-aligned anonymous rw-p+---p pairs
 count_aligned() {
 	python3 - "$1" <<'PY'
@@ -61,12 +63,13 @@ check "allocator is glibc with its version" test "$(jq_py "$WORK/snap.json" \
 	'j["processes"][0]["allocator"]["name"] + " " + j["processes"][0]["allocator"]["version"]')" \
 	= "glibc $(ldd --version | head -1 | grep -oE '[0-9]+\.[0-9]+$')"
 
-# memory figures agree with status read independently (the target churns: 10%)
+# memory figures agree with status read independently, right before and right
+# after the snap (the target churns: 10% beyond them; one read seconds later
+# on a loaded CI host found it 21% further on)
 rss_json=$(jq_py "$WORK/snap.json" 'j["processes"][0]["memory"]["rss_anon"]')
-rss_now=$(awk '/^RssAnon:/ {print $2 * 1024}' "/proc/$DEF/status")
-check "RssAnon within 10% of an independent read" python3 -c "
-a, b = $rss_json, $rss_now
-assert abs(a - b) <= 0.10 * b, (a, b)"
+check "RssAnon within 10% of independent reads around the snap" python3 -c "
+a, lo, hi = $rss_json, min($rss_before, $rss_after), max($rss_before, $rss_after)
+assert 0.9 * lo <= a <= 1.1 * hi, (a, lo, hi)"
 check "committed = RssAnon + VmSwap" test "$(jq_py "$WORK/snap.json" \
 	'j["processes"][0]["memory"]["committed"] == j["processes"][0]["memory"]["rss_anon"] + j["processes"][0]["memory"]["vm_swap"]')" = true
 

@@ -55,7 +55,17 @@ echo "# ps -o %cpu says $ps_pct%"
 check "real ps differs from vitals by more than 10 points" \
 	python3 -c "import sys; sys.exit(abs($ps_pct / 100 - $cores) <= 0.10)"
 "$B/vitals" threads -i 1s "$TPID" >"$WORK/lc.txt" || fail "text output"
-check "text output names the ps difference" grep -q "ps's since-start average differs" "$WORK/lc.txt"
+# the text run measures again: it must name the difference when its own figures
+# differ by more than 10 points (CI once gave the busy threads less of the
+# CPUs in that second, and its rate came near ps's average)
+txt_cores=$(awk '$1 == "CPU" {print $2; exit}' "$WORK/lc.txt")
+txt_ps=$(awk '$1 == "ps" && $2 == "shows" {print $3; exit}' "$WORK/lc.txt")
+echo "# text run: $txt_cores cores, ps shows $txt_ps"
+if python3 -c "import sys; sys.exit(abs(${txt_ps:-0} - ${txt_cores:-0}) <= 0.10)"; then
+	check "text output names the ps difference" grep -q "ps's since-start average differs" "$WORK/lc.txt"
+else
+	check "text output shows both figures" test -n "$txt_cores" -a -n "$txt_ps"
+fi
 check "text output has a burn thread row" grep -q "burn-0" "$WORK/lc.txt"
 kill "$TPID" 2>/dev/null   # it burns a core: stop it before the next targets
 

@@ -19,7 +19,6 @@
 # With 8 arenas the floor still wanders by about a MiB as arenas
 # are trimmed and refilled, judged a plateau in most runs and "still
 # falling" in some: that soak must not be called a leak.
-# lane: soak — three minutes of soaking, mostly waiting: beside the other long soak in one slot
 . "$(dirname "$0")/lib.sh"
 
 vitals soak -q -o "$WORK/churn.db" --every 0.25s --for 180s --heap --heap-every 5s --env MALLOC_ARENA_MAX=2 -- \

@@ -11,7 +11,6 @@
 # refuses "because it leaks".  The rules themselves are unit-tested on
 # synthetic recordings (test_soak: arena_ratchet, small_creep, free lists).
 # On the plain build: the sanitizer build runs the same verdict code in t0400.
-# lane: soak — four minutes of soaking, mostly waiting: beside the other long soak in one slot
 . "$(dirname "$0")/lib.sh"
 
 case "$B" in *-san*) skip "the verdicts on minutes of arena churn are judged on the plain build" ;; esac

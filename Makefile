@@ -198,9 +198,9 @@ demo:
 
 # Everything: normal build + ASan/UBSan build; unit tests and fuzz-corpus
 # replays run under both, integration tests on the normal build and those
-# marked "# sanitizer:" on the ASan/UBSan build too; then each libFuzzer
-# target for a bounded time (VT_FUZZ_SECONDS, default 10) when clang has
-# libFuzzer.  make test-loaded is the same with two CPU hogs spinning beside
+# marked "# sanitizer:" on the ASan/UBSan build too; beside them, each
+# libFuzzer target built and run for a bounded time (VT_FUZZ_SECONDS,
+# default 10) when clang has libFuzzer.  make test-loaded is the same with two CPU hogs spinning beside
 # it for the whole run: the suite must pass on a busy host.
 test:
 	@scripts/deps.sh --test

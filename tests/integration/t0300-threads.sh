@@ -47,13 +47,22 @@ check "process rate agrees with an independent cputime delta within 2 points" \
 # one burning thread gets a core on a quiet host, 0.48 beside the other lane in
 # CI; the idle phase is about 0: at least 0.3 says the busy phase was measured
 check "the busy phase is measured (at least 0.3 cores)" python3 -c "import sys; sys.exit($cores < 0.3)"
-check "ps's since-start figure differs by more than 10 points" \
-	python3 -c "import sys; sys.exit(abs($ps_cores - $cores) <= 0.10)"
-check "and the JSON flags it" test "$(jq_py "$WORK/lc.json" 'j["process"]["ps_differs"]')" = true
+# After the idle phase ps's since-start average is far below the rate; how far
+# depends on the CPU the busy threads got before and during the interval (a CI
+# host at load 18 gave them 0.405 cores then, 0.31 on average since the start):
+# the flag must say whether the two differ by more than 10 points.
 ps_pct=$(ps -o %cpu= -p "$TPID" | tr -d ' ')
 echo "# ps -o %cpu says $ps_pct%"
-check "real ps differs from vitals by more than 10 points" \
-	python3 -c "import sys; sys.exit(abs($ps_pct / 100 - $cores) <= 0.10)"
+if python3 -c "import sys; sys.exit(abs($ps_cores - $cores) <= 0.10)"; then
+	check "ps's since-start figure differs by more than 10 points, and the JSON flags it" \
+		test "$(jq_py "$WORK/lc.json" 'j["process"]["ps_differs"]')" = true
+	check "real ps differs from vitals by more than 10 points" \
+		python3 -c "import sys; sys.exit(abs($ps_pct / 100 - $cores) <= 0.10)"
+else
+	echo "# this load kept ps's since-start figure within 10 points of the rate"
+	check "ps's since-start figure within 10 points: the JSON does not flag it" \
+		test "$(jq_py "$WORK/lc.json" 'j["process"]["ps_differs"]')" = false
+fi
 "$B/vitals" threads -i 1s "$TPID" >"$WORK/lc.txt" || fail "text output"
 # the text run measures again: it must name the difference when its own figures
 # differ by more than 10 points (CI once gave the busy threads less of the
@@ -64,7 +73,8 @@ echo "# text run: $txt_cores cores, ps shows $txt_ps"
 if python3 -c "import sys; sys.exit(abs(${txt_ps:-0} - ${txt_cores:-0}) <= 0.10)"; then
 	check "text output names the ps difference" grep -q "ps's since-start average differs" "$WORK/lc.txt"
 else
-	check "text output shows both figures" test -n "$txt_cores" -a -n "$txt_ps"
+	check "text output shows both figures, and no note within 10 points" \
+		test -n "$txt_cores" -a -n "$txt_ps" -a "$(grep -c "ps's since-start average differs" "$WORK/lc.txt")" = 0
 fi
 check "text output has a burn thread row" grep -q "burn-0" "$WORK/lc.txt"
 kill "$TPID" 2>/dev/null   # it burns a core: stop it before the next targets

@@ -49,7 +49,17 @@ real_jit() {
 	"$@" >"$WORK/$name.out" 2>&1 &
 	local pid=$!
 	PIDS+=("$pid")
-	sleep 3   # interpreted first, compiled once hot
+	# Interpreted first, compiled once hot: each program prints "hot" after
+	# two seconds in its loop, by its own clock.  A fixed sleep was not
+	# enough on a loaded host, where java's source launcher (javac in the
+	# JVM) and the JIT's compiler threads took most of the profiled window.
+	local waited=0
+	while ! grep -q hot "$WORK/$name.out" 2>/dev/null && [ "$waited" -lt 600 ]; do
+		sleep 0.1
+		waited=$((waited + 1))
+	done
+	check "$name: it reached its hot loop" grep -q hot "$WORK/$name.out"
+	sleep 1
 	vitals profile --for 3s --json "$pid" >"$WORK/$name.json" 2>"$WORK/$name.err"
 	check "$name: profile exits 0" test $? = 0
 	local share
@@ -60,7 +70,7 @@ real_jit() {
 }
 if command -v node >/dev/null; then
 	real_jit node node -e 'function f(n){let h=1;for(let i=0;i<n;i++){h=(h*31+i)|0}return h}
-		let e=Date.now()+20000,s=0; while(Date.now()<e) s+=f(1e6); console.log(s)'
+		let t=Date.now(),e=t+30000,s=0,said=0; while(Date.now()<e){s+=f(1e6); if(!said&&Date.now()>t+2000){console.log("hot");said=1}} console.log(s)'
 else
 	echo "# no node here: V8 not tried"
 fi
@@ -68,7 +78,15 @@ if command -v java >/dev/null && java -version 2>&1 | grep -q 'version "\(1[1-9]
 	cat >"$WORK/Spin.java" <<'EOF'
 public class Spin {
 	static long work(long n) { long h = 1469598103934665603L; for (long i = 0; i < n; i++) { h ^= i; h *= 1099511628211L; } return h; }
-	public static void main(String[] a) { long s = 0, end = System.currentTimeMillis() + 20000; while (System.currentTimeMillis() < end) s += work(1000000); System.out.println(s); }
+	public static void main(String[] a) {
+		long s = 0, t = System.currentTimeMillis(), end = t + 30000;
+		boolean said = false;
+		while (System.currentTimeMillis() < end) {
+			s += work(1000000);
+			if (!said && System.currentTimeMillis() > t + 2000) { System.out.println("hot"); System.out.flush(); said = true; }
+		}
+		System.out.println(s);
+	}
 }
 EOF
 	real_jit java java "$WORK/Spin.java"

@@ -18,12 +18,6 @@
 
 _Static_assert(JE_NEW + 8 <= VT_ALLOC_SCRATCH_LEN, "a mallctl call fits the scratch area");
 
-int vt_jemalloc_resolve(const struct vt_procfs *pfs, pid_t pid, const struct vt_region_list *maps,
-			uint64_t *mallctl, struct vt_err *err)
-{
-	return vt_inject_resolve(pfs, pid, maps, "libjemalloc.so", "mallctl", mallctl, err);
-}
-
 /* mallctl(name, &old, &len, write_epoch ? &1 : NULL, ...) into *value (len bytes of it). */
 static int mallctl_read(struct vt_alloc_calls *cs, uint64_t mallctl, const char *name, size_t len,
 			bool write_epoch, uint64_t *value, struct vt_err *err)
@@ -54,46 +48,46 @@ static int mallctl_read(struct vt_alloc_calls *cs, uint64_t mallctl, const char 
 	return VT_OK;
 }
 
-int vt_jemalloc_stats_read(struct vt_alloc_calls *cs, uint64_t mallctl, struct vt_jemalloc_stats *je,
-			   struct vt_err *err)
+int vt_jemalloc_read(struct vt_alloc_calls *cs, uint64_t mallctl, struct vt_alloc_stats *out,
+		     struct vt_err *err)
 {
 	static const struct {
-		const char *name;
-		size_t off;
+		const char *mallctl;
+		const char *key;
+		const char *label;
 	} stats[] = {
-		{ "stats.allocated", offsetof(struct vt_jemalloc_stats, allocated) },
-		{ "stats.active", offsetof(struct vt_jemalloc_stats, active) },
-		{ "stats.metadata", offsetof(struct vt_jemalloc_stats, metadata) },
-		{ "stats.resident", offsetof(struct vt_jemalloc_stats, resident) },
-		{ "stats.mapped", offsetof(struct vt_jemalloc_stats, mapped) },
-		{ "stats.retained", offsetof(struct vt_jemalloc_stats, retained) },
+		{ "stats.allocated", "allocated", "allocated (live)" },
+		{ "stats.active", "active", "active" },
+		{ "stats.resident", "resident", "resident" },
+		{ "stats.mapped", "mapped", "mapped" },
+		{ "stats.retained", "retained", "retained" },
+		{ "stats.metadata", "metadata", "metadata" },
 	};
-	uint64_t v, version_ptr;
+	uint64_t v, version_ptr, allocated, resident;
 	size_t i;
 	int rc;
 
+	memset(out, 0, sizeof(*out));
 	if ((rc = mallctl_read(cs, mallctl, "epoch", 8, true, &v, err)))
 		return rc;
 	for (i = 0; i < sizeof(stats) / sizeof(stats[0]); i++) {
-		if ((rc = mallctl_read(cs, mallctl, stats[i].name, 8, false, &v, err)))
+		if ((rc = mallctl_read(cs, mallctl, stats[i].mallctl, 8, false, &v, err)))
 			return rc;
-		memcpy((char *)je + stats[i].off, &v, sizeof(v));
+		vt_alloc_stats_add(out, stats[i].key, stats[i].label, v, true);
 	}
-	if ((rc = mallctl_read(cs, mallctl, "arenas.narenas", 4, false, &je->narenas, err)))
+	if ((rc = mallctl_read(cs, mallctl, "arenas.narenas", 4, false, &out->narenas, err)))
 		return rc;
 	if (mallctl_read(cs, mallctl, "version", 8, false, &version_ptr, NULL) == VT_OK &&
-	    vt_mem_read(cs->pid, version_ptr, je->version, sizeof(je->version) - 1, NULL) == VT_OK)
-		je->version[sizeof(je->version) - 1] = '\0';
+	    vt_mem_read(cs->pid, version_ptr, out->version, sizeof(out->version) - 1, NULL) == VT_OK)
+		out->version[sizeof(out->version) - 1] = '\0';
 	else
-		je->version[0] = '\0';
-	je->version[strcspn(je->version, "\n")] = '\0';
+		out->version[0] = '\0';
+	out->version[strcspn(out->version, "\n")] = '\0';
+	allocated = vt_alloc_stats_get(out, "allocated")->value;
+	resident = vt_alloc_stats_get(out, "resident")->value;
+	out->sum.live = (double)allocated;
+	out->sum.held = (double)resident;
+	out->sum.free = resident > allocated ? (double)(resident - allocated) : 0;
+	out->sum.trimmable = NAN;
 	return VT_OK;
-}
-
-void vt_jemalloc_summary(const struct vt_jemalloc_stats *je, struct vt_alloc_summary *out)
-{
-	out->live = (double)je->allocated;
-	out->held = (double)je->resident;
-	out->free = je->resident > je->allocated ? (double)(je->resident - je->allocated) : 0;
-	out->trimmable = NAN;
 }

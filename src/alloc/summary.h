@@ -2,10 +2,11 @@
  * summary.h — the figures every allocator vitals reads gives, in one shape:
  * what the program holds, what the allocator holds free, and what a trim
  * would return at once.  Each allocator module fills it from its own
- * figures (glibc.c from mallinfo2, jemalloc.c from stats.*); soak and
- * serve read only this, so a new allocator is one more filler, not a
- * branch in each of them.  (caps, the heap verdict and the renderers still
- * read mallinfo2 and stats.* themselves.)
+ * figures (glibc.c from mallinfo2, another allocator's read from its own:
+ * allocator.h); soak, serve and the verdict on another allocator read only
+ * this, so a new allocator is one more filler, not a branch in each of
+ * them.  (glibc's arena views and verdict read mallinfo2 and malloc_info,
+ * which only glibc has.)
  */
 #ifndef VT_ALLOC_SUMMARY_H
 #define VT_ALLOC_SUMMARY_H

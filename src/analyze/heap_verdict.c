@@ -12,6 +12,7 @@
 #include "analyze/heap_verdict.h"
 #include "base/unknown.h"
 
+#include <math.h>
 #include <string.h>
 
 #define SMALL_HEAP (8ull << 20)
@@ -114,20 +115,25 @@ static void judge_glibc(const struct vt_heap_sample *h, uint64_t page, struct vt
 	}
 }
 
-static void judge_jemalloc(const struct vt_heap_sample *h, struct vt_heap_verdict *v)
+/* A summary figure as bytes: 0 when the allocator has no such figure (NAN). */
+static uint64_t bytes_or_0(double bytes)
 {
-	const struct vt_jemalloc_stats *je = &h->je;
+	return isnan(bytes) || bytes < 0 ? 0 : (uint64_t)bytes;
+}
 
-	v->jemalloc = true;
-	v->live = je->allocated;
-	v->held = je->resident;
-	v->live_fraction = je->resident ? (double)je->allocated / (double)je->resident : 0;
-	v->narenas = je->narenas;
-	v->je_active = je->active;
-	v->je_mapped = je->mapped;
-	v->je_retained = je->retained;
-	cite(v, VT_HEAP_EV_JEMALLOC);
-	if (je->resident < SMALL_HEAP)
+/* Another allocator: its summary decides; its own figures are the evidence. */
+static void judge_other(const struct vt_heap_sample *h, struct vt_heap_verdict *v)
+{
+	const struct vt_alloc_summary *sum = &h->stats.sum;
+
+	v->other = h->other;
+	v->stats = h->stats;
+	v->live = bytes_or_0(sum->live);
+	v->held = bytes_or_0(sum->held);
+	v->live_fraction = v->held ? (double)v->live / (double)v->held : 0;
+	v->narenas = h->stats.narenas;
+	cite(v, VT_HEAP_EV_FIGURES);
+	if (v->held < SMALL_HEAP)
 		v->lever = VT_LEVER_NONE;
 	else if (v->live_fraction >= 0.7)
 		v->lever = VT_LEVER_RETENTION;
@@ -141,8 +147,8 @@ void vt_heap_judge(const struct vt_heap_sample *h, uint64_t page_size, struct vt
 	v->top_arena = -1;
 	if (vt_known(h->status.rss_anon))
 		v->rss_anon = h->status.rss_anon;
-	if (h->has_je)
-		judge_jemalloc(h, v);
+	if (h->other)
+		judge_other(h, v);
 	else
 		judge_glibc(h, page_size ? page_size : 4096, v);
 }

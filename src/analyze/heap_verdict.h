@@ -21,7 +21,7 @@ enum vt_heap_lever {
 	VT_LEVER_TRIM,              /* free memory in whole pages: malloc_trim returns it */
 	VT_LEVER_FEWER_ARENAS,      /* free memory spread over many arenas */
 	VT_LEVER_ALLOCATOR,         /* fragmented free memory trim cannot return */
-	VT_LEVER_DECAY,             /* jemalloc: dirty/muzzy pages its decay returns */
+	VT_LEVER_DECAY,             /* another allocator returns free pages on its own (jemalloc: its decay) */
 	VT_LEVER_CANNOT_TELL,
 };
 
@@ -34,18 +34,18 @@ enum vt_heap_evidence {
 	VT_HEAP_EV_TRIM_MEASURED,   /* a trim took RssAnon from trim_rss_before to trim_rss_after */
 	VT_HEAP_EV_MALLINFO_32,     /* the figures come from 32-bit mallinfo(): sizes wrap at 4 GiB */
 	VT_HEAP_EV_TRIM_ONCE,       /* fewer arenas: a trim returns about trim_low once, churn refills */
-	VT_HEAP_EV_JEMALLOC,        /* jemalloc's allocated, active, resident, mapped, retained, arenas */
+	VT_HEAP_EV_FIGURES,         /* another allocator's own figures, arenas (jemalloc: stats.*) */
 };
 
 #define VT_VERDICT_EVIDENCE 8
 
 struct vt_heap_verdict {
 	enum vt_heap_lever lever;
-	bool jemalloc;                  /* judged on jemalloc's stats (else glibc's mallinfo) */
+	const struct vt_allocator *other;   /* judged on this allocator's figures (NULL: glibc's mallinfo) */
 	enum vt_heap_evidence evidence[VT_VERDICT_EVIDENCE];
 	int n_evidence;
 
-	/* what the allocator holds, bytes (glibc: mallinfo; jemalloc: its stats) */
+	/* what the allocator holds, bytes (glibc: mallinfo; another: its summary) */
 	uint64_t live;                  /* uordblks + hblkhd; jemalloc allocated */
 	uint64_t held;                  /* arena + hblkhd; jemalloc resident */
 	double live_fraction;           /* live / held (0 when nothing is held) */
@@ -54,7 +54,7 @@ struct vt_heap_verdict {
 	uint64_t free_chunks;           /* ordblks + smblks */
 	uint64_t keepcost;              /* the top of the main arena */
 	bool wide;                      /* from mallinfo2 (64-bit), not mallinfo */
-	uint64_t narenas;               /* arenas (malloc_info; jemalloc arenas.narenas) */
+	uint64_t narenas;               /* arenas (malloc_info; another allocator's own count) */
 	int top_arena;                  /* the arena holding most free memory (-1 none) */
 	double top_arena_share;         /* its share of the arenas' free memory, 0..1 */
 
@@ -64,8 +64,8 @@ struct vt_heap_verdict {
 	uint64_t trim_rss_before, trim_rss_after;   /* RssAnon around the measured trim */
 	double trim_ms;                 /* how long the measured trim took */
 
-	/* jemalloc, bytes */
-	uint64_t je_active, je_mapped, je_retained;
+	/* another allocator: its own figures, as read */
+	struct vt_alloc_stats stats;
 };
 
 const char *vt_heap_lever_name(enum vt_heap_lever lever);   /* "fewer_arenas" */

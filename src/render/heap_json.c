@@ -54,13 +54,17 @@ static json_t *trim_json(const struct vt_heap_trim *tr)
 			 "committed_after", (json_int_t)tr->committed_after);
 }
 
-static json_t *jemalloc_json(const struct vt_jemalloc_stats *je)
+/* Another allocator's own figures by its names, with its version and arena count. */
+static json_t *other_json(const struct vt_alloc_stats *st)
 {
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "version", je->version,
-			 "allocated", (json_int_t)je->allocated, "active", (json_int_t)je->active,
-			 "metadata", (json_int_t)je->metadata, "resident", (json_int_t)je->resident,
-			 "mapped", (json_int_t)je->mapped, "retained", (json_int_t)je->retained,
-			 "narenas", (json_int_t)je->narenas);
+	json_t *o = json_object();
+	int f;
+
+	json_object_set_new(o, "version", vt_json_text(st->version));
+	for (f = 0; f < st->n_fig; f++)
+		json_object_set_new(o, st->fig[f].key, json_integer((json_int_t)st->fig[f].value));
+	json_object_set_new(o, "narenas", st->narenas ? json_integer((json_int_t)st->narenas) : json_null());
+	return o;
 }
 
 int vt_render_heap_json(FILE *out, const struct vt_heap_sample *h, const struct vt_heap_verdict *v,
@@ -69,6 +73,7 @@ int vt_render_heap_json(FILE *out, const struct vt_heap_sample *h, const struct 
 	json_t *root, *evidence = json_array();
 	char when[64], line[VT_HEAP_LINE_MAX];
 	time_t t = (time_t)h->taken_at;
+	const struct vt_allocator *a;
 	int i, rc;
 
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
@@ -88,14 +93,18 @@ int vt_render_heap_json(FILE *out, const struct vt_heap_sample *h, const struct 
 	json_object_set_new(root, "method_detail", vt_json_text(h->method_detail));
 	json_object_set_new(root, "callee_us", json_real(h->callee_us));
 	json_object_set_new(root, "calls", json_integer(h->calls));
-	json_object_set_new(root, "mallinfo2", h->has_je ? json_null() : mallinfo_json(&h->mi));
-	json_object_set_new(root, "live_fraction", h->has_je ? json_null()
+	json_object_set_new(root, "mallinfo2", h->other ? json_null() : mallinfo_json(&h->mi));
+	json_object_set_new(root, "live_fraction", h->other ? json_null()
 				: json_real(vt_mallinfo_live_fraction(&h->mi)));
 	json_object_set_new(root, "arenas", h->has_info ? arenas_json(h, page) : json_null());
 	json_object_set_new(root, "mmapped", h->has_info ? json_pack("{s:I, s:I}", "count",
 				(json_int_t)h->info.total.mmap_count, "bytes",
 				(json_int_t)h->info.total.mmap_bytes) : json_null());
-	json_object_set_new(root, "jemalloc", h->has_je ? jemalloc_json(&h->je) : json_null());
+	/* one key per allocator vitals reads besides glibc: its figures, or null */
+	for (i = 0; (a = vt_allocator_at(i)); i++)
+		if (a->read)
+			json_object_set_new(root, vt_alloc_kind_name(a->kind), a == h->other
+					    ? other_json(&h->stats) : json_null());
 	json_object_set_new(root, "trim", trim_json(&h->trim));
 	json_object_set_new(root, "verdict", json_pack("{s:s, s:s, s:o, s:I, s:I}",
 				"lever", vt_heap_lever_name(v->lever),

@@ -6,6 +6,7 @@
 #include "render/heap.h"
 #include "render/table.h"
 
+#include <ctype.h>
 #include <time.h>
 
 /* One buffer per call site: never two B() with the same slot in one statement. */
@@ -123,15 +124,28 @@ static void print_arenas(FILE *out, const struct vt_heap_sample *h, uint64_t pag
 		"longer resident\n\n");
 }
 
-static void print_jemalloc(FILE *out, const struct vt_jemalloc_stats *je)
+/* Another allocator: its own figures under its name, as it names them. */
+static void print_other(FILE *out, const struct vt_heap_sample *h)
 {
-	char bufs[8][32];
+	const struct vt_alloc_stats *st = &h->stats;
+	char name[32], version[sizeof(st->version)], value[32];
+	size_t i;
+	int f;
 
-	fprintf(out, "JEMALLOC %s\n", je->version);
-	fprintf(out, "  allocated %s (live)   active %s   resident %s   mapped %s   retained %s   "
-		"metadata %s   arenas %llu\n\n", BN(je->allocated, 0), BN(je->active, 1),
-		BN(je->resident, 2), BN(je->mapped, 3), BN(je->retained, 4), BN(je->metadata, 5),
-		(unsigned long long)je->narenas);
+	snprintf(name, sizeof(name), "%s", vt_alloc_kind_name(h->alloc.kind));
+	for (i = 0; name[i]; i++)
+		name[i] = (char)toupper((unsigned char)name[i]);
+	fprintf(out, "%s %s\n ", name, vt_text_printable(st->version, version, sizeof(version)));
+	for (f = 0; f < st->n_fig; f++) {
+		if (st->fig[f].bytes)
+			vt_fmt_bytes(st->fig[f].value, value, sizeof(value));
+		else
+			snprintf(value, sizeof(value), "%llu", (unsigned long long)st->fig[f].value);
+		fprintf(out, " %s %s  ", st->fig[f].label, value);
+	}
+	if (st->narenas)
+		fprintf(out, " arenas %llu", (unsigned long long)st->narenas);
+	fprintf(out, "\n\n");
 }
 
 static void print_trim(FILE *out, const struct vt_heap_trim *tr)
@@ -156,8 +170,8 @@ int vt_render_heap_text(FILE *out, const struct vt_heap_sample *h, const struct 
 	int i;
 
 	print_header(out, h);
-	if (h->has_je) {
-		print_jemalloc(out, &h->je);
+	if (h->other) {
+		print_other(out, h);
 	} else {
 		print_mallinfo(out, &h->mi);
 		if (h->has_info)

@@ -23,17 +23,18 @@ const char *vt_render_heap_headline(const struct vt_heap_verdict *v, char *buf, 
 	switch (v->lever) {
 	case VT_LEVER_NONE:
 		snprintf(buf, cap, "small heap (%.1f MiB %s): nothing here to act on", mib(v->held),
-			 v->jemalloc ? "resident" : "held");
+			 v->other ? "resident" : "held");
 		break;
 	case VT_LEVER_RETENTION:
 		/* A snapshot cannot tell growth: what retains the data is a question
 		 * only if it keeps growing, and a soak answers that. */
 		if (v->rss_anon && v->live <= v->rss_anon)
 			snprintf(rss, sizeof(rss), ", %.0f%% of RssAnon", 100.0 * (double)v->live / (double)v->rss_anon);
-		snprintf(buf, cap, "this is live data the program holds (%.0f%% of %s%s): %sif it keeps "
+		snprintf(buf, cap, "this is live data the program holds (%.0f%% of %s%s%s%s): %sif it keeps "
 			 "growing, vitals soak tells a leak from a plateau", v->live_fraction * 100,
-			 v->jemalloc ? "what jemalloc has resident" : "what malloc holds", rss,
-			 v->jemalloc ? "" : "trim or fewer arenas would return little; ");
+			 v->other ? "what " : "what malloc holds", v->other ? vt_alloc_kind_name(v->other->kind) : "",
+			 v->other ? " has resident" : "", rss,
+			 v->other ? "" : "trim or fewer arenas would return little; ");
 		break;
 	case VT_LEVER_FEWER_ARENAS:
 		snprintf(buf, cap, "%.0f%% is free memory spread over %llu arenas: fewer arenas "
@@ -50,9 +51,10 @@ const char *vt_render_heap_headline(const struct vt_heap_verdict *v, char *buf, 
 			 mib(v->trim_high));
 		break;
 	case VT_LEVER_DECAY:
-		snprintf(buf, cap, "%.1f MiB resident is not live: jemalloc returns dirty pages on its decay "
-			 "timer (opt.dirty_decay_ms); if it stays, lower the decay time or the arena count",
-			 mib(v->held > v->live ? v->held - v->live : 0));
+		snprintf(buf, cap, "%.1f MiB resident is not live: %s; if it stays, %s",
+			 mib(v->held > v->live ? v->held - v->live : 0),
+			 v->other ? v->other->gives_back : "the allocator returns free pages on its own",
+			 v->other ? v->other->if_it_stays : "look at its own settings");
 		break;
 	case VT_LEVER_CANNOT_TELL:
 	default:
@@ -107,12 +109,26 @@ const char *vt_render_heap_evidence(const struct vt_heap_verdict *v, int i, char
 		snprintf(buf, cap, "a trim would return about %.1f MiB once; continued churn refills every "
 			 "arena, so it is relief, not the fix", mib(v->trim_low));
 		break;
-	case VT_HEAP_EV_JEMALLOC:
-		snprintf(buf, cap, "allocated (live) %.1f MiB, active %.1f MiB, resident %.1f MiB, mapped "
-			 "%.1f MiB, retained %.1f MiB, %llu arena%s", mib(v->live), mib(v->je_active),
-			 mib(v->held), mib(v->je_mapped), mib(v->je_retained),
-			 (unsigned long long)v->narenas, v->narenas == 1 ? "" : "s");
+	case VT_HEAP_EV_FIGURES: {
+		size_t len = 0;
+		int f;
+
+		buf[0] = '\0';
+		for (f = 0; f < v->stats.n_fig && len < cap; f++) {
+			const struct vt_alloc_figure *fig = &v->stats.fig[f];
+
+			if (fig->bytes)
+				len += (size_t)snprintf(buf + len, cap - len, "%s%s %.1f MiB", f ? ", " : "",
+							fig->label, mib(fig->value));
+			else
+				len += (size_t)snprintf(buf + len, cap - len, "%s%s %llu", f ? ", " : "",
+							fig->label, (unsigned long long)fig->value);
+		}
+		if (v->narenas && len < cap)
+			snprintf(buf + len, cap - len, "%s%llu arena%s", len ? ", " : "",
+				 (unsigned long long)v->narenas, v->narenas == 1 ? "" : "s");
 		break;
+	}
 	}
 	return buf;
 }

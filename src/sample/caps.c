@@ -10,6 +10,7 @@
  */
 #include "sample/caps.h"
 #include "alloc/agent_client.h"
+#include "alloc/allocator.h"
 #include "alloc/detect.h"
 #include "inject/seize_probe.h"
 #include "perf/perf_probe.h"
@@ -18,6 +19,7 @@
 #include "proc/mem.h"
 #include "proc/stat.h"
 #include "proc/status.h"
+#include "sample/heap.h"
 #include "sample/target.h"
 
 #include <errno.h>
@@ -301,6 +303,8 @@ static void check_seize(struct probe *p, struct vt_caps_feature *f)
 
 static bool allocator_unsupported(struct probe *p, struct vt_caps_feature *f, bool glibc_only)
 {
+	char names[128];
+
 	if (!p->alloc_ok)
 		return false;
 	if (p->alloc.sanitizer[0]) {
@@ -312,10 +316,10 @@ static bool allocator_unsupported(struct probe *p, struct vt_caps_feature *f, bo
 		not_applicable(f, NULL, "the process links glibc statically: its malloc functions are not exported");
 		return true;
 	}
-	if (p->alloc.kind == VT_ALLOC_GLIBC || (!glibc_only && p->alloc.kind == VT_ALLOC_JEMALLOC))
+	if (p->alloc.kind == VT_ALLOC_GLIBC || (!glibc_only && vt_heap_reads(p->alloc.kind)))
 		return false;
 	not_applicable(f, NULL, "its malloc is %s (%s); this reads %s", vt_alloc_kind_name(p->alloc.kind),
-		       p->alloc.evidence, glibc_only ? "glibc malloc only" : "glibc malloc and jemalloc");
+		       p->alloc.evidence, glibc_only ? "glibc malloc only" : vt_allocators_read(names, sizeof(names)));
 	return true;
 }
 

@@ -3,7 +3,7 @@
  * process, through the in-process agent when one answers, else by calling
  * the allocator's functions inside one stopped thread.  The recipes (which
  * functions, in which order, with which scratch layout) are the
- * allocator's, in alloc/glibc.c and alloc/jemalloc.c; this file picks the
+ * allocator's, in alloc/glibc.c and the rows of alloc/allocator.c; this file picks the
  * way in, stops and releases the thread (inject/), and for --trim reads
  * RssAnon before and after.
  */
@@ -130,7 +130,7 @@ struct session {
 	struct probe *p;
 	struct vt_alloc_calls cs;
 	struct vt_glibc_fns fns;              /* glibc */
-	uint64_t mallctl;                     /* jemalloc */
+	uint64_t entry;                       /* another allocator's entry function */
 	char *xml;                            /* malloc_info output, read from the target */
 	size_t xml_len;
 };
@@ -186,18 +186,17 @@ static int glibc_calls(struct session *ss, struct vt_err *err)
 	return VT_OK;
 }
 
-static int jemalloc_prepare(struct session *ss, struct vt_err *err)
+/* Any other allocator: its row's entry function, then its row's recipe. */
+static int other_prepare(struct session *ss, struct vt_err *err)
 {
-	return vt_jemalloc_resolve(ss->p->pfs, ss->p->pid, &ss->p->maps, &ss->mallctl, err);
+	const struct vt_allocator *a = ss->p->h->other;
+
+	return vt_inject_resolve(ss->p->pfs, ss->p->pid, &ss->p->maps, a->library, a->entry, &ss->entry, err);
 }
 
-static int jemalloc_calls(struct session *ss, struct vt_err *err)
+static int other_calls(struct session *ss, struct vt_err *err)
 {
-	int rc = vt_jemalloc_stats_read(&ss->cs, ss->mallctl, &ss->p->h->je, err);
-
-	if (rc == VT_OK)
-		ss->p->h->has_je = true;
-	return rc;
+	return ss->p->h->other->read(&ss->cs, ss->entry, &ss->p->h->stats, err);
 }
 
 struct allocator_calls {
@@ -207,7 +206,7 @@ struct allocator_calls {
 };
 
 static const struct allocator_calls glibc_ops = { glibc_prepare, glibc_calls, glibc_finish };
-static const struct allocator_calls jemalloc_ops = { jemalloc_prepare, jemalloc_calls, NULL };
+static const struct allocator_calls other_ops = { other_prepare, other_calls, NULL };
 
 /* Prepare, pick a thread, attach, run the allocator's calls, always detach, finish. */
 static int by_ptrace(struct probe *p, const struct allocator_calls *ops, struct vt_err *err)
@@ -265,6 +264,7 @@ static int take(struct probe *p, struct vt_err *err)
 	const struct vt_heap_opts *o = p->opts;
 	struct vt_proc_stat st;
 	struct vt_err agent_err;
+	char names[128];
 	int rc;
 
 	if ((rc = vt_target_check(p->fd, p->pid, &p->buf, &st, &p->h->status, err)))
@@ -282,8 +282,7 @@ static int take(struct probe *p, struct vt_err *err)
 			    "a build without -fsanitize");
 		return VT_E_UNSUPPORTED;
 	}
-	switch (p->h->alloc.kind) {
-	case VT_ALLOC_GLIBC:
+	if (p->h->alloc.kind == VT_ALLOC_GLIBC) {
 		if (p->h->alloc.is_static) {
 			vt_err_set(err, VT_E_UNSUPPORTED, 0, "%d links glibc statically: its malloc "
 				   "functions are not exported", (int)p->pid);
@@ -299,21 +298,26 @@ static int take(struct probe *p, struct vt_err *err)
 			return rc;
 		}
 		return by_ptrace(p, &glibc_ops, err);
-	case VT_ALLOC_JEMALLOC:
+	}
+	p->h->other = vt_allocator_of(p->h->alloc.kind);
+	if (p->h->other && p->h->other->read) {
+		const char *name = vt_alloc_kind_name(p->h->alloc.kind);
+
 		if (o->trim)
-			return vt_err_set(err, VT_E_UNSUPPORTED, 0, "--trim is for glibc malloc; "
-					  "jemalloc returns memory on its own decay timer");
+			return vt_err_set(err, VT_E_UNSUPPORTED, 0, "--trim is for glibc malloc; %s",
+					  p->h->other->gives_back);
 		if (o->no_ptrace)
 			return vt_err_set(err, VT_E_UNSUPPORTED, 0, "the agent serves glibc only; "
-					  "jemalloc is read with ptrace");
-		return by_ptrace(p, &jemalloc_ops, err);
-	default:
-		vt_err_set(err, VT_E_UNSUPPORTED, 0, "not supported: process %d's malloc is %s (%s); "
-			   "nothing was stopped", (int)p->pid, vt_alloc_kind_name(p->h->alloc.kind),
-			   p->h->alloc.evidence);
-		vt_err_hint(err, "vitals heap reads glibc malloc and jemalloc; vitals snap works on any process");
-		return VT_E_UNSUPPORTED;
+					  "%s is read with ptrace", name);
+		return by_ptrace(p, &other_ops, err);
 	}
+	p->h->other = NULL;
+	vt_err_set(err, VT_E_UNSUPPORTED, 0, "not supported: process %d's malloc is %s (%s); "
+		   "nothing was stopped", (int)p->pid, vt_alloc_kind_name(p->h->alloc.kind),
+		   p->h->alloc.evidence);
+	vt_err_hint(err, "vitals heap reads %s; vitals snap works on any process",
+		    vt_allocators_read(names, sizeof(names)));
+	return VT_E_UNSUPPORTED;
 }
 
 int vt_heap_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_heap_opts *opts,
@@ -340,8 +344,8 @@ int vt_heap_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_heap_op
 	out->total_ms = (vt_mono_s() - t0) * 1000.0;
 	if (rc)
 		vt_heap_release(out);
-	else if (out->has_je)
-		vt_jemalloc_summary(&out->je, &out->sum);
+	else if (out->other)
+		out->sum = out->stats.sum;
 	else
 		vt_mallinfo_summary(&out->mi, &out->sum);
 	return rc;
@@ -349,7 +353,9 @@ int vt_heap_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_heap_op
 
 bool vt_heap_reads(enum vt_alloc_kind kind)
 {
-	return kind == VT_ALLOC_GLIBC || kind == VT_ALLOC_JEMALLOC;   /* the cases of take() */
+	const struct vt_allocator *a = vt_allocator_of(kind);
+
+	return a && (kind == VT_ALLOC_GLIBC || a->read);   /* the cases of take() */
 }
 
 bool vt_heap_refusal_lasts(int code, bool ptrace_allowed)

@@ -1,7 +1,8 @@
 /*
  * heap.h — the allocator's own figures for one process at one moment:
- * glibc mallinfo2() and malloc_info() per arena, or jemalloc's stats.*,
- * read from the running process (ptrace call injection or the in-process
+ * glibc mallinfo2() and malloc_info() per arena, or another allocator's
+ * own figures (alloc/allocator.h: jemalloc's stats.*), read from the
+ * running process (ptrace call injection or the in-process
  * agent), plus what malloc_trim(0) did when the user asked for it.
  *
  * Filled by src/sample/heap.c; rendered by src/render/heap_*.c; judged by
@@ -14,9 +15,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "alloc/allocator.h"
 #include "alloc/detect.h"
 #include "alloc/glibc.h"
-#include "alloc/jemalloc.h"
 #include "alloc/malloc_info.h"
 #include "base/error.h"
 #include "proc/procfs.h"
@@ -44,9 +45,9 @@ struct vt_heap_sample {
 	struct vt_mallinfo mi;
 	struct vt_malloc_info info;   /* per arena; owned */
 	bool has_info;
-	/* jemalloc */
-	struct vt_jemalloc_stats je;
-	bool has_je;
+	/* another allocator (alloc/allocator.h): its row and its figures */
+	const struct vt_allocator *other;   /* NULL: glibc's figures above */
+	struct vt_alloc_stats stats;
 	struct vt_heap_trim trim;
 	struct vt_alloc_summary sum;  /* of whichever allocator: what consumers read */
 	/* cost */
@@ -86,7 +87,8 @@ void vt_heap_release(struct vt_heap_sample *h);
  */
 bool vt_heap_refusal_lasts(int code, bool ptrace_allowed);
 
-/* Does vt_heap_take read this allocator's figures?  (The others are VT_E_UNSUPPORTED.) */
+/* Does vt_heap_take read this allocator's figures (it has a row in alloc/allocator.c)?
+ * The others are VT_E_UNSUPPORTED. */
 bool vt_heap_reads(enum vt_alloc_kind kind);
 
 #endif

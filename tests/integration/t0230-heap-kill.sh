@@ -60,7 +60,7 @@ kill_loop() {
 }
 
 # --- busy target -----------------------------------------------------------------
-start_target inject_victim --seconds 900 --churn-threads 2 --signal-hz 1000
+start_target inject_victim --seconds 900 --churn-threads 1 --signal-hz 1000
 busy=$TPID busy_truth=$TRUTH
 sleep 0.5
 span=$(probe_seconds "$busy")

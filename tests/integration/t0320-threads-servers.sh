@@ -219,6 +219,11 @@ def check(desc, ok):
         failed.append(desc)
 check(f"echo_client's load reached echo_server ({served:.0f} requests/s since it started, 1000 at least: a busy host slows it)",
       served >= 1000)
+def wakeups(v):
+    return max(t["voluntary_per_s"] for t in v["threads"])
+def load_fell(n):
+    """A server whose busiest thread woke less than half as often under the hog."""
+    return n in servers and wakeups(j[n, "loaded"]) < wakeups(j[n, "quiet"]) / 2
 for line in rules.strip().splitlines():
     name, run, want, pattern = line.split(None, 3)
     if name not in measured:
@@ -226,13 +231,18 @@ for line in rules.strip().splitlines():
     for r in (("quiet", "loaded") if run == "both" else (run,)):
         if r not in runs:
             continue
+        # "serving" names a rate of wakeups by data: a server the hog slowed
+        # below half of it is not asked for it (make test-loaded: echo_server
+        # with two more hogs beside the test's own)
+        if r == "loaded" and want == "has" and load_fell(name):
+            print(f"# {name}, loaded host: {pattern} not asked, its load fell under the hog "
+                  f"({wakeups(j[name, 'quiet']):.0f} -> {wakeups(j[name, 'loaded']):.0f} wakeups/s)")
+            continue
         check(f"{name}, {r} host: {'' if want == 'has' else 'not '}{pattern}",
               (pattern in found[name, r]) == (want == "has"))
-def wakeups(v):
-    return max(t["voluntary_per_s"] for t in v["threads"])
 for n in measured if "loaded" in runs else ():
     desc = f"{n}: the loaded verdict is the quiet one, host busy aside"
-    if n in servers and wakeups(j[n, "loaded"]) < wakeups(j[n, "quiet"]) / 2:
+    if load_fell(n):
         print(f"# {desc}: not asked, its load fell under the hog "
               f"({wakeups(j[n, 'quiet']):.0f} -> {wakeups(j[n, 'loaded']):.0f} wakeups/s)")
         continue

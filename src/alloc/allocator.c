@@ -3,6 +3,7 @@
  */
 #include "alloc/allocator.h"
 #include "alloc/jemalloc.h"
+#include "alloc/tcmalloc.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +17,16 @@ static const struct vt_allocator allocators[] = {
 		.gives_back = "jemalloc returns dirty pages on its decay timer (opt.dirty_decay_ms)",
 		.if_it_stays = "lower the decay time or the arena count",
 		.read = vt_jemalloc_read,
+	},
+	{
+		.kind = VT_ALLOC_TCMALLOC,
+		.library = "libtcmalloc",
+		.entry = "MallocExtension_GetNumericProperty",
+		.gives_back = "tcmalloc releases free page-heap spans to the system gradually "
+			      "(TCMALLOC_RELEASE_RATE)",
+		.if_it_stays = "raise TCMALLOC_RELEASE_RATE, or have the program call "
+			       "MallocExtension::ReleaseFreeMemory()",
+		.read = vt_tcmalloc_read,
 	},
 };
 

@@ -113,7 +113,7 @@ const struct vt_command vt_cmd_heap = {
 "mmapped chunks, free-held, top pad, free chunks), live_fraction =\n"
 "(uordblks + hblkhd) / (arena + hblkhd), and per arena from malloc_info() what\n"
 "each holds and what malloc_trim(0) could give back; for jemalloc its stats.*\n"
-"after an epoch refresh.  Then a verdict: live data the program holds (whether\n"
+"after an epoch refresh, for gperftools tcmalloc its numeric properties.  Then a verdict: live data the program holds (whether\n"
 "it keeps growing is a question for vitals soak) or memory the allocator holds\n"
 "(trim, fewer arenas, another allocator), with the figures it rests on.\n"
 "\n"

@@ -135,16 +135,17 @@ static void print_other(FILE *out, const struct vt_heap_sample *h)
 	snprintf(name, sizeof(name), "%s", vt_alloc_kind_name(h->alloc.kind));
 	for (i = 0; name[i]; i++)
 		name[i] = (char)toupper((unsigned char)name[i]);
-	fprintf(out, "%s %s\n ", name, vt_text_printable(st->version, version, sizeof(version)));
+	fprintf(out, "%s%s%s\n ", name, st->version[0] ? " " : "",
+		vt_text_printable(st->version, version, sizeof(version)));
 	for (f = 0; f < st->n_fig; f++) {
 		if (st->fig[f].bytes)
 			vt_fmt_bytes(st->fig[f].value, value, sizeof(value));
 		else
 			snprintf(value, sizeof(value), "%llu", (unsigned long long)st->fig[f].value);
-		fprintf(out, " %s %s  ", st->fig[f].label, value);
+		fprintf(out, "%s%s %s", f ? "   " : " ", st->fig[f].label, value);
 	}
 	if (st->narenas)
-		fprintf(out, " arenas %llu", (unsigned long long)st->narenas);
+		fprintf(out, "   arenas %llu", (unsigned long long)st->narenas);
 	fprintf(out, "\n\n");
 }
 

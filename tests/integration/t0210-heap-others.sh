@@ -40,6 +40,46 @@ else
 	echo "# redis-server not installed: jemalloc case skipped"
 fi
 
+# --- gperftools tcmalloc, preloaded: against the target's own count of live bytes ---
+TCMALLOC=$(ls /usr/lib/*/libtcmalloc_minimal.so.4 /usr/lib/*/libtcmalloc.so.4 2>/dev/null | head -n1)
+if [ -n "$TCMALLOC" ]; then
+	LD_PRELOAD=$TCMALLOC start_target arena_churn --seconds 90 --threads 4 --pause-signal
+	sleep 3
+	kill -USR1 "$TPID"
+	for i in $(seq 50); do
+		[ "$(truth_py "$TRUTH" 't["phase"]')" = '"paused"' ] && break
+		sleep 0.1
+	done
+	vitals heap --json "$TPID" >"$WORK/tc.json"
+	check "heap of a tcmalloc process exits 0" test $? -eq 0
+	python3 - "$WORK/tc.json" "$TRUTH" <<'PY' || fail "tcmalloc's figures disagree with the target's count"
+import json, sys
+h = json.load(open(sys.argv[1]))
+t = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")][-1]
+tc, live = h["tcmalloc"], t["live_bytes"]
+print("vitals tcmalloc:", tc)
+print("target: phase", t["phase"], "live bytes", live, "in", t["live_blocks"], "blocks")
+assert h["allocator"] == "tcmalloc" and h["method"] == "ptrace" and h["jemalloc"] is None
+assert h["mallinfo2"] is None
+assert t["phase"] == "paused"
+# tcmalloc counts each block at its size class (at most 1/8 more, whole pages
+# above 256 KiB) and its own few KiB
+assert live <= tc["allocated"] <= live * 1.25 + (1 << 20), (live, tc["allocated"])
+assert tc["allocated"] <= tc["heap_size"]
+assert h["verdict"]["lever"] in ("none", "retention", "decay")
+PY
+	echo "ok - tcmalloc's allocated bytes hold the target's live bytes (size classes: at most 25% more)"
+	kill -USR2 "$TPID"
+	sleep 0.5
+	check "the target runs on after the probe" test "$(truth_py "$TRUTH" 't["phase"]')" != '"paused"'
+	vitals heap "$TPID" >"$WORK/tc.txt"
+	check "the text view names tcmalloc's figures" grep -q "^TCMALLOC" "$WORK/tc.txt"
+	expect_exit 8 "tcmalloc releases free page-heap spans" heap --trim "$TPID"
+	kill "$TPID"
+else
+	echo "# no libtcmalloc here (scripts/deps.sh --test installs it): tcmalloc case skipped"
+fi
+
 # --- the agent ---
 AGENT=$B/agent/libvitals-agent.so
 [ -f "$AGENT" ] || AGENT=$T/agent/libvitals-agent.so

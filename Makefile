@@ -200,13 +200,14 @@ demo:
 # replays run under both, integration tests on the normal build and those
 # marked "# sanitizer:" on the ASan/UBSan build too; beside them, each
 # libFuzzer target built and run for a bounded time (VT_FUZZ_SECONDS,
-# default 10) when clang has libFuzzer.  make test-loaded is the same with two CPU hogs spinning beside
+# 5 s here: a smoke run over the corpus; make fuzz and tests/run fuzz-run for
+# longer ones) when clang has libFuzzer.  make test-loaded is the same with two CPU hogs spinning beside
 # it for the whole run: the suite must pass on a busy host.
 test:
 	@scripts/deps.sh --test
 	@$(MAKE) --no-print-directory -j2 all
 	@$(MAKE) --no-print-directory -j2 SAN=1 all
-	@SAN_B=build-san B=build FUZZ_B=build-fuzz VT_FUZZ_BUILD=1 tests/run
+	@SAN_B=build-san B=build FUZZ_B=build-fuzz VT_FUZZ_BUILD=1 VT_FUZZ_SECONDS=$${VT_FUZZ_SECONDS:-5} tests/run
 
 test-loaded:
 	@VT_HOG=2 $(MAKE) --no-print-directory test

@@ -326,6 +326,8 @@ static int socket_open(void)
 	dfd = dir_open(euid, name);
 	if (dfd < 0)
 		return -1;
+	/* Before our socket appears, so that whoever sees it finds the gone ones swept. */
+	sweep_gone(dfd);
 	/* A socket left by an earlier process with our pid is stale: it is named for us. */
 	if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT) {
 		DBG("cannot remove stale '%s': %s", L.path, strerror(errno));
@@ -352,7 +354,6 @@ static int socket_open(void)
 	L.dev = st.st_dev;
 	L.ino = st.st_ino;
 	L.lfd = fd;
-	sweep_gone(dfd);
 	close(dfd);
 	return 0;
 fail:

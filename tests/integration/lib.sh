@@ -70,6 +70,18 @@ print(json.dumps(v))
 PY
 }
 
+# pause_target: SIGUSR1 to the last start_target'ed target (started with
+# --pause-signal), then wait until its truth says "paused"; fails if it never does
+pause_target() {
+	local i
+	kill -USR1 "$TPID"
+	for i in $(seq 50); do
+		[ "$(truth_py "$TRUTH" 't["phase"]')" = '"paused"' ] && return 0
+		sleep 0.1
+	done
+	fail "target $TPID did not pause"
+}
+
 # expect_exit STATUS PATTERN ARGS...: vitals ARGS exits STATUS, says PATTERN on
 # stderr, and prints nothing on stdout (no partial result on failure)
 expect_exit() {

@@ -10,12 +10,7 @@
 # live count can be compared to the byte (tcache holds ~1 MiB otherwise)
 GLIBC_TUNABLES=glibc.malloc.tcache_count=0 start_target arena_churn --seconds 90 --threads 8 --pause-signal
 sleep 6
-kill -USR1 "$TPID"
-for i in $(seq 50); do
-	[ "$(truth_py "$TRUTH" 't["phase"]')" = '"paused"' ] && break
-	sleep 0.1
-done
-[ "$(truth_py "$TRUTH" 't["phase"]')" = '"paused"' ] || fail "target did not pause"
+pause_target
 
 vitals heap --json "$TPID" >"$WORK/heap.json"
 rc=$?

@@ -45,11 +45,7 @@ TCMALLOC=$(ls /usr/lib/*/libtcmalloc_minimal.so.4 /usr/lib/*/libtcmalloc.so.4 2>
 if [ -n "$TCMALLOC" ]; then
 	LD_PRELOAD=$TCMALLOC start_target arena_churn --seconds 90 --threads 4 --pause-signal
 	sleep 3
-	kill -USR1 "$TPID"
-	for i in $(seq 50); do
-		[ "$(truth_py "$TRUTH" 't["phase"]')" = '"paused"' ] && break
-		sleep 0.1
-	done
+	pause_target
 	vitals heap --json "$TPID" >"$WORK/tc.json"
 	check "heap of a tcmalloc process exits 0" test $? -eq 0
 	python3 - "$WORK/tc.json" "$TRUTH" <<'PY' || fail "tcmalloc's figures disagree with the target's count"

@@ -152,17 +152,27 @@ else
 fi
 
 # --- a reader still in the recording when the soak ends: no error, the WAL is counted ---------
-"$B/vitals" soak -q -o "$WORK/held.db" --every 0.1s --for 3s -- sleep 30 >"$WORK/held.out" 2>&1 &
+# The soak is ended (SIGINT, as Ctrl-C) once the reader is inside its read
+# transaction and the soak is at least 4 s in: a fixed --for raced a reader that a loaded
+# host started after the soak had ended.
+"$B/vitals" soak -q -o "$WORK/held.db" --every 0.1s --for 120s -- sleep 150 >"$WORK/held.out" 2>&1 &
 soak=$!
-sleep 1
-python3 - "$WORK/held.db" <<'PY' &
+soak_start=$SECONDS
+for _ in $(seq 100); do [ -s "$WORK/held.db" ] && break; sleep 0.1; done
+python3 - "$WORK/held.db" "$WORK/held.reading" <<'PY' &
 import sqlite3, sys, time
 c = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True, isolation_level=None)
 c.execute("begin")
 c.execute("select count(*) from samples").fetchall()
-time.sleep(6)
+open(sys.argv[2], "w").close()
+time.sleep(30)
 PY
 reader=$!
+for _ in $(seq 300); do [ -e "$WORK/held.reading" ] && break; sleep 0.1; done
+check "the reader is inside its transaction" test -e "$WORK/held.reading"
+sleep 0.5
+while ((SECONDS - soak_start < 4)); do sleep 0.2; done
+kill -INT "$soak"
 wait $soak || fail "a soak that ends while a reader is in its file: $(cat "$WORK/held.out")"
 check "its WAL is still there (the reader holds it)" test -s "$WORK/held.db-wal"
 check "the size reported counts the WAL" python3 - "$WORK/held.out" "$(size_of "$WORK/held.db")" \
@@ -173,7 +183,8 @@ reported = float(m.group(1)) * {"B": 1, "KiB": 1024, "MiB": 1024 ** 2}[m.group(2
 actual = int(sys.argv[2]) + int(sys.argv[3])
 sys.exit(not abs(reported - actual) <= 0.06 * actual)
 PY
-wait $reader
+kill "$reader" 2>/dev/null
+wait $reader 2>/dev/null
 vitals analyze --json "$WORK/held.db" >"$WORK/held.json" || fail "analyze held.db"
 check "and every sample reads" \
 	python3 -c "import sys; sys.exit($(jq_py "$WORK/held.json" 'j["verdict"]["span"]["samples"]') < 25)"

@@ -39,8 +39,9 @@ while time.monotonic() < end:
         urllib.request.urlopen(f"http://127.0.0.1:{port}/index.html", timeout=5).read()
         n += 1
         if n % 50 == 1:
-            with open(out, "w") as f:
+            with open(out + ".new", "w") as f:
                 f.write(f"{n}\n")
+            os.replace(out + ".new", out)
     except OSError:
         time.sleep(0.05)
 try:
@@ -57,8 +58,12 @@ done
 sleep 0.5
 
 # --- vitals threads: rows + short-lived = the process --------------------------
-# the independent figure: our own reads of /proc/PID/stat around the run
-python3 - "$B/vitals" "$SPID" "$WORK/hs.json" >"$WORK/hs.indep" <<'PY' || fail "vitals threads on http.server"
+# the independent figure: our own reads of /proc/PID/stat around the run.
+# The load reaching the server is the premise, not the question: on a host
+# two hogs and a suite keep busy (make test-loaded) one 4 s window saw the
+# server at 0.0002 cores, so up to three windows are tried for it.
+for attempt in 1 2 3; do
+	python3 - "$B/vitals" "$SPID" "$WORK/hs.json" >"$WORK/hs.indep" <<'PY' || fail "vitals threads on http.server"
 import os, subprocess, sys, time
 vit, pid, out = sys.argv[1], sys.argv[2], sys.argv[3]
 tck = os.sysconf("SC_CLK_TCK")
@@ -73,8 +78,11 @@ c1, t1 = cpu(), time.monotonic()
 print((c1 - c0) / (t1 - t0))
 sys.exit(rc)
 PY
+	cores=$(jq_py "$WORK/hs.json" 'j["process"]["cores"]')
+	python3 -c "import sys; sys.exit($cores < 0.05)" && break
+	echo "# window $attempt: the server got $cores cores, less than the load should give it"
+done
 indep=$(cat "$WORK/hs.indep")
-cores=$(jq_py "$WORK/hs.json" 'j["process"]["cores"]')
 rows=$(jq_py "$WORK/hs.json" 'sum(t["cores"] for t in j["threads"] if not (t["appeared"] or t["exited"]))')
 short=$(jq_py "$WORK/hs.json" 'j.get("short_lived", {}).get("cores", 0)')
 nshort=$(jq_py "$WORK/hs.json" 'j.get("short_lived", {}).get("threads", 0)')

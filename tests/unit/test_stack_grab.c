@@ -793,7 +793,9 @@ static void test_stack_grab__budget(void)
 		printf("# thread %d: %" PRIu64 " grabs, paused %.2f ms in %.2f s (%.2f %%)\n", i,
 		       th.grabs, th.pause_us / 1e3, th.seen_s, th.pause_us / th.seen_s / 1e4);
 		CHECK(th.pause_us <= 0.01 * (th.seen_s + 1) * 1e6 + 2000);
-		CHECK(th.grabs > 10);
+		/* the budget is spent, not starved: many grabs, or few that each paused
+		 * long (make test-loaded, ASan: 5 grabs of 3 ms each used the 15 ms) */
+		CHECK(th.grabs > 10 || th.pause_us >= 0.5 * 0.01 * th.seen_s * 1e6);
 	}
 	/* share x (T + 0.1 s of starting credit), plus one grab's overshoot */
 	CHECK(st.max_thread_share <= 0.01 * 1.1 + st.pause_max_us / 1e6);

@@ -11,7 +11,10 @@
  *   feeder    clock_nanosleep() on an absolute schedule: --signal-hz
  *             signals a second, a pipe record every 10 ms, an item every 5 ms
  *   churn-N   malloc/free flat out, 16 B - 64 KiB (and some 200 KiB), each
- *             block filled with a pattern that is checked before free
+ *             block filled with a pattern that is checked before free;
+ *             --churn-duty P: flat out for 1 ms, then asleep so that it
+ *             churns P% of the time (the kill and stop tests need a thread
+ *             in malloc often, not a core each)
  *   main      sigtimedwait() for SIGTERM/SIGINT, truth once a second
  *
  * Every thread also notes how long it was held up beyond its own rhythm
@@ -42,6 +45,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -65,10 +69,12 @@ static struct {
 	const char *truth;
 	int churn;
 	double signal_hz;
+	double churn_duty;	/* percent of the time a churn thread churns */
 	long hold_kb;
 } opt = {
 	.seconds = 60,
 	.churn = 2,
+	.churn_duty = 100,
 	.signal_hz = 1000,
 };
 
@@ -395,13 +401,25 @@ static void *churn_main(void *arg)
 	if (!slots)
 		die("calloc");
 	atomic_store(&tids.churn[idx], my_tid());
-	double last = now(), t;
+	double last = now(), t, burst = last;
 
 	while (!atomic_load(&stop)) {
 		churn_step(slots, &rng);
 		t = now();
 		note_stall(t - last);
 		last = t;
+		if (opt.churn_duty < 100 && t - burst >= 0.001) {
+			/* asleep for the rest of the duty cycle; a stop while
+			 * asleep shows as oversleep, not as the sleep itself */
+			double want = fmin((t - burst) * (100 - opt.churn_duty) / opt.churn_duty, 0.05);
+			struct timespec req = { 0, (long)(want * 1e9) };
+
+			while (nanosleep(&req, &req) != 0 && errno == EINTR)
+				;
+			t = now();
+			note_stall(t - last - want);
+			last = burst = t;
+		}
 	}
 	for (i = 0; i < SLOTS; i++) {
 		if (!slots[i].p)
@@ -666,6 +684,7 @@ static void usage(FILE *out, int status)
 		"  --seconds N        exit after N seconds (default 60)\n"
 		"  --truth FILE       append ground truth as JSON lines\n"
 		"  --churn-threads N  malloc/free threads (default 2, max %d)\n"
+		"  --churn-duty P     percent of the time each churns (default 100: flat out)\n"
 		"  --signal-hz N      SIGRTMIN signals queued per second (default 1000)\n"
 		"  --hold-kb N        quiet mode: hold N KiB, answer commands on stdin\n",
 		MAX_CHURN);
@@ -693,6 +712,7 @@ static void parse_options(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 's' },
 		{ "truth", required_argument, NULL, 't' },
 		{ "churn-threads", required_argument, NULL, 'c' },
+		{ "churn-duty", required_argument, NULL, 'd' },
 		{ "signal-hz", required_argument, NULL, 'z' },
 		{ "hold-kb", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
@@ -712,6 +732,9 @@ static void parse_options(int argc, char **argv)
 			break;
 		case 'c':
 			opt.churn = (int)parse_num(name, optarg, 0, MAX_CHURN);
+			break;
+		case 'd':
+			opt.churn_duty = parse_num(name, optarg, 1, 100);
 			break;
 		case 'z':
 			opt.signal_hz = parse_num(name, optarg, 1, 20000);

@@ -8,7 +8,7 @@
 # sanitizer: every failure path when descriptors or memory run out, where leaks and double frees hide
 . "$(dirname "$0")/lib.sh"
 
-start_target inject_victim --seconds 300 --churn-threads 1 --signal-hz 200
+start_target inject_victim --seconds 300 --churn-threads 1 --churn-duty 50 --signal-hz 200
 victim=$TPID
 sleep 0.3
 

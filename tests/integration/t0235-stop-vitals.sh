@@ -22,7 +22,7 @@ case "$B" in *-san*) TRIALS=${VT_STOP_TRIALS:-6} ;; *) TRIALS=${VT_STOP_TRIALS:-
 HOLD=${VT_STOP_HOLD:-0.7}
 BOUND_MS=300
 
-start_target inject_victim --seconds 1800 --churn-threads 1 --signal-hz 1000
+start_target inject_victim --seconds 1800 --churn-threads 1 --churn-duty 50 --signal-hz 1000
 victim=$TPID
 sleep 0.5
 

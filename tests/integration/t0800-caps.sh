@@ -88,7 +88,7 @@ PY
 
 # --- as root: every feature works ---------------------------------------------------------
 [ "$(id -u)" = 0 ] || skip "the rest needs root (targets of another user, sysctls)"
-start_target inject_victim --seconds 120 --churn-threads 1
+start_target inject_victim --seconds 120 --churn-threads 1 --churn-duty 50
 sleep 1
 vitals caps "$TPID" >"$WORK/root.txt"
 rc=$?
@@ -135,7 +135,7 @@ else
 fi
 
 # --- as nobody, a root target: refused, with the reason and a real grant -----------------------
-start_target inject_victim --seconds 120 --churn-threads 1
+start_target inject_victim --seconds 120 --churn-threads 1 --churn-duty 50
 sleep 0.5
 "${NOBODY[@]}" "$B/vitals" caps --json "$TPID" >"$WORK/nobody.json" 2>"$WORK/nobody.err"
 rc=$?
@@ -163,7 +163,7 @@ unharmed "$TPID"
 NB=$(mktemp -d /tmp/vitals-caps-nobody.XXXXXX)   # $WORK is root's alone
 chmod 755 "$NB" && chown 65534:65534 "$NB"
 trap 'rm -rf "$NB"; cleanup' EXIT
-"${NOBODY[@]}" "$T/targets/inject_victim" --truth "$NB/truth" --seconds 120 --churn-threads 1 >"$NB/out" 2>&1 &
+"${NOBODY[@]}" "$T/targets/inject_victim" --truth "$NB/truth" --seconds 120 --churn-threads 1 --churn-duty 50 >"$NB/out" 2>&1 &
 NPID=$!
 PIDS+=("$NPID")
 for i in $(seq 50); do grep -q '^pid ' "$NB/out" 2>/dev/null && break; sleep 0.1; done
@@ -257,7 +257,7 @@ if cc -O1 -o "$NB/nodump" "$WORK/nodump.c"; then
 fi
 
 # --- a stopped process stays stopped --------------------------------------------------------------
-start_target inject_victim --seconds 60 --churn-threads 1
+start_target inject_victim --seconds 60 --churn-threads 1 --churn-duty 50
 sleep 0.5
 kill -STOP "$TPID"
 sleep 0.2

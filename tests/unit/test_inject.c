@@ -7,7 +7,8 @@
  * test runs under ASan) for exact malloc
  * figures, and children forked here for the kernel's side of things
  * (registers and vector state across a probe, syscall restart, signals,
- * seccomp).  Last, 2000 probes into the busy inject_victim, whose own
+ * seccomp).  Last, 2000 probes into the busy inject_victim (two threads
+ * churning half the time, 1,000 signals a second), whose own
  * checks must all pass.  Without ptrace permission every live test prints
  * "# skip" and passes.  Every child is killed and reaped before its test
  * returns.
@@ -1823,7 +1824,11 @@ static void test_inject__cost_quiet(void)
 static void test_inject__stress_busy_victim(void)
 {
 	char truth[] = "/tmp/vitals-inject-XXXXXX", line[2048];
-	char *argv[] = { (char *)victim_path(), "--seconds", "120", "--truth", truth, NULL };
+	/* two churn threads, each in malloc/free half the time: a thread in
+	 * malloc at most stops, without two cores spent on it beside the
+	 * other unit tests */
+	char *argv[] = { (char *)victim_path(), "--seconds", "120", "--churn-duty", "50",
+			 "--truth", truth, NULL };
 	struct stress st = { 0 };
 	struct libc_fns f;
 	struct vt_procfs pfs;

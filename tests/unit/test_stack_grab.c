@@ -968,7 +968,7 @@ static void test_stack_grab__sigkill_anytime(void)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int spinners = ncpu * 2 < MAX_THREADS - 2 ? (int)ncpu * 2 : MAX_THREADS - 2;
 	const char *env = getenv("VT_GRAB_KILLS");
-	int kills = env ? atoi(env) : 200, in_grab = 0, left = 0, failed_start = 0, seen_traced = 0;
+	int kills = env && atoi(env) > 0 ? atoi(env) : 200, in_grab = 0, left = 0, failed_start = 0, seen_traced = 0;
 	uint64_t before[MAX_THREADS];
 	unsigned seed = 12345;
 	struct sender snd;

@@ -90,6 +90,7 @@ struct func_acc {
 	uint64_t self, total;
 	uint32_t stamp;           /* the last stack that counted it in total, + 1 */
 	uint32_t loc;             /* a location of it, for its label */
+	bool seen_inlined, seen_own;   /* met inlined into another function; as a frame of its own */
 };
 
 /* The function key of a location: its function when named, else the location itself. */
@@ -135,12 +136,15 @@ static bool fill_func_row(const struct vt_profile *p, const struct func_acc *f, 
 	row->label = strdup(label);
 	row->module = strdup(module);
 	row->system_name = strdup(fn ? vt_profile_str(p, fn->system_name) : "");
+	row->file = strdup(fn ? vt_profile_str(p, fn->file) : "");
+	row->line = fn && fn->file ? fn->line : 0;
+	row->inlined = f->seen_inlined && !f->seen_own;
 	row->kernel = l && l->kernel;
 	row->self = f->self;
 	row->total = f->total;
 	row->self_share = n ? (double)f->self / (double)n : 0;
 	row->total_share = n ? (double)f->total / (double)n : 0;
-	return row->label && row->module && row->system_name;
+	return row->label && row->module && row->system_name && row->file;
 }
 
 /* The top `top` keys of funcs (nkeys of them, those with total > 0) by self or total. */
@@ -402,6 +406,10 @@ int vt_prof_summarize(const struct vt_profile *p, const struct vt_bucket_rules *
 				struct func_acc *f = &funcs[k];
 				if (!f->total && !f->self)
 					f->loc = locs[d];
+				if (locs[d] < p->nlocs && p->locs[locs[d]].inlined_into)
+					f->seen_inlined = true;
+				else
+					f->seen_own = true;
 				if (d == 0)
 					f->self += st->count;
 				if (f->stamp != i + 1) {   /* once a sample, however deep it recurses */
@@ -474,6 +482,7 @@ static void free_func_rows(struct vt_prof_func_row *rows, uint32_t n)
 		free(rows[i].label);
 		free(rows[i].module);
 		free(rows[i].system_name);
+		free(rows[i].file);
 	}
 	free(rows);
 }

@@ -73,6 +73,9 @@ struct vt_prof_func_row {
 	char *label;              /* as vt_profile_loc_label */
 	char *module;             /* "" unknown */
 	char *system_name;        /* the symbol its name was demangled from; "" none */
+	char *file;               /* the source file it is defined in (DWARF); "" unknown */
+	uint32_t line;            /* ... its line; 0 unknown */
+	bool inlined;             /* every sample met it inlined into another function */
 	bool kernel;
 	uint64_t self, total;     /* on-CPU samples with it at the leaf / anywhere (once a sample) */
 	double self_share, total_share;   /* of on-CPU samples */

@@ -105,7 +105,11 @@ static const char *const profile_examples[] = {
 "               time (anywhere on the stack); code no symbol names (a\n" \
 "               stripped library's internal functions) is named by the\n" \
 "               start of the function that holds it, from the unwind\n" \
-"               table: libz.so.1.2.13+0x5d80 (function)\n" \
+"               table: libz.so.1.2.13+0x5d80 (function); C++ and Rust names\n" \
+"               demangled; with DWARF debug information (in the binary, a\n" \
+"               -dbgsym package's file, or a .gnu_debuglink file) functions\n" \
+"               the compiler inlined are frames of their own, marked\n" \
+"               (inlined), and each function's file:line is shown\n" \
 "  threads      each thread's and pool's share of the samples beside the\n" \
 "               CPU the kernel counted for it over the same time\n" \
 "  sampling     method, rate, samples taken and lost, how each library\n" \

@@ -22,7 +22,9 @@
 #include "elf/fde_table.h"
 #include "elf/plt.h"
 
+#include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +39,7 @@
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define CACHE_SLOTS 4096u          /* pc cache entries (a power of two) */
 #define CACHE_FULL (CACHE_SLOTS / 4 * 3)   /* emptied when this many are used */
@@ -83,6 +86,16 @@ struct mod_info {
 };
 
 enum { PC_SYM = 1, PC_FDE = 2, PC_HAS_FDE = 4 };
+
+/* A function's DIE found by address (vt_unwind_source): the next address in it
+ * is looked for inside it, not in its whole compile unit again. */
+struct func_range {
+	Dwfl_Module *mod;          /* NULL: unused */
+	Dwarf_Addr low, high;      /* DWARF addresses, [low, high) */
+	Dwarf_Off off;             /* the DW_TAG_subprogram's offset in .debug_info */
+	Dwarf *dwarf;
+};
+#define FUNC_RANGES 64
 
 /* One looked-up address (a pc, or a return address - 1). */
 struct pc_entry {
@@ -133,6 +146,8 @@ struct vt_unwinder {
 	struct unversioned *names; /* open addressing by orig, names_cap a power of two */
 	size_t names_used, names_cap;
 	struct kept_name *kept;    /* PLT stub names (a few hundred at most), owned */
+	struct func_range funcs[FUNC_RANGES];   /* functions found in DWARF lately */
+	unsigned next_func;
 	/* the unwind in progress */
 	const struct vt_unwind_start *start;
 	pid_t tid;
@@ -174,6 +189,7 @@ static void cache_clear(struct vt_unwinder *uw)
 {
 	memset(uw->cache, 0, CACHE_SLOTS * sizeof(*uw->cache));
 	uw->cache_used = 0;
+	memset(uw->funcs, 0, sizeof(uw->funcs));
 }
 
 static void names_clear(struct vt_unwinder *uw)
@@ -330,12 +346,93 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 	return fd;
 }
 
-/* Separate debug files by build ID only (/usr/lib/debug/.build-id/): bounded
- * work, and never debuginfod's network lookups (dwfl_standard_find_debuginfo
- * tries those when DEBUGINFOD_URLS is set). */
+/* A separate debug file larger than this is not read. */
+#define DEBUG_FILE_MAX ((off_t)4 << 30)
+
+/* Whether the debug file open at fd belongs to mod: the same build ID when the
+ * module has one, else the CRC32 its .gnu_debuglink gives of the whole file. */
+static bool debug_file_matches(Dwfl_Module *mod, int fd, GElf_Word crc)
+{
+	const unsigned char *id = NULL;
+	const void *their_id = NULL;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &id, &vaddr);
+
+	if (len > 0) {
+		Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+		ssize_t their = e ? dwelf_elf_gnu_build_id(e, &their_id) : -1;
+		bool same = their == len && memcmp(id, their_id, (size_t)len) == 0;
+
+		if (e)
+			elf_end(e);
+		return same;
+	}
+	uLong sum = crc32(0, Z_NULL, 0);
+	unsigned char buf[65536];
+	off_t at = 0;
+	ssize_t n;
+
+	while ((n = pread(fd, buf, sizeof(buf), at)) > 0) {
+		sum = crc32(sum, buf, (uInt)n);
+		at += n;
+	}
+	return n == 0 && (GElf_Word)sum == crc;
+}
+
+/*
+ * Dwfl_Callbacks.find_debuginfo: a separate debug file by build ID
+ * (/usr/lib/debug/.build-id/xx/...debug, what Debian's -dbgsym packages
+ * install), else by the module's .gnu_debuglink name where gdb looks for it:
+ * /usr/lib/debug/DIR/NAME, DIR/.debug/NAME and DIR/NAME, DIR the module's
+ * directory; a file that is not the module's (another build ID or CRC) is
+ * ignored.  Bounded work, and never debuginfod's network lookups
+ * (dwfl_standard_find_debuginfo tries those when DEBUGINFOD_URLS is set).
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink, GElf_Word crc,
+			  char **debuginfo_file_name)
+{
+	struct mod_info *mi = *userdata;
+	const struct vt_code_module *cm;
+	char dir[PATH_MAX], path[PATH_MAX];
+	const char *slash;
+	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink,
+					      crc, debuginfo_file_name);
+
+	if (fd >= 0 || !debuglink || !*debuglink || strchr(debuglink, '/') || !mi)
+		return fd;
+	cm = &mi->uw->map.v[mi->idx];
+	if (!cm->path || cm->path[0] != '/' || !(slash = strrchr(cm->path, '/')) ||
+	    (size_t)(slash - cm->path) >= sizeof(dir))
+		return -1;
+	memcpy(dir, cm->path, (size_t)(slash - cm->path));
+	dir[slash - cm->path] = '\0';
+	for (int i = 0; i < 3; i++) {
+		static const char *const before[] = { "/usr/lib/debug", "", "" },
+				   *const after[] = { "", "/.debug", "" };
+		int n = snprintf(path, sizeof(path), "%s%s%s/%s", before[i], dir, after[i], debuglink);
+
+		if (n < 0 || (size_t)n >= sizeof(path) || strcmp(path, cm->path) == 0)
+			continue;
+		struct stat st;
+
+		fd = open(path, OPEN_FLAGS);
+		if (fd < 0)
+			continue;
+		/* a regular file of a bounded size: never a device or a FIFO planted under the name */
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= DEBUG_FILE_MAX &&
+		    debug_file_matches(mod, fd, crc)) {
+			*debuginfo_file_name = strdup(path);
+			return fd;
+		}
+		close(fd);
+	}
+	return -1;
+}
+
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = find_elf,
-	.find_debuginfo = dwfl_build_id_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = NULL,
 };
@@ -1065,6 +1162,174 @@ bool vt_unwind_symbolize(struct vt_unwinder *uw, uint64_t pc, bool is_return,
 	out->symbols = mi->syms;
 	out->has_cfi = mi->has_cfi;
 	return true;
+}
+
+/* A function DIE's name: its linkage name when it has one (C++, Rust), else its
+ * name; through DW_AT_abstract_origin and DW_AT_specification. */
+static const char *die_function_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	return name;
+}
+
+/* The file and line an inlined instance was called at (DW_AT_call_file, an index
+ * into its CU's file table, and DW_AT_call_line). */
+static void call_site(Dwarf_Die *inlined, Dwarf_Files *files, size_t nfiles,
+		      const char **file, uint32_t *line)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word v;
+
+	*file = NULL;
+	*line = 0;
+	if (files && dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &v) == 0 &&
+	    v < nfiles)
+		*file = dwarf_filesrc(files, v, NULL, NULL);
+	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attr), &v) == 0 && v <= UINT32_MAX)
+		*line = (uint32_t)v;
+}
+
+/* Deepest nesting of DIEs followed (namespaces, types, blocks, inlined calls). */
+#define DIE_DEPTH_MAX 64
+
+/*
+ * The function (DW_TAG_subprogram) of cu whose code holds addr, found by a
+ * walk of the unit's tree that goes into namespaces and types (Rust and C++
+ * put functions there) and past everything else.  libdw's dwarf_getscopes
+ * would do it, but elfutils 0.188's finds no scope at all in rustc's units.
+ */
+static bool find_function(Dwarf_Die *parent, Dwarf_Addr addr, Dwarf_Die *out, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth >= DIE_DEPTH_MAX || dwarf_child(parent, &child) != 0)
+		return false;
+	do {
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+			if (dwarf_haspc(&child, addr) == 1) {
+				*out = child;
+				return true;
+			}
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_structure_type:
+		case DW_TAG_class_type:
+		case DW_TAG_union_type:
+			if (find_function(&child, addr, out, depth + 1))
+				return true;
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+/* The function DIE that holds addr (a DWARF address), from the ones found lately or
+ * by a walk of its unit; remembered. */
+static bool function_die(struct vt_unwinder *uw, Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr addr,
+			 Dwarf_Die *out)
+{
+	Dwarf *dw = dwarf_cu_getdwarf(cu->cu);
+	struct func_range *f;
+	Dwarf_Addr low, high;
+
+	for (unsigned i = 0; i < FUNC_RANGES; i++) {
+		f = &uw->funcs[i];
+		if (f->mod == mod && f->dwarf == dw && addr >= f->low && addr < f->high &&
+		    dwarf_offdie(dw, f->off, out) && dwarf_haspc(out, addr) == 1)
+			return true;
+	}
+	if (!find_function(cu, addr, out, 0))
+		return false;
+	f = &uw->funcs[uw->next_func++ % FUNC_RANGES];
+	/* the extent of its code; a function in pieces (DW_AT_ranges) is checked again by haspc */
+	if (dwarf_lowpc(out, &low) == 0 && dwarf_highpc(out, &high) == 0 && low <= addr && addr < high) {
+		*f = (struct func_range){ .mod = mod, .low = low, .high = high,
+					  .off = dwarf_dieoffset(out), .dwarf = dw };
+	} else {
+		ptrdiff_t at = 0;
+		Dwarf_Addr base;
+
+		while ((at = dwarf_ranges(out, at, &base, &low, &high)) > 0)
+			if (low <= addr && addr < high) {
+				*f = (struct func_range){ .mod = mod, .low = low, .high = high,
+							  .off = dwarf_dieoffset(out), .dwarf = dw };
+				break;
+			}
+	}
+	return true;
+}
+
+size_t vt_unwind_source(struct vt_unwinder *uw, uint64_t pc, bool is_return,
+			struct vt_unwind_inline *out, size_t max)
+{
+	uint64_t addr = is_return && pc ? pc - 1 : pc;
+	Dwarf_Die path[DIE_DEPTH_MAX], *cu, child;
+	Dwarf_Files *files = NULL;
+	Dwarf_Addr bias;
+	Dwfl_Module *mod;
+	Dwfl_Line *l;
+	size_t nfiles = 0, n = 0;
+	const char *file = NULL;
+	uint32_t line = 0;
+	int depth = 0, lineno = 0;
+
+	if (!uw || max == 0 || !(mod = module_at(uw, addr, NULL)))
+		return 0;
+	cu = dwfl_module_addrdie(mod, addr, &bias);
+	if (!cu || !function_die(uw, mod, cu, addr - bias, &path[0]))
+		return 0;
+	/* down from the function to the innermost block or inlined call holding addr */
+	for (depth = 1; depth < DIE_DEPTH_MAX && dwarf_child(&path[depth - 1], &child) == 0;) {
+		bool inside = false;
+
+		do {
+			int tag = dwarf_tag(&child);
+
+			if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block ||
+			     tag == DW_TAG_try_block || tag == DW_TAG_catch_block) &&
+			    dwarf_haspc(&child, addr - bias) == 1) {
+				path[depth++] = child;
+				inside = true;
+				break;
+			}
+		} while (dwarf_siblingof(&child, &child) == 0);
+		if (!inside)
+			break;
+	}
+	if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+		files = NULL;
+	if ((l = dwfl_module_getsrc(mod, addr)) != NULL) {
+		file = dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL);
+		line = lineno > 0 ? (uint32_t)lineno : 0;
+	}
+	/* innermost first: each inlined call, its file and line those of the code inside
+	 * it; its caller's, the call's (DW_AT_call_file, DW_AT_call_line) */
+	while (depth-- > 0 && n < max) {
+		Dwarf_Die *d = &path[depth];
+		int tag = dwarf_tag(d);
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		out[n] = (struct vt_unwind_inline){ .func = die_function_name(d), .file = file,
+						    .line = line, .decl_file = dwarf_decl_file(d) };
+		if (dwarf_decl_line(d, &lineno) == 0 && lineno > 0)
+			out[n].decl_line = (uint32_t)lineno;
+		n++;
+		if (tag == DW_TAG_subprogram)
+			break;
+		call_site(d, files, nfiles, &file, &line);
+	}
+	return n;
 }
 
 void vt_unwinder_get_stats(const struct vt_unwinder *uw, struct vt_unwind_stats *out)

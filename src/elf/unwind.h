@@ -157,6 +157,35 @@ size_t vt_unwind(struct vt_unwinder *uw, pid_t tid, const struct vt_unwind_start
 bool vt_unwind_symbolize(struct vt_unwinder *uw, uint64_t pc, bool is_return,
 			 struct vt_unwind_sym *out);
 
+/*
+ * One function of a pc's inline chain, from the module's DWARF (its own or a
+ * separate debug file): the functions the compiler inlined at pc, innermost
+ * first, and last the function the code belongs to.  Strings belong to the
+ * unwinder, valid until it is refreshed or freed.
+ */
+struct vt_unwind_inline {
+	const char *func;         /* the linkage name (mangled: demangle it) when DWARF has
+	                           * one, else its DWARF name; NULL unknown */
+	const char *file;         /* the source file of line, as DWARF spells it; NULL unknown */
+	uint32_t line;            /* the innermost: pc's own line; the others: the line of
+	                           * the call the next inner one was inlined at; 0 unknown */
+	const char *decl_file;    /* where the function is defined; NULL unknown */
+	uint32_t decl_line;
+};
+
+/* Most functions of one pc's inline chain returned. */
+#define VT_UNWIND_MAX_INLINE 16
+
+/*
+ * The inline chain and source lines of pc (at pc - 1 when is_return): writes
+ * up to max functions, innermost first, the last the function whose code it
+ * is; a chain of one is code that nothing was inlined at.  0 when the module
+ * has no DWARF for pc (no debug information: names then come only from
+ * vt_unwind_symbolize).  Answers are not cached: callers cache per pc.
+ */
+size_t vt_unwind_source(struct vt_unwinder *uw, uint64_t pc, bool is_return,
+			struct vt_unwind_inline *out, size_t max);
+
 void vt_unwinder_get_stats(const struct vt_unwinder *uw, struct vt_unwind_stats *out);
 
 /* Close the Dwfl and the files; sets *uw to NULL.  NULL or *uw NULL is a no-op. */

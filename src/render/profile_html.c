@@ -60,10 +60,14 @@ static json_t *profile_json(const struct vt_profile *p, unsigned states, const i
 
 		if (b < 0 || (size_t)b >= nbuckets)
 			b = -1;
+		char where[LABEL_MAX + 16] = "";
+		if (f && f->file)   /* where the function is defined, for its tooltip */
+			snprintf(where, sizeof(where), "%s:%u", vt_profile_str(p, f->file), f->line);
 		vt_profile_loc_label(p, i, label, sizeof(label));
-		ok = json_array_append_new(locs, json_pack("[o o b i]", vt_json_text(label),
+		ok = json_array_append_new(locs, json_pack("[o o b i o b]", vt_json_text(label),
 							   vt_json_text(f ? vt_profile_str(p, f->module) : ""),
-							   l->kernel, (int)b)) == 0;
+							   l->kernel, (int)b, vt_json_text(where),
+							   l->inlined_into != 0)) == 0;
 	}
 	for (uint32_t i = 0; ok && i < p->nstacks; i++) {
 		const struct vt_prof_stack *s = &p->stacks[i];
@@ -170,14 +174,14 @@ static const char page_js[] =
 	"var NS='http://www.w3.org/2000/svg',RH=17,W=1200;\n"
 	"var showIdle=false;\n"
 	"function tree(P){var root={n:'all',m:'',k:false,b:-1,v:0,c:new Map(),p:null,d:0};\n"
-	" var trunc=['[truncated]','',false,-1],unk=['[unknown]','',false,-1];\n"
+	" var trunc=['[truncated]','',false,-1,'',false],unk=['[unknown]','',false,-1,'',false];\n"
 	" P.stacks.forEach(function(s){if((s[1]&2)&&!showIdle)return;var cnt=s[0],node=root;root.v+=cnt;\n"
 	"  var frames=[];if(s[1]&1)frames.push(trunc);\n"
 	"  for(var i=2;i<s.length;i++)frames.push(s[i]>=0&&s[i]<P.locs.length?P.locs[s[i]]:unk);\n"
 	"  if(s.length==2)frames.push(unk);\n"
 	"  frames.forEach(function(f){var key=f[0]+'\\u0000'+f[1]+(f[2]?'\\u0000k':'');\n"
 	"   var ch=node.c.get(key);\n"
-	"   if(!ch){ch={n:f[0],m:f[1],k:f[2],b:f[3],v:0,c:new Map(),p:node,d:node.d+1,key:key};"
+	"   if(!ch){ch={n:f[0],m:f[1],k:f[2],b:f[3],w:f[4],i:f[5],v:0,c:new Map(),p:node,d:node.d+1,key:key};"
 	"node.c.set(key,ch);}\n"
 	"   ch.v+=cnt;node=ch;});});\n"
 	" return root;}\n"
@@ -205,7 +209,8 @@ static const char page_js[] =
 	" if(n.k)return 'hsl('+(20+hash(n.n)%20)+',85%,'+(58+hash(n.n)%10)+'%)';\n"
 	" var h=hash(n.m||'?');return 'hsl('+(h%360)+',55%,'+(62+hash(n.n)%14)+'%)';}\n"
 	"function pct(x){return (100*x).toFixed(x<0.001?3:2)+'%';}\n"
-	"function describe(n){var s=n.n+(n.k?' [kernel]':'')+(n.m?'  ('+n.m+')':'')+'\\n'+n.v+' samples, '"
+	"function describe(n){var s=n.n+(n.k?' [kernel]':'')+(n.i?' (inlined)':'')+(n.m?'  ('+n.m+')':'')"
+	"+(n.w?'\\ndefined at '+n.w:'')+'\\n'+n.v+' samples, '"
 	"+pct(n.v/total);\n"
 	" if(D.base){var a=n.bv/btotal,b=n.v/total;s+='\\n'+D.base.name+' '+pct(a)+' \\u2192 '+D.profile.name+"
 	"' '+pct(b)+' ('+(b>=a?'+':'')+(100*(b-a)).toFixed(2)+' pts)';}\n"

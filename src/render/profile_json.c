@@ -70,6 +70,10 @@ static json_t *funcs_json(const struct vt_prof_func_row *rows, uint32_t n)
 		/* the symbol as in the file when "function" is its demangling (Rust's hash kept) */
 		json_object_set_new(o, "system_name", rows[i].system_name[0] ? vt_json_text(rows[i].system_name)
 									     : json_null());
+		/* where it is defined, from debug information; whether it ran only inlined */
+		json_object_set_new(o, "file", rows[i].file[0] ? vt_json_text(rows[i].file) : json_null());
+		json_object_set_new(o, "line", rows[i].line ? json_integer(rows[i].line) : json_null());
+		json_object_set_new(o, "inlined", json_boolean(rows[i].inlined));
 		json_object_set_new(o, "kernel", json_boolean(rows[i].kernel));
 		json_object_set_new(o, "self", count(rows[i].self));
 		json_object_set_new(o, "total", count(rows[i].total));

@@ -297,75 +297,113 @@ static pb_function *func_add(struct build *b, uint64_t id, int64_t name, int64_t
 	return f;
 }
 
-/* Named functions keep their index + 1 as id; an address no symbol covers gets one of its own. */
+/* The Line of location i: its function (an address no symbol covers gets a
+ * function of its own, next_func) and source line. */
+static int line_of(struct build *b, uint32_t i, pb_line *line, uint64_t *next_func)
+{
+	const struct vt_profile *p = b->p;
+	const struct vt_prof_loc *l = &p->locs[i];
+	const struct vt_prof_func *f = l->func < p->nfuncs ? &p->funcs[l->func] : NULL;
+	uint64_t map = f && f->module < p->nstrings ? b->map_of_str[f->module] : 0;
+	char label[LABEL_MAX];
+
+	perftools__profiles__line__init(line);
+	line->line = l->line;
+	if (f && f->name && f->name < p->nstrings) {
+		line->function_id = (uint64_t)l->func + 1;
+	} else {
+		int64_t name;
+
+		vt_profile_loc_label(p, i, label, sizeof(label));
+		name = str_add(b, label);
+		if (name < 0)
+			return -1;
+		line->function_id = *next_func;
+		func_add(b, (*next_func)++, name, name, map ? b->maps[map - 1].filename : 0);
+	}
+	return 0;
+}
+
+/* Functions inlined at one address, followed in a location at most (a damaged
+ * recording's chain may loop). */
+#define INLINE_CHAIN_MAX 64
+
+/* The next location of location i's inline chain (the function it was inlined
+ * into), or UINT32_MAX. */
+static uint32_t inlined_into(const struct vt_profile *p, uint32_t i)
+{
+	uint32_t to = p->locs[i].inlined_into;
+	return to && to - 1 < p->nlocs && to - 1 != i ? to - 1 : UINT32_MAX;
+}
+
+/*
+ * Named functions keep their index + 1 as id.  A location is an address: its
+ * Lines are the functions inlined there, innermost first, and last the
+ * function whose code it is (pprof's order), each with its source line.
+ */
 static int locations_build(struct build *b, const struct keys *k)
 {
 	const struct vt_profile *p = b->p;
-	size_t nloc = (size_t)p->nlocs + 1, nfn = (size_t)p->nfuncs + p->nlocs + 1;
+	size_t nloc = (size_t)p->nlocs + 1, nfn = (size_t)p->nfuncs + p->nlocs + 1, nlines = 1, li = 0;
 	uint64_t next_func = (uint64_t)p->nfuncs + 1;
-	char label[LABEL_MAX];
 
+	for (uint32_t i = 0; i < p->nlocs; i++)
+		for (uint32_t j = i, d = 0; j != UINT32_MAX && d < INLINE_CHAIN_MAX; j = inlined_into(p, j), d++)
+			nlines++;
 	b->funcs = calloc(nfn, sizeof(*b->funcs));
 	b->func_ptrs = calloc(nfn, sizeof(*b->func_ptrs));
 	b->locs = calloc(nloc, sizeof(*b->locs));
 	b->loc_ptrs = calloc(nloc, sizeof(*b->loc_ptrs));
-	b->lines = calloc(nloc, sizeof(*b->lines));
-	b->line_ptrs = calloc(nloc, sizeof(*b->line_ptrs));
+	b->lines = calloc(nlines, sizeof(*b->lines));
+	b->line_ptrs = calloc(nlines, sizeof(*b->line_ptrs));
 	if (!b->funcs || !b->func_ptrs || !b->locs || !b->loc_ptrs || !b->lines || !b->line_ptrs)
 		return -1;
 	for (uint32_t i = 0; i < p->nfuncs; i++) {
 		const struct vt_prof_func *f = &p->funcs[i];
 		uint64_t map = f->module < p->nstrings ? b->map_of_str[f->module] : 0;
+		pb_function *pf;
 
 		if (!f->name || f->name >= p->nstrings)
 			continue;
-		func_add(b, (uint64_t)i + 1, f->name,
-			 f->system_name && f->system_name < p->nstrings ? f->system_name : f->name,
-			 map ? b->maps[map - 1].filename : f->module);
+		pf = func_add(b, (uint64_t)i + 1, f->name,
+			      f->system_name && f->system_name < p->nstrings ? f->system_name : f->name,
+			      f->file && f->file < p->nstrings ? f->file
+			      : map ? b->maps[map - 1].filename : f->module);
+		pf->start_line = f->line;
 	}
 	for (uint32_t i = 0; i < p->nlocs; i++) {
 		const struct vt_prof_loc *l = &p->locs[i];
 		const struct vt_prof_func *f = l->func < p->nfuncs ? &p->funcs[l->func] : NULL;
-		uint64_t map = f && f->module < p->nstrings ? b->map_of_str[f->module] : 0;
 		pb_location *pl = &b->locs[i];
-		pb_line *line = &b->lines[i];
 
 		perftools__profiles__location__init(pl);
-		perftools__profiles__line__init(line);
 		pl->id = (uint64_t)i + 1;
-		pl->mapping_id = map;
+		pl->mapping_id = f && f->module < p->nstrings ? b->map_of_str[f->module] : 0;
 		pl->address = l->pc;
-		if (f && f->name && f->name < p->nstrings) {
-			line->function_id = (uint64_t)l->func + 1;
-		} else {
-			int64_t name;
-
-			vt_profile_loc_label(p, i, label, sizeof(label));
-			name = str_add(b, label);
-			if (name < 0)
+		pl->line = &b->line_ptrs[li];
+		for (uint32_t j = i; j != UINT32_MAX && pl->n_line < INLINE_CHAIN_MAX; j = inlined_into(p, j)) {
+			if (line_of(b, j, &b->lines[li], &next_func))
 				return -1;
-			line->function_id = next_func;
-			func_add(b, next_func++, name, name, map ? b->maps[map - 1].filename : 0);
+			b->line_ptrs[li] = &b->lines[li];
+			li++;
+			pl->n_line++;
 		}
-		b->line_ptrs[i] = line;
-		pl->n_line = 1;
-		pl->line = &b->line_ptrs[i];
 		b->loc_ptrs[i] = pl;
 	}
 	/* the synthetic root of truncated stacks: location nlocs + 1 */
 	b->nlocs = p->nlocs;
 	{
 		pb_location *pl = &b->locs[b->nlocs];
-		pb_line *line = &b->lines[b->nlocs];
+		pb_line *line = &b->lines[li];
 
 		perftools__profiles__location__init(pl);
 		perftools__profiles__line__init(line);
 		pl->id = (uint64_t)b->nlocs + 1;
 		line->function_id = next_func;
 		func_add(b, next_func, k->truncated, k->truncated, 0);
-		b->line_ptrs[b->nlocs] = line;
+		b->line_ptrs[li] = line;
 		pl->n_line = 1;
-		pl->line = &b->line_ptrs[b->nlocs];
+		pl->line = &b->line_ptrs[li];
 		b->loc_ptrs[b->nlocs] = pl;
 		b->nlocs++;
 	}
@@ -407,7 +445,9 @@ static int samples_build(struct build *b, const struct keys *k, bool wall)
 		perftools__profiles__sample__init(ps);
 		ps->location_id = &b->loc_ids[id];
 		for (uint32_t d = 0; d < s->depth; d++)
-			b->loc_ids[id++] = (uint64_t)locs[d] + 1;
+			/* a function another was inlined into is a Line of the location before */
+			if (d == 0 || inlined_into(p, locs[d - 1]) != locs[d])
+				b->loc_ids[id++] = (uint64_t)locs[d] + 1;
 		if (s->truncated)
 			b->loc_ids[id++] = b->nlocs;   /* the "[truncated]" location */
 		ps->n_location_id = (size_t)(&b->loc_ids[id] - ps->location_id);

@@ -13,6 +13,8 @@
 #define DEFAULT_THREADS 20
 #define MAX_MODULES 15
 #define FUNC_COLS_MAX 80   /* a function's name in the tables, cut in its middle beyond */
+#define FUNC_COLS_WITH_SOURCE 60   /* ... beside the "defined at" column */
+#define SOURCE_COLS_MAX 24   /* "file.c:123", cut in its middle beyond */
 
 /*
  * The names of the unwinding methods and symbol sources, as the views say
@@ -207,25 +209,46 @@ static void print_funcs(FILE *out, const struct vt_prof_func_row *rows, uint32_t
 	struct vt_table t;
 	char a[32];
 	uint32_t shown = n < top ? n : top;
+	bool sources = false;
 
 	if (!n)
 		return;
+	for (uint32_t i = 0; i < shown; i++)
+		sources |= rows[i].file[0] != 0;
 	fprintf(out, self ? "\ntop functions by self (on-CPU samples with it at the leaf)\n"
 			  : "\ntop functions by total (on-CPU samples with it anywhere on the stack)\n");
-	vt_table_init(&t, 4);
+	vt_table_init(&t, sources ? 5 : 4);
 	vt_table_align(&t, 2, VT_RIGHT);
 	vt_table_align(&t, 3, VT_RIGHT);
 	vt_table_cell(&t, "function");
 	vt_table_cell(&t, "module");
 	vt_table_cell(&t, self ? "self" : "total");
 	vt_table_cell(&t, "share");
+	if (sources)
+		vt_table_cell(&t, "defined at");
 	for (uint32_t i = 0; i < shown; i++) {
-		char name[FUNC_COLS_MAX * 4 + 8];
-		/* a C++ or Rust name with its templates spelled out runs to hundreds of columns */
-		vt_table_cell(&t, "%s", vt_text_clip_middle(rows[i].label, FUNC_COLS_MAX, name, sizeof(name)));
+		char name[FUNC_COLS_MAX * 4 + 8], label[FUNC_COLS_MAX * 4 + 20];
+		/* a C++ or Rust name with its templates spelled out runs to hundreds of columns
+		 * (fewer beside "defined at"); "(inlined)": it never ran as a function of its
+		 * own, as perf --inline says */
+		static const char inlined[] = " (inlined)";
+		size_t cols = (sources ? FUNC_COLS_WITH_SOURCE : FUNC_COLS_MAX) -
+			      (rows[i].inlined ? sizeof(inlined) - 1 : 0);
+		snprintf(label, sizeof(label), "%s%s",
+			 vt_text_clip_middle(rows[i].label, cols, name, sizeof(name)),
+			 rows[i].inlined ? inlined : "");
+		vt_table_cell(&t, "%s", label);
 		vt_table_cell(&t, "%s", rows[i].module[0] ? rows[i].module : "?");
 		vt_table_cell(&t, "%llu", (unsigned long long)(self ? rows[i].self : rows[i].total));
 		vt_table_cell(&t, "%s", pct(self ? rows[i].self_share : rows[i].total_share, a, sizeof(a)));
+		if (sources && rows[i].file[0]) {
+			const char *base = strrchr(rows[i].file, '/');
+			char where[SOURCE_COLS_MAX * 4 + 24], cut[SOURCE_COLS_MAX * 4 + 8];
+			snprintf(where, sizeof(where), "%s:%u", base ? base + 1 : rows[i].file, rows[i].line);
+			vt_table_cell(&t, "%s", vt_text_clip_middle(where, SOURCE_COLS_MAX, cut, sizeof(cut)));
+		}
+		else if (sources)
+			vt_table_cell(&t, "%s", "");
 	}
 	vt_table_print(&t, out, 2, true);
 	vt_table_release(&t);

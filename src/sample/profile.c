@@ -219,22 +219,35 @@ static bool loc_same(const struct vt_profile *p, uint32_t i, const void *key)
 	const struct vt_prof_loc *k = key;
 	const struct vt_prof_loc *l = &p->locs[i];
 	return l->pc == k->pc && l->kernel == k->kernel && l->func == k->func &&
-	       l->module_off == k->module_off;
+	       l->module_off == k->module_off && l->file == k->file && l->line == k->line &&
+	       l->inlined_into == k->inlined_into;
+}
+
+uint32_t vt_profile_intern_loc_full(struct vt_profile *p, const struct vt_prof_loc *key)
+{
+	if (!RESERVE(p->locs, p->cap_locs, p->nlocs + 1))
+		return NO_SLOT;
+	bool added;
+	uint32_t i = map_find_or_add(p, &p->index->locs, loc_hash(key->pc, key->kernel),
+				     loc_hash_of, loc_same, key, p->nlocs, &added);
+	if (i != NO_SLOT && added)
+		p->locs[p->nlocs++] = *key;
+	return i;
 }
 
 uint32_t vt_profile_intern_loc(struct vt_profile *p, uint64_t pc, uint64_t module_off,
 			       uint32_t func, bool kernel)
 {
-	if (!RESERVE(p->locs, p->cap_locs, p->nlocs + 1))
-		return NO_SLOT;
-	struct vt_prof_loc key = { .pc = pc, .module_off = module_off, .func = func,
-				   .kernel = kernel };
-	bool added;
-	uint32_t i = map_find_or_add(p, &p->index->locs, loc_hash(pc, kernel), loc_hash_of,
-				     loc_same, &key, p->nlocs, &added);
-	if (i != NO_SLOT && added)
-		p->locs[p->nlocs++] = key;
-	return i;
+	return vt_profile_intern_loc_full(p, &(struct vt_prof_loc){
+		.pc = pc, .module_off = module_off, .func = func, .kernel = kernel });
+}
+
+void vt_profile_func_set_source(struct vt_profile *p, uint32_t func, uint32_t file, uint32_t line)
+{
+	if (func < p->nfuncs && !p->funcs[func].file && file) {
+		p->funcs[func].file = file;
+		p->funcs[func].line = line;
+	}
 }
 
 /* ---- threads and modules ---- */

@@ -59,6 +59,8 @@ struct vt_prof_func {
 	                           * the same as name.  Functions are told apart by name and
 	                           * module: the instances of a generic one are one function,
 	                           * named by the first symbol met */
+	uint32_t file;            /* string: the source file it is defined in (DWARF); 0 unknown */
+	uint32_t line;            /* ... and the line; 0 unknown */
 };
 
 /* One distinct code address. */
@@ -68,6 +70,12 @@ struct vt_prof_loc {
 	                           * "libfoo.so+0x1234" when there is no symbol */
 	uint32_t func;            /* index into funcs */
 	bool kernel;              /* a kernel address */
+	uint32_t file;            /* string: the source file of line; 0 unknown */
+	uint32_t line;            /* the source line of pc in func (of the call, in a
+	                           * function another was inlined into); 0 unknown */
+	uint32_t inlined_into;    /* 0: a frame of its own.  Else func was inlined at pc into
+	                           * the function of location inlined_into - 1, which comes
+	                           * next in every stack (toward the root), same pc */
 };
 
 /* One distinct (stack, thread, state), with how often it was seen. */
@@ -184,6 +192,10 @@ uint32_t vt_profile_intern_func_sym(struct vt_profile *p, uint32_t name, uint32_
 				    uint32_t module);
 uint32_t vt_profile_intern_loc(struct vt_profile *p, uint64_t pc, uint64_t module_off,
 			       uint32_t func, bool kernel);
+/* The same with every field of key: its source line and inline caller. */
+uint32_t vt_profile_intern_loc_full(struct vt_profile *p, const struct vt_prof_loc *key);
+/* Where func is defined (strings), kept when it has no place yet. */
+void vt_profile_func_set_source(struct vt_profile *p, uint32_t func, uint32_t file, uint32_t line);
 /* The thread with this tid (added with the given name when new). */
 uint32_t vt_profile_intern_thread(struct vt_profile *p, pid_t tid, const char *comm);
 /* The module of this name (added with path when new). */

@@ -348,7 +348,64 @@ static void name_kernel_locs(struct profiler *pr)
 	}
 }
 
-/* The location of a user pc; a caller's return address is named at pc - 1. */
+/* The function sym names in module mod_name: its demangling, the symbol kept
+ * beside it; name "" when sym is NULL. */
+static uint32_t user_func(struct vt_profile *p, const char *sym, uint32_t mod_name)
+{
+	uint32_t name = 0, system_name = 0;
+	if (sym) {
+		char demangled[1024];   /* longer names (Rust generics) are cut, the symbol kept whole */
+		if (vt_demangle(sym, demangled, sizeof(demangled))) {
+			name = vt_profile_intern_str(p, demangled);
+			system_name = vt_profile_intern_str(p, sym);
+		} else {
+			name = vt_profile_intern_str(p, sym);
+		}
+	}
+	return vt_profile_intern_func_sym(p, name == NO_IDX ? 0 : name,
+					  system_name == NO_IDX ? 0 : system_name, mod_name);
+}
+
+/*
+ * The locations of pc in module mod_name: with DWARF, one for each function
+ * inlined at pc and one for the function whose code it is (named by its
+ * symbol when it has one), each with its source line, chained by
+ * inlined_into; else one, named by the symbol.  The innermost's index.
+ */
+static uint32_t user_locs(struct profiler *pr, uint64_t pc, bool is_return,
+			  const struct vt_unwind_sym *sym, uint64_t off, uint32_t mod_name)
+{
+	struct vt_profile *p = pr->p;
+	struct vt_unwind_inline chain[VT_UNWIND_MAX_INLINE];
+	size_t n = sym ? vt_unwind_source(pr->uw, pc, is_return, chain, VT_UNWIND_MAX_INLINE) : 0;
+	struct vt_prof_loc key = { .pc = pc, .module_off = off };
+	uint32_t loc = NO_IDX;
+
+	key.func = user_func(p, sym && sym->func ? sym->func : n ? chain[n - 1].func : NULL,
+			     mod_name);
+	for (size_t i = n; ; i--) {
+		if (key.func == NO_IDX)
+			return NO_IDX;
+		if (i > 0) {
+			const struct vt_unwind_inline *f = &chain[i - 1];
+			key.file = f->file ? vt_profile_intern_str(p, f->file) : 0;
+			key.line = f->line;
+			if (f->decl_file)
+				vt_profile_func_set_source(p, key.func, vt_profile_intern_str(p, f->decl_file),
+							   f->decl_line);
+			if (key.file == NO_IDX)
+				return NO_IDX;
+		}
+		loc = vt_profile_intern_loc_full(p, &key);
+		if (loc == NO_IDX || i <= 1)
+			return loc;
+		key.inlined_into = loc + 1;
+		key.func = user_func(p, chain[i - 2].func, mod_name);
+	}
+}
+
+/* The location of a user pc; a caller's return address is named at pc - 1.  With
+ * inlined functions at pc, the innermost one's (its callers follow by inlined_into). */
 static uint32_t user_loc(struct profiler *pr, uint64_t pc, bool is_return, uint32_t *module)
 {
 	bool found;
@@ -377,21 +434,9 @@ static uint32_t user_loc(struct profiler *pr, uint64_t pc, bool is_return, uint3
 		}
 		off = sym.module_off;
 	}
-	uint32_t name = 0, system_name = 0;
-	if (named && sym.func) {
-		char demangled[1024];   /* longer names (Rust generics) are cut, the symbol kept whole */
-		if (vt_demangle(sym.func, demangled, sizeof(demangled))) {
-			name = vt_profile_intern_str(p, demangled);
-			system_name = vt_profile_intern_str(p, sym.func);
-		} else {
-			name = vt_profile_intern_str(p, sym.func);
-		}
-	}
-	uint32_t func = vt_profile_intern_func_sym(p, name == NO_IDX ? 0 : name,
-						   system_name == NO_IDX ? 0 : system_name, mod_name);
-	slot->loc = vt_profile_intern_loc(p, pc, off, func, false);
+	slot->loc = user_locs(pr, pc, is_return, named ? &sym : NULL, off, mod_name);
 	slot->module = *module;
-	if (slot->loc == NO_IDX || func == NO_IDX)
+	if (slot->loc == NO_IDX)
 		pr->nomem = true;
 	return slot->loc;
 }
@@ -428,6 +473,9 @@ static void push_user(struct profiler *pr, const struct vt_unwind_frame *frames,
 		if (loc == NO_IDX)
 			return;
 		pr->locs[(*depth)++] = loc;
+		/* the functions loc's was inlined into, innermost first */
+		while (pr->p->locs[loc].inlined_into && *depth < VT_PROFILE_MAX_DEPTH)
+			pr->locs[(*depth)++] = loc = pr->p->locs[loc].inlined_into - 1;
 		if (module != NO_IDX && frames[i].method < VT_UNWIND__COUNT)
 			pr->p->modules[module].frames[frames[i].method]++;
 	}

@@ -27,9 +27,10 @@ const char vt_store_profile_schema_sql[] =
 	"CREATE TABLE profile_strings(profile_id INTEGER, idx INTEGER, s TEXT,"
 	" PRIMARY KEY(profile_id, idx)) WITHOUT ROWID;"
 	"CREATE TABLE profile_funcs(profile_id INTEGER, idx INTEGER, name INTEGER, module INTEGER,"
-	" system_name INTEGER, PRIMARY KEY(profile_id, idx)) WITHOUT ROWID;"
+	" system_name INTEGER, file INTEGER, line INTEGER, PRIMARY KEY(profile_id, idx)) WITHOUT ROWID;"
 	"CREATE TABLE profile_locs(profile_id INTEGER, idx INTEGER, pc INTEGER, module_off INTEGER,"
-	" func INTEGER, kernel INTEGER, PRIMARY KEY(profile_id, idx)) WITHOUT ROWID;"
+	" func INTEGER, kernel INTEGER, file INTEGER, line INTEGER, inlined_into INTEGER,"
+	" PRIMARY KEY(profile_id, idx)) WITHOUT ROWID;"
 	"CREATE TABLE profile_stacks(profile_id INTEGER, idx INTEGER, thread INTEGER, state INTEGER,"
 	" wait INTEGER, count INTEGER, truncated INTEGER, locs BLOB,"
 	" PRIMARY KEY(profile_id, idx)) WITHOUT ROWID;"
@@ -150,8 +151,8 @@ static int write_funcs(struct writer *w, const struct vt_profile *p)
 	uint32_t i;
 	int rc;
 
-	if ((rc = w_prepare(w, "INSERT INTO profile_funcs(profile_id, idx, name, module, system_name)"
-			    " VALUES(?, ?, ?, ?, ?)", &q)))
+	if ((rc = w_prepare(w, "INSERT INTO profile_funcs(profile_id, idx, name, module, system_name,"
+			    " file, line) VALUES(?, ?, ?, ?, ?, ?, ?)", &q)))
 		return rc;
 	for (i = 0; i < p->nfuncs && rc == VT_OK; i++) {
 		sqlite3_bind_int64(q, 1, w->id);
@@ -159,6 +160,8 @@ static int write_funcs(struct writer *w, const struct vt_profile *p)
 		sqlite3_bind_int64(q, 3, p->funcs[i].name);
 		sqlite3_bind_int64(q, 4, p->funcs[i].module);
 		sqlite3_bind_int64(q, 5, p->funcs[i].system_name);
+		sqlite3_bind_int64(q, 6, p->funcs[i].file);
+		sqlite3_bind_int64(q, 7, p->funcs[i].line);
 		rc = w_step(w, q);
 	}
 	sqlite3_finalize(q);
@@ -171,8 +174,8 @@ static int write_locs(struct writer *w, const struct vt_profile *p)
 	uint32_t i;
 	int rc;
 
-	if ((rc = w_prepare(w, "INSERT INTO profile_locs(profile_id, idx, pc, module_off, func, kernel)"
-			       " VALUES(?, ?, ?, ?, ?, ?)", &q)))
+	if ((rc = w_prepare(w, "INSERT INTO profile_locs(profile_id, idx, pc, module_off, func, kernel,"
+			       " file, line, inlined_into) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)", &q)))
 		return rc;
 	for (i = 0; i < p->nlocs && rc == VT_OK; i++) {
 		const struct vt_prof_loc *l = &p->locs[i];
@@ -183,6 +186,9 @@ static int write_locs(struct writer *w, const struct vt_profile *p)
 		sqlite3_bind_int64(q, 4, (sqlite3_int64)l->module_off);
 		sqlite3_bind_int64(q, 5, l->func);
 		sqlite3_bind_int(q, 6, l->kernel);
+		sqlite3_bind_int64(q, 7, l->file);
+		sqlite3_bind_int64(q, 8, l->line);
+		sqlite3_bind_int64(q, 9, l->inlined_into);
 		rc = w_step(w, q);
 	}
 	sqlite3_finalize(q);
@@ -581,30 +587,49 @@ static int read_strings(struct reader *rd)
 	return rc;
 }
 
-/* Recordings before demangled names have no profile_funcs.system_name. */
-static bool funcs_have_system_name(struct reader *rd)
+/* Whether table has column col: recordings before demangled names have no
+ * profile_funcs.system_name, before source lines no file, line, inlined_into. */
+static bool has_column(struct reader *rd, const char *table, const char *col)
 {
+	char sql[128];
 	sqlite3_stmt *q = NULL;
-	bool has = sqlite3_prepare_v2(rd->r->db, "SELECT system_name FROM profile_funcs LIMIT 0", -1, &q,
-				      NULL) == SQLITE_OK;
+	bool has;
 
+	snprintf(sql, sizeof(sql), "SELECT %s FROM %s LIMIT 0", col, table);
+	has = sqlite3_prepare_v2(rd->r->db, sql, -1, &q, NULL) == SQLITE_OK;
 	sqlite3_finalize(q);
 	return has;
+}
+
+/* Optional columns from first on: a string index, then a line (0..UINT32_MAX). */
+static bool col_source(struct reader *rd, sqlite3_stmt *q, int first, uint32_t *file, uint32_t *line)
+{
+	int64_t v;
+
+	if (!col_index(q, first, rd->p->nstrings, file) || !col_int(q, first + 1, 0, UINT32_MAX, &v))
+		return false;
+	*line = (uint32_t)v;
+	return true;
 }
 
 static int read_funcs(struct reader *rd)
 {
 	sqlite3_stmt *q;
-	uint32_t i, name, module, sys = 0, got;
-	bool row, has_sys = funcs_have_system_name(rd);
+	uint32_t i, name, module, sys = 0, file = 0, line = 0, got;
+	bool row, has_sys = has_column(rd, "profile_funcs", "system_name"),
+	     has_src = has_sys && has_column(rd, "profile_funcs", "file");
 	int rc;
 
-	if ((rc = rows_prepare(rd, has_sys ? "name, module, system_name" : "name, module", "profile_funcs", &q)))
+	if ((rc = rows_prepare(rd, has_src ? "name, module, system_name, file, line"
+				   : has_sys ? "name, module, system_name" : "name, module",
+			       "profile_funcs", &q)))
 		return rc;
 	for (i = 0; (rc = rows_next(rd, q, "profile_funcs", i, rd->n.funcs, &row)) == VT_OK && row; i++) {
 		if (!col_index(q, 1, rd->p->nstrings, &name) || !col_index(q, 2, rd->p->nstrings, &module) ||
-		    (has_sys && !col_index(q, 3, rd->p->nstrings, &sys))) {
-			rc = damaged(rd, "function %u names a string beyond its %u", i, rd->p->nstrings);
+		    (has_sys && !col_index(q, 3, rd->p->nstrings, &sys)) ||
+		    (has_src && !col_source(rd, q, 4, &file, &line))) {
+			rc = damaged(rd, "function %u names a string beyond its %u, or a line out of range",
+				     i, rd->p->nstrings);
 			break;
 		}
 		got = vt_profile_intern_func_sym(rd->p, name, sys, module);
@@ -616,6 +641,7 @@ static int read_funcs(struct reader *rd)
 			rc = damaged(rd, "function %u is the same as function %u", i, got);
 			break;
 		}
+		vt_profile_func_set_source(rd->p, i, file, line);
 	}
 	sqlite3_finalize(q);
 	return rc;
@@ -625,11 +651,13 @@ static int read_locs(struct reader *rd)
 {
 	sqlite3_stmt *q;
 	uint32_t i, func, got;
-	int64_t kernel;
-	bool row;
+	int64_t kernel, into = 0;
+	struct vt_prof_loc key = { 0 };
+	bool row, has_src = has_column(rd, "profile_locs", "inlined_into");
 	int rc;
 
-	if ((rc = rows_prepare(rd, "pc, module_off, func, kernel", "profile_locs", &q)))
+	if ((rc = rows_prepare(rd, has_src ? "pc, module_off, func, kernel, file, line, inlined_into"
+				   : "pc, module_off, func, kernel", "profile_locs", &q)))
 		return rc;
 	for (i = 0; (rc = rows_next(rd, q, "profile_locs", i, rd->n.locs, &row)) == VT_OK && row; i++) {
 		if (sqlite3_column_type(q, 1) != SQLITE_INTEGER || sqlite3_column_type(q, 2) != SQLITE_INTEGER) {
@@ -641,8 +669,19 @@ static int read_locs(struct reader *rd)
 				     i, rd->p->nfuncs);
 			break;
 		}
-		got = vt_profile_intern_loc(rd->p, (uint64_t)sqlite3_column_int64(q, 1),
-					    (uint64_t)sqlite3_column_int64(q, 2), func, kernel != 0);
+		/* a location is inlined into one before it (the profiler names the
+		 * outermost function first): no chain can loop */
+		if (has_src && (!col_source(rd, q, 5, &key.file, &key.line) || !col_int(q, 7, 0, i, &into))) {
+			rc = damaged(rd, "location %u names a file beyond its %u strings, a line out of range"
+				     " or a caller that is not an earlier location", i, rd->p->nstrings);
+			break;
+		}
+		key.pc = (uint64_t)sqlite3_column_int64(q, 1);
+		key.module_off = (uint64_t)sqlite3_column_int64(q, 2);
+		key.func = func;
+		key.kernel = kernel != 0;
+		key.inlined_into = (uint32_t)into;
+		got = vt_profile_intern_loc_full(rd->p, &key);
 		if (got == UINT32_MAX) {
 			rc = nomem(rd);
 			break;

@@ -59,7 +59,7 @@ static struct vt_profile *build(int variant)
 {
 	struct vt_profile *p;
 	struct vt_err err;
-	uint32_t deep[VT_PROFILE_MAX_DEPTH], s3[3], k[2], t1, t2, t3, mod;
+	uint32_t deep[VT_PROFILE_MAX_DEPTH], s3[3], k[2], inl[3], t1, t2, t3, mod, file;
 	int i;
 
 	CHECK(vt_profile_new(&p, &err) == VT_OK);
@@ -102,12 +102,25 @@ static struct vt_profile *build(int variant)
 	k[1] = s3[0];
 	for (i = 0; i < VT_PROFILE_MAX_DEPTH; i++)
 		deep[i] = frame(p, "app", "", 0x500000 + (uint64_t)i * 8, false);   /* no symbol */
+	/* an address where the compiler inlined parse_number into parse_value, with source lines */
+	file = vt_profile_intern_str(p, "/src/app/parse.c");
+	inl[1] = frame(p, "app", "parse_value", 0x402000, false);
+	p->locs[inl[1]].file = file;
+	p->locs[inl[1]].line = 88;
+	vt_profile_func_set_source(p, p->locs[inl[1]].func, file, 80);
+	inl[0] = vt_profile_intern_loc_full(p, &(struct vt_prof_loc){
+		.pc = 0x402000, .module_off = 0x2000, .file = file, .line = 31, .inlined_into = inl[1] + 1,
+		.func = vt_profile_intern_func(p, vt_profile_intern_str(p, "parse_number"),
+					       vt_profile_intern_str(p, "app")) });
+	vt_profile_func_set_source(p, p->locs[inl[0]].func, file, 27);
+	inl[2] = s3[2];
 	CHECK(vt_profile_add(p, s3, 3, t1, VT_PROF_RUNNING, 0, false, 40 + (uint64_t)variant, &err) == VT_OK);
 	CHECK(vt_profile_add(p, k, 2, t2, VT_PROF_RUNNING, 0, false, 12, &err) == VT_OK);
 	CHECK(vt_profile_add(p, deep, VT_PROFILE_MAX_DEPTH, t2, VT_PROF_RUNNING, 0, true, 5, &err) == VT_OK);
 	CHECK(vt_profile_add(p, s3 + 1, 2, t1, VT_PROF_SLEEPING, vt_profile_intern_str(p, "futex_wait_queue"),
 			     false, 25, &err) == VT_OK);
 	CHECK(vt_profile_add(p, s3, 0, t1, VT_PROF_DISK, 0, true, 1, &err) == VT_OK);   /* no frames */
+	CHECK(vt_profile_add(p, inl, 3, t1, VT_PROF_RUNNING, 0, false, 9, &err) == VT_OK);
 	return p;
 }
 
@@ -135,11 +148,14 @@ static void check_same(const struct vt_profile *a, const struct vt_profile *b)
 	CHECK_EQ_U64(a->nfuncs, b->nfuncs);
 	for (i = 0; i < a->nfuncs && i < b->nfuncs; i++)
 		CHECK(a->funcs[i].name == b->funcs[i].name && a->funcs[i].module == b->funcs[i].module &&
-		      a->funcs[i].system_name == b->funcs[i].system_name);
+		      a->funcs[i].system_name == b->funcs[i].system_name &&
+		      a->funcs[i].file == b->funcs[i].file && a->funcs[i].line == b->funcs[i].line);
 	CHECK_EQ_U64(a->nlocs, b->nlocs);
 	for (i = 0; i < a->nlocs && i < b->nlocs; i++)
 		CHECK(a->locs[i].pc == b->locs[i].pc && a->locs[i].module_off == b->locs[i].module_off &&
-		      a->locs[i].func == b->locs[i].func && a->locs[i].kernel == b->locs[i].kernel);
+		      a->locs[i].func == b->locs[i].func && a->locs[i].kernel == b->locs[i].kernel &&
+		      a->locs[i].file == b->locs[i].file && a->locs[i].line == b->locs[i].line &&
+		      a->locs[i].inlined_into == b->locs[i].inlined_into);
 	CHECK_EQ_U64(a->nstack_locs, b->nstack_locs);
 	for (i = 0; i < a->nstack_locs && i < b->nstack_locs; i++)
 		CHECK_EQ_U64(a->stack_locs[i], b->stack_locs[i]);
@@ -339,6 +355,12 @@ static void test_profile_store__damage_is_refused(void)
 	check_refused("UPDATE profile_locs SET func = 99999 WHERE idx = 2", "location 2 names a function");
 	check_refused("UPDATE profile_locs SET kernel = 7 WHERE idx = 2", "location 2 names");
 	check_refused("UPDATE profile_locs SET pc = 'abc' WHERE idx = 0", "address is not an integer");
+	/* source lines and inline chains: a chain can only go to an earlier location (no loop) */
+	check_refused("UPDATE profile_locs SET inlined_into = idx + 1 WHERE idx = 2", "not an earlier location");
+	check_refused("UPDATE profile_locs SET inlined_into = -1 WHERE idx = 2", "not an earlier location");
+	check_refused("UPDATE profile_locs SET file = 99999 WHERE idx = 2", "names a file beyond");
+	check_refused("UPDATE profile_locs SET line = -3 WHERE idx = 2", "line out of range");
+	check_refused("UPDATE profile_funcs SET line = 'x' WHERE idx = 1", "line out of range");
 	check_refused("UPDATE profile_threads SET name = 4000 WHERE idx = 1", "thread 1 has a bad");
 	check_refused("UPDATE profile_threads SET tid = 0 WHERE idx = 1", "thread 1 has a bad");
 	check_refused("UPDATE profile_threads SET cpu_s = 'fast' WHERE idx = 1", "thread 1 has a bad");
@@ -353,7 +375,7 @@ static void test_profile_store__damage_is_refused(void)
 	check_refused("UPDATE profile_strings SET s = X'41424344' WHERE idx = 2", "not text");
 	check_refused("UPDATE profile_strings SET s = CAST(X'4100424344' AS TEXT) WHERE idx = 2", "not text");
 	check_refused("DELETE FROM profile_strings WHERE idx = 2", "row 2 is missing");
-	check_refused("DELETE FROM profile_stacks WHERE idx = 4", "has 4 of its 5 rows");
+	check_refused("DELETE FROM profile_stacks WHERE idx = 5", "has 5 of its 6 rows");
 	check_refused("UPDATE profiles SET nlocs = nlocs - 1", "more than its");
 	check_refused("UPDATE profile_threads SET tid = 4242 WHERE idx = 2", "tid of thread 0");
 	check_refused("UPDATE profile_locs SET (pc, module_off, func, kernel) = (SELECT pc, module_off,"

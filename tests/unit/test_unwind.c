@@ -447,6 +447,82 @@ static void test_unwind__blocked_with_frame_pointers_stops_without_rbp(void)
 }
 
 /* No wrong names: addresses outside modules, and a stack copy that ends early. */
+/* ---- inlined functions: a chain of two, by always_inline, in this program's own DWARF ---- */
+
+/* inner's pc, and the lines of the pc and of the two inlined calls */
+enum { INL_PC_LINE = __LINE__ + 5, INL_MIDDLE_CALL = __LINE__ + 8, INL_OUTER_CALL = __LINE__ + 12 };
+static inline __attribute__((always_inline)) uint64_t vt_test_inl_inner(void)
+{
+	uint64_t pc;
+
+	__asm__ volatile("1: lea 1b(%%rip), %0" : "=r"(pc));
+	return pc;
+}
+static inline __attribute__((always_inline)) uint64_t vt_test_inl_middle(void) { return vt_test_inl_inner(); }
+__attribute__((noinline, noclone)) uint64_t vt_test_inl_outer(void);
+__attribute__((noinline, noclone)) uint64_t vt_test_inl_outer(void)
+{
+	uint64_t pc = vt_test_inl_middle();
+
+	KEEP_FRAME();
+	return pc;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = s ? strlen(s) : 0, m = strlen(tail);
+
+	return n >= m && strcmp(s + n - m, tail) == 0;
+}
+
+/*
+ * vt_unwind_source on this process: the pc inside the two inlined functions
+ * gives three functions, innermost first, with the pc's line and the lines
+ * of the two calls that were inlined; a function nothing was inlined into
+ * gives itself; an address in no module, nothing.
+ */
+static void test_unwind__inlined_functions_and_lines(void)
+{
+	struct vt_unwind_inline chain[VT_UNWIND_MAX_INLINE];
+	struct vt_unwinder *uw = NULL;
+	struct vt_err err;
+	uint64_t pc = vt_test_inl_outer();
+	int fd = open_pid_dir(getpid());
+	size_t n;
+
+	CHECK(fd >= 0);
+	CHECK(vt_unwinder_open(fd, getpid(), &uw, &err) == VT_OK);
+	close(fd);
+	if (!uw)
+		return;
+	n = vt_unwind_source(uw, pc, false, chain, VT_UNWIND_MAX_INLINE);
+	for (size_t i = 0; i < n; i++)
+		printf("#   %zu: %s at %s:%u (defined at line %u)\n", i, chain[i].func ? chain[i].func : "?",
+		       chain[i].file ? chain[i].file : "?", chain[i].line, chain[i].decl_line);
+	CHECK_EQ_U64(n, 3);
+	if (n == 3) {
+		CHECK_STR(chain[0].func, "vt_test_inl_inner");
+		CHECK_STR(chain[1].func, "vt_test_inl_middle");
+		CHECK_STR(chain[2].func, "vt_test_inl_outer");
+		CHECK(ends_with(chain[0].file, "test_unwind.c") && ends_with(chain[2].file, "test_unwind.c"));
+		CHECK_EQ_U64(chain[0].line, INL_PC_LINE);
+		CHECK_EQ_U64(chain[1].line, INL_MIDDLE_CALL);
+		CHECK_EQ_U64(chain[2].line, INL_OUTER_CALL);
+		CHECK(chain[0].decl_line > 0 && chain[0].decl_line < chain[2].decl_line);
+	}
+	/* at most max, innermost first */
+	CHECK_EQ_U64(vt_unwind_source(uw, pc, false, chain, 1), 1);
+	CHECK_STR(chain[0].func, "vt_test_inl_inner");
+	/* a function nothing was inlined into: itself; an address in no module: nothing */
+	n = vt_unwind_source(uw, (uint64_t)(uintptr_t)&vt_test_fp_c, false, chain, VT_UNWIND_MAX_INLINE);
+	CHECK_EQ_U64(n, 1);
+	CHECK_STR(n ? chain[0].func : NULL, "vt_test_fp_c");
+	CHECK_EQ_U64(vt_unwind_source(uw, 0x10, false, chain, VT_UNWIND_MAX_INLINE), 0);
+	CHECK_EQ_U64(vt_unwind_source(uw, pc, false, chain, 0), 0);
+	CHECK_EQ_U64(vt_unwind_source(NULL, pc, false, chain, VT_UNWIND_MAX_INLINE), 0);
+	vt_unwinder_free(&uw);
+}
+
 static void test_unwind__limits(void)
 {
 	static struct child c;   /* not on this frame: 16 KiB would hide the callers from the copy */
@@ -659,6 +735,7 @@ static void test_kallsyms__live(void)
 VT_TEST_MAIN(test_unwind__frame_pointers, test_unwind__no_frame_pointers,
 	     test_unwind__no_cfi_falls_back_to_frame_pointers,
 	     test_unwind__blocked_in_read_from_syscall_file,
-	     test_unwind__blocked_with_frame_pointers_stops_without_rbp, test_unwind__limits,
+	     test_unwind__blocked_with_frame_pointers_stops_without_rbp,
+	     test_unwind__inlined_functions_and_lines, test_unwind__limits,
 	     test_code_map__modules, test_kallsyms__names, test_kallsyms__hidden_and_malformed,
 	     test_kallsyms__live)

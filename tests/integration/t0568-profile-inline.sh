@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# Inlined functions and source lines (issue 25): functions the compiler
+# inlined are frames of their own, from the module's DWARF (libdw), in every
+# view, with where they are defined.
+#
+# targets/inline_work (gcc -O1 -g) spends known shares of its CPU in
+# inline_checksum and inline_scramble (always_inline into work_outer; the
+# second inlines inline_rotate): no symbol names them, so before this every
+# sample was work_outer's.  Their inclusive shares within 3 points of the
+# target's own clock; --folded has the chains work_outer;inline_scramble;
+# inline_rotate; --json's rows say "inlined" and where each is defined; the
+# text marks them "(inlined)" with a "defined at" column; --pprof has one
+# Location per address whose Lines are the inline chain, innermost first,
+# with line numbers.  A Rust program built with rustc -O -g gets its
+# #[inline(always)] function as an inlined frame, demangled.
+# Prerequisite: perf events (root, or perf_event_paranoid <= 1).
+. "$(dirname "$0")/lib.sh"
+
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
+[ "$(id -u)" = 0 ] || [ "$paranoid" -le 1 ] || skip "perf events need root or kernel.perf_event_paranoid <= 1"
+
+start_target inline_work --seconds 120
+sleep 0.5
+kill -USR1 "$TPID"
+vitals profile --for 4s --hz 999 --json --folded "$WORK/c.folded" --pprof "$WORK/c.pb.gz" "$TPID" \
+	>"$WORK/c.json" 2>"$WORK/c.err" || fail "profile --json: $(cat "$WORK/c.err")"
+kill -USR1 "$TPID"
+vitals profile --for 1s "$TPID" >"$WORK/c.txt" 2>&1 || fail "profile: $(cat "$WORK/c.txt")"
+sed -n '/^top functions by total/,/^$/p' "$WORK/c.txt"
+
+# --- shares against the target's own clock ------------------------------------------
+check "inclusive shares of the inlined functions within 3 points of the truth" python3 - "$TRUTH" "$WORK/c.json" <<'PY'
+import json, sys
+marks = {}
+for l in open(sys.argv[1]):
+    t = json.loads(l)
+    if t.get("mark") in (1, 2) and t["mark"] not in marks:
+        marks[t["mark"]] = t
+a, b = marks[1], marks[2]
+cpu = b["process_cpu_s"] - a["process_cpu_s"]
+truth = {k: (b[k + "_s"] - a[k + "_s"]) / cpu for k in ("checksum", "scramble", "outer")}
+truth["work_outer"] = sum(truth.values())
+j = json.load(open(sys.argv[2]))
+total = {f["function"]: f["total_share"] for f in j["top_total"]}
+worst = 0
+for name, key in (("inline_checksum", "checksum"), ("inline_scramble", "scramble"), ("work_outer", "work_outer")):
+    got = total.get(name, 0.0)
+    diff = 100 * (got - truth[key])
+    worst = max(worst, abs(diff))
+    print(f"#   {name:18} truth {100 * truth[key]:5.1f}  vitals {100 * got:5.1f}  ({diff:+.1f})")
+sys.exit(worst > 3)
+PY
+
+# --- every view ------------------------------------------------------------------------
+check "--folded: the inline chain under work_outer, two deep" \
+	grep -q ';work_outer;inline_scramble;inline_rotate' "$WORK/c.folded"
+check "--folded: inline_checksum under work_outer" grep -q ';work_outer;inline_checksum' "$WORK/c.folded"
+check "--json: inline_checksum is inlined, defined in inline_work.c at a line" \
+	test "$(jq_py "$WORK/c.json" '[(f["inlined"], f["file"].endswith("/inline_work.c"), f["line"] > 0) for f in j["top_total"] if f["function"] == "inline_checksum"]')" = '[[true, true, true]]'
+check "--json: work_outer is not (it has code of its own)" \
+	test "$(jq_py "$WORK/c.json" '[f["inlined"] for f in j["top_total"] if f["function"] == "work_outer"]')" = '[false]'
+check "text: inlined functions are marked, and where they are defined is shown" \
+	grep -qE '^  inline_checksum \(inlined\) +inline_work +[0-9]+ +[0-9.]+% +inline_work\.c:[0-9]+$' "$WORK/c.txt"
+
+check "--pprof: an address with the chain inline_rotate, inline_scramble, work_outer as its Lines, with line numbers" \
+	python3 - "$WORK/c.pb.gz" <<'PY'
+import gzip, sys
+
+def fields(buf):
+    """(field number, wire type, value) of a protobuf message: varints and bytes."""
+    i = 0
+    while i < len(buf):
+        key, i = varint(buf, i)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = varint(buf, i)
+        elif wt == 2:
+            n, i = varint(buf, i)
+            v, i = buf[i:i + n], i + n
+        elif wt == 1:
+            v, i = buf[i:i + 8], i + 8
+        elif wt == 5:
+            v, i = buf[i:i + 4], i + 4
+        else:
+            raise ValueError(wt)
+        yield num, wt, v
+
+def varint(buf, i):
+    v = s = 0
+    while True:
+        b = buf[i]; i += 1
+        v |= (b & 0x7f) << s; s += 7
+        if b < 0x80:
+            return v, i
+
+def packed(wt, v):
+    if wt == 0:
+        return [v]
+    out, i = [], 0
+    while i < len(v):
+        x, i = varint(v, i)
+        out.append(x)
+    return out
+
+prof = gzip.open(sys.argv[1]).read()
+strings, funcs, locs = [], {}, []
+for num, wt, v in fields(prof):
+    if num == 6:
+        strings.append(v.decode())
+    elif num == 5:
+        f = dict((n, x) for n, _, x in fields(v))
+        funcs[f.get(1, 0)] = f
+    elif num == 4:
+        lines = []
+        for n, _, x in fields(v):
+            if n == 4:
+                l = dict((m, y) for m, _, y in fields(x))
+                lines.append((l.get(1, 0), l.get(2, 0)))
+        locs.append(lines)
+name = lambda fid: strings[funcs[fid].get(2, 0)]
+chains = [[(name(f), line) for f, line in lines] for lines in locs]
+want = ["inline_rotate", "inline_scramble", "work_outer"]
+hit = [c for c in chains if [n for n, _ in c] == want]
+print("#   chains of more than one Line:", sorted({tuple(n for n, _ in c) for c in chains if len(c) > 1}))
+sys.exit(not hit or not all(line > 0 for _, line in hit[0]))
+PY
+
+# --- debug information in a separate file ---------------------------------------------
+# The same program stripped of its DWARF, which a .gnu_debuglink names in DIR/.debug/
+# (as objcopy --only-keep-debug leaves it, and gdb finds it): found, and the inlined
+# frames are back.  A debug file of another program under that name is not used.
+mkdir -p "$WORK/sep/.debug" "$WORK/other/.debug"
+objcopy --only-keep-debug "$T/targets/inline_work" "$WORK/sep/.debug/inline_work.debug"
+objcopy --strip-debug --add-gnu-debuglink="$WORK/sep/.debug/inline_work.debug" \
+	"$T/targets/inline_work" "$WORK/sep/inline_work"
+objcopy --strip-debug --add-gnu-debuglink="$WORK/sep/.debug/inline_work.debug" \
+	"$T/targets/inline_work" "$WORK/other/inline_work"
+objcopy --only-keep-debug "$T/targets/profile_work" "$WORK/other/.debug/inline_work.debug"
+for d in sep other; do
+	"$WORK/$d/inline_work" --seconds 60 >"$WORK/$d.out" 2>&1 &
+	PIDS+=($!)
+	sleep 0.3
+	vitals profile --for 1s --json --folded "$WORK/$d.folded" "$!" >"$WORK/$d.json" 2>"$WORK/$d.err" ||
+		fail "$d: profile: $(cat "$WORK/$d.err")"
+	kill "$!"
+done
+check "a .gnu_debuglink file in .debug/: the inlined frames, from it" \
+	grep -q ';work_outer;inline_checksum' "$WORK/sep.folded"
+check "a debug file of another build under that name is ignored: no inlined frame, work_outer still named" \
+	sh -c "! grep -q 'inline_checksum' '$WORK/other.folded' && grep -q ';work_outer' '$WORK/other.folded'"
+
+# --- Rust -------------------------------------------------------------------------------
+if ! command -v rustc >/dev/null; then
+	echo "# no rustc: the Rust half is not run (scripts/deps.sh --test installs Debian's rustc)"
+	echo "ok - t0568 (C only)"
+	exit 0
+fi
+cat >"$WORK/inl.rs" <<'EOF2'
+use std::time::{Duration, Instant};
+
+#[inline(always)]
+fn mix_step(x: u64, i: u64) -> u64 {
+    let mut h = x;
+    for k in 0..64u64 {
+        h = (h ^ (h >> 31)).wrapping_mul(0x9e3779b97f4a7c15).wrapping_add(i + k);
+    }
+    h
+}
+
+#[inline(never)]
+fn churn(seed: u64) -> u64 {
+    let mut x = seed;
+    for i in 0..20000u64 {
+        x = mix_step(x, i);
+    }
+    x
+}
+
+fn main() {
+    let secs: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(60);
+    let end = Instant::now() + Duration::from_secs(secs);
+    let mut total = 0u64;
+    while Instant::now() < end {
+        total = total.wrapping_add(churn(total));
+    }
+    println!("{}", total);
+}
+EOF2
+rustc -O -g -o "$WORK/inl" "$WORK/inl.rs" 2>"$WORK/rustc.err" || fail "rustc: $(cat "$WORK/rustc.err")"
+"$WORK/inl" 120 >/dev/null &
+PIDS+=($!)
+vitals profile --for 2s --json --folded "$WORK/rs.folded" "$!" >"$WORK/rs.json" 2>"$WORK/rs.err" ||
+	fail "rust: profile: $(cat "$WORK/rs.err")"
+check "rust: the #[inline(always)] function is a frame under its caller, demangled" \
+	grep -q ';inl::churn;inl::mix_step' "$WORK/rs.folded"
+check "rust: --json says it ran inlined, defined in inl.rs" \
+	test "$(jq_py "$WORK/rs.json" '[(f["inlined"], (f["file"] or "").endswith("inl.rs")) for f in j["top_total"] if f["function"] == "inl::mix_step"]')" = '[[true, true]]'
+echo "ok - t0568"

@@ -145,6 +145,10 @@ static const struct builtin_rule builtin_rules[] = {
 	U(FILESYSTEM, "readlink"), U(FILESYSTEM, "readlinkat"), U(FILESYSTEM, "realpath"), U(FILESYSTEM, "lseek*"),
 	U(FILESYSTEM, "__lseek*"), U(FILESYSTEM, "ftruncate*"), U(FILESYSTEM, "fallocate*"),
 	U(FILESYSTEM, "fopen*"), U(FILESYSTEM, "fclose"),
+	/* Rust's and C++'s file APIs, demangled: std::fs, std::sys::pal::unix::fs, tokio::fs,
+	 * async_std::fs; std::filesystem (the code between them and libc) */
+	U(FILESYSTEM, "std::fs::*"), U(FILESYSTEM, "*::fs::*"), U(FILESYSTEM, "std::filesystem::*"),
+	U(FILESYSTEM, "std::__fs::filesystem::*"),
 	/* allocators */
 	U(MEMORY, "malloc"), U(MEMORY, "free"), U(MEMORY, "calloc"), U(MEMORY, "realloc"),
 	U(MEMORY, "reallocarray"), U(MEMORY, "cfree"), U(MEMORY, "posix_memalign"),
@@ -165,18 +169,32 @@ static const struct builtin_rule builtin_rules[] = {
 	U(MEMORY, "__mremap"), U(MEMORY, "brk"), U(MEMORY, "__brk"), U(MEMORY, "sbrk"),
 	U(MEMORY, "__sbrk"), U(MEMORY, "madvise"), U(MEMORY, "__madvise"),
 	L(MEMORY, "libjemalloc.so*"), L(MEMORY, "libtcmalloc*.so*"), L(MEMORY, "libmimalloc.so*"),
+	/* allocators compiled into a program: Rust's alloc::alloc, tikv-jemallocator's
+	 * prefixed jemalloc (_rjem_), mimalloc's internals; not alloc::* (BTreeMap is
+	 * alloc::collections: data-structure work) */
+	U(MEMORY, "alloc::alloc::*"), U(MEMORY, "_rjem_*"), U(MEMORY, "*jemallocator::*"),
+	U(MEMORY, "*jemalloc_sys::*"), U(MEMORY, "mimalloc::*"), U(MEMORY, "_mi_*"),
+	U(MEMORY, "mi_heap_malloc*"), U(MEMORY, "mi_realloc*"), U(MEMORY, "mi_calloc*"),
 	/* locks and condition variables */
 	U(LOCKS, "pthread_mutex_*"), U(LOCKS, "__pthread_mutex_*"), U(LOCKS, "pthread_rwlock_*"),
 	U(LOCKS, "__pthread_rwlock_*"), U(LOCKS, "pthread_cond_*"), U(LOCKS, "__pthread_cond_*"),
 	U(LOCKS, "pthread_spin_*"), U(LOCKS, "__lll_*"), U(LOCKS, "sem_wait*"),
 	U(LOCKS, "sem_timedwait*"), U(LOCKS, "sem_post*"), U(LOCKS, "__new_sem_*"),
-	U(LOCKS, "*parking_lot*"),
+	U(LOCKS, "*parking_lot*"), U(LOCKS, "std::sync::*mutex*"), U(LOCKS, "std::sync::*Mutex*"),
+	U(LOCKS, "std::sync::*rwlock*"), U(LOCKS, "std::sync::*RwLock*"),
+	U(LOCKS, "std::sys::*futex*"), U(LOCKS, "std::mutex::*"), U(LOCKS, "std::__1::mutex::*"),
 	/* the user-space side of waits */
 	U(POLL, "epoll_wait"), U(POLL, "epoll_pwait*"), U(POLL, "poll"), U(POLL, "__poll"),
 	U(POLL, "ppoll"), U(POLL, "__ppoll*"), U(POLL, "select"), U(POLL, "__select"),
 	U(POLL, "pselect*"), U(POLL, "nanosleep"), U(POLL, "__nanosleep"),
 	U(POLL, "clock_nanosleep*"), U(POLL, "__clock_nanosleep*"), U(POLL, "usleep"),
 	U(POLL, "sleep"), U(POLL, "sched_yield"), U(POLL, "__sched_yield"),
+	/* async runtimes parking their workers and waiting on epoll: tokio, mio, async-std,
+	 * smol's polling; std's own thread::park and sleep */
+	U(POLL, "mio::*"), U(POLL, "tokio::runtime::*park*"), U(POLL, "tokio::runtime::*Park*"),
+	U(POLL, "tokio::runtime::io::driver::*"), U(POLL, "tokio::runtime::time::*"),
+	U(POLL, "async_io::reactor::*"), U(POLL, "polling::*"), U(POLL, "std::thread::park*"),
+	U(POLL, "std::thread::sleep*"), U(POLL, "std::thread::Thread::park*"),
 	/* compression */
 	L(COMPRESSION, "libz.so*"), L(COMPRESSION, "libzstd.so*"), L(COMPRESSION, "liblz4.so*"),
 	L(COMPRESSION, "libbz2.so*"), L(COMPRESSION, "liblzma.so*"), L(COMPRESSION, "libbrotli*.so*"),
@@ -185,6 +203,10 @@ static const struct builtin_rule builtin_rules[] = {
 	U(COMPRESSION, "LZ4_*"), U(COMPRESSION, "LZ4F_*"), U(COMPRESSION, "BZ2_*"),
 	U(COMPRESSION, "lzma_*"), U(COMPRESSION, "Brotli*"), U(COMPRESSION, "*snappy*"),
 	U(COMPRESSION, "compress2"), U(COMPRESSION, "uncompress*"),
+	/* Rust crates (demangled): zstd, flate2 over miniz_oxide or zlib, lz4, snap, brotli */
+	U(COMPRESSION, "zstd::*"), U(COMPRESSION, "zstd_safe::*"), U(COMPRESSION, "flate2::*"),
+	U(COMPRESSION, "miniz_oxide::*"), U(COMPRESSION, "lz4::*"), U(COMPRESSION, "lz4_flex::*"),
+	U(COMPRESSION, "snap::*"), U(COMPRESSION, "brotli::*"), U(COMPRESSION, "brotli_decompressor::*"),
 	/* crypto */
 	L(CRYPTO, "libcrypto.so*"), L(CRYPTO, "libssl.so*"), L(CRYPTO, "libgnutls.so*"),
 	L(CRYPTO, "libnettle.so*"), L(CRYPTO, "libhogweed.so*"), L(CRYPTO, "libgcrypt.so*"),
@@ -197,6 +219,10 @@ static const struct builtin_rule builtin_rules[] = {
 	U(CRYPTO, "RSA_*"), U(CRYPTO, "ECDSA_*"), U(CRYPTO, "X25519*"), U(CRYPTO, "*x25519*"),
 	U(CRYPTO, "*ed25519*"), U(CRYPTO, "*curve25519*"), U(CRYPTO, "SSL_*"),
 	U(CRYPTO, "ring_core_*"), U(CRYPTO, "*rustls*"),
+	/* Rust crates (demangled) and aws-lc's prefixed symbols */
+	U(CRYPTO, "ring::*"), U(CRYPTO, "openssl::*"), U(CRYPTO, "aws_lc_*"), U(CRYPTO, "*aws_lc_rs::*"),
+	U(CRYPTO, "sha2::*"), U(CRYPTO, "sha1::*"), U(CRYPTO, "aes::*"), U(CRYPTO, "aes_gcm::*"),
+	U(CRYPTO, "chacha20*"), U(CRYPTO, "ed25519*"), U(CRYPTO, "x25519*"), U(CRYPTO, "p256::*"),
 	/* JSON and other serialization (not "*erializ*": materialize is no serializer) */
 	L(SERIALIZATION, "libjansson.so*"), L(SERIALIZATION, "libjson*.so*"),
 	L(SERIALIZATION, "libprotobuf*.so*"), L(SERIALIZATION, "libyaml*.so*"),
@@ -212,7 +238,8 @@ static const struct builtin_rule builtin_rules[] = {
 	U(HASHING, "*hash*"), U(HASHING, "*fnv*"), U(HASHING, "*FNV*"), U(HASHING, "xxh*"),
 	U(HASHING, "XXH*"), U(HASHING, "*murmur*"), U(HASHING, "*Murmur*"), U(HASHING, "*crc32*"),
 	U(HASHING, "*blake2*"), U(HASHING, "*blake3*"), U(HASHING, "*siphash*"),
-	U(HASHING, "*SipHash*"),
+	U(HASHING, "*SipHash*"), U(HASHING, "*Hasher*"), U(HASHING, "ahash::*"),
+	U(HASHING, "foldhash::*"), U(HASHING, "*fxhash*"), U(HASHING, "rustc_hash::*"),
 	/* runtimes, last: a frame nothing else claims is the runtime's own code */
 	{ VT_BK_JIT, VT_SEL_ANON, "" },
 	L(PYTHON, "libpython*.so*"), L(PYTHON, "python"), L(PYTHON, "python2*"),

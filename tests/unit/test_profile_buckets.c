@@ -397,7 +397,71 @@ static void test_buckets__wait_classes(void)
 	vt_profile_free(&p);
 }
 
+/*
+ * The built-in rules know the Rust and C++ ecosystems by their demangled
+ * names (issue 25): each leaf, called from the program's own code, goes to
+ * the bucket a reader of report 002's table would put it in.
+ */
+static void test_buckets__rust_and_cpp_ecosystems(void)
+{
+	static const struct { const char *leaf, *bucket; } cases[] = {
+		{ "app!serde_json::de::Deserializer<R>::parse_whitespace", "JSON/serialization" },
+		{ "app!<serde_json::value::Value as serde::Deserialize>::deserialize", "JSON/serialization" },
+		{ "app!simd_json::Deserializer::from_slice", "JSON/serialization" },
+		{ "app!nlohmann::json_abi_v3_11_2::detail::lexer<>::scan", "JSON/serialization" },
+		{ "app!rapidjson::GenericReader<>::ParseObject", "JSON/serialization" },
+		{ "app!mio::poll::Poll::poll", "poll/sleep" },
+		{ "app!tokio::runtime::scheduler::multi_thread::park::Parker::park", "poll/sleep" },
+		{ "app!tokio::runtime::io::driver::Driver::turn", "poll/sleep" },
+		{ "app!std::thread::park", "poll/sleep" },
+		{ "app!hashbrown::raw::RawTable<T,A>::reserve_rehash", "hashing" },
+		{ "app!blake3::platform::Platform::hash_many", "hashing" },
+		{ "app!xxhash_rust::xxh3::xxh3_64", "hashing" },
+		{ "app!<std::hash::random::DefaultHasher as core::hash::Hasher>::write", "hashing" },
+		{ "app!ahash::fallback_hash::AHasher::update", "hashing" },
+		{ "app!sha2::sha256::soft::compress", "crypto" },
+		{ "app!ring::aead::aes_gcm::seal", "crypto" },
+		{ "app!rustls::conn::ConnectionCommon<Data>::complete_io", "crypto" },
+		{ "app!aws_lc_0_21_0_EVP_DigestUpdate", "crypto" },
+		{ "app!openssl::ssl::SslStream<S>::read", "crypto" },
+		{ "app!std::fs::read_to_string::inner", "filesystem syscalls" },
+		{ "app!std::sys::pal::unix::fs::File::open_c", "filesystem syscalls" },
+		{ "app!tokio::fs::read::read", "filesystem syscalls" },
+		{ "app!std::filesystem::__cxx11::directory_iterator::operator++()", "filesystem syscalls" },
+		{ "app!alloc::alloc::exchange_malloc", "memory allocation" },
+		{ "app!_rjem_malloc", "memory allocation" },
+		{ "app!_rjem_je_tcache_bin_flush_small", "memory allocation" },
+		{ "app!tikv_jemallocator::Jemalloc::alloc", "memory allocation" },
+		{ "app!_mi_page_malloc", "memory allocation" },
+		{ "app!zstd::stream::zio::writer::Writer<W,D>::write", "compression" },
+		{ "app!flate2::zio::Writer<W,D>::dump", "compression" },
+		{ "app!miniz_oxide::deflate::core::compress_inner", "compression" },
+		{ "app!lz4_flex::block::compress::compress_internal", "compression" },
+		{ "app!std::sys::sync::mutex::futex::Mutex::lock_contended", "locks/futex" },
+		{ "app!std::mutex::lock()", "locks/futex" },
+		/* a data structure of alloc:: is not allocation */
+		{ "app!alloc::collections::btree::map::BTreeMap<K,V,A>::insert", "other" },
+	};
+	struct vt_profile *p;
+	struct vt_err err;
+	struct vt_bucket_rules *r = rules_of(NULL);
+
+	CHECK(vt_profile_new(&p, &err) == VT_OK);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *got;
+
+		CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, cases[i].leaf, "app!sync_once",
+			       "app!main", NULL) == VT_OK);
+		got = bucket_of_last(r, p, NULL);
+		if (strcmp(got, cases[i].bucket) != 0)
+			printf("#   %s: %s, not %s\n", cases[i].leaf, got, cases[i].bucket);
+		CHECK_STR(got, cases[i].bucket);
+	}
+	vt_profile_free(&p);
+	vt_bucket_rules_free(&r);
+}
+
 VT_TEST_MAIN(test_buckets__first_match_wins, test_buckets__user_rules_before_builtins,
 	     test_buckets__leaf_up_walk, test_buckets__kernel_time_stays_kernel,
 	     test_buckets__selectors_and_runtimes, test_buckets__malformed_lines,
-	     test_buckets__load_file, test_buckets__wait_classes)
+	     test_buckets__load_file, test_buckets__wait_classes, test_buckets__rust_and_cpp_ecosystems)

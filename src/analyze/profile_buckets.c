@@ -128,6 +128,11 @@ static const struct builtin_rule builtin_rules[] = {
 	U(NETWORK, "accept4"), U(NETWORK, "__libc_accept"), U(NETWORK, "connect"),
 	U(NETWORK, "__connect"), U(NETWORK, "__libc_connect"), U(NETWORK, "socket"),
 	U(NETWORK, "getaddrinfo"),
+	/* Rust's sockets, demangled: std::net, std's unix net (recv_with_flags), tokio::net,
+	 * mio::net (before poll/sleep's mio::*) */
+	U(NETWORK, "std::net::*"), U(NETWORK, "<std::net::*"), U(NETWORK, "std::sys::*net::*"),
+	U(NETWORK, "<std::sys::*net::*"),
+	U(NETWORK, "tokio::net::*"), U(NETWORK, "mio::net::*"), U(NETWORK, "async_std::net::*"),
 	/* libc's file calls (read and write could be sockets or pipes: not here) */
 	U(FILESYSTEM, "open"), U(FILESYSTEM, "open64"), U(FILESYSTEM, "openat"),
 	U(FILESYSTEM, "openat64"), U(FILESYSTEM, "__open*"), U(FILESYSTEM, "__libc_open*"),
@@ -774,9 +779,13 @@ uint32_t vt_bucket_classify(struct vt_bucket_classifier *c, const struct vt_prof
 				*rule = r;
 			return c->rules->rules[r].bucket;
 		}
-		/* the first user frame above an unclaimed kernel part had its chance */
-		if (in_kernel && !kernel)
-			return VT_BK_KERNEL_OTHER;
+		/* the first user address above an unclaimed kernel part had its chance: the
+		 * functions inlined there (each a frame), and the one they were inlined into */
+		if (in_kernel && !kernel) {
+			const struct vt_prof_loc *l = locs[i] < c->p->nlocs ? &c->p->locs[locs[i]] : NULL;
+			if (!l || !l->inlined_into || i + 1 >= s->depth || l->inlined_into != locs[i + 1] + 1)
+				return VT_BK_KERNEL_OTHER;
+		}
 	}
 	return in_kernel ? VT_BK_KERNEL_OTHER : VT_BK_OTHER;
 }

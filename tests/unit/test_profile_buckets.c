@@ -438,6 +438,11 @@ static void test_buckets__rust_and_cpp_ecosystems(void)
 		{ "app!miniz_oxide::deflate::core::compress_inner", "compression" },
 		{ "app!lz4_flex::block::compress::compress_internal", "compression" },
 		{ "app!std::sys::sync::mutex::futex::Mutex::lock_contended", "locks/futex" },
+		{ "app!<std::net::tcp::TcpStream as std::io::Write>::write", "network send/recv" },
+		{ "app!<std::sys::net::connection::socket::UdpSocket>::send", "network send/recv" },
+		{ "app!std::sys::pal::unix::net::Socket::recv_with_flags", "network send/recv" },
+		{ "app!mio::net::tcp::stream::TcpStream::read", "network send/recv" },
+		{ "app!tokio::net::tcp::stream::TcpStream::poll_write_priv", "network send/recv" },
 		{ "app!std::mutex::lock()", "locks/futex" },
 		/* a data structure of alloc:: is not allocation */
 		{ "app!alloc::collections::btree::map::BTreeMap<K,V,A>::insert", "other" },
@@ -461,7 +466,40 @@ static void test_buckets__rust_and_cpp_ecosystems(void)
 	vt_bucket_rules_free(&r);
 }
 
+/*
+ * A kernel sample no kernel rule claims gives the first user address its
+ * chance: every function inlined there and the one they were inlined into
+ * (rustc inlines core's is_ascii_digit into serde's tokenizer, which it
+ * inlines into a neutral caller), not only the innermost.
+ */
+static void test_buckets__kernel_then_inlined_user_frames(void)
+{
+	struct vt_profile *p;
+	struct vt_err err;
+	struct vt_bucket_rules *r = rules_of(NULL);
+	uint32_t locs[5], frame;
+
+	CHECK(vt_profile_new(&p, &err) == VT_OK);
+	locs[0] = pb_frame(p, "[kernel]!pvm_irq_enable");
+	locs[1] = pb_frame(p, "app!<u8>::is_ascii_digit");
+	locs[2] = pb_frame(p, "app!sync::json::tokenize");
+	locs[3] = pb_frame(p, "app!sync::stage_one");
+	locs[4] = pb_frame(p, "app!main");
+	/* three separate addresses: only the first had its chance */
+	CHECK(vt_profile_add(p, locs, 5, 0, VT_PROF_RUNNING, 0, false, 1, &err) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "kernel other");
+	/* is_ascii_digit and tokenize inlined at stage_one's address: that address is JSON */
+	p->locs[locs[1]].inlined_into = locs[2] + 1;
+	p->locs[locs[2]].inlined_into = locs[3] + 1;
+	CHECK(vt_profile_add(p, locs, 5, 0, VT_PROF_RUNNING, 0, false, 1, &err) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, &frame), "JSON/serialization");
+	CHECK_EQ_U64(frame, 2);
+	vt_profile_free(&p);
+	vt_bucket_rules_free(&r);
+}
+
 VT_TEST_MAIN(test_buckets__first_match_wins, test_buckets__user_rules_before_builtins,
 	     test_buckets__leaf_up_walk, test_buckets__kernel_time_stays_kernel,
 	     test_buckets__selectors_and_runtimes, test_buckets__malformed_lines,
-	     test_buckets__load_file, test_buckets__wait_classes, test_buckets__rust_and_cpp_ecosystems)
+	     test_buckets__load_file, test_buckets__wait_classes, test_buckets__rust_and_cpp_ecosystems,
+	     test_buckets__kernel_then_inlined_user_frames)

@@ -4,7 +4,10 @@
  * Symbol names come from the ELF files of another (possibly hostile)
  * process.  Checks that a demangled name fits its buffer, is terminated,
  * keeps the '@' suffix it was given, and that nothing is read outside the
- * input; with a buffer of 8 bytes, that the cut ends in "...".
+ * input; with a buffer of 8 bytes, that the cut ends in "...".  Then the
+ * name (demangled or not) shortened for a table (vt_name_shorten: brackets
+ * that do not close, "->", operators) at a few widths: terminated, within
+ * its buffer.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -12,6 +15,7 @@
 #include <string.h>
 
 #include "elf/demangle.h"
+#include "render/table.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -37,6 +41,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t n = strlen(tiny);
 
 		assert(n < sizeof(tiny));
+	}
+	for (size_t cols = 3; cols < 100; cols += 16) {
+		char shortened[128];
+		const char *name = vt_demangle(sym, out, sizeof(out)) ? out : sym;
+
+		assert(strlen(vt_name_shorten(name, cols, shortened, sizeof(shortened))) < sizeof(shortened));
 	}
 	free(sym);
 	return 0;

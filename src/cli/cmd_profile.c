@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,7 +34,7 @@
 
 enum {
 	OPT_FOR = 1, OPT_HZ, OPT_BUCKETS, OPT_THREADS, OPT_WALL, OPT_FOLDED, OPT_PPROF, OPT_HTML,
-	OPT_JSON, OPT_TOP, OPT_NO_KERNEL, OPT_FORCE, OPT_METHOD,
+	OPT_JSON, OPT_TOP, OPT_NO_KERNEL, OPT_FORCE, OPT_METHOD, OPT_WIDE,
 };
 
 static const struct vt_option profile_options[] = {
@@ -54,6 +55,8 @@ static const struct vt_option profile_options[] = {
 			     "flame graph beside the bucket table", OPT_HTML },
 	{ "json", 0, NULL, "machine-readable output (vitals.profile)", OPT_JSON },
 	{ "top", 0, "N", "functions listed by self and total time (default 15)", OPT_TOP },
+	{ "wide", 0, NULL, "function names whole in the tables (else shortened to fit the\n"
+			   "terminal, or 120 columns: BTreeMap<…>::insert)", OPT_WIDE },
 	{ "no-kernel", 0, NULL, "leave kernel frames out", OPT_NO_KERNEL },
 	{ "method", 0, "perf|ptrace", "how to sample: perf events (the default; ptrace\n"
 				     "when they are refused), or ptrace: running threads\n"
@@ -147,10 +150,20 @@ struct profile_opts {
 	unsigned hz;
 	const char *buckets;
 	const char *threads;
-	bool wall, json, no_kernel, force, ptrace;
+	bool wall, json, no_kernel, force, ptrace, wide;
 	const char *folded, *pprof, *html;
 	size_t top;
 };
+
+/* The terminal's width when stdout is one, else 0 (the text's default). */
+static uint32_t terminal_columns(void)
+{
+	struct winsize ws;
+
+	if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0)
+		return 0;
+	return ws.ws_col;
+}
 
 static int profile_option(void *ctx, int id, const char *arg)
 {
@@ -177,6 +190,7 @@ static int profile_option(void *ctx, int id, const char *arg)
 	case OPT_PPROF: o->pprof = arg; return 0;
 	case OPT_HTML: o->html = arg; return 0;
 	case OPT_JSON: o->json = true; return 0;
+	case OPT_WIDE: o->wide = true; return 0;
 	case OPT_NO_KERNEL: o->no_kernel = true; return 0;
 	case OPT_FORCE: o->force = true; return 0;
 	case OPT_METHOD:
@@ -362,7 +376,8 @@ static int profile_run(const struct vt_command *cmd, int argc, char **argv)
 	if (o.html && (status = write_output(o.html, o.force, write_html, &outs)))
 		goto out;
 	if (!(o.folded && strcmp(o.folded, "-") == 0)) {
-		struct vt_profile_text_opts to = { .top = (uint32_t)o.top };
+		struct vt_profile_text_opts to = { .top = (uint32_t)o.top, .wide = o.wide,
+						   .columns = terminal_columns() };
 		rc = o.json ? vt_render_profile_json(stdout, sum, false)
 			    : vt_render_profile_text(stdout, sum, &to);
 		if ((status = vt_cli_stdout_done("profile", rc)))

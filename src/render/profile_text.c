@@ -12,8 +12,8 @@
 #define DEFAULT_TOP 10
 #define DEFAULT_THREADS 20
 #define MAX_MODULES 15
-#define FUNC_COLS_MAX 80   /* a function's name in the tables, cut in its middle beyond */
-#define FUNC_COLS_WITH_SOURCE 60   /* ... beside the "defined at" column */
+#define DEFAULT_COLUMNS 120   /* the width the function tables keep to, unless told */
+#define FUNC_COLS_MIN 24     /* a function's name gets at least this many */
 #define SOURCE_COLS_MAX 24   /* "file.c:123", cut in its middle beyond */
 
 /*
@@ -203,52 +203,75 @@ static void print_wall(FILE *out, const struct vt_prof_summary *s)
 	vt_table_release(&t);
 }
 
-static void print_funcs(FILE *out, const struct vt_prof_func_row *rows, uint32_t n, uint32_t top,
-			bool self, uint32_t seen)
+/* "file.c:123" of a row, cut in its middle to SOURCE_COLS_MAX; "" without one. */
+static const char *defined_at(const struct vt_prof_func_row *row, char *buf, size_t cap)
 {
+	char where[SOURCE_COLS_MAX * 4 + 24];
+	const char *base = strrchr(row->file, '/');
+
+	if (!row->file[0])
+		return buf[0] = '\0', buf;
+	snprintf(where, sizeof(where), "%s:%u", base ? base + 1 : row->file, row->line);
+	return vt_text_clip_middle(where, SOURCE_COLS_MAX, buf, cap);
+}
+
+/*
+ * The top functions.  A function's name gets the columns the others leave
+ * of the width (a C++ or Rust name with its generics spelled out runs to
+ * hundreds): shortened by vt_name_shorten, whole with wide.
+ */
+static void print_funcs(FILE *out, const struct vt_prof_func_row *rows, uint32_t n, uint32_t top,
+			bool self, uint32_t seen, const struct vt_profile_text_opts *o)
+{
+	static const char inlined[] = " (inlined)";
 	struct vt_table t;
-	char a[32];
+	char a[32], where[SOURCE_COLS_MAX * 4 + 8];
 	uint32_t shown = n < top ? n : top;
-	bool sources = false;
+	size_t module_w = strlen("module"), count_w = strlen(self ? "self" : "total"), where_w = 0;
+	size_t columns = o && o->columns ? o->columns : DEFAULT_COLUMNS, others, budget;
 
 	if (!n)
 		return;
-	for (uint32_t i = 0; i < shown; i++)
-		sources |= rows[i].file[0] != 0;
+	for (uint32_t i = 0; i < shown; i++) {
+		size_t m = strlen(rows[i].module[0] ? rows[i].module : "?"), w;
+		uint64_t v = self ? rows[i].self : rows[i].total;
+
+		module_w = m > module_w ? m : module_w;
+		for (w = 1; v >= 10; v /= 10)
+			w++;
+		count_w = w > count_w ? w : count_w;
+		w = strlen(defined_at(&rows[i], where, sizeof(where)));
+		if (w && w < strlen("defined at"))
+			w = strlen("defined at");
+		where_w = w > where_w ? w : where_w;
+	}
+	/* indent 2, then each other column and the two spaces before it */
+	others = 2 + (2 + module_w) + (2 + count_w) + (2 + strlen("100.0%")) + (where_w ? 2 + where_w : 0);
+	budget = columns > others + FUNC_COLS_MIN ? columns - others : FUNC_COLS_MIN;
 	fprintf(out, self ? "\ntop functions by self (on-CPU samples with it at the leaf)\n"
 			  : "\ntop functions by total (on-CPU samples with it anywhere on the stack)\n");
-	vt_table_init(&t, sources ? 5 : 4);
+	vt_table_init(&t, where_w ? 5 : 4);
 	vt_table_align(&t, 2, VT_RIGHT);
 	vt_table_align(&t, 3, VT_RIGHT);
 	vt_table_cell(&t, "function");
 	vt_table_cell(&t, "module");
 	vt_table_cell(&t, self ? "self" : "total");
 	vt_table_cell(&t, "share");
-	if (sources)
+	if (where_w)
 		vt_table_cell(&t, "defined at");
 	for (uint32_t i = 0; i < shown; i++) {
-		char name[FUNC_COLS_MAX * 4 + 8], label[FUNC_COLS_MAX * 4 + 20];
-		/* a C++ or Rust name with its templates spelled out runs to hundreds of columns
-		 * (fewer beside "defined at"); "(inlined)": it never ran as a function of its
-		 * own, as perf --inline says */
-		static const char inlined[] = " (inlined)";
-		size_t cols = (sources ? FUNC_COLS_WITH_SOURCE : FUNC_COLS_MAX) -
-			      (rows[i].inlined ? sizeof(inlined) - 1 : 0);
-		snprintf(label, sizeof(label), "%s%s",
-			 vt_text_clip_middle(rows[i].label, cols, name, sizeof(name)),
-			 rows[i].inlined ? inlined : "");
-		vt_table_cell(&t, "%s", label);
+		char name[4200];
+		/* "(inlined)": it never ran as a function of its own, as perf --inline says */
+		size_t cols = budget - (rows[i].inlined ? sizeof(inlined) - 1 : 0);
+
+		vt_table_cell(&t, "%s%s", o && o->wide ? rows[i].label
+					   : vt_name_shorten(rows[i].label, cols, name, sizeof(name)),
+			      rows[i].inlined ? inlined : "");
 		vt_table_cell(&t, "%s", rows[i].module[0] ? rows[i].module : "?");
 		vt_table_cell(&t, "%llu", (unsigned long long)(self ? rows[i].self : rows[i].total));
 		vt_table_cell(&t, "%s", pct(self ? rows[i].self_share : rows[i].total_share, a, sizeof(a)));
-		if (sources && rows[i].file[0]) {
-			const char *base = strrchr(rows[i].file, '/');
-			char where[SOURCE_COLS_MAX * 4 + 24], cut[SOURCE_COLS_MAX * 4 + 8];
-			snprintf(where, sizeof(where), "%s:%u", base ? base + 1 : rows[i].file, rows[i].line);
-			vt_table_cell(&t, "%s", vt_text_clip_middle(where, SOURCE_COLS_MAX, cut, sizeof(cut)));
-		}
-		else if (sources)
-			vt_table_cell(&t, "%s", "");
+		if (where_w)
+			vt_table_cell(&t, "%s", defined_at(&rows[i], where, sizeof(where)));
 	}
 	vt_table_print(&t, out, 2, true);
 	vt_table_release(&t);
@@ -470,8 +493,8 @@ int vt_render_profile_text(FILE *out, const struct vt_prof_summary *s,
 	print_buckets(out, s);
 	if (s->meta.wall)
 		print_wall(out, s);
-	print_funcs(out, s->top_self, s->ntop_self, top, true, s->nfuncs_leaf);
-	print_funcs(out, s->top_total, s->ntop_total, top, false, s->nfuncs_seen);
+	print_funcs(out, s->top_self, s->ntop_self, top, true, s->nfuncs_leaf, opts);
+	print_funcs(out, s->top_total, s->ntop_total, top, false, s->nfuncs_seen, opts);
 	print_threads(out, s, max_threads);
 	print_how(out, s);
 	return ferror(out) ? -1 : 0;

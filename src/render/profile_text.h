@@ -23,6 +23,9 @@
 struct vt_profile_text_opts {
 	uint32_t top;             /* rows per top-function list; 0: 10 (at most the summary's) */
 	uint32_t max_threads;     /* thread rows; 0: 20; a line counts the rest */
+	uint32_t columns;         /* the width the function tables keep to (a terminal's);
+	                           * 0: 120.  Names are shortened to fit (vt_name_shorten) */
+	bool wide;                /* names whole, however wide */
 };
 
 /* opts NULL: defaults.  0, or -1 when the output could not be written. */

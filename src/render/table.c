@@ -6,6 +6,7 @@
 #include "base/unknown.h"
 #include "proc/procfs.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,156 @@ const char *vt_text_clip_middle(const char *text, size_t max_cols, char *buf, si
 	head = cols_bytes(text, (max_cols - 1) / 2);
 	tail_from = cols_bytes(text, w - (max_cols - 1 - (max_cols - 1) / 2));
 	snprintf(buf, cap, "%.*s%s%s", (int)head, text, ellipsis, text + tail_from);
+	return buf;
+}
+
+/* Is name[i] a '<' that opens a generic's arguments (after an identifier, not in
+ * "operator<" or "operator<<")? */
+static bool opens_generic(const char *name, size_t i)
+{
+	unsigned char prev = i ? (unsigned char)name[i - 1] : 0;
+
+	if (name[i] == '<' && prev == ' ') {
+		/* C++ "operator< <char>" or "operator<< <T>": an operator template's arguments */
+		size_t j = i - 1;
+
+		while (j > 0 && strchr("<>=", name[j - 1]))
+			j--;
+		return j < i - 1 && j >= 8 && strncmp(name + j - 8, "operator", 8) == 0;
+	}
+	if (name[i] != '<' || !(isalnum(prev) || prev == '_' || prev == ':' || prev == '>'))
+		return false;
+	return !(i >= 8 && strncmp(name + i - 8, "operator", 8) == 0) &&
+	       !(i >= 9 && strncmp(name + i - 9, "operator<", 9) == 0);
+}
+
+/* The end of the generic arguments opened at name[i] ('<'): the index after their
+ * '>', or 0 when they do not close ("->" inside is an arrow, not a bracket). */
+static size_t generic_end(const char *name, size_t i)
+{
+	size_t depth = 0;
+
+	for (; name[i]; i++) {
+		if (name[i] == '<')
+			depth++;
+		else if (name[i] == '>' && !(i > 0 && name[i - 1] == '-') && --depth == 0)
+			return i + 1;
+	}
+	return 0;
+}
+
+/* The end of the parameter list opened at name[i] ('('): the index after its ')', or 0. */
+static size_t params_end(const char *name, size_t i)
+{
+	size_t depth = 0;
+
+	for (; name[i]; i++) {
+		if (name[i] == '(')
+			depth++;
+		else if (name[i] == ')' && --depth == 0)
+			return i + 1;
+	}
+	return 0;
+}
+
+/*
+ * name with every generic's arguments left out ("<…>"), and with params every
+ * parameter list ("(…)"), in out (cap bytes).  A bracket that does not close (a
+ * name cut short) is left out to the end ("<…").
+ */
+static void drop_generics(const char *name, bool params, char *out, size_t cap)
+{
+	static const char generic[] = "<\xe2\x80\xa6>", param[] = "(\xe2\x80\xa6)";
+	size_t o = 0, i = 0, end, n;
+
+	while (name[i] && o + 1 < cap) {
+		bool g = opens_generic(name, i), p = params && name[i] == '(' && name[i + 1] != ')';
+
+		if (g || p) {
+			end = g ? generic_end(name, i) : params_end(name, i);
+			n = end ? sizeof(generic) - 1 : sizeof(generic) - 2;   /* without the closing one */
+			if (o + n + 1 > cap)
+				break;
+			memcpy(out + o, g ? generic : param, n);
+			o += n;
+			if (!end)
+				break;
+			i = end;
+			continue;
+		}
+		out[o++] = name[i++];
+	}
+	out[o] = '\0';
+}
+
+/* The byte offsets where name's top-level "::" separators are (outside <>, (), []);
+ * at most max; their count. */
+static size_t path_separators(const char *name, size_t *at, size_t max)
+{
+	size_t n = 0, depth = 0;
+
+	for (size_t i = 0; name[i] && n < max; i++) {
+		char c = name[i];
+
+		if (c == '<' || c == '(' || c == '[')
+			depth++;
+		else if ((c == '>' && !(i > 0 && name[i - 1] == '-')) || c == ')' || c == ']')
+			depth -= depth > 0;
+		else if (c == ':' && name[i + 1] == ':' && depth == 0) {
+			at[n++] = i;
+			i++;
+		}
+	}
+	return n;
+}
+
+const char *vt_name_shorten(const char *name, size_t max_cols, char *buf, size_t cap)
+{
+	char *short_generics, *mid;
+	size_t seps[64], n, len;
+
+	if (!name)
+		name = "";
+	if (text_width(name) <= max_cols || cap == 0) {
+		snprintf(buf, cap, "%s", name);
+		return buf;
+	}
+	len = strlen(name) + 8;
+	short_generics = malloc(len);
+	mid = malloc(len + 8);
+	if (!short_generics || !mid) {
+		free(short_generics);
+		free(mid);
+		return vt_text_clip_middle(name, max_cols, buf, cap);
+	}
+	drop_generics(name, false, short_generics, len);
+	if (text_width(short_generics) > max_cols)
+		drop_generics(name, true, short_generics, len);
+	if (text_width(short_generics) <= max_cols) {
+		snprintf(buf, cap, "%s", short_generics);
+		goto out;
+	}
+	/* the first part, "::…", and the fewest last parts that still tell it apart,
+	 * as many as fit */
+	n = path_separators(short_generics, seps, sizeof(seps) / sizeof(seps[0]));
+	for (size_t k = 1; k < n; k++) {   /* parts from separator k on are kept */
+		snprintf(mid, len + 8, "%.*s::\xe2\x80\xa6%s", (int)seps[0], short_generics,
+			 short_generics + seps[k]);
+		if (text_width(mid) <= max_cols) {
+			snprintf(buf, cap, "%s", mid);
+			goto out;
+		}
+	}
+	if (n >= 2) {
+		snprintf(mid, len + 8, "%.*s::\xe2\x80\xa6%s", (int)seps[0], short_generics,
+			 short_generics + seps[n - 1]);
+		vt_text_clip_middle(mid, max_cols, buf, cap);
+	} else {
+		vt_text_clip_middle(short_generics, max_cols, buf, cap);
+	}
+out:
+	free(short_generics);
+	free(mid);
 	return buf;
 }
 

@@ -53,6 +53,17 @@ void vt_text_sanitize(char *text);
  * copied as it is.
  */
 const char *vt_text_clip_middle(const char *text, size_t max_cols, char *buf, size_t cap);
+
+/*
+ * A C++ or Rust function's name made to fit max_cols display columns, in
+ * buf (cap bytes), returned, by what a reader can spare first: the
+ * arguments of generics ("BTreeMap<K,V,A>::insert" is "BTreeMap<…>::insert";
+ * a qualified "<T as Trait>::f" keeps its brackets' text until the last
+ * step), then C++ parameter lists ("(…)"), then the middle of the path ("serde_json::de::…::deserialize_map":
+ * the first part and as many last ones as fit), then the middle of the
+ * text (vt_text_clip_middle).  A name that fits is copied as it is.
+ */
+const char *vt_name_shorten(const char *name, size_t max_cols, char *buf, size_t cap);
 const char *vt_text_printable(const char *text, char *buf, size_t cap);
 
 #endif

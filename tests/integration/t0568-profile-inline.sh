@@ -22,7 +22,7 @@ paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
 start_target inline_work --seconds 120
 sleep 0.5
 kill -USR1 "$TPID"
-vitals profile --for 4s --hz 999 --json --folded "$WORK/c.folded" --pprof "$WORK/c.pb.gz" "$TPID" \
+vitals profile --for 4s --hz 999 --top 100 --json --folded "$WORK/c.folded" --pprof "$WORK/c.pb.gz" "$TPID" \
 	>"$WORK/c.json" 2>"$WORK/c.err" || fail "profile --json: $(cat "$WORK/c.err")"
 kill -USR1 "$TPID"
 vitals profile --for 1s "$TPID" >"$WORK/c.txt" 2>&1 || fail "profile: $(cat "$WORK/c.txt")"
@@ -189,7 +189,7 @@ EOF2
 rustc -O -g -o "$WORK/inl" "$WORK/inl.rs" 2>"$WORK/rustc.err" || fail "rustc: $(cat "$WORK/rustc.err")"
 "$WORK/inl" 120 >/dev/null &
 PIDS+=($!)
-vitals profile --for 2s --json --folded "$WORK/rs.folded" "$!" >"$WORK/rs.json" 2>"$WORK/rs.err" ||
+vitals profile --for 2s --top 100 --json --folded "$WORK/rs.folded" "$!" >"$WORK/rs.json" 2>"$WORK/rs.err" ||
 	fail "rust: profile: $(cat "$WORK/rs.err")"
 check "rust: the #[inline(always)] function is a frame under its caller, demangled" \
 	grep -q ';inl::churn;inl::mix_step' "$WORK/rs.folded"

@@ -150,5 +150,70 @@ static void test_demangle__clipped_for_tables(void)
 	CHECK_STR(vt_text_clip_middle(NULL, 80, buf, sizeof(buf)), "");
 }
 
+/* Display columns of UTF-8 text. */
+static size_t cols_of(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/*
+ * Names shortened for a table (vt_name_shorten) by what a reader can spare:
+ * generics' arguments, then C++ parameters, then the middle of the path,
+ * then the middle of the text; never over the width; whole when it fits.
+ */
+static void test_demangle__shortened_to_fit(void)
+{
+	static const struct { const char *name; size_t cols; const char *want; } cases[] = {
+		{ "alloc::collections::btree::map::BTreeMap<K,V,A>::insert", 80,
+		  "alloc::collections::btree::map::BTreeMap<K,V,A>::insert" },
+		{ "alloc::collections::btree::map::BTreeMap<K,V,A>::insert", 52,
+		  "alloc::collections::btree::map::BTreeMap<\u2026>::insert" },
+		{ "alloc::collections::btree::map::BTreeMap<K,V,A>::insert", 50,
+		  "alloc::\u2026::btree::map::BTreeMap<\u2026>::insert" },
+		{ "alloc::collections::btree::map::BTreeMap<K,V,A>::insert", 30,
+		  "alloc::\u2026::BTreeMap<\u2026>::insert" },
+		{ "serde_json::de::Deserializer<serde_json::read::SliceRead>::deserialize_map<V>", 60,
+		  "serde_json::de::Deserializer<\u2026>::deserialize_map<\u2026>" },
+		{ "serde_json::de::Deserializer<serde_json::read::SliceRead>::deserialize_map<V>", 36,
+		  "serde_json::\u2026::deserialize_map<\u2026>" },
+		/* nested, and "->" in a closure's type is no bracket */
+		{ "core::ops::function::FnOnce<fn(u8) -> Vec<Vec<u8>>>::call_once::shim", 50,
+		  "core::ops::function::FnOnce<\u2026>::call_once::shim" },
+		/* C++: a template's arguments, then its parameters; operator< is no bracket */
+		{ "std::vector<int, std::allocator<int> >::push_back(int const&)", 40,
+		  "std::vector<\u2026>::push_back(int const&)" },
+		{ "std::vector<int, std::allocator<int> >::push_back(int const&)", 30,
+		  "std::vector<\u2026>::push_back(\u2026)" },
+		{ "bool std::operator< <char, std::char_traits<char> >(std::string const&, char const*)", 50,
+		  "bool std::operator< <\u2026>(\u2026)" },
+		/* a name cut short (an unclosed bracket) loses the rest */
+		{ "std::map<std::string, std::vector<std::pair<int, int", 20, "std::map<\u2026" },
+		/* a qualified path keeps its brackets' text to the end */
+		{ "<std::net::tcp::TcpStream as std::io::Write>::write", 80,
+		  "<std::net::tcp::TcpStream as std::io::Write>::write" },
+	};
+	char buf[512];
+
+	/* (\u2026 in the strings is the ellipsis, U+2026, as UTF-8) */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *out = vt_name_shorten(cases[i].name, cases[i].cols, buf, sizeof(buf));
+
+		if (strcmp(out, cases[i].want) != 0)
+			printf("#   %zu columns: %s\n#   wanted:     %s\n", cases[i].cols, out, cases[i].want);
+		CHECK_STR(out, cases[i].want);
+		CHECK(cols_of(out) <= cases[i].cols);
+	}
+	/* however long and however narrow: within the width, whole characters */
+	for (size_t cols = 5; cols < 60; cols++) {
+		vt_name_shorten("a::b<c<d>>::e::f<g>(h<i>, j)::k::l::m", cols, buf, sizeof(buf));
+		CHECK(cols_of(buf) <= cols);
+	}
+	CHECK_STR(vt_name_shorten(NULL, 10, buf, sizeof(buf)), "");
+}
+
 VT_TEST_MAIN(test_demangle__schemes, test_demangle__bounds, test_demangle__as_cxxfilt,
-	     test_demangle__clipped_for_tables)
+	     test_demangle__clipped_for_tables, test_demangle__shortened_to_fit)

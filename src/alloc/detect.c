@@ -333,7 +333,8 @@ static bool is_allocator_lib(enum vt_alloc_kind kind)
 }
 
 enum {
-	SYM_MALLOC, SYM_MALLCTL, SYM_JE_MALLCTL, SYM_JE_MALLOC, SYM_TC_MALLOC, SYM_MI_MALLOC,
+	SYM_MALLOC, SYM_MALLCTL, SYM_JE_MALLCTL, SYM_JE_MALLOC, SYM_RJEM_MALLOC, SYM_RJEM_MALLCTL,
+	SYM_TC_MALLOC, SYM_MI_MALLOC,
 	SYM_MUSL_DONATE, SYM_MUSL_IMPL, SYM_MALLOC_INFO, SYM_LIBC_MALLOC, SYM__COUNT
 };
 #define BIT(sym) (UINT32_C(1) << (sym))
@@ -343,6 +344,8 @@ static const char *const sym_names[SYM__COUNT] = {
 	[SYM_MALLCTL] = "mallctl",
 	[SYM_JE_MALLCTL] = "je_mallctl",
 	[SYM_JE_MALLOC] = "je_malloc",
+	[SYM_RJEM_MALLOC] = "_rjem_malloc",
+	[SYM_RJEM_MALLCTL] = "_rjem_mallctl",
 	[SYM_TC_MALLOC] = "tc_malloc",
 	[SYM_MI_MALLOC] = "mi_malloc",
 	[SYM_MUSL_DONATE] = "__malloc_donate",
@@ -359,6 +362,8 @@ static const struct {
 	{ SYM_MALLCTL, VT_ALLOC_JEMALLOC },
 	{ SYM_JE_MALLCTL, VT_ALLOC_JEMALLOC },
 	{ SYM_JE_MALLOC, VT_ALLOC_JEMALLOC },
+	{ SYM_RJEM_MALLCTL, VT_ALLOC_JEMALLOC },
+	{ SYM_RJEM_MALLOC, VT_ALLOC_JEMALLOC },
 	{ SYM_TC_MALLOC, VT_ALLOC_TCMALLOC },
 	{ SYM_MI_MALLOC, VT_ALLOC_MIMALLOC },
 	{ SYM_MUSL_DONATE, VT_ALLOC_MUSL },
@@ -440,6 +445,23 @@ static int step_executable(struct detect *d, bool *done)
 		*done = true;
 		decide(d, VT_ALLOC_JEMALLOC, d->exe_path, true, "%s defines je_malloc: jemalloc "
 		       "linked in with prefix je_ (plain malloc stays libc's)", d->exe_desc);
+		set_str(d->out->prefix, sizeof(d->out->prefix), "je_");
+		return VT_OK;
+	}
+	if ((found & BIT(SYM_RJEM_MALLOC)) && !(found & BIT(SYM_MALLOC))) {
+		/* Rust's tikv-jemallocator: the global allocator, prefix _rjem_ */
+		*done = true;
+		decide(d, VT_ALLOC_JEMALLOC, d->exe_path, true, "%s defines _rjem_malloc: jemalloc "
+		       "linked in with prefix _rjem_ (Rust's tikv-jemallocator; plain malloc stays "
+		       "libc's)", d->exe_desc);
+		set_str(d->out->prefix, sizeof(d->out->prefix), "_rjem_");
+		return VT_OK;
+	}
+	if ((found & BIT(SYM_MI_MALLOC)) && !(found & BIT(SYM_MALLOC))) {
+		/* Rust's mimalloc crate (libmimalloc-sys), or a program calling mi_malloc */
+		*done = true;
+		decide(d, VT_ALLOC_MIMALLOC, d->exe_path, true, "%s defines mi_malloc: mimalloc "
+		       "linked in (Rust's mimalloc crate; plain malloc stays libc's)", d->exe_desc);
 		return VT_OK;
 	}
 	if (!(found & BIT(SYM_MALLOC)))

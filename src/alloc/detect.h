@@ -15,9 +15,11 @@
  *      UNKNOWN and sanitizer names the runtime: its malloc is not one
  *      vitals reads, and calling into the process from outside is unsafe;
  *   1. the executable itself defines malloc (statically linked allocator),
- *      or defines je_malloc: a jemalloc built in with prefix je_ (redis
- *      from source, zmalloc) is reported as jemalloc although plain malloc
- *      stays libc's, since that is where the program's heap lives;
+ *      or defines je_malloc or _rjem_malloc: a jemalloc built in with prefix
+ *      je_ (redis from source, zmalloc) or _rjem_ (Rust's tikv-jemallocator,
+ *      the global allocator) is reported as jemalloc although plain malloc
+ *      stays libc's, since that is where the program's heap lives; likewise
+ *      mi_malloc without malloc (Rust's mimalloc crate) is mimalloc;
  *   2. an LD_PRELOAD'ed library (from environ) defines malloc;
  *   3. a mapped known allocator library (libjemalloc, libtcmalloc*, libmimalloc)
  *      that defines malloc in .dynsym;
@@ -61,6 +63,9 @@ struct vt_alloc_info {
 	char path[512];          /* file that provides malloc ("" if none) */
 	char evidence[256];      /* one line: how this was decided */
 	char sanitizer[32];      /* "AddressSanitizer", ... when a sanitizer runtime owns malloc; "" */
+	char prefix[16];         /* an allocator linked into the executable under a prefix
+	                          * (jemalloc's je_, tikv-jemallocator's _rjem_): its functions'
+	                          * names begin with it ("_rjem_mallctl"); "" none */
 };
 
 /*

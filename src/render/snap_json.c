@@ -92,9 +92,11 @@ static json_t *allocator_json(const struct vt_sample *s)
 {
 	if (!s->alloc_st.available)
 		return json_null();
-	return json_pack("{s:s, s:o, s:b, s:o, s:o}", "name", vt_alloc_kind_name(s->alloc.kind),
+	return json_pack("{s:s, s:o, s:b, s:o, s:o, s:o}", "name", vt_alloc_kind_name(s->alloc.kind),
 			 "version", vt_json_text(s->alloc.version), "static", s->alloc.is_static, "path",
-			 vt_json_text(s->alloc.path), "evidence", vt_json_text(s->alloc.evidence));
+			 vt_json_text(s->alloc.path), "prefix",
+			 s->alloc.prefix[0] ? vt_json_text(s->alloc.prefix) : json_null(),
+			 "evidence", vt_json_text(s->alloc.evidence));
 }
 
 static json_t *psi_json(const struct vt_psi_line *p)

@@ -186,12 +186,23 @@ static int glibc_calls(struct session *ss, struct vt_err *err)
 	return VT_OK;
 }
 
-/* Any other allocator: its row's entry function, then its row's recipe. */
+/*
+ * Any other allocator: its row's entry function, then its row's recipe.  An
+ * allocator linked into the executable is called there, under its prefix
+ * (tikv-jemallocator's _rjem_mallctl, a je_mallctl).
+ */
 static int other_prepare(struct session *ss, struct vt_err *err)
 {
 	const struct vt_allocator *a = ss->p->h->other;
+	const struct vt_alloc_info *ai = &ss->p->h->alloc;
+	const char *exe = strrchr(ai->path, '/');
+	char entry[96];
 
-	return vt_inject_resolve(ss->p->pfs, ss->p->pid, &ss->p->maps, a->library, a->entry, &ss->entry, err);
+	if (!ai->is_static || !exe || !exe[1])
+		return vt_inject_resolve(ss->p->pfs, ss->p->pid, &ss->p->maps, a->library, a->entry,
+					 &ss->entry, err);
+	snprintf(entry, sizeof(entry), "%s%s", ai->prefix, a->entry);
+	return vt_inject_resolve(ss->p->pfs, ss->p->pid, &ss->p->maps, exe + 1, entry, &ss->entry, err);
 }
 
 static int other_calls(struct session *ss, struct vt_err *err)

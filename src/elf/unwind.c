@@ -385,7 +385,8 @@ static bool debug_file_matches(Dwfl_Module *mod, int fd, GElf_Word crc)
  * install), else by the module's .gnu_debuglink name where gdb looks for it:
  * /usr/lib/debug/DIR/NAME, DIR/.debug/NAME and DIR/NAME, DIR the module's
  * directory; a file that is not the module's (another build ID or CRC) is
- * ignored.  Bounded work, and never debuginfod's network lookups
+ * ignored.  A debug file's dwz part (its .gnu_debugaltlink, an absolute path
+ * under /usr/lib/debug) is opened where it says.  Bounded work, and never debuginfod's network lookups
  * (dwfl_standard_find_debuginfo tries those when DEBUGINFOD_URLS is set).
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
@@ -399,8 +400,25 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink,
 					      crc, debuginfo_file_name);
 
-	if (fd >= 0 || !debuglink || !*debuglink || strchr(debuglink, '/') || !mi)
+	if (fd >= 0 || !debuglink || !*debuglink || !mi)
 		return fd;
+	if (debuglink[0] == '/') {
+		/* a dwz file (.gnu_debugaltlink: /usr/lib/debug/.dwz/...), shared by
+		 * several packages' debug files; libdw checks its build ID itself */
+		struct stat st;
+
+		if (strncmp(debuglink, "/usr/lib/debug/", 15) != 0 || strstr(debuglink, "/../") ||
+		    (fd = open(debuglink, OPEN_FLAGS)) < 0)
+			return -1;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= DEBUG_FILE_MAX) {
+			*debuginfo_file_name = strdup(debuglink);
+			return fd;
+		}
+		close(fd);
+		return -1;
+	}
+	if (strchr(debuglink, '/'))
+		return -1;
 	cm = &mi->uw->map.v[mi->idx];
 	if (!cm->path || cm->path[0] != '/' || !(slash = strrchr(cm->path, '/')) ||
 	    (size_t)(slash - cm->path) >= sizeof(dir))
@@ -1320,6 +1338,12 @@ size_t vt_unwind_source(struct vt_unwinder *uw, uint64_t pc, bool is_return,
 
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
 			continue;
+		/* an inlined call whose function has no name here (its definition in a
+		 * dwz file that is not installed): no frame, never an address as one */
+		if (tag == DW_TAG_inlined_subroutine && !die_function_name(d)) {
+			call_site(d, files, nfiles, &file, &line);
+			continue;
+		}
 		out[n] = (struct vt_unwind_inline){ .func = die_function_name(d), .file = file,
 						    .line = line, .decl_file = dwarf_decl_file(d) };
 		if (dwarf_decl_line(d, &lineno) == 0 && lineno > 0)

@@ -7,9 +7,9 @@
 # --with-jemalloc-prefix gives), and a program that holds 48 MiB through
 # it.  vitals snap names jemalloc and its prefix, never glibc; vitals heap
 # calls its mallctl under the prefix in the executable and reads what the
-# program holds (within 2%).  Before: "glibc" and glibc's figures.
+# program holds (within 2%).  Before: the _rjem_ program was glibc's, and
+# heap looked for mallctl in a libjemalloc.so neither maps.
 # Prerequisite: libjemalloc-dev (scripts/deps.sh --test), objcopy.
-# sanitizer: the heap probe resolving a prefixed function in the executable
 . "$(dirname "$0")/lib.sh"
 
 A=/usr/lib/x86_64-linux-gnu/libjemalloc_pic.a

@@ -15,6 +15,7 @@
 # #[inline(always)] function as an inlined frame, demangled.
 # Prerequisite: perf events (root, or perf_event_paranoid <= 1).
 . "$(dirname "$0")/lib.sh"
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
 
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
 [ "$(id -u)" = 0 ] || [ "$paranoid" -le 1 ] || skip "perf events need root or kernel.perf_event_paranoid <= 1"
@@ -63,44 +64,10 @@ check "text: inlined functions are marked, and where they are defined is shown" 
 	grep -qE '^  inline_checksum \(inlined\) +inline_work +[0-9]+ +[0-9.]+% +inline_work\.c:[0-9]+$' "$WORK/c.txt"
 
 check "--pprof: an address with the chain inline_rotate, inline_scramble, work_outer as its Lines, with line numbers" \
-	python3 - "$WORK/c.pb.gz" <<'PY'
+	python3 - "$WORK/c.pb.gz" "$SRC/tests/unit" <<'PY'
 import gzip, sys
-
-def fields(buf):
-    """(field number, wire type, value) of a protobuf message: varints and bytes."""
-    i = 0
-    while i < len(buf):
-        key, i = varint(buf, i)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = varint(buf, i)
-        elif wt == 2:
-            n, i = varint(buf, i)
-            v, i = buf[i:i + n], i + n
-        elif wt == 1:
-            v, i = buf[i:i + 8], i + 8
-        elif wt == 5:
-            v, i = buf[i:i + 4], i + 4
-        else:
-            raise ValueError(wt)
-        yield num, wt, v
-
-def varint(buf, i):
-    v = s = 0
-    while True:
-        b = buf[i]; i += 1
-        v |= (b & 0x7f) << s; s += 7
-        if b < 0x80:
-            return v, i
-
-def packed(wt, v):
-    if wt == 0:
-        return [v]
-    out, i = [], 0
-    while i < len(v):
-        x, i = varint(v, i)
-        out.append(x)
-    return out
+sys.path.insert(0, sys.argv[2])
+from pprof_check import fields   # the tests' own reader of the wire format
 
 prof = gzip.open(sys.argv[1]).read()
 strings, funcs, locs = [], {}, []

@@ -344,12 +344,15 @@ static uint32_t inlined_into(const struct vt_profile *p, uint32_t i)
 static int locations_build(struct build *b, const struct keys *k)
 {
 	const struct vt_profile *p = b->p;
-	size_t nloc = (size_t)p->nlocs + 1, nfn = (size_t)p->nfuncs + p->nlocs + 1, nlines = 1, li = 0;
+	size_t nloc = (size_t)p->nlocs + 1, nfn, nlines = 1, li = 0;
 	uint64_t next_func = (uint64_t)p->nfuncs + 1;
 
 	for (uint32_t i = 0; i < p->nlocs; i++)
 		for (uint32_t j = i, d = 0; j != UINT32_MAX && d < INLINE_CHAIN_MAX; j = inlined_into(p, j), d++)
 			nlines++;
+	/* the named functions, a function of its own for each Line no symbol names (a
+	 * location can be in several chains), and the "[truncated]" root's */
+	nfn = (size_t)p->nfuncs + nlines + 1;
 	b->funcs = calloc(nfn, sizeof(*b->funcs));
 	b->func_ptrs = calloc(nfn, sizeof(*b->func_ptrs));
 	b->locs = calloc(nloc, sizeof(*b->locs));

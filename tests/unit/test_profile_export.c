@@ -503,6 +503,58 @@ static void test_pprof__program_first(void)
 	vt_profile_free(&x.p);
 }
 
+/*
+ * Inlined frames: one Location per address whose Lines are the chain,
+ * innermost first, with their line numbers; the function a frame was inlined
+ * into is no location of its own in a sample; an address in two chains (two
+ * inner functions at one pc, as after a module's names changed) is named in
+ * each, and one no symbol names gets a function of its own in each Line.
+ */
+static void test_pprof__inline_chains(void)
+{
+	struct fixture x = build();
+	struct vt_profile *p = x.p;
+	struct vt_buf gz = VT_BUF_INIT(1 << 20);
+	Perftools__Profiles__Profile *pp;
+	uint32_t outer = loc(p, 0x9000, 0x9000, "", "app", false), inner[2];
+	const char *names[2] = { "json::scan_string", "json::scan_number" };
+	int seen = 0;
+
+	for (int i = 0; i < 2; i++) {
+		inner[i] = vt_profile_intern_loc_full(p, &(struct vt_prof_loc){
+			.pc = 0x9000, .module_off = 0x9000, .line = 40 + (uint32_t)i,
+			.file = vt_profile_intern_str(p, "/src/json.rs"), .inlined_into = outer + 1,
+			.func = vt_profile_intern_func(p, vt_profile_intern_str(p, names[i]),
+						       vt_profile_intern_str(p, "app")) });
+		add(&x, x.t_w1, VT_PROF_RUNNING, NULL, false, 5, 3, inner[i], outer, x.main_);
+	}
+	pp = pprof_of(p, false, &gz);
+	CHECK(pp != NULL);
+	for (size_t i = 0; pp && i < pp->n_sample; i++) {
+		const Perftools__Profiles__Location *l = ploc(pp, pp->sample[i]->location_id[0]);
+
+		if (!l || l->address != 0x9000)
+			continue;
+		/* [inner, main]: the outer function is a Line of inner's Location */
+		seen++;
+		CHECK_EQ_U64(pp->sample[i]->n_location_id, 2);
+		CHECK_EQ_U64(l->n_line, 2);
+		if (l->n_line == 2) {
+			const Perftools__Profiles__Function *f0 = pfunc(pp, l->line[0]->function_id);
+			const Perftools__Profiles__Function *f1 = pfunc(pp, l->line[1]->function_id);
+
+			CHECK(f0 && (!strcmp(pstr(pp, f0->name), names[0]) || !strcmp(pstr(pp, f0->name), names[1])));
+			CHECK(l->line[0]->line == 40 || l->line[0]->line == 41);
+			CHECK(f1 && strstr(pstr(pp, f1->name), "app") != NULL);   /* "app+0x9000" */
+		}
+	}
+	CHECK_EQ_I64(seen, 2);
+	if (pp)
+		perftools__profiles__profile__free_unpacked(pp, NULL);
+	vt_buf_release(&gz);
+	vt_profile_free(&x.p);
+}
+
 /* Written to a file, the profile is read by an independent reader (and go tool pprof when there). */
 static void test_pprof__independent_readers(void)
 {
@@ -723,5 +775,6 @@ static void test_html__opens_in_headless_chromium(void)
 VT_TEST_MAIN(test_folded__cpu_merged_exact, test_folded__every_state_and_one_state,
 	     test_folded__per_thread_and_pool_roots, test_folded__stream_and_cap,
 	     test_pprof__cpu_round_trip, test_pprof__wall_states_and_weights,
-	     test_pprof__program_first, test_pprof__independent_readers, test_html__escaped_and_self_contained,
+	     test_pprof__program_first, test_pprof__inline_chains, test_pprof__independent_readers,
+	     test_html__escaped_and_self_contained,
 	     test_html__opens_in_headless_chromium)

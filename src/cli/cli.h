@@ -73,4 +73,8 @@ int vt_cli_nomem(const char *cmd);
 /* The terminal takes UTF-8 (sparkline blocks); else the views use ASCII. */
 bool vt_cli_utf8(void);
 
+/* The size of the terminal stdout is (rows and columns as the kernel has them, 0
+ * when it does not say); false when stdout is no terminal. */
+bool vt_cli_terminal_size(size_t *rows, size_t *cols);
+
 #endif

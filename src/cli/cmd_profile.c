@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -158,11 +157,9 @@ struct profile_opts {
 /* The terminal's width when stdout is one, else 0 (the text's default). */
 static uint32_t terminal_columns(void)
 {
-	struct winsize ws;
+	size_t rows, cols;
 
-	if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0)
-		return 0;
-	return ws.ws_col;
+	return vt_cli_terminal_size(&rows, &cols) && cols <= UINT32_MAX ? (uint32_t)cols : 0;
 }
 
 static int profile_option(void *ctx, int id, const char *arg)

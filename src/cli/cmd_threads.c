@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -248,12 +247,10 @@ static void wait_until(void *ctx, uint64_t mono_ns)
 /* Terminal size for --watch; false when stdout is not a terminal. */
 static bool term_size(size_t *rows, size_t *cols)
 {
-	struct winsize ws;
-
-	if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0 || ws.ws_row == 0)
+	if (!vt_cli_terminal_size(rows, cols) || *rows == 0)
 		return false;
-	*rows = ws.ws_row;
-	*cols = ws.ws_col ? ws.ws_col : 80;
+	if (*cols == 0)
+		*cols = 80;
 	return true;
 }
 

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 const char *vt_cli_proc_root;
 const char *vt_cli_sys_root;
@@ -157,6 +159,17 @@ bool vt_cli_utf8(void)
 	setlocale(LC_CTYPE, "");
 	cs = nl_langinfo(CODESET);
 	return cs && strcmp(cs, "UTF-8") == 0;
+}
+
+bool vt_cli_terminal_size(size_t *rows, size_t *cols)
+{
+	struct winsize ws;
+
+	if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0)
+		return false;
+	*rows = ws.ws_row;
+	*cols = ws.ws_col;
+	return true;
 }
 
 /* ---- Ctrl-C ends a long command cleanly -------------------------------- */

@@ -349,6 +349,20 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 /* A separate debug file larger than this is not read. */
 #define DEBUG_FILE_MAX ((off_t)4 << 30)
 
+/* path opened for reading when it is a regular file of at most DEBUG_FILE_MAX
+ * bytes (never a device or a FIFO planted under a debug file's name); else -1. */
+static int open_debug_file(const char *path)
+{
+	struct stat st;
+	int fd = open(path, OPEN_FLAGS);
+
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > DEBUG_FILE_MAX)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 /* Whether the debug file open at fd belongs to mod: the same build ID when the
  * module has one, else the CRC32 its .gnu_debuglink gives of the whole file. */
 static bool debug_file_matches(Dwfl_Module *mod, int fd, GElf_Word crc)
@@ -405,17 +419,11 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	if (debuglink[0] == '/') {
 		/* a dwz file (.gnu_debugaltlink: /usr/lib/debug/.dwz/...), shared by
 		 * several packages' debug files; libdw checks its build ID itself */
-		struct stat st;
-
 		if (strncmp(debuglink, "/usr/lib/debug/", 15) != 0 || strstr(debuglink, "/../") ||
-		    (fd = open(debuglink, OPEN_FLAGS)) < 0)
+		    (fd = open_debug_file(debuglink)) < 0)
 			return -1;
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= DEBUG_FILE_MAX) {
-			*debuginfo_file_name = strdup(debuglink);
-			return fd;
-		}
-		close(fd);
-		return -1;
+		*debuginfo_file_name = strdup(debuglink);
+		return fd;
 	}
 	if (strchr(debuglink, '/'))
 		return -1;
@@ -432,14 +440,10 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 
 		if (n < 0 || (size_t)n >= sizeof(path) || strcmp(path, cm->path) == 0)
 			continue;
-		struct stat st;
-
-		fd = open(path, OPEN_FLAGS);
+		fd = open_debug_file(path);
 		if (fd < 0)
 			continue;
-		/* a regular file of a bounded size: never a device or a FIFO planted under the name */
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= DEBUG_FILE_MAX &&
-		    debug_file_matches(mod, fd, crc)) {
+		if (debug_file_matches(mod, fd, crc)) {
 			*debuginfo_file_name = strdup(path);
 			return fd;
 		}
@@ -1268,22 +1272,21 @@ static bool function_die(struct vt_unwinder *uw, Dwfl_Module *mod, Dwarf_Die *cu
 	}
 	if (!find_function(cu, addr, out, 0))
 		return false;
-	f = &uw->funcs[uw->next_func++ % FUNC_RANGES];
-	/* the extent of its code; a function in pieces (DW_AT_ranges) is checked again by haspc */
-	if (dwarf_lowpc(out, &low) == 0 && dwarf_highpc(out, &high) == 0 && low <= addr && addr < high) {
-		*f = (struct func_range){ .mod = mod, .low = low, .high = high,
-					  .off = dwarf_dieoffset(out), .dwarf = dw };
-	} else {
+	/* the piece of its code that holds addr (a function in pieces has DW_AT_ranges;
+	 * a hit in the cache is checked again by haspc) */
+	if (!(dwarf_lowpc(out, &low) == 0 && dwarf_highpc(out, &high) == 0 && low <= addr &&
+	      addr < high)) {
 		ptrdiff_t at = 0;
 		Dwarf_Addr base;
 
-		while ((at = dwarf_ranges(out, at, &base, &low, &high)) > 0)
-			if (low <= addr && addr < high) {
-				*f = (struct func_range){ .mod = mod, .low = low, .high = high,
-							  .off = dwarf_dieoffset(out), .dwarf = dw };
-				break;
-			}
+		while ((at = dwarf_ranges(out, at, &base, &low, &high)) > 0 && !(low <= addr && addr < high))
+			;
+		if (at <= 0)
+			return true;   /* found, but its range is not one to remember */
 	}
+	f = &uw->funcs[uw->next_func++ % FUNC_RANGES];
+	*f = (struct func_range){ .mod = mod, .low = low, .high = high, .off = dwarf_dieoffset(out),
+				  .dwarf = dw };
 	return true;
 }
 

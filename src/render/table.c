@@ -136,36 +136,24 @@ static bool opens_generic(const char *name, size_t i)
 			j--;
 		return j < i - 1 && j >= 8 && strncmp(name + j - 8, "operator", 8) == 0;
 	}
+	/* (the second '<' of "operator<<" follows a '<': no generic) */
 	if (name[i] != '<' || !(isalnum(prev) || prev == '_' || prev == ':' || prev == '>'))
 		return false;
-	return !(i >= 8 && strncmp(name + i - 8, "operator", 8) == 0) &&
-	       !(i >= 9 && strncmp(name + i - 9, "operator<", 9) == 0);
+	return !(i >= 8 && strncmp(name + i - 8, "operator", 8) == 0);
 }
 
-/* The end of the generic arguments opened at name[i] ('<'): the index after their
- * '>', or 0 when they do not close ("->" inside is an arrow, not a bracket). */
-static size_t generic_end(const char *name, size_t i)
+/* The end of the brackets opened at name[i] (open, closed by close): the index
+ * after the matching close, or 0 when they do not close ("->" is an arrow, not
+ * a '>'). */
+static size_t bracket_end(const char *name, size_t i, char open, char close)
 {
 	size_t depth = 0;
 
 	for (; name[i]; i++) {
-		if (name[i] == '<')
+		if (name[i] == open)
 			depth++;
-		else if (name[i] == '>' && !(i > 0 && name[i - 1] == '-') && --depth == 0)
-			return i + 1;
-	}
-	return 0;
-}
-
-/* The end of the parameter list opened at name[i] ('('): the index after its ')', or 0. */
-static size_t params_end(const char *name, size_t i)
-{
-	size_t depth = 0;
-
-	for (; name[i]; i++) {
-		if (name[i] == '(')
-			depth++;
-		else if (name[i] == ')' && --depth == 0)
+		else if (name[i] == close && !(close == '>' && i > 0 && name[i - 1] == '-') &&
+			 --depth == 0)
 			return i + 1;
 	}
 	return 0;
@@ -185,7 +173,7 @@ static void drop_generics(const char *name, bool params, char *out, size_t cap)
 		bool g = opens_generic(name, i), p = params && name[i] == '(' && name[i + 1] != ')';
 
 		if (g || p) {
-			end = g ? generic_end(name, i) : params_end(name, i);
+			end = g ? bracket_end(name, i, '<', '>') : bracket_end(name, i, '(', ')');
 			n = end ? sizeof(generic) - 1 : sizeof(generic) - 2;   /* without the closing one */
 			if (o + n + 1 > cap)
 				break;

@@ -536,8 +536,9 @@ static void stop_threads(void)
 
 	atomic_store(&stop, 1);
 	check(pthread_join(th_feeder, NULL), "pthread_join");
-	/* Every signal sent must arrive: wait for the queue to drain. */
-	until = now() + 3;
+	/* Every signal sent must arrive: wait for the queue to drain (a host
+	 * loaded with sanitizer builds and fuzzers can hold a thread for seconds). */
+	until = now() + 10;
 	while (atomic_load(&cnt.signals_received) < atomic_load(&cnt.signals_sent) && now() < until)
 		usleep(1000);
 	check(pthread_kill(th_signals, SIGUSR1), "pthread_kill");

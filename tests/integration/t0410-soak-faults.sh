@@ -59,9 +59,26 @@ check "--pidfile: one restart, the new pid followed" \
 # --- the wall clock jumps an hour back: intervals hold, the jump is recorded -----------
 shim=$T/tests/shims/clock_jump.so
 if [ -e "$shim" ]; then
-	VT_JUMP_AFTER_S=1 VT_JUMP_BY_S=-3600 LD_PRELOAD=$shim ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
-		"$B/vitals" soak -q -o "$WORK/jump.db" --every 0.2s --for 3s -- sleep 30 >"$WORK/jump.out" 2>&1 ||
-		fail "soak across a clock jump: $(cat "$WORK/jump.out")"
+	# the jump is made once the soak has recorded 3 samples, so it falls inside the soak
+	VT_JUMP_FILE=$WORK/jump.now VT_JUMP_BY_S=-3600 LD_PRELOAD=$shim \
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+		"$B/vitals" soak -q -o "$WORK/jump.db" --every 0.2s --for 5s -- sleep 30 >"$WORK/jump.out" 2>&1 &
+	soak=$!
+	python3 - "$WORK/jump.db" <<'PY' || fail "the soak recorded no 3 samples in 30 s: $(cat "$WORK/jump.out")"
+import sqlite3, sys, time
+end = time.monotonic() + 30
+while time.monotonic() < end:
+    try:
+        c = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True, timeout=1)
+        if c.execute("select count(*) from samples").fetchone()[0] >= 3:
+            sys.exit(0)
+    except sqlite3.Error:
+        pass
+    time.sleep(0.1)
+sys.exit(1)
+PY
+	touch "$WORK/jump.now"
+	wait $soak || fail "soak across a clock jump: $(cat "$WORK/jump.out")"
 	vitals analyze --json "$WORK/jump.db" >"$WORK/jump.json" || fail "analyze jump.db"
 	check "the jump is recorded as an event" \
 		test "$(jq_py "$WORK/jump.json" '[e["kind"] for e in j["events"]].count("clock_jump")')" = 1

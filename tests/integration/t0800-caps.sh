@@ -119,6 +119,7 @@ sleep 0.1
 unharmed "$TPID"
 kill -TERM "$TPID"
 wait "$TPID"
+echo "# inject_victim's last truth: $(tail -n 1 "$TRUTH")"
 check "inject_victim's own checks all passed (no lost signal, no EINTR, no short sleep)" \
 	test "$(truth_py "$TRUTH" 't["ok"]')" = true
 
@@ -227,6 +228,7 @@ fi
 unharmed "$NPID"
 kill -TERM "$NPID"
 wait "$NPID"
+echo "# nobody's inject_victim's last truth: $(tail -n 1 "$NB/truth")"
 check "nobody's inject_victim: its own checks all passed" \
 	test "$(python3 -c "import json; print(json.loads([l for l in open('$NB/truth') if l.startswith('{')][-1])['ok'])")" = True
 

@@ -1,26 +1,28 @@
 /*
  * clock_jump.c — LD_PRELOAD shim for tests: the wall clock jumps.
  *
- * After VT_JUMP_AFTER_S seconds (monotonic, from the first call), every
+ * From the first call after the file VT_JUMP_FILE exists, every
  * CLOCK_REALTIME reading is moved by VT_JUMP_BY_S seconds, as when an
- * operator or NTP steps the clock.  CLOCK_MONOTONIC is left alone: a soak's
- * intervals must not notice, and its recording must say the wall clock
- * moved.  Only for tests; never linked into vitals.
+ * operator or NTP steps the clock.  The test makes the file when it has seen
+ * the soak sampling, so the jump falls inside the soak however slow a busy
+ * host makes its start (a jump timed from the first call could fall before
+ * the first sample, and nothing would see it move).  CLOCK_MONOTONIC is left
+ * alone: a soak's intervals must not notice, and its recording must say the
+ * wall clock moved.  Only for tests; never linked into vitals.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef int (*clock_gettime_fn)(clockid_t, struct timespec *);
 
 int clock_gettime(clockid_t id, struct timespec *ts)
 {
 	static clock_gettime_fn real;
-	static double start = -1;
-	struct timespec mono;
-	const char *after, *by;
-	double now;
+	static int jumped;
+	const char *file, *by;
 	int rc;
 
 	if (!real)
@@ -28,14 +30,13 @@ int clock_gettime(clockid_t id, struct timespec *ts)
 	rc = real(id, ts);
 	if (rc != 0 || id != CLOCK_REALTIME)
 		return rc;
-	after = getenv("VT_JUMP_AFTER_S");
+	file = getenv("VT_JUMP_FILE");
 	by = getenv("VT_JUMP_BY_S");
-	if (!after || !by || real(CLOCK_MONOTONIC, &mono) != 0)
+	if (!file || !by)
 		return rc;
-	now = (double)mono.tv_sec + (double)mono.tv_nsec / 1e9;
-	if (start < 0)
-		start = now;
-	if (now - start >= atof(after))
+	if (!jumped && access(file, F_OK) == 0)
+		jumped = 1;
+	if (jumped)
 		ts->tv_sec += (time_t)atol(by);
 	return rc;
 }

@@ -264,6 +264,13 @@ static int summarize_threads(const struct vt_profile *p, const uint64_t *thread_
 	return 0;
 }
 
+/* *out a copy of string index i of p, NULL for none; false when out of memory. */
+static bool dup_str_or_null(const struct vt_profile *p, uint32_t i, char **out)
+{
+	*out = i ? strdup(vt_profile_str(p, i)) : NULL;
+	return !i || *out;
+}
+
 static int summarize_modules(const struct vt_profile *p, struct vt_prof_summary *s)
 {
 	s->modules = calloc(p->nmodules ? p->nmodules : 1, sizeof(*s->modules));
@@ -281,6 +288,11 @@ static int summarize_modules(const struct vt_profile *p, struct vt_prof_summary 
 			row->frames_total += m->frames[k];
 		}
 		row->symbols = m->symbols;
+		row->lines = m->lines;
+		if (!dup_str_or_null(p, m->debug_file, &row->debug_file) ||
+		    !dup_str_or_null(p, m->debug_ignored, &row->debug_ignored) ||
+		    !dup_str_or_null(p, m->debug_ignored ? m->debug_ignored_why : 0, &row->debug_ignored_why))
+			return -1;
 	}
 	qsort(s->modules, s->nmodules, sizeof(*s->modules), cmp_module_row);
 	return 0;
@@ -507,6 +519,9 @@ void vt_prof_summary_free(struct vt_prof_summary **sp)
 	for (uint32_t i = 0; s->modules && i < s->nmodules; i++) {
 		free(s->modules[i].name);
 		free(s->modules[i].path);
+		free(s->modules[i].debug_file);
+		free(s->modules[i].debug_ignored);
+		free(s->modules[i].debug_ignored_why);
 	}
 	free(s->modules);
 	free(s);

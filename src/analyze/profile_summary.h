@@ -104,6 +104,10 @@ struct vt_prof_module_row {
 	uint64_t frames[VT_UNWIND__COUNT];   /* caller steps out of it, by method */
 	uint64_t frames_total;
 	uint8_t symbols;          /* enum vt_sym_source */
+	uint8_t lines;            /* enum vt_line_source */
+	char *debug_file;         /* the separate debug file read; NULL none */
+	char *debug_ignored;      /* a debug file under its name that is not its own; NULL none */
+	char *debug_ignored_why;  /* what differs; NULL with debug_ignored */
 };
 
 /*

@@ -115,7 +115,10 @@ static const char *const profile_examples[] = {
 "  threads      each thread's and pool's share of the samples beside the\n" \
 "               CPU the kernel counted for it over the same time\n" \
 "  sampling     method, rate, samples taken and lost, how each library\n" \
-"               was unwound, and what profiling cost\n" \
+"               was unwound, where its names and source lines came from\n" \
+"               (the debug file read; one found under its name but of\n" \
+"               another build is not read, and said), and what profiling\n" \
+"               cost\n" \
 "\n" \
 "Ctrl-C ends the profile early and prints what was taken.\n" \
 "\n" \

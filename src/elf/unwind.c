@@ -73,6 +73,17 @@ const char *vt_sym_source_name(enum vt_sym_source s)
 	return "?";
 }
 
+const char *vt_line_source_name(enum vt_line_source s)
+{
+	switch (s) {
+	case VT_LINES_UNKNOWN: return "unknown";
+	case VT_LINES_NONE: return "none";
+	case VT_LINES_OWN: return "own";
+	case VT_LINES_DEBUGFILE: return "debug file";
+	}
+	return "?";
+}
+
 /* What we learn about a module, once (libdwfl's userdata points here). */
 struct mod_info {
 	struct vt_unwinder *uw;
@@ -83,6 +94,9 @@ struct mod_info {
 	uint64_t bias;             /* load bias: pc - bias is the file's address */
 	bool fde_read;             /* fde was looked for (it points into libdw's Elf data) */
 	struct vt_fde_table fde;   /* the unwind table's index: where functions start */
+	/* a debug file find_debuginfo found under the module's name and refused
+	 * (a kept_name; kept across refreshes, as libdw keeps what it loaded) */
+	const char *debug_ignored, *debug_ignored_why;
 };
 
 enum { PC_SYM = 1, PC_FDE = 2, PC_HAS_FDE = 4 };
@@ -346,6 +360,8 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 	return fd;
 }
 
+static const char *kept_name(struct vt_unwinder *uw, const char *name);
+
 /* A separate debug file larger than this is not read. */
 #define DEBUG_FILE_MAX ((off_t)4 << 30)
 
@@ -364,8 +380,9 @@ static int open_debug_file(const char *path)
 }
 
 /* Whether the debug file open at fd belongs to mod: the same build ID when the
- * module has one, else the CRC32 its .gnu_debuglink gives of the whole file. */
-static bool debug_file_matches(Dwfl_Module *mod, int fd, GElf_Word crc)
+ * module has one, else the CRC32 its .gnu_debuglink gives of the whole file.
+ * *why says what differs when it does not. */
+static bool debug_file_matches(Dwfl_Module *mod, int fd, GElf_Word crc, const char **why)
 {
 	const unsigned char *id = NULL;
 	const void *their_id = NULL;
@@ -379,6 +396,7 @@ static bool debug_file_matches(Dwfl_Module *mod, int fd, GElf_Word crc)
 
 		if (e)
 			elf_end(e);
+		*why = their > 0 ? "its build ID is not the module's" : "it has no build ID; the module has one";
 		return same;
 	}
 	uLong sum = crc32(0, Z_NULL, 0);
@@ -390,6 +408,7 @@ static bool debug_file_matches(Dwfl_Module *mod, int fd, GElf_Word crc)
 		sum = crc32(sum, buf, (uInt)n);
 		at += n;
 	}
+	*why = "its CRC32 is not the one the module's .gnu_debuglink gives";
 	return n == 0 && (GElf_Word)sum == crc;
 }
 
@@ -410,7 +429,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	struct mod_info *mi = *userdata;
 	const struct vt_code_module *cm;
 	char dir[PATH_MAX], path[PATH_MAX];
-	const char *slash;
+	const char *slash, *why = NULL;
 	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink,
 					      crc, debuginfo_file_name);
 
@@ -443,11 +462,14 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		fd = open_debug_file(path);
 		if (fd < 0)
 			continue;
-		if (debug_file_matches(mod, fd, crc)) {
+		if (debug_file_matches(mod, fd, crc, &why)) {
 			*debuginfo_file_name = strdup(path);
 			return fd;
 		}
 		close(fd);
+		/* said per module: a stale debug file is why its lines are missing */
+		mi->debug_ignored = kept_name(mi->uw, path);
+		mi->debug_ignored_why = why;
 	}
 	return -1;
 }
@@ -734,8 +756,17 @@ static int report(struct vt_unwinder *uw, struct vt_code_map *map, struct vt_err
 		snprintf(name, sizeof(name), "%s%s", cm->vdso ? "[vdso]" : cm->path,
 			 cm->deleted ? " (deleted)" : "");
 		mod = dwfl_report_module(uw->dwfl, name, cm->low, cm->high);
-		if (mod && dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL) && ud)
+		if (mod && dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL) && ud) {
+			/* a module reported before keeps what libdw loaded for it,
+			 * and with that what its debug file search refused */
+			const struct mod_info *before = *ud;
+
+			if (before) {
+				info[i].debug_ignored = before->debug_ignored;
+				info[i].debug_ignored_why = before->debug_ignored_why;
+			}
 			*ud = &info[i];
+		}
 	}
 	if (dwfl_report_end(uw->dwfl, NULL, NULL) != 0) {
 		free(info);
@@ -1029,7 +1060,7 @@ size_t vt_unwind(struct vt_unwinder *uw, pid_t tid, const struct vt_unwind_start
 
 /* ---- naming ---- */
 
-/* A copy of name kept until the unwinder is freed (PLT stub names). */
+/* A copy of name kept until the unwinder is freed (PLT stub names, refused debug files). */
 static const char *kept_name(struct vt_unwinder *uw, const char *name)
 {
 	for (struct kept_name *k = uw->kept; k; k = k->next)
@@ -1287,6 +1318,27 @@ static bool function_die(struct vt_unwinder *uw, Dwfl_Module *mod, Dwarf_Die *cu
 	f = &uw->funcs[uw->next_func++ % FUNC_RANGES];
 	*f = (struct func_range){ .mod = mod, .low = low, .high = high, .off = dwarf_dieoffset(out),
 				  .dwarf = dw };
+	return true;
+}
+
+bool vt_unwind_module_debug(struct vt_unwinder *uw, uint64_t pc, struct vt_unwind_debug *out)
+{
+	struct mod_info *mi;
+	Dwfl_Module *mod = uw ? module_at(uw, pc, &mi) : NULL;
+	const char *debugfile = NULL;
+	Dwarf_Addr bias;
+	Dwarf *dwarf;
+
+	memset(out, 0, sizeof(*out));
+	if (!mod)
+		return false;
+	/* libdw looks for a separate file here when the module has no .debug_info */
+	dwarf = dwfl_module_getdwarf(mod, &bias);
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	out->debug_file = debugfile;
+	out->lines = !dwarf ? VT_LINES_NONE : debugfile ? VT_LINES_DEBUGFILE : VT_LINES_OWN;
+	out->ignored = mi->debug_ignored;
+	out->ignored_why = mi->debug_ignored ? mi->debug_ignored_why : NULL;
 	return true;
 }
 

@@ -56,6 +56,15 @@ enum vt_sym_source {
 };
 const char *vt_sym_source_name(enum vt_sym_source s);
 
+/* Where a module's DWARF (inline chains, source lines) comes from. */
+enum vt_line_source {
+	VT_LINES_UNKNOWN = 0,  /* not looked for */
+	VT_LINES_NONE,         /* no DWARF: names only, no source lines or inlined frames */
+	VT_LINES_OWN,          /* the module's own .debug_info */
+	VT_LINES_DEBUGFILE,    /* a separate debug file (build ID, .gnu_debuglink) */
+};
+const char *vt_line_source_name(enum vt_line_source s);   /* "none", "own", "debug file" */
+
 /* Memory reads from the target per unwind (process_vm_readv of one aligned
  * 64-byte block each), beyond the stack copy. */
 #define VT_UNWIND_TARGET_READS 64
@@ -185,6 +194,24 @@ struct vt_unwind_inline {
  */
 size_t vt_unwind_source(struct vt_unwinder *uw, uint64_t pc, bool is_return,
 			struct vt_unwind_inline *out, size_t max);
+
+/*
+ * Which debug information a module has, looked for once per module (libdw
+ * opens a separate debug file then, and reads no more of it until asked):
+ * where its source lines come from, the separate debug file read for its
+ * names or lines, and a file found under its debug file's name that is not
+ * its own (another build ID, or the wrong CRC), which is never read.
+ * Strings belong to the unwinder, valid until it is freed.
+ */
+struct vt_unwind_debug {
+	uint8_t lines;            /* enum vt_line_source */
+	const char *debug_file;   /* the separate debug file used; NULL none */
+	const char *ignored;      /* the last debug file refused; NULL none */
+	const char *ignored_why;  /* "its build ID is not the module's", "its CRC is not ..." */
+};
+
+/* The debug information of the module holding pc; false when pc is in no module. */
+bool vt_unwind_module_debug(struct vt_unwinder *uw, uint64_t pc, struct vt_unwind_debug *out);
 
 void vt_unwinder_get_stats(const struct vt_unwinder *uw, struct vt_unwind_stats *out);
 

@@ -131,6 +131,10 @@ static json_t *modules_json(const struct vt_prof_summary *s)
 		[VT_SYMS_MINIDEBUG] = "minidebuginfo", [VT_SYMS_DEBUGFILE] = "debugfile",
 		[VT_SYMS_KALLSYMS] = "kallsyms",
 	};
+	static const char *const lines[] = {
+		[VT_LINES_UNKNOWN] = "unknown", [VT_LINES_NONE] = "none", [VT_LINES_OWN] = "own",
+		[VT_LINES_DEBUGFILE] = "debugfile",
+	};
 	json_t *a = json_array();
 
 	for (uint32_t i = 0; i < s->nmodules; i++) {
@@ -141,6 +145,18 @@ static json_t *modules_json(const struct vt_prof_summary *s)
 		json_object_set_new(o, "symbols",
 				    json_string(m->symbols < sizeof(symbols) / sizeof(symbols[0])
 						? symbols[m->symbols] : "unknown"));
+		json_object_set_new(o, "lines", json_string(m->lines < sizeof(lines) / sizeof(lines[0])
+							    ? lines[m->lines] : "unknown"));
+		json_object_set_new(o, "debug_file", m->debug_file ? vt_json_text(m->debug_file) : json_null());
+		if (m->debug_ignored) {
+			json_t *ig = json_object();
+
+			json_object_set_new(ig, "path", vt_json_text(m->debug_ignored));
+			json_object_set_new(ig, "why", vt_json_text(m->debug_ignored_why ? m->debug_ignored_why : ""));
+			json_object_set_new(o, "debug_ignored", ig);
+		} else {
+			json_object_set_new(o, "debug_ignored", json_null());
+		}
 		for (int k = 0; k < VT_UNWIND__COUNT; k++)
 			json_object_set_new(steps, keys[k], count(m->frames[k]));
 		json_object_set_new(o, "unwind_steps", steps);

@@ -6,6 +6,7 @@
 #include "render/soak_fmt.h"
 #include "render/table.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -33,6 +34,15 @@ static const char *symbols_name(uint8_t s)
 		[VT_SYMS_NONE] = "none (addresses)", [VT_SYMS_DYNSYM] = "dynsym",
 		[VT_SYMS_SYMTAB] = "symtab", [VT_SYMS_MINIDEBUG] = "minidebuginfo",
 		[VT_SYMS_DEBUGFILE] = "debug file", [VT_SYMS_KALLSYMS] = "kallsyms",
+	};
+	return s < sizeof(names) / sizeof(names[0]) && names[s] ? names[s] : "?";
+}
+
+static const char *lines_name(uint8_t s)
+{
+	static const char *const names[] = {
+		[VT_LINES_UNKNOWN] = "-", [VT_LINES_NONE] = "none", [VT_LINES_OWN] = "own",
+		[VT_LINES_DEBUGFILE] = "debug file",
 	};
 	return s < sizeof(names) / sizeof(names[0]) && names[s] ? names[s] : "?";
 }
@@ -346,6 +356,34 @@ static void print_threads(FILE *out, const struct vt_prof_summary *s, uint32_t m
 	vt_table_release(&t);
 }
 
+/* The separate debug files read, and those refused (a stale -dbgsym package, another
+ * build's file under the same name): why a module has no source lines. */
+static void print_debug_files(FILE *out, const struct vt_prof_summary *s)
+{
+	static const char *const label[2] = { "  debug files", "  ignored" };
+	char name[256], path[PATH_MAX + 64];
+	bool said[2] = { false, false };
+
+	for (int kind = 0; kind < 2; kind++)
+		for (uint32_t i = 0, shown = 0; i < s->nmodules && shown < MAX_MODULES; i++) {
+			const struct vt_prof_module_row *m = &s->modules[i];
+			const char *file = kind ? m->debug_ignored : m->debug_file;
+
+			if (!m->frames_total)
+				continue;
+			shown++;
+			if (!file)
+				continue;
+			fprintf(out, "%-13s  %s: %s", said[kind] ? "" : label[kind],
+				vt_text_printable(m->name, name, sizeof(name)),
+				vt_text_printable(file, path, sizeof(path)));
+			if (kind)
+				fprintf(out, " (not read: %s)", m->debug_ignored_why ? m->debug_ignored_why : "not its own");
+			fputc('\n', out);
+			said[kind] = true;
+		}
+}
+
 static void print_modules(FILE *out, const struct vt_prof_summary *s)
 {
 	struct vt_table t;
@@ -357,7 +395,7 @@ static void print_modules(FILE *out, const struct vt_prof_summary *s)
 		fprintf(out, "  unwinding  no caller steps recorded\n");
 		return;
 	}
-	vt_table_init(&t, 7);
+	vt_table_init(&t, 8);
 	for (int c = 2; c < 6; c++)
 		vt_table_align(&t, c, VT_RIGHT);
 	vt_table_cell(&t, "  unwinding");
@@ -367,6 +405,7 @@ static void print_modules(FILE *out, const struct vt_prof_summary *s)
 	vt_table_cell(&t, "%s", method_names[VT_UNWIND_FP]);
 	vt_table_cell(&t, "%s", method_names[VT_UNWIND_KERNEL]);
 	vt_table_cell(&t, "symbols");
+	vt_table_cell(&t, "lines");
 	for (uint32_t i = 0; i < s->nmodules && shown < MAX_MODULES; i++) {
 		const struct vt_prof_module_row *m = &s->modules[i];
 		if (!m->frames_total)
@@ -378,11 +417,13 @@ static void print_modules(FILE *out, const struct vt_prof_summary *s)
 		for (int k = VT_UNWIND_DWARF; k <= VT_UNWIND_KERNEL; k++)
 			vt_table_cell(&t, "%.0f%%", 100.0 * (double)m->frames[k] / (double)m->frames_total);
 		vt_table_cell(&t, "%s", symbols_name(m->symbols));
+		vt_table_cell(&t, "%s", lines_name(m->lines));
 	}
 	vt_table_print(&t, out, 0, false);
 	vt_table_release(&t);
 	if (with_steps > shown)
 		fprintf(out, "             (%u more modules)\n", with_steps - shown);
+	print_debug_files(out, s);
 }
 
 /* Short-lived threads are sampled less, or not at all: say what that hides, and what to do. */

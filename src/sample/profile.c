@@ -333,6 +333,24 @@ uint32_t vt_profile_intern_module(struct vt_profile *p, const char *name, const 
 	return i;
 }
 
+int vt_profile_module_set_debug(struct vt_profile *p, uint32_t k, uint8_t lines, const char *debug_file,
+				const char *ignored, const char *ignored_why)
+{
+	const char *text[3] = { debug_file, ignored, ignored_why };
+	uint32_t idx[3] = { 0, 0, 0 };
+
+	if (k >= p->nmodules)
+		return VT_E_FAIL;
+	for (int i = 0; i < 3; i++)
+		if (text[i] && text[i][0] && (idx[i] = vt_profile_intern_str(p, text[i])) == NO_SLOT)
+			return VT_E_NOMEM;
+	p->modules[k].lines = lines;
+	p->modules[k].debug_file = idx[0];
+	p->modules[k].debug_ignored = idx[1];
+	p->modules[k].debug_ignored_why = idx[1] ? idx[2] : 0;
+	return VT_OK;
+}
+
 /* ---- stacks ---- */
 
 struct stack_key {
@@ -447,6 +465,11 @@ static int merge_meta(struct vt_profile *p, const struct vt_profile *src)
 			p->modules[k].frames[u] += sm->frames[u];
 		if (!p->modules[k].symbols)
 			p->modules[k].symbols = sm->symbols;
+		if (!p->modules[k].lines && sm->lines &&
+		    vt_profile_module_set_debug(p, k, sm->lines, vt_profile_str(src, sm->debug_file),
+						vt_profile_str(src, sm->debug_ignored),
+						vt_profile_str(src, sm->debug_ignored_why)) != VT_OK)
+			return -1;
 	}
 	return 0;
 }

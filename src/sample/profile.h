@@ -108,6 +108,10 @@ struct vt_prof_module {
 	uint32_t path;            /* string: the path in the target's mount namespace */
 	uint64_t frames[VT_UNWIND__COUNT];   /* caller steps out of this module, by method */
 	uint8_t symbols;          /* enum vt_sym_source (elf/unwind.h) */
+	uint8_t lines;            /* enum vt_line_source: where its source lines come from */
+	uint32_t debug_file;      /* string: the separate debug file read, 0 none */
+	uint32_t debug_ignored;   /* string: a debug file under its name that is not its own, 0 none */
+	uint32_t debug_ignored_why;   /* string: what differs */
 	/* the executable mapping that held its first sampled code: [start, limit) in the
 	 * target, mapped from file offset `offset`; limit 0 unknown (anonymous code, the
 	 * kernel, a profile read from a recording) */
@@ -200,6 +204,9 @@ void vt_profile_func_set_source(struct vt_profile *p, uint32_t func, uint32_t fi
 uint32_t vt_profile_intern_thread(struct vt_profile *p, pid_t tid, const char *comm);
 /* The module of this name (added with path when new). */
 uint32_t vt_profile_intern_module(struct vt_profile *p, const char *name, const char *path);
+/* Module k's debug information (strings interned; NULL or "" none).  VT_E_NOMEM. */
+int vt_profile_module_set_debug(struct vt_profile *p, uint32_t k, uint8_t lines, const char *debug_file,
+				const char *ignored, const char *ignored_why);
 
 /*
  * Count one sample: the stack locs[0..depth) (leaf first) seen `count` times

@@ -427,7 +427,13 @@ static uint32_t user_loc(struct profiler *pr, uint64_t pc, bool is_return, uint3
 	if (named) {
 		*module = vt_profile_intern_module(p, sym.module, sym.path ? sym.path : "");
 		if (*module != NO_IDX) {
+			struct vt_unwind_debug dbg;
+
 			p->modules[*module].symbols = sym.symbols;
+			if (!p->modules[*module].lines && vt_unwind_module_debug(pr->uw, pc, &dbg) &&
+			    vt_profile_module_set_debug(p, *module, dbg.lines, dbg.debug_file, dbg.ignored,
+							dbg.ignored_why) != VT_OK)
+				pr->nomem = true;
 			mod_name = p->modules[*module].name;
 			if (sym.path && sym.path[0] == '/')
 				module_mapping(pr, *module, pc);

@@ -37,10 +37,12 @@ const char vt_store_profile_schema_sql[] =
 	"CREATE TABLE profile_threads(profile_id INTEGER, idx INTEGER, tid INTEGER, name INTEGER,"
 	" pool INTEGER, cpu_s REAL, samples INTEGER, PRIMARY KEY(profile_id, idx)) WITHOUT ROWID;"
 	"CREATE TABLE profile_modules(profile_id INTEGER, idx INTEGER, name INTEGER, path INTEGER,"
-	" symbols INTEGER, frames BLOB, PRIMARY KEY(profile_id, idx)) WITHOUT ROWID;";
+	" symbols INTEGER, frames BLOB, lines INTEGER, debug_file INTEGER, debug_ignored INTEGER,"
+	" debug_ignored_why INTEGER, PRIMARY KEY(profile_id, idx)) WITHOUT ROWID;";
 
-/* The last symbol source this vitals knows (elf/unwind.h). */
+/* The last symbol source and line source this vitals knows (elf/unwind.h). */
 #define SYMS_LAST VT_SYMS_KALLSYMS
+#define LINES_LAST VT_LINES_DEBUGFILE
 /* Module frame counts kept per method at most (a newer vitals may know more methods). */
 #define FRAMES_BLOB_MAX (16 * 8)
 
@@ -274,8 +276,9 @@ static int write_modules(struct writer *w, const struct vt_profile *p)
 	uint32_t i;
 	int rc, k, b;
 
-	if ((rc = w_prepare(w, "INSERT INTO profile_modules(profile_id, idx, name, path, symbols, frames)"
-			       " VALUES(?, ?, ?, ?, ?, ?)", &q)))
+	if ((rc = w_prepare(w, "INSERT INTO profile_modules(profile_id, idx, name, path, symbols, frames,"
+			       " lines, debug_file, debug_ignored, debug_ignored_why)"
+			       " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", &q)))
 		return rc;
 	for (i = 0; i < p->nmodules && rc == VT_OK; i++) {
 		const struct vt_prof_module *m = &p->modules[i];
@@ -289,6 +292,10 @@ static int write_modules(struct writer *w, const struct vt_profile *p)
 		sqlite3_bind_int64(q, 4, m->path);
 		sqlite3_bind_int(q, 5, m->symbols);
 		sqlite3_bind_blob(q, 6, blob, (int)sizeof(blob), SQLITE_TRANSIENT);
+		sqlite3_bind_int(q, 7, m->lines);
+		sqlite3_bind_int64(q, 8, m->debug_file);
+		sqlite3_bind_int64(q, 9, m->debug_ignored);
+		sqlite3_bind_int64(q, 10, m->debug_ignored_why);
 		rc = w_step(w, q);
 	}
 	sqlite3_finalize(q);
@@ -796,12 +803,14 @@ static int read_stacks(struct reader *rd)
 static int read_modules(struct reader *rd)
 {
 	sqlite3_stmt *q;
-	uint32_t i, name, path, got;
-	int64_t symbols;
-	bool row;
+	uint32_t i, name, path, got, dbg[3] = { 0, 0, 0 };
+	int64_t symbols, lines = VT_LINES_UNKNOWN;
+	bool row, has_debug = has_column(rd, "profile_modules", "debug_ignored_why");
 	int rc;
 
-	if ((rc = rows_prepare(rd, "name, path, symbols, frames", "profile_modules", &q)))
+	/* recordings before debug information per module have no lines .. debug_ignored_why */
+	if ((rc = rows_prepare(rd, has_debug ? "name, path, symbols, frames, lines, debug_file, debug_ignored,"
+				   " debug_ignored_why" : "name, path, symbols, frames", "profile_modules", &q)))
 		return rc;
 	for (i = 0; (rc = rows_next(rd, q, "profile_modules", i, rd->n.modules, &row)) == VT_OK && row; i++) {
 		const unsigned char *blob;
@@ -811,6 +820,12 @@ static int read_modules(struct reader *rd)
 		if (!col_index(q, 1, rd->p->nstrings, &name) || !col_index(q, 2, rd->p->nstrings, &path) ||
 		    !col_int(q, 3, 0, SYMS_LAST, &symbols) || sqlite3_column_type(q, 4) != SQLITE_BLOB) {
 			rc = damaged(rd, "module %u has a bad name, path, symbol source or frames", i);
+			break;
+		}
+		if (has_debug && (!col_int(q, 5, 0, LINES_LAST, &lines) || !col_index(q, 6, rd->p->nstrings, &dbg[0]) ||
+				  !col_index(q, 7, rd->p->nstrings, &dbg[1]) ||
+				  !col_index(q, 8, rd->p->nstrings, &dbg[2]))) {
+			rc = damaged(rd, "module %u has a bad line source or debug file", i);
 			break;
 		}
 		blob = sqlite3_column_blob(q, 4);
@@ -831,6 +846,10 @@ static int read_modules(struct reader *rd)
 		m = &rd->p->modules[i];
 		m->path = path;
 		m->symbols = (uint8_t)symbols;
+		m->lines = (uint8_t)lines;
+		m->debug_file = dbg[0];
+		m->debug_ignored = dbg[1];
+		m->debug_ignored_why = dbg[1] ? dbg[2] : 0;
 		/* methods a newer vitals knows and this one does not are left out */
 		for (k = 0; k < VT_UNWIND__COUNT && 8 * k < bytes; k++)
 			for (m->frames[k] = 0, b = 0; b < 8; b++)

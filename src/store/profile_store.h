@@ -10,11 +10,12 @@
  *            self_cpu_s, overhead, overhead_how, nstrings, nfuncs, nlocs, nstacks,
  *            nthreads, nmodules)
  *   profile_strings(profile_id, idx, s)
- *   profile_funcs(profile_id, idx, name, module)
- *   profile_locs(profile_id, idx, pc, module_off, func, kernel)
+ *   profile_funcs(profile_id, idx, name, module, system_name, file, line)
+ *   profile_locs(profile_id, idx, pc, module_off, func, kernel, file, line, inlined_into)
  *   profile_stacks(profile_id, idx, thread, state, wait, count, truncated, locs)
  *   profile_threads(profile_id, idx, tid, name, pool, cpu_s, samples)
- *   profile_modules(profile_id, idx, name, path, symbols, frames)
+ *   profile_modules(profile_id, idx, name, path, symbols, frames, lines, debug_file,
+ *                   debug_ignored, debug_ignored_why)
  * idx is the entry's index in the profile (strings[0] is ""); a stack's
  * locs is a BLOB of uint32 little-endian location indices, leaf first; a
  * module's frames a BLOB of uint64 little-endian counts by unwind method;

@@ -115,6 +115,23 @@ check "a .gnu_debuglink file in .debug/: the inlined frames, from it" \
 	grep -q ';work_outer;inline_checksum' "$WORK/sep.folded"
 check "a debug file of another build under that name is ignored: no inlined frame, work_outer still named" \
 	sh -c "! grep -q 'inline_checksum' '$WORK/other.folded' && grep -q ';work_outer' '$WORK/other.folded'"
+module_py() {  # the inline_work module's row of profile JSON $1, through expression $2 of m
+	jq_py "$1" "[$2 for m in j['modules'] if m['name'] == 'inline_work'][0]"
+}
+check "... the module says its lines came from that debug file" test "$(module_py "$WORK/sep.json" \
+	'[m["lines"], m["debug_file"], m["debug_ignored"]]')" = "[\"debugfile\", \"$WORK/sep/.debug/inline_work.debug\", null]"
+check "... the other says none, and which file it did not read, and why" test "$(module_py "$WORK/other.json" \
+	'[m["lines"], m["debug_file"], m["debug_ignored"]]')" = \
+	"[\"none\", null, {\"path\": \"$WORK/other/.debug/inline_work.debug\", \"why\": \"its build ID is not the module's\"}]"
+"$WORK/other/inline_work" --seconds 30 >/dev/null 2>&1 &
+PIDS+=($!)
+sleep 0.3
+vitals profile --for 1s "$!" >"$WORK/other.txt" 2>&1 || fail "other: profile text: $(cat "$WORK/other.txt")"
+kill "$!"
+sed -n '/unwinding/,$p' "$WORK/other.txt" | sed 's/^/# /'
+check "... and the text says so under the modules" \
+	grep -qE "^  ignored +inline_work: $WORK/other/.debug/inline_work.debug \(not read: its build ID is not the module's\)" "$WORK/other.txt"
+check "... the module's lines: none" grep -qE '^ +inline_work +[0-9]+ .* symtab +none$' "$WORK/other.txt"
 
 # --- Rust -------------------------------------------------------------------------------
 if ! command -v rustc >/dev/null; then

@@ -86,7 +86,11 @@ static struct vt_profile *build(int variant)
 	p->modules[mod].symbols = VT_SYMS_DYNSYM;
 	p->modules[mod].frames[VT_UNWIND_DWARF] = 99;
 	p->modules[mod].frames[VT_UNWIND_FP] = (uint64_t)1 << 40;
+	CHECK(vt_profile_module_set_debug(p, mod, VT_LINES_DEBUGFILE,
+					  "/usr/lib/debug/.build-id/93/ac61ec5a8e.debug", NULL, NULL) == VT_OK);
 	mod = vt_profile_intern_module(p, "app", "/srv/app");
+	CHECK(vt_profile_module_set_debug(p, mod, VT_LINES_NONE, NULL, "/srv/.debug/app.debug",
+					  "its build ID is not the module's") == VT_OK);
 
 	t1 = vt_profile_intern_thread(p, 4242, "server");
 	t2 = vt_profile_intern_thread(p, 4250, "worker-12");
@@ -180,6 +184,8 @@ static void check_same(const struct vt_profile *a, const struct vt_profile *b)
 
 		CHECK(x->name == y->name && x->path == y->path && x->symbols == y->symbols &&
 		      memcmp(x->frames, y->frames, sizeof(x->frames)) == 0);
+		CHECK(x->lines == y->lines && x->debug_file == y->debug_file &&
+		      x->debug_ignored == y->debug_ignored && x->debug_ignored_why == y->debug_ignored_why);
 	}
 }
 
@@ -297,6 +303,47 @@ static void make_good(const char *name)
 	vt_profile_free(&p);
 }
 
+/* A recording from before source lines and debug files per module (no such
+ * columns) is read: names, modules and stacks as written, no lines known. */
+static void test_profile_store__older_columns_are_optional(void)
+{
+	struct vt_store_profiles *r = NULL;
+	struct vt_profile *want = build(0), *got = NULL;
+	struct vt_err err = { 0 };
+	sqlite3 *db;
+
+	make_good("older.db");
+	CHECK(sqlite3_open(path_of("older.db"), &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, "ALTER TABLE profile_modules DROP COLUMN lines;"
+			       " ALTER TABLE profile_modules DROP COLUMN debug_file;"
+			       " ALTER TABLE profile_modules DROP COLUMN debug_ignored;"
+			       " ALTER TABLE profile_modules DROP COLUMN debug_ignored_why;"
+			       " ALTER TABLE profile_locs DROP COLUMN file; ALTER TABLE profile_locs DROP COLUMN line;"
+			       " ALTER TABLE profile_locs DROP COLUMN inlined_into;"
+			       " ALTER TABLE profile_funcs DROP COLUMN system_name;"
+			       " ALTER TABLE profile_funcs DROP COLUMN file; ALTER TABLE profile_funcs DROP COLUMN line",
+			   NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	CHECK(vt_store_profiles_open(path_of("older.db"), &r, &err) == VT_OK);
+	CHECK(vt_store_profiles_read(r, 0, &got, &err) == VT_OK);
+	if (got) {
+		CHECK_EQ_U64(got->nmodules, want->nmodules);
+		CHECK_EQ_U64(got->nstacks, want->nstacks);
+		for (uint32_t i = 0; i < got->nmodules && i < want->nmodules; i++) {
+			CHECK(strcmp(vt_profile_str(got, got->modules[i].name),
+				     vt_profile_str(want, want->modules[i].name)) == 0);
+			CHECK(got->modules[i].lines == VT_LINES_UNKNOWN && !got->modules[i].debug_file &&
+			      !got->modules[i].debug_ignored);
+		}
+		for (uint32_t i = 0; i < got->nlocs; i++)
+			CHECK(!got->locs[i].file && !got->locs[i].line && !got->locs[i].inlined_into);
+	}
+	vt_profile_free(&got);
+	vt_profile_free(&want);
+	vt_store_profiles_close(&r);
+	unlink(path_of("older.db"));
+}
+
 /*
  * Each damage, done to a good recording, is refused with VT_E_RECORDING
  * (when it is listed or when the profile is read) and a message holding
@@ -367,6 +414,9 @@ static void test_profile_store__damage_is_refused(void)
 	check_refused("UPDATE profile_modules SET frames = X'0102' WHERE idx = 1", "not 8 per method");
 	check_refused("UPDATE profile_modules SET symbols = 77 WHERE idx = 1", "module 1 has a bad");
 	check_refused("UPDATE profile_modules SET path = 123456 WHERE idx = 1", "module 1 has a bad");
+	check_refused("UPDATE profile_modules SET lines = 9 WHERE idx = 1", "bad line source or debug file");
+	check_refused("UPDATE profile_modules SET debug_file = 99999 WHERE idx = 1", "bad line source or debug file");
+	check_refused("UPDATE profile_modules SET debug_ignored = 'x' WHERE idx = 2", "bad line source or debug file");
 	/* duplicates, holes, counts that do not match */
 	check_refused("UPDATE profile_strings SET s = (SELECT s FROM profile_strings WHERE idx = 1) WHERE idx = 2",
 		      "same as string 1");
@@ -445,5 +495,6 @@ static void test_profile_store__teardown(void)
 }
 
 VT_TEST_MAIN(test_profile_store__setup, test_profile_store__round_trip, test_profile_store__old_recording_has_none,
-	     test_profile_store__damage_is_refused, test_profile_store__a_write_is_all_or_nothing,
+	     test_profile_store__older_columns_are_optional, test_profile_store__damage_is_refused,
+	     test_profile_store__a_write_is_all_or_nothing,
 	     test_profile_store__teardown)

@@ -75,9 +75,13 @@ static struct vt_profile *work_profile(void)
 	p->modules[m].frames[VT_UNWIND_DWARF] = 90;
 	p->modules[m].frames[VT_UNWIND_FP] = 10;
 	p->modules[m].symbols = VT_SYMS_SYMTAB;
+	CHECK(vt_profile_module_set_debug(p, m, VT_LINES_NONE, NULL, "/usr/lib/debug/.build-id/ab/cdef.debug",
+					  "its build ID is not the module's") == VT_OK);
 	m = vt_profile_intern_module(p, "libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6");
 	p->modules[m].frames[VT_UNWIND_DWARF] = 70;
 	p->modules[m].symbols = VT_SYMS_DYNSYM;
+	CHECK(vt_profile_module_set_debug(p, m, VT_LINES_DEBUGFILE, "/usr/lib/debug/.build-id/93/ac61.debug",
+					  NULL, NULL) == VT_OK);
 	snprintf(p->meta.comm, sizeof(p->meta.comm), "app");
 	snprintf(p->meta.method, sizeof(p->meta.method), "perf cpu-clock");
 	p->meta.pid = 100;
@@ -304,9 +308,11 @@ static void test_summary__text_view(void)
 		"  CPU        the target used 1.00 s of CPU; the samples account for 1.01 s at 99 Hz\n"
 		"  overhead   the target ran 0.4% slower (a spinner's loop rate); vitals used "
 		"0.02 s of CPU\n"
-		"  unwinding  module     steps  dwarf  frame pointers  kernel  symbols\n"
-		"             app          100    90%             10%      0%  symtab\n"
-		"             libc.so.6     70   100%              0%      0%  dynsym\n";
+		"  unwinding  module     steps  dwarf  frame pointers  kernel  symbols  lines\n"
+		"             app          100    90%             10%      0%  symtab   none\n"
+		"             libc.so.6     70   100%              0%      0%  dynsym   debug file\n"
+		"  debug files  libc.so.6: /usr/lib/debug/.build-id/93/ac61.debug\n"
+		"  ignored      app: /usr/lib/debug/.build-id/ab/cdef.debug (not read: its build ID is not the module's)\n";
 	CHECK_STR(text, want);
 	if (text && strcmp(text, want) != 0)
 		printf("# got:\n%s", text);

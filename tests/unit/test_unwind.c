@@ -520,6 +520,16 @@ static void test_unwind__inlined_functions_and_lines(void)
 	CHECK_EQ_U64(vt_unwind_source(uw, 0x10, false, chain, VT_UNWIND_MAX_INLINE), 0);
 	CHECK_EQ_U64(vt_unwind_source(uw, pc, false, chain, 0), 0);
 	CHECK_EQ_U64(vt_unwind_source(NULL, pc, false, chain, VT_UNWIND_MAX_INLINE), 0);
+	/* this test's own module: its lines from its own DWARF, no debug file read or refused */
+	{
+		struct vt_unwind_debug dbg;
+
+		CHECK(vt_unwind_module_debug(uw, pc, &dbg));
+		CHECK_EQ_I64(dbg.lines, VT_LINES_OWN);
+		CHECK(!dbg.debug_file && !dbg.ignored && !dbg.ignored_why);
+		CHECK(!vt_unwind_module_debug(uw, 0x10, &dbg) && dbg.lines == VT_LINES_UNKNOWN);
+		CHECK(!vt_unwind_module_debug(NULL, pc, &dbg));
+	}
 	vt_unwinder_free(&uw);
 }
 

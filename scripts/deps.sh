@@ -13,7 +13,7 @@
 # Runs apt-get only when something is missing; needs root (or sudo) then.
 set -eu
 build_pkgs="gcc make pkg-config libc6-dev linux-libc-dev libelf-dev libdw-dev zlib1g-dev libjansson-dev libexpat1-dev libsqlite3-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev libcrypt-dev libiberty-dev"
-test_pkgs="python3 python3-psutil redis-server libtcmalloc-minimal4 libjemalloc-dev procps util-linux gdb man-db sysstat gcc-multilib clang linux-perf chromium prometheus curl openssl golang-go g++ rustc"
+test_pkgs="python3 python3-psutil redis-server libtcmalloc-minimal4 libjemalloc-dev procps util-linux gdb man-db sysstat gcc-multilib clang linux-perf chromium prometheus curl openssl golang-go g++ rustc xz-utils"
 pkgs=$build_pkgs
 test=
 [ "${1:-}" = "--test" ] && { pkgs="$pkgs $test_pkgs"; test=1; }

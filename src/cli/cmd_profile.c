@@ -109,9 +109,10 @@ static const char *const profile_examples[] = {
 "               start of the function that holds it, from the unwind\n" \
 "               table: libz.so.1.2.13+0x5d80 (function); C++ and Rust names\n" \
 "               demangled; with DWARF debug information (in the binary, a\n" \
-"               -dbgsym package's file, or a .gnu_debuglink file) functions\n" \
-"               the compiler inlined are frames of their own, marked\n" \
-"               (inlined), and each function's file:line is shown\n" \
+"               -dbgsym package's file, a .gnu_debuglink file, or split\n" \
+"               DWARF .dwo files) functions the compiler inlined are\n" \
+"               frames of their own, marked (inlined), and each\n" \
+"               function's file:line is shown\n" \
 "  threads      each thread's and pool's share of the samples beside the\n" \
 "               CPU the kernel counted for it over the same time\n" \
 "  sampling     method, rate, samples taken and lost, how each library\n" \

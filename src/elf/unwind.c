@@ -80,6 +80,7 @@ const char *vt_line_source_name(enum vt_line_source s)
 	case VT_LINES_NONE: return "none";
 	case VT_LINES_OWN: return "own";
 	case VT_LINES_DEBUGFILE: return "debug file";
+	case VT_LINES_SPLIT: return "split DWARF";
 	}
 	return "?";
 }
@@ -1321,11 +1322,45 @@ static bool function_die(struct vt_unwinder *uw, Dwfl_Module *mod, Dwarf_Die *cu
 	return true;
 }
 
+/* Split DWARF files looked for per module at most (each is opened). */
+#define DWO_CHECKS 64
+
+/*
+ * Whether dwarf's units are skeletons of split DWARF (gcc -gsplit-dwarf); of
+ * the first DWO_CHECKS, the name of one whose .dwo libdw could not open (it
+ * looks beside the module, then in the unit's comp_dir) in *missing.
+ */
+static bool split_units(Dwarf *dwarf, const char **missing)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Die cudie, split;
+	uint8_t unit_type;
+	unsigned skeletons = 0;
+
+	*missing = NULL;
+	while (dwarf_get_units(dwarf, cu, &next, NULL, &unit_type, &cudie, NULL) == 0) {
+		cu = next;
+		if (unit_type != DW_UT_skeleton)
+			continue;
+		if (skeletons++ < DWO_CHECKS && !*missing &&
+		    (dwarf_cu_info(cu, NULL, NULL, NULL, &split, NULL, NULL, NULL) != 0 ||
+		     dwarf_tag(&split) != DW_TAG_compile_unit)) {
+			Dwarf_Attribute attr;
+			const char *name = dwarf_formstring(dwarf_attr(&cudie, DW_AT_dwo_name, &attr));
+
+			*missing = name ? name : "?";
+		}
+		if (skeletons >= DWO_CHECKS && *missing)
+			break;
+	}
+	return skeletons > 0;
+}
+
 bool vt_unwind_module_debug(struct vt_unwinder *uw, uint64_t pc, struct vt_unwind_debug *out)
 {
 	struct mod_info *mi;
 	Dwfl_Module *mod = uw ? module_at(uw, pc, &mi) : NULL;
-	const char *debugfile = NULL;
+	const char *debugfile = NULL, *missing;
 	Dwarf_Addr bias;
 	Dwarf *dwarf;
 
@@ -1339,6 +1374,13 @@ bool vt_unwind_module_debug(struct vt_unwinder *uw, uint64_t pc, struct vt_unwin
 	out->lines = !dwarf ? VT_LINES_NONE : debugfile ? VT_LINES_DEBUGFILE : VT_LINES_OWN;
 	out->ignored = mi->debug_ignored;
 	out->ignored_why = mi->debug_ignored ? mi->debug_ignored_why : NULL;
+	if (dwarf && split_units(dwarf, &missing)) {
+		out->lines = VT_LINES_SPLIT;
+		if (missing) {
+			out->ignored = kept_name(uw, missing);
+			out->ignored_why = "split DWARF file not found: source lines, no inlined frames";
+		}
+	}
 	return true;
 }
 
@@ -1346,11 +1388,12 @@ size_t vt_unwind_source(struct vt_unwinder *uw, uint64_t pc, bool is_return,
 			struct vt_unwind_inline *out, size_t max)
 {
 	uint64_t addr = is_return && pc ? pc - 1 : pc;
-	Dwarf_Die path[DIE_DEPTH_MAX], *cu, child;
+	Dwarf_Die path[DIE_DEPTH_MAX], *cu, child, split;
 	Dwarf_Files *files = NULL;
 	Dwarf_Addr bias;
 	Dwfl_Module *mod;
 	Dwfl_Line *l;
+	uint8_t unit_type;
 	size_t nfiles = 0, n = 0;
 	const char *file = NULL;
 	uint32_t line = 0;
@@ -1359,7 +1402,14 @@ size_t vt_unwind_source(struct vt_unwinder *uw, uint64_t pc, bool is_return,
 	if (!uw || max == 0 || !(mod = module_at(uw, addr, NULL)))
 		return 0;
 	cu = dwfl_module_addrdie(mod, addr, &bias);
-	if (!cu || !function_die(uw, mod, cu, addr - bias, &path[0]))
+	if (!cu)
+		return 0;
+	/* split DWARF (gcc -gsplit-dwarf): the unit in the module is a skeleton, its
+	 * functions are in its .dwo file (libdw opens it beside the unit's comp_dir) */
+	if (dwarf_cu_info(cu->cu, NULL, &unit_type, NULL, &split, NULL, NULL, NULL) == 0 &&
+	    unit_type == DW_UT_skeleton && dwarf_tag(&split) == DW_TAG_compile_unit)
+		cu = &split;
+	if (!function_die(uw, mod, cu, addr - bias, &path[0]))
 		return 0;
 	/* down from the function to the innermost block or inlined call holding addr */
 	for (depth = 1; depth < DIE_DEPTH_MAX && dwarf_child(&path[depth - 1], &child) == 0;) {

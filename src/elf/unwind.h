@@ -62,6 +62,8 @@ enum vt_line_source {
 	VT_LINES_NONE,         /* no DWARF: names only, no source lines or inlined frames */
 	VT_LINES_OWN,          /* the module's own .debug_info */
 	VT_LINES_DEBUGFILE,    /* a separate debug file (build ID, .gnu_debuglink) */
+	VT_LINES_SPLIT,        /* split DWARF: skeleton units in the module, their
+	                        * functions in .dwo files (gcc -gsplit-dwarf) */
 };
 const char *vt_line_source_name(enum vt_line_source s);   /* "none", "own", "debug file" */
 
@@ -200,14 +202,16 @@ size_t vt_unwind_source(struct vt_unwinder *uw, uint64_t pc, bool is_return,
  * opens a separate debug file then, and reads no more of it until asked):
  * where its source lines come from, the separate debug file read for its
  * names or lines, and a file found under its debug file's name that is not
- * its own (another build ID, or the wrong CRC), which is never read.
+ * its own (another build ID, or the wrong CRC), which is never read, or a
+ * split DWARF file (.dwo) that is not where the module says (its unit then
+ * has source lines but no inlined frames).
  * Strings belong to the unwinder, valid until it is freed.
  */
 struct vt_unwind_debug {
 	uint8_t lines;            /* enum vt_line_source */
 	const char *debug_file;   /* the separate debug file used; NULL none */
-	const char *ignored;      /* the last debug file refused; NULL none */
-	const char *ignored_why;  /* "its build ID is not the module's", "its CRC is not ..." */
+	const char *ignored;      /* the last debug file refused, or a .dwo not found; NULL none */
+	const char *ignored_why;  /* "its build ID is not the module's", "... not found", ... */
 };
 
 /* The debug information of the module holding pc; false when pc is in no module. */

@@ -133,7 +133,7 @@ static json_t *modules_json(const struct vt_prof_summary *s)
 	};
 	static const char *const lines[] = {
 		[VT_LINES_UNKNOWN] = "unknown", [VT_LINES_NONE] = "none", [VT_LINES_OWN] = "own",
-		[VT_LINES_DEBUGFILE] = "debugfile",
+		[VT_LINES_DEBUGFILE] = "debugfile", [VT_LINES_SPLIT] = "split",
 	};
 	json_t *a = json_array();
 

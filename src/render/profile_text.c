@@ -42,7 +42,7 @@ static const char *lines_name(uint8_t s)
 {
 	static const char *const names[] = {
 		[VT_LINES_UNKNOWN] = "-", [VT_LINES_NONE] = "none", [VT_LINES_OWN] = "own",
-		[VT_LINES_DEBUGFILE] = "debug file",
+		[VT_LINES_DEBUGFILE] = "debug file", [VT_LINES_SPLIT] = "split DWARF",
 	};
 	return s < sizeof(names) / sizeof(names[0]) && names[s] ? names[s] : "?";
 }
@@ -360,7 +360,7 @@ static void print_threads(FILE *out, const struct vt_prof_summary *s, uint32_t m
  * build's file under the same name): why a module has no source lines. */
 static void print_debug_files(FILE *out, const struct vt_prof_summary *s)
 {
-	static const char *const label[2] = { "  debug files", "  ignored" };
+	static const char *const label[2] = { "  debug files", "  not used" };
 	char name[256], path[PATH_MAX + 64];
 	bool said[2] = { false, false };
 
@@ -378,7 +378,7 @@ static void print_debug_files(FILE *out, const struct vt_prof_summary *s)
 				vt_text_printable(m->name, name, sizeof(name)),
 				vt_text_printable(file, path, sizeof(path)));
 			if (kind)
-				fprintf(out, " (not read: %s)", m->debug_ignored_why ? m->debug_ignored_why : "not its own");
+				fprintf(out, " (%s)", m->debug_ignored_why ? m->debug_ignored_why : "not its own");
 			fputc('\n', out);
 			said[kind] = true;
 		}

@@ -42,7 +42,7 @@ const char vt_store_profile_schema_sql[] =
 
 /* The last symbol source and line source this vitals knows (elf/unwind.h). */
 #define SYMS_LAST VT_SYMS_KALLSYMS
-#define LINES_LAST VT_LINES_DEBUGFILE
+#define LINES_LAST VT_LINES_SPLIT
 /* Module frame counts kept per method at most (a newer vitals may know more methods). */
 #define FRAMES_BLOB_MAX (16 * 8)
 

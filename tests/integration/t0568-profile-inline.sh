@@ -11,10 +11,16 @@
 # inline_rotate; --json's rows say "inlined" and where each is defined; the
 # text marks them "(inlined)" with a "defined at" column; --pprof has one
 # Location per address whose Lines are the inline chain, innermost first,
-# with line numbers.  A Rust program built with rustc -O -g gets its
-# #[inline(always)] function as an inlined frame, demangled.
+# with line numbers.  Debug information is found where it is kept: a
+# .gnu_debuglink file (one of another build under its name is not used, and
+# said), a file under /usr/lib/debug/.build-id (as -dbgsym packages install
+# it), MiniDebugInfo (.gnu_debugdata), split DWARF (.dwo; one moved away is
+# named); each module says where its lines came from.  A Rust program built
+# with rustc -O -g gets its #[inline(always)] function as an inlined frame,
+# demangled.
 # Prerequisite: perf events (root, or perf_event_paranoid <= 1).
 . "$(dirname "$0")/lib.sh"
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
@@ -130,8 +136,87 @@ vitals profile --for 1s "$!" >"$WORK/other.txt" 2>&1 || fail "other: profile tex
 kill "$!"
 sed -n '/unwinding/,$p' "$WORK/other.txt" | sed 's/^/# /'
 check "... and the text says so under the modules" \
-	grep -qE "^  ignored +inline_work: $WORK/other/.debug/inline_work.debug \(not read: its build ID is not the module's\)" "$WORK/other.txt"
+	grep -qE "^  not used +inline_work: $WORK/other/.debug/inline_work.debug \(its build ID is not the module's\)" "$WORK/other.txt"
 check "... the module's lines: none" grep -qE '^ +inline_work +[0-9]+ .* symtab +none$' "$WORK/other.txt"
+
+# --- a -dbgsym package's file: /usr/lib/debug/.build-id/xx/rest.debug (root only) ------------
+# The program gets a build ID of its own (--build-id=0x...: no other run's file can be
+# taken for it), loses its DWARF, and its debug file goes where Debian's -dbgsym puts it.
+if [ "$(id -u)" = 0 ]; then
+	bid=$(od -An -N20 -tx1 /dev/urandom | tr -d ' \n')
+	mkdir -p "$WORK/bid" "/usr/lib/debug/.build-id/${bid:0:2}"
+	bid_file=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
+	trap 'rm -f "$bid_file"; rmdir "${bid_file%/*}" 2>/dev/null; cleanup' EXIT
+	gcc -std=gnu11 -O1 -g -D_GNU_SOURCE -I"$SRC/targets" -Wl,--build-id=0x"$bid" -o "$WORK/bid/inline_work" \
+		"$SRC/targets/inline_work.c" -lpthread -lm 2>"$WORK/bid.err" || fail "gcc --build-id: $(cat "$WORK/bid.err")"
+	objcopy --only-keep-debug "$WORK/bid/inline_work" "$bid_file"
+	strip --strip-debug "$WORK/bid/inline_work"
+	"$WORK/bid/inline_work" --seconds 30 >/dev/null 2>&1 &
+	PIDS+=($!)
+	sleep 0.3
+	vitals profile --for 1s --json --folded "$WORK/bid.folded" "$!" >"$WORK/bid.json" 2>"$WORK/bid.err" ||
+		fail "build-id: profile: $(cat "$WORK/bid.err")"
+	kill "$!"
+	check "by build ID under /usr/lib/debug/.build-id: the inlined frames, from it" \
+		grep -q ';work_outer;inline_checksum' "$WORK/bid.folded"
+	check "... the module names that file" test "$(module_py "$WORK/bid.json" '[m["lines"], m["debug_file"]]')" = \
+		"[\"debugfile\", \"$bid_file\"]"
+	rm -f "$bid_file"
+	rmdir "${bid_file%/*}" 2>/dev/null   # made for it, unless another file is there
+else
+	echo "# not root: a debug file under /usr/lib/debug/.build-id not tried"
+fi
+
+# --- MiniDebugInfo: the program stripped, its function symbols in an xz-compressed
+# .gnu_debugdata section (as Fedora's packages carry them) -------------------------------
+if command -v xz >/dev/null; then
+	mdi=$WORK/mdi
+	mkdir -p "$mdi"
+	nm -D "$T/targets/inline_work" --format=posix --defined-only | awk '{ print $1 }' | sort >"$mdi/dynsyms"
+	nm "$T/targets/inline_work" --format=posix --defined-only | awk '$2 ~ /^[Tt]$/ { print $1 }' | sort >"$mdi/funcs"
+	comm -13 "$mdi/dynsyms" "$mdi/funcs" >"$mdi/keep"
+	objcopy --only-keep-debug "$T/targets/inline_work" "$mdi/full.debug"
+	objcopy -S --remove-section .comment --keep-symbols="$mdi/keep" "$mdi/full.debug" "$mdi/mini"
+	xz "$mdi/mini"
+	strip --strip-all -R .comment -o "$mdi/inline_work" "$T/targets/inline_work"
+	objcopy --add-section .gnu_debugdata="$mdi/mini.xz" "$mdi/inline_work"
+	"$mdi/inline_work" --seconds 30 >/dev/null 2>&1 &
+	PIDS+=($!)
+	sleep 0.3
+	vitals profile --for 1s --json --folded "$WORK/mdi.folded" "$!" >"$WORK/mdi.json" 2>"$WORK/mdi.err" ||
+		fail "MiniDebugInfo: profile: $(cat "$WORK/mdi.err")"
+	kill "$!"
+	check "MiniDebugInfo: work_outer named from .gnu_debugdata" grep -q ';work_outer' "$WORK/mdi.folded"
+	check "... the module's symbols: minidebuginfo, lines none" \
+		test "$(module_py "$WORK/mdi.json" '[m["symbols"], m["lines"]]')" = '["minidebuginfo", "none"]'
+else
+	echo "# no xz: MiniDebugInfo not tried (scripts/deps.sh --test installs xz-utils)"
+fi
+
+# --- split DWARF (gcc -gsplit-dwarf): the functions in a .dwo beside the program -----------
+# Found: the inlined frames as from DWARF in the program.  Moved away: source lines still
+# (the line table stays in the program), no inlined frames, and the module names the .dwo.
+mkdir -p "$WORK/split"
+(cd "$WORK/split" && gcc -std=gnu11 -O1 -g -gsplit-dwarf -D_GNU_SOURCE -I"$SRC/targets" -o inline_work \
+	"$SRC/targets/inline_work.c" -lpthread -lm) 2>"$WORK/split.err" || fail "gcc -gsplit-dwarf: $(cat "$WORK/split.err")"
+dwo=$(cd "$WORK/split" && ls ./*.dwo 2>/dev/null | head -1)
+check "gcc -gsplit-dwarf left a .dwo beside the program" test -n "$dwo"
+for d in found moved; do
+	[ "$d" = moved ] && mv "$WORK/split/$dwo" "$WORK/moved.dwo"
+	"$WORK/split/inline_work" --seconds 30 >/dev/null 2>&1 &
+	PIDS+=($!)
+	sleep 0.3
+	vitals profile --for 1s --json --folded "$WORK/split-$d.folded" "$!" >"$WORK/split-$d.json" 2>"$WORK/split.err" ||
+		fail "split DWARF, $d: profile: $(cat "$WORK/split.err")"
+	kill "$!"
+done
+check "split DWARF: the inlined frames, from the .dwo" grep -q ';work_outer;inline_checksum' "$WORK/split-found.folded"
+check "... the module's lines: split, nothing missing" \
+	test "$(module_py "$WORK/split-found.json" '[m["lines"], m["debug_ignored"]]')" = '["split", null]'
+check "the .dwo moved away: no inlined frame, work_outer still named" \
+	sh -c "! grep -q 'inline_checksum' '$WORK/split-moved.folded' && grep -q ';work_outer' '$WORK/split-moved.folded'"
+check "... the module names the .dwo it did not find" test "$(module_py "$WORK/split-moved.json" \
+	'[m["lines"], m["debug_ignored"]["path"].endswith(".dwo"), "not found" in m["debug_ignored"]["why"]]')" = '["split", true, true]'
 
 # --- Rust -------------------------------------------------------------------------------
 if ! command -v rustc >/dev/null; then

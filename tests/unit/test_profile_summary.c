@@ -312,7 +312,7 @@ static void test_summary__text_view(void)
 		"             app          100    90%             10%      0%  symtab   none\n"
 		"             libc.so.6     70   100%              0%      0%  dynsym   debug file\n"
 		"  debug files  libc.so.6: /usr/lib/debug/.build-id/93/ac61.debug\n"
-		"  ignored      app: /usr/lib/debug/.build-id/ab/cdef.debug (not read: its build ID is not the module's)\n";
+		"  not used     app: /usr/lib/debug/.build-id/ab/cdef.debug (its build ID is not the module's)\n";
 	CHECK_STR(text, want);
 	if (text && strcmp(text, want) != 0)
 		printf("# got:\n%s", text);

@@ -250,7 +250,29 @@ static bool has_guard_below(const struct vt_region_list *list, size_t i)
 	       vt_region_size(g) <= GUARD_MAX && g->kind == VT_REGION_OTHER;
 }
 
-static void classify_anon(struct vt_region_list *list, size_t i, const struct vt_classify_ctx *ctx)
+/*
+ * The largest mapping taken for a thread stack by its guard alone (no thread's
+ * stack pointer in it: a stack glibc keeps cached for the next thread): as large
+ * as the largest stack a thread is on, and at least glibc's default (8 MiB,
+ * RLIMIT_STACK's usual).  Larger ones with a guard below are an allocator's:
+ * mimalloc reserves address space PROT_NONE and commits a segment above it.
+ */
+#define LAYOUT_STACK_MIN ((8ull << 20) + (64ull << 10))
+
+static uint64_t layout_stack_max(const struct vt_region_list *list, const struct vt_classify_ctx *ctx)
+{
+	uint64_t max = LAYOUT_STACK_MIN;
+
+	for (size_t i = 0; i < list->n; i++)
+		if (list->v[i].kind == VT_REGION_OTHER && is_anon(&list->v[i]) &&
+		    !perms_are(&list->v[i], "---p") && thread_in(ctx, &list->v[i]) &&
+		    vt_region_size(&list->v[i]) > max)
+			max = vt_region_size(&list->v[i]);
+	return max;
+}
+
+static void classify_anon(struct vt_region_list *list, size_t i, const struct vt_classify_ctx *ctx,
+			  uint64_t stack_max)
 {
 	struct vt_region *r = &list->v[i];
 	int tid;
@@ -271,7 +293,7 @@ static void classify_anon(struct vt_region_list *list, size_t i, const struct vt
 							   : VT_MMAP_THRESHOLD_MIN) &&
 		   is_mmapped_chunks(ctx, r)) {
 		set_kind(r, VT_REGION_MMAP_CHUNK, VT_KIND_BY_MEMORY);
-	} else if (has_guard_below(list, i)) {
+	} else if (has_guard_below(list, i) && vt_region_size(r) <= stack_max) {
 		set_kind(r, VT_REGION_THREAD_STACK, VT_KIND_BY_LAYOUT);
 	} else if (ctx->alloc == VT_ALLOC_JEMALLOC || ctx->alloc == VT_ALLOC_TCMALLOC ||
 		   ctx->alloc == VT_ALLOC_MIMALLOC) {
@@ -284,6 +306,7 @@ static void classify_anon(struct vt_region_list *list, size_t i, const struct vt
 void vt_regions_classify(struct vt_region_list *list, const struct vt_classify_ctx *ctx,
 			 struct vt_arena_summary *a)
 {
+	uint64_t stack_max;
 	size_t i;
 
 	memset(a, 0, sizeof(*a));
@@ -303,9 +326,10 @@ void vt_regions_classify(struct vt_region_list *list, const struct vt_classify_c
 	if (ctx->alloc == VT_ALLOC_GLIBC)
 		find_arena_heaps(list, ctx, a);
 	/* Stacks first (their guards sit below them), then everything else. */
+	stack_max = layout_stack_max(list, ctx);
 	for (i = 0; i < list->n; i++)
 		if (list->v[i].kind == VT_REGION_OTHER && is_anon(&list->v[i]))
-			classify_anon(list, i, ctx);
+			classify_anon(list, i, ctx, stack_max);
 	for (i = 0; i + 1 < list->n; i++) {
 		struct vt_region *g = &list->v[i];
 		if (g->kind == VT_REGION_OTHER && is_anon(g) && perms_are(g, "---p") &&

@@ -293,6 +293,30 @@ static void test_regions__thread_stack_by_sp(void)
 	vt_region_list_release(&list);
 }
 
+/* mimalloc reserves address space PROT_NONE and commits a segment above it: a guard-like
+ * run below a 28 MiB rw-p region no thread runs on is an allocator's, not a cached stack;
+ * an 8 MiB one is still a stack glibc keeps for its next thread (a mimalloc process's
+ * threads are glibc's all the same). */
+static void test_regions__big_region_over_guard_is_not_a_stack(void)
+{
+	const char *text =
+		"053000000000-053000001000 ---p 00000000 00:00 0 \n"
+		"053000001000-053001c01000 rw-p 00000000 00:00 0 \n"
+		"7f3000000000-7f3000001000 ---p 00000000 00:00 0 \n"
+		"7f3000001000-7f3000801000 rw-p 00000000 00:00 0 \n";
+	struct vt_classify_ctx ctx = { .alloc = VT_ALLOC_MIMALLOC };
+	struct vt_region_list list;
+	struct vt_arena_summary a;
+
+	parse_text(text, &list);
+	vt_regions_classify(&list, &ctx, &a);
+	CHECK(list.v[1].kind == VT_REGION_ALLOC_OTHER);
+	CHECK(list.v[0].kind != VT_REGION_GUARD);
+	CHECK(list.v[3].kind == VT_REGION_THREAD_STACK);
+	CHECK(list.v[2].kind == VT_REGION_GUARD);
+	vt_region_list_release(&list);
+}
+
 static void test_regions__names(void)
 {
 	const char *text =
@@ -349,4 +373,5 @@ VT_TEST_MAIN(test_regions__arena_sprawl_by_layout, test_regions__capped_process_
 	     test_regions__not_glibc_has_no_arenas, test_regions__heap_info_counts_arenas,
 	     test_regions__merged_full_and_partial_heaps, test_regions__busy_arena_races,
 	     test_regions__aligned_mapping_that_is_not_a_heap, test_regions__merged_mmapped_chunks,
-	     test_regions__thread_stack_by_sp, test_regions__names, test_arena_cap__sources)
+	     test_regions__thread_stack_by_sp, test_regions__big_region_over_guard_is_not_a_stack,
+	     test_regions__names, test_arena_cap__sources)

@@ -176,9 +176,13 @@ static int make_pools(struct vt_threads_rates *r, struct vt_err *err)
 
 		if (t->flags & (VT_THREAD_APPEARED | VT_THREAD_EXITED))
 			continue;      /* a rate over part of the interval: no measure of the spread */
+		/* no trailing digits (tokio's "tokio-runtime-w" workers all
+		 * share one name), or nothing but digits: the whole name */
 		len = vt_threads_pool_key_len(t->comm);
-		if (len == 0 || len == strlen(t->comm))
-			continue;      /* no trailing digits, or nothing but digits */
+		if (len == 0)
+			len = strlen(t->comm);
+		if (len == 0 || len >= sizeof(key))
+			continue;
 		memcpy(key, t->comm, len);
 		key[len] = '\0';
 		for (j = 0; j < r->npools; j++)

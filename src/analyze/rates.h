@@ -66,7 +66,8 @@ struct vt_thread_rate {
 };
 
 /*
- * Threads named alike: the same name up to trailing digits.  When the
+ * Threads named alike: the same name up to trailing digits, or the same
+ * name with none (tokio's workers are all "tokio-runtime-w").  When the
  * digits differ (worker-0, worker-1) they are an index and the pool is
  * "worker-"; when every member has the same digits (all "python3") they are
  * part of the program's name and the pool is "python3".

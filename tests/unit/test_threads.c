@@ -382,6 +382,35 @@ static void test_rates__pool_names(void)
 	vt_threads_rates_release(&r);
 }
 
+/* Tokio names every worker "tokio-runtime-worker" (15 characters kept: no digits at all):
+ * they are one pool, by their whole name; a lone name is no pool. */
+static void test_rates__pool_of_one_name_without_digits(void)
+{
+	struct vt_thread_snap a[4] = { th(201, "svc", 'S', 0, 0, 0, 0, 0, 0),
+				       th(202, "tokio-runtime-w", 'R', 0, 0, 0, 0, 0, 0),
+				       th(203, "tokio-runtime-w", 'R', 0, 0, 0, 0, 0, 0),
+				       th(204, "tokio-runtime-w", 'R', 0, 0, 0, 0, 0, 0) };
+	struct vt_thread_snap b[4] = { th(201, "svc", 'S', 0, 0, 0, 0, 0, 0),
+				       th(202, "tokio-runtime-w", 'R', 3 * NS / 10, 0, 30, 0, 0, 0),
+				       th(203, "tokio-runtime-w", 'R', 3 * NS / 10, 0, 30, 0, 0, 0),
+				       th(204, "tokio-runtime-w", 'R', 3 * NS / 10, 0, 30, 0, 0, 0) };
+	struct vt_threads_sample s[2];
+	struct vt_threads_rates r;
+	struct vt_err err;
+
+	sample(&s[0], 0, 0, 0, a, 4);
+	sample(&s[1], NS, 90, 0, b, 4);
+	CHECK(vt_threads_rates_compute(s, 2, 2, &r, &err) == VT_OK);
+	CHECK_EQ_U64(r.npools, 1);
+	if (r.npools) {
+		CHECK_STR(r.pools[0].label, "tokio-runtime-w");
+		CHECK_EQ_U64(r.pools[0].count, 3);
+		CHECK(!r.pools[0].indexed && !r.pools[0].uneven);
+		CHECK(near(r.pools[0].total_cores, 0.9));
+	}
+	vt_threads_rates_release(&r);
+}
+
 /* A finding's evidence as the views word it (one buffer: one call per statement). */
 static const char *evidence(const struct vt_diag_finding *f)
 {
@@ -633,6 +662,6 @@ static void test_rates__syscall_tally(void)
 
 VT_TEST_MAIN(test_schedstat__parse, test_rates__steady_pair, test_rates__thread_churn, test_rates__short_lived,
 	     test_rates__counter_edges, test_rates__zero_and_short_interval, test_rates__pool_key,
-	     test_rates__pool_names, test_diagnose__rules, test_diagnose__io, test_diagnose__io_many,
-	     test_rates__quota_and_throttling,
+	     test_rates__pool_names, test_rates__pool_of_one_name_without_digits, test_diagnose__rules,
+	     test_diagnose__io, test_diagnose__io_many, test_rates__quota_and_throttling,
 	     test_rates__syscall_tally)

@@ -11,7 +11,8 @@
 # inline_rotate; --json's rows say "inlined" and where each is defined; the
 # text marks them "(inlined)" with a "defined at" column; --pprof has one
 # Location per address whose Lines are the inline chain, innermost first,
-# with line numbers.  Debug information is found where it is kept: a
+# with line numbers (DWARF 5, gcc's default; also with compressed debug
+# sections).  Debug information is found where it is kept: a
 # .gnu_debuglink file (one of another build under its name is not used, and
 # said), a file under /usr/lib/debug/.build-id (as -dbgsym packages install
 # it), MiniDebugInfo (.gnu_debugdata), split DWARF (.dwo; one moved away is
@@ -138,6 +139,17 @@ sed -n '/unwinding/,$p' "$WORK/other.txt" | sed 's/^/# /'
 check "... and the text says so under the modules" \
 	grep -qE "^  not used +inline_work: $WORK/other/.debug/inline_work.debug \(its build ID is not the module's\)" "$WORK/other.txt"
 check "... the module's lines: none" grep -qE '^ +inline_work +[0-9]+ .* symtab +none$' "$WORK/other.txt"
+
+# --- compressed debug sections (SHF_COMPRESSED, as ld --compress-debug-sections leaves them) --
+mkdir -p "$WORK/zlib"
+objcopy --compress-debug-sections=zlib "$T/targets/inline_work" "$WORK/zlib/inline_work"
+"$WORK/zlib/inline_work" --seconds 30 >/dev/null 2>&1 &
+PIDS+=($!)
+sleep 0.3
+vitals profile --for 1s --folded "$WORK/zlib.folded" "$!" >/dev/null 2>"$WORK/zlib.err" ||
+	fail "compressed: profile: $(cat "$WORK/zlib.err")"
+kill "$!"
+check "compressed debug sections: the inlined frames" grep -q ';work_outer;inline_checksum' "$WORK/zlib.folded"
 
 # --- a -dbgsym package's file: /usr/lib/debug/.build-id/xx/rest.debug (root only) ------------
 # The program gets a build ID of its own (--build-id=0x...: no other run's file can be

@@ -110,14 +110,23 @@ objcopy --strip-debug --add-gnu-debuglink="$WORK/sep/.debug/inline_work.debug" \
 objcopy --strip-debug --add-gnu-debuglink="$WORK/sep/.debug/inline_work.debug" \
 	"$T/targets/inline_work" "$WORK/other/inline_work"
 objcopy --only-keep-debug "$T/targets/profile_work" "$WORK/other/.debug/inline_work.debug"
-for d in sep other; do
-	"$WORK/$d/inline_work" --seconds 60 >"$WORK/$d.out" 2>&1 &
-	PIDS+=($!)
+# profile_program NAME PROGRAM [text]: PROGRAM (a build of inline_work) profiled for 1 s while it
+# runs: $WORK/NAME.json and $WORK/NAME.folded, or with "text" $WORK/NAME.txt
+profile_program() {
+	local name=$1 prog=$2 pid
+	"$prog" --seconds 30 >/dev/null 2>&1 &
+	pid=$!
+	PIDS+=($pid)
 	sleep 0.3
-	vitals profile --for 1s --json --folded "$WORK/$d.folded" "$!" >"$WORK/$d.json" 2>"$WORK/$d.err" ||
-		fail "$d: profile: $(cat "$WORK/$d.err")"
-	kill "$!"
-done
+	if [ "${3:-}" = text ]; then
+		vitals profile --for 1s "$pid" >"$WORK/$name.txt" 2>"$WORK/$name.err"
+	else
+		vitals profile --for 1s --json --folded "$WORK/$name.folded" "$pid" >"$WORK/$name.json" 2>"$WORK/$name.err"
+	fi || fail "$name: profile: $(cat "$WORK/$name.err")"
+	kill "$pid"
+}
+profile_program sep "$WORK/sep/inline_work"
+profile_program other "$WORK/other/inline_work"
 check "a .gnu_debuglink file in .debug/: the inlined frames, from it" \
 	grep -q ';work_outer;inline_checksum' "$WORK/sep.folded"
 check "a debug file of another build under that name is ignored: no inlined frame, work_outer still named" \
@@ -130,11 +139,7 @@ check "... the module says its lines came from that debug file" test "$(module_p
 check "... the other says none, and which file it did not read, and why" test "$(module_py "$WORK/other.json" \
 	'[m["lines"], m["debug_file"], m["debug_ignored"]]')" = \
 	"[\"none\", null, {\"path\": \"$WORK/other/.debug/inline_work.debug\", \"why\": \"its build ID is not the module's\"}]"
-"$WORK/other/inline_work" --seconds 30 >/dev/null 2>&1 &
-PIDS+=($!)
-sleep 0.3
-vitals profile --for 1s "$!" >"$WORK/other.txt" 2>&1 || fail "other: profile text: $(cat "$WORK/other.txt")"
-kill "$!"
+profile_program other "$WORK/other/inline_work" text
 sed -n '/unwinding/,$p' "$WORK/other.txt" | sed 's/^/# /'
 check "... and the text says so under the modules" \
 	grep -qE "^  not used +inline_work: $WORK/other/.debug/inline_work.debug \(its build ID is not the module's\)" "$WORK/other.txt"
@@ -143,12 +148,7 @@ check "... the module's lines: none" grep -qE '^ +inline_work +[0-9]+ .* symtab 
 # --- compressed debug sections (SHF_COMPRESSED, as ld --compress-debug-sections leaves them) --
 mkdir -p "$WORK/zlib"
 objcopy --compress-debug-sections=zlib "$T/targets/inline_work" "$WORK/zlib/inline_work"
-"$WORK/zlib/inline_work" --seconds 30 >/dev/null 2>&1 &
-PIDS+=($!)
-sleep 0.3
-vitals profile --for 1s --folded "$WORK/zlib.folded" "$!" >/dev/null 2>"$WORK/zlib.err" ||
-	fail "compressed: profile: $(cat "$WORK/zlib.err")"
-kill "$!"
+profile_program zlib "$WORK/zlib/inline_work"
 check "compressed debug sections: the inlined frames" grep -q ';work_outer;inline_checksum' "$WORK/zlib.folded"
 
 # --- a -dbgsym package's file: /usr/lib/debug/.build-id/xx/rest.debug (root only) ------------
@@ -163,12 +163,7 @@ if [ "$(id -u)" = 0 ]; then
 		"$SRC/targets/inline_work.c" -lpthread -lm 2>"$WORK/bid.err" || fail "gcc --build-id: $(cat "$WORK/bid.err")"
 	objcopy --only-keep-debug "$WORK/bid/inline_work" "$bid_file"
 	strip --strip-debug "$WORK/bid/inline_work"
-	"$WORK/bid/inline_work" --seconds 30 >/dev/null 2>&1 &
-	PIDS+=($!)
-	sleep 0.3
-	vitals profile --for 1s --json --folded "$WORK/bid.folded" "$!" >"$WORK/bid.json" 2>"$WORK/bid.err" ||
-		fail "build-id: profile: $(cat "$WORK/bid.err")"
-	kill "$!"
+	profile_program bid "$WORK/bid/inline_work"
 	check "by build ID under /usr/lib/debug/.build-id: the inlined frames, from it" \
 		grep -q ';work_outer;inline_checksum' "$WORK/bid.folded"
 	check "... the module names that file" test "$(module_py "$WORK/bid.json" '[m["lines"], m["debug_file"]]')" = \
@@ -192,12 +187,7 @@ if command -v xz >/dev/null; then
 	xz "$mdi/mini"
 	strip --strip-all -R .comment -o "$mdi/inline_work" "$T/targets/inline_work"
 	objcopy --add-section .gnu_debugdata="$mdi/mini.xz" "$mdi/inline_work"
-	"$mdi/inline_work" --seconds 30 >/dev/null 2>&1 &
-	PIDS+=($!)
-	sleep 0.3
-	vitals profile --for 1s --json --folded "$WORK/mdi.folded" "$!" >"$WORK/mdi.json" 2>"$WORK/mdi.err" ||
-		fail "MiniDebugInfo: profile: $(cat "$WORK/mdi.err")"
-	kill "$!"
+	profile_program mdi "$mdi/inline_work"
 	check "MiniDebugInfo: work_outer named from .gnu_debugdata" grep -q ';work_outer' "$WORK/mdi.folded"
 	check "... the module's symbols: minidebuginfo, lines none" \
 		test "$(module_py "$WORK/mdi.json" '[m["symbols"], m["lines"]]')" = '["minidebuginfo", "none"]'
@@ -215,12 +205,7 @@ dwo=$(cd "$WORK/split" && ls ./*.dwo 2>/dev/null | head -1)
 check "gcc -gsplit-dwarf left a .dwo beside the program" test -n "$dwo"
 for d in found moved; do
 	[ "$d" = moved ] && mv "$WORK/split/$dwo" "$WORK/moved.dwo"
-	"$WORK/split/inline_work" --seconds 30 >/dev/null 2>&1 &
-	PIDS+=($!)
-	sleep 0.3
-	vitals profile --for 1s --json --folded "$WORK/split-$d.folded" "$!" >"$WORK/split-$d.json" 2>"$WORK/split.err" ||
-		fail "split DWARF, $d: profile: $(cat "$WORK/split.err")"
-	kill "$!"
+	profile_program "split-$d" "$WORK/split/inline_work"
 done
 check "split DWARF: the inlined frames, from the .dwo" grep -q ';work_outer;inline_checksum' "$WORK/split-found.folded"
 check "... the module's lines: split, nothing missing" \

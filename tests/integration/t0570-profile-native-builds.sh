@@ -7,7 +7,7 @@
 # a lambda and a function that throws and catches (g++ -O2 -g).  Each program
 # measures how long it spent in each function (the truth).  For every build:
 # each function's inclusive share within 3 pp of its truth, every name
-# vitals prints is the symbol's demangling as c++filt gives it (rustfilt's
+# vitals prints is the symbol's demangling as c++filt -i gives it (rustfilt's
 # form for Rust: no ::h<hash>, no [crate hash]), the inlined helper a frame of
 # its own only where DWARF says so, and in the stripped build the functions
 # by address (module+offset, the same offsets the unstripped twin's symbols
@@ -281,7 +281,7 @@ sys.exit(1 if bad else 0)
 PY
 }
 
-# demangled_as_cxxfilt NAME: every function with a symbol is named as c++filt demangles it
+# demangled_as_cxxfilt NAME: every function with a symbol is named as c++filt -i demangles it
 # (Rust: without the ::h<hash> and the [crate hash] rustfilt leaves out too)
 demangled_as_cxxfilt() {
 	python3 - "$WORK/$1.json" <<'PY'
@@ -289,7 +289,8 @@ import json, re, subprocess, sys
 j = json.load(open(sys.argv[1]))
 rows = [f for f in j["top_self"] + j["top_total"] if (f["system_name"] or "").startswith(("_Z", "_R"))]
 syms = sorted({f["system_name"] for f in rows})
-out = subprocess.run(["c++filt"], input="\n".join(syms) + "\n", capture_output=True, text=True).stdout.splitlines()
+# -i: no implementation details (std::string, not std::basic_string<char, ...>), as perf and test_demangle
+out = subprocess.run(["c++filt", "-i"], input="\n".join(syms) + "\n", capture_output=True, text=True).stdout.splitlines()
 want = {s: re.sub(r"\[[0-9a-f]{1,16}\]", "", re.sub(r"::h[0-9a-f]{16}", "", d)) for s, d in zip(syms, out)}
 bad = [(f["function"], want[f["system_name"]]) for f in rows if f["function"] != want[f["system_name"]]]
 print("#   %d functions with symbols, %d named otherwise than c++filt%s" % (len(rows), len(bad), bad[:3]))

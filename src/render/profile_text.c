@@ -17,34 +17,16 @@
 #define FUNC_COLS_MIN 24     /* a function's name gets at least this many */
 #define SOURCE_COLS_MAX 24   /* "file.c:123", cut in its middle beyond */
 
-/*
- * The names of the unwinding methods and symbol sources, as the views say
- * them.  elf/unwind.h declares vt_unwind_method_name and vt_sym_source_name
- * for the same; they are not built yet on this branch, so these stay here
- * until they are.
- */
-static const char *const method_names[VT_UNWIND__COUNT] = {
-	[VT_UNWIND_NONE] = "none", [VT_UNWIND_DWARF] = "dwarf",
-	[VT_UNWIND_FP] = "frame pointers", [VT_UNWIND_KERNEL] = "kernel",
-};
-
+/* A module's symbol and line sources as the modules table says them (elf/unwind.h's
+ * names, but for what stands out: no symbols at all, and not looked for). */
 static const char *symbols_name(uint8_t s)
 {
-	static const char *const names[] = {
-		[VT_SYMS_NONE] = "none (addresses)", [VT_SYMS_DYNSYM] = "dynsym",
-		[VT_SYMS_SYMTAB] = "symtab", [VT_SYMS_MINIDEBUG] = "minidebuginfo",
-		[VT_SYMS_DEBUGFILE] = "debug file", [VT_SYMS_KALLSYMS] = "kallsyms",
-	};
-	return s < sizeof(names) / sizeof(names[0]) && names[s] ? names[s] : "?";
+	return s == VT_SYMS_NONE ? "none (addresses)" : vt_sym_source_name(s);
 }
 
 static const char *lines_name(uint8_t s)
 {
-	static const char *const names[] = {
-		[VT_LINES_UNKNOWN] = "-", [VT_LINES_NONE] = "none", [VT_LINES_OWN] = "own",
-		[VT_LINES_DEBUGFILE] = "debug file", [VT_LINES_SPLIT] = "split DWARF",
-	};
-	return s < sizeof(names) / sizeof(names[0]) && names[s] ? names[s] : "?";
+	return s == VT_LINES_UNKNOWN ? "-" : vt_line_source_name(s);
 }
 
 /* "60.0%" of a fraction. */
@@ -401,9 +383,9 @@ static void print_modules(FILE *out, const struct vt_prof_summary *s)
 	vt_table_cell(&t, "  unwinding");
 	vt_table_cell(&t, "module");
 	vt_table_cell(&t, "steps");
-	vt_table_cell(&t, "%s", method_names[VT_UNWIND_DWARF]);
-	vt_table_cell(&t, "%s", method_names[VT_UNWIND_FP]);
-	vt_table_cell(&t, "%s", method_names[VT_UNWIND_KERNEL]);
+	vt_table_cell(&t, "%s", vt_unwind_method_name(VT_UNWIND_DWARF));
+	vt_table_cell(&t, "%s", vt_unwind_method_name(VT_UNWIND_FP));
+	vt_table_cell(&t, "%s", vt_unwind_method_name(VT_UNWIND_KERNEL));
 	vt_table_cell(&t, "symbols");
 	vt_table_cell(&t, "lines");
 	for (uint32_t i = 0; i < s->nmodules && shown < MAX_MODULES; i++) {

@@ -204,7 +204,8 @@ void vt_profile_func_set_source(struct vt_profile *p, uint32_t func, uint32_t fi
 uint32_t vt_profile_intern_thread(struct vt_profile *p, pid_t tid, const char *comm);
 /* The module of this name (added with path when new). */
 uint32_t vt_profile_intern_module(struct vt_profile *p, const char *name, const char *path);
-/* Module k's debug information (strings interned; NULL or "" none).  VT_E_NOMEM. */
+/* Module k's debug information (strings interned; NULL or "" none).  VT_E_NOMEM; VT_E_FAIL when
+ * there is no module k. */
 int vt_profile_module_set_debug(struct vt_profile *p, uint32_t k, uint8_t lines, const char *debug_file,
 				const char *ignored, const char *ignored_why);
 

@@ -110,10 +110,19 @@ check "text: the request threads are not listed one by one (at most 2 python3 ro
 	test "$(grep -c '^  [0-9][0-9]*[-+]*  *python3  ' "$WORK/hs.txt")" -le 2
 
 # --- a soak of it, analysed: one row for the threads that came and went -------
-"$B/vitals" soak "$SPID" -o "$WORK/hs.db" --every 0.5s --threads-every 1s --for 5s -q >/dev/null 2>"$WORK/soak.err" ||
-	fail "vitals soak on http.server: $(cat "$WORK/soak.err")"
-"$B/vitals" analyze "$WORK/hs.db" >"$WORK/an.txt" || fail "vitals analyze"
-"$B/vitals" analyze --json "$WORK/hs.db" >"$WORK/an.json" || fail "vitals analyze --json"
+# As above, the load reaching the server is the premise: a make test-loaded run
+# saw the server at 0.037 cores over the soak's 5 s and no request thread in
+# any sample, so up to three soaks are tried for one that saw request threads.
+for attempt in 1 2 3; do
+	rm -f "$WORK/hs.db"
+	"$B/vitals" soak "$SPID" -o "$WORK/hs.db" --every 0.5s --threads-every 1s --for 5s -q >/dev/null 2>"$WORK/soak.err" ||
+		fail "vitals soak on http.server: $(cat "$WORK/soak.err")"
+	"$B/vitals" analyze "$WORK/hs.db" >"$WORK/an.txt" || fail "vitals analyze"
+	"$B/vitals" analyze --json "$WORK/hs.db" >"$WORK/an.json" || fail "vitals analyze --json"
+	seen=$(jq_py "$WORK/an.json" '(j.get("short_lived_threads") or {}).get("threads", 0)')
+	[ "$seen" -gt 0 ] && break
+	echo "# soak $attempt: no sample saw a request thread (process $(jq_py "$WORK/an.json" '(j.get("short_lived_threads") or {}).get("process_cores")') cores)"
+done
 sed -n '/^threads by CPU/,/^  RUNQ/p' "$WORK/an.txt" | sed 's/^/# /'
 check "analyze: one +- short-lived row" test "$(grep -c '^  +- *short-lived  *[0-9]' "$WORK/an.txt")" = 1
 check "analyze: its names are counted (N x python3)" grep -q '^  +- short-lived: [0-9]* x python3' "$WORK/an.txt"

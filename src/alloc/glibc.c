@@ -2,12 +2,14 @@
  * glibc.c — the glibc malloc recipes (see glibc.h).
  */
 #include "alloc/glibc.h"
+#include "alloc/glibc_heap.h"
 
 #include "proc/mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Where each call's results land in the session's scratch area. */
 #define OFF_MALLINFO 0           /* struct mallinfo2: 10 x size_t = 80 bytes */
@@ -79,6 +81,32 @@ int vt_glibc_resolve(const struct vt_procfs *pfs, pid_t pid, const struct vt_reg
 	f->malloc_trim = addrs[4];
 	f->errno_location = addrs[5];
 	return VT_OK;
+}
+
+int vt_glibc_main_arena_locate(const struct vt_procfs *pfs, pid_t pid, const struct vt_region_list *maps,
+			       const struct vt_heap_mem *m, unsigned tries, uint64_t *main_arena,
+			       struct vt_err *err)
+{
+	uint8_t code[VT_GLIBC_MALLINFO2_CODE];
+	uint64_t fn;
+	unsigned t;
+	int rc;
+
+	*main_arena = 0;
+	rc = vt_inject_resolve(pfs, pid, maps, "libc.so.6", "mallinfo2", &fn, err);
+	if (rc == VT_E_NOTFOUND)
+		rc = vt_inject_resolve(pfs, pid, maps, "libc.so.6", "mallinfo", &fn, err);
+	if (rc)
+		return rc;
+	if (m->read(m->ctx, fn, code, sizeof(code)))
+		return vt_err_set(err, VT_E_IO, 0, "cannot read mallinfo2's code in %d", (int)pid);
+	rc = VT_E_NOTFOUND;
+	for (t = 0; t < tries && rc == VT_E_NOTFOUND; t++) {
+		if (t)
+			nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+		rc = vt_glibc_find_main_arena(m, code, sizeof(code), fn, main_arena, err);
+	}
+	return rc;
 }
 
 int vt_glibc_mallinfo(struct vt_alloc_calls *cs, const struct vt_glibc_fns *f, struct vt_mallinfo *mi,

@@ -64,6 +64,24 @@ void vt_mallinfo_summary(const struct vt_mallinfo *mi, struct vt_alloc_summary *
 /* live / held, (uordblks + hblkhd) / (arena + hblkhd): the share in use (0 when nothing is held). */
 double vt_mallinfo_live_fraction(const struct vt_mallinfo *mi);
 
+/*
+ * main_arena of process pid (maps: its mappings), found without debug
+ * symbols and without stopping it: the RIP-relative lea targets in the
+ * first bytes of mallinfo2's code (mallinfo's before glibc 2.33), read
+ * through m, checked as a malloc arena (vt_glibc_find_main_arena).  A busy
+ * arena can be read mid-update, so the check is tried up to tries times,
+ * 2 ms apart.  Errors: those of vt_inject_resolve; VT_E_IO when the code
+ * cannot be read through m (the caller knows why); VT_E_NOTFOUND when no
+ * lea target checked as an arena.
+ */
+struct vt_heap_mem;
+int vt_glibc_main_arena_locate(const struct vt_procfs *pfs, pid_t pid, const struct vt_region_list *maps,
+			       const struct vt_heap_mem *m, unsigned tries, uint64_t *main_arena,
+			       struct vt_err *err);
+
+/* Bytes of mallinfo2's code searched for main_arena. */
+#define VT_GLIBC_MALLINFO2_CODE 512
+
 /* Largest malloc_info() text copied out of the target. */
 #define VT_MALLOC_INFO_MAX (16u << 20)
 

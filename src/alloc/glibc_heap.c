@@ -127,6 +127,25 @@ bool vt_glibc_arena_check(const struct vt_heap_mem *m, uint64_t addr, size_t *na
 	return true;
 }
 
+bool vt_glibc_arena_ring(const struct vt_heap_mem *m, uint64_t main_arena, uint64_t *out, size_t max,
+			 size_t *n)
+{
+	uint8_t ms[MS_SIZE];
+	uint64_t a = main_arena;
+	size_t k = 0;
+
+	*n = 0;
+	do {
+		if (!a || (a & 7) || mem_read(m, a, ms, sizeof(ms)) || !arena_looks(ms, a))
+			return false;
+		if (k < max)
+			out[(*n)++] = a;
+		a = word(ms + MS_NEXT);
+		k++;
+	} while (a != main_arena && k <= VT_HEAP_ARENAS_MAX);
+	return a == main_arena;
+}
+
 int vt_glibc_find_main_arena(const struct vt_heap_mem *m, const uint8_t *code, size_t len, uint64_t code_addr,
 			     uint64_t *main_arena, struct vt_err *err)
 {

@@ -157,6 +157,16 @@ int vt_glibc_find_main_arena(const struct vt_heap_mem *m, const uint8_t *code, s
 			     uint64_t *main_arena, struct vt_err *err);
 
 /*
+ * The arenas of the ring that starts at main_arena, main first: up to max
+ * addresses into out (an arena's address is that of its mutex, the first
+ * field of struct malloc_state), *n of them.  False when an arena does not
+ * check (vt_glibc_arena_check's test) or the ring does not close within
+ * VT_HEAP_ARENAS_MAX; true with *n == max when the ring is longer.
+ */
+bool vt_glibc_arena_ring(const struct vt_heap_mem *m, uint64_t main_arena, uint64_t *out, size_t max,
+			 size_t *n);
+
+/*
  * Walk every arena and the mmapped chunks, calling o->visit with each
  * chunk's resident content.  *out is filled (release it with
  * vt_heap_walk_release, also after an error).  VT_E_PARSE when main_arena

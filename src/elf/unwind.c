@@ -1218,6 +1218,42 @@ bool vt_unwind_symbolize(struct vt_unwinder *uw, uint64_t pc, bool is_return,
 	return true;
 }
 
+bool vt_unwind_data_symbol(struct vt_unwinder *uw, uint64_t addr, struct vt_unwind_sym *out)
+{
+	const struct vt_code_module *cm = NULL;
+	struct mod_info *mi;
+	Dwfl_Module *mod;
+	GElf_Sym sym;
+	GElf_Off off = 0;
+	const char *name;
+	int type;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	if (!uw)
+		return false;
+	/* the last module starting at or below addr: its .bss may run past its file mappings */
+	for (i = 0; i < uw->map.n && uw->map.v[i].low <= addr; i++)
+		if (!uw->map.v[i].vdso)
+			cm = &uw->map.v[i];
+	if (!cm || !(mod = module_at(uw, cm->low, &mi)))
+		return false;
+	learn_module(mi, mod);
+	name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+	type = GELF_ST_TYPE(sym.st_info);
+	if (!name || !name[0] || sym.st_size == 0 || off >= sym.st_size ||
+	    (type != STT_OBJECT && type != STT_COMMON && type != STT_NOTYPE))
+		return false;
+	out->func = unversioned(uw, name);
+	out->func_off = off;
+	out->module = vt_code_basename(cm->path);
+	out->path = cm->path;
+	out->module_off = addr - (mi->known ? mi->bias : cm->low);
+	out->symbols = mi->syms;
+	out->has_cfi = mi->has_cfi;
+	return true;
+}
+
 /* A function DIE's name: its linkage name when it has one (C++, Rust), else its
  * name; through DW_AT_abstract_origin and DW_AT_specification. */
 static const char *die_function_name(Dwarf_Die *die)

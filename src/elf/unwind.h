@@ -169,6 +169,16 @@ bool vt_unwind_symbolize(struct vt_unwinder *uw, uint64_t pc, bool is_return,
 			 struct vt_unwind_sym *out);
 
 /*
+ * Name a data address: the object symbol (a static or global variable) of
+ * the module whose image holds it, its .bss beyond the file's last page
+ * included.  out->func is the object's name and func_off the offset into
+ * it; false when no sized object symbol covers addr (never the nearest
+ * one guessed) or no module is mapped below it.  Names come from the
+ * symbol tables libdw reads: .symtab, .dynsym, a separate debug file.
+ */
+bool vt_unwind_data_symbol(struct vt_unwinder *uw, uint64_t addr, struct vt_unwind_sym *out);
+
+/*
  * One function of a pc's inline chain, from the module's DWARF (its own or a
  * separate debug file): the functions the compiler inlined at pc, innermost
  * first, and last the function the code belongs to.  Strings belong to the

@@ -21,6 +21,7 @@
 #include "base/tidlist.h"
 #include "proc/schedstat.h"
 #include "proc/stat.h"
+#include "proc/task.h"
 #include "proc/wchan_syscall.h"
 
 #include <dirent.h>
@@ -285,6 +286,8 @@ static int read_doing(struct vt_thread_watch *w, struct slot *s, pid_t tid, unsi
 			return VT_E_GONE;
 		if (rc == VT_OK)
 			rc = vt_syscall_parse(w->buf.data, w->buf.len, &c->syscall, c->syscall_args, NULL);
+		if (rc != VT_OK || !vt_syscall_parse_sp_pc(w->buf.data, w->buf.len, &c->syscall_sp, &c->syscall_pc))
+			c->syscall_sp = c->syscall_pc = 0;
 		if (rc == VT_E_PERM || rc == VT_E_NOTFOUND)
 			w->syscall_refused = rc;    /* the same for every thread: do not ask again */
 		c->syscall_rc = rc;

@@ -116,6 +116,8 @@ struct vt_thread_counts {
 	char wchan[48];         /* task wchan: kernel function it sleeps in, "" on a CPU or unknown */
 	long syscall;           /* task syscall (1): number in progress, or VT_TW_SYSCALL_* */
 	uint64_t syscall_args[VT_SYSCALL_ARGS];   /* its arguments, 0 when none */
+	uint64_t syscall_sp;    /* task syscall: user stack pointer and program counter of a */
+	uint64_t syscall_pc;    /* blocked thread (where its stack is unwound from), 0 none */
 	int wchan_rc;           /* VT_OK read; VT_E_PERM refused (ptrace read access needed);
 	                         * VT_E_NOTFOUND no such file; VT_TW_UNREAD not asked for */
 	int syscall_rc;         /* the same for syscall (ptrace attach access needed) */

@@ -23,6 +23,7 @@ enum vt_schema {
 	VT_SCHEMA_PROFILE,           /* vitals profile --json */
 	VT_SCHEMA_CENSUS,            /* vitals census --json */
 	VT_SCHEMA_CAPS,              /* vitals caps --json */
+	VT_SCHEMA_LOCKS,             /* vitals locks --json */
 	VT_SCHEMA__COUNT
 };
 

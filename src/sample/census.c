@@ -20,7 +20,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define MALLINFO2_CODE 512       /* bytes of mallinfo2's code searched for main_arena */
 
 /* The target's memory: process_vm_readv, and pagemap for which pages are resident. */
 struct target_mem {
@@ -170,29 +169,16 @@ static int refused(struct probe *p, int e, struct vt_err *err)
 
 static int find_main_arena(struct probe *p, const struct vt_heap_mem *m, struct vt_err *err)
 {
-	uint8_t code[MALLINFO2_CODE];
-	uint64_t fn;
-	int rc, tries;
+	int rc = vt_glibc_main_arena_locate(p->pfs, p->pid, &p->maps, m, MAIN_ARENA_TRIES, &p->c->main_arena, err);
 
-	rc = vt_inject_resolve(p->pfs, p->pid, &p->maps, "libc.so.6", "mallinfo2", &fn, err);
-	if (rc == VT_E_NOTFOUND)
-		rc = vt_inject_resolve(p->pfs, p->pid, &p->maps, "libc.so.6", "mallinfo", &fn, err);
-	if (rc)
-		return rc;
-	if (target_read(&p->mem, fn, code, sizeof(code)))
+	if (rc == VT_E_IO)
 		return p->mem.last_errno == EFAULT
 			       ? vt_err_set(err, VT_E_GONE, 0, "libc's code went away in %d", (int)p->pid)
 			       : refused(p, p->mem.last_errno, err);
-	/* A busy arena can be read mid-update: read it again before giving up. */
-	for (tries = 0; tries < MAIN_ARENA_TRIES; tries++) {
-		if (tries)
-			nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
-		rc = vt_glibc_find_main_arena(m, code, sizeof(code), fn, &p->c->main_arena, err);
-		if (rc != VT_E_NOTFOUND)
-			return rc;
-		if (p->mem.last_errno == ESRCH)
-			return vt_err_set(err, VT_E_GONE, 0, "process %d exited", (int)p->pid);
-	}
+	if (rc != VT_E_NOTFOUND)
+		return rc;
+	if (p->mem.last_errno == ESRCH)
+		return vt_err_set(err, VT_E_GONE, 0, "process %d exited", (int)p->pid);
 	/* A libc this census cannot read: exit 8, as documented. */
 	vt_err_set(err, VT_E_UNSUPPORTED, 0, "main_arena not found in %d (glibc %s): no address that "
 		   "mallinfo2's code loads checked as a malloc arena on %d reads", (int)p->pid,

@@ -42,6 +42,7 @@ struct vt_thread_sampler {
 	bool io_ok;
 	volatile sig_atomic_t *stop;
 	struct vt_sampler_wait wait;
+	struct vt_sampler_hook hook;
 };
 
 static bool stopping(const struct vt_thread_sampler *s)
@@ -99,6 +100,11 @@ void vt_thread_sampler_set_wait(struct vt_thread_sampler *s, const struct vt_sam
 		s->wait = (struct vt_sampler_wait){ sleep_until, s };
 }
 
+void vt_thread_sampler_set_hook(struct vt_thread_sampler *s, const struct vt_sampler_hook *hook)
+{
+	s->hook = hook ? *hook : (struct vt_sampler_hook){ 0 };
+}
+
 const struct vt_proc_status *vt_thread_sampler_status(const struct vt_thread_sampler *s)
 {
 	return &s->status;
@@ -146,6 +152,8 @@ static int take(struct vt_thread_sampler *s, unsigned flags, struct vt_err *err)
 		return rc;
 	host_runnable(s, &s->samples[s->n]);
 	s->n++;
+	if (s->hook.sample && (rc = s->hook.sample(s->hook.ctx, &s->samples[s->n - 1], err)) != VT_OK)
+		return rc;
 	cost = vt_mono_ns() - t0;
 	s->step_ns = cost * VT_SAMPLER_COST_FACTOR > VT_SAMPLER_STEP_MIN_NS ? cost * VT_SAMPLER_COST_FACTOR
 									     : VT_SAMPLER_STEP_MIN_NS;

@@ -99,6 +99,20 @@ int vt_thread_sampler_open(const struct vt_procfs *pfs, pid_t pid, volatile sig_
 /* Wait with wait instead of clock_nanosleep (NULL: back to the default). */
 void vt_thread_sampler_set_wait(struct vt_thread_sampler *s, const struct vt_sampler_wait *wait);
 
+/*
+ * Called with each sample as it is taken (each once: the sample that opens
+ * an interval was the last of the one before), before the next wait; its
+ * time counts in the sample's cost, so the step grows with it.  An error
+ * it returns ends the measure with that error.
+ */
+struct vt_sampler_hook {
+	int (*sample)(void *ctx, const struct vt_threads_sample *s, struct vt_err *err);
+	void *ctx;
+};
+
+/* Call hook with every sample (NULL: none). */
+void vt_thread_sampler_set_hook(struct vt_thread_sampler *s, const struct vt_sampler_hook *hook);
+
 /* The process's status read at open (owner, for explaining refused reads), and its directory fd. */
 const struct vt_proc_status *vt_thread_sampler_status(const struct vt_thread_sampler *s);
 int vt_thread_sampler_dirfd(const struct vt_thread_sampler *s);

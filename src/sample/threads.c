@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 /* Why a wchan or syscall read gave rc, for the column that shows it. */
 static void unavailable(int rc, const char *access, char *why, size_t cap)
@@ -71,6 +72,12 @@ static void snap_from_counts(const struct vt_thread_counts *c, long clk_tck, str
 	else
 		vt_syscall_label(c->syscall, t->syscall, sizeof(t->syscall));
 	t->timeout_ms = t->syscall_ok ? wait_timeout_ms(t->syscall, c->syscall_args) : VT_TIMEOUT_UNKNOWN;
+	if (t->syscall_ok && c->syscall == SYS_futex) {
+		t->futex_addr = c->syscall_args[0];
+		t->futex_op = (uint32_t)c->syscall_args[1];
+	}
+	t->sp = c->syscall_sp;
+	t->pc = c->syscall_pc;
 }
 
 static struct vt_thread_snap *snaps_from_counts(const struct vt_thread_counts *rows, size_t n, long clk_tck)

@@ -41,6 +41,10 @@ struct vt_thread_snap {
 	char syscall[32];           /* name of the system call in progress, "" none or on a CPU,
 	                             * "#N" for a number this build does not name */
 	char syscall_why[48];       /* why it is unavailable when !syscall_ok */
+	uint64_t futex_addr;        /* the futex word a thread in futex(2) waits on, 0 none */
+	uint32_t futex_op;          /* and the operation (FUTEX_WAIT, ... with its flags) */
+	uint64_t sp, pc;            /* user stack pointer and pc of a blocked thread, 0 unknown:
+	                             * where its stack is unwound from without stopping it */
 	int64_t timeout_ms;         /* the timeout argument of the wait in progress (poll,
 	                             * epoll_wait): ms, VT_TIMEOUT_NONE none (waits until woken),
 	                             * VT_TIMEOUT_UNKNOWN not such a wait or not readable */

@@ -1,0 +1,836 @@
+/*
+ * locks.c — futex waits read into lock rows: kind from the waiter's stack,
+ * place from the arenas, symbols and mappings, holder from the lock's own
+ * memory.  The glibc layouts relied on are in docs/locks.md.
+ */
+#include "sample/locks.h"
+
+#include "alloc/glibc.h"
+#include "alloc/glibc_heap.h"
+#include "base/buf.h"
+#include "elf/demangle.h"
+#include "elf/unwind.h"
+#include "proc/maps.h"
+#include "proc/mem.h"
+#include "proc/task.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define STACK_COPY 8192u         /* bytes of a waiter's stack copied from its sp */
+#define FRAMES_MAX 24            /* frames looked at for the kind and the call site */
+#define ARENAS_MAX 256
+
+/* ---- kinds ---- */
+
+const char *vt_lock_kind_name(enum vt_lock_kind k)
+{
+	static const char *const names[VT_LOCK_KINDS] = {
+		[VT_LOCK_RAW] = "raw futex",
+		[VT_LOCK_MUTEX] = "mutex",
+		[VT_LOCK_RWLOCK] = "rwlock",
+		[VT_LOCK_LIBC] = "glibc lock",
+		[VT_LOCK_CONDVAR] = "condition variable",
+		[VT_LOCK_SEMAPHORE] = "semaphore",
+		[VT_LOCK_BARRIER] = "barrier",
+		[VT_LOCK_JOIN] = "thread join",
+	};
+	return (unsigned)k < VT_LOCK_KINDS ? names[k] : "?";
+}
+
+bool vt_lock_kind_contended(enum vt_lock_kind k)
+{
+	return k == VT_LOCK_MUTEX || k == VT_LOCK_RWLOCK || k == VT_LOCK_LIBC;
+}
+
+/*
+ * The glibc entry points a waiter's stack passes through, by name with its
+ * leading underscores and a trailing "64" (the time64 variants) taken off:
+ * pthread_mutex_lock is also __pthread_mutex_lock, the clock variants
+ * __pthread_mutex_clocklock64.  __lll_lock_wait_private alone (no public
+ * entry above it) is a lock glibc takes for itself.
+ */
+static const struct {
+	const char *name;
+	enum vt_lock_kind kind;
+} entries[] = {
+	{ "pthread_mutex_lock", VT_LOCK_MUTEX },
+	{ "pthread_mutex_timedlock", VT_LOCK_MUTEX },
+	{ "pthread_mutex_clocklock", VT_LOCK_MUTEX },
+	{ "pthread_mutex_lock_full", VT_LOCK_MUTEX },
+	{ "lll_lock_wait", VT_LOCK_MUTEX },
+	{ "pthread_rwlock_rdlock", VT_LOCK_RWLOCK },
+	{ "pthread_rwlock_wrlock", VT_LOCK_RWLOCK },
+	{ "pthread_rwlock_timedrdlock", VT_LOCK_RWLOCK },
+	{ "pthread_rwlock_timedwrlock", VT_LOCK_RWLOCK },
+	{ "pthread_rwlock_clockrdlock", VT_LOCK_RWLOCK },
+	{ "pthread_rwlock_clockwrlock", VT_LOCK_RWLOCK },
+	{ "pthread_cond_wait", VT_LOCK_CONDVAR },
+	{ "pthread_cond_timedwait", VT_LOCK_CONDVAR },
+	{ "pthread_cond_clockwait", VT_LOCK_CONDVAR },
+	{ "sem_wait", VT_LOCK_SEMAPHORE },
+	{ "sem_timedwait", VT_LOCK_SEMAPHORE },
+	{ "sem_clockwait", VT_LOCK_SEMAPHORE },
+	{ "new_sem_wait_slow", VT_LOCK_SEMAPHORE },
+	{ "pthread_barrier_wait", VT_LOCK_BARRIER },
+	{ "pthread_join", VT_LOCK_JOIN },
+	{ "pthread_timedjoin_np", VT_LOCK_JOIN },
+	{ "pthread_clockjoin_np", VT_LOCK_JOIN },
+	{ "pthread_clockjoin_ex", VT_LOCK_JOIN },
+	{ "lll_lock_wait_private", VT_LOCK_LIBC },
+};
+
+/* The kind an entry point's name says, VT_LOCK_KINDS for none. */
+static enum vt_lock_kind entry_kind(const char *name)
+{
+	char base[96];
+	size_t len, i;
+
+	while (*name == '_')
+		name++;
+	len = strlen(name);
+	if (len >= sizeof(base))
+		return VT_LOCK_KINDS;
+	memcpy(base, name, len + 1);
+	if (len > 2 && !strcmp(base + len - 2, "64"))
+		base[len - 2] = '\0';
+	for (i = 0; i < sizeof(entries) / sizeof(entries[0]); i++)
+		if (!strcmp(base, entries[i].name))
+			return entries[i].kind;
+	return VT_LOCK_KINDS;
+}
+
+/* glibc's own code: libc, and before glibc 2.34 libpthread and the loader. */
+static bool in_glibc(const char *module)
+{
+	return module && (!strncmp(module, "libc.so", 7) || !strncmp(module, "libc-2.", 7) ||
+			  !strncmp(module, "libpthread", 10) || !strncmp(module, "ld-linux", 8));
+}
+
+/* ---- the probe ---- */
+
+/* What a waiter's stack said, kept while its wait is the same. */
+struct wait_memo {
+	pid_t tid;
+	uint64_t addr, sp, pc;
+	enum vt_lock_kind kind;
+	bool unwound;             /* a stack was read (else kind is RAW for want of one) */
+	char site[192];
+};
+
+struct vt_lock_probe {
+	const struct vt_procfs *pfs;
+	pid_t pid;
+	int dirfd;
+	struct vt_unwinder *uw;
+	char uw_why[VT_ERR_MSG_MAX];   /* why there is no unwinder */
+	struct vt_buf buf;
+	struct vt_region_list maps;
+	bool maps_ok;
+	uint64_t arenas[ARENAS_MAX];
+	size_t narenas;
+	bool arenas_tried;
+	char arenas_why[192];
+	struct wait_memo *memo;   /* by tid, open addressing; cap a power of two */
+	size_t memo_cap, memo_used;
+	uint8_t stack[STACK_COPY];
+	int mem_errno;            /* of the last refused memory read */
+};
+
+static int mem_read_cb(void *ctx, uint64_t addr, void *out, size_t len)
+{
+	struct vt_lock_probe *lp = ctx;
+	struct iovec local = { out, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t got = process_vm_readv(lp->pid, &local, 1, &remote, 1, 0);
+
+	if (got == (ssize_t)len)
+		return 0;
+	lp->mem_errno = got < 0 ? errno : EFAULT;
+	return -1;
+}
+
+static bool read_mem(struct vt_lock_probe *lp, uint64_t addr, void *out, size_t len)
+{
+	return mem_read_cb(lp, addr, out, len) == 0;
+}
+
+/* Why memory could not be read, in the words the error table uses. */
+static void mem_why(const struct vt_lock_probe *lp, const char *what, char *out, size_t cap)
+{
+	if (lp->mem_errno == EPERM || lp->mem_errno == EACCES)
+		snprintf(out, cap, "%s: reading process %d's memory was refused (process_vm_readv needs "
+			 "ptrace access: the same user and kernel.yama.ptrace_scope 0, or CAP_SYS_PTRACE)",
+			 what, (int)lp->pid);
+	else
+		snprintf(out, cap, "%s: process %d's memory could not be read (%s)", what, (int)lp->pid,
+			 strerror(lp->mem_errno ? lp->mem_errno : EFAULT));
+}
+
+static void read_maps(struct vt_lock_probe *lp)
+{
+	struct vt_err err;
+
+	vt_region_list_release(&lp->maps);
+	lp->maps_ok = vt_read_at(lp->dirfd, "maps", &lp->buf, &err) == VT_OK &&
+		      vt_maps_parse(lp->buf.data, lp->buf.len, &lp->maps, &err) == VT_OK;
+}
+
+static const struct vt_region *region_at(const struct vt_lock_probe *lp, uint64_t addr)
+{
+	size_t lo = 0, hi = lp->maps.n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct vt_region *r = &lp->maps.v[mid];
+
+		if (addr < r->start)
+			hi = mid;
+		else if (addr >= r->end)
+			lo = mid + 1;
+		else
+			return r;
+	}
+	return NULL;
+}
+
+/* glibc's arena ring, read again each time (arenas are made as threads come). */
+static void read_arenas(struct vt_lock_probe *lp)
+{
+	struct vt_heap_mem m = { mem_read_cb, NULL, lp };
+	struct vt_err err;
+	uint64_t main_arena = lp->narenas ? lp->arenas[0] : 0;
+	size_t n = 0;
+
+	if (!lp->maps_ok)
+		read_maps(lp);
+	if (!main_arena) {
+		if (lp->arenas_tried)
+			return;
+		lp->arenas_tried = true;
+		vt_err_clear(&err);
+		int rc = vt_glibc_main_arena_locate(lp->pfs, lp->pid, &lp->maps, &m, 3, &main_arena, &err);
+		if (rc == VT_E_IO)
+			mem_why(lp, "glibc's arenas", lp->arenas_why, sizeof(lp->arenas_why));
+		else if (rc)
+			snprintf(lp->arenas_why, sizeof(lp->arenas_why), "glibc's arenas: %.*s",
+				 (int)sizeof(lp->arenas_why) - 20, err.msg);
+		if (rc)
+			return;
+	}
+	if (vt_glibc_arena_ring(&m, main_arena, lp->arenas, ARENAS_MAX, &n))
+		lp->narenas = n;
+	else if (!lp->narenas)
+		snprintf(lp->arenas_why, sizeof(lp->arenas_why), "glibc's arenas: the ring from main_arena "
+			 "did not read as malloc arenas");
+}
+
+int vt_lock_probe_open(const struct vt_procfs *pfs, pid_t pid, int dirfd, struct vt_lock_probe **out,
+		       struct vt_err *err)
+{
+	struct vt_lock_probe *lp = calloc(1, sizeof(*lp));
+	struct vt_err uerr;
+
+	*out = NULL;
+	if (!lp)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+	lp->pfs = pfs;
+	lp->pid = pid;
+	lp->buf = (struct vt_buf)VT_BUF_INIT(16u << 20);   /* maps of a big process */
+	lp->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	if (lp->dirfd < 0) {
+		int e = errno;
+
+		free(lp);
+		return vt_err_set(err, vt_code_from_errno(e) ? vt_code_from_errno(e) : VT_E_IO, e,
+				  "cannot keep process %d's directory: %s", (int)pid, strerror(e));
+	}
+	vt_err_clear(&uerr);
+	if (vt_unwinder_open(lp->dirfd, pid, &lp->uw, &uerr) != VT_OK) {
+		if (uerr.code == VT_E_NOMEM || uerr.code == VT_E_GONE) {
+			*err = uerr;
+			vt_lock_probe_close(lp);
+			return uerr.code;
+		}
+		snprintf(lp->uw_why, sizeof(lp->uw_why), "%s", uerr.msg);
+	}
+	*out = lp;
+	return VT_OK;
+}
+
+void vt_lock_probe_close(struct vt_lock_probe *lp)
+{
+	if (!lp)
+		return;
+	vt_unwinder_free(&lp->uw);
+	vt_region_list_release(&lp->maps);
+	vt_buf_release(&lp->buf);
+	free(lp->memo);
+	if (lp->dirfd >= 0)
+		close(lp->dirfd);
+	free(lp);
+}
+
+/* ---- one waiter ---- */
+
+static struct wait_memo *memo_slot(struct vt_lock_probe *lp, pid_t tid)
+{
+	size_t i;
+
+	if ((lp->memo_used + 1) * 2 > lp->memo_cap) {
+		size_t cap = lp->memo_cap ? lp->memo_cap * 2 : 64;
+		struct wait_memo *v = calloc(cap, sizeof(*v)), *old = lp->memo;
+
+		if (!v)
+			return NULL;
+		for (i = 0; i < lp->memo_cap; i++) {
+			size_t k;
+
+			if (!old[i].tid)
+				continue;
+			for (k = (size_t)old[i].tid & (cap - 1); v[k].tid; k = (k + 1) & (cap - 1))
+				;
+			v[k] = old[i];
+		}
+		free(old);
+		lp->memo = v;
+		lp->memo_cap = cap;
+	}
+	for (i = (size_t)tid & (lp->memo_cap - 1); lp->memo[i].tid && lp->memo[i].tid != tid;
+	     i = (i + 1) & (lp->memo_cap - 1))
+		;
+	if (!lp->memo[i].tid) {
+		lp->memo[i].tid = tid;
+		lp->memo_used++;
+	}
+	return &lp->memo[i];
+}
+
+/* "func+0xoff (module) file:line" for a call site. */
+static void site_name(struct vt_lock_probe *lp, const struct vt_unwind_frame *f, const struct vt_unwind_sym *sym,
+		      char *out, size_t cap)
+{
+	struct vt_unwind_inline in[VT_UNWIND_MAX_INLINE];
+	char name[160];
+	size_t n;
+	int len;
+
+	/* a function named only by its FDE ("python3.11+0x4f92c0 (function)"): module+offset */
+	bool named = sym->func && !strstr(sym->func, " (function)");
+
+	if (!named || !vt_demangle(sym->func, name, sizeof(name)))
+		snprintf(name, sizeof(name), "%s", named ? sym->func : "?");
+	if (named)
+		len = snprintf(out, cap, "%s+0x%llx (%s)", name, (unsigned long long)sym->func_off,
+			       sym->module ? sym->module : "?");
+	else
+		len = snprintf(out, cap, "%s+0x%llx", sym->module ? sym->module : "?",
+			       (unsigned long long)sym->module_off);
+	n = vt_unwind_source(lp->uw, f->pc, !f->activation, in, VT_UNWIND_MAX_INLINE);
+	if (n > 0 && in[0].file && in[0].line && len > 0 && (size_t)len < cap) {
+		const char *base = strrchr(in[0].file, '/');
+
+		snprintf(out + len, cap - (size_t)len, " %s:%u", base ? base + 1 : in[0].file, in[0].line);
+	}
+}
+
+/*
+ * Unwind waiter t's stack from its sp and pc, without stopping it, into
+ * memo: the kind its glibc frames say and the first frame outside glibc.
+ * The stack is copied, then /proc/TID/syscall read again: a thread that
+ * left the wait meanwhile gave a copy that is not of the wait, and none is
+ * kept.
+ */
+static void unwind_wait(struct vt_lock_probe *lp, const struct vt_thread_snap *t, struct wait_memo *m,
+			struct vt_locks *into)
+{
+	struct vt_unwind_frame frames[FRAMES_MAX];
+	struct vt_unwind_start st = { 0 };
+	enum vt_unwind_end why;
+	uint64_t sp2 = 0, pc2 = 0;
+	char path[64];
+	struct vt_err err;
+	size_t len = 0, want, n, i;
+	bool libc_lock = false;
+
+	m->kind = VT_LOCK_RAW;
+	m->unwound = false;
+	m->site[0] = '\0';
+	if (!lp->uw || !t->sp || !t->pc)
+		return;
+	for (want = STACK_COPY; want >= 512 && len == 0; want /= 4)
+		if (read_mem(lp, t->sp, lp->stack, want))
+			len = want;
+	if (len == 0) {
+		if (!into->stacks_why[0] && lp->mem_errno != EFAULT && lp->mem_errno != ESRCH)
+			mem_why(lp, "the waiters' stacks", into->stacks_why, sizeof(into->stacks_why));
+		return;
+	}
+	snprintf(path, sizeof(path), "task/%d/syscall", (int)t->tid);
+	if (vt_read_at(lp->dirfd, path, &lp->buf, &err) != VT_OK ||
+	    !vt_syscall_parse_sp_pc(lp->buf.data, lp->buf.len, &sp2, &pc2) || sp2 != t->sp || pc2 != t->pc)
+		return;     /* it woke: the copy is of whatever it does now */
+	st.stack = lp->stack;
+	st.stack_len = len;
+	st.stack_addr = t->sp;
+	st.read_target = true;
+	st.regs[VT_DW_RIP] = t->pc;
+	st.regs[VT_DW_RSP] = t->sp;
+	st.known = 1u << VT_DW_RIP | 1u << VT_DW_RSP;
+	n = vt_unwind(lp->uw, t->tid, &st, frames, FRAMES_MAX, &why);
+	into->unwinds++;
+	m->unwound = n > 0;
+	for (i = 0; i < n; i++) {
+		struct vt_unwind_sym sym;
+		enum vt_lock_kind k;
+
+		if (!vt_unwind_symbolize(lp->uw, frames[i].pc, !frames[i].activation, &sym))
+			break;
+		if (!in_glibc(sym.module)) {
+			site_name(lp, &frames[i], &sym, m->site, sizeof(m->site));
+			break;
+		}
+		k = sym.func ? entry_kind(sym.func) : VT_LOCK_KINDS;
+		if (k == VT_LOCK_LIBC)
+			libc_lock = true;
+		else if (k != VT_LOCK_KINDS && m->kind == VT_LOCK_RAW)
+			m->kind = k;     /* the innermost public entry point decides */
+	}
+	/* __lll_lock_wait is the slow path of both a mutex and a glibc lock taken with lll_lock */
+	if (m->kind == VT_LOCK_RAW && libc_lock)
+		m->kind = VT_LOCK_LIBC;
+}
+
+/* ---- lock rows ---- */
+
+static struct vt_lock *row_find(struct vt_locks *l, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->v[i].addr == addr)
+			return &l->v[i];
+	return NULL;
+}
+
+static void place_of(struct vt_lock_probe *lp, const struct vt_threads_sample *s, struct vt_lock *row)
+{
+	const struct vt_region *r;
+	struct vt_unwind_sym sym;
+	size_t i;
+
+	for (i = 0; i < lp->narenas; i++)
+		if (lp->arenas[i] == row->addr) {
+			row->place = VT_LOCK_AT_ARENA;
+			row->arena = (unsigned)i;
+			row->narenas = (unsigned)lp->narenas;
+			return;
+		}
+	r = region_at(lp, row->addr);
+	if (!r) {
+		read_maps(lp);
+		r = region_at(lp, row->addr);
+	}
+	if (r && r->perms[3] == 's') {
+		row->place = VT_LOCK_AT_SHARED;
+		snprintf(row->mapping, sizeof(row->mapping), "%s", r->path ? r->path : "");
+		return;
+	}
+	if (lp->uw && vt_unwind_data_symbol(lp->uw, row->addr, &sym)) {
+		row->place = VT_LOCK_AT_SYMBOL;
+		if (!vt_demangle(sym.func, row->symbol, sizeof(row->symbol)))
+			snprintf(row->symbol, sizeof(row->symbol), "%s", sym.func);
+		row->symbol_off = sym.func_off;
+		snprintf(row->module, sizeof(row->module), "%s", sym.module ? sym.module : "?");
+		row->python_gil = !strcmp(sym.func, "_PyRuntime");
+		return;
+	}
+	if (!r)
+		return;
+	if (r->path && !strcmp(r->path, "[stack]")) {
+		row->place = VT_LOCK_AT_STACK;
+		row->stack_tid = s->pid;
+		return;
+	}
+	for (i = 0; i < s->n; i++)
+		if (s->threads[i].sp >= r->start && s->threads[i].sp < r->end && vt_region_is_anon(r)) {
+			row->place = VT_LOCK_AT_STACK;
+			row->stack_tid = s->threads[i].tid;
+			return;
+		}
+	row->place = r->path && r->path[0] && r->path[0] != '[' ? VT_LOCK_AT_FILE : VT_LOCK_AT_HEAP;
+	snprintf(row->mapping, sizeof(row->mapping), "%s", r->path ? r->path : "");
+}
+
+static struct vt_lock *row_add(struct vt_lock_probe *lp, const struct vt_threads_sample *s, struct vt_locks *l,
+			       uint64_t addr, enum vt_lock_kind kind)
+{
+	struct vt_lock *row;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 8;
+		struct vt_lock *v;
+
+		if (l->n >= VT_LOCKS_MAX)
+			return NULL;
+		v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		l->v = v;
+		l->cap = cap;
+	}
+	row = &l->v[l->n++];
+	memset(row, 0, sizeof(*row));
+	row->addr = addr;
+	row->kind = kind;
+	/* a glibc lock that is no known arena's: the ring may have grown since it was read */
+	if (kind == VT_LOCK_LIBC || kind == VT_LOCK_RAW)
+		read_arenas(lp);
+	place_of(lp, s, row);
+	return row;
+}
+
+/* Count thread t (n += 1, running when R) in a table of at most VT_LOCK_THREADS_MAX. */
+static void count_thread(struct vt_lock_thread *v, size_t *n, const struct vt_thread_snap *t)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (v[i].tid == t->tid)
+			break;
+	if (i == *n) {
+		if (*n == VT_LOCK_THREADS_MAX)
+			return;
+		v[i].tid = t->tid;
+		snprintf(v[i].comm, sizeof(v[i].comm), "%s", t->comm);
+		(*n)++;
+	}
+	v[i].n++;
+	v[i].running += t->state == 'R';
+	/* most samples first */
+	for (; i > 0 && v[i].n > v[i - 1].n; i--) {
+		struct vt_lock_thread tmp = v[i];
+
+		v[i] = v[i - 1];
+		v[i - 1] = tmp;
+	}
+}
+
+static void count_site(struct vt_lock *row, const struct wait_memo *m)
+{
+	size_t i;
+
+	if (!m || !m->unwound || !m->site[0]) {
+		row->sites_unknown++;
+		return;
+	}
+	for (i = 0; i < row->nsites; i++)
+		if (!strcmp(row->sites[i].where, m->site)) {
+			row->sites[i].n++;
+			/* most waits first */
+			for (; i > 0 && row->sites[i].n > row->sites[i - 1].n; i--) {
+				struct vt_lock_site tmp = row->sites[i];
+
+				row->sites[i] = row->sites[i - 1];
+				row->sites[i - 1] = tmp;
+			}
+			return;
+		}
+	if (row->nsites == VT_LOCK_SITES_MAX) {
+		row->sites_other++;
+		return;
+	}
+	snprintf(row->sites[row->nsites].where, sizeof(row->sites[0].where), "%s", m->site);
+	row->sites[row->nsites++].n = 1;
+}
+
+/*
+ * The lock's address a waiter on futex word addr waits for, given its kind:
+ * a condvar's waiters wait on __g_signals[0] or [1], at offsets 40 and 44
+ * of an 8-aligned pthread_cond_t, so one row holds both.
+ */
+static uint64_t lock_addr(enum vt_lock_kind kind, uint64_t addr)
+{
+	return kind == VT_LOCK_CONDVAR && addr >= 40 ? (addr & ~(uint64_t)7) - 40 : addr;
+}
+
+/* Bytes of a lock of each kind, for counting a waiter whose stack was not read. */
+static uint64_t lock_size(enum vt_lock_kind kind)
+{
+	switch (kind) {
+	case VT_LOCK_MUTEX: return 40;
+	case VT_LOCK_RWLOCK: return 56;
+	case VT_LOCK_CONDVAR: return 48;
+	case VT_LOCK_SEMAPHORE: return 32;
+	case VT_LOCK_BARRIER: return 32;
+	default: return 4;
+	}
+}
+
+/* The row of a known kind whose lock holds futex word addr: where a waiter whose
+ * stack was not read is counted (a rwlock's or a condvar's waiters wait on words
+ * inside it); NULL none. */
+static struct vt_lock *row_holding(struct vt_locks *l, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->v[i].kind != VT_LOCK_RAW && addr >= l->v[i].addr &&
+		    addr < l->v[i].addr + lock_size(l->v[i].kind))
+			return &l->v[i];
+	return NULL;
+}
+
+/* Whether tid is a thread of the process in sample s. */
+static const struct vt_thread_snap *thread_of(const struct vt_threads_sample *s, pid_t tid)
+{
+	return tid > 0 ? vt_threads_sample_find(s, tid) : NULL;
+}
+
+/* glibc's pthread_mutex_t (x86-64): __lock, __count, __owner, __nusers, __kind. */
+static void read_mutex_owner(struct vt_lock_probe *lp, const struct vt_threads_sample *s, struct vt_lock *row,
+			     uint32_t op)
+{
+	int32_t w[5];
+	const struct vt_thread_snap *h;
+	int32_t kind_bits;
+	pid_t owner;
+
+	if (!read_mem(lp, row->addr, w, sizeof(w))) {
+		if (!row->holder_why[0])
+			mem_why(lp, "its holder", row->holder_why, sizeof(row->holder_why));
+		return;
+	}
+	/* kind: PTHREAD_MUTEX_{NORMAL,RECURSIVE,ERRORCHECK,ADAPTIVE} with the robust (16), PI (32),
+	 * PP (64), pshared (128) and elision (256, 512) bits */
+	kind_bits = w[4];
+	if (kind_bits & ~(int32_t)(0x3 | 0x10 | 0x20 | 0x40 | 0x80 | 0x100 | 0x200)) {
+		snprintf(row->layout_why, sizeof(row->layout_why),
+			 "its __kind field reads %d, not a glibc mutex kind: the owner is not read", (int)kind_bits);
+		return;
+	}
+	row->owner_reads++;
+	/* a PI mutex keeps the owner's tid in the futex word itself */
+	owner = (op & FUTEX_CMD_MASK) == FUTEX_LOCK_PI || (op & FUTEX_CMD_MASK) == FUTEX_LOCK_PI2
+			? (pid_t)(w[0] & FUTEX_TID_MASK) : (pid_t)w[2];
+	if (owner == 0 || w[0] == 0) {
+		row->owner_free++;
+		return;
+	}
+	if (!(h = thread_of(s, owner))) {
+		row->owner_foreign++;
+		row->foreign_tid = owner;
+		return;
+	}
+	count_thread(row->holders, &row->nholders, h);
+}
+
+/*
+ * glibc's rwlock (x86-64, 2.25 and later): __readers (readers << 3 | phase and
+ * waiting bits), __writers, __wrphase_futex, __writers_futex, two pads,
+ * __cur_writer, __shared, ..., __flags at 48.  Waiters wait on __readers,
+ * __wrphase_futex or __writers_futex: the start is found as the one of those
+ * three that reads as a rwlock, and the row moves there.
+ */
+static uint64_t rwlock_start(struct vt_lock_probe *lp, const struct vt_threads_sample *s, uint64_t addr,
+			     int32_t *out)
+{
+	/* pthread_rwlock_t is 8-aligned: __writers_futex (12) is the one word at 4 mod 8 */
+	static const unsigned at4[] = { 12 }, at0[] = { 8, 0 };
+	const unsigned *offs = addr % 8 == 4 ? at4 : at0;
+	size_t i, n = addr % 8 == 4 ? 1 : 2;
+
+	for (i = 0; i < n; i++) {
+		int32_t w[14];
+
+		if (addr < offs[i] || !read_mem(lp, addr - offs[i], w, sizeof(w)))
+			continue;
+		/* the pads are zero, __wrphase_futex and __writers_futex hold 0..3 (a
+		 * value and PTHREAD_RWLOCK_FUTEX_USED), __shared 0 or 1, __flags 0..2,
+		 * __cur_writer none or a thread of the process */
+		if (w[4] != 0 || w[5] != 0 || ((uint32_t)w[2] & ~3u) || ((uint32_t)w[3] & ~3u) ||
+		    (w[7] != 0 && w[7] != 1) || (uint32_t)w[12] > 2 || (w[6] != 0 && !thread_of(s, w[6])))
+			continue;
+		memcpy(out, w, sizeof(w));
+		return addr - offs[i];
+	}
+	return 0;
+}
+
+static void read_rwlock_holder(struct vt_lock *row, const struct vt_threads_sample *s, const int32_t *w)
+{
+	uint32_t readers = (uint32_t)w[0] >> 3;
+	const struct vt_thread_snap *h;
+
+	row->owner_reads++;
+	if (w[6] && (h = thread_of(s, w[6]))) {
+		count_thread(row->holders, &row->nholders, h);
+	} else if (readers) {
+		row->readers++;
+		row->readers_sum += readers;
+	} else {
+		row->owner_free++;
+	}
+}
+
+static bool is_wait_op(uint32_t op)
+{
+	switch (op & FUTEX_CMD_MASK) {
+	case FUTEX_WAIT: case FUTEX_WAIT_BITSET: case FUTEX_LOCK_PI: case FUTEX_LOCK_PI2:
+	case FUTEX_WAIT_REQUEUE_PI:
+		return true;
+	}
+	return false;
+}
+
+int vt_lock_probe_sample(struct vt_lock_probe *lp, const struct vt_threads_sample *s, struct vt_locks *into,
+			 struct vt_err *err)
+{
+	struct vt_lock **touched = NULL;
+	unsigned *waiting = NULL;
+	uint32_t *ops = NULL;
+	size_t ntouched = 0, i, unwinds = 0;
+	int rc = VT_OK;
+
+	into->pid = s->pid;
+	if (!into->samples)
+		into->first_ns = s->mono_ns;
+	into->last_ns = s->mono_ns;
+	into->samples++;
+	into->thread_samples += s->n;
+	into->narenas = lp->narenas;
+	if (lp->arenas_why[0] && !into->arenas_why[0])
+		snprintf(into->arenas_why, sizeof(into->arenas_why), "%s", lp->arenas_why);
+	if (lp->uw_why[0] && !into->stacks_why[0])
+		snprintf(into->stacks_why, sizeof(into->stacks_why), "the waiters' stacks: %.*s",
+			 (int)sizeof(into->stacks_why) - 24, lp->uw_why);
+	for (i = 0; i < s->n; i++) {
+		const struct vt_thread_snap *t = &s->threads[i];
+		struct wait_memo *m;
+		struct vt_lock *row;
+		enum vt_lock_kind kind;
+		uint64_t addr;
+		int32_t rw[14];
+		size_t k;
+
+		if (!t->futex_addr || t->state == 'R' || !is_wait_op(t->futex_op))
+			continue;
+		into->futex_waits++;
+		m = memo_slot(lp, t->tid);
+		if (!m) {
+			rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory counting locks");
+			break;
+		}
+		if (m->addr != t->futex_addr || m->sp != t->sp || m->pc != t->pc || !m->unwound) {
+			if (unwinds < VT_LOCKS_UNWINDS_PER_SAMPLE) {
+				m->addr = t->futex_addr;
+				m->sp = t->sp;
+				m->pc = t->pc;
+				unwind_wait(lp, t, m, into);
+				unwinds++;
+			} else {
+				into->unwinds_skipped++;
+				m = NULL;
+			}
+		}
+		kind = m && m->unwound ? m->kind : VT_LOCK_RAW;
+		addr = lock_addr(kind, t->futex_addr);
+		if (kind == VT_LOCK_RWLOCK && (addr = rwlock_start(lp, s, t->futex_addr, rw)) == 0)
+			addr = t->futex_addr;
+		row = row_find(into, addr);
+		if (!row && kind == VT_LOCK_RAW && !(m && m->unwound))
+			row = row_holding(into, addr);
+		if (!row && !(row = row_add(lp, s, into, addr, kind))) {
+			into->untracked++;
+			continue;
+		}
+		if (m && m->unwound)
+			row->kind_votes[kind]++;
+		count_thread(row->waiters, &row->nwaiters, t);
+		count_site(row, m);
+		/* the rows this sample touched, with their waiters and the op they wait with */
+		for (k = 0; k < ntouched && touched[k] != row; k++)
+			;
+		if (k == ntouched) {
+			struct vt_lock **tv = realloc(touched, (ntouched + 1) * sizeof(*tv));
+			unsigned *wv = tv ? realloc(waiting, (ntouched + 1) * sizeof(*wv)) : NULL;
+			uint32_t *ov = wv ? realloc(ops, (ntouched + 1) * sizeof(*ov)) : NULL;
+
+			if (tv)
+				touched = tv;
+			if (wv)
+				waiting = wv;
+			if (!ov) {
+				rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory counting locks");
+				break;
+			}
+			ops = ov;
+			touched[ntouched] = row;
+			waiting[ntouched] = 0;
+			ops[ntouched++] = t->futex_op;
+		}
+		waiting[k]++;
+	}
+	for (i = 0; i < ntouched; i++) {
+		struct vt_lock *row = touched[i];
+		enum vt_lock_kind best = VT_LOCK_RAW;
+		unsigned k;
+
+		row->samples++;
+		row->waits += waiting[i];
+		if (waiting[i] > row->peak)
+			row->peak = waiting[i];
+		for (k = 0; k < VT_LOCK_KINDS; k++)
+			if (row->kind_votes[k] > row->kind_votes[best])
+				best = (enum vt_lock_kind)k;
+		row->kind = best;
+		if (row->python_gil && best != VT_LOCK_CONDVAR && best != VT_LOCK_MUTEX)
+			row->python_gil = false;
+		if (best == VT_LOCK_MUTEX) {
+			read_mutex_owner(lp, s, row, ops[i]);
+		} else if (best == VT_LOCK_RWLOCK) {
+			int32_t rw[14];
+
+			if (read_mem(lp, row->addr, rw, sizeof(rw)))
+				read_rwlock_holder(row, s, rw);
+		} else if (!row->holder_why[0]) {
+			snprintf(row->holder_why, sizeof(row->holder_why), "%s",
+				 row->python_gil ? "CPython records the GIL's holder in its own structures, "
+						   "which are not read"
+				 : best == VT_LOCK_LIBC ? "glibc's internal locks do not record their holder"
+				 : best == VT_LOCK_RAW ? "a raw futex records no holder"
+				 : "it has no holder: its waiters wait to be woken");
+		}
+	}
+	free(touched);
+	free(waiting);
+	free(ops);
+	return rc;
+}
+
+void vt_locks_release(struct vt_locks *l)
+{
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+const struct vt_lock *vt_locks_top(const struct vt_locks *l, bool contended_only)
+{
+	const struct vt_lock *best = NULL;
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		const struct vt_lock *r = &l->v[i];
+
+		if (contended_only && !vt_lock_kind_contended(r->kind) && !r->python_gil)
+			continue;
+		if (!best || r->waits > best->waits)
+			best = r;
+	}
+	return best;
+}

@@ -98,6 +98,20 @@ static double wants(const struct vt_thread_rate *t)
 }
 
 /*
+ * A thread that sleeps on a contended lock (a mutex, a rwlock, glibc's own
+ * lock, the GIL) in at least half the samples it was not running: its CPU
+ * is bounded by the lock, not by the cores, whatever the run queue does.
+ * False when the locks were not read.
+ */
+static bool lock_bound(const struct vt_threads_rates *r, const struct vt_thread_rate *t)
+{
+	unsigned off_cpu = t->nsamples > t->states[VT_STATE_R] ? t->nsamples - t->states[VT_STATE_R] : 0;
+
+	return r->locks && off_cpu > 0 &&
+	       vt_locks_contended_waits_of(r->locks, t->tid) >= VT_DIAG_LOCK_BOUND * off_cpu;
+}
+
+/*
  * Core contention: its own threads want more CPUs than it may use, and
  * they queue and are preempted for it.  The host is busy: its threads
  * queued behind other processes' tasks.  On a loaded host the run-queue
@@ -115,7 +129,9 @@ static void rule_contention(const struct vt_threads_rates *r, struct vt_diagnosi
 
 		/* runnable = on a CPU or waiting for one, over the interval */
 		runnable += pos(t->cpu_cores) + pos(t->rate[VT_TC_WAIT_NS]);
-		demand += wants(t);
+		/* threads that take turns on a lock want the lock, not more cores */
+		if (!lock_bound(r, t))
+			demand += wants(t);
 		runq += pos(t->rate[VT_TC_WAIT_NS]);
 		vol += pos(t->rate[VT_TC_VCSW]);
 		nonvol += pos(t->rate[VT_TC_NVCSW]);
@@ -145,15 +161,54 @@ static void rule_contention(const struct vt_threads_rates *r, struct vt_diagnosi
 	}
 }
 
+/* Whether thread t is a member of pool pl (there throughout). */
+static bool pool_member(const struct vt_thread_pool *pl, const struct vt_thread_rate *t)
+{
+	size_t klen = strlen(pl->name);
+
+	return !strncmp(t->comm, pl->name, klen) && vt_threads_pool_key_len(t->comm) == klen &&
+	       !(t->flags & (VT_THREAD_APPEARED | VT_THREAD_EXITED));
+}
+
+/* The lock pool pl's members waited on most, and its share of their lock waits; NULL
+ * when the locks were not read or they waited on none. */
+static const struct vt_lock *pool_lock(const struct vt_threads_rates *r, const struct vt_thread_pool *pl,
+				       double *share)
+{
+	const struct vt_lock *best = NULL;
+	unsigned best_n = 0, all = 0;
+	size_t k, i;
+
+	*share = 0;
+	if (!r->locks)
+		return NULL;
+	for (k = 0; k < r->locks->n; k++) {
+		const struct vt_lock *lk = &r->locks->v[k];
+		unsigned n = 0;
+
+		for (i = 0; i < r->n; i++)
+			if (pool_member(pl, &r->threads[i]))
+				n += vt_lock_waits_of(lk, r->threads[i].tid);
+		all += n;
+		if (n > best_n) {
+			best = lk;
+			best_n = n;
+		}
+	}
+	*share = all ? (double)best_n / all : 0;
+	return best;
+}
+
 static bool rule_convoy(const struct vt_threads_rates *r, struct vt_diagnosis *d)
 {
 	size_t p, i;
 
 	for (p = 0; p < r->npools; p++) {
 		const struct vt_thread_pool *pl = &r->pools[p];
-		size_t klen = strlen(pl->name), members = 0;
+		size_t members = 0;
 		unsigned samples = 0, futex = 0, asleep = 0;
-		double vol = 0, runq = 0, futex_share, futex_active;
+		double vol = 0, runq = 0, futex_share, futex_active, lock_share = 0;
+		const struct vt_lock *lock;
 		struct vt_diag_finding *f;
 
 		if (pl->count < VT_DIAG_CONVOY_MIN)
@@ -161,8 +216,7 @@ static bool rule_convoy(const struct vt_threads_rates *r, struct vt_diagnosis *d
 		for (i = 0; i < r->n; i++) {
 			const struct vt_thread_rate *t = &r->threads[i];
 
-			if (strncmp(t->comm, pl->name, klen) || vt_threads_pool_key_len(t->comm) != klen ||
-			    (t->flags & (VT_THREAD_APPEARED | VT_THREAD_EXITED)))
+			if (!pool_member(pl, t))
 				continue;      /* a pool is of the threads there throughout */
 			members++;
 			samples += t->nsamples;
@@ -198,8 +252,16 @@ static bool rule_convoy(const struct vt_threads_rates *r, struct vt_diagnosis *d
 		if (futex_share < VT_DIAG_CONVOY_FUTEX || futex_active < VT_DIAG_CONVOY_FUTEX_ACTIVE ||
 		    vol / fmax(1 - runq, 0.25) < VT_DIAG_CONVOY_VOL)
 			continue;
+		/* with the locks read: a pool waiting on a condition variable or a semaphore waits
+		 * for work, it is no convoy */
+		lock = pool_lock(r, pl, &lock_share);
+		if (lock && !vt_lock_kind_contended(lock->kind) && !lock->python_gil)
+			continue;
 		f = add(d, VT_DIAG_CONVOY);
 		if (f) {
+			f->convoy.lock = lock;
+			f->convoy.lock_share = lock_share;
+			f->convoy.lock_waiting = lock && r->locks->samples ? (double)lock->waits / r->locks->samples : 0;
 			snprintf(f->convoy.pool, sizeof(f->convoy.pool), "%s", pl->name);
 			f->convoy.members = pl->count;
 			f->convoy.min_cores = pl->min_cores;

@@ -39,6 +39,8 @@ enum vt_diag_kind {
 #define VT_DIAG_CONVOY_FUTEX 0.5         /* share of members' sleeping samples in futex wait */
 #define VT_DIAG_CONVOY_FUTEX_ACTIVE 0.2  /* ... and of their time not queued for a CPU */
 #define VT_DIAG_CONVOY_VOL 100.0         /* voluntary switches/s per member, mean */
+#define VT_DIAG_LOCK_BOUND 0.5           /* share of a thread's samples off a CPU on a contended
+                                          * lock that leaves it out of core contention's demand */
 #define VT_DIAG_POLL_VOL 500.0           /* wakeups/s of a poller */
 #define VT_DIAG_POLL_US 100.0            /* CPU per wakeup below this, µs: "does little"; 13 µs
                                            * measured on the busy_poll target, 30+ when the
@@ -94,6 +96,9 @@ struct vt_diag_finding {
 			double futex_share;      /* of their samples, in futex wait (0..1) */
 			double futex_sleep_share;      /* of their samples asleep (state S), in futex wait */
 			double vol_per_s;        /* voluntary switches per second, a member on average */
+			const struct vt_lock *lock;    /* the lock they wait on most (r->locks), NULL unknown */
+			double lock_share;       /* of the members' lock waits, on that lock (0..1) */
+			double lock_waiting;     /* threads waiting on it on average (thread-seconds/s) */
 		} convoy;
 		struct {                         /* VT_DIAG_BUSY_POLL, VT_DIAG_SERVING, VT_DIAG_WAKEUPS */
 			struct vt_diag_thread t; /* the busiest such thread */

@@ -17,6 +17,7 @@
 
 #include "base/error.h"
 #include "sample/thread_sampler.h"
+#include "sample/locks.h"
 #include "sample/threads.h"
 
 /* Shortest interval measured: stat ticks are 10 ms, 20 ticks keep the error ~5%. */
@@ -127,6 +128,9 @@ struct vt_threads_rates {
 	struct vt_rates_listener listen[VT_RATES_LISTEN_MAX];
 	size_t nlisten;
 	unsigned listen_reads;          /* how often their queues were read over the interval */
+	/* The locks its threads waited on over the interval (set by the caller; NULL: not read).
+	 * Not owned: the caller keeps it alive as long as the rates and their diagnosis. */
+	const struct vt_locks *locks;
 	/* Over a recording (analyze): the accept-queue stalls analyze/stalls.c found, and their length */
 	size_t recorded_stalls;
 	double recorded_stall_s;

@@ -15,6 +15,7 @@
 #include "proc/access.h"
 #include "proc/listen.h"
 #include "render/view.h"
+#include "sample/locks.h"
 #include "sample/thread_sampler.h"
 
 #include <errno.h>
@@ -135,7 +136,17 @@ struct threads_run {
 	struct vt_rates_listener listen[VT_RATES_LISTEN_MAX];
 	size_t nlisten;
 	unsigned listen_reads;
+	/* the locks its threads wait on, counted at every sample of the interval */
+	struct vt_lock_probe *lock_probe;
+	struct vt_locks locks;
 };
+
+static int count_locks(void *ctx, const struct vt_threads_sample *s, struct vt_err *err)
+{
+	struct threads_run *run = ctx;
+
+	return vt_lock_probe_sample(run->lock_probe, s, &run->locks, err);
+}
 
 #define TW_FLAGS (VT_TW_CSW | VT_TW_WCHAN | VT_TW_SYSCALL)
 
@@ -405,6 +416,7 @@ static int threads_run(const struct vt_command *cmd, int argc, char **argv)
 {
 	struct threads_run run = { 0 };
 	struct vt_sampler_wait keys_wait = { wait_until, &run };
+	struct vt_sampler_hook lock_hook = { count_locks, &run };
 	struct threads_opts o;
 	struct vt_threads_interval iv;
 	struct vt_threads_rates rates;
@@ -432,6 +444,11 @@ static int threads_run(const struct vt_command *cmd, int argc, char **argv)
 		exit_status = vt_cli_error(&err);
 		goto out;
 	}
+	if (vt_lock_probe_open(&run.pfs, pid, vt_thread_sampler_dirfd(run.sampler), &run.lock_probe, &err) != VT_OK) {
+		exit_status = vt_cli_error(&err);
+		goto out;
+	}
+	vt_thread_sampler_set_hook(run.sampler, &lock_hook);
 	if (o.watch && !o.json)
 		keys_start(&run);
 	/* every tick: the keys of --watch, and the accept queues */
@@ -442,6 +459,7 @@ static int threads_run(const struct vt_command *cmd, int argc, char **argv)
 		double elapsed;
 
 		listen_begin(&run);
+		vt_locks_release(&run.locks);
 		rc = vt_thread_sampler_measure(run.sampler, o.interval_s, TW_FLAGS, &iv, &err);
 		if (rc != VT_OK) {
 			exit_status = vt_cli_error(&err);
@@ -474,6 +492,7 @@ static int threads_run(const struct vt_command *cmd, int argc, char **argv)
 		memcpy(rates.listen, run.listen, sizeof(rates.listen));
 		rates.nlisten = run.nlisten;
 		rates.listen_reads = run.listen_reads;
+		rates.locks = &run.locks;
 		vt_diagnose(&rates, &diag);
 		elapsed = (double)(iv.samples[iv.n - 1].mono_ns - t_start) / 1e9;
 		rc = report(&o, &rates, &diag, elapsed, ++nth, run.keys);
@@ -493,6 +512,8 @@ static int threads_run(const struct vt_command *cmd, int argc, char **argv)
 out:
 	keys_end(&run);
 	vt_thread_sampler_close(run.sampler);
+	vt_lock_probe_close(run.lock_probe);
+	vt_locks_release(&run.locks);
 	if (have_pfs)
 		vt_procfs_close(&run.pfs);
 	return exit_status;

@@ -5,6 +5,7 @@
  * view (text, JSON, HTML) all print these.
  */
 #include "render/json.h"
+#include "render/locks.h"
 #include "render/table.h"
 #include "render/threads.h"
 
@@ -127,6 +128,31 @@ static void wake_evidence(const struct vt_diag_finding *f, char *buf, size_t cap
 		 many, (int)f->wake.t.tid, f->wake.t.comm, f->wake.wakeups_per_s, f->wake.cpu_us, f->wake.cores, why);
 }
 
+/* A convoy: its lock first when the locks were read (what, kind, waiters, holder, call site). */
+static void convoy_evidence(const struct vt_diag_finding *f, char *buf, size_t cap)
+{
+	const struct vt_lock *k = f->convoy.lock;
+	size_t len = 0;
+	int n;
+
+	if (k) {
+		char what[256], holders[384], site[256];
+
+		n = snprintf(buf, cap, "on %s, a %s (%.0f%% of their lock waits): %.2f threads waiting on "
+			     "average, held by %s; taken at %s; ",
+			     vt_render_lock_what(k, what, sizeof(what)), vt_lock_kind_name(k->kind),
+			     100 * f->convoy.lock_share, f->convoy.lock_waiting,
+			     vt_render_lock_holders(k, 3, holders, sizeof(holders)),
+			     k->nsites ? vt_text_printable(k->sites[0].where, site, sizeof(site)) : "a site not read");
+		len = n > 0 && (size_t)n < cap ? (size_t)n : 0;
+	}
+	snprintf(buf + len, cap - len, "%zu x %s: %.2f-%.2f cores each (near-equal); in futex wait in %.0f%% of "
+		 "their samples, %.0f%% of those they slept in; %.0f voluntary switches/s each on "
+		 "average", f->convoy.members, f->convoy.pool, f->convoy.min_cores,
+		 f->convoy.max_cores, 100 * f->convoy.futex_share, 100 * f->convoy.futex_sleep_share,
+		 f->convoy.vol_per_s);
+}
+
 const char *vt_render_diag_evidence(const struct vt_diag_finding *f, char *buf, size_t cap)
 {
 	if (!cap)
@@ -143,11 +169,7 @@ const char *vt_render_diag_evidence(const struct vt_diag_finding *f, char *buf, 
 		host_busy_evidence(f, buf, cap);
 		break;
 	case VT_DIAG_CONVOY:
-		snprintf(buf, cap, "%zu x %s: %.2f-%.2f cores each (near-equal); in futex wait in %.0f%% of "
-			 "their samples, %.0f%% of those they slept in; %.0f voluntary switches/s each on "
-			 "average", f->convoy.members, f->convoy.pool, f->convoy.min_cores,
-			 f->convoy.max_cores, 100 * f->convoy.futex_share, 100 * f->convoy.futex_sleep_share,
-			 f->convoy.vol_per_s);
+		convoy_evidence(f, buf, cap);
 		break;
 	case VT_DIAG_BUSY_POLL:
 	case VT_DIAG_SERVING:
@@ -209,8 +231,19 @@ json_t *vt_render_diagnosis_json(const struct vt_diagnosis *d)
 	char ev[VT_DIAG_EVIDENCE_MAX];
 	size_t i;
 
-	for (i = 0; d && i < d->n; i++)
-		json_array_append_new(arr, json_pack("{s:s, s:o}", "pattern", vt_diag_name(d->f[i].kind), "evidence",
-						     vt_json_text(vt_render_diag_evidence(&d->f[i], ev, sizeof(ev)))));
+	for (i = 0; d && i < d->n; i++) {
+		const struct vt_diag_finding *f = &d->f[i];
+		json_t *o = json_pack("{s:s, s:o}", "pattern", vt_diag_name(f->kind), "evidence",
+				      vt_json_text(vt_render_diag_evidence(f, ev, sizeof(ev))));
+
+		/* a convoy's lock, as "address" in the locks member */
+		if (o && f->kind == VT_DIAG_CONVOY && f->convoy.lock) {
+			char addr[24];
+
+			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)f->convoy.lock->addr);
+			json_object_set_new(o, "lock", json_string(addr));
+		}
+		json_array_append_new(arr, o);
+	}
 	return arr;
 }

@@ -31,6 +31,8 @@ const char *vt_render_lock_holders(const struct vt_lock *k, size_t max, char *bu
 /* Waiters on average over the samples: thread-seconds waiting per second. */
 double vt_lock_waiting(const struct vt_locks *l, const struct vt_lock *k);
 
+/* The table alone, the max_locks most waited-on (0: all), indented by 2; threads prints it too. */
+void vt_render_locks_table(FILE *out, const struct vt_locks *l, size_t max_locks);
 int vt_render_locks_text(FILE *out, const struct vt_locks *l, size_t max_locks);
 json_t *vt_render_locks_json_value(const struct vt_locks *l);
 int vt_render_locks_json(FILE *out, const struct vt_locks *l, bool compact);

@@ -186,25 +186,12 @@ static void lock_account(FILE *out, const struct vt_locks *l, const struct vt_lo
 	fprintf(out, "  means      %s\n", vt_render_lock_meaning(k, text, sizeof(text)));
 }
 
-int vt_render_locks_text(FILE *out, const struct vt_locks *l, size_t max_locks)
+void vt_render_locks_table(FILE *out, const struct vt_locks *l, size_t max_locks)
 {
 	size_t idx[VT_LOCKS_MAX], i, shown;
-	double secs = (double)(l->last_ns - l->first_ns) / 1e9;
 	struct vt_table t;
 	char what[256];
 
-	fprintf(out, "locks of process %d: %u samples over %.1f s; %.2f threads in a futex wait on "
-		"average, of %.1f\n", (int)l->pid, l->samples, secs,
-		l->samples ? (double)l->futex_waits / l->samples : 0,
-		l->samples ? (double)l->thread_samples / l->samples : 0);
-	if (l->stacks_why[0])
-		fprintf(out, "  note: %s; kinds and call sites are not known\n", l->stacks_why);
-	if (l->arenas_why[0])
-		fprintf(out, "  note: %s; arena locks are not named\n", l->arenas_why);
-	if (l->n == 0) {
-		fprintf(out, "\nno thread waited on a lock in any sample\n");
-		return ferror(out) ? -1 : 0;
-	}
 	order(l, idx);
 	vt_table_init(&t, 6);
 	vt_table_align(&t, 2, VT_RIGHT);
@@ -232,7 +219,6 @@ int vt_render_locks_text(FILE *out, const struct vt_locks *l, size_t max_locks)
 		else
 			vt_table_cell(&t, "%s", vt_lock_kind_contended(k->kind) || k->python_gil ? "not recorded" : "-");
 	}
-	fputc('\n', out);
 	vt_table_print(&t, out, 2, true);
 	vt_table_release(&t);
 	if (shown < l->n)
@@ -240,6 +226,29 @@ int vt_render_locks_text(FILE *out, const struct vt_locks *l, size_t max_locks)
 	if (l->untracked)
 		fprintf(out, "  and waits on more than %d locks: %" PRIu64 " waiter-samples not in a row\n",
 			VT_LOCKS_MAX, l->untracked);
+}
+
+int vt_render_locks_text(FILE *out, const struct vt_locks *l, size_t max_locks)
+{
+	size_t idx[VT_LOCKS_MAX], i, shown;
+	double secs = (double)(l->last_ns - l->first_ns) / 1e9;
+
+	fprintf(out, "locks of process %d: %u samples over %.1f s; %.2f threads in a futex wait on "
+		"average, of %.1f\n", (int)l->pid, l->samples, secs,
+		l->samples ? (double)l->futex_waits / l->samples : 0,
+		l->samples ? (double)l->thread_samples / l->samples : 0);
+	if (l->stacks_why[0])
+		fprintf(out, "  note: %s; kinds and call sites are not known\n", l->stacks_why);
+	if (l->arenas_why[0])
+		fprintf(out, "  note: %s; arena locks are not named\n", l->arenas_why);
+	if (l->n == 0) {
+		fprintf(out, "\nno thread waited on a lock in any sample\n");
+		return ferror(out) ? -1 : 0;
+	}
+	fputc('\n', out);
+	vt_render_locks_table(out, l, max_locks);
+	order(l, idx);
+	shown = max_locks && max_locks < l->n ? max_locks : l->n;
 	for (i = 0; i < shown; i++)
 		lock_account(out, l, &l->v[idx[i]], i + 1);
 	fputs("\nWAITING: threads waiting on it on average (thread-seconds per second); SHARE: of the\n"

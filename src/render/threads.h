@@ -59,7 +59,7 @@ const char *vt_render_seen(bool ok, const char *why, const char *name, unsigned 
  * CPU per wakeup (0.020 cores); sleeping in hrtimer_nanosleep".  buf of cap
  * bytes (VT_DIAG_EVIDENCE_MAX holds any); returns buf.
  */
-#define VT_DIAG_EVIDENCE_MAX 768
+#define VT_DIAG_EVIDENCE_MAX 1536
 const char *vt_render_diag_evidence(const struct vt_diag_finding *f, char *buf, size_t cap);
 
 /* The diagnosis as text, one "  pattern: evidence" line a finding (d NULL: none). */

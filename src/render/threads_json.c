@@ -9,6 +9,7 @@
 
 #include "proc/procfs.h"
 #include "render/json.h"
+#include "render/locks.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -146,6 +147,7 @@ int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const st
 		json_array_append_new(pools, pool_json(&r->pools[i]));
 	json_object_set_new(root, "pools", pools);
 	json_object_set_new(root, "diagnosis", vt_render_diagnosis_json(d));
+	json_object_set_new(root, "locks", r->locks ? vt_render_locks_json_value(r->locks) : json_null());
 	json_object_set_new(root, "listen", listen_json(r));
 	return vt_json_write(out, root, compact, false);
 }

@@ -10,6 +10,7 @@
 #include "base/unknown.h"
 
 #include "proc/procfs.h"
+#include "render/locks.h"
 #include "render/table.h"
 
 #include <stdio.h>
@@ -334,6 +335,10 @@ int vt_render_threads_text(FILE *out, const struct vt_threads_rates *r, const st
 				fprintf(out, " of %u", l->backlog);
 			fputc('\n', out);
 		}
+	}
+	if (r->locks && r->locks->n) {
+		fprintf(out, "\nlocks waited on (vitals locks %d: each one's holder and call sites):\n", (int)r->pid);
+		vt_render_locks_table(out, r->locks, 3);
 	}
 	if (r->npools) {
 		fprintf(out, "\npools (same name but trailing digits):\n");

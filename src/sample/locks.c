@@ -834,3 +834,24 @@ const struct vt_lock *vt_locks_top(const struct vt_locks *l, bool contended_only
 	}
 	return best;
 }
+
+unsigned vt_lock_waits_of(const struct vt_lock *k, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < k->nwaiters; i++)
+		if (k->waiters[i].tid == tid)
+			return k->waiters[i].n;
+	return 0;
+}
+
+unsigned vt_locks_contended_waits_of(const struct vt_locks *l, pid_t tid)
+{
+	unsigned n = 0;
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (vt_lock_kind_contended(l->v[i].kind) || l->v[i].python_gil)
+			n += vt_lock_waits_of(&l->v[i], tid);
+	return n;
+}

@@ -176,6 +176,11 @@ void vt_lock_probe_close(struct vt_lock_probe *lp);
 /* Free the rows; the struct can be counted into again (zeroed). */
 void vt_locks_release(struct vt_locks *l);
 
+/* Samples in which thread tid waited on lock k (0 when it is not among its waiters). */
+unsigned vt_lock_waits_of(const struct vt_lock *k, pid_t tid);
+/* ... on any lock of a kind that is contention (vt_lock_kind_contended, or the GIL). */
+unsigned vt_locks_contended_waits_of(const struct vt_locks *l, pid_t tid);
+
 /* The lock with the most waits (ties: the first seen) of those of kinds that are
  * contention when contended_only; NULL none. */
 const struct vt_lock *vt_locks_top(const struct vt_locks *l, bool contended_only);

@@ -6,9 +6,9 @@
  * --mode mutex    --threads workers ("worker-0" ..) take one mutex,
  *                 held_lock, worker-i holding it (i + 1) x --hold-us: the
  *                 holders' shares are 1:2:3:.. by design
- * --mode two      the workers take lock_a, held --hold-us, then lock_b,
- *                 held --hold-b-us: two contended mutexes whose shares of
- *                 the waiting the truth gives
+ * --mode two      each turn a worker takes lock_a (held --hold-us) or
+ *                 lock_b (held --hold-b-us), at random: two contended
+ *                 mutexes whose shares of the waiting the truth gives
  * --mode rwlock   worker-0 .. take held_rwlock for writing (held --hold-us),
  *                 "reader-0" .. (--readers) for reading, briefly
  * --mode idle     a pool of workers in pthread_cond_wait on an empty queue
@@ -129,9 +129,17 @@ static void *two_worker(void *arg)
 	struct account *a = arg;
 	uint64_t h = 1;
 
+	uint64_t pick = (uint64_t)(a - accounts) * 0x9e3779b97f4a7c15ULL + 1;
+
 	while (!atomic_load(&stop)) {
-		h = turn(&lock_a, opt.hold_us, a, 0, h);
-		h = turn(&lock_b, opt.hold_b_us, a, 1, h);
+		/* each turn on one of the two, at random: both stay contended */
+		pick ^= pick << 13;
+		pick ^= pick >> 7;
+		pick ^= pick << 17;
+		if (pick & 1)
+			h = turn(&lock_a, opt.hold_us, a, 0, h);
+		else
+			h = turn(&lock_b, opt.hold_b_us, a, 1, h);
 		atomic_fetch_add(&a->turns, 1);
 		nap();
 	}

@@ -8,15 +8,20 @@
 #include "cli/cli.h"
 #include "cli/name_cli.h"
 #include "analyze/rates.h"
+#include "proc/access.h"
 #include "render/locks.h"
 #include "sample/locks.h"
 #include "sample/thread_sampler.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define LOCKS_MAX_S 3600.0
+/* Samples 50 times a second (fewer on a process so large that a sample costs over 1 ms):
+ * holder shares over a few seconds need hundreds of samples. */
+#define LOCKS_STEP_NS 20000000ull
 
 enum { OPT_FOR = 1, OPT_TOP, OPT_JSON, OPT_NAME };
 
@@ -46,9 +51,11 @@ static const char *const locks_examples[] = {
 
 #define LOCKS_DESCRIPTION \
 "Which locks the threads of a process wait on, what each lock is, who holds\n" \
-"it and where its waiters take it.  Every 100 ms vitals reads each thread's\n" \
-"system call (/proc/PID/task/TID/syscall): a thread blocked on a lock sleeps\n" \
-"in futex(2), whose first argument is the lock's address.  For each waiter\n" \
+"it and where its waiters take it.  Every 20 ms or so (jittered, so that a\n" \
+"lock handed round in turns is not seen at one phase) vitals reads each\n" \
+"thread's system call (/proc/PID/task/TID/syscall): a thread blocked on a\n" \
+"lock sleeps in futex(2), whose first argument is the lock's address.  For\n" \
+"each waiter\n" \
 "it unwinds the user stack from a copy (process_vm_readv), without stopping\n" \
 "the thread, and for each lock it reads the lock's own memory:\n" \
 "\n" \
@@ -171,8 +178,22 @@ static int locks_run(const struct vt_command *cmd, int argc, char **argv)
 		goto out;
 	}
 	vt_thread_sampler_set_hook(sampler, &hook);
+	vt_thread_sampler_set_step_min(sampler, LOCKS_STEP_NS);
 	rc = vt_thread_sampler_measure(sampler, o.for_s, VT_TW_SYSCALL, &iv, &err);
 	if (rc != VT_OK) {
+		exit_status = vt_cli_error(&err);
+		goto out;
+	}
+	if (run.locks.thread_samples && run.locks.syscall_unread == run.locks.thread_samples) {
+		/* no wait could be read at all: an error, not an empty table */
+		char reason[256], hint[256];
+
+		vt_access_explain(&pfs, "the threads' system calls (/proc/PID/task/TID/syscall)",
+				  (long)vt_thread_sampler_status(sampler)->uid_real, vt_thread_sampler_dirfd(sampler),
+				  reason, sizeof(reason), hint, sizeof(hint));
+		vt_err_set(&err, VT_E_PERM, EPERM, "%s: which locks its threads wait on cannot be read", reason);
+		if (hint[0])
+			vt_err_hint(&err, "%s", hint);
 		exit_status = vt_cli_error(&err);
 		goto out;
 	}

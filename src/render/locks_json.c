@@ -130,6 +130,8 @@ json_t *vt_render_locks_json_value(const struct vt_locks *l)
 	json_object_set_new(o, "unwinds", json_integer((json_int_t)l->unwinds));
 	json_object_set_new(o, "waits_without_stack_read", json_integer((json_int_t)l->unwinds_skipped));
 	json_object_set_new(o, "untracked_waits", json_integer((json_int_t)l->untracked));
+	json_object_set_new(o, "syscall_unread_share", json_real(frac(l->syscall_unread, l->thread_samples)));
+	json_object_set_new(o, "syscall_why", why_or_null(l->syscall_why));
 	json_object_set_new(o, "stacks_why", why_or_null(l->stacks_why));
 	json_object_set_new(o, "arenas", l->narenas ? json_integer((json_int_t)l->narenas) : json_null());
 	json_object_set_new(o, "arenas_why", why_or_null(l->arenas_why));

@@ -237,6 +237,9 @@ int vt_render_locks_text(FILE *out, const struct vt_locks *l, size_t max_locks)
 		"average, of %.1f\n", (int)l->pid, l->samples, secs,
 		l->samples ? (double)l->futex_waits / l->samples : 0,
 		l->samples ? (double)l->thread_samples / l->samples : 0);
+	if (l->syscall_unread)
+		fprintf(out, "  note: the system call of %.0f%% of the threads' samples could not be read (%s): "
+			"their waits are not counted\n", share(l->syscall_unread, l->thread_samples), l->syscall_why);
 	if (l->stacks_why[0])
 		fprintf(out, "  note: %s; kinds and call sites are not known\n", l->stacks_why);
 	if (l->arenas_why[0])

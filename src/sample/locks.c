@@ -121,7 +121,7 @@ struct wait_memo {
 	uint64_t addr, sp, pc;
 	enum vt_lock_kind kind;
 	bool unwound;             /* a stack was read (else kind is RAW for want of one) */
-	char site[192];
+	char site[256];
 };
 
 struct vt_lock_probe {
@@ -392,7 +392,21 @@ static void unwind_wait(struct vt_lock_probe *lp, const struct vt_thread_snap *t
 		if (!vt_unwind_symbolize(lp->uw, frames[i].pc, !frames[i].activation, &sym))
 			break;
 		if (!in_glibc(sym.module)) {
+			struct vt_unwind_sym caller;
+			char name[128];
+			size_t at;
+
 			site_name(lp, &frames[i], &sym, m->site, sizeof(m->site));
+			/* and the function that called it: a helper that takes the lock is named with
+			 * its caller ("turn+0x2f (app) app.c:102 < worker_main") */
+			at = strlen(m->site);
+			if (i + 1 < n && vt_unwind_symbolize(lp->uw, frames[i + 1].pc, !frames[i + 1].activation, &caller) &&
+			    caller.func && !strstr(caller.func, " (function)") && !in_glibc(caller.module) &&
+			    at < sizeof(m->site)) {
+				if (!vt_demangle(caller.func, name, sizeof(name)))
+					snprintf(name, sizeof(name), "%s", caller.func);
+				snprintf(m->site + at, sizeof(m->site) - at, " < %s", name);
+			}
 			break;
 		}
 		k = sym.func ? entry_kind(sym.func) : VT_LOCK_KINDS;
@@ -718,6 +732,12 @@ int vt_lock_probe_sample(struct vt_lock_probe *lp, const struct vt_threads_sampl
 		int32_t rw[14];
 		size_t k;
 
+		if (!t->syscall_ok) {
+			into->syscall_unread++;
+			if (!into->syscall_why[0])
+				snprintf(into->syscall_why, sizeof(into->syscall_why), "%s", t->syscall_why);
+			continue;
+		}
 		if (!t->futex_addr || t->state == 'R' || !is_wait_op(t->futex_op))
 			continue;
 		into->futex_waits++;

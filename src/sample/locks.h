@@ -88,7 +88,8 @@ struct vt_lock_thread {
 
 /* Where waiters take a lock: the first frame outside glibc. */
 struct vt_lock_site {
-	char where[192];          /* "worker_main+0x32 (lock_convoy) lock_convoy.c:95" */
+	char where[256];          /* "turn+0x2f (app) app.c:102 < worker_main": the frame and its
+	                           * caller's function */
 	unsigned n;               /* waiter-samples */
 };
 
@@ -146,6 +147,8 @@ struct vt_locks {
 	struct vt_lock *v;        /* owned, n, in the order first seen */
 	size_t n, cap;
 	/* what could not be read, "" when all was: said once, with why */
+	uint64_t syscall_unread;  /* thread-samples whose system call could not be read */
+	char syscall_why[48];     /* why (sample/threads.h syscall_why), "" all were read */
 	char stacks_why[192];     /* the waiters' stacks */
 	char arenas_why[192];     /* glibc's arena ring (not glibc, static, refused, ...) */
 	size_t narenas;           /* arenas found, 0 unknown */

@@ -32,7 +32,9 @@ struct vt_thread_sampler {
 	struct vt_buf buf;
 	struct vt_threads_sample *samples;   /* n of cap; samples[0] opens the interval */
 	size_t n, cap;
-	uint64_t step_ns;                    /* between samples */
+	uint64_t step_ns;                    /* between samples, on average */
+	uint64_t step_min_ns;                /* the least step (VT_SAMPLER_STEP_MIN_NS unless set) */
+	uint64_t jitter;                     /* state of the step's jitter (xorshift) */
 	struct vt_cgroup_cpu cg;             /* at the start of the interval */
 	bool cg_ok;
 	double load1;                        /* 1-minute load average at the last sample, < 0 unknown */
@@ -75,7 +77,8 @@ int vt_thread_sampler_open(const struct vt_procfs *pfs, pid_t pid, volatile sig_
 	s->pfs = pfs;
 	s->pid = pid;
 	s->buf = (struct vt_buf)VT_BUF_INIT(1u << 20);
-	s->step_ns = VT_SAMPLER_STEP_MIN_NS;
+	s->step_ns = s->step_min_ns = VT_SAMPLER_STEP_MIN_NS;
+	s->jitter = vt_mono_ns() | 1;
 	s->stop = stop;
 	vt_thread_sampler_set_wait(s, NULL);
 	rc = vt_watch_open(pfs, pid, &wo, &s->w, NULL, &s->status, err);
@@ -131,6 +134,26 @@ static void host_runnable(struct vt_thread_sampler *s, struct vt_threads_sample 
 	s->load1 = ok ? la.load1 : -1;
 }
 
+/*
+ * The wait to the next sample: the step times a uniform 0.5 .. 1.5, so that
+ * the samples of a periodic workload (a lock handed round in 10 ms turns)
+ * do not fall at the same phase of its period sample after sample.
+ */
+static uint64_t jittered(struct vt_thread_sampler *s)
+{
+	s->jitter ^= s->jitter << 13;
+	s->jitter ^= s->jitter >> 7;
+	s->jitter ^= s->jitter << 17;
+	return s->step_ns / 2 + s->jitter % (s->step_ns ? s->step_ns : 1);
+}
+
+void vt_thread_sampler_set_step_min(struct vt_thread_sampler *s, uint64_t ns)
+{
+	s->step_min_ns = ns;
+	if (s->step_ns < ns || s->n == 0)
+		s->step_ns = ns;
+}
+
 /* Take one sample into samples[n], growing the array; adapts the step. */
 static int take(struct vt_thread_sampler *s, unsigned flags, struct vt_err *err)
 {
@@ -155,8 +178,8 @@ static int take(struct vt_thread_sampler *s, unsigned flags, struct vt_err *err)
 	if (s->hook.sample && (rc = s->hook.sample(s->hook.ctx, &s->samples[s->n - 1], err)) != VT_OK)
 		return rc;
 	cost = vt_mono_ns() - t0;
-	s->step_ns = cost * VT_SAMPLER_COST_FACTOR > VT_SAMPLER_STEP_MIN_NS ? cost * VT_SAMPLER_COST_FACTOR
-									     : VT_SAMPLER_STEP_MIN_NS;
+	s->step_ns = cost * VT_SAMPLER_COST_FACTOR > s->step_min_ns ? cost * VT_SAMPLER_COST_FACTOR
+								    : s->step_min_ns;
 	return VT_OK;
 }
 
@@ -253,7 +276,7 @@ int vt_thread_sampler_measure(struct vt_thread_sampler *s, double interval_s, un
 	start = s->samples[0].mono_ns;
 	end = start + (uint64_t)(interval_s * 1e9);
 	for (next = start; !stopping(s);) {
-		next += s->step_ns;
+		next += jittered(s);
 		if (next > end)
 			next = end;
 		s->wait.until(s->wait.ctx, next);

@@ -4,7 +4,8 @@
  *
  * The sampler holds the process's thread files open (a thread watch) and
  * takes a thread sample (sample/threads.h) at the start of the interval,
- * every step in between and at its end.  The step is 100 ms, or 20 times
+ * every step in between (each wait jittered, 0.5 to 1.5 steps, so that a
+ * periodic workload is not seen at one phase) and at its end.  The step is 100 ms, or 20 times
  * what one sample cost when that is longer, so that sampling stays under 5%
  * of a core on a process with thousands of threads.  Rates come from the
  * first and the last sample, states, wchans and system calls from all of
@@ -95,6 +96,10 @@ struct vt_sampler_wait {
  */
 int vt_thread_sampler_open(const struct vt_procfs *pfs, pid_t pid, volatile sig_atomic_t *stop,
 			   struct vt_thread_sampler **out, struct vt_err *err);
+
+/* Sample at least every ns instead of VT_SAMPLER_STEP_MIN_NS (vitals locks: more samples
+ * of a few threads); the step still grows to VT_SAMPLER_COST_FACTOR x a sample's cost. */
+void vt_thread_sampler_set_step_min(struct vt_thread_sampler *s, uint64_t ns);
 
 /* Wait with wait instead of clock_nanosleep (NULL: back to the default). */
 void vt_thread_sampler_set_wait(struct vt_thread_sampler *s, const struct vt_sampler_wait *wait);

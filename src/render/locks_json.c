@@ -90,6 +90,7 @@ static json_t *lock_json(const struct vt_locks *l, const struct vt_lock *k)
 		if (k->kind_votes[i])
 			json_object_set_new(votes, kind_keys[i], json_integer(k->kind_votes[i]));
 	json_object_set_new(o, "kind_votes", votes);
+	json_object_set_new(o, "kind_from_layout", json_integer(k->layout_votes));
 	json_object_set_new(o, "meaning", json_string(vt_render_lock_meaning(k, meaning, sizeof(meaning))));
 	json_object_set_new(o, "waiting", json_real(vt_lock_waiting(l, k)));
 	json_object_set_new(o, "peak_waiters", json_integer(k->peak));

@@ -176,7 +176,11 @@ static void lock_account(FILE *out, const struct vt_locks *l, const struct vt_lo
 		fprintf(out, "  %s stack not read %.0f%% (it woke while read, or no stack to read)\n",
 			k->nsites ? "          " : "taken at  ", share(k->sites_unknown, k->waits));
 	fprintf(out, "  kind       %s: ", vt_lock_kind_name(k->kind));
-	if (k->kind_votes[k->kind])
+	if (k->layout_votes && k->layout_votes >= k->kind_votes[k->kind])
+		fprintf(out, "from its memory (glibc's sem_t: value 0, waiters counted), the waiters' stacks "
+			"passing through glibc functions with no public name (%u of %" PRIu64 ")\n",
+			k->layout_votes, k->waits);
+	else if (k->kind_votes[k->kind])
 		fprintf(out, "from the waiters' stacks (%u of %" PRIu64 " said so)\n", k->kind_votes[k->kind],
 			k->waits);
 	else

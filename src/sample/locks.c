@@ -84,6 +84,7 @@ static const struct {
 	{ "pthread_clockjoin_np", VT_LOCK_JOIN },
 	{ "pthread_clockjoin_ex", VT_LOCK_JOIN },
 	{ "lll_lock_wait_private", VT_LOCK_LIBC },
+	{ "syscall", VT_LOCK_RAW },     /* syscall(SYS_futex, ...): the program's own futex */
 };
 
 /* The kind an entry point's name says, VT_LOCK_KINDS for none. */
@@ -121,6 +122,7 @@ struct wait_memo {
 	uint64_t addr, sp, pc;
 	enum vt_lock_kind kind;
 	bool unwound;             /* a stack was read (else kind is RAW for want of one) */
+	bool by_layout;           /* kind read from the lock's memory, not from a named frame */
 	char site[256];
 };
 
@@ -340,6 +342,19 @@ static void site_name(struct vt_lock_probe *lp, const struct vt_unwind_frame *f,
 }
 
 /*
+ * glibc's sem_t (x86-64, 2.21 and later): a 64-bit data word, the value in
+ * its low half and the waiters in its high half, then private (0 or
+ * FUTEX_PRIVATE_FLAG).  A thread waits on the value while it is 0.
+ */
+static bool sem_layout(struct vt_lock_probe *lp, uint64_t addr)
+{
+	uint32_t w[3];
+
+	return !(addr & 7) && read_mem(lp, addr, w, sizeof(w)) && w[0] == 0 && w[1] >= 1 && w[1] <= (1u << 20) &&
+	       (w[2] == 0 || w[2] == FUTEX_PRIVATE_FLAG);
+}
+
+/*
  * Unwind waiter t's stack from its sp and pc, without stopping it, into
  * memo: the kind its glibc frames say and the first frame outside glibc.
  * The stack is copied, then /proc/TID/syscall read again: a thread that
@@ -356,10 +371,11 @@ static void unwind_wait(struct vt_lock_probe *lp, const struct vt_thread_snap *t
 	char path[64];
 	struct vt_err err;
 	size_t len = 0, want, n, i;
-	bool libc_lock = false;
+	bool libc_lock = false, glibc_frames = false, raw_call = false;
 
 	m->kind = VT_LOCK_RAW;
 	m->unwound = false;
+	m->by_layout = false;
 	m->site[0] = '\0';
 	if (!lp->uw || !t->sp || !t->pc)
 		return;
@@ -409,15 +425,24 @@ static void unwind_wait(struct vt_lock_probe *lp, const struct vt_thread_snap *t
 			}
 			break;
 		}
+		glibc_frames = true;
 		k = sym.func ? entry_kind(sym.func) : VT_LOCK_KINDS;
 		if (k == VT_LOCK_LIBC)
 			libc_lock = true;
-		else if (k != VT_LOCK_KINDS && m->kind == VT_LOCK_RAW)
+		else if (k == VT_LOCK_RAW)
+			raw_call = true;
+		else if (k != VT_LOCK_KINDS && m->kind == VT_LOCK_RAW && !raw_call)
 			m->kind = k;     /* the innermost public entry point decides */
 	}
 	/* __lll_lock_wait is the slow path of both a mutex and a glibc lock taken with lll_lock */
 	if (m->kind == VT_LOCK_RAW && libc_lock)
 		m->kind = VT_LOCK_LIBC;
+	/* sem_wait tail-calls __new_sem_wait_slow64, which has no public name: a wait inside
+	 * glibc with no entry point named is a semaphore when the word reads as glibc's sem_t */
+	if (m->kind == VT_LOCK_RAW && glibc_frames && !raw_call && sem_layout(lp, t->futex_addr)) {
+		m->kind = VT_LOCK_SEMAPHORE;
+		m->by_layout = true;
+	}
 }
 
 /* ---- lock rows ---- */
@@ -771,6 +796,8 @@ int vt_lock_probe_sample(struct vt_lock_probe *lp, const struct vt_threads_sampl
 		}
 		if (m && m->unwound)
 			row->kind_votes[kind]++;
+		if (m && m->unwound && m->by_layout)
+			row->layout_votes++;
 		count_thread(row->waiters, &row->nwaiters, t);
 		count_site(row, m);
 		/* the rows this sample touched, with their waiters and the op they wait with */

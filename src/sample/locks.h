@@ -13,9 +13,12 @@
  *                 it waits in, pthread_mutex_lock (a mutex),
  *                 pthread_rwlock_*lock, __lll_lock_wait_private alone (a
  *                 lock inside glibc), pthread_cond_*wait, sem_*wait,
- *                 pthread_barrier_wait, pthread_join; none of them: a raw
- *                 futex (the program's own, Rust's std Mutex, or a stack
- *                 that could not be read)
+ *                 pthread_barrier_wait, pthread_join; a stack through
+ *                 glibc that names none of them (sem_wait tail-calls its
+ *                 unnamed slow path) is a semaphore when the word reads as
+ *                 glibc's sem_t; otherwise a raw futex (the program's own
+ *                 syscall(SYS_futex), Rust's std Mutex, or a stack that
+ *                 could not be read)
  *   what it is    the address against the arena ring of glibc malloc
  *                 (alloc/glibc.h: main_arena found without symbols; an
  *                 arena's mutex is its first field), the object symbols of
@@ -102,6 +105,8 @@ struct vt_lock {
 	uint64_t addr;            /* the lock's address (a rwlock's start, a condvar's signal word) */
 	enum vt_lock_kind kind;   /* the kind most waiter stacks said */
 	unsigned kind_votes[VT_LOCK_KINDS];  /* waiter-samples whose stack said each kind */
+	unsigned layout_votes;    /* of them, kinds read from the lock's memory: a stack through
+	                           * glibc functions with no public name (sem_wait's slow path) */
 	enum vt_lock_place place;
 	unsigned arena, narenas;  /* VT_LOCK_AT_ARENA: arena (0 = main_arena) of narenas */
 	char symbol[128];         /* VT_LOCK_AT_SYMBOL: the object, demangled */

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# vitals locks on programs nobody here wrote and on bad input: CPU-bound
+# python3 threads wait on the GIL, named from libpython's own symbols; a
+# lock in memory shared between processes (multiprocessing's semaphore in
+# /dev/shm) is said to be shared; a futex the program calls directly is a
+# raw futex, never a wrong name; another user's process, no such pid, a
+# kernel thread, a zombie and a process that exits mid-run each get their
+# exit code and a clear statement.
+# sanitizer: the lock probe's stack copies, unwinds and lock reads
+. "$(dirname "$0")/lib.sh"
+
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
+
+top_lock() {   # $1 json: the most waited-on lock, as JSON
+	jq_py "$1" 'sorted(j["locks"], key=lambda l: -l["waits"])[0] if j["locks"] else None'
+}
+
+# --- CPU-bound python3 threads: the GIL -----------------------------------------
+"$PY" - >"$WORK/gil.out" <<'EOF' &
+import os, sys, threading
+def spin():
+    x = 0
+    while True:
+        x += 1
+for i in range(4):
+    threading.Thread(target=spin, daemon=True).start()
+print("pid", os.getpid(), flush=True)
+threading.Event().wait(60)
+EOF
+PIDS+=("$!")
+GPID=$!
+sleep 1
+"$B/vitals" locks --json --for 2s "$GPID" >"$WORK/gil.json" || fail "vitals locks on python3"
+"$B/vitals" locks --for 1s "$GPID" | sed -n '1,/^lock 1/p' | sed 's/^/# /'
+check "python3: the most waited-on lock is the Python GIL, in _PyRuntime" \
+	test "$(jq_py "$WORK/gil.json" '[(l["python_gil"], l["place"].get("symbol"), l["contention"]) for l in sorted(j["locks"], key=lambda l: -l["waits"])][:1]')" = \
+	'[[true, "_PyRuntime", true]]'
+check "python3: the spinning threads wait on it" python3 -c "
+import json, sys
+L = sorted(json.load(open('$WORK/gil.json'))['locks'], key=lambda l: -l['waits'])[0]
+sys.exit(L['waiting'] < 1 or len(L['waiters']) < 3)"
+kill "$GPID" 2>/dev/null
+
+# --- a lock shared between processes ---------------------------------------------
+"$PY" - >"$WORK/mp.out" <<'EOF' &
+import multiprocessing as mp, os, time
+def child(lock):
+    print("child", os.getpid(), flush=True)
+    lock.acquire()          # held by the parent: waits in sem_wait on /dev/shm memory
+if __name__ == "__main__":
+    lock = mp.Lock()
+    lock.acquire()
+    p = mp.Process(target=child, args=(lock,), daemon=True)
+    p.start()
+    time.sleep(60)
+EOF
+PIDS+=("$!")
+for i in $(seq 50); do grep -q '^child ' "$WORK/mp.out" && break; sleep 0.1; done
+CPID=$(awk '/^child /{print $2}' "$WORK/mp.out")
+[ -n "$CPID" ] || fail "the multiprocessing child did not start"
+PIDS+=("$CPID")
+sleep 0.5
+"$B/vitals" locks --json --for 1s "$CPID" >"$WORK/mp.json" || fail "vitals locks on the multiprocessing child"
+echo "# multiprocessing child: $(jq_py "$WORK/mp.json" '[(l["what"], l["kind"]) for l in j["locks"]]')"
+check "a lock in shared memory is said to be shared, a semaphore" \
+	test "$(top_lock "$WORK/mp.json" | python3 -c 'import json,sys; l=json.load(sys.stdin); print(l["place"]["kind"], l["kind"], "/dev/shm/" in l["place"]["mapping"])')" = "shared semaphore True"
+
+# --- a raw futex: the program's own futex(2) call ----------------------------------
+"$PY" - >"$WORK/raw.out" <<'EOF' &
+import ctypes, os, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+word = ctypes.c_int(0)
+def wait():
+    while True:
+        libc.syscall(202, ctypes.byref(word), 0, 0, None, None, 0)   # FUTEX_WAIT while it is 0
+for i in range(2):
+    threading.Thread(target=wait, daemon=True).start()
+print("pid", os.getpid(), flush=True)
+time.sleep(60)
+EOF
+PIDS+=("$!")
+RPID=$!
+sleep 1
+"$B/vitals" locks --json --for 1s "$RPID" >"$WORK/raw.json" || fail "vitals locks on a raw futex"
+echo "# raw futex: $(jq_py "$WORK/raw.json" '[(l["what"], l["kind"], l["peak_waiters"]) for l in j["locks"]]')"
+check "the program's own futex is a raw futex, not a lock of a known kind" \
+	test "$(jq_py "$WORK/raw.json" '[(l["kind"], l["contention"]) for l in j["locks"] if l["peak_waiters"] == 2]')" = '[["raw", false]]'
+check "and a raw futex is neither contention nor waiting: said so" \
+	grep -q "its kind cannot be told" <("$B/vitals" locks --for 0.5s "$RPID")
+kill "$RPID" 2>/dev/null
+
+# --- bad input and faults -------------------------------------------------------
+start_target lock_kinds --mode mutex --seconds 60
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+	cp "$B/vitals" "$WORK/vitals-nobody" && chmod 755 "$WORK" "$WORK/vitals-nobody"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$WORK/vitals-nobody" locks --for 0.5s "$TPID" \
+		>"$WORK/nobody.out" 2>"$WORK/nobody.err"
+	rc=$?
+	sed 's/^/# /' "$WORK/nobody.err"
+	check "another user's process: exit 5, nothing on stdout" test "$rc" = 5 -a ! -s "$WORK/nobody.out"
+	check "it says which part is missing and why" \
+		grep -q "system calls (/proc/PID/task/TID/syscall): the process belongs to uid 0 and vitals runs as uid 65534" "$WORK/nobody.err"
+else
+	echo "# not root or no setpriv: the unprivileged reader is not tried"
+fi
+kill "$TPID" 2>/dev/null; wait "$TPID" 2>/dev/null
+
+start_target lock_kinds --mode mutex --seconds 1.5
+"$B/vitals" locks --json --for 4s "$TPID" >"$WORK/exit.json" 2>"$WORK/exit.err"
+rc=$?
+check "a process that exits mid-run: exit 1, what was sampled" test "$rc" = 1
+check "... with its lock" test "$(jq_py "$WORK/exit.json" '[l["place"].get("symbol") for l in j["locks"]][:1]')" = '["held_lock"]'
+check "... and stderr says so" grep -q "exited after" "$WORK/exit.err"
+
+pid_max=$(cat /proc/sys/kernel/pid_max)
+expect_exit 3 "no process $((pid_max + 1))" locks --for 0.5s $((pid_max + 1))
+kt=$(kernel_thread)
+[ -n "$kt" ] && expect_exit 6 "kernel thread" locks --for 0.5s "$kt"
+# a zombie: a child that exited and is not reaped by its parent (sleep execs over the shell)
+bash -c 'true & exec sleep 30' &
+PIDS+=("$!")
+sleep 0.5
+zpid=$(ps -o pid= --ppid $! | tr -d ' ' | head -n 1)
+[ -n "$zpid" ] && expect_exit 7 "zombie" locks --for 0.5s "$zpid"
+expect_exit 64 "give a PID" locks
+expect_exit 64 "not a process id" locks --for 1s abc
+expect_exit 64 "minimum is 0.2 s" locks --for 0.1s 1

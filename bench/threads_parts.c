@@ -17,12 +17,20 @@
  *       thread).  Prints "threads N" and "fds N" (the held watch's), then
  *       "NAME cpu_median_us cpu_max_us wall_median_us" per tick.
  *
+ *   threads_parts locks PID TICKS GAP_MS
+ *       The cost of reading the locks at each sample of `vitals threads`
+ *       (sample/locks.h): TICKS state samples timed alone and TICKS timed
+ *       with vt_lock_probe_sample after each, interleaved.  Prints
+ *       "sample" and "sample_locks" lines as ticks does, and "waits N":
+ *       the futex waits the probe counted.
+ *
  *   threads_parts exec RUNS CMD [ARG...]
  *       Runs CMD once to warm up, then RUNS times, stdout to /dev/null, and
  *       prints "cpu_median_ms cpu_max_ms wall_median_ms": user + sys of the
  *       child from wait4(), and its wall time.  Exits 2 if CMD fails.
  */
 #include "proc/thread_watch.h"
+#include "sample/locks.h"
 #include "sample/threads.h"
 #include "proc/procfs.h"
 
@@ -162,6 +170,53 @@ static int ticks(pid_t pid, int n, int gap_ms)
 	return 0;
 }
 
+static int lock_ticks(pid_t pid, int n, int gap_ms)
+{
+	static double cpu[2][1000], wall[2][1000];
+	struct vt_lock_probe *lp;
+	struct vt_thread_watch *ws;
+	struct vt_threads_sample sample;
+	struct vt_locks locks = { 0 };
+	struct vt_procfs pfs;
+	struct vt_err err;
+	double t0, w0;
+	int pid_fd, i, k;
+
+	if (vt_procfs_open(&pfs, NULL, NULL, &err))
+		die("open /proc", &err);
+	if (vt_pid_open(&pfs, pid, &pid_fd, &err))
+		die("open the process", &err);
+	if (vt_thread_watch_open(&pfs, pid_fd, pid, &ws, &err) || vt_thread_watch_read(ws, SAMPLE_FLAGS, &err))
+		die("watch for samples", &err);
+	if (vt_lock_probe_open(&pfs, pid, pid_fd, &lp, &err))
+		die("lock probe", &err);
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < 2; k++) {
+			nap(gap_ms);
+			t0 = clock_us(CLOCK_PROCESS_CPUTIME_ID);
+			w0 = clock_us(CLOCK_MONOTONIC);
+			if (vt_threads_sample_take(ws, SAMPLE_FLAGS, &sample, &err))
+				die("vt_threads_sample_take", &err);
+			if (k == 1 && vt_lock_probe_sample(lp, &sample, &locks, &err))
+				die("vt_lock_probe_sample", &err);
+			vt_threads_sample_release(&sample);
+			cpu[k][i] = clock_us(CLOCK_PROCESS_CPUTIME_ID) - t0;
+			wall[k][i] = clock_us(CLOCK_MONOTONIC) - w0;
+		}
+	}
+	printf("waits %llu\nunwinds %llu\n", (unsigned long long)locks.futex_waits,
+	       (unsigned long long)locks.unwinds);
+	for (k = 0; k < 2; k++)
+		printf("%s %.1f %.1f %.1f\n", k ? "sample_locks" : "sample", median(cpu[k], n), cpu[k][n - 1],
+		       median(wall[k], n));
+	vt_locks_release(&locks);
+	vt_lock_probe_close(lp);
+	vt_thread_watch_close(ws);
+	close(pid_fd);
+	vt_procfs_close(&pfs);
+	return 0;
+}
+
 /* Run argv once; its user+sys CPU and wall time in ms.  Exits 2 on failure. */
 static void run_once(char **argv, double *cpu_ms, double *wall_ms)
 {
@@ -214,9 +269,13 @@ int main(int argc, char **argv)
 	if (argc == 5 && !strcmp(argv[1], "ticks") && atoi(argv[2]) > 0 &&
 	    (n = atoi(argv[3])) > 0 && n <= 1000 && atoi(argv[4]) >= 0)
 		return ticks((pid_t)atoi(argv[2]), n, atoi(argv[4]));
+	if (argc == 5 && !strcmp(argv[1], "locks") && atoi(argv[2]) > 0 &&
+	    (n = atoi(argv[3])) > 0 && n <= 1000 && atoi(argv[4]) >= 0)
+		return lock_ticks((pid_t)atoi(argv[2]), n, atoi(argv[4]));
 	if (argc >= 4 && !strcmp(argv[1], "exec") && (n = atoi(argv[2])) > 0 && n <= 100)
 		return exec_runs(n, argv + 3);
 	fprintf(stderr, "usage: threads_parts ticks PID TICKS GAP_MS\n"
+			"       threads_parts locks PID TICKS GAP_MS\n"
 			"       threads_parts exec RUNS CMD [ARG...]\n");
 	return 64;
 }

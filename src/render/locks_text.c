@@ -184,7 +184,7 @@ static void lock_account(FILE *out, const struct vt_locks *l, const struct vt_lo
 		fprintf(out, "from the waiters' stacks (%u of %" PRIu64 " said so)\n", k->kind_votes[k->kind],
 			k->waits);
 	else
-		fprintf(out, "no waiter's stack was read\n");
+		fprintf(out, "no waiter's stack named a glibc lock function (or none could be read)\n");
 	if (k->layout_why[0])
 		fprintf(out, "  layout     %s\n", k->layout_why);
 	fprintf(out, "  means      %s\n", vt_render_lock_meaning(k, text, sizeof(text)));

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,9 @@ struct wait_memo {
 	enum vt_lock_kind kind;
 	bool unwound;             /* a stack was read (else kind is RAW for want of one) */
 	bool by_layout;           /* kind read from the lock's memory, not from a named frame */
+	bool certain;             /* the walk said its kind plainly: kept while the wait is the
+	                           * same; otherwise unwound again (a copy taken while the
+	                           * thread ran between two waits is garbage) */
 	char site[256];
 };
 
@@ -376,6 +380,7 @@ static void unwind_wait(struct vt_lock_probe *lp, const struct vt_thread_snap *t
 	m->kind = VT_LOCK_RAW;
 	m->unwound = false;
 	m->by_layout = false;
+	m->certain = false;
 	m->site[0] = '\0';
 	if (!lp->uw || !t->sp || !t->pc)
 		return;
@@ -439,10 +444,12 @@ static void unwind_wait(struct vt_lock_probe *lp, const struct vt_thread_snap *t
 		m->kind = VT_LOCK_LIBC;
 	/* sem_wait tail-calls __new_sem_wait_slow64, which has no public name: a wait inside
 	 * glibc with no entry point named is a semaphore when the word reads as glibc's sem_t */
-	if (m->kind == VT_LOCK_RAW && glibc_frames && !raw_call && sem_layout(lp, t->futex_addr)) {
+	if (m->kind == VT_LOCK_RAW && glibc_frames && !raw_call && m->site[0] && sem_layout(lp, t->futex_addr)) {
 		m->kind = VT_LOCK_SEMAPHORE;
 		m->by_layout = true;
 	}
+	/* plain: a named entry point, the program's own syscall(), or no glibc frame at all */
+	m->certain = m->unwound && m->site[0] && (m->kind != VT_LOCK_RAW || raw_call || !glibc_frames);
 }
 
 /* ---- lock rows ---- */
@@ -727,14 +734,176 @@ static bool is_wait_op(uint32_t op)
 	return false;
 }
 
+/* One waiter of a sample: its thread, what its stack said (NULL: not read), its lock's row. */
+struct waiter {
+	const struct vt_thread_snap *t;
+	const struct wait_memo *m;
+	enum vt_lock_kind kind;
+	uint64_t addr;
+	size_t row;
+};
+
+/* The waiters of sample s, their stacks unwound where their wait is new; *n of them in *out. */
+static int sample_waiters(struct vt_lock_probe *lp, const struct vt_threads_sample *s, struct vt_locks *into,
+			  struct waiter **out, size_t *n, struct vt_err *err)
+{
+	struct waiter *w = NULL;
+	size_t i, unwinds = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (i = 0; i < s->n; i++) {
+		const struct vt_thread_snap *t = &s->threads[i];
+		struct wait_memo *m;
+
+		if (!t->syscall_ok) {
+			into->syscall_unread++;
+			if (!into->syscall_why[0])
+				snprintf(into->syscall_why, sizeof(into->syscall_why), "%s", t->syscall_why);
+			continue;
+		}
+		if (!t->futex_addr || t->state == 'R' || !is_wait_op(t->futex_op))
+			continue;
+		into->futex_waits++;
+		if (!w && !(w = calloc(s->n, sizeof(*w))))
+			goto nomem;
+		if (!(m = memo_slot(lp, t->tid)))
+			goto nomem;
+		if (m->addr != t->futex_addr || m->sp != t->sp || m->pc != t->pc || !m->certain) {
+			if (unwinds < VT_LOCKS_UNWINDS_PER_SAMPLE) {
+				m->addr = t->futex_addr;
+				m->sp = t->sp;
+				m->pc = t->pc;
+				unwind_wait(lp, t, m, into);
+				unwinds++;
+			} else {
+				into->unwinds_skipped++;
+				m = NULL;
+			}
+		}
+		w[*n].t = t;
+		/* a walk that said nothing plainly counts as no stack read: it may be a copy
+		 * taken while the thread ran, and it never votes a kind */
+		w[*n].m = m && m->certain ? m : NULL;
+		w[*n].kind = w[*n].m ? m->kind : VT_LOCK_RAW;
+		(*n)++;
+	}
+	*out = w;
+	return VT_OK;
+nomem:
+	free(w);
+	return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory counting locks");
+}
+
+/* The row of waiter w (a new one when none has its lock); false when VT_LOCKS_MAX are kept. */
+static bool place_waiter(struct vt_lock_probe *lp, const struct vt_threads_sample *s, struct vt_locks *into,
+			 struct waiter *w)
+{
+	struct vt_lock *row;
+	int32_t rw[14];
+
+	w->addr = lock_addr(w->kind, w->t->futex_addr);
+	if (w->kind == VT_LOCK_RWLOCK && (w->addr = rwlock_start(lp, s, w->t->futex_addr, rw)) == 0)
+		w->addr = w->t->futex_addr;
+	row = row_find(into, w->addr);
+	/* a waiter whose stack was not read joins a known lock whose memory holds its word */
+	if (!row && !w->m)
+		row = row_holding(into, w->addr);
+	if (!row && !(row = row_add(lp, s, into, w->addr, w->kind)))
+		return false;
+	w->row = (size_t)(row - into->v);
+	if (w->m) {
+		row->kind_votes[w->kind]++;
+		if (w->m->by_layout)
+			row->layout_votes++;
+	}
+	count_thread(row->waiters, &row->nwaiters, w->t);
+	count_site(row, w->m);
+	return true;
+}
+
+/* A lock's row after a sample in which waiting[...] threads waited on it with op. */
+static void lock_sampled(struct vt_lock_probe *lp, const struct vt_threads_sample *s, struct vt_lock *row,
+			 unsigned waiting, uint32_t op)
+{
+	enum vt_lock_kind best = VT_LOCK_RAW;
+	unsigned k;
+
+	row->samples++;
+	row->waits += waiting;
+	if (waiting > row->peak)
+		row->peak = waiting;
+	for (k = 0; k < VT_LOCK_KINDS; k++)
+		if (row->kind_votes[k] > row->kind_votes[best])
+			best = (enum vt_lock_kind)k;
+	row->kind = best;
+	if (row->python_gil && best != VT_LOCK_CONDVAR && best != VT_LOCK_MUTEX)
+		row->python_gil = false;
+	if (best == VT_LOCK_MUTEX) {
+		read_mutex_owner(lp, s, row, op);
+	} else if (best == VT_LOCK_RWLOCK) {
+		int32_t rw[14];
+
+		if (read_mem(lp, row->addr, rw, sizeof(rw)))
+			read_rwlock_holder(row, s, rw);
+		else if (!row->holder_why[0])
+			mem_why(lp, "its holder", row->holder_why, sizeof(row->holder_why));
+	} else if (!row->holder_why[0]) {
+		snprintf(row->holder_why, sizeof(row->holder_why), "%s",
+			 row->python_gil ? "CPython records the GIL's holder in its own structures, "
+					   "which are not read"
+			 : best == VT_LOCK_LIBC ? "glibc's internal locks do not record their holder"
+			 : best == VT_LOCK_RAW ? "a raw futex records no holder"
+			 : "it has no holder: its waiters wait to be woken");
+	}
+}
+
+/*
+ * Rows of waiters none of whose stacks was read, on a word inside a lock
+ * another row knows (a rwlock's or a condvar's other words, seen before
+ * that row was made): folded into it.
+ */
+static void fold_unread_rows(struct vt_locks *l)
+{
+	size_t i = 0, k;
+
+	while (i < l->n) {
+		struct vt_lock *r = &l->v[i], *into = NULL;
+		unsigned votes = 0;
+
+		for (k = 0; k < VT_LOCK_KINDS; k++)
+			votes += r->kind_votes[k];
+		for (k = 0; !votes && k < l->n && !into; k++)
+			if (k != i && l->v[k].kind != VT_LOCK_RAW && r->addr >= l->v[k].addr &&
+			    r->addr < l->v[k].addr + lock_size(l->v[k].kind))
+				into = &l->v[k];
+		if (!into) {
+			i++;
+			continue;
+		}
+		into->waits += r->waits;
+		into->samples = into->samples > r->samples ? into->samples : r->samples;
+		into->sites_unknown += r->sites_unknown;
+		for (k = 0; k < r->nwaiters; k++) {
+			struct vt_thread_snap t = { .tid = r->waiters[k].tid };
+			unsigned n;
+
+			snprintf(t.comm, sizeof(t.comm), "%s", r->waiters[k].comm);
+			for (n = 0; n < r->waiters[k].n; n++)
+				count_thread(into->waiters, &into->nwaiters, &t);
+		}
+		l->v[i] = l->v[--l->n];     /* the order of first sight is lost for the last row only */
+	}
+}
+
 int vt_lock_probe_sample(struct vt_lock_probe *lp, const struct vt_threads_sample *s, struct vt_locks *into,
 			 struct vt_err *err)
 {
-	struct vt_lock **touched = NULL;
-	unsigned *waiting = NULL;
-	uint32_t *ops = NULL;
-	size_t ntouched = 0, i, unwinds = 0;
-	int rc = VT_OK;
+	unsigned waiting[VT_LOCKS_MAX];
+	uint32_t op[VT_LOCKS_MAX];
+	struct waiter *w;
+	size_t n, i, k;
+	int pass, rc;
 
 	into->pid = s->pid;
 	if (!into->samples)
@@ -748,116 +917,27 @@ int vt_lock_probe_sample(struct vt_lock_probe *lp, const struct vt_threads_sampl
 	if (lp->uw_why[0] && !into->stacks_why[0])
 		snprintf(into->stacks_why, sizeof(into->stacks_why), "the waiters' stacks: %.*s",
 			 (int)sizeof(into->stacks_why) - 24, lp->uw_why);
-	for (i = 0; i < s->n; i++) {
-		const struct vt_thread_snap *t = &s->threads[i];
-		struct wait_memo *m;
-		struct vt_lock *row;
-		enum vt_lock_kind kind;
-		uint64_t addr;
-		int32_t rw[14];
-		size_t k;
-
-		if (!t->syscall_ok) {
-			into->syscall_unread++;
-			if (!into->syscall_why[0])
-				snprintf(into->syscall_why, sizeof(into->syscall_why), "%s", t->syscall_why);
-			continue;
-		}
-		if (!t->futex_addr || t->state == 'R' || !is_wait_op(t->futex_op))
-			continue;
-		into->futex_waits++;
-		m = memo_slot(lp, t->tid);
-		if (!m) {
-			rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory counting locks");
-			break;
-		}
-		if (m->addr != t->futex_addr || m->sp != t->sp || m->pc != t->pc || !m->unwound) {
-			if (unwinds < VT_LOCKS_UNWINDS_PER_SAMPLE) {
-				m->addr = t->futex_addr;
-				m->sp = t->sp;
-				m->pc = t->pc;
-				unwind_wait(lp, t, m, into);
-				unwinds++;
-			} else {
-				into->unwinds_skipped++;
-				m = NULL;
+	if ((rc = sample_waiters(lp, s, into, &w, &n, err)) != VT_OK)
+		return rc;
+	/* the waiters whose stacks were read first: their rows are the ones a waiter whose
+	 * stack was not read may join (a rwlock's or condvar's other words) */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n; i++)
+			if ((w[i].m != NULL) == (pass == 0) && !place_waiter(lp, s, into, &w[i])) {
+				into->untracked++;
+				w[i].row = SIZE_MAX;
 			}
-		}
-		kind = m && m->unwound ? m->kind : VT_LOCK_RAW;
-		addr = lock_addr(kind, t->futex_addr);
-		if (kind == VT_LOCK_RWLOCK && (addr = rwlock_start(lp, s, t->futex_addr, rw)) == 0)
-			addr = t->futex_addr;
-		row = row_find(into, addr);
-		if (!row && kind == VT_LOCK_RAW && !(m && m->unwound))
-			row = row_holding(into, addr);
-		if (!row && !(row = row_add(lp, s, into, addr, kind))) {
-			into->untracked++;
-			continue;
-		}
-		if (m && m->unwound)
-			row->kind_votes[kind]++;
-		if (m && m->unwound && m->by_layout)
-			row->layout_votes++;
-		count_thread(row->waiters, &row->nwaiters, t);
-		count_site(row, m);
-		/* the rows this sample touched, with their waiters and the op they wait with */
-		for (k = 0; k < ntouched && touched[k] != row; k++)
-			;
-		if (k == ntouched) {
-			struct vt_lock **tv = realloc(touched, (ntouched + 1) * sizeof(*tv));
-			unsigned *wv = tv ? realloc(waiting, (ntouched + 1) * sizeof(*wv)) : NULL;
-			uint32_t *ov = wv ? realloc(ops, (ntouched + 1) * sizeof(*ov)) : NULL;
-
-			if (tv)
-				touched = tv;
-			if (wv)
-				waiting = wv;
-			if (!ov) {
-				rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory counting locks");
-				break;
-			}
-			ops = ov;
-			touched[ntouched] = row;
-			waiting[ntouched] = 0;
-			ops[ntouched++] = t->futex_op;
-		}
-		waiting[k]++;
-	}
-	for (i = 0; i < ntouched; i++) {
-		struct vt_lock *row = touched[i];
-		enum vt_lock_kind best = VT_LOCK_RAW;
-		unsigned k;
-
-		row->samples++;
-		row->waits += waiting[i];
-		if (waiting[i] > row->peak)
-			row->peak = waiting[i];
-		for (k = 0; k < VT_LOCK_KINDS; k++)
-			if (row->kind_votes[k] > row->kind_votes[best])
-				best = (enum vt_lock_kind)k;
-		row->kind = best;
-		if (row->python_gil && best != VT_LOCK_CONDVAR && best != VT_LOCK_MUTEX)
-			row->python_gil = false;
-		if (best == VT_LOCK_MUTEX) {
-			read_mutex_owner(lp, s, row, ops[i]);
-		} else if (best == VT_LOCK_RWLOCK) {
-			int32_t rw[14];
-
-			if (read_mem(lp, row->addr, rw, sizeof(rw)))
-				read_rwlock_holder(row, s, rw);
-		} else if (!row->holder_why[0]) {
-			snprintf(row->holder_why, sizeof(row->holder_why), "%s",
-				 row->python_gil ? "CPython records the GIL's holder in its own structures, "
-						   "which are not read"
-				 : best == VT_LOCK_LIBC ? "glibc's internal locks do not record their holder"
-				 : best == VT_LOCK_RAW ? "a raw futex records no holder"
-				 : "it has no holder: its waiters wait to be woken");
-		}
-	}
-	free(touched);
-	free(waiting);
-	free(ops);
-	return rc;
+	/* each row once: its waiters in this sample, and the op the first waits with */
+	memset(waiting, 0, sizeof(waiting));
+	for (i = 0; i < n; i++)
+		if (w[i].row != SIZE_MAX && waiting[w[i].row]++ == 0)
+			op[w[i].row] = w[i].t->futex_op;
+	for (k = 0; k < into->n; k++)
+		if (waiting[k])
+			lock_sampled(lp, s, &into->v[k], waiting[k], op[k]);
+	fold_unread_rows(into);
+	free(w);
+	return VT_OK;
 }
 
 void vt_locks_release(struct vt_locks *l)

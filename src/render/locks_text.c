@@ -29,17 +29,23 @@ const char *vt_render_lock_what(const struct vt_lock *k, char *buf, size_t cap)
 		else
 			snprintf(buf, cap, "glibc malloc arena %u of %u", k->arena, k->narenas);
 		break;
-	case VT_LOCK_AT_SYMBOL:
+	case VT_LOCK_AT_SYMBOL: {
+		char module[64];
+
+		/* both are the target's: a symbol or a file name may hold any bytes */
 		snprintf(text, sizeof(text), "%s", k->symbol);
 		vt_text_sanitize(text);
+		snprintf(module, sizeof(module), "%s", k->module);
+		vt_text_sanitize(module);
 		if (k->python_gil)
 			snprintf(buf, cap, "the Python GIL (%s+0x%llx in %s)", text,
-				 (unsigned long long)k->symbol_off, k->module);
+				 (unsigned long long)k->symbol_off, module);
 		else if (k->symbol_off)
-			snprintf(buf, cap, "%s+0x%llx (%s)", text, (unsigned long long)k->symbol_off, k->module);
+			snprintf(buf, cap, "%s+0x%llx (%s)", text, (unsigned long long)k->symbol_off, module);
 		else
-			snprintf(buf, cap, "%s (%s)", text, k->module);
+			snprintf(buf, cap, "%s (%s)", text, module);
 		break;
+	}
 	case VT_LOCK_AT_STACK:
 		snprintf(buf, cap, "on thread %d's stack", (int)k->stack_tid);
 		break;

@@ -752,6 +752,13 @@ static int sample_waiters(struct vt_lock_probe *lp, const struct vt_threads_samp
 
 	*out = NULL;
 	*n = 0;
+	/* the memo keeps a slot per thread ever seen waiting: a server that makes a thread per
+	 * request would grow it without end, so it starts again once it holds far more
+	 * threads than the process has (its waits are unwound afresh, once each) */
+	if (lp->memo_used > 2 * s->n + 64) {
+		memset(lp->memo, 0, lp->memo_cap * sizeof(*lp->memo));
+		lp->memo_used = 0;
+	}
 	for (i = 0; i < s->n; i++) {
 		const struct vt_thread_snap *t = &s->threads[i];
 		struct wait_memo *m;

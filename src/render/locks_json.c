@@ -55,6 +55,9 @@ static json_t *place_json(const struct vt_lock *k)
 	case VT_LOCK_AT_ARENA:
 		json_object_set_new(o, "arena", json_integer(k->arena));
 		json_object_set_new(o, "arenas", json_integer(k->narenas));
+		json_object_set_new(o, "users", k->users_why[0] ? json_null() : threads_json(k->users, k->nusers, 0));
+		json_object_set_new(o, "users_more", json_integer(k->users_more));
+		json_object_set_new(o, "users_why", why_or_null(k->users_why));
 		break;
 	case VT_LOCK_AT_SYMBOL:
 		json_object_set_new(o, "symbol", vt_json_text(k->symbol));

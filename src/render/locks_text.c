@@ -191,6 +191,19 @@ static void lock_account(FILE *out, const struct vt_locks *l, const struct vt_lo
 			k->waits);
 	else
 		fprintf(out, "no waiter's stack named a glibc lock function (or none could be read)\n");
+	if (k->place == VT_LOCK_AT_ARENA) {
+		fputs("  its users ", out);
+		if (k->users_why[0])
+			fprintf(out, " not known: %s", k->users_why);
+		for (i = 0; !k->users_why[0] && i < k->nusers; i++)
+			fprintf(out, "%s %s (%d)", i ? "," : "", vt_text_printable(k->users[i].comm, comm, sizeof(comm)),
+				(int)k->users[i].tid);
+		if (!k->users_why[0] && !k->nusers)
+			fputs(" none of the threads now", out);
+		if (k->users_more)
+			fprintf(out, " and %u more", k->users_more);
+		fputs(" (threads whose glibc thread_arena it is)\n", out);
+	}
 	if (k->layout_why[0])
 		fprintf(out, "  layout     %s\n", k->layout_why);
 	fprintf(out, "  means      %s\n", vt_render_lock_meaning(k, text, sizeof(text)));

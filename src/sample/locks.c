@@ -7,6 +7,7 @@
 
 #include "alloc/glibc.h"
 #include "alloc/glibc_heap.h"
+#include "alloc/thread_arena.h"
 #include "base/buf.h"
 #include "elf/demangle.h"
 #include "elf/unwind.h"
@@ -464,6 +465,43 @@ static struct vt_lock *row_find(struct vt_locks *l, uint64_t addr)
 	return NULL;
 }
 
+/* The threads of sample s whose thread_arena is arena row->arena. */
+static void arena_users(struct vt_lock_probe *lp, const struct vt_threads_sample *s, struct vt_lock *row)
+{
+	struct vt_heap_mem m = { mem_read_cb, NULL, lp };
+	pid_t *tids = calloc(s->n ? s->n : 1, sizeof(*tids));
+	int *arena_of = calloc(s->n ? s->n : 1, sizeof(*arena_of));
+	struct vt_err err;
+	size_t i;
+
+	vt_err_clear(&err);
+	if (!tids || !arena_of) {
+		snprintf(row->users_why, sizeof(row->users_why), "out of memory");
+		goto out;
+	}
+	for (i = 0; i < s->n; i++)
+		tids[i] = s->threads[i].tid;
+	if (!lp->maps_ok)
+		read_maps(lp);
+	if (vt_glibc_thread_arenas(&m, &lp->maps, tids, s->n, lp->arenas, lp->narenas, arena_of, &err) != VT_OK) {
+		snprintf(row->users_why, sizeof(row->users_why), "%.*s", (int)sizeof(row->users_why) - 1, err.msg);
+		goto out;
+	}
+	for (i = 0; i < s->n; i++) {
+		if (arena_of[i] != (int)row->arena)
+			continue;
+		if (row->nusers == VT_LOCK_THREADS_MAX) {
+			row->users_more++;
+			continue;
+		}
+		row->users[row->nusers].tid = s->threads[i].tid;
+		snprintf(row->users[row->nusers++].comm, sizeof(row->users[0].comm), "%s", s->threads[i].comm);
+	}
+out:
+	free(tids);
+	free(arena_of);
+}
+
 static void place_of(struct vt_lock_probe *lp, const struct vt_threads_sample *s, struct vt_lock *row)
 {
 	const struct vt_region *r;
@@ -475,6 +513,7 @@ static void place_of(struct vt_lock_probe *lp, const struct vt_threads_sample *s
 			row->place = VT_LOCK_AT_ARENA;
 			row->arena = (unsigned)i;
 			row->narenas = (unsigned)lp->narenas;
+			arena_users(lp, s, row);
 			return;
 		}
 	r = region_at(lp, row->addr);

@@ -115,6 +115,12 @@ struct vt_lock {
 	pid_t stack_tid;          /* VT_LOCK_AT_STACK */
 	char mapping[128];        /* SHARED, FILE, HEAP: the mapping's path ("" anonymous) */
 	bool python_gil;          /* in CPython's _PyRuntime, waited on in a condvar or mutex */
+	/* VT_LOCK_AT_ARENA: the threads whose glibc thread_arena it is (alloc/thread_arena.h),
+	 * read when the row was made; users_why says why they are not known */
+	struct vt_lock_thread users[VT_LOCK_THREADS_MAX];
+	size_t nusers;
+	unsigned users_more;      /* users past the table */
+	char users_why[160];
 
 	unsigned samples;         /* samples with at least one waiter */
 	uint64_t waits;           /* waiters summed over samples */

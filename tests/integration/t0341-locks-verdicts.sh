@@ -81,9 +81,15 @@ sleep 0.5
 "$B/vitals" locks --for 2s "$MPID" >"$WORK/malloc.txt" || fail "vitals locks text"
 sed -n '1,/^lock 1/p' "$WORK/malloc.txt" | sed 's/^/# /'
 check "the top lock is main_arena's, the only arena, a glibc lock" \
-	test "$(jq_py "$WORK/malloc.json" '[(l["place"], l["kind"]) for l in sorted(j["locks"], key=lambda l: -l["waits"])][0]')" = \
-	'[{"kind": "malloc_arena", "arena": 0, "arenas": 1}, "glibc_lock"]'
+	test "$(jq_py "$WORK/malloc.json" '[(l["place"]["kind"], l["place"]["arena"], l["place"]["arenas"], l["kind"]) for l in sorted(j["locks"], key=lambda l: -l["waits"])][0]')" = \
+	'["malloc_arena", 0, 1, "glibc_lock"]'
 check "it is called allocator contention, with its lever" \
 	grep -q 'means      allocator contention: .*MALLOC_ARENA_MAX is the lever' "$WORK/malloc.txt"
 check "the waiters take it in malloc_worker" \
 	test "$(jq_py "$WORK/malloc.json" 'sorted(j["locks"], key=lambda l: -l["waits"])[0]["call_sites"][0]["where"].split("+")[0]')" = malloc_worker
+check "its users are every thread, main included (thread_arena read from each thread's TLS)" python3 -c "
+import json, sys
+L = sorted(json.load(open('$WORK/malloc.json'))['locks'], key=lambda l: -l['waits'])[0]
+users = sorted(t['name'] for t in L['place']['users'])
+print('# users:', users)
+sys.exit(users != sorted(['lock_kinds'] + ['worker-%d' % i for i in range(4)]))"

@@ -1218,6 +1218,19 @@ bool vt_unwind_symbolize(struct vt_unwinder *uw, uint64_t pc, bool is_return,
 	return true;
 }
 
+void vt_unwind_start_blocked(struct vt_unwind_start *st, uint64_t sp, uint64_t pc, const uint8_t *stack,
+			     size_t len)
+{
+	memset(st, 0, sizeof(*st));
+	st->stack = stack;
+	st->stack_len = len;
+	st->stack_addr = sp;
+	st->read_target = true;
+	st->regs[VT_DW_RIP] = pc;
+	st->regs[VT_DW_RSP] = sp;
+	st->known = 1u << VT_DW_RIP | 1u << VT_DW_RSP;
+}
+
 bool vt_unwind_data_symbol(struct vt_unwinder *uw, uint64_t addr, struct vt_unwind_sym *out)
 {
 	const struct vt_code_module *cm = NULL;

@@ -89,6 +89,12 @@ struct vt_unwind_start {
 	bool read_target;         /* read memory outside the copy from the target (bounded) */
 };
 
+/* A start from a blocked thread's stack pointer and pc alone (/proc/TID/syscall gives
+ * them) and len bytes of its stack copied from sp; memory outside the copy is read from
+ * the target.  The wall-clock profiler and the lock probe start from it. */
+void vt_unwind_start_blocked(struct vt_unwind_start *st, uint64_t sp, uint64_t pc, const uint8_t *stack,
+			     size_t len);
+
 /* Why the walk ended. */
 enum vt_unwind_end {
 	VT_UNWIND_END_ROOT = 0,   /* reached the outermost frame (return address 0, _start) */

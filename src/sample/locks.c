@@ -370,7 +370,7 @@ static void unwind_wait(struct vt_lock_probe *lp, const struct vt_thread_snap *t
 			struct vt_locks *into)
 {
 	struct vt_unwind_frame frames[FRAMES_MAX];
-	struct vt_unwind_start st = { 0 };
+	struct vt_unwind_start st;
 	enum vt_unwind_end why;
 	uint64_t sp2 = 0, pc2 = 0;
 	char path[64];
@@ -397,13 +397,7 @@ static void unwind_wait(struct vt_lock_probe *lp, const struct vt_thread_snap *t
 	if (vt_read_at(lp->dirfd, path, &lp->buf, &err) != VT_OK ||
 	    !vt_syscall_parse_sp_pc(lp->buf.data, lp->buf.len, &sp2, &pc2) || sp2 != t->sp || pc2 != t->pc)
 		return;     /* it woke: the copy is of whatever it does now */
-	st.stack = lp->stack;
-	st.stack_len = len;
-	st.stack_addr = t->sp;
-	st.read_target = true;
-	st.regs[VT_DW_RIP] = t->pc;
-	st.regs[VT_DW_RSP] = t->sp;
-	st.known = 1u << VT_DW_RIP | 1u << VT_DW_RSP;
+	vt_unwind_start_blocked(&st, t->sp, t->pc, lp->stack, len);
 	n = vt_unwind(lp->uw, t->tid, &st, frames, FRAMES_MAX, &why);
 	into->unwinds++;
 	m->unwound = n > 0;

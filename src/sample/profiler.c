@@ -635,11 +635,8 @@ static size_t blocked_stack(struct profiler *pr, pid_t tid, long *nr, bool *trun
 		if (got > 0)
 			len = (size_t)got;
 	}
-	struct vt_unwind_start st = { .stack = pr->wall_stack, .stack_len = len, .stack_addr = sp,
-				      .read_target = true };
-	st.regs[VT_DW_RIP] = pc;
-	st.regs[VT_DW_RSP] = sp;
-	st.known = 1u << VT_DW_RIP | 1u << VT_DW_RSP;
+	struct vt_unwind_start st;
+	vt_unwind_start_blocked(&st, sp, pc, pr->wall_stack, len);
 	enum vt_unwind_end why = VT_UNWIND_END_ROOT;
 	size_t n = vt_unwind(pr->uw, tid, &st, pr->frames, VT_PROFILE_MAX_DEPTH, &why);
 	if (n == 0) {

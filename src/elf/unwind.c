@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
@@ -1433,6 +1434,21 @@ bool vt_unwind_module_debug(struct vt_unwinder *uw, uint64_t pc, struct vt_unwin
 	return true;
 }
 
+/*
+ * libdw meets an allocation failure inside its line tables by exiting the
+ * process (__libdw_oom: error(EXIT_FAILURE, ENOMEM, ...)), which under a
+ * tight address-space limit crashed vitals profile (ulimit -v 14000, t0125).
+ * Under a limit below this, no source lines are read: names still are.
+ */
+#define SOURCE_LINES_AS_MIN ((rlim_t)256 << 20)
+
+static bool source_lines_safe(void)
+{
+	struct rlimit rl;
+
+	return getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= SOURCE_LINES_AS_MIN;
+}
+
 size_t vt_unwind_source(struct vt_unwinder *uw, uint64_t pc, bool is_return,
 			struct vt_unwind_inline *out, size_t max)
 {
@@ -1448,7 +1464,7 @@ size_t vt_unwind_source(struct vt_unwinder *uw, uint64_t pc, bool is_return,
 	uint32_t line = 0;
 	int depth = 0, lineno = 0;
 
-	if (!uw || max == 0 || !(mod = module_at(uw, addr, NULL)))
+	if (!uw || max == 0 || !source_lines_safe() || !(mod = module_at(uw, addr, NULL)))
 		return 0;
 	cu = dwfl_module_addrdie(mod, addr, &bias);
 	if (!cu)

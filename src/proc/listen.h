@@ -74,8 +74,9 @@ int vt_listen_diag(const uint64_t *inodes, size_t ninodes, struct vt_listen_sock
 /*
  * The pure half of vt_listen_diag: one buffer of netlink messages (a part
  * of the dump's reply), its LISTEN sockets appended as above.  *done is set
- * when it holds NLMSG_DONE.  VT_OK, VT_E_IO (an NLMSG_ERROR reply),
- * VT_E_PARSE.
+ * when it holds NLMSG_DONE.  VT_OK, VT_E_IO (an NLMSG_ERROR reply; the
+ * resource codes of base/error.h when its errno is one: ENOMEM, ENFILE,
+ * EMFILE, ...), VT_E_PARSE.
  */
 int vt_listen_diag_parse(const void *buf, size_t len, const uint64_t *inodes, size_t ninodes,
 			 struct vt_listen_sock *out, size_t cap, size_t *n, size_t *dropped, bool *done,

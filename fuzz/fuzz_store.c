@@ -10,9 +10,12 @@
  * analysed, so the analysis sees whatever the loader lets through.  The
  * profiles a soak stored in it are read too, each whole, and every stack
  * of one read is walked and labelled: whatever the reader lets through
- * must point inside the profile.
+ * must point inside the profile.  The lock looks of the last sample's
+ * process are read, counted up and rendered as analyze shows them.
  */
 #include "analyze/soak.h"
+#include "render/locks.h"
+#include "store/lock_store.h"
 #include "store/profile_store.h"
 #include "store/store.h"
 
@@ -44,6 +47,24 @@ static void walk(const struct vt_profile *p)
 		label[0] = 0;
 }
 
+/* The looks at process pid's locks, rendered as text and JSON to nowhere. */
+static void read_locks(const char *path, pid_t pid)
+{
+	struct vt_lock_history h;
+	struct vt_err err;
+	FILE *null = fopen("/dev/null", "w");
+
+	if (vt_store_locks_load(path, pid, &h, &err) == VT_OK && null) {
+		json_t *j = vt_render_lock_history_json(&h);
+
+		vt_render_lock_history_text(null, &h, 5);
+		json_decref(j);
+	}
+	vt_lock_history_release(&h);
+	if (null)
+		fclose(null);
+}
+
 static void read_profiles(const char *path)
 {
 	struct vt_store_profiles *r;
@@ -70,6 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct vt_series s;
 	struct vt_err err;
 	size_t k;
+	pid_t pid = 0;
 	int fd = mkstemp(path);
 	FILE *f;
 
@@ -90,10 +112,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (vt_store_load(path, k ? 20 : 200, &s, &err) == VT_OK) {
 			vt_soak_opts_default(&opts);
 			vt_soak_analyze(&s, &opts, &v);
+			if (k == 0)
+				pid = s.n ? s.pid[s.n - 1] : 0;
 			vt_series_free(&s);
 		}
 	}
 	read_profiles(path);
+	read_locks(path, pid);
 	unlink(path);
 	/* an input whose header says WAL leaves SQLite's side files after a read */
 	for (k = 0; k < 2; k++) {

@@ -5,7 +5,10 @@
  *
  * --mode mutex    --threads workers ("worker-0" ..) take one mutex,
  *                 held_lock, worker-i holding it (i + 1) x --hold-us: the
- *                 holders' shares are 1:2:3:.. by design
+ *                 holders' shares are 1:2:3:.. by design; with
+ *                 --heap-object N the mutex is not held_lock but lies 64
+ *                 bytes into an N-byte object from malloc (a lock inside a
+ *                 heap object; the truth gives its address and the object's)
  * --mode two      each turn a worker takes lock_a (held --hold-us) or
  *                 lock_b (held --hold-b-us), at random: two contended
  *                 mutexes whose shares of the waiting the truth gives
@@ -40,6 +43,7 @@ static struct {
 	double hold_us;
 	double hold_b_us;
 	double nap_us;
+	int heap_object;   /* > 0: the mutex of mode mutex lies in a malloc'd object this big */
 } opt = {
 	.mode = MODE_MUTEX,
 	.threads = 4,
@@ -51,6 +55,9 @@ static struct {
 
 /* The locks: static objects, so vitals names them from the symbol table. */
 pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t *mutex_lock = &held_lock;   /* the one mode mutex takes */
+static char *heap_object;                          /* --heap-object: the object it lies in */
+#define HEAP_OBJECT_LOCK_OFF 64
 pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
 pthread_rwlock_t held_rwlock = PTHREAD_RWLOCK_INITIALIZER;
@@ -116,7 +123,7 @@ static void *mutex_worker(void *arg)
 	uint64_t h = 1;
 
 	while (!atomic_load(&stop)) {
-		h = turn(&held_lock, opt.hold_us * (i + 1), a, 0, h);
+		h = turn(mutex_lock, opt.hold_us * (i + 1), a, 0, h);
 		atomic_fetch_add(&a->turns, 1);
 		nap();
 	}
@@ -260,6 +267,9 @@ static void truth_write(const char *phase)
 
 	if (!f)
 		return;
+	if (heap_object)
+		fprintf(f, ",\"heap_object\":\"%p\",\"heap_object_size\":%d,\"lock_addr\":\"%p\"",
+			(void *)heap_object, opt.heap_object, (void *)mutex_lock);
 	fprintf(f, ",\"mode\":\"%s\",\"threads\":%d,\"hold_us\":%.1f,\"hold_b_us\":%.1f,\"nap_us\":%.1f,"
 		"\"workers\":[", mode_names[opt.mode], nthreads(), opt.hold_us, opt.hold_b_us, opt.nap_us);
 	for (i = 0; i < nthreads(); i++) {
@@ -306,6 +316,9 @@ static void option(int val, const char *name, const char *arg)
 	case 'N':
 		opt.nap_us = parse_num(name, arg, 0, 999999);
 		break;
+	case 'O':
+		opt.heap_object = parse_num(name, arg, HEAP_OBJECT_LOCK_OFF + 64, 1 << 20);
+		break;
 	}
 }
 
@@ -316,6 +329,7 @@ static const struct option options[] = {
 	{ "hold-us", required_argument, NULL, 'H' },
 	{ "hold-b-us", required_argument, NULL, 'B' },
 	{ "nap-us", required_argument, NULL, 'N' },
+	{ "heap-object", required_argument, NULL, 'O' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -330,7 +344,9 @@ static const struct cli cli = {
 	"  --hold-us N     time a worker holds the lock (worker-i: (i+1) x N in\n"
 	"                  mode mutex; lock_a in mode two) (default 1000)\n"
 	"  --hold-b-us N   time lock_b is held in mode two (default 300)\n"
-	"  --nap-us N      sleep between turns (default 100)\n",
+	"  --nap-us N      sleep between turns (default 100)\n"
+	"  --heap-object N mode mutex: the mutex lies 64 bytes into an N-byte\n"
+	"                  object from malloc (128 to 1048576)\n",
 	.options = options,
 	.option = option,
 };
@@ -338,6 +354,13 @@ static const struct cli cli = {
 int main(int argc, char **argv)
 {
 	parse_options(argc, argv, &cli);
+	if (opt.heap_object) {
+		heap_object = calloc(1, (size_t)opt.heap_object);
+		if (!heap_object)
+			return 1;
+		mutex_lock = (pthread_mutex_t *)(void *)(heap_object + HEAP_OBJECT_LOCK_OFF);
+		check(pthread_mutex_init(mutex_lock, NULL), "pthread_mutex_init");
+	}
 	target_begin(NULL);
 	start_workers();
 	main_loop(&(struct main_loop){ .report = truth_write, .phase = "running" });

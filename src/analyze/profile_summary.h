@@ -29,6 +29,7 @@
 #include <sys/types.h>
 
 #include "analyze/profile_buckets.h"
+#include "sample/locks.h"
 #include "sample/profile.h"
 
 #define VT_PROF_FEW_SAMPLES 50   /* on-CPU samples below which no ranking is trusted */
@@ -166,6 +167,9 @@ struct vt_prof_summary {
 	                           * 1/hz_advice s; 0 none (the rate is the highest already) */
 	struct vt_prof_module_row *modules;   /* by frames unwound */
 	uint32_t nmodules;
+	/* wall mode: the locks its threads waited on (sample/profiler.h opts.locks), set by the
+	 * caller and not owned; NULL when not read */
+	const struct vt_locks *locks;
 };
 
 struct vt_prof_summary_opts {

@@ -243,7 +243,8 @@ static void fill_thread(const struct vt_thread_run *th, struct vt_thread_rate *t
 }
 
 int vt_soak_thread_view(const struct vt_series *s, pid_t pid, const struct vt_stalls *stalls,
-			struct vt_threads_rates *out, struct vt_diagnosis *diag, struct vt_err *err)
+			const struct vt_locks *locks, struct vt_threads_rates *out, struct vt_diagnosis *diag,
+			struct vt_err *err)
 {
 	struct vt_soak_short_lived sl;
 	double t0 = INFINITY, t1 = -INFINITY;
@@ -308,6 +309,7 @@ int vt_soak_thread_view(const struct vt_series *s, pid_t pid, const struct vt_st
 			out->recorded_stalls++;
 			out->recorded_stall_s += stalls->v[i].length_s;
 		}
+	out->locks = locks && locks->samples ? locks : NULL;
 	vt_diagnose(out, diag);
 	return VT_OK;
 }

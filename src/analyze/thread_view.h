@@ -18,6 +18,7 @@
 #include "analyze/rates.h"
 #include "analyze/soak.h"
 #include "analyze/stalls.h"
+#include "sample/locks.h"
 #include "sample/series.h"
 
 /*
@@ -57,11 +58,15 @@ pid_t vt_soak_threads_pid(const struct vt_series *s, const struct vt_soak_verdic
  * A thread recorded once has no rate (0); short-lived threads (above) are
  * flagged as appeared and exited, and out->short_lived_* hold their figure;
  * cores is the process's CPU when recorded, so shares are of the process.
+ * locks: the locks its threads waited on over the soak (store/lock_store.h),
+ * which name a convoy's lock and keep lock-bound threads out of core
+ * contention as they do live; NULL when none were recorded.
  * Errors: VT_E_NOMEM; VT_E_NOTFOUND when no thread was recorded.
  * On success release *out with vt_threads_rates_release.
  */
 int vt_soak_thread_view(const struct vt_series *s, pid_t pid, const struct vt_stalls *stalls,
-			struct vt_threads_rates *out, struct vt_diagnosis *diag, struct vt_err *err);
+			const struct vt_locks *locks, struct vt_threads_rates *out, struct vt_diagnosis *diag,
+			struct vt_err *err);
 
 /*
  * The threads of the analysed incarnation (the process of v's span; every

@@ -12,6 +12,7 @@
 #include "analyze/soak.h"
 #include "analyze/thread_view.h"
 #include "render/view.h"
+#include "store/lock_store.h"
 #include "store/store.h"
 
 #include <stdio.h>
@@ -238,7 +239,9 @@ static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
 	struct vt_diagnosis tdiag;
 	struct vt_prof_trend trend;
 	struct vt_stalls stalls = { 0 };
+	struct vt_lock_history locks = { 0 };
 	struct vt_mem_limit limit;
+	pid_t tpid;
 	struct vt_err err;
 	FILE *f_csv = NULL, *f_html = NULL;
 	int rc;
@@ -265,9 +268,14 @@ static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
 	/* accept-queue stalls, when it recorded its listening sockets */
 	if (vt_stalls_find(&s, o.stall_s, &stalls) == 0)
 		r.stalls = &stalls;
+	/* the locks its threads waited on, looked at at the threads cadence */
+	tpid = v.from < s.n && v.to > v.from ? s.pid[v.from] : 0;
+	if (vt_store_locks_load(args.operands[0], tpid, &locks, &err) == VT_OK)
+		r.locks = &locks;
+	else
+		fprintf(stderr, "vitals analyze: note: the locks are not shown: %s\n", err.msg);
 	/* the threads of the analysed incarnation, through the rules of vitals threads */
-	if (vt_soak_thread_view(&s, v.from < s.n && v.to > v.from ? s.pid[v.from] : 0, r.stalls, &tview,
-				&tdiag, NULL) == VT_OK) {
+	if (vt_soak_thread_view(&s, tpid, r.stalls, r.locks ? &locks.all : NULL, &tview, &tdiag, NULL) == VT_OK) {
 		r.thread_diag = &tdiag;
 		vt_threads_rates_release(&tview);
 	}
@@ -311,6 +319,7 @@ out:
 	if (r.profiles)
 		vt_prof_trend_release(&trend);
 	vt_stalls_free(&stalls);
+	vt_lock_history_release(&locks);
 	vt_series_free(&s);
 	return rc;
 }
@@ -382,6 +391,12 @@ const struct vt_command vt_cmd_analyze = {
 "CPU the process's minus that of the threads listed), and the rules of vitals\n"
 "threads over the whole run.  The last incarnation of the process is judged\n"
 "(a restart starts memory over); earlier ones are counted.\n"
+"\n"
+"Locks: the ones its threads waited on at the per-thread cadence, counted up\n"
+"as vitals locks counts them (what each is, its kind, waiters, holders, call\n"
+"sites), with each one's waiting in the first half of the soak and the\n"
+"second; a lock convoy's verdict names its lock.  A recording made before\n"
+"vitals recorded locks says so.\n"
 "\n"
 "Accept-queue stalls, for a process that listens on TCP: the soak records\n"
 "the deepest queue of connections waiting for accept() at every sample; a\n"

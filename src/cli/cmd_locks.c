@@ -202,6 +202,8 @@ static int locks_run(const struct vt_command *cmd, int argc, char **argv)
 			pid, iv.interval_s);
 		exit_status = VT_EXIT_PARTIAL;
 	}
+	if (!iv.exited)
+		vt_lock_probe_find_chunks(run.probe, &run.locks);
 	rc = o.json ? vt_render_locks_json(stdout, &run.locks, false)
 		    : vt_render_locks_text(stdout, &run.locks, o.top);
 	if ((rc = vt_cli_stdout_done("locks", rc)))

@@ -127,7 +127,9 @@ static const char *const profile_examples[] = {
 "stopping them: their state, the kernel function or system call they wait\n" \
 "in, and their user stack (from the stack pointer and program counter in\n" \
 "/proc/TID/syscall and a copy of the stack).  Each bucket's wall time is\n" \
-"then split into running, runnable (waiting for a CPU) and waiting.\n"
+"then split into running, runnable (waiting for a CPU) and waiting, and the\n" \
+"locks the threads wait on are counted at every wall tick as vitals locks\n" \
+"counts them: a table of each lock, its kind, waiters and holders.\n"
 
 #define PROFILE_AFTER \
 "BUCKET RULES.  A --buckets file holds one rule per line, 'bucket: glob';\n" \
@@ -342,6 +344,7 @@ static int profile_run(const struct vt_command *cmd, int argc, char **argv)
 		return vt_cli_error(&err);
 	}
 	vt_cli_catch_stop(&stop);
+	struct vt_locks locks = { 0 };
 	struct vt_profiler_opts po = {
 		.duration_s = o.for_s,
 		.hz = o.hz,
@@ -349,6 +352,7 @@ static int profile_run(const struct vt_command *cmd, int argc, char **argv)
 		.threads_glob = o.threads,
 		.no_kernel = o.no_kernel,
 		.ptrace = o.ptrace,
+		.locks = o.wall ? &locks : NULL,
 		.stop = stop,
 		.progress = isatty(STDERR_FILENO) ? progress : NULL,
 	};
@@ -359,6 +363,7 @@ static int profile_run(const struct vt_command *cmd, int argc, char **argv)
 	vt_procfs_close(&pfs);
 	if (rc) {
 		vt_bucket_rules_free(&rules);
+		vt_locks_release(&locks);
 		return vt_cli_error(&err);
 	}
 	struct vt_prof_summary_opts so = { .top = (uint32_t)o.top };
@@ -366,6 +371,7 @@ static int profile_run(const struct vt_command *cmd, int argc, char **argv)
 		status = vt_cli_error(&err);
 		goto out;
 	}
+	sum->locks = o.wall ? &locks : NULL;
 	if (prof->meta.exited)
 		fprintf(stderr, "vitals: note: process %d exited after %.1f s; this is the profile "
 			"so far\n", pid, prof->meta.duration_s);
@@ -388,6 +394,7 @@ static int profile_run(const struct vt_command *cmd, int argc, char **argv)
 		status = VT_EXIT_PARTIAL;
 out:
 	vt_prof_summary_free(&sum);
+	vt_locks_release(&locks);
 	vt_profile_free(&prof);
 	vt_bucket_rules_free(&rules);
 	return status;

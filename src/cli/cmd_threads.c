@@ -444,11 +444,12 @@ static int threads_run(const struct vt_command *cmd, int argc, char **argv)
 		exit_status = vt_cli_error(&err);
 		goto out;
 	}
-	if (vt_lock_probe_open(&run.pfs, pid, vt_thread_sampler_dirfd(run.sampler), &run.lock_probe, &err) != VT_OK) {
-		exit_status = vt_cli_error(&err);
-		goto out;
-	}
-	vt_thread_sampler_set_hook(run.sampler, &lock_hook);
+	/* the locks are one part of the picture: without them (no memory, no fd left) the
+	 * rest is still measured, and the convoy verdict goes unnamed, as it says */
+	if (vt_lock_probe_open(&run.pfs, pid, vt_thread_sampler_dirfd(run.sampler), &run.lock_probe, &err) == VT_OK)
+		vt_thread_sampler_set_hook(run.sampler, &lock_hook);
+	else if (err.code != VT_E_GONE)   /* gone: the sampler's first look says it */
+		fprintf(stderr, "vitals: note: the locks its threads wait on are not read: %s\n", err.msg);
 	if (o.watch && !o.json)
 		keys_start(&run);
 	/* every tick: the keys of --watch, and the accept queues */
@@ -492,7 +493,9 @@ static int threads_run(const struct vt_command *cmd, int argc, char **argv)
 		memcpy(rates.listen, run.listen, sizeof(rates.listen));
 		rates.nlisten = run.nlisten;
 		rates.listen_reads = run.listen_reads;
-		rates.locks = &run.locks;
+		rates.locks = run.lock_probe ? &run.locks : NULL;
+		if (run.lock_probe)
+			vt_lock_probe_find_chunks(run.lock_probe, &run.locks);
 		vt_diagnose(&rates, &diag);
 		elapsed = (double)(iv.samples[iv.n - 1].mono_ns - t_start) / 1e9;
 		rc = report(&o, &rates, &diag, elapsed, ++nth, run.keys);

@@ -35,6 +35,16 @@ double vt_lock_waiting(const struct vt_locks *l, const struct vt_lock *k);
 void vt_render_locks_table(FILE *out, const struct vt_locks *l, size_t max_locks);
 int vt_render_locks_text(FILE *out, const struct vt_locks *l, size_t max_locks);
 json_t *vt_render_locks_json_value(const struct vt_locks *l);
+
+/*
+ * The locks over a soak (analyze): the table of all its looks, then each
+ * lock's waiting in the first half of the looks and in the second, and the
+ * top lock's account (holders, call sites).  Text: nothing when h is NULL;
+ * a line saying why when it has no looks.
+ */
+void vt_render_lock_history_text(FILE *out, const struct vt_lock_history *h, size_t max_locks);
+/* {"looks", "t_first", "t_split", "t_last", "why", "locks": as vitals.locks, "halves": [...]}. */
+json_t *vt_render_lock_history_json(const struct vt_lock_history *h);
 int vt_render_locks_json(FILE *out, const struct vt_locks *l, bool compact);
 
 #endif

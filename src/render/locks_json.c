@@ -9,6 +9,7 @@
 #include "render/locks.h"
 #include "render/json.h"
 
+#include <inttypes.h>
 #include <jansson.h>
 #include <string.h>
 
@@ -67,7 +68,20 @@ static json_t *place_json(const struct vt_lock *k)
 	case VT_LOCK_AT_STACK:
 		json_object_set_new(o, "tid", json_integer(k->stack_tid));
 		break;
-	case VT_LOCK_AT_SHARED: case VT_LOCK_AT_FILE: case VT_LOCK_AT_HEAP:
+	case VT_LOCK_AT_HEAP:
+		if (k->chunk) {
+			char a[32];
+
+			snprintf(a, sizeof(a), "0x%" PRIx64, k->chunk);
+			json_object_set_new(o, "chunk", json_pack("{s:s, s:I, s:I}", "address", a, "size",
+								  (json_int_t)k->chunk_size, "offset",
+								  (json_int_t)(k->addr - k->chunk >= 16 ? k->addr - k->chunk - 16 : 0)));
+		} else {
+			json_object_set_new(o, "chunk", json_null());
+		}
+		json_object_set_new(o, "chunk_why", why_or_null(k->chunk ? "" : k->chunk_why));
+		/* fall through */
+	case VT_LOCK_AT_SHARED: case VT_LOCK_AT_FILE:
 		json_object_set_new(o, "mapping", vt_json_text(k->mapping));
 		break;
 	default:
@@ -154,4 +168,38 @@ int vt_render_locks_json(FILE *out, const struct vt_locks *l, bool compact)
 		json_object_update(root, v);
 	json_decref(v);
 	return vt_json_write(out, root, compact, failed);
+}
+
+json_t *vt_render_lock_history_json(const struct vt_lock_history *h)
+{
+	json_t *o = json_object(), *halves = json_array();
+	size_t i, k;
+
+	json_object_set_new(o, "looks", json_integer((json_int_t)h->looks));
+	json_object_set_new(o, "why", why_or_null(h->why));
+	if (!h->looks) {
+		json_decref(halves);
+		return o;
+	}
+	json_object_set_new(o, "t_first", json_real(h->t_first));
+	json_object_set_new(o, "t_split", json_real(h->t_split));
+	json_object_set_new(o, "t_last", json_real(h->t_last));
+	json_object_set_new(o, "locks", vt_render_locks_json_value(&h->all));
+	for (i = 0; i < h->all.n; i++) {
+		const struct vt_lock *row = &h->all.v[i];
+		double w[2] = { 0, 0 };
+		const struct vt_locks *half[2] = { &h->early, &h->late };
+		char addr[32];
+		int j;
+
+		for (j = 0; j < 2; j++)
+			for (k = 0; k < half[j]->n; k++)
+				if (half[j]->v[k].addr == row->addr && half[j]->samples)
+					w[j] = (double)half[j]->v[k].waits / half[j]->samples;
+		snprintf(addr, sizeof(addr), "0x%" PRIx64, row->addr);
+		json_array_append_new(halves, json_pack("{s:s, s:f, s:f}", "address", addr, "first_waiting", w[0],
+							 "second_waiting", w[1]));
+	}
+	json_object_set_new(o, "halves", halves);
+	return o;
 }

@@ -60,8 +60,13 @@ const char *vt_render_lock_what(const struct vt_lock *k, char *buf, size_t cap)
 		snprintf(buf, cap, "in %s's data, no symbol", text);
 		break;
 	case VT_LOCK_AT_HEAP:
-		snprintf(buf, cap, "%s", !strcmp(k->mapping, "[heap]") ? "a heap object ([heap])"
-					 : "a heap object (anonymous memory: an arena heap or a mapping)");
+		if (k->chunk)
+			snprintf(buf, cap, "a heap object: %llu-byte chunk, +0x%llx",
+				 (unsigned long long)k->chunk_size,
+				 (unsigned long long)(k->addr - k->chunk >= 16 ? k->addr - k->chunk - 16 : 0));
+		else
+			snprintf(buf, cap, "%s", !strcmp(k->mapping, "[heap]") ? "a heap object ([heap])"
+						 : "a heap object (anonymous memory: an arena heap or a mapping)");
 		break;
 	default:
 		snprintf(buf, cap, "unmapped when looked at (freed, or the process exited)");
@@ -95,7 +100,8 @@ const char *vt_render_lock_meaning(const struct vt_lock *k, char *buf, size_t ca
 
 const char *vt_render_lock_holders(const struct vt_lock *k, size_t max, char *buf, size_t cap)
 {
-	size_t len = 0, i, shown = max && max < k->nholders ? max : k->nholders;
+	/* one thread past max is named rather than counted as "1 others" */
+	size_t len = 0, i, shown = max && max + 1 < k->nholders ? max : k->nholders;
 	unsigned rest = 0;
 	char comm[64];
 
@@ -206,6 +212,11 @@ static void lock_account(FILE *out, const struct vt_locks *l, const struct vt_lo
 	}
 	if (k->layout_why[0])
 		fprintf(out, "  layout     %s\n", k->layout_why);
+	if (k->place == VT_LOCK_AT_HEAP && k->chunk)
+		fprintf(out, "  chunk      0x%llx, %llu bytes: vitals census %d counts the chunks of this size\n",
+			(unsigned long long)k->chunk, (unsigned long long)k->chunk_size, (int)l->pid);
+	else if (k->place == VT_LOCK_AT_HEAP && k->chunk_why[0])
+		fprintf(out, "  chunk      not found: %s\n", k->chunk_why);
 	fprintf(out, "  means      %s\n", vt_render_lock_meaning(k, text, sizeof(text)));
 }
 
@@ -280,4 +291,69 @@ int vt_render_locks_text(FILE *out, const struct vt_locks *l, size_t max_locks)
 	fputs("\nWAITING: threads waiting on it on average (thread-seconds per second); SHARE: of the\n"
 	      "process's thread time; HELD BY: shares of the samples its owner was read in\n", out);
 	return ferror(out) ? -1 : 0;
+}
+
+/* Waiting on the lock at addr over the looks of half h: 0 when it had none there. */
+static double half_waiting(const struct vt_locks *h, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < h->n; i++)
+		if (h->v[i].addr == addr)
+			return vt_lock_waiting(h, &h->v[i]);
+	return 0;
+}
+
+void vt_render_lock_history_text(FILE *out, const struct vt_lock_history *h, size_t max_locks)
+{
+	const struct vt_locks *l = h ? &h->all : NULL;
+	size_t idx[VT_LOCKS_MAX], i, shown;
+	struct vt_table t;
+	char what[256], clipped[256];
+
+	if (!h)
+		return;
+	if (!h->looks) {
+		fprintf(out, "\nlocks: not recorded (%s)\n", h->why);
+		return;
+	}
+	fprintf(out, "\nlocks its threads waited on (%zu looks at the threads cadence, %.0f–%.0f s; "
+		"%.2f threads in a futex wait on average, of %.1f):\n", h->looks, h->t_first, h->t_last,
+		(double)l->futex_waits / l->samples, (double)l->thread_samples / l->samples);
+	if (l->n == 0) {
+		fprintf(out, "  no thread waited on a lock at any look\n");
+		return;
+	}
+	vt_render_locks_table(out, l, max_locks);
+	if (h->early.samples && h->late.samples) {
+		order(l, idx);
+		shown = max_locks && max_locks < l->n ? max_locks : l->n;
+		fprintf(out, "\n  over the soak: threads waiting on average, first half (%u looks, from %.0f s) "
+			"and second (%u looks, from %.0f s)\n", h->early.samples, h->t_first, h->late.samples,
+			h->t_split);
+		vt_table_init(&t, 4);
+		vt_table_align(&t, 1, VT_RIGHT);
+		vt_table_align(&t, 2, VT_RIGHT);
+		vt_table_cell(&t, "LOCK");
+		vt_table_cell(&t, "FIRST");
+		vt_table_cell(&t, "SECOND");
+		vt_table_cell(&t, "CHANGE");
+		for (i = 0; i < shown; i++) {
+			const struct vt_lock *k = &l->v[idx[i]];
+			double a = half_waiting(&h->early, k->addr), b = half_waiting(&h->late, k->addr);
+
+			vt_table_cell(&t, "%s", vt_text_clip_middle(vt_render_lock_what(k, what, sizeof(what)), 48,
+								    clipped, sizeof(clipped)));
+			vt_table_cell(&t, "%.2f", a);
+			vt_table_cell(&t, "%.2f", b);
+			vt_table_cell(&t, "%s", a == 0 && b > 0 ? "new" : b == 0 && a > 0 ? "gone"
+					       : b > a * 1.5 + 0.05 ? "grew" : a > b * 1.5 + 0.05 ? "fell" : "same");
+		}
+		vt_table_print(&t, out, 4, true);
+		vt_table_release(&t);
+	} else {
+		fprintf(out, "  (one look: no change over the soak can be told yet)\n");
+	}
+	order(l, idx);
+	lock_account(out, l, &l->v[idx[0]], 1);
 }

@@ -9,6 +9,7 @@
 #include "render/profile_json.h"
 
 #include "render/json.h"
+#include "render/locks.h"
 
 #include <math.h>
 
@@ -278,6 +279,13 @@ json_t *vt_profile_json(const struct vt_prof_summary *s)
 	json_object_set_new(root, "threads_cpu_s", num_or_null(s->threads_cpu_s));
 	json_object_set_new(root, "pools", pools_json(s));
 	json_object_set_new(root, "modules", modules_json(s));
+	if (s->locks && s->locks->samples)
+		json_object_set_new(root, "locks", vt_render_locks_json_value(s->locks));
+	else if (s->locks)
+		json_object_set_new(root, "locks", json_pack("{s:s}", "why", s->locks->probe_why[0] ? s->locks->probe_why
+								     : "no wall tick counted them"));
+	else
+		json_object_set_new(root, "locks", json_null());
 	return root;
 }
 

@@ -2,6 +2,7 @@
  * profile_text.c — `vitals profile` as text (see profile_text.h).
  */
 #include "render/profile_text.h"
+#include "render/locks.h"
 
 #include "render/soak_fmt.h"
 #include "render/table.h"
@@ -506,6 +507,26 @@ static void print_how(FILE *out, const struct vt_prof_summary *s)
 	print_modules(out, s);
 }
 
+/* Wall mode: the locks the blocked threads waited on, as vitals locks counts them. */
+static void print_locks(FILE *out, const struct vt_prof_summary *s)
+{
+	const struct vt_locks *l = s->locks;
+
+	if (!l)
+		return;
+	if (!l->samples) {
+		fprintf(out, "\nlocks: not read (%s)\n", l->probe_why[0] ? l->probe_why : "no wall tick counted them");
+		return;
+	}
+	fprintf(out, "\nlocks its threads waited on (%u wall ticks; vitals locks %d tells each one's holders "
+		"and call sites):\n", l->samples, (int)l->pid);
+	if (!l->n) {
+		fprintf(out, "  none: no thread waited on a lock at any tick\n");
+		return;
+	}
+	vt_render_locks_table(out, l, 5);
+}
+
 int vt_render_profile_text(FILE *out, const struct vt_prof_summary *s,
 			   const struct vt_profile_text_opts *opts)
 {
@@ -516,6 +537,7 @@ int vt_render_profile_text(FILE *out, const struct vt_prof_summary *s,
 	print_buckets(out, s);
 	if (s->meta.wall)
 		print_wall(out, s);
+	print_locks(out, s);
 	print_funcs(out, s->top_self, s->ntop_self, top, true, s->nfuncs_leaf, opts);
 	print_funcs(out, s->top_total, s->ntop_total, top, false, s->nfuncs_seen, opts);
 	print_threads(out, s, max_threads);

@@ -22,6 +22,7 @@ struct vt_prof_diff;
 #include "base/units.h"
 #include "analyze/soak.h"
 #include "analyze/stalls.h"
+#include "sample/locks.h"
 #include "sample/series.h"
 #include "soak/soak.h"
 
@@ -44,6 +45,8 @@ struct vt_analyze_report {
 	const struct vt_stalls *stalls;
 	/* the memory limit it recommends (analyze --limit), NULL when not asked */
 	const struct vt_mem_limit *limit;
+	/* the locks its threads waited on over the soak (looks 0: why), NULL when not read */
+	const struct vt_lock_history *locks;
 };
 
 struct vt_compare_report {

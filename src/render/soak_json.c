@@ -11,6 +11,7 @@
 #include "analyze/thread_view.h"
 
 #include "render/json.h"
+#include "render/locks.h"
 #include "render/profile_trend.h"
 
 #include <jansson.h>
@@ -507,6 +508,7 @@ int vt_render_analyze_json(FILE *out, const struct vt_analyze_report *r)
 				     "process_cores", num(sl.process_cores), "t0", sl.t0, "t1", sl.t1)
 			  : json_null());
 	put(&p, "threads_diagnosis", r->thread_diag ? vt_render_diagnosis_json(r->thread_diag) : json_null());
+	put(&p, "locks", r->locks ? vt_render_lock_history_json(r->locks) : json_null());
 	put(&p, "profiles", r->profiles ? vt_render_prof_trend_json(r->profiles) : json_null());
 	put(&p, "accept_queue", stalls_json(r->stalls));
 	if (r->limit)

@@ -9,6 +9,7 @@
 #include "render/soak_fmt.h"
 
 #include "analyze/thread_view.h"
+#include "render/locks.h"
 #include "render/threads.h"
 #include "render/profile_trend.h"
 #include "render/svg_chart.h"
@@ -441,6 +442,7 @@ int vt_render_analyze_text(FILE *out, const struct vt_analyze_report *r)
 	rc |= print_sparks(out, r);
 	rc |= print_threads(out, r);
 	print_thread_diag(out, r->thread_diag);
+	vt_render_lock_history_text(out, r->locks, 5);
 	print_stalls(out, r->stalls);
 	if (r->limit)
 		vt_render_mem_limit_text(out, r->limit);

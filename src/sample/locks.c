@@ -9,6 +9,7 @@
 #include "alloc/glibc_heap.h"
 #include "alloc/thread_arena.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "elf/demangle.h"
 #include "elf/unwind.h"
 #include "proc/maps.h"
@@ -283,6 +284,79 @@ void vt_lock_probe_close(struct vt_lock_probe *lp)
 	free(lp);
 }
 
+/* ---- heap chunks ---- */
+
+struct chunk_find {
+	struct vt_lock **rows;    /* the rows still looking for their chunk */
+	size_t n;
+};
+
+static void chunk_visit(void *ctx, const struct vt_chunk_piece *p)
+{
+	struct chunk_find *cf = ctx;
+	size_t i;
+
+	if (!p->first)
+		return;
+	for (i = 0; i < cf->n; i++) {
+		struct vt_lock *r = cf->rows[i];
+
+		if (!r->chunk && r->addr >= p->chunk && r->addr - p->chunk < p->size) {
+			r->chunk = p->chunk;
+			r->chunk_size = p->size;
+		}
+	}
+}
+
+void vt_lock_probe_find_chunks(struct vt_lock_probe *lp, struct vt_locks *l)
+{
+	struct vt_heap_mem m = { mem_read_cb, NULL, lp };
+	struct vt_heap_walk walk = { 0 };
+	struct chunk_find cf = { 0 };
+	struct vt_heap_walk_opts o = { 0 };
+	struct vt_err err;
+	const char *why = NULL;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < l->n; i++)
+		if (l->v[i].place == VT_LOCK_AT_HEAP && !l->v[i].chunk)
+			cf.n++;
+	if (!cf.n)
+		return;
+	if (!(cf.rows = calloc(cf.n, sizeof(*cf.rows))))
+		return;
+	for (i = 0, cf.n = 0; i < l->n; i++)
+		if (l->v[i].place == VT_LOCK_AT_HEAP && !l->v[i].chunk)
+			cf.rows[cf.n++] = &l->v[i];
+	if (!lp->narenas)
+		read_arenas(lp);
+	if (!lp->narenas) {
+		why = "glibc's arenas were not found";
+		goto out;
+	}
+	read_maps(lp);
+	/* chunk boundaries only: the free lists' pointer format (safe-linking) changes which
+	 * chunks are called free, never where a chunk begins */
+	o.main_arena = lp->arenas[0];
+	o.safe_linking = true;
+	o.maps = &lp->maps;
+	o.visit = chunk_visit;
+	o.visit_ctx = &cf;
+	o.deadline_s = vt_mono_s() + VT_LOCKS_CHUNK_WALK_S;
+	vt_err_clear(&err);
+	rc = vt_heap_walk(&m, &o, &walk, &err);
+	why = rc == VT_E_TIMEOUT ? "the walk of the heap gave up after 0.25 s"
+	      : rc != VT_OK ? "the heap could not be walked"
+	      : "no malloc chunk holds it: memory the program mapped itself";
+out:
+	for (i = 0; i < cf.n; i++)
+		if (!cf.rows[i]->chunk)
+			snprintf(cf.rows[i]->chunk_why, sizeof(cf.rows[i]->chunk_why), "%s", why);
+	vt_heap_walk_release(&walk);
+	free(cf.rows);
+}
+
 /* ---- one waiter ---- */
 
 static struct wait_memo *memo_slot(struct vt_lock_probe *lp, pid_t tid)
@@ -459,6 +533,18 @@ static struct vt_lock *row_find(struct vt_locks *l, uint64_t addr)
 	return NULL;
 }
 
+/* The kind most of a row's waiter-samples said. */
+static enum vt_lock_kind voted_kind(const struct vt_lock *row)
+{
+	enum vt_lock_kind best = VT_LOCK_RAW;
+	unsigned k;
+
+	for (k = 0; k < VT_LOCK_KINDS; k++)
+		if (row->kind_votes[k] > row->kind_votes[best])
+			best = (enum vt_lock_kind)k;
+	return best;
+}
+
 /* The threads of sample s whose thread_arena is arena row->arena. */
 static void arena_users(struct vt_lock_probe *lp, const struct vt_threads_sample *s, struct vt_lock *row)
 {
@@ -546,11 +632,9 @@ static void place_of(struct vt_lock_probe *lp, const struct vt_threads_sample *s
 	snprintf(row->mapping, sizeof(row->mapping), "%s", r->path ? r->path : "");
 }
 
-static struct vt_lock *row_add(struct vt_lock_probe *lp, const struct vt_threads_sample *s, struct vt_locks *l,
-			       uint64_t addr, enum vt_lock_kind kind)
+/* A new zeroed row at the end of l; NULL when l holds VT_LOCKS_MAX or memory ran out. */
+static struct vt_lock *row_new(struct vt_locks *l)
 {
-	struct vt_lock *row;
-
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 8;
 		struct vt_lock *v;
@@ -563,8 +647,17 @@ static struct vt_lock *row_add(struct vt_lock_probe *lp, const struct vt_threads
 		l->v = v;
 		l->cap = cap;
 	}
-	row = &l->v[l->n++];
-	memset(row, 0, sizeof(*row));
+	memset(&l->v[l->n], 0, sizeof(l->v[0]));
+	return &l->v[l->n++];
+}
+
+static struct vt_lock *row_add(struct vt_lock_probe *lp, const struct vt_threads_sample *s, struct vt_locks *l,
+			       uint64_t addr, enum vt_lock_kind kind)
+{
+	struct vt_lock *row = row_new(l);
+
+	if (!row)
+		return NULL;
 	row->addr = addr;
 	row->kind = kind;
 	/* a glibc lock that is no known arena's: the ring may have grown since it was read */
@@ -574,24 +667,25 @@ static struct vt_lock *row_add(struct vt_lock_probe *lp, const struct vt_threads
 	return row;
 }
 
-/* Count thread t (n += 1, running when R) in a table of at most VT_LOCK_THREADS_MAX. */
-static void count_thread(struct vt_lock_thread *v, size_t *n, const struct vt_thread_snap *t)
+/* Add k samples of thread tid (running of them in R) to a table of at most VT_LOCK_THREADS_MAX,
+ * kept most samples first; a thread past a full table is not counted. */
+static void add_thread(struct vt_lock_thread *v, size_t *n, pid_t tid, const char *comm, unsigned k,
+		       unsigned running)
 {
 	size_t i;
 
 	for (i = 0; i < *n; i++)
-		if (v[i].tid == t->tid)
+		if (v[i].tid == tid)
 			break;
 	if (i == *n) {
 		if (*n == VT_LOCK_THREADS_MAX)
 			return;
-		v[i].tid = t->tid;
-		snprintf(v[i].comm, sizeof(v[i].comm), "%s", t->comm);
+		v[i].tid = tid;
+		snprintf(v[i].comm, sizeof(v[i].comm), "%s", comm);
 		(*n)++;
 	}
-	v[i].n++;
-	v[i].running += t->state == 'R';
-	/* most samples first */
+	v[i].n += k;
+	v[i].running += running;
 	for (; i > 0 && v[i].n > v[i - 1].n; i--) {
 		struct vt_lock_thread tmp = v[i];
 
@@ -600,32 +694,44 @@ static void count_thread(struct vt_lock_thread *v, size_t *n, const struct vt_th
 	}
 }
 
-static void count_site(struct vt_lock *row, const struct wait_memo *m)
+/* Count thread t of a sample: one sample, running when R. */
+static void count_thread(struct vt_lock_thread *v, size_t *n, const struct vt_thread_snap *t)
+{
+	add_thread(v, n, t->tid, t->comm, 1, t->state == 'R');
+}
+
+/* Add n waiter-samples at call site where; past a full table they are counted as others. */
+static void add_site(struct vt_lock *row, const char *where, unsigned n)
 {
 	size_t i;
 
-	if (!m || !m->unwound || !m->site[0]) {
-		row->sites_unknown++;
-		return;
-	}
 	for (i = 0; i < row->nsites; i++)
-		if (!strcmp(row->sites[i].where, m->site)) {
-			row->sites[i].n++;
-			/* most waits first */
-			for (; i > 0 && row->sites[i].n > row->sites[i - 1].n; i--) {
-				struct vt_lock_site tmp = row->sites[i];
-
-				row->sites[i] = row->sites[i - 1];
-				row->sites[i - 1] = tmp;
-			}
+		if (!strcmp(row->sites[i].where, where))
+			break;
+	if (i == row->nsites) {
+		if (row->nsites == VT_LOCK_SITES_MAX) {
+			row->sites_other += n;
 			return;
 		}
-	if (row->nsites == VT_LOCK_SITES_MAX) {
-		row->sites_other++;
-		return;
+		snprintf(row->sites[i].where, sizeof(row->sites[0].where), "%s", where);
+		row->nsites++;
 	}
-	snprintf(row->sites[row->nsites].where, sizeof(row->sites[0].where), "%s", m->site);
-	row->sites[row->nsites++].n = 1;
+	row->sites[i].n += n;
+	/* most waits first */
+	for (; i > 0 && row->sites[i].n > row->sites[i - 1].n; i--) {
+		struct vt_lock_site tmp = row->sites[i];
+
+		row->sites[i] = row->sites[i - 1];
+		row->sites[i - 1] = tmp;
+	}
+}
+
+static void count_site(struct vt_lock *row, const struct wait_memo *m)
+{
+	if (!m || !m->unwound || !m->site[0])
+		row->sites_unknown++;
+	else
+		add_site(row, m->site, 1);
 }
 
 /*
@@ -866,16 +972,12 @@ static bool place_waiter(struct vt_lock_probe *lp, const struct vt_threads_sampl
 static void lock_sampled(struct vt_lock_probe *lp, const struct vt_threads_sample *s, struct vt_lock *row,
 			 unsigned waiting, uint32_t op)
 {
-	enum vt_lock_kind best = VT_LOCK_RAW;
-	unsigned k;
+	enum vt_lock_kind best = voted_kind(row);
 
 	row->samples++;
 	row->waits += waiting;
 	if (waiting > row->peak)
 		row->peak = waiting;
-	for (k = 0; k < VT_LOCK_KINDS; k++)
-		if (row->kind_votes[k] > row->kind_votes[best])
-			best = (enum vt_lock_kind)k;
 	row->kind = best;
 	if (row->python_gil && best != VT_LOCK_CONDVAR && best != VT_LOCK_MUTEX)
 		row->python_gil = false;
@@ -924,14 +1026,9 @@ static void fold_unread_rows(struct vt_locks *l)
 		into->waits += r->waits;
 		into->samples = into->samples > r->samples ? into->samples : r->samples;
 		into->sites_unknown += r->sites_unknown;
-		for (k = 0; k < r->nwaiters; k++) {
-			struct vt_thread_snap t = { .tid = r->waiters[k].tid };
-			unsigned n;
-
-			snprintf(t.comm, sizeof(t.comm), "%s", r->waiters[k].comm);
-			for (n = 0; n < r->waiters[k].n; n++)
-				count_thread(into->waiters, &into->nwaiters, &t);
-		}
+		for (k = 0; k < r->nwaiters; k++)
+			add_thread(into->waiters, &into->nwaiters, r->waiters[k].tid, r->waiters[k].comm,
+				   r->waiters[k].n, r->waiters[k].running);
 		l->v[i] = l->v[--l->n];     /* the order of first sight is lost for the last row only */
 	}
 }
@@ -984,6 +1081,109 @@ void vt_locks_release(struct vt_locks *l)
 {
 	free(l->v);
 	memset(l, 0, sizeof(*l));
+}
+
+static void copy_why(char *to, size_t cap, const char *from)
+{
+	if (!to[0] && from[0])
+		snprintf(to, cap, "%s", from);
+}
+
+/* Row r of another run added to row into (the same address). */
+static void merge_row(struct vt_lock *into, const struct vt_lock *r)
+{
+	size_t i;
+	unsigned k;
+
+	for (k = 0; k < VT_LOCK_KINDS; k++)
+		into->kind_votes[k] += r->kind_votes[k];
+	into->layout_votes += r->layout_votes;
+	into->kind = voted_kind(into);
+	into->python_gil = into->python_gil && r->python_gil;
+	into->samples += r->samples;
+	into->waits += r->waits;
+	into->peak = r->peak > into->peak ? r->peak : into->peak;
+	for (i = 0; i < r->nwaiters; i++)
+		add_thread(into->waiters, &into->nwaiters, r->waiters[i].tid, r->waiters[i].comm,
+			   r->waiters[i].n, r->waiters[i].running);
+	for (i = 0; i < r->nholders; i++)
+		add_thread(into->holders, &into->nholders, r->holders[i].tid, r->holders[i].comm,
+			   r->holders[i].n, r->holders[i].running);
+	for (i = 0; i < r->nsites; i++)
+		add_site(into, r->sites[i].where, r->sites[i].n);
+	into->sites_other += r->sites_other;
+	into->sites_unknown += r->sites_unknown;
+	into->owner_reads += r->owner_reads;
+	into->owner_free += r->owner_free;
+	into->owner_foreign += r->owner_foreign;
+	if (r->owner_foreign)
+		into->foreign_tid = r->foreign_tid;
+	into->readers += r->readers;
+	into->readers_sum += r->readers_sum;
+	copy_why(into->holder_why, sizeof(into->holder_why), r->holder_why);
+	copy_why(into->layout_why, sizeof(into->layout_why), r->layout_why);
+	if (!into->nusers && !into->users_more && r->nusers) {
+		memcpy(into->users, r->users, sizeof(into->users));
+		into->nusers = r->nusers;
+		into->users_more = r->users_more;
+	}
+	copy_why(into->users_why, sizeof(into->users_why), r->users_why);
+	if (!into->chunk && r->chunk) {
+		into->chunk = r->chunk;
+		into->chunk_size = r->chunk_size;
+		into->chunk_why[0] = '\0';
+	} else if (!into->chunk) {
+		copy_why(into->chunk_why, sizeof(into->chunk_why), r->chunk_why);
+	}
+}
+
+int vt_locks_merge(struct vt_locks *into, const struct vt_locks *from, struct vt_err *err)
+{
+	size_t i;
+
+	if (!into->samples || (from->samples && from->first_ns < into->first_ns))
+		into->first_ns = from->first_ns;
+	if (from->last_ns > into->last_ns)
+		into->last_ns = from->last_ns;
+	if (!into->pid)
+		into->pid = from->pid;
+	into->samples += from->samples;
+	into->thread_samples += from->thread_samples;
+	into->futex_waits += from->futex_waits;
+	into->untracked += from->untracked;
+	into->unwinds += from->unwinds;
+	into->unwinds_skipped += from->unwinds_skipped;
+	into->syscall_unread += from->syscall_unread;
+	copy_why(into->syscall_why, sizeof(into->syscall_why), from->syscall_why);
+	copy_why(into->stacks_why, sizeof(into->stacks_why), from->stacks_why);
+	copy_why(into->arenas_why, sizeof(into->arenas_why), from->arenas_why);
+	if (from->narenas > into->narenas)
+		into->narenas = from->narenas;
+	for (i = 0; i < from->n; i++) {
+		const struct vt_lock *r = &from->v[i];
+		struct vt_lock *row = row_find(into, r->addr);
+
+		if (row) {
+			merge_row(row, r);
+			continue;
+		}
+		if (into->n >= VT_LOCKS_MAX) {
+			into->untracked += r->waits;
+			continue;
+		}
+		if (!(row = row_new(into)))
+			return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+		*row = *r;
+	}
+	return VT_OK;
+}
+
+void vt_lock_history_release(struct vt_lock_history *h)
+{
+	vt_locks_release(&h->all);
+	vt_locks_release(&h->early);
+	vt_locks_release(&h->late);
+	memset(h, 0, sizeof(*h));
 }
 
 const struct vt_lock *vt_locks_top(const struct vt_locks *l, bool contended_only)

@@ -114,6 +114,10 @@ struct vt_lock {
 	char module[64];          /* basename of the module the symbol is in */
 	pid_t stack_tid;          /* VT_LOCK_AT_STACK */
 	char mapping[128];        /* SHARED, FILE, HEAP: the mapping's path ("" anonymous) */
+	/* VT_LOCK_AT_HEAP: the malloc chunk it lies in (vt_lock_probe_find_chunks): its header's
+	 * address and its size, 0 not found; chunk_why says why */
+	uint64_t chunk, chunk_size;
+	char chunk_why[96];
 	bool python_gil;          /* in CPython's _PyRuntime, waited on in a condvar or mutex */
 	/* VT_LOCK_AT_ARENA: the threads whose glibc thread_arena it is (alloc/thread_arena.h),
 	 * read when the row was made; users_why says why they are not known */
@@ -163,7 +167,23 @@ struct vt_locks {
 	char stacks_why[192];     /* the waiters' stacks */
 	char arenas_why[192];     /* glibc's arena ring (not glibc, static, refused, ...) */
 	size_t narenas;           /* arenas found, 0 unknown */
+	char probe_why[160];      /* why no sample was counted: the probe could not be opened */
 };
+
+/* A process's looks at its locks over a soak (store/lock_store.h), counted together and by halves. */
+struct vt_lock_history {
+	pid_t pid;
+	size_t looks;             /* looks read */
+	double t_first, t_last;   /* soak seconds of the first and the last look */
+	double t_split;           /* of the first look of the second half */
+	struct vt_locks all;      /* every look counted together */
+	struct vt_locks early;    /* the first half of the looks (looks / 2 of them) */
+	struct vt_locks late;     /* the second half */
+	char why[160];            /* why there are none: "" when looks > 0 */
+};
+
+/* Free its counts; it can be loaded into again (zeroed). */
+void vt_lock_history_release(struct vt_lock_history *h);
 
 struct vt_lock_probe;
 
@@ -184,11 +204,31 @@ int vt_lock_probe_open(const struct vt_procfs *pfs, pid_t pid, int dirfd, struct
 int vt_lock_probe_sample(struct vt_lock_probe *lp, const struct vt_threads_sample *s, struct vt_locks *into,
 			 struct vt_err *err);
 
+/*
+ * The malloc chunk each lock of l placed in the heap lies in (a mutex inside
+ * a malloc'd object): one walk of glibc's arenas (alloc/glibc_heap.h
+ * vt_heap_walk, chunk headers only), given up after
+ * VT_LOCKS_CHUNK_WALK_S; rows found before keep theirs, the others say
+ * why in chunk_why.  Reads only; called before a report, not per sample.
+ */
+#define VT_LOCKS_CHUNK_WALK_S 0.25
+void vt_lock_probe_find_chunks(struct vt_lock_probe *lp, struct vt_locks *l);
+
 /* NULL is a no-op. */
 void vt_lock_probe_close(struct vt_lock_probe *lp);
 
 /* Free the rows; the struct can be counted into again (zeroed). */
 void vt_locks_release(struct vt_locks *l);
+
+/*
+ * Add the counts of from, another run of samples of the same process (a
+ * soak's looks, read back from its recording), to into: rows by address,
+ * their samples, waits, threads, sites and holders summed, the peak the
+ * larger, the kind the one most waiter-samples said in both; a row's place
+ * is the first run's.  Rows past VT_LOCKS_MAX count as untracked.
+ * Errors: VT_E_NOMEM (into keeps what was added).
+ */
+int vt_locks_merge(struct vt_locks *into, const struct vt_locks *from, struct vt_err *err);
 
 /* Samples in which thread tid waited on lock k (0 when it is not among its waiters). */
 unsigned vt_lock_waits_of(const struct vt_lock *k, pid_t tid);

@@ -39,6 +39,7 @@
 #include "proc/task.h"
 #include "proc/thread_watch.h"
 #include "proc/wchan_syscall.h"
+#include "sample/threads.h"
 #include "sample/target.h"
 
 #define TICK_NS 100000000ull
@@ -91,6 +92,7 @@ struct profiler {
 	struct vt_unwinder *uw;
 	struct vt_ksyms *ks;
 	struct vt_thread_watch *watch;
+	struct vt_lock_probe *locks;  /* wall mode with opts->locks: the locks blocked threads wait on */
 	struct vt_buf buf;
 
 	struct tid_info *tids;      /* open addressing by tid */
@@ -615,18 +617,28 @@ static enum vt_prof_state state_of(char st)
 
 /* The stack of a thread blocked in the kernel, from /proc/TID/syscall's sp and pc and a copy
  * of its stack: no stop.  Returns the frames in pr->frames; 0 when it cannot be read. */
-static size_t blocked_stack(struct profiler *pr, pid_t tid, long *nr, bool *truncated)
+static size_t blocked_stack(struct profiler *pr, const struct vt_thread_counts *row, long *nr, bool *truncated)
 {
 	char path[64];
 	struct vt_err err;
 	uint64_t sp, pc;
-	snprintf(path, sizeof(path), "task/%d/syscall", (int)tid);
+	pid_t tid = row->tid;
 	*nr = VT_SYSCALL_RUNNING;
-	if (vt_read_at(pr->dirfd, path, &pr->buf, &err) != VT_OK)
-		return 0;
-	if (vt_syscall_parse(pr->buf.data, pr->buf.len, nr, NULL, &err) != VT_OK ||
-	    !vt_syscall_parse_sp_pc(pr->buf.data, pr->buf.len, &sp, &pc) || pc == 0)
-		return 0;
+	if (row->syscall_rc == VT_OK) {
+		/* read with the counters this tick (the lock probe needs them too) */
+		*nr = row->syscall;
+		sp = row->syscall_sp;
+		pc = row->syscall_pc;
+		if (pc == 0)
+			return 0;
+	} else {
+		snprintf(path, sizeof(path), "task/%d/syscall", (int)tid);
+		if (vt_read_at(pr->dirfd, path, &pr->buf, &err) != VT_OK)
+			return 0;
+		if (vt_syscall_parse(pr->buf.data, pr->buf.len, nr, NULL, &err) != VT_OK ||
+		    !vt_syscall_parse_sp_pc(pr->buf.data, pr->buf.len, &sp, &pc) || pc == 0)
+			return 0;
+	}
 	/* the copy may run past the top of the stack mapping: take what reads */
 	size_t len = 0;
 	for (size_t want = WALL_STACK_BYTES; want >= 512 && len == 0; want /= 4) {
@@ -653,7 +665,7 @@ static void wall_sample_blocked(struct profiler *pr, struct tid_info *ti,
 {
 	long nr;
 	bool truncated = false;
-	size_t n = blocked_stack(pr, row->tid, &nr, &truncated);
+	size_t n = blocked_stack(pr, row, &nr, &truncated);
 	uint32_t depth = 0;
 	char wait[64] = "";
 	if (row->wchan[0])
@@ -882,9 +894,38 @@ static void note_counters(struct profiler *pr, struct tid_info *ti, const struct
 }
 
 /* Read the threads: names, counters, and (wall) the samples of those not running. */
+/*
+ * The locks the profiled threads wait on at this tick: the watch's read as a
+ * threads sample (every thread's system call read), the threads --threads
+ * leaves out taken out of it, counted by the lock probe.
+ */
+static void count_locks(struct profiler *pr)
+{
+	struct vt_threads_sample s;
+	struct vt_err err;
+	size_t i, k = 0;
+
+	if (vt_threads_sample_from_watch(pr->watch, true, &s, &err) != VT_OK) {
+		if (err.code == VT_E_NOMEM)
+			pr->nomem = true;
+		return;
+	}
+	for (i = 0; i < s.n; i++) {
+		struct tid_info *ti = tid_find(pr, s.threads[i].tid, false);
+
+		if (ti && ti->wanted)
+			s.threads[k++] = s.threads[i];
+	}
+	s.n = k;
+	if (vt_lock_probe_sample(pr->locks, &s, pr->opts->locks, &err) != VT_OK)
+		pr->nomem = true;
+	vt_threads_sample_release(&s);
+}
+
 static int tick(struct profiler *pr, bool first, bool wall, struct vt_err *err)
 {
-	int rc = vt_thread_watch_read(pr->watch, wall ? VT_TW_WCHAN : 0, err);
+	int rc = vt_thread_watch_read(pr->watch, !wall ? 0 : pr->locks ? VT_TW_WCHAN | VT_TW_SYSCALL : VT_TW_WCHAN,
+				      err);
 	if (rc == VT_E_GONE)
 		return rc;
 	size_t n, nx;
@@ -920,6 +961,8 @@ static int tick(struct profiler *pr, bool first, bool wall, struct vt_err *err)
 		if (rows[i].state != 'R')
 			wall_sample_blocked(pr, ti, &rows[i]);
 	}
+	if (wall && !first && pr->locks)
+		count_locks(pr);
 	return VT_OK;
 }
 
@@ -997,6 +1040,8 @@ static void profiler_end(struct profiler *pr)
 	vt_ksyms_free(&pr->ks);
 	vt_thread_watch_close(pr->watch);
 	pr->watch = NULL;
+	vt_lock_probe_close(pr->locks);
+	pr->locks = NULL;
 	for (size_t i = 0; i < pr->tid_cap; i++)
 		free(pr->tids[i].last);
 	free(pr->tids);
@@ -1112,6 +1157,16 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		profiler_end(&pr);
 		return rc;
 	}
+	/* wall mode: the locks the blocked threads wait on, when asked; without them (no
+	 * memory, no fd left) the profile is still taken, and why is said */
+	if (opts->wall && opts->locks) {
+		struct vt_err lerr;
+
+		vt_err_clear(&lerr);
+		if (vt_lock_probe_open(pfs, pid, pr.dirfd, &pr.locks, &lerr) != VT_OK)
+			snprintf(opts->locks->probe_why, sizeof(opts->locks->probe_why), "%.*s",
+				 (int)sizeof(opts->locks->probe_why) - 1, lerr.msg);
+	}
 	/* in wall mode the tick is 1/wall_hz, wall_hz = hz / weight <= WALL_HZ_MAX, and each
 	 * wall sample counts weight samples of 1/hz s */
 	pr.wall_weight = (pr.hz + VT_PROFILER_WALL_HZ_MAX - 1) / VT_PROFILER_WALL_HZ_MAX;
@@ -1186,6 +1241,8 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		exited = true;
 	if (!exited)
 		note_program(&pr);
+	if (pr.locks && !exited)
+		vt_lock_probe_find_chunks(pr.locks, opts->locks);
 	if (pr.grab)
 		grab_settle(&pr);
 	struct vt_prof_meta *m = &pr.p->meta;

@@ -50,6 +50,7 @@
 #include "base/error.h"
 #include "proc/procfs.h"
 #include "elf/unwind.h"
+#include "sample/locks.h"
 #include "sample/profile.h"
 
 #define VT_PROFILER_HZ_DEFAULT 99
@@ -72,6 +73,10 @@ struct vt_profiler_opts {
 	bool wall;                  /* sample blocked threads too */
 	const char *threads_glob;   /* only threads whose name matches (fnmatch), NULL all */
 	bool no_kernel;             /* leave kernel frames out */
+	/* wall mode: the locks its threads wait on, counted at every wall tick as vitals locks
+	 * counts them (sample/locks.h; every thread's system call is read for it), into this
+	 * zeroed struct; probe_why says why when they cannot be read.  NULL: not read */
+	struct vt_locks *locks;
 	bool ptrace;                /* sample by ptrace even where perf events are allowed */
 	volatile sig_atomic_t *stop;   /* set (by a signal) to end early with what was taken */
 	/* called every tick: seconds so far, of total, samples so far */

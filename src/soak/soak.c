@@ -10,6 +10,7 @@
 #include "proc/io.h"
 #include "proc/thread_watch.h"
 #include "sample/heap.h"
+#include "sample/locks.h"
 #include "sample/sample.h"
 #include "sample/series.h"
 #include "sample/threads.h"
@@ -17,6 +18,7 @@
 #include "soak/follow.h"
 #include "soak/redact.h"
 #include "soak/soak_profile.h"
+#include "store/lock_store.h"
 #include "store/profile_store.h"
 #include "store/store.h"
 
@@ -78,7 +80,9 @@ struct vt_soak {
 	int redetect_left;
 	struct vt_watch *watch;      /* its reader (sample/watch.h): opened at its first tick */
 	struct vt_thread_tallies doing;   /* per live thread: what it was doing */
+	struct vt_lock_probe *lock_probe;  /* its locks, looked at at the threads cadence; NULL not yet */
 	bool threads_error_noted;    /* the per-thread counters' failure is in the events */
+	bool locks_error_noted;      /* and the lock probe's */
 	bool heap_error_noted;       /* and the allocator probe's */
 	bool access_noted;           /* what cannot be read of it is in the events */
 	double next_smaps, next_threads;
@@ -127,6 +131,9 @@ static void drop_incarnation(struct vt_soak *sk)
 	vt_watch_close(sk->watch);
 	sk->watch = NULL;
 	vt_thread_tallies_release(&sk->doing);
+	vt_lock_probe_close(sk->lock_probe);
+	sk->lock_probe = NULL;
+	sk->locks_error_noted = false;
 	if (sk->have_first)
 		vt_sample_release(&sk->first);
 	sk->have_first = false;
@@ -313,7 +320,7 @@ static void thread_row(const struct vt_soak *sk, const struct vt_thread_snap *t,
  */
 static int read_threads(struct vt_soak *sk, double now, bool last, struct vt_store_sample *row,
 			struct vt_threads_sample *sample, struct vt_store_thread **rows, size_t *nrows,
-			struct vt_err *err)
+			bool *all_read, struct vt_err *err)
 {
 	const struct vt_thread_watch_proc *proc;
 	bool write_all = now >= sk->next_threads || last;
@@ -324,6 +331,7 @@ static int read_threads(struct vt_soak *sk, double now, bool last, struct vt_sto
 
 	*rows = NULL;
 	*nrows = 0;
+	*all_read = false;
 	memset(sample, 0, sizeof(*sample));
 	if ((rc = vt_watch_threads(sk->watch, &tw, err)) != VT_OK)
 		return rc;
@@ -345,6 +353,7 @@ static int read_threads(struct vt_soak *sk, double now, bool last, struct vt_sto
 		return rc;
 	if (write_all)
 		sk->next_threads = now + sk->cfg->threads_every_s;
+	*all_read = write_all;
 	out = calloc(sample->n + sample->ngone + 1, sizeof(*out));
 	if (!out)
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
@@ -362,6 +371,35 @@ static int read_threads(struct vt_soak *sk, double now, bool last, struct vt_sto
 	*rows = out;
 	*nrows = k;
 	return VT_OK;
+}
+
+/*
+ * The locks its threads wait on, from sample (every thread's system call
+ * read), appended as one look at t.  The probe is opened at the first look
+ * and kept with the incarnation; what it cannot do is said once in the
+ * events, and the soak goes on without it.
+ */
+static int look_at_locks(struct vt_soak *sk, double t, const struct vt_threads_sample *sample, struct vt_err *err)
+{
+	struct vt_locks look = { 0 };
+	struct vt_err perr;
+	int rc;
+
+	vt_err_clear(&perr);
+	if (!sk->lock_probe && !sk->locks_error_noted &&
+	    vt_lock_probe_open(sk->pfs, sk->pid, vt_watch_dirfd(sk->watch), &sk->lock_probe, &perr) != VT_OK) {
+		sk->locks_error_noted = true;
+		return perr.code == VT_E_NOMEM ? vt_err_set(err, perr.code, ENOMEM, "%s", perr.msg)
+		       : event(sk, VT_EV_ERROR, sk->pid, err, "locks not looked at: %s", perr.msg);
+	}
+	if (!sk->lock_probe)
+		return VT_OK;
+	if ((rc = vt_lock_probe_sample(sk->lock_probe, sample, &look, err)) == VT_OK) {
+		vt_lock_probe_find_chunks(sk->lock_probe, &look);
+		rc = vt_store_locks_append(sk->store, t, &look, err);
+	}
+	vt_locks_release(&look);
+	return rc;
 }
 
 /*
@@ -407,7 +445,7 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 	struct vt_sample s;
 	size_t ntrows = 0;
 	double t0 = vt_mono_s();
-	bool smaps = false;
+	bool smaps = false, threads_read = false;
 	struct vt_watch_opts wo = { .heap_every_s = sk->cfg->heap_every_s, .heap_ptrace = sk->cfg->heap };
 	int m, rc;
 
@@ -453,7 +491,7 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 		read_pss(vt_watch_dirfd(sk->watch), &row);
 	read_accept_queue(sk, now, &row);
 	read_io(vt_watch_dirfd(sk->watch), &row);
-	rc = read_threads(sk, now, last, &row, &tsample, &trows, &ntrows, err);
+	rc = read_threads(sk, now, last, &row, &tsample, &trows, &ntrows, &threads_read, err);
 	if (rc == VT_E_NOPROC || rc == VT_E_GONE) {
 		free(trows);
 		vt_threads_sample_release(&tsample);
@@ -467,6 +505,8 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 	fill_heap(sk, now, &row);
 	row.read_ms = (vt_mono_s() - t0) * 1000.0;
 	rc = vt_store_append(sk->store, &row, trows, ntrows, err);
+	if (rc == VT_OK && threads_read && tsample.n)
+		rc = look_at_locks(sk, row.t, &tsample, err);
 	free(trows);
 	vt_threads_sample_release(&tsample);
 	if (rc != VT_OK)

@@ -468,7 +468,8 @@ int vt_store_create(const char *path, const struct vt_recording_info *info, bool
 	if ((rc = vt_store_exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err, "creating")) ||
 	    (rc = vt_store_exec(st, "BEGIN", err, "creating")) || (rc = vt_store_exec(st, sql, err, "creating")) ||
 	    (rc = vt_store_exec(st, schema_sql, err, "creating")) ||
-	    (rc = vt_store_exec(st, vt_store_profile_schema_sql, err, "creating")) || (rc = create_samples_table(st, err)) ||
+	    (rc = vt_store_exec(st, vt_store_profile_schema_sql, err, "creating")) ||
+	    (rc = vt_store_exec(st, vt_store_lock_schema_sql, err, "creating")) || (rc = create_samples_table(st, err)) ||
 	    (rc = create_thread_samples_table(st, err)) ||
 	    (rc = vt_store_create_rollups_table(st, err)) ||
 	    (rc = vt_store_write_meta(st, info, err)) || (rc = vt_store_exec(st, "COMMIT", err, "creating")) ||

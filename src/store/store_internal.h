@@ -75,6 +75,9 @@ void vt_store_close_read(sqlite3 *db);
 /* The profile tables (profile_store.c), created with the others (schema 3 on). */
 extern const char vt_store_profile_schema_sql[];
 
+/* The lock tables (lock_store.c), created with the others (schema 5 on). */
+extern const char vt_store_lock_schema_sql[];
+
 /* Does the recording have this table?  (Older ones lack the newer tables.) */
 bool vt_store_has_table(sqlite3 *db, const char *table);
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # vitals locks on programs nobody here wrote and on bad input: CPU-bound
 # python3 threads wait on the GIL, named from libpython's own symbols; a
+# lock inside a malloc'd object is placed in its chunk (size and offset); a
 # lock in memory shared between processes (multiprocessing's semaphore in
 # /dev/shm) is said to be shared; a futex the program calls directly is a
 # raw futex, never a wrong name; another user's process, no such pid, a
@@ -15,6 +16,23 @@ PY=/usr/bin/python3
 top_lock() {   # $1 json: the most waited-on lock, as JSON
 	jq_py "$1" 'sorted(j["locks"], key=lambda l: -l["waits"])[0] if j["locks"] else None'
 }
+
+# --- a mutex inside a heap object: the malloc chunk it lies in ----------------------
+start_target lock_kinds --mode mutex --heap-object 200 --seconds 60
+sleep 0.5
+"$B/vitals" locks --json --for 1s "$TPID" >"$WORK/heapobj.json" || fail "vitals locks on a lock in a heap object"
+check "a lock in a heap object: its chunk, size and offset, as the target's malloc gave them" python3 -c "
+import json
+truth = [json.loads(l) for l in open('$TRUTH')][-1]
+j = json.load(open('$WORK/heapobj.json'))
+top = sorted(j['locks'], key=lambda l: -l['waits'])[0]
+assert top['address'] == truth['lock_addr'], (top['address'], truth['lock_addr'])
+p = top['place']
+assert p['kind'] == 'heap' and p['chunk'], p
+assert int(p['chunk']['address'], 16) == int(truth['heap_object'], 16) - 16, (p, truth['heap_object'])
+assert p['chunk']['size'] == 208 and p['chunk']['offset'] == 64, p
+"
+kill "$TPID" 2>/dev/null
 
 # --- CPU-bound python3 threads: the GIL -----------------------------------------
 "$PY" - >"$WORK/gil.out" <<'EOF' &

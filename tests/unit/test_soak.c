@@ -1246,7 +1246,7 @@ static void test_soak__thread_view(void)
 
 	vt_series_init(&s);
 	s.info.ncpus = 2;
-	CHECK(vt_soak_thread_view(&s, 42, NULL, &r, &d, &err) == VT_E_NOTFOUND);
+	CHECK(vt_soak_thread_view(&s, 42, NULL, NULL, &r, &d, &err) == VT_E_NOTFOUND);
 	for (i = 0; i < 5; i++) {
 		struct vt_thread_run tr = { .pid = 42, .tid = 100 + i, .t_first = 0, .t_last = 3600 };
 
@@ -1266,7 +1266,7 @@ static void test_soak__thread_view(void)
 
 		CHECK(vt_series_add_thread(&s, &other) == 0);
 	}
-	CHECK(vt_soak_thread_view(&s, 42, NULL, &r, &d, &err) == VT_OK);
+	CHECK(vt_soak_thread_view(&s, 42, NULL, NULL, &r, &d, &err) == VT_OK);
 	CHECK_EQ_U64(r.n, 5);
 	CHECK(fabs(r.cores - 1.0) < 1e-9);
 	CHECK(fabs(r.interval_s - 3600) < 1e-9);
@@ -1280,7 +1280,7 @@ static void test_soak__thread_view(void)
 	/* a recording without the tally (schema 1): no guess about what they did */
 	for (i = 0; i < 5; i++)
 		memset(&s.threads[i].doing, 0, sizeof(s.threads[i].doing));
-	CHECK(vt_soak_thread_view(&s, 42, NULL, &r, &d, &err) == VT_OK);
+	CHECK(vt_soak_thread_view(&s, 42, NULL, NULL, &r, &d, &err) == VT_OK);
 	CHECK(!r.threads[1].wchan_ok && strstr(r.threads[1].wchan_why, "not sampled") != NULL);
 	CHECK(d.f[0].kind != VT_DIAG_CONVOY);
 	vt_threads_rates_release(&r);
@@ -1308,14 +1308,14 @@ static void test_soak__thread_view_event_loop(void)
 	tr.delta[VT_TC_VCSW] = 600ull * 14000;                           /* 14,000 wakeups a second */
 	tr.doing = (struct vt_thread_doing){ 120, 50, 70, 0, "do_epoll_wait", 60, "epoll_wait", 70, 70, 0, 100 };
 	CHECK(vt_series_add_thread(&s, &tr) == 0);
-	CHECK(vt_soak_thread_view(&s, 42, NULL, &r, &d, NULL) == VT_OK);
+	CHECK(vt_soak_thread_view(&s, 42, NULL, NULL, &r, &d, NULL) == VT_OK);
 	CHECK(r.threads[0].timed == 70 && r.threads[0].timeout_ms == 100);
 	CHECK(d.n == 1 && d.f[0].kind == VT_DIAG_SERVING && d.f[0].wake.timeout_ms == 100);
 	vt_threads_rates_release(&r);
 
 	/* no timeout seen: the read and write calls recorded decide */
 	s.threads[0].doing.timed = 0;
-	CHECK(vt_soak_thread_view(&s, 42, NULL, &r, &d, NULL) == VT_OK);
+	CHECK(vt_soak_thread_view(&s, 42, NULL, NULL, &r, &d, NULL) == VT_OK);
 	CHECK(!r.io_known && d.n == 1 && d.f[0].kind == VT_DIAG_WAKEUPS);
 	vt_threads_rates_release(&r);
 	CHECK(vt_series_reserve(&s, 2) == 0);
@@ -1330,7 +1330,7 @@ static void test_soak__thread_view_event_loop(void)
 		wr[i] = (struct vt_stat){ 1e6 + i * 600 * 14000.0, 1e6 + i * 600 * 14000.0, NAN };
 	}
 	s.n = 2;
-	CHECK(vt_soak_thread_view(&s, 42, NULL, &r, &d, NULL) == VT_OK);
+	CHECK(vt_soak_thread_view(&s, 42, NULL, NULL, &r, &d, NULL) == VT_OK);
 	CHECK(r.io_known && fabs(r.syscr_per_s - 14000) < 1e-6 && fabs(r.syscw_per_s - 14000) < 1e-6);
 	CHECK(d.n == 1 && d.f[0].kind == VT_DIAG_SERVING && d.f[0].wake.io_known);
 	vt_threads_rates_release(&r);
@@ -1341,7 +1341,7 @@ static void test_soak__thread_view_event_loop(void)
 	s.threads[0].doing = (struct vt_thread_doing){ 120, 2, 118, 0, "do_sys_poll", 118, "poll", 118, 118, 0, 1 };
 	rd[1] = rd[0];
 	wr[1] = wr[0];
-	CHECK(vt_soak_thread_view(&s, 42, NULL, &r, &d, NULL) == VT_OK);
+	CHECK(vt_soak_thread_view(&s, 42, NULL, NULL, &r, &d, NULL) == VT_OK);
 	CHECK(d.n == 1 && d.f[0].kind == VT_DIAG_BUSY_POLL && d.f[0].wake.timeout_ms == 1);
 	vt_threads_rates_release(&r);
 	vt_series_free(&s);

@@ -448,7 +448,7 @@ static void test_soak_render__short_lived_threads(void)
 	free(out);
 
 	/* the diagnosis's view: shares of the process, the short-lived flagged and summed */
-	CHECK(vt_soak_thread_view(&s, 4242, NULL, &tr, &d, NULL) == VT_OK);
+	CHECK(vt_soak_thread_view(&s, 4242, NULL, NULL, &tr, &d, NULL) == VT_OK);
 	CHECK(fabs(tr.cores - 0.57) < 1e-6);
 	CHECK_EQ_U64(tr.short_lived, 11);
 	CHECK(fabs(tr.short_lived_cores - expect) < 1e-6);

@@ -88,6 +88,7 @@ static int heap_run(const struct vt_command *cmd, int argc, char **argv)
 								   : "one PID at a time");
 	if (!vt_cli_parse_pid(args.operands[0], &pid))
 		return vt_cli_usage_error("heap", "'%s' is not a process id", args.operands[0]);
+	o.heap.thread_arenas = o.heap.arenas;     /* the THREADS column of the per-arena table */
 	if (vt_cli_open_procfs(&pfs, &err))
 		return vt_cli_error(&err);
 	rc = vt_heap_take(&pfs, pid, &o.heap, &h, &err);
@@ -112,7 +113,10 @@ const struct vt_command vt_cmd_heap = {
 "and without gdb: for glibc every mallinfo2() field (live in the arenas and in\n"
 "mmapped chunks, free-held, top pad, free chunks), live_fraction =\n"
 "(uordblks + hblkhd) / (arena + hblkhd), and per arena from malloc_info() what\n"
-"each holds and what malloc_trim(0) could give back; for jemalloc its stats.*\n"
+"each holds, what malloc_trim(0) could give back and which threads allocate from\n"
+"it (THREADS: each thread's glibc thread_arena, read from its memory with\n"
+"process_vm_readv before the calls, nothing stopped for it, no debug symbols; ?\n"
+"and a note saying why when it cannot be read); for jemalloc its stats.*\n"
 "after an epoch refresh, for gperftools tcmalloc its numeric properties.  Then a verdict: live data the program holds (whether\n"
 "it keeps growing is a question for vitals soak) or memory the allocator holds\n"
 "(trim, fewer arenas, another allocator), with the figures it rests on.\n"

@@ -2,6 +2,7 @@
  * census_json.c — `vitals census --json` (schema vitals.census, docs/json.md).
  */
 #include "render/census.h"
+#include "render/arena_threads.h"
 #include "render/json.h"
 
 #include <inttypes.h>
@@ -17,13 +18,13 @@ static json_t *kinds(const uint64_t *v)
 	return o;
 }
 
-static json_t *arena(const struct vt_arena_walk *a)
+static json_t *arena(const struct vt_arena_walk *a, json_t *threads)
 {
 	char addr[32];
 
 	snprintf(addr, sizeof(addr), "0x%" PRIx64, a->addr);
-	return json_pack("{s:s, s:b, s:i, s:I, s:I, s:o, s:o, s:I, s:I, s:I, s:I, s:i}", "addr", addr, "main", a->main,
-			 "heaps", (int)a->heaps, "system_mem", (json_int_t)a->system_mem, "top_bytes",
+	return json_pack("{s:s, s:b, s:o, s:i, s:I, s:I, s:o, s:o, s:I, s:I, s:I, s:I, s:i}", "addr", addr, "main",
+			 a->main, "threads", threads, "heaps", (int)a->heaps, "system_mem", (json_int_t)a->system_mem, "top_bytes",
 			 (json_int_t)a->top_size, "chunks", kinds(a->chunks), "bytes", kinds(a->bytes),
 			 "free_resident_bytes", (json_int_t)a->free_resident, "trimmable_bytes", (json_int_t)a->trimmable,
 			 "walked_bytes", (json_int_t)a->walked, "skipped_bytes", (json_int_t)a->skipped, "rereads",
@@ -91,7 +92,7 @@ int vt_render_census_json(FILE *out, const struct vt_census_report *r)
 		trim += a->trimmable;
 		skipped += a->skipped;
 		rereads += a->rereads;
-		failed |= json_array_append_new(arenas, arena(a)) != 0;
+		failed |= json_array_append_new(arenas, arena(a, vt_json_arena_threads_of(&c->threads, i))) != 0;
 	}
 	if (failed) {
 		json_decref(arenas);
@@ -107,6 +108,7 @@ int vt_render_census_json(FILE *out, const struct vt_census_report *r)
 	failed |= !head || json_object_update(root, head) != 0;
 	json_decref(head);
 	failed |= json_object_set_new(root, "arenas", arenas) != 0;
+	failed |= json_object_set_new(root, "arena_threads", vt_json_arena_threads(&c->threads)) != 0;
 	failed |= json_object_set_new(root, "mmapped",
 				      json_pack("{s:I, s:I, s:I}", "chunks", (json_int_t)c->walk.mmapped_chunks, "bytes",
 						(json_int_t)c->walk.mmapped_bytes, "resident_bytes",

@@ -4,6 +4,7 @@
  * the live and the free chunks hold.
  */
 #include "render/census.h"
+#include "render/arena_threads.h"
 #include "render/table.h"
 
 #include <inttypes.h>
@@ -16,11 +17,12 @@ static const char *sz(uint64_t b, char *buf, size_t cap)
 	return vt_fmt_bytes(b, buf, cap);
 }
 
-static void arena_row(struct vt_table *t, const char *name, const struct vt_arena_walk *a)
+static void arena_row(struct vt_table *t, const char *name, const char *threads, const struct vt_arena_walk *a)
 {
 	char b[6][32];
 
 	vt_table_cell(t, "%s", name);
+	vt_table_cell(t, "%s", threads);
 	vt_table_cell(t, "%u", a->heaps);
 	vt_table_cell(t, "%" PRIu64, a->chunks[VT_CHUNK_LIVE]);
 	vt_table_cell(t, "%s", sz(a->bytes[VT_CHUNK_LIVE], b[0], sizeof(b[0])));
@@ -37,13 +39,14 @@ static void arenas(FILE *out, const struct vt_census *c)
 {
 	struct vt_arena_walk sum = { 0 };
 	struct vt_table t;
-	char name[40], b[32];
+	char name[40], b[32], count[32], note[VT_ARENA_THREADS_LINE_MAX];
 	size_t i, k;
 
-	vt_table_init(&t, 11);
-	for (k = 1; k < 11; k++)
+	vt_table_init(&t, 12);
+	for (k = 1; k < 12; k++)
 		vt_table_align(&t, (int)k, VT_RIGHT);
 	vt_table_cell(&t, "arena");
+	vt_table_cell(&t, "threads");
 	vt_table_cell(&t, "heaps");
 	vt_table_cell(&t, "live chunks");
 	vt_table_cell(&t, "live");
@@ -58,7 +61,7 @@ static void arenas(FILE *out, const struct vt_census *c)
 		const struct vt_arena_walk *a = &c->walk.arenas[i];
 
 		snprintf(name, sizeof(name), "%s0x%" PRIx64, a->main ? "main " : "", a->addr);
-		arena_row(&t, name, a);
+		arena_row(&t, name, vt_render_arena_threads_count(&c->threads, i, count, sizeof(count)), a);
 		sum.heaps += a->heaps;
 		for (k = 0; k < VT_CHUNK_KINDS; k++) {
 			sum.chunks[k] += a->chunks[k];
@@ -71,15 +74,18 @@ static void arenas(FILE *out, const struct vt_census *c)
 	}
 	vt_table_cell(&t, "mmapped chunks");
 	vt_table_cell(&t, "-");
+	vt_table_cell(&t, "-");
 	vt_table_cell(&t, "%" PRIu64, c->walk.mmapped_chunks);
 	vt_table_cell(&t, "%s", sz(c->walk.mmapped_bytes, b, sizeof(b)));
 	for (k = 0; k < 7; k++)
 		vt_table_cell(&t, "-");
 	sum.chunks[VT_CHUNK_LIVE] += c->walk.mmapped_chunks;
 	sum.bytes[VT_CHUNK_LIVE] += c->walk.mmapped_bytes;
-	arena_row(&t, "total", &sum);
+	arena_row(&t, "total", vt_render_arena_threads_total(&c->threads, count, sizeof(count)), &sum);
 	vt_table_print(&t, out, 2, true);
 	vt_table_release(&t);
+	if (vt_render_arena_threads_note(&c->threads, note, sizeof(note))[0])
+		fprintf(out, "  %s\n", note);
 }
 
 /* share of whole as "12.3%", "-" when whole is 0 */

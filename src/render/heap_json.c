@@ -3,6 +3,7 @@
  * (docs/json.md).  Bytes are integers; what was not measured is null.
  */
 #include "render/heap.h"
+#include "render/arena_threads.h"
 #include "render/json.h"
 
 #include <jansson.h>
@@ -29,8 +30,9 @@ static json_t *arenas_json(const struct vt_heap_sample *h, uint64_t page)
 		uint64_t free_b = vt_mi_free_bytes(&a->t);
 		struct vt_trim_estimate e;
 		vt_malloc_info_trim_estimate(a, page, &e);
-		json_array_append_new(arr, json_pack("{s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-			"nr", a->nr, "system_bytes", (json_int_t)a->t.system_current,
+		json_array_append_new(arr, json_pack("{s:i, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"nr", a->nr, "threads", vt_json_arena_threads_of(&h->threads, i),
+			"system_bytes", (json_int_t)a->t.system_current,
 			"system_max_bytes", (json_int_t)a->t.system_max,
 			"in_use_bytes", (json_int_t)(a->t.system_current > free_b ? a->t.system_current - free_b : 0),
 			"free_bytes", (json_int_t)free_b,
@@ -97,6 +99,7 @@ int vt_render_heap_json(FILE *out, const struct vt_heap_sample *h, const struct 
 	json_object_set_new(root, "live_fraction", h->other ? json_null()
 				: json_real(vt_mallinfo_live_fraction(&h->mi)));
 	json_object_set_new(root, "arenas", h->has_info ? arenas_json(h, page) : json_null());
+	json_object_set_new(root, "arena_threads", h->has_info ? vt_json_arena_threads(&h->threads) : json_null());
 	json_object_set_new(root, "mmapped", h->has_info ? json_pack("{s:I, s:I}", "count",
 				(json_int_t)h->info.total.mmap_count, "bytes",
 				(json_int_t)h->info.total.mmap_bytes) : json_null());

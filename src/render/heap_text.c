@@ -4,6 +4,7 @@
  * evidence.
  */
 #include "render/heap.h"
+#include "render/arena_threads.h"
 #include "render/table.h"
 
 #include <ctype.h>
@@ -79,45 +80,62 @@ static void print_mallinfo(FILE *out, const struct vt_mallinfo *mi)
 
 static void print_arenas(FILE *out, const struct vt_heap_sample *h, uint64_t page)
 {
-	char bufs[8][32];
+	const struct vt_arena_threads *th = &h->threads;
+	bool threads = th->known || th->why[0];     /* the THREADS columns were asked for */
+	int ncols = threads ? 9 : 7;
+	char bufs[8][32], count[32], names[VT_ARENA_THREADS_LINE_MAX], note[VT_ARENA_THREADS_LINE_MAX];
 	unsigned slot = 0;
 	struct vt_table t;
 	size_t i;
 
-	vt_table_init(&t, 7);
-	for (i = 1; i < 7; i++)
+	vt_table_init(&t, ncols);
+	for (i = 1; i < (size_t)ncols - (threads ? 1 : 0); i++)     /* the names are text */
 		vt_table_align(&t, (int)i, VT_RIGHT);
 	vt_table_cell(&t, "ARENA");
+	if (threads)
+		vt_table_cell(&t, "THREADS");
 	vt_table_cell(&t, "SYSTEM");
 	vt_table_cell(&t, "IN USE");
 	vt_table_cell(&t, "FREE");
 	vt_table_cell(&t, "FREE CHUNKS");
 	vt_table_cell(&t, "TRIM COULD RETURN");
 	vt_table_cell(&t, "HEAPS");
+	if (threads)
+		vt_table_cell(&t, "USED BY");
 	for (i = 0; i < h->info.n_arenas; i++) {
 		const struct vt_mi_arena *a = &h->info.arenas[i];
 		uint64_t free_b = vt_mi_free_bytes(&a->t);
 		struct vt_trim_estimate e;
 		vt_malloc_info_trim_estimate(a, page, &e);
 		vt_table_cell(&t, a->nr ? "%d" : "%d (main)", a->nr);
+		if (threads)
+			vt_table_cell(&t, "%s", vt_render_arena_threads_count(th, i, count, sizeof(count)));
 		vt_table_cell(&t, "%s", B(a->t.system_current));
 		vt_table_cell(&t, "%s", B(a->t.system_current > free_b ? a->t.system_current - free_b : 0));
 		vt_table_cell(&t, "%s", B(free_b));
 		vt_table_cell(&t, "%llu", (unsigned long long)(a->t.fast_count + a->t.rest_count));
 		vt_table_cell(&t, "%s–%s", BN(e.low_bytes, 6), BN(e.high_bytes, 7));
 		vt_table_cell(&t, a->nr ? "%llu" : "brk", (unsigned long long)a->t.subheaps);
+		if (threads)
+			vt_table_cell(&t, "%s", vt_render_arena_threads_names(th, i, names, sizeof(names)));
 	}
 	vt_table_cell(&t, "total");
+	if (threads)
+		vt_table_cell(&t, "%s", vt_render_arena_threads_total(th, count, sizeof(count)));
 	vt_table_cell(&t, "%s", B(h->info.total.system_current));
 	vt_table_cell(&t, "%s", "");
 	vt_table_cell(&t, "%s", B(vt_mi_free_bytes(&h->info.total)));
 	vt_table_cell(&t, "%llu", (unsigned long long)(h->info.total.fast_count + h->info.total.rest_count));
 	vt_table_cell(&t, "%s", "");
 	vt_table_cell(&t, "%s", "");
+	if (threads)
+		vt_table_cell(&t, "%s", "");
 	fprintf(out, "ARENAS (malloc_info)  +  %llu mmapped chunks, %s\n",
 		(unsigned long long)h->info.total.mmap_count, BN(h->info.total.mmap_bytes, 7));
 	vt_table_print(&t, out, 0, true);
 	vt_table_release(&t);
+	if (threads)
+		fprintf(out, "  %s\n", vt_render_arena_threads_note(th, note, sizeof(note)));
 	fprintf(out, "  in use = system - free (includes malloc's own chunk headers); trim estimate: "
 		"whole pages inside free chunks\n  plus the main arena's top (malloc_trim leaves a thread "
 		"arena's top), as address space: pages an earlier\n  trim released are counted but no "

@@ -223,6 +223,27 @@ static int walk(struct probe *p, const struct vt_heap_mem *m, struct vt_err *err
 	return rc;
 }
 
+/*
+ * Which threads allocate from each arena walked, read after the walk (the
+ * threads run again with --consistent): a thread on an arena made since is
+ * counted as unknown.  A map that cannot be read is said in its why, and
+ * the census goes on; only memory running out ends it.
+ */
+static int map_threads(struct probe *p, const struct vt_heap_mem *m, struct vt_err *err)
+{
+	uint64_t *addrs = calloc(p->c->walk.narenas ? p->c->walk.narenas : 1, sizeof(*addrs));
+	size_t i;
+	int rc;
+
+	if (!addrs)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+	for (i = 0; i < p->c->walk.narenas; i++)
+		addrs[i] = p->c->walk.arenas[i].addr;
+	rc = vt_arena_threads_read(p->fd, p->pid, m, &p->maps, addrs, p->c->walk.narenas, &p->c->threads);
+	free(addrs);
+	return rc == VT_E_NOMEM ? vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory") : VT_OK;
+}
+
 static int take(struct probe *p, struct vt_err *err)
 {
 	const struct vt_heap_mem m = { target_read, target_resident, &p->mem };
@@ -265,6 +286,8 @@ static int take(struct probe *p, struct vt_err *err)
 	if ((rc = walk(p, &m, err)))
 		return rc;
 	vt_heap_walk_mallinfo(&p->c->walk, &p->c->mi);
+	if ((rc = map_threads(p, &m, err)))
+		return rc;
 	snprintf(p->c->main_arena_how, sizeof(p->c->main_arena_how),
 		 "from mallinfo2's code (no debug symbols needed), checked: a ring of %zu arenas", p->c->walk.narenas);
 	if ((rc = side_fill(p->live, p->opts->top, &p->c->live, err)))
@@ -307,6 +330,7 @@ int vt_census_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_censu
 void vt_census_release(struct vt_census *c)
 {
 	vt_heap_walk_release(&c->walk);
+	vt_arena_threads_release(&c->threads);
 	free(c->live.strings);
 	free(c->live.shapes);
 	free(c->freed.strings);

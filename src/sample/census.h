@@ -21,6 +21,7 @@
 #include "alloc/glibc_heap.h"
 #include "base/error.h"
 #include "proc/procfs.h"
+#include "sample/arena_threads.h"
 #include "sample/content.h"
 
 #define VT_CENSUS_TOP_MAX 1000         /* --top at most */
@@ -49,6 +50,7 @@ struct vt_census {
 	uint64_t main_arena;
 	char main_arena_how[160];      /* how it was found */
 	struct vt_heap_walk walk;      /* per arena; owned */
+	struct vt_arena_threads threads;   /* which threads allocate from each arena of walk; owned */
 	struct vt_mallinfo mi;         /* the walk's totals as mallinfo2 adds them up */
 	struct vt_census_side live, freed;
 	size_t nneedles;

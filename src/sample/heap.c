@@ -56,6 +56,7 @@ void vt_heap_release(struct vt_heap_sample *h)
 {
 	vt_malloc_info_release(&h->info);
 	h->has_info = false;
+	vt_arena_threads_release(&h->threads);
 }
 
 /* RssAnon and committed right now, for the trim's before and after. */
@@ -270,11 +271,64 @@ static int read_inputs(struct probe *p, struct vt_err *err)
 				   &p->h->alloc, err);
 }
 
+/*
+ * Which threads use each arena, read before the calls (nothing is stopped
+ * for it), so that what they show is the program's own: malloc_info's
+ * memory stream allocates in the probed thread, which may give it an arena
+ * (a new one, when the cap allows).  Then the ring again, as malloc_info
+ * walked it (main_arena, the newest arena next, ...): the threads keep
+ * their arenas by address, and an arena made in between is marked later.
+ */
+static void map_threads_before(struct probe *p)
+{
+	if (p->opts->thread_arenas && p->opts->arenas)
+		vt_arena_threads_read_live(p->pfs, p->fd, p->pid, &p->maps, &p->h->threads);
+}
+
+static void map_threads_after(struct probe *p)
+{
+	struct vt_heap_sample *h = p->h;
+
+	if (!h->has_info) {
+		vt_arena_threads_release(&h->threads);
+		h->threads.known = false;
+		h->threads.why[0] = 0;     /* no per-arena table: nothing to say */
+		return;
+	}
+	if (vt_arena_threads_ring_now(p->pid, &h->threads) != VT_OK)
+		return;
+	if (h->threads.narenas != h->info.n_arenas)
+		vt_arena_threads_not_known(&h->threads, "the arenas changed between malloc_info and the read of "
+					   "their ring (%zu, then %zu)", h->info.n_arenas, h->threads.narenas);
+}
+
+/* glibc: the agent when one answers, else ptrace; then the threads of each arena. */
+static int take_glibc(struct probe *p, struct vt_err *err)
+{
+	const struct vt_heap_opts *o = p->opts;
+	struct vt_err agent_err;
+	int rc;
+
+	vt_err_clear(&agent_err);
+	map_threads_before(p);
+	rc = o->no_agent ? VT_E_NOTFOUND : glibc_by_agent(p, &agent_err);
+	if (rc != VT_OK && o->no_ptrace) {
+		*err = agent_err;
+		if (rc == VT_E_NOTFOUND)
+			vt_err_hint(err, "start it with LD_PRELOAD=libvitals-agent.so, or allow ptrace");
+		return rc;
+	}
+	if (rc != VT_OK && (rc = by_ptrace(p, &glibc_ops, err)))
+		return rc;
+	if (o->thread_arenas)
+		map_threads_after(p);
+	return VT_OK;
+}
+
 static int take(struct probe *p, struct vt_err *err)
 {
 	const struct vt_heap_opts *o = p->opts;
 	struct vt_proc_stat st;
-	struct vt_err agent_err;
 	char names[128];
 	int rc;
 
@@ -299,16 +353,7 @@ static int take(struct probe *p, struct vt_err *err)
 				   "functions are not exported", (int)p->pid);
 			return VT_E_UNSUPPORTED;
 		}
-		rc = o->no_agent ? VT_E_NOTFOUND : glibc_by_agent(p, &agent_err);
-		if (rc == VT_OK)
-			return VT_OK;
-		if (o->no_ptrace) {
-			*err = agent_err;
-			if (rc == VT_E_NOTFOUND)
-				vt_err_hint(err, "start it with LD_PRELOAD=libvitals-agent.so, or allow ptrace");
-			return rc;
-		}
-		return by_ptrace(p, &glibc_ops, err);
+		return take_glibc(p, err);
 	}
 	p->h->other = vt_allocator_of(p->h->alloc.kind);
 	if (p->h->other && p->h->other->read) {

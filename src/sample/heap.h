@@ -22,6 +22,7 @@
 #include "base/error.h"
 #include "proc/procfs.h"
 #include "proc/status.h"
+#include "sample/arena_threads.h"
 
 enum vt_heap_method { VT_HEAP_PTRACE = 1, VT_HEAP_AGENT };
 
@@ -45,6 +46,9 @@ struct vt_heap_sample {
 	struct vt_mallinfo mi;
 	struct vt_malloc_info info;   /* per arena; owned */
 	bool has_info;
+	struct vt_arena_threads threads;   /* which threads allocate from each arena of info, read
+	                                    * before the calls, indexed as info; owned (all zero
+	                                    * unless asked for) */
 	/* another allocator (alloc/allocator.h): its row and its figures */
 	const struct vt_allocator *other;   /* NULL: glibc's figures above */
 	struct vt_alloc_stats stats;
@@ -61,6 +65,8 @@ struct vt_heap_sample {
 struct vt_heap_opts {
 	bool trim;                    /* call malloc_trim(0): changes the target */
 	bool arenas;                  /* per-arena figures too (glibc: malloc_info, 4 more calls) */
+	bool thread_arenas;           /* with arenas: which threads use each arena (reads their
+	                               * memory with process_vm_readv, stops nothing) */
 	bool no_agent;                /* use ptrace even if an agent answers */
 	bool no_ptrace;               /* agent only */
 	int timeout_ms;               /* per injected call */

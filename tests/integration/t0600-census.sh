@@ -5,6 +5,10 @@
 #     mallinfo2() (all ten fields); the marker counted in live chunks equals
 #     its live count within 2%, the freed copies are counted under free only;
 #     resident-free <= free; tcache and fast-bin chunks are found;
+#   - the THREADS column (issue 26), in vitals census and vitals heap: the
+#     per-arena counts add up to the threads that allocated, the main thread
+#     on main_arena and each worker alone on an arena of its own; under
+#     MALLOC_ARENA_MAX=1 every thread on arena 0;
 #   - fast-bin heavy (--free-sizes small): the same equalities;
 #   - redaction: neither the marker nor a secret string appears in any output
 #     without --reveal; with --reveal the marker does;
@@ -66,13 +70,68 @@ if bad:
 PY
 }
 
+# arena_threads FILE TRUTH spread|one: the per-arena threads of a census or heap
+# document against the target's own threads ($TPID and its workers, every one allocated)
+arena_threads() {
+	python3 - "$1" "$2" "$3" "$TPID" <<'PY' || fail "the threads per arena in $(basename "$1"): see above"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")][-1]
+mode = sys.argv[3]
+m = d["arena_threads"]
+print("# arena_threads:", json.dumps(m)[:300])
+assert m["known"], m["why"]
+main_tid = int(sys.argv[4])
+workers = {w["tid"]: w["name"] for w in t["workers"]}
+want = {main_tid} | set(workers)
+per = [[x["tid"] for x in (a["threads"] or [])] for a in d["arenas"]]
+print("# threads per arena:", [len(p) for p in per])
+on = [tid for p in per for tid in p]
+bad = []
+if sorted(on) != sorted(want):
+    bad.append(f"threads on arenas {sorted(on)}, want {sorted(want)}")
+if sum(len(p) for p in per) != m["on_arenas"]:
+    bad.append("the counts do not add up to on_arenas")
+if m["not_allocated"] or m["unknown"]:
+    bad.append(f"not allocated {m['not_allocated']}, unknown {m['unknown']}")
+if main_tid not in per[0]:
+    bad.append("the main thread is not on main_arena")
+if mode == "spread":
+    # each worker alone on an arena of its own, none on main_arena
+    if any(len(p) != 1 for p in per[1:]) or len(per) != len(workers) + 1 or per[0] != [main_tid]:
+        bad.append(f"want one thread per arena, got {per}")
+else:
+    if len(per) != 1 or len(per[0]) != len(want):
+        bad.append(f"want every thread on arena 0, got {per}")
+for p in per:
+    for tid in p:
+        if tid in workers:
+            name = [x["name"] for a in d["arenas"] for x in (a["threads"] or []) if x["tid"] == tid][0]
+            if name != workers[tid]:
+                bad.append(f"thread {tid} named {name}, want {workers[tid]}")
+if bad:
+    print("FAIL:", bad)
+    sys.exit(1)
+PY
+	echo "ok - $(basename "$1"): every thread on the arena it allocates from ($3)"
+}
+
 # --- quiescent, 4 thread arenas, a secret --------------------------------------
 start_target census_work --threads 4 --secret "$SECRET" --seconds 120
 wait_ready
 vitals census --json --needle "$MARKER" --top 50 "$TPID" >"$WORK/q.json" || fail "vitals census --json"
 compare_quiescent "$WORK/q.json" "$TRUTH"
+arena_threads "$WORK/q.json" "$TRUTH" spread
 vitals census --top 50 "$TPID" >"$WORK/q.txt" || fail "vitals census (text)"
 head -30 "$WORK/q.txt"
+check "text: a threads column, 5 threads on arenas in all" grep -Eq '^  total +5 +5 ' "$WORK/q.txt"
+check "text: the note under the arena table" grep -q '^  THREADS: how many of its 5 threads allocate from that arena' "$WORK/q.txt"
+vitals heap --json "$TPID" >"$WORK/q.heap.json" || fail "vitals heap --json"
+arena_threads "$WORK/q.heap.json" "$TRUTH" spread
+vitals heap "$TPID" >"$WORK/q.heap.txt" || fail "vitals heap (text)"
+sed -n '/^ARENAS/,/^  THREADS/p' "$WORK/q.heap.txt"
+check "heap text: the main thread on arena 0" grep -Eq "^0 \(main\) +1 .*census_work \($TPID\)" "$WORK/q.heap.txt"
+check "heap text: 5 threads on arenas in all" grep -Eq '^total +5 ' "$WORK/q.heap.txt"
 vitals census --json --top 50 "$TPID" >"$WORK/q2.json" || fail "vitals census --json (no needle)"
 for f in q.txt q2.json; do
 	check "$f: the marker is not shown without --reveal" bash -c "! grep -q '$MARKER' '$WORK/$f'"
@@ -82,6 +141,16 @@ check "text: the marker is shown redacted (length, hash, VITA…)" grep -q 'len=
 vitals census --reveal --top 50 "$TPID" >"$WORK/r.txt" || fail "vitals census --reveal"
 check "--reveal shows the marker" grep -q "$MARKER" "$WORK/r.txt"
 kill -0 "$TPID" || fail "census_work died"
+kill "$TPID"
+wait "$TPID" 2>/dev/null
+
+# --- MALLOC_ARENA_MAX=1: every thread on main_arena ---------------------------------
+MALLOC_ARENA_MAX=1 start_target census_work --threads 3 --live 3000 --freed 3000 --seconds 120
+wait_ready
+vitals census --json "$TPID" >"$WORK/one.json" || fail "vitals census (MALLOC_ARENA_MAX=1)"
+arena_threads "$WORK/one.json" "$TRUTH" one
+vitals heap --json "$TPID" >"$WORK/one.heap.json" || fail "vitals heap (MALLOC_ARENA_MAX=1)"
+arena_threads "$WORK/one.heap.json" "$TRUTH" one
 kill "$TPID"
 wait "$TPID" 2>/dev/null
 

@@ -46,23 +46,12 @@ struct writer {
 
 static int w_prepare(struct writer *w, const char *sql, sqlite3_stmt **q)
 {
-	int rc = sqlite3_prepare_v2(w->db, sql, -1, q, NULL);
-
-	return rc == SQLITE_OK ? VT_OK : vt_store_db_err(w->db, rc, w->err, w->path, "preparing");
+	return vt_store_prepare_on(w->db, w->path, sql, q, w->err);
 }
 
 static int w_step(struct writer *w, sqlite3_stmt *q)
 {
-	int rc = sqlite3_step(q);
-
-	sqlite3_reset(q);
-	sqlite3_clear_bindings(q);
-	return rc == SQLITE_DONE ? VT_OK : vt_store_db_err(w->db, rc, w->err, w->path, "writing locks to");
-}
-
-static void bind_u64(sqlite3_stmt *q, int i, uint64_t v)
-{
-	sqlite3_bind_int64(q, i, v > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)v);
+	return vt_store_insert_step(w->db, w->path, q, "writing locks to", w->err);
 }
 
 static int write_look(struct writer *w, double t, const struct vt_locks *l)
@@ -77,16 +66,16 @@ static int write_look(struct writer *w, double t, const struct vt_locks *l)
 	sqlite3_bind_double(q, 1, t);
 	sqlite3_bind_int64(q, 2, l->pid);
 	sqlite3_bind_int64(q, 3, l->samples);
-	bind_u64(q, 4, l->thread_samples);
-	bind_u64(q, 5, l->futex_waits);
-	bind_u64(q, 6, l->untracked);
-	bind_u64(q, 7, l->unwinds);
-	bind_u64(q, 8, l->unwinds_skipped);
-	bind_u64(q, 9, l->syscall_unread);
+	vt_store_bind_count(q, 4, l->thread_samples);
+	vt_store_bind_count(q, 5, l->futex_waits);
+	vt_store_bind_count(q, 6, l->untracked);
+	vt_store_bind_count(q, 7, l->unwinds);
+	vt_store_bind_count(q, 8, l->unwinds_skipped);
+	vt_store_bind_count(q, 9, l->syscall_unread);
 	sqlite3_bind_text(q, 10, l->syscall_why, -1, SQLITE_STATIC);
 	sqlite3_bind_text(q, 11, l->stacks_why, -1, SQLITE_STATIC);
 	sqlite3_bind_text(q, 12, l->arenas_why, -1, SQLITE_STATIC);
-	bind_u64(q, 13, l->narenas);
+	vt_store_bind_count(q, 13, l->narenas);
 	rc = w_step(w, q);
 	sqlite3_finalize(q);
 	w->look = sqlite3_last_insert_rowid(w->db);
@@ -114,7 +103,7 @@ static int write_row(struct writer *w, sqlite3_stmt *q, size_t idx, const struct
 	sqlite3_bind_int64(q, 8, k->arena);
 	sqlite3_bind_int64(q, 9, k->narenas);
 	sqlite3_bind_text(q, 10, k->symbol, -1, SQLITE_STATIC);
-	bind_u64(q, 11, k->symbol_off);
+	vt_store_bind_count(q, 11, k->symbol_off);
 	sqlite3_bind_text(q, 12, k->module, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(q, 13, k->stack_tid);
 	sqlite3_bind_text(q, 14, k->mapping, -1, SQLITE_STATIC);
@@ -122,7 +111,7 @@ static int write_row(struct writer *w, sqlite3_stmt *q, size_t idx, const struct
 	sqlite3_bind_int64(q, 16, k->users_more);
 	sqlite3_bind_text(q, 17, k->users_why, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(q, 18, k->samples);
-	bind_u64(q, 19, k->waits);
+	vt_store_bind_count(q, 19, k->waits);
 	sqlite3_bind_int64(q, 20, k->peak);
 	sqlite3_bind_int64(q, 21, k->sites_other);
 	sqlite3_bind_int64(q, 22, k->sites_unknown);
@@ -131,11 +120,11 @@ static int write_row(struct writer *w, sqlite3_stmt *q, size_t idx, const struct
 	sqlite3_bind_int64(q, 25, k->owner_foreign);
 	sqlite3_bind_int64(q, 26, k->foreign_tid);
 	sqlite3_bind_int64(q, 27, k->readers);
-	bind_u64(q, 28, k->readers_sum);
+	vt_store_bind_count(q, 28, k->readers_sum);
 	sqlite3_bind_text(q, 29, k->holder_why, -1, SQLITE_STATIC);
 	sqlite3_bind_text(q, 30, k->layout_why, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(q, 31, (sqlite3_int64)k->chunk);
-	bind_u64(q, 32, k->chunk_size);
+	vt_store_bind_count(q, 32, k->chunk_size);
 	sqlite3_bind_text(q, 33, k->chunk_why, -1, SQLITE_STATIC);
 	return w_step(w, q);
 }

@@ -57,19 +57,12 @@ struct writer {
 
 static int w_prepare(struct writer *w, const char *sql, sqlite3_stmt **q)
 {
-	int rc = sqlite3_prepare_v2(w->db, sql, -1, q, NULL);
-
-	return rc == SQLITE_OK ? VT_OK : vt_store_db_err(w->db, rc, w->err, w->path, "preparing");
+	return vt_store_prepare_on(w->db, w->path, sql, q, w->err);
 }
 
-/* Step an insert and reset it for the next row. */
 static int w_step(struct writer *w, sqlite3_stmt *q)
 {
-	int rc = sqlite3_step(q);
-
-	sqlite3_reset(q);
-	sqlite3_clear_bindings(q);
-	return rc == SQLITE_DONE ? VT_OK : vt_store_db_err(w->db, rc, w->err, w->path, "writing a profile to");
+	return vt_store_insert_step(w->db, w->path, q, "writing a profile to", w->err);
 }
 
 /* A figure that may be unknown: NULL when not finite (or below lo). */
@@ -79,11 +72,6 @@ static void bind_figure(sqlite3_stmt *q, int i, double v, double lo)
 		sqlite3_bind_double(q, i, v);
 	else
 		sqlite3_bind_null(q, i);
-}
-
-static void bind_u64(sqlite3_stmt *q, int i, uint64_t v)
-{
-	sqlite3_bind_int64(q, i, v > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)v);
 }
 
 static int write_head(struct writer *w, const struct vt_store_profile *at, const struct vt_profile *p)
@@ -108,9 +96,9 @@ static int write_head(struct writer *w, const struct vt_store_profile *at, const
 	sqlite3_bind_double(q, 8, m->duration_s);
 	sqlite3_bind_int(q, 9, m->wall);
 	sqlite3_bind_double(q, 10, m->wall_hz);
-	bind_u64(q, 11, m->samples);
-	bind_u64(q, 12, m->lost);
-	bind_u64(q, 13, m->unwind_failed);
+	vt_store_bind_count(q, 11, m->samples);
+	vt_store_bind_count(q, 12, m->lost);
+	vt_store_bind_count(q, 13, m->unwind_failed);
 	sqlite3_bind_int(q, 14, m->kernel_symbols);
 	sqlite3_bind_int(q, 15, m->exited);
 	bind_figure(q, 16, m->process_cpu_s, 0);
@@ -232,7 +220,7 @@ static int write_stacks(struct writer *w, const struct vt_profile *p)
 		sqlite3_bind_int64(q, 3, s->thread);
 		sqlite3_bind_int(q, 4, s->state);
 		sqlite3_bind_int64(q, 5, s->wait);
-		bind_u64(q, 6, s->count);
+		vt_store_bind_count(q, 6, s->count);
 		sqlite3_bind_int(q, 7, s->truncated ? 1 : 0);
 		if (depth)
 			sqlite3_bind_blob(q, 8, blob, (int)(4 * depth), SQLITE_TRANSIENT);
@@ -262,7 +250,7 @@ static int write_threads(struct writer *w, const struct vt_profile *p)
 		sqlite3_bind_int64(q, 4, t->name);
 		sqlite3_bind_int64(q, 5, t->pool);
 		bind_figure(q, 6, t->cpu_s, 0);
-		bind_u64(q, 7, t->samples);
+		vt_store_bind_count(q, 7, t->samples);
 		rc = w_step(w, q);
 	}
 	sqlite3_finalize(q);

@@ -487,6 +487,27 @@ int vt_store_create(const char *path, const struct vt_recording_info *info, bool
 	return VT_OK;
 }
 
+int vt_store_prepare_on(sqlite3 *db, const char *path, const char *sql, sqlite3_stmt **q, struct vt_err *err)
+{
+	int rc = sqlite3_prepare_v2(db, sql, -1, q, NULL);
+
+	return rc == SQLITE_OK ? VT_OK : vt_store_db_err(db, rc, err, path, "preparing");
+}
+
+int vt_store_insert_step(sqlite3 *db, const char *path, sqlite3_stmt *q, const char *doing, struct vt_err *err)
+{
+	int rc = sqlite3_step(q);
+
+	sqlite3_reset(q);
+	sqlite3_clear_bindings(q);
+	return rc == SQLITE_DONE ? VT_OK : vt_store_db_err(db, rc, err, path, doing);
+}
+
+void vt_store_bind_count(sqlite3_stmt *q, int i, uint64_t v)
+{
+	sqlite3_bind_int64(q, i, v > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)v);
+}
+
 static void bind_u64(sqlite3_stmt *q, int i, uint64_t v)
 {
 	if (v == VT_NA || v > (uint64_t)INT64_MAX)

@@ -75,6 +75,14 @@ void vt_store_close_read(sqlite3 *db);
 /* The profile tables (profile_store.c), created with the others (schema 3 on). */
 extern const char vt_store_profile_schema_sql[];
 
+/* For the writers of store/profile_store.c and store/lock_store.c, which prepare their inserts
+ * for one transaction: prepare sql on db; step an insert and make it ready for the next row
+ * (doing: "writing a profile to"); a count into column i (INT64_MAX when larger).  Errors as
+ * vt_store_db_err. */
+int vt_store_prepare_on(sqlite3 *db, const char *path, const char *sql, sqlite3_stmt **q, struct vt_err *err);
+int vt_store_insert_step(sqlite3 *db, const char *path, sqlite3_stmt *q, const char *doing, struct vt_err *err);
+void vt_store_bind_count(sqlite3_stmt *q, int i, uint64_t v);
+
 /* The lock tables (lock_store.c), created with the others (schema 5 on). */
 extern const char vt_store_lock_schema_sql[];
 

@@ -173,6 +173,18 @@ static void lock_account(FILE *out, const struct vt_locks *l, const struct vt_lo
 		vt_lock_waiting(l, k), k->peak, share(k->waits, l->thread_samples), k->samples, l->samples);
 	if (vt_lock_kind_contended(k->kind) || k->owner_reads || k->holder_why[0])
 		fprintf(out, "  held by    %s\n", vt_render_lock_holders(k, 0, text, sizeof(text)));
+	if (k->nholders) {
+		unsigned held = 0, ran = 0;
+
+		for (i = 0; i < k->nholders; i++) {
+			held += k->holders[i].n;
+			ran += k->holders[i].running;
+		}
+		/* what the holder was doing: on a CPU is a critical section running; asleep is
+		 * a holder blocked while it holds the lock, which every waiter then waits for */
+		fprintf(out, "  holder     on a CPU (state R) in %.0f%% of the samples it was read holding it%s\n",
+			share(ran, held), ran * 2 < held ? ": asleep or blocked while holding it (I/O, another lock) in the rest" : "");
+	}
 	fputs("  waiters   ", out);
 	for (i = 0; i < k->nwaiters; i++)
 		fprintf(out, "%s %s (%d) %.0f%%", i ? "," : "",

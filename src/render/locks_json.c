@@ -103,6 +103,7 @@ static json_t *lock_json(const struct vt_locks *l, const struct vt_lock *k)
 	json_object_set_new(o, "kind", json_string(kind_keys[k->kind]));
 	json_object_set_new(o, "contention", json_boolean(vt_lock_kind_contended(k->kind) || k->python_gil));
 	json_object_set_new(o, "python_gil", json_boolean(k->python_gil));
+	json_object_set_new(o, "rust_std", json_boolean(k->rust_std));
 	for (i = 0; i < VT_LOCK_KINDS; i++)
 		if (k->kind_votes[i])
 			json_object_set_new(votes, kind_keys[i], json_integer(k->kind_votes[i]));

@@ -204,6 +204,9 @@ static void lock_account(FILE *out, const struct vt_locks *l, const struct vt_lo
 		fprintf(out, "from its memory (glibc's sem_t: value 0, waiters counted), the waiters' stacks "
 			"passing through glibc functions with no public name (%u of %" PRIu64 ")\n",
 			k->layout_votes, k->waits);
+	else if (k->kind_votes[k->kind] && k->rust_std)
+		fprintf(out, "Rust's std::sync (its slow path in the waiters' stacks: %u of %" PRIu64 " said so)\n",
+			k->kind_votes[k->kind], k->waits);
 	else if (k->kind_votes[k->kind])
 		fprintf(out, "from the waiters' stacks (%u of %" PRIu64 " said so)\n", k->kind_votes[k->kind],
 			k->waits);

@@ -129,6 +129,8 @@ struct wait_memo {
 	bool certain;             /* the walk said its kind plainly: kept while the wait is the
 	                           * same; otherwise unwound again (a copy taken while the
 	                           * thread ran between two waits is garbage) */
+	bool rust;                /* kind from Rust's std::sync (its futex word is the lock's own) */
+	unsigned rust_off;        /* the word's offset in the lock: 4 for an RwLock's writer_notify */
 	char site[256];
 };
 
@@ -332,7 +334,7 @@ void vt_lock_probe_find_chunks(struct vt_lock_probe *lp, struct vt_locks *l)
 	if (!lp->narenas)
 		read_arenas(lp);
 	if (!lp->narenas) {
-		why = "glibc's arenas were not found";
+		why = lp->arenas_why[0] ? lp->arenas_why : "glibc's arenas were not found";
 		goto out;
 	}
 	read_maps(lp);
@@ -352,7 +354,8 @@ void vt_lock_probe_find_chunks(struct vt_lock_probe *lp, struct vt_locks *l)
 out:
 	for (i = 0; i < cf.n; i++)
 		if (!cf.rows[i]->chunk)
-			snprintf(cf.rows[i]->chunk_why, sizeof(cf.rows[i]->chunk_why), "%s", why);
+			snprintf(cf.rows[i]->chunk_why, sizeof(cf.rows[i]->chunk_why), "%.*s",
+				 (int)sizeof(cf.rows[i]->chunk_why) - 1, why);
 	vt_heap_walk_release(&walk);
 	free(cf.rows);
 }
@@ -420,6 +423,138 @@ static void site_name(struct vt_lock_probe *lp, const struct vt_unwind_frame *f,
 	}
 }
 
+/* The site at frame i (sym its symbol): the frame, and the function that called it when it is
+ * the program's too, so a helper that takes the lock is named with its caller
+ * ("turn+0x2f (app) app.c:102 < worker_main"). */
+static void set_site(struct vt_lock_probe *lp, const struct vt_unwind_frame *frames, size_t n, size_t i,
+		     const struct vt_unwind_sym *sym, struct wait_memo *m)
+{
+	struct vt_unwind_sym caller;
+	char name[128];
+	size_t at;
+
+	site_name(lp, &frames[i], sym, m->site, sizeof(m->site));
+	at = strlen(m->site);
+	if (i + 1 < n && vt_unwind_symbolize(lp->uw, frames[i + 1].pc, !frames[i + 1].activation, &caller) &&
+	    caller.func && !strstr(caller.func, " (function)") && !in_glibc(caller.module) && at < sizeof(m->site)) {
+		if (!vt_demangle(caller.func, name, sizeof(name)))
+			snprintf(name, sizeof(name), "%s", caller.func);
+		snprintf(m->site + at, sizeof(m->site) - at, " < %s", name);
+	}
+}
+
+/* Frame i's function, demangled, without the '<' of a v0 "<Type>::method": "" when unnamed. */
+static const char *frame_name(struct vt_lock_probe *lp, const struct vt_unwind_frame *f, struct vt_unwind_sym *sym,
+			      char *buf, size_t cap)
+{
+	buf[0] = '\0';
+	if (!vt_unwind_symbolize(lp->uw, f->pc, !f->activation, sym) || !sym->func || strstr(sym->func, " (function)"))
+		return buf;
+	if (!vt_demangle(sym->func, buf, cap))
+		snprintf(buf, cap, "%s", sym->func);
+	return buf[0] == '<' ? buf + 1 : buf;
+}
+
+static bool rust_runtime(const char *name)
+{
+	return !strncmp(name, "std::", 5) || !strncmp(name, "core::", 6) || !strncmp(name, "alloc::", 7);
+}
+
+/*
+ * The program's own code in frame j, past Rust's runtime: the innermost
+ * function inlined there (DWARF's inline chain: the closure that took the
+ * lock is often inlined into std's thread start) or the frame's own
+ * function that is not std's, core's or alloc's, as the site.  False when
+ * frame j is all runtime.
+ */
+static bool program_site(struct vt_lock_probe *lp, const struct vt_unwind_frame *frames, size_t n, size_t j,
+			 struct wait_memo *m)
+{
+	struct vt_unwind_inline in[VT_UNWIND_MAX_INLINE];
+	struct vt_unwind_sym sym;
+	char buf[256];
+	const char *name;
+	size_t k, nin = vt_unwind_source(lp->uw, frames[j].pc, !frames[j].activation, in, VT_UNWIND_MAX_INLINE);
+
+	for (k = 0; k < nin; k++) {
+		if (!in[k].func)
+			continue;
+		if (!vt_demangle(in[k].func, buf, sizeof(buf)))
+			snprintf(buf, sizeof(buf), "%s", in[k].func);
+		name = buf[0] == '<' ? buf + 1 : buf;
+		if (rust_runtime(name))
+			continue;
+		if (!vt_unwind_symbolize(lp->uw, frames[j].pc, !frames[j].activation, &sym))
+			return false;
+		if (in[k].file && in[k].line) {
+			const char *base = strrchr(in[k].file, '/');
+
+			snprintf(m->site, sizeof(m->site), "%.160s (%.40s) %.40s:%u", buf, sym.module ? sym.module : "?",
+				 base ? base + 1 : in[k].file, in[k].line);
+		} else {
+			snprintf(m->site, sizeof(m->site), "%.160s (%.40s)", buf, sym.module ? sym.module : "?");
+		}
+		return true;
+	}
+	name = frame_name(lp, &frames[j], &sym, buf, sizeof(buf));
+	if (!name[0] || rust_runtime(name))
+		return false;
+	set_site(lp, frames, n, j, &sym, m);
+	return true;
+}
+
+/* Rust's std::sync primitives, by the slow path of each (std 1.62 on: futex-based on Linux;
+ * sys::unix::locks::futex_mutex before 1.78, sys::sync::mutex::futex since). */
+static const struct {
+	const char *type, *method;
+	enum vt_lock_kind kind;
+	unsigned off;             /* the futex word's offset in the lock */
+} rust_waits[] = {
+	{ "Mutex", "lock_contended", VT_LOCK_MUTEX, 0 },
+	{ "RwLock", "read_contended", VT_LOCK_RWLOCK, 0 },
+	{ "RwLock", "write_contended", VT_LOCK_RWLOCK, 4 },   /* waits on writer_notify */
+	{ "Condvar", "wait", VT_LOCK_CONDVAR, 0 },
+};
+
+/*
+ * A wait through syscall() whose first frames outside glibc are Rust's
+ * std::sync: its kind, and the site the program's own code (the first frame
+ * outside std, core and alloc).
+ */
+static void rust_std_wait(struct vt_lock_probe *lp, const struct vt_unwind_frame *frames, size_t n, size_t i,
+			  struct wait_memo *m)
+{
+	struct vt_unwind_sym sym;
+	char buf[256];
+	size_t k, j;
+
+	for (; i < n && i < FRAMES_MAX; i++) {
+		const char *name = frame_name(lp, &frames[i], &sym, buf, sizeof(buf));
+
+		if (strncmp(name, "std::", 5))
+			return;       /* the program's own futex, not std's */
+		if (!strstr(name, "futex"))
+			continue;
+		for (k = 0; k < sizeof(rust_waits) / sizeof(rust_waits[0]); k++) {
+			char want[64];
+
+			snprintf(want, sizeof(want), "%s>::%s", rust_waits[k].type, rust_waits[k].method);
+			if (!strstr(name, want)) {
+				snprintf(want, sizeof(want), "%s::%s", rust_waits[k].type, rust_waits[k].method);
+				if (!strstr(name, want))
+					continue;
+			}
+			m->kind = rust_waits[k].kind;
+			m->rust = true;
+			m->rust_off = rust_waits[k].off;
+			for (j = i + 1; j < n; j++)
+				if (program_site(lp, frames, n, j, m))
+					break;
+			return;
+		}
+	}
+}
+
 /*
  * glibc's sem_t (x86-64, 2.21 and later): a 64-bit data word, the value in
  * its low half and the waiters in its high half, then private (0 or
@@ -449,19 +584,29 @@ static void unwind_wait(struct vt_lock_probe *lp, const struct vt_thread_snap *t
 	uint64_t sp2 = 0, pc2 = 0;
 	char path[64];
 	struct vt_err err;
-	size_t len = 0, want, n, i;
+	size_t len = 0, want, n, i, first_user = 0;
 	bool libc_lock = false, glibc_frames = false, raw_call = false;
 
 	m->kind = VT_LOCK_RAW;
+	m->rust = false;
+	m->rust_off = 0;
 	m->unwound = false;
 	m->by_layout = false;
 	m->certain = false;
 	m->site[0] = '\0';
 	if (!lp->uw || !t->sp || !t->pc)
 		return;
-	for (want = STACK_COPY; want >= 512 && len == 0; want /= 4)
-		if (read_mem(lp, t->sp, lp->stack, want))
-			len = want;
+	/* the copy may run past the top of the stack mapping: what reads is taken (a read
+	 * stops at the first page that does not) */
+	for (want = STACK_COPY; want >= 512 && len == 0; want /= 4) {
+		struct iovec local = { lp->stack, want }, remote = { (void *)(uintptr_t)t->sp, want };
+		ssize_t got = process_vm_readv(t->tid, &local, 1, &remote, 1, 0);
+
+		if (got > 0)
+			len = (size_t)got;
+		else
+			lp->mem_errno = got < 0 ? errno : EFAULT;
+	}
 	if (len == 0) {
 		if (!into->stacks_why[0] && lp->mem_errno != EFAULT && lp->mem_errno != ESRCH)
 			mem_why(lp, "the waiters' stacks", into->stacks_why, sizeof(into->stacks_why));
@@ -482,21 +627,8 @@ static void unwind_wait(struct vt_lock_probe *lp, const struct vt_thread_snap *t
 		if (!vt_unwind_symbolize(lp->uw, frames[i].pc, !frames[i].activation, &sym))
 			break;
 		if (!in_glibc(sym.module)) {
-			struct vt_unwind_sym caller;
-			char name[128];
-			size_t at;
-
-			site_name(lp, &frames[i], &sym, m->site, sizeof(m->site));
-			/* and the function that called it: a helper that takes the lock is named with
-			 * its caller ("turn+0x2f (app) app.c:102 < worker_main") */
-			at = strlen(m->site);
-			if (i + 1 < n && vt_unwind_symbolize(lp->uw, frames[i + 1].pc, !frames[i + 1].activation, &caller) &&
-			    caller.func && !strstr(caller.func, " (function)") && !in_glibc(caller.module) &&
-			    at < sizeof(m->site)) {
-				if (!vt_demangle(caller.func, name, sizeof(name)))
-					snprintf(name, sizeof(name), "%s", caller.func);
-				snprintf(m->site + at, sizeof(m->site) - at, " < %s", name);
-			}
+			set_site(lp, frames, n, i, &sym, m);
+			first_user = i;
 			break;
 		}
 		glibc_frames = true;
@@ -508,6 +640,9 @@ static void unwind_wait(struct vt_lock_probe *lp, const struct vt_thread_snap *t
 		else if (k != VT_LOCK_KINDS && m->kind == VT_LOCK_RAW && !raw_call)
 			m->kind = k;     /* the innermost public entry point decides */
 	}
+	/* Rust's std::sync waits with syscall(SYS_futex) on the lock's own word */
+	if (m->kind == VT_LOCK_RAW && raw_call && m->site[0])
+		rust_std_wait(lp, frames, n, first_user, m);
 	/* __lll_lock_wait is the slow path of both a mutex and a glibc lock taken with lll_lock */
 	if (m->kind == VT_LOCK_RAW && libc_lock)
 		m->kind = VT_LOCK_LIBC;
@@ -948,9 +1083,13 @@ static bool place_waiter(struct vt_lock_probe *lp, const struct vt_threads_sampl
 	struct vt_lock *row;
 	int32_t rw[14];
 
-	w->addr = lock_addr(w->kind, w->t->futex_addr);
-	if (w->kind == VT_LOCK_RWLOCK && (w->addr = rwlock_start(lp, s, w->t->futex_addr, rw)) == 0)
-		w->addr = w->t->futex_addr;
+	if (w->m && w->m->rust) {
+		w->addr = w->t->futex_addr - w->m->rust_off;
+	} else {
+		w->addr = lock_addr(w->kind, w->t->futex_addr);
+		if (w->kind == VT_LOCK_RWLOCK && (w->addr = rwlock_start(lp, s, w->t->futex_addr, rw)) == 0)
+			w->addr = w->t->futex_addr;
+	}
 	row = row_find(into, w->addr);
 	/* a waiter whose stack was not read joins a known lock whose memory holds its word */
 	if (!row && !w->m)
@@ -962,6 +1101,8 @@ static bool place_waiter(struct vt_lock_probe *lp, const struct vt_threads_sampl
 		row->kind_votes[w->kind]++;
 		if (w->m->by_layout)
 			row->layout_votes++;
+		if (w->m->rust)
+			row->rust_std = true;
 	}
 	count_thread(row->waiters, &row->nwaiters, w->t);
 	count_site(row, w->m);
@@ -981,7 +1122,12 @@ static void lock_sampled(struct vt_lock_probe *lp, const struct vt_threads_sampl
 	row->kind = best;
 	if (row->python_gil && best != VT_LOCK_CONDVAR && best != VT_LOCK_MUTEX)
 		row->python_gil = false;
-	if (best == VT_LOCK_MUTEX) {
+	if (row->rust_std) {
+		snprintf(row->holder_why, sizeof(row->holder_why), "%s",
+			 best == VT_LOCK_CONDVAR ? "it has no holder: its waiters wait to be woken"
+			 : "Rust's std::sync locks record no owner: their futex word says only locked, "
+			   "and contended");
+	} else if (best == VT_LOCK_MUTEX) {
 		read_mutex_owner(lp, s, row, op);
 	} else if (best == VT_LOCK_RWLOCK) {
 		int32_t rw[14];
@@ -1100,6 +1246,7 @@ static void merge_row(struct vt_lock *into, const struct vt_lock *r)
 	into->layout_votes += r->layout_votes;
 	into->kind = voted_kind(into);
 	into->python_gil = into->python_gil && r->python_gil;
+	into->rust_std = into->rust_std || r->rust_std;
 	into->samples += r->samples;
 	into->waits += r->waits;
 	into->peak = r->peak > into->peak ? r->peak : into->peak;

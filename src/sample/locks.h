@@ -117,8 +117,10 @@ struct vt_lock {
 	/* VT_LOCK_AT_HEAP: the malloc chunk it lies in (vt_lock_probe_find_chunks): its header's
 	 * address and its size, 0 not found; chunk_why says why */
 	uint64_t chunk, chunk_size;
-	char chunk_why[96];
+	char chunk_why[160];
 	bool python_gil;          /* in CPython's _PyRuntime, waited on in a condvar or mutex */
+	bool rust_std;            /* a Rust std::sync Mutex, RwLock or Condvar (its kind from
+	                           * std's slow path in the waiters' stacks; no owner recorded) */
 	/* VT_LOCK_AT_ARENA: the threads whose glibc thread_arena it is (alloc/thread_arena.h),
 	 * read when the row was made; users_why says why they are not known */
 	struct vt_lock_thread users[VT_LOCK_THREADS_MAX];

@@ -25,7 +25,7 @@ const char vt_store_lock_schema_sql[] =
 	" users_more INTEGER, users_why TEXT, samples INTEGER, waits INTEGER, peak INTEGER,"
 	" sites_other INTEGER, sites_unknown INTEGER, owner_reads INTEGER, owner_free INTEGER,"
 	" owner_foreign INTEGER, foreign_tid INTEGER, readers INTEGER, readers_sum INTEGER,"
-	" holder_why TEXT, layout_why TEXT, chunk INTEGER, chunk_size INTEGER, chunk_why TEXT,"
+	" holder_why TEXT, layout_why TEXT, chunk INTEGER, chunk_size INTEGER, chunk_why TEXT, rust_std INTEGER,"
 	" PRIMARY KEY(look_id, idx)) WITHOUT ROWID;"
 	"CREATE TABLE lock_threads(look_id INTEGER, idx INTEGER, role INTEGER, tid INTEGER, comm TEXT,"
 	" n INTEGER, running INTEGER);"
@@ -126,6 +126,7 @@ static int write_row(struct writer *w, sqlite3_stmt *q, size_t idx, const struct
 	sqlite3_bind_int64(q, 31, (sqlite3_int64)k->chunk);
 	vt_store_bind_count(q, 32, k->chunk_size);
 	sqlite3_bind_text(q, 33, k->chunk_why, -1, SQLITE_STATIC);
+	sqlite3_bind_int(q, 34, k->rust_std);
 	return w_step(w, q);
 }
 
@@ -155,7 +156,7 @@ static int write_rows(struct writer *w, const struct vt_locks *l)
 	int rc;
 
 	if ((rc = w_prepare(w, "INSERT INTO lock_rows VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-			       " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", &rows)) ||
+			       " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", &rows)) ||
 	    (rc = w_prepare(w, "INSERT INTO lock_threads VALUES(?, ?, ?, ?, ?, ?, ?)", &threads)) ||
 	    (rc = w_prepare(w, "INSERT INTO lock_sites VALUES(?, ?, ?, ?)", &sites)))
 		goto out;
@@ -301,6 +302,7 @@ static int read_row(struct reader *r, const struct vt_locks *look, struct vt_loc
 	k->chunk = (uint64_t)sqlite3_column_int64(q, 29);
 	COUNT(q, 30, INT64_MAX, k->chunk_size, "chunk_size");
 	col_text(q, 31, k->chunk_why, sizeof(k->chunk_why));
+	k->rust_std = sqlite3_column_int(q, 32) != 0;
 	if (k->chunk && (k->addr < k->chunk || k->addr - k->chunk >= k->chunk_size))
 		return damaged(r, "a lock's chunk does not hold it");
 	return VT_OK;
@@ -456,7 +458,7 @@ int vt_store_locks_load(const char *path, pid_t pid, struct vt_lock_history *out
 			       " symbol, symbol_off, module, stack_tid, mapping, python_gil, users_more, users_why,"
 			       " samples, waits, peak, sites_other, sites_unknown, owner_reads, owner_free,"
 			       " owner_foreign, foreign_tid, readers, readers_sum, holder_why, layout_why, chunk, chunk_size,"
-			       " chunk_why FROM lock_rows WHERE look_id = ? ORDER BY idx", -1, &r.rows, NULL) ||
+			       " chunk_why, rust_std FROM lock_rows WHERE look_id = ? ORDER BY idx", -1, &r.rows, NULL) ||
 	    sqlite3_prepare_v2(r.db, "SELECT idx, role, tid, comm, n, running FROM lock_threads WHERE look_id = ?"
 			       " ORDER BY rowid", -1, &r.threads, NULL) ||
 	    sqlite3_prepare_v2(r.db, "SELECT idx, site, n FROM lock_sites WHERE look_id = ? ORDER BY rowid", -1,

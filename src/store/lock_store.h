@@ -14,7 +14,7 @@
  *             narenas, symbol, symbol_off, module, stack_tid, mapping, python_gil,
  *             users_more, users_why, samples, waits, peak, sites_other, sites_unknown,
  *             owner_reads, owner_free, owner_foreign, foreign_tid, readers, readers_sum,
- *             holder_why, layout_why, chunk, chunk_size, chunk_why)
+ *             holder_why, layout_why, chunk, chunk_size, chunk_why, rust_std)
  *   lock_threads(look_id, idx, role, tid, comm, n, running)
  *             role 0: a waiter, 1: a holder, 2: a user of the arena
  *   lock_sites(look_id, idx, site, n)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # vitals locks on programs nobody here wrote and on bad input: CPU-bound
 # python3 threads wait on the GIL, named from libpython's own symbols; a
-# lock inside a malloc'd object is placed in its chunk (size and offset); a
+# lock inside a malloc'd object is placed in its chunk (size and offset);
+# Rust's std Mutex and Condvar are told by std's slow path (a mutex, a
+# condition variable), never left raw futexes; a
 # lock in memory shared between processes (multiprocessing's semaphore in
 # /dev/shm) is said to be shared; a futex the program calls directly is a
 # raw futex, never a wrong name; another user's process, no such pid, a
@@ -33,6 +35,59 @@ assert int(p['chunk']['address'], 16) == int(truth['heap_object'], 16) - 16, (p,
 assert p['chunk']['size'] == 208 and p['chunk']['offset'] == 64, p
 "
 kill "$TPID" 2>/dev/null
+
+# --- Rust's std::sync: a Mutex four workers fight over, a Condvar one waits on ---------
+if command -v rustc >/dev/null; then
+	cat >"$WORK/rlock.rs" <<'EOF2'
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+fn spin(us: u64) -> u64 {
+    let t = Instant::now();
+    let mut h = 1u64;
+    while t.elapsed() < Duration::from_micros(us) { h = h.wrapping_mul(6364136223846793005).wrapping_add(1); }
+    h
+}
+fn main() {
+    let m = Arc::new(Mutex::new(0u64));
+    let idle = Arc::new((Mutex::new(false), Condvar::new()));
+    println!("pid {}", std::process::id());
+    let i2 = idle.clone();
+    thread::Builder::new().name("idler".into()).spawn(move || {
+        let g = i2.0.lock().unwrap();
+        let _g = i2.1.wait_while(g, |go| !*go).unwrap();
+    }).unwrap();
+    let hs: Vec<_> = (0..4).map(|i| { let m = m.clone(); thread::Builder::new().name(format!("worker-{}", i)).spawn(move || loop {
+        let mut g = m.lock().unwrap(); *g = g.wrapping_add(spin(1000)); drop(g); thread::sleep(Duration::from_micros(100)); }).unwrap() }).collect();
+    thread::sleep(Duration::from_secs(60));
+    drop(hs);
+}
+EOF2
+	rustc -O -g -o "$WORK/rlock" "$WORK/rlock.rs" 2>"$WORK/rustc.err" || fail "rustc: $(tail -3 "$WORK/rustc.err")"
+	"$WORK/rlock" >"$WORK/rlock.out" &
+	RPID=$!
+	PIDS+=("$RPID")
+	sleep 1
+	"$B/vitals" locks --json --for 1.5s "$RPID" >"$WORK/rlock.json" || fail "vitals locks on a Rust program"
+	"$B/vitals" locks --for 1s "$RPID" | sed -n '1,/^lock 1/p' | sed 's/^/# /'
+	check "Rust: std's Mutex is a mutex (contention), told by std's slow path, never a raw futex" python3 -c "
+import json
+j = json.load(open('$WORK/rlock.json'))
+top = sorted(j['locks'], key=lambda l: -l['waits'])[0]
+assert top['kind'] == 'mutex' and top['rust_std'] and top['contention'], top
+assert {t['name'] for t in top['waiters']} <= {'worker-0', 'worker-1', 'worker-2', 'worker-3'}, top['waiters']
+assert 'no owner' in top['holder']['why'], top['holder']
+"
+	check "Rust: the thread in Condvar::wait waits on a condition variable, not contention" python3 -c "
+import json
+j = json.load(open('$WORK/rlock.json'))
+cv = [l for l in j['locks'] if any(t['name'] == 'idler' for t in l['waiters'])]
+assert cv and cv[0]['kind'] == 'condvar' and cv[0]['rust_std'] and not cv[0]['contention'], cv
+"
+	check "Rust: vitals threads calls the workers a lock convoy on that mutex" \
+		bash -c "'$B/vitals' threads '$RPID' | grep -q '^  lock convoy: on a heap object: .*a mutex'"
+	kill "$RPID" 2>/dev/null
+fi
 
 # --- CPU-bound python3 threads: the GIL -----------------------------------------
 "$PY" - >"$WORK/gil.out" <<'EOF' &

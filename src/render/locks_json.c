@@ -48,6 +48,25 @@ static json_t *threads_json(const struct vt_lock_thread *v, size_t n, uint64_t o
 	return a;
 }
 
+/* profile --wall: what the holders ran, [{where, samples, share}]; null elsewhere. */
+static json_t *holder_frames_json(const struct vt_lock *k)
+{
+	json_t *a;
+	unsigned all = k->holder_frames_other;
+	size_t i;
+
+	if (!k->nholder_frames)
+		return json_null();
+	for (i = 0; i < k->nholder_frames; i++)
+		all += k->holder_frames[i].n;
+	a = json_array();
+	for (i = 0; i < k->nholder_frames; i++)
+		json_array_append_new(a, json_pack("{s:o, s:i, s:f}", "where", vt_json_text(k->holder_frames[i].where),
+						   "samples", (int)k->holder_frames[i].n,
+						   "share", frac(k->holder_frames[i].n, all)));
+	return a;
+}
+
 static json_t *place_json(const struct vt_lock *k)
 {
 	json_t *o = json_pack("{s:s}", "kind", place_keys[k->place]);
@@ -121,6 +140,7 @@ static json_t *lock_json(const struct vt_locks *l, const struct vt_lock *k)
 			   "readers_share", frac(k->readers, k->owner_reads),
 			   "threads", threads_json(k->holders, k->nholders, k->owner_reads));
 	json_object_set_new(holder, "foreign_share", json_real(frac(k->owner_foreign, k->owner_reads)));
+	json_object_set_new(holder, "running", holder_frames_json(k));
 	json_object_set_new(holder, "foreign_tid", k->owner_foreign ? json_integer(k->foreign_tid) : json_null());
 	json_object_set_new(holder, "why", why_or_null(k->owner_reads ? "" : k->holder_why[0] ? k->holder_why
 										: k->layout_why));

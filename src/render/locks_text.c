@@ -185,6 +185,18 @@ static void lock_account(FILE *out, const struct vt_locks *l, const struct vt_lo
 		fprintf(out, "  holder     on a CPU (state R) in %.0f%% of the samples it was read holding it%s\n",
 			share(ran, held), ran * 2 < held ? ": asleep or blocked while holding it (I/O, another lock) in the rest" : "");
 	}
+	if (k->nholder_frames) {
+		unsigned all = k->holder_frames_other;
+
+		for (i = 0; i < k->nholder_frames; i++)
+			all += k->holder_frames[i].n;
+		fprintf(out, "  holder ran");
+		for (i = 0; i < k->nholder_frames && i < 3; i++)
+			fprintf(out, "%s %s %.0f%%", i ? "," : "", vt_text_printable(k->holder_frames[i].where, text,
+										    sizeof(text)),
+				share(k->holder_frames[i].n, all));
+		fprintf(out, " (the top of its last stack sampled on a CPU)\n");
+	}
 	fputs("  waiters   ", out);
 	for (i = 0; i < k->nwaiters; i++)
 		fprintf(out, "%s %s (%d) %.0f%%", i ? "," : "",

@@ -525,6 +525,25 @@ static void print_locks(FILE *out, const struct vt_prof_summary *s)
 		return;
 	}
 	vt_render_locks_table(out, l, 5);
+	for (size_t i = 0; i < l->n; i++) {
+		const struct vt_lock *k = &l->v[i];
+		char what[256], where[160];
+		unsigned all = k->holder_frames_other;
+
+		if (!k->nholder_frames)
+			continue;
+		for (size_t f = 0; f < k->nholder_frames; f++)
+			all += k->holder_frames[f].n;
+		fprintf(out, "  %s: its holders ran", vt_render_lock_what(k, what, sizeof(what)));
+		for (size_t f = 0; f < k->nholder_frames && f < 3; f++)
+			fprintf(out, "%s %s %.0f%%", f ? "," : "",
+				vt_text_printable(k->holder_frames[f].where, where, sizeof(where)),
+				100.0 * k->holder_frames[f].n / all);
+		fputc('\n', out);
+	}
+	if (l->n)
+		fprintf(out, "  (what a holder ran: the top of its last stack sampled on a CPU when it was read "
+			"holding the lock)\n");
 }
 
 int vt_render_profile_text(FILE *out, const struct vt_prof_summary *s,

@@ -835,30 +835,41 @@ static void count_thread(struct vt_lock_thread *v, size_t *n, const struct vt_th
 	add_thread(v, n, t->tid, t->comm, 1, t->state == 'R');
 }
 
-/* Add n waiter-samples at call site where; past a full table they are counted as others. */
-static void add_site(struct vt_lock *row, const char *where, unsigned n)
+/* Add n samples at where to a table of at most VT_LOCK_SITES_MAX, most first; past a full
+ * table they are counted in *other. */
+static void add_where(struct vt_lock_site *v, size_t *nv, unsigned *other, const char *where, unsigned n)
 {
 	size_t i;
 
-	for (i = 0; i < row->nsites; i++)
-		if (!strcmp(row->sites[i].where, where))
+	for (i = 0; i < *nv; i++)
+		if (!strcmp(v[i].where, where))
 			break;
-	if (i == row->nsites) {
-		if (row->nsites == VT_LOCK_SITES_MAX) {
-			row->sites_other += n;
+	if (i == *nv) {
+		if (*nv == VT_LOCK_SITES_MAX) {
+			*other += n;
 			return;
 		}
-		snprintf(row->sites[i].where, sizeof(row->sites[0].where), "%s", where);
-		row->nsites++;
+		snprintf(v[i].where, sizeof(v[0].where), "%s", where);
+		(*nv)++;
 	}
-	row->sites[i].n += n;
-	/* most waits first */
-	for (; i > 0 && row->sites[i].n > row->sites[i - 1].n; i--) {
-		struct vt_lock_site tmp = row->sites[i];
+	v[i].n += n;
+	for (; i > 0 && v[i].n > v[i - 1].n; i--) {
+		struct vt_lock_site tmp = v[i];
 
-		row->sites[i] = row->sites[i - 1];
-		row->sites[i - 1] = tmp;
+		v[i] = v[i - 1];
+		v[i - 1] = tmp;
 	}
+}
+
+/* Add n waiter-samples at call site where. */
+static void add_site(struct vt_lock *row, const char *where, unsigned n)
+{
+	add_where(row->sites, &row->nsites, &row->sites_other, where, n);
+}
+
+void vt_lock_add_holder_frame(struct vt_lock *k, const char *where)
+{
+	add_where(k->holder_frames, &k->nholder_frames, &k->holder_frames_other, where, 1);
 }
 
 static void count_site(struct vt_lock *row, const struct wait_memo *m)
@@ -948,6 +959,7 @@ static void read_mutex_owner(struct vt_lock_probe *lp, const struct vt_threads_s
 		return;
 	}
 	count_thread(row->holders, &row->nholders, h);
+	row->holder_now = h->tid;
 }
 
 /*
@@ -990,6 +1002,7 @@ static void read_rwlock_holder(struct vt_lock *row, const struct vt_threads_samp
 	row->owner_reads++;
 	if (w[6] && (h = thread_of(s, w[6]))) {
 		count_thread(row->holders, &row->nholders, h);
+		row->holder_now = h->tid;
 	} else if (readers) {
 		row->readers++;
 		row->readers_sum += readers;
@@ -1200,6 +1213,8 @@ int vt_lock_probe_sample(struct vt_lock_probe *lp, const struct vt_threads_sampl
 	if (lp->uw_why[0] && !into->stacks_why[0])
 		snprintf(into->stacks_why, sizeof(into->stacks_why), "the waiters' stacks: %.*s",
 			 (int)sizeof(into->stacks_why) - 24, lp->uw_why);
+	for (k = 0; k < into->n; k++)
+		into->v[k].holder_now = 0;    /* of this sample only */
 	if ((rc = sample_waiters(lp, s, into, &w, &n, err)) != VT_OK)
 		return rc;
 	/* the waiters whose stacks were read first: their rows are the ones a waiter whose
@@ -1258,6 +1273,10 @@ static void merge_row(struct vt_lock *into, const struct vt_lock *r)
 			   r->holders[i].n, r->holders[i].running);
 	for (i = 0; i < r->nsites; i++)
 		add_site(into, r->sites[i].where, r->sites[i].n);
+	for (i = 0; i < r->nholder_frames; i++)
+		add_where(into->holder_frames, &into->nholder_frames, &into->holder_frames_other,
+			  r->holder_frames[i].where, r->holder_frames[i].n);
+	into->holder_frames_other += r->holder_frames_other;
 	into->sites_other += r->sites_other;
 	into->sites_unknown += r->sites_unknown;
 	into->owner_reads += r->owner_reads;

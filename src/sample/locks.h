@@ -148,6 +148,14 @@ struct vt_lock {
 	struct vt_lock_thread holders[VT_LOCK_THREADS_MAX];
 	size_t nholders;
 	char holder_why[128];     /* why no holder is known, "" when one is read */
+	pid_t holder_now;         /* the thread read holding it at the last sample counted, 0 none:
+	                           * for a caller that knows what that thread runs */
+	/* what the holders were running when read holding it (their last sampled stack's top
+	 * frame): filled by vitals profile --wall, which samples the running threads' stacks,
+	 * with vt_lock_add_holder_frame; empty elsewhere */
+	struct vt_lock_site holder_frames[VT_LOCK_SITES_MAX];
+	size_t nholder_frames;
+	unsigned holder_frames_other;
 	char layout_why[128];     /* a lock whose memory did not read as its kind's layout */
 };
 
@@ -231,6 +239,9 @@ void vt_locks_release(struct vt_locks *l);
  * Errors: VT_E_NOMEM (into keeps what was added).
  */
 int vt_locks_merge(struct vt_locks *into, const struct vt_locks *from, struct vt_err *err);
+
+/* One sample of lock k's holder running where (a frame label), counted as call sites are. */
+void vt_lock_add_holder_frame(struct vt_lock *k, const char *where);
 
 /* Samples in which thread tid waited on lock k (0 when it is not among its waiters). */
 unsigned vt_lock_waits_of(const struct vt_lock *k, pid_t tid);

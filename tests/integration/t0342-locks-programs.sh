@@ -98,7 +98,7 @@ cv = [l for l in j['locks'] if any(t['name'] == 'idler' for t in l['waiters'])]
 assert cv and cv[0]['kind'] == 'condvar' and cv[0]['rust_std'] and not cv[0]['contention'], cv
 "
 	check "Rust: vitals threads calls the workers a lock convoy on that mutex" \
-		bash -c "'$B/vitals' threads '$RPID' | grep -q '^  lock convoy: on a heap object: .*a mutex'"
+		bash -c "'$B/vitals' threads -i 8s '$RPID' | grep -q '^  lock convoy: on a heap object: .*a mutex'"
 	kill "$RPID" 2>/dev/null
 fi
 

@@ -18,7 +18,7 @@
 /* The subcommands (cmd_<name>.c). */
 extern const struct vt_command vt_cmd_snap, vt_cmd_heap, vt_cmd_census, vt_cmd_threads, vt_cmd_profile, vt_cmd_soak,
 	vt_cmd_analyze, vt_cmd_compare, vt_cmd_experiment, vt_cmd_serve, vt_cmd_caps, vt_cmd_demo,
-	vt_cmd_locks;
+	vt_cmd_locks, vt_cmd_allocs;
 
 /* Print "vitals: <msg>" and the hint on stderr; return the exit status. */
 int vt_cli_error(const struct vt_err *err);

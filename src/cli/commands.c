@@ -11,6 +11,7 @@ const struct vt_command *const vt_commands[] = {
 	&vt_cmd_threads,
 	&vt_cmd_locks,
 	&vt_cmd_profile,
+	&vt_cmd_allocs,
 	&vt_cmd_soak,
 	&vt_cmd_analyze,
 	&vt_cmd_compare,

@@ -72,6 +72,7 @@ struct ring {
 struct thread_ev {
 	pid_t tid;
 	int fd;                               /* -1: missed (counted once); inherit: unused */
+	int more[VT_PERF_EVENTS_MAX - 1];     /* opts->events past the first, writing to ring */
 	struct ring ring;                     /* its own ring (not with inherit) */
 	bool unlisted;                        /* gone from /proc/PID/task: close after draining */
 };
@@ -83,8 +84,16 @@ struct vt_perf {
 	pid_t *tids;                      /* the last listing, sorted */
 	size_t ntids, cap_tids;
 	long page_size;
-	struct perf_event_attr attr;
+	struct perf_event_attr attr;      /* cpu-clock, or opts->events[0] */
 	struct vt_perf_layout layout;
+	/* opts->events: the others, their layouts ([0] is layout's), and which event
+	 * each id the kernel gave is (ids rise as events open: appended sorted) */
+	struct perf_event_attr more[VT_PERF_EVENTS_MAX - 1];
+	unsigned nmore;
+	bool custom;
+	struct vt_perf_layout layouts[VT_PERF_EVENTS_MAX];
+	struct event_id { uint64_t id; uint32_t event; } *ids;
+	size_t nids, cap_ids;
 	uint32_t ring_pages;              /* for the next ring (shrinks under the mlock limit) */
 	uint32_t min_ring_pages;          /* smallest ring still worth having */
 	bool kernel_wanted;
@@ -388,15 +397,55 @@ static bool raise_nofile(void)
 	return setrlimit(RLIMIT_NOFILE, &rl) == 0;
 }
 
-/* Open tid's event on cpu (-1: any) into *fd. */
-static enum open_result open_fd(struct vt_perf *pf, pid_t tid, int cpu, int *fdp,
-				struct vt_err *err)
+/* Remember which event fd is, by the id its samples carry. */
+static bool note_id(struct vt_perf *pf, int fd, uint32_t event)
+{
+	uint64_t id;
+
+	if (!pf->custom)
+		return true;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0)
+		return false;
+	if (pf->nids == pf->cap_ids) {
+		size_t cap = pf->cap_ids ? pf->cap_ids * 2 : 64;
+		struct event_id *n = realloc(pf->ids, cap * sizeof(*n));
+
+		if (!n)
+			return false;
+		pf->ids = n;
+		pf->cap_ids = cap;
+	}
+	pf->ids[pf->nids++] = (struct event_id){ id, event };
+	return true;
+}
+
+/* Which event an id is; -1 unknown. */
+static int event_of_id(const struct vt_perf *pf, uint64_t id)
+{
+	size_t lo = 0, hi = pf->nids;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pf->ids[mid].id < id)
+			lo = mid + 1;
+		else if (pf->ids[mid].id > id)
+			hi = mid;
+		else
+			return (int)pf->ids[mid].event;
+	}
+	return -1;
+}
+
+/* Open tid's event of attr (pf->attr or one of pf->more) on cpu (-1: any) into *fd. */
+static enum open_result open_fd(struct vt_perf *pf, struct perf_event_attr *attr, pid_t tid,
+				int cpu, int *fdp, struct vt_err *err)
 {
 	int fd, e;
 
 	*fdp = -1;
 	for (;;) {
-		fd = sys_perf_event_open(&pf->attr, tid, cpu);
+		fd = sys_perf_event_open(attr, tid, cpu);
 		if (fd >= 0)
 			break;
 		e = errno;
@@ -407,19 +456,19 @@ static enum open_result open_fd(struct vt_perf *pf, pid_t tid, int cpu, int *fdp
 				continue;
 			}
 		}
-		if ((e == EACCES || e == EPERM) && !pf->attr.exclude_kernel) {
+		if ((e == EACCES || e == EPERM) && !attr->exclude_kernel) {
 			/* perf_event_paranoid 2: user space only.  Keep it if that works. */
-			pf->attr.exclude_kernel = 1;
-			pf->attr.exclude_callchain_kernel = 1;
-			fd = sys_perf_event_open(&pf->attr, tid, cpu);
+			attr->exclude_kernel = 1;
+			attr->exclude_callchain_kernel = 1;
+			fd = sys_perf_event_open(attr, tid, cpu);
 			if (fd >= 0) {
 				pf->st.kernel_refused = true;
 				break;
 			}
 			if (errno != EACCES && errno != EPERM)
 				e = errno;   /* judge the other error on its own */
-			pf->attr.exclude_kernel = 0;
-			pf->attr.exclude_callchain_kernel = 0;
+			attr->exclude_kernel = 0;
+			attr->exclude_callchain_kernel = 0;
 		}
 		pf->last_fail_errno = e;
 		pf->last_fail_mmap = false;
@@ -440,17 +489,35 @@ static enum open_result open_fd(struct vt_perf *pf, pid_t tid, int cpu, int *fdp
 		case EPERM:
 			vt_err_set(err, VT_E_PERM, e, "perf_event_open refused for thread %d of %d: %s",
 				   (int)tid, (int)pf->pid, strerror(e));
-			perm_hint(pf->task_fd, pf->kernel_wanted, err);
+			if (pf->custom)
+				vt_err_hint(err, "probes (uprobes) need CAP_PERFMON or CAP_SYS_ADMIN, "
+					    "whatever kernel.perf_event_paranoid says: run as root, or "
+					    "sudo setcap cap_perfmon,cap_sys_ptrace+ep $(command -v vitals)");
+			else
+				perm_hint(pf->task_fd, pf->kernel_wanted, err);
 			return REFUSED;
 		case ENOSYS:
 		case ENOENT:
 		case EOPNOTSUPP:
+			if (pf->custom) {
+				vt_err_set(err, VT_E_UNSUPPORTED, e, "the kernel cannot place this probe "
+					   "(PMU type %u): %s", (unsigned)attr->type, strerror(e));
+				return FAILED;
+			}
 			vt_err_set(err, VT_E_UNSUPPORTED, e, "this kernel has no cpu-clock perf events: %s",
 				   strerror(e));
 			return FAILED;
 		case EINVAL:
 		case E2BIG:
 		case EOVERFLOW:
+			if (pf->custom) {
+				vt_err_set(err, VT_E_UNSUPPORTED, e, "the kernel refused the probe "
+					   "(PMU type %u, offset 0x%llx): %s", (unsigned)attr->type,
+					   (unsigned long long)attr->config2, strerror(e));
+				vt_err_hint(err, "the uprobe PMU needs Linux 4.17; the offset must be an "
+					    "instruction of an executable mapping of the file");
+				return FAILED;
+			}
 			vt_err_set(err, VT_E_UNSUPPORTED, e,
 				   "the kernel refused the perf event's attributes (%u Hz, %u stack bytes, "
 				   "%u frames%s): %s", (unsigned)pf->attr.sample_freq,
@@ -528,19 +595,37 @@ static void unmap_ring(struct ring *r)
 	r->fd = -1;
 }
 
-/* Open the event of tid into *te, with its own ring (fd -1 unless OPENED). */
+static void thread_ev_init(struct thread_ev *te, pid_t tid)
+{
+	memset(te, 0, sizeof(*te));
+	te->tid = tid;
+	te->fd = -1;
+	te->ring.fd = -1;
+	for (size_t k = 0; k < VT_PERF_EVENTS_MAX - 1; k++)
+		te->more[k] = -1;
+}
+
+static void close_more(struct thread_ev *te)
+{
+	for (size_t k = 0; k < VT_PERF_EVENTS_MAX - 1; k++) {
+		if (te->more[k] >= 0) {
+			ioctl(te->more[k], PERF_EVENT_IOC_DISABLE, 0);
+			close(te->more[k]);
+		}
+		te->more[k] = -1;
+	}
+}
+
+/* Open the events of tid into *te, with its own ring (fd -1 unless OPENED). */
 static enum open_result open_event(struct vt_perf *pf, pid_t tid, struct thread_ev *te,
 				   struct vt_err *err)
 {
 	enum open_result r;
 	int fd;
 
-	memset(te, 0, sizeof(*te));
-	te->tid = tid;
-	te->fd = -1;
-	te->ring.fd = -1;
+	thread_ev_init(te, tid);
 	pf->attr.wakeup_watermark = (uint32_t)((uint64_t)pf->ring_pages * (uint64_t)pf->page_size / 2);
-	r = open_fd(pf, tid, -1, &fd, err);
+	r = open_fd(pf, &pf->attr, tid, -1, &fd, err);
 	if (r != OPENED)
 		return r;
 	r = map_ring(pf, fd, tid, &te->ring, err);
@@ -548,17 +633,38 @@ static enum open_result open_event(struct vt_perf *pf, pid_t tid, struct thread_
 		close(fd);
 		return r;
 	}
+	if (!note_id(pf, fd, 0)) {
+		r = MISSED_GONE;
+		goto undo;
+	}
+	for (unsigned k = 0; k < pf->nmore; k++) {
+		r = open_fd(pf, &pf->more[k], tid, -1, &te->more[k], err);
+		if (r != OPENED)
+			goto undo;
+		if (ioctl(te->more[k], PERF_EVENT_IOC_SET_OUTPUT, fd) != 0 ||
+		    !note_id(pf, te->more[k], k + 1) ||
+		    ioctl(te->more[k], PERF_EVENT_IOC_ENABLE, 0) != 0) {
+			r = MISSED_GONE;
+			goto undo;
+		}
+	}
 	if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
-		pf->last_fail_errno = errno;
-		pf->last_fail_mmap = false;
-		unmap_ring(&te->ring);
-		close(fd);
-		return MISSED_GONE;
+		r = MISSED_GONE;
+		goto undo;
 	}
 	te->fd = fd;
 	pf->st.threads_opened++;
 	pf->st.threads_now++;
 	return OPENED;
+undo:
+	if (r == MISSED_GONE) {
+		pf->last_fail_errno = errno;
+		pf->last_fail_mmap = false;
+	}
+	close_more(te);
+	unmap_ring(&te->ring);
+	close(fd);
+	return r;
 }
 
 /*
@@ -573,15 +679,14 @@ static enum open_result open_inherited(struct vt_perf *pf, pid_t tid, struct thr
 	enum open_result r = OPENED;
 	int cpu, fd;
 
-	memset(te, 0, sizeof(*te));
-	te->tid = tid;
-	te->fd = -1;
-	te->ring.fd = -1;
-	if (pf->cap_inherit_fds - pf->ninherit_fds < (size_t)pf->ncpus) {
+	size_t need = (size_t)pf->ncpus * (1 + pf->nmore);
+
+	thread_ev_init(te, tid);
+	if (pf->cap_inherit_fds - pf->ninherit_fds < need) {
 		size_t cap = pf->cap_inherit_fds ? pf->cap_inherit_fds * 2 : 64;
 		int *n;
 
-		while (cap - pf->ninherit_fds < (size_t)pf->ncpus)
+		while (cap - pf->ninherit_fds < need)
 			cap *= 2;
 		n = realloc(pf->inherit_fds, cap * sizeof(*n));
 		if (!n) {
@@ -595,24 +700,28 @@ static enum open_result open_inherited(struct vt_perf *pf, pid_t tid, struct thr
 	for (cpu = 0; cpu < pf->ncpus && r == OPENED; cpu++) {
 		struct ring *ring = &pf->cpu_rings[cpu];
 
-		r = open_fd(pf, tid, cpu, &fd, err);
-		if (r == MISSED_CPU) {
-			r = OPENED;
-			continue;
+		for (unsigned k = 0; k <= pf->nmore && r == OPENED; k++) {
+			r = open_fd(pf, k ? &pf->more[k - 1] : &pf->attr, tid, cpu, &fd, err);
+			if (r == MISSED_CPU) {
+				r = OPENED;
+				break;
+			}
+			if (r != OPENED)
+				break;
+			pf->inherit_fds[pf->ninherit_fds++] = fd;
+			if (ring->fd < 0)
+				r = map_ring(pf, fd, tid, ring, err);
+			else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd) != 0) {
+				r = errno == ESRCH ? MISSED_GONE : FAILED;
+				if (r == FAILED)
+					vt_err_set(err, VT_E_IO, errno, "cannot send thread %d's samples "
+						   "to CPU %d's ring: %s", (int)tid, cpu, strerror(errno));
+			}
+			if (r == OPENED && !note_id(pf, fd, k))
+				r = MISSED_GONE;
+			if (r == OPENED && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0)
+				r = MISSED_GONE;
 		}
-		if (r != OPENED)
-			break;
-		pf->inherit_fds[pf->ninherit_fds++] = fd;
-		if (ring->fd < 0)
-			r = map_ring(pf, fd, tid, ring, err);
-		else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd) != 0) {
-			r = errno == ESRCH ? MISSED_GONE : FAILED;
-			if (r == FAILED)
-				vt_err_set(err, VT_E_IO, errno, "cannot send thread %d's samples to "
-					   "CPU %d's ring: %s", (int)tid, cpu, strerror(errno));
-		}
-		if (r == OPENED && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0)
-			r = MISSED_GONE;
 	}
 	if (r != OPENED) {
 		/* undo this thread's events; a ring one of them mapped goes with it */
@@ -636,6 +745,7 @@ static void close_event(struct vt_perf *pf, struct thread_ev *te)
 {
 	if (te->fd < 0)
 		return;
+	close_more(te);
 	ioctl(te->fd, PERF_EVENT_IOC_DISABLE, 0);
 	unmap_ring(&te->ring);
 	close(te->fd);
@@ -662,15 +772,35 @@ static void handle_record(struct vt_perf *pf, const unsigned char *rec, size_t s
 
 	memcpy(&hdr, rec, sizeof(hdr));
 	switch (hdr.type) {
-	case PERF_RECORD_SAMPLE:
-		if (vt_perf_parse_sample(rec, size, &pf->layout, &s) != VT_OK) {
+	case PERF_RECORD_SAMPLE: {
+		const struct vt_perf_layout *layout = &pf->layout;
+		int event = 0;
+
+		if (pf->custom) {   /* PERF_SAMPLE_IDENTIFIER: the id right after the header */
+			uint64_t id;
+
+			if (size < sizeof(hdr) + 8) {
+				pf->st.malformed++;
+				return;
+			}
+			memcpy(&id, rec + sizeof(hdr), 8);
+			event = event_of_id(pf, id);
+			if (event < 0) {
+				pf->st.malformed++;
+				return;
+			}
+			layout = &pf->layouts[event];
+		}
+		if (vt_perf_parse_sample(rec, size, layout, &s) != VT_OK) {
 			pf->st.malformed++;
 			return;
 		}
+		s.event = (unsigned)event;
 		pf->st.samples++;
 		if (fn)
 			fn(ctx, &s);
 		return;
+	}
 	case PERF_RECORD_LOST:   /* header, u64 id, u64 lost */
 		if (size < sizeof(hdr) + 16) {
 			pf->st.malformed++;
@@ -766,11 +896,57 @@ static int check_opts(const struct vt_perf_opts *o, unsigned *hz, struct vt_err 
 		return vt_err_set(err, VT_E_USAGE, 0,
 				  "stack copy of %u bytes: a multiple of 8 up to %u is needed",
 				  (unsigned)o->stack_bytes, MAX_STACK_BYTES);
+	if (o->events && (o->nevents == 0 || o->nevents > VT_PERF_EVENTS_MAX))
+		return vt_err_set(err, VT_E_USAGE, 0, "%u events per thread: 1 to %u are possible",
+				  o->nevents, (unsigned)VT_PERF_EVENTS_MAX);
 	if (o->ring_pages & (o->ring_pages - 1) || o->ring_pages > MAX_RING_PAGES)
 		return vt_err_set(err, VT_E_USAGE, 0,
 				  "ring of %u pages: a power of two up to %u is needed",
 				  (unsigned)o->ring_pages, MAX_RING_PAGES);
 	return VT_OK;
+}
+
+/*
+ * opts->events in place of cpu-clock: every hit a sample, each carrying the
+ * event's id first (PERF_SAMPLE_IDENTIFIER) so the drain knows its layout;
+ * user space only (a uprobe fires in user mode).  Keeps what build_attr set
+ * for all (clock, watermark, inherit, stack depth).
+ */
+static void build_event_attrs(struct vt_perf *pf, const struct vt_perf_opts *o)
+{
+	struct perf_event_attr common = pf->attr;
+
+	pf->custom = true;
+	pf->nmore = o->nevents - 1;
+	common.freq = 0;
+	common.sample_period = 1;
+	common.exclude_kernel = 1;
+	common.exclude_callchain_kernel = 1;
+	for (unsigned k = 0; k < o->nevents; k++) {
+		const struct vt_perf_event *ev = &o->events[k];
+		struct perf_event_attr *a = k ? &pf->more[k - 1] : &pf->attr;
+
+		*a = common;
+		a->type = ev->type;
+		a->config = ev->config;
+		a->config1 = ev->config1;
+		a->config2 = ev->config2;
+		a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+		a->sample_stack_user = 0;
+#if defined(__x86_64__)
+		a->sample_type |= PERF_SAMPLE_REGS_USER;
+		a->sample_regs_user = VT_PERF_X86_REGS_MASK;
+		if (ev->stack && o->stack_bytes) {
+			a->sample_type |= PERF_SAMPLE_STACK_USER;
+			a->sample_stack_user = o->stack_bytes;
+		}
+#endif
+		if (ev->stack)
+			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		pf->layouts[k].sample_type = a->sample_type;
+		pf->layouts[k].regs_mask = a->sample_regs_user;
+	}
+	pf->layout = pf->layouts[0];
 }
 
 static void build_attr(struct vt_perf *pf, const struct vt_perf_opts *o, unsigned hz)
@@ -807,6 +983,8 @@ static void build_attr(struct vt_perf *pf, const struct vt_perf_opts *o, unsigne
 	a->watermark = 1;             /* wake poll() when half a ring is waiting */
 	pf->layout.sample_type = a->sample_type;
 	pf->layout.regs_mask = a->sample_regs_user;
+	if (o->events)
+		build_event_attrs(pf, o);
 }
 
 /* Open the session; with first_only, stop at the first thread opened (vt_perf_check). */
@@ -901,7 +1079,7 @@ static int session_open(pid_t pid, const struct vt_perf_opts *opts, bool first_o
 	rc = reserve_threads(pf, pf->ntids, err);
 	if (rc != VT_OK)
 		goto fail;
-	if (pf->inherit && pf->ntids * (size_t)pf->ncpus > VT_PERF_INHERIT_FDS_MAX)
+	if (pf->inherit && pf->ntids * (size_t)pf->ncpus * (1 + pf->nmore) > VT_PERF_INHERIT_FDS_MAX)
 		per_thread_events(pf);
 	for (i = 0; i < pf->ntids; i++) {
 		struct thread_ev *te = &pf->th[pf->nth];
@@ -1108,6 +1286,20 @@ void vt_perf_get_stats(const struct vt_perf *pf, struct vt_perf_stats *out)
 	*out = pf->st;
 }
 
+void vt_perf_disable(struct vt_perf *pf)
+{
+	for (size_t i = 0; i < pf->nth; i++) {
+		if (pf->th[i].fd < 0)
+			continue;
+		ioctl(pf->th[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+		for (unsigned k = 0; k < pf->nmore; k++)
+			if (pf->th[i].more[k] >= 0)
+				ioctl(pf->th[i].more[k], PERF_EVENT_IOC_DISABLE, 0);
+	}
+	for (size_t i = 0; i < pf->ninherit_fds; i++)
+		ioctl(pf->inherit_fds[i], PERF_EVENT_IOC_DISABLE, 0);
+}
+
 void vt_perf_close(struct vt_perf **pfp)
 {
 	struct vt_perf *pf = pfp ? *pfp : NULL;
@@ -1130,6 +1322,7 @@ void vt_perf_close(struct vt_perf **pfp)
 	free(pf->dents);
 	free(pf->pfds);
 	free(pf->bounce);
+	free(pf->ids);
 	free(pf);
 	*pfp = NULL;
 }

@@ -89,6 +89,22 @@ enum vt_perf_reg {
  * >= VT_PERF_CONTEXT_MAX is a marker, not an address. */
 #define VT_PERF_CONTEXT_MAX ((uint64_t)-4095)
 
+/*
+ * An event to open on every thread instead of cpu-clock (opts->events): a
+ * uprobe (src/perf/uprobe.h) or any PMU's event, by its attr fields.  Every
+ * hit is a sample (period 1).  The first event of a thread (or CPU) maps the
+ * ring, the others write into it; each sample says which (vt_perf_sample.event).
+ */
+struct vt_perf_event {
+	uint32_t type;            /* perf_event_attr.type: the PMU ("uprobe": sysfs type) */
+	uint64_t config, config1, config2;
+	bool stack;               /* its samples carry the callchain and the stack copy
+	                           * (opts->stack_bytes); else the registers only */
+};
+
+/* Most events per thread (opts->nevents). */
+#define VT_PERF_EVENTS_MAX 16
+
 struct vt_perf_opts {
 	unsigned hz;              /* samples per second of CPU time per thread (cpu-clock
 	                           * frequency); 0 = 99 */
@@ -98,12 +114,17 @@ struct vt_perf_opts {
 	bool inherit;             /* threads born later are sampled by events they inherit
 	                           * from the thread that made them: one event per thread
 	                           * and CPU, one ring per CPU (see below) */
+	const struct vt_perf_event *events;   /* NULL: cpu-clock at hz; else these nevents
+	                           * (<= VT_PERF_EVENTS_MAX) events, hz unused.  The array is
+	                           * read by vt_perf_open only */
+	unsigned nevents;
 };
 
 /* One sample.  The pointers point into the ring (or a bounce copy) and are valid
  * only during the callback. */
 struct vt_perf_sample {
 	pid_t pid, tid;
+	unsigned event;           /* opts->events: the index of the event it came from; else 0 */
 	uint64_t time_ns;         /* perf clock (CLOCK_MONOTONIC) */
 	uint64_t ip;
 	bool in_kernel;           /* the sample interrupted kernel code */
@@ -184,7 +205,14 @@ int vt_perf_poll(struct vt_perf *pf, int timeout_ms, vt_perf_sample_fn fn, void 
 
 void vt_perf_get_stats(const struct vt_perf *pf, struct vt_perf_stats *out);
 
-/* Disable and close every event; sets *pf to NULL. */
+/* Disable every event: nothing more is written to the rings, whose records the
+ * next vt_perf_poll still drains.  A uprobe stays in the target's code until
+ * vt_perf_close (a disabled one still traps, unrecorded). */
+void vt_perf_disable(struct vt_perf *pf);
+
+/* Disable and close every event; sets *pf to NULL.  Closing the last event of a
+ * uprobe takes its breakpoint out of the target's code (the kernel does it when
+ * the descriptor closes, so also when vitals dies). */
 void vt_perf_close(struct vt_perf **pf);
 
 /* Would perf_event_open be allowed for pid here, user space only (the least

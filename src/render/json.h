@@ -24,6 +24,7 @@ enum vt_schema {
 	VT_SCHEMA_CENSUS,            /* vitals census --json */
 	VT_SCHEMA_CAPS,              /* vitals caps --json */
 	VT_SCHEMA_LOCKS,             /* vitals locks --json */
+	VT_SCHEMA_ALLOCS,            /* vitals allocs --json */
 	VT_SCHEMA__COUNT
 };
 

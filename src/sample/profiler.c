@@ -39,6 +39,7 @@
 #include "proc/task.h"
 #include "proc/thread_watch.h"
 #include "proc/wchan_syscall.h"
+#include "sample/stack_namer.h"
 #include "sample/threads.h"
 #include "sample/target.h"
 
@@ -69,13 +70,6 @@ struct tid_info {
 	double grab_carry;          /* samples owed to it but not yet counted (a fraction) */
 };
 
-/* pc (with the kernel bit) -> location index. */
-struct pc_slot {
-	uint64_t key;               /* pc << 1 | kernel, 0 empty (pc 0 is never cached) */
-	uint32_t loc;
-	uint32_t module;            /* its module in the profile, NO_IDX none */
-};
-
 struct profiler {
 	const struct vt_procfs *pfs;
 	pid_t pid;
@@ -97,11 +91,7 @@ struct profiler {
 
 	struct tid_info *tids;      /* open addressing by tid */
 	size_t tid_cap, tid_n;
-	struct pc_slot *pcs;
-	size_t pc_cap, pc_n;
-	struct vt_region_list maps;  /* the target's mappings, for the modules' address ranges */
-	struct vt_buf maps_buf;
-	bool maps_stale;             /* the module list changed since maps was read (or never read) */
+	struct vt_stack_namer names; /* pcs -> the profile's locations */
 
 	uint32_t kernel_module;     /* profile module of "[kernel]" */
 	uint32_t locs[VT_PROFILE_MAX_DEPTH];
@@ -196,71 +186,6 @@ static uint32_t tid_thread(struct profiler *pr, struct tid_info *ti)
 
 /* ---- locations ---- */
 
-/*
- * Re-read the module list (a failed refresh keeps the old one).  When it changed
- * (an exec, a dlopen) the pcs cached so far were named against the old modules,
- * and the pcs seen since the change as in no module at all: forget them, or a pc
- * first sampled in the moment after an exec stays unnamed for the whole run.
- */
-static void refresh_modules(struct profiler *pr)
-{
-	struct vt_unwind_stats before, after;
-	struct vt_err err;
-
-	vt_unwinder_get_stats(pr->uw, &before);
-	vt_unwinder_refresh(pr->uw, &err);
-	vt_unwinder_get_stats(pr->uw, &after);
-	if (after.reports != before.reports && pr->pcs) {
-		memset(pr->pcs, 0, pr->pc_cap * sizeof(*pr->pcs));
-		pr->pc_n = 0;
-	}
-	if (after.reports != before.reports)
-		pr->maps_stale = true;
-}
-
-/* The region of l that holds addr (maps lists them in address order), NULL none. */
-static const struct vt_region *region_at(const struct vt_region_list *l, uint64_t addr)
-{
-	size_t lo = 0, hi = l->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (addr < l->v[mid].start)
-			hi = mid;
-		else if (addr >= l->v[mid].end)
-			lo = mid + 1;
-		else
-			return &l->v[mid];
-	}
-	return NULL;
-}
-
-/*
- * The executable mapping of a module, the one that holds pc: what pprof's
- * Mapping gives a reader to place the profile's addresses in the file.  maps
- * is read again only when the unwinder's module list changed since, so a
- * module's first pc costs a lookup, and maps is read a few times a run.
- */
-static void module_mapping(struct profiler *pr, uint32_t module, uint64_t pc)
-{
-	struct vt_err err;
-	if (pr->p->modules[module].limit)
-		return;
-	if (pr->maps_stale) {
-		pr->maps_stale = false;
-		vt_region_list_release(&pr->maps);
-		if (vt_read_at(pr->dirfd, "maps", &pr->maps_buf, &err) != VT_OK ||
-		    vt_maps_parse(pr->maps_buf.data, pr->maps_buf.len, &pr->maps, &err) != VT_OK)
-			vt_region_list_release(&pr->maps);
-	}
-	const struct vt_region *r = region_at(&pr->maps, pc);
-	if (!r || vt_region_is_anon(r) || r->perms[2] != 'x')
-		return;
-	struct vt_prof_module *m = &pr->p->modules[module];
-	m->start = r->start;
-	m->limit = r->end;
-	m->offset = r->offset;
-}
-
 /* The process's executable, as the profile's program (after an exec, the new one). */
 static void note_program(struct profiler *pr)
 {
@@ -272,56 +197,6 @@ static void note_program(struct profiler *pr)
 	uint32_t s = vt_profile_intern_str(pr->p, exe);
 	if (s != NO_IDX)
 		pr->p->meta.program = s;
-}
-
-static struct pc_slot *pc_cache_slot(struct profiler *pr, uint64_t key, bool *found)
-{
-	if ((pr->pc_n + 1) * 2 > pr->pc_cap) {
-		size_t cap = pr->pc_cap ? pr->pc_cap * 2 : 1024;
-		struct pc_slot *n = calloc(cap, sizeof(*n));
-		if (!n)
-			return NULL;
-		for (size_t i = 0; i < pr->pc_cap; i++) {
-			if (!pr->pcs[i].key)
-				continue;
-			size_t s = (size_t)((pr->pcs[i].key * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
-			while (n[s].key)
-				s = (s + 1) & (cap - 1);
-			n[s] = pr->pcs[i];
-		}
-		free(pr->pcs);
-		pr->pcs = n;
-		pr->pc_cap = cap;
-	}
-	size_t s = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (pr->pc_cap - 1);
-	while (pr->pcs[s].key && pr->pcs[s].key != key)
-		s = (s + 1) & (pr->pc_cap - 1);
-	*found = pr->pcs[s].key == key;
-	if (!*found) {
-		pr->pcs[s] = (struct pc_slot){ .key = key, .loc = NO_IDX, .module = NO_IDX };
-		pr->pc_n++;
-	}
-	return &pr->pcs[s];
-}
-
-static uint32_t kernel_loc(struct profiler *pr, uint64_t pc)
-{
-	bool found;
-	struct pc_slot *slot = pc_cache_slot(pr, pc << 1 | 1, &found);
-	if (!slot) {
-		pr->nomem = true;
-		return NO_IDX;
-	}
-	if (found)
-		return slot->loc;
-	/* named after sampling (name_kernel_locs): loading kallsyms takes a while */
-	struct vt_profile *p = pr->p;
-	uint32_t func = vt_profile_intern_func(p, 0, p->modules[pr->kernel_module].name);
-	slot->loc = vt_profile_intern_loc(p, pc, pc, func, true);
-	slot->module = pr->kernel_module;
-	if (slot->loc == NO_IDX)
-		pr->nomem = true;
-	return slot->loc;
 }
 
 /*
@@ -350,105 +225,6 @@ static void name_kernel_locs(struct profiler *pr)
 	}
 }
 
-/* The function sym names in module mod_name: its demangling, the symbol kept
- * beside it; name "" when sym is NULL. */
-static uint32_t user_func(struct vt_profile *p, const char *sym, uint32_t mod_name)
-{
-	uint32_t name = 0, system_name = 0;
-	if (sym) {
-		char demangled[1024];   /* longer names (Rust generics) are cut, the symbol kept whole */
-		if (vt_demangle(sym, demangled, sizeof(demangled))) {
-			name = vt_profile_intern_str(p, demangled);
-			system_name = vt_profile_intern_str(p, sym);
-		} else {
-			name = vt_profile_intern_str(p, sym);
-		}
-	}
-	return vt_profile_intern_func_sym(p, name == NO_IDX ? 0 : name,
-					  system_name == NO_IDX ? 0 : system_name, mod_name);
-}
-
-/*
- * The locations of pc in module mod_name: with DWARF, one for each function
- * inlined at pc and one for the function whose code it is (named by its
- * symbol when it has one), each with its source line, chained by
- * inlined_into; else one, named by the symbol.  The innermost's index.
- */
-static uint32_t user_locs(struct profiler *pr, uint64_t pc, bool is_return,
-			  const struct vt_unwind_sym *sym, uint64_t off, uint32_t mod_name)
-{
-	struct vt_profile *p = pr->p;
-	struct vt_unwind_inline chain[VT_UNWIND_MAX_INLINE];
-	size_t n = sym ? vt_unwind_source(pr->uw, pc, is_return, chain, VT_UNWIND_MAX_INLINE) : 0;
-	struct vt_prof_loc key = { .pc = pc, .module_off = off };
-	uint32_t loc = NO_IDX;
-
-	key.func = user_func(p, sym && sym->func ? sym->func : n ? chain[n - 1].func : NULL,
-			     mod_name);
-	for (size_t i = n; ; i--) {
-		if (key.func == NO_IDX)
-			return NO_IDX;
-		if (i > 0) {
-			const struct vt_unwind_inline *f = &chain[i - 1];
-			key.file = f->file ? vt_profile_intern_str(p, f->file) : 0;
-			key.line = f->line;
-			if (f->decl_file)
-				vt_profile_func_set_source(p, key.func, vt_profile_intern_str(p, f->decl_file),
-							   f->decl_line);
-			if (key.file == NO_IDX)
-				return NO_IDX;
-		}
-		loc = vt_profile_intern_loc_full(p, &key);
-		if (loc == NO_IDX || i <= 1)
-			return loc;
-		key.inlined_into = loc + 1;
-		key.func = user_func(p, chain[i - 2].func, mod_name);
-	}
-}
-
-/* The location of a user pc; a caller's return address is named at pc - 1.  With
- * inlined functions at pc, the innermost one's (its callers follow by inlined_into). */
-static uint32_t user_loc(struct profiler *pr, uint64_t pc, bool is_return, uint32_t *module)
-{
-	bool found;
-	struct pc_slot *slot = pc_cache_slot(pr, pc << 1, &found);
-	struct vt_profile *p = pr->p;
-	if (!slot) {
-		pr->nomem = true;
-		return NO_IDX;
-	}
-	if (found) {
-		*module = slot->module;
-		return slot->loc;
-	}
-	struct vt_unwind_sym sym;
-	uint32_t mod_name = 0;
-	*module = NO_IDX;
-	uint64_t off = pc;
-	bool named = vt_unwind_symbolize(pr->uw, pc, is_return, &sym) && sym.module;
-	if (named) {
-		*module = vt_profile_intern_module(p, sym.module, sym.path ? sym.path : "");
-		if (*module != NO_IDX) {
-			struct vt_unwind_debug dbg;
-
-			p->modules[*module].symbols = sym.symbols;
-			if (!p->modules[*module].lines && vt_unwind_module_debug(pr->uw, pc, &dbg) &&
-			    vt_profile_module_set_debug(p, *module, dbg.lines, dbg.debug_file, dbg.ignored,
-							dbg.ignored_why) != VT_OK)
-				pr->nomem = true;
-			mod_name = p->modules[*module].name;
-			if (sym.path && sym.path[0] == '/')
-				module_mapping(pr, *module, pc);
-		}
-		off = sym.module_off;
-	}
-	slot->loc = user_locs(pr, pc, is_return, named ? &sym : NULL, off, mod_name);
-	slot->module = *module;
-	if (slot->loc == NO_IDX)
-		pr->nomem = true;
-	return slot->loc;
-}
-
 void vt_profiler_regs_to_dwarf(const uint64_t *perf, struct vt_unwind_start *st)
 {
 	static const int map[VT_PERF_NREGS] = {
@@ -465,27 +241,6 @@ void vt_profiler_regs_to_dwarf(const uint64_t *perf, struct vt_unwind_start *st)
 	for (int i = 0; i < VT_PERF_NREGS; i++) {
 		st->regs[map[i]] = perf[i];
 		st->known |= 1u << map[i];
-	}
-}
-
-/*
- * Append the user frames of pcs[0..n) (leaf first, methods as found) to
- * pr->locs from *depth on, tallying each step's method against its module.
- */
-static void push_user(struct profiler *pr, const struct vt_unwind_frame *frames, size_t n,
-		      uint32_t *depth)
-{
-	for (size_t i = 0; i < n && *depth < VT_PROFILE_MAX_DEPTH; i++) {
-		uint32_t module;
-		uint32_t loc = user_loc(pr, frames[i].pc, !frames[i].activation, &module);
-		if (loc == NO_IDX)
-			return;
-		pr->locs[(*depth)++] = loc;
-		/* the functions loc's was inlined into, innermost first */
-		while (pr->p->locs[loc].inlined_into && *depth < VT_PROFILE_MAX_DEPTH)
-			pr->locs[(*depth)++] = loc = pr->p->locs[loc].inlined_into - 1;
-		if (module != NO_IDX && frames[i].method < VT_UNWIND__COUNT)
-			pr->p->modules[module].frames[frames[i].method]++;
 	}
 }
 
@@ -564,7 +319,7 @@ static void on_sample(void *ctx, const struct vt_perf_sample *s)
 		}
 		if (context == PERF_CONTEXT_KERNEL && !pr->opts->no_kernel &&
 		    depth < VT_PROFILE_MAX_DEPTH) {
-			uint32_t loc = kernel_loc(pr, pc);
+			uint32_t loc = vt_stack_namer_kernel(&pr->names, pc, pr->kernel_module);
 			if (loc != NO_IDX)
 				pr->locs[depth++] = loc;
 		} else if (context == PERF_CONTEXT_USER && nfp < VT_PROFILE_MAX_DEPTH) {
@@ -572,7 +327,7 @@ static void on_sample(void *ctx, const struct vt_perf_sample *s)
 		}
 	}
 	if (depth == 0 && s->in_kernel && !pr->opts->no_kernel) {
-		uint32_t loc = kernel_loc(pr, s->ip);
+		uint32_t loc = vt_stack_namer_kernel(&pr->names, s->ip, pr->kernel_module);
 		if (loc != NO_IDX)
 			pr->locs[depth++] = loc;
 	}
@@ -590,7 +345,7 @@ static void on_sample(void *ctx, const struct vt_perf_sample *s)
 		pr->frames[0] = (struct vt_unwind_frame){ .pc = s->ip, .activation = 1 };
 		n = 1;
 	}
-	push_user(pr, pr->frames, n, &depth);
+	vt_stack_namer_push(&pr->names, pr->frames, n, pr->locs, &depth);
 	if (depth == 0)
 		return;
 	uint32_t thread = tid_thread(pr, ti);
@@ -672,7 +427,7 @@ static void wall_sample_blocked(struct profiler *pr, struct tid_info *ti,
 		snprintf(wait, sizeof(wait), "%s", row->wchan);
 	else if (nr >= 0)
 		vt_syscall_label(nr, wait, sizeof(wait));
-	push_user(pr, pr->frames, n, &depth);
+	vt_stack_namer_push(&pr->names, pr->frames, n, pr->locs, &depth);
 	if (depth == 0) {
 		/* no user stack could be read (it woke meanwhile, or syscall is refused): the
 		 * kernel function it waits in stands for it, as a kernel frame of its own
@@ -1061,12 +816,10 @@ static void profiler_end(struct profiler *pr)
 	for (size_t i = 0; i < pr->tid_cap; i++)
 		free(pr->tids[i].last);
 	free(pr->tids);
-	free(pr->pcs);
+	vt_stack_namer_release(&pr->names);
 	free(pr->grab_sample);
 	free(pr->grab_tids);
 	vt_buf_release(&pr->buf);
-	vt_region_list_release(&pr->maps);
-	vt_buf_release(&pr->maps_buf);
 	if (pr->dirfd >= 0)
 		close(pr->dirfd);
 }
@@ -1136,6 +889,7 @@ static int start(struct profiler *pr, struct vt_err *err)
 		return rc == VT_E_GONE ? VT_E_GONE : rc;
 	if ((rc = vt_unwinder_open(pr->dirfd, pr->pid, &pr->uw, err)))
 		return rc;
+	vt_stack_namer_init(&pr->names, pr->p, pr->uw, pr->dirfd);
 	pr->perf_opts = (struct vt_perf_opts){
 		.hz = pr->hz,
 		.stack_bytes = VT_PROFILER_STACK_BYTES,
@@ -1158,9 +912,8 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		    struct vt_profile **out, struct vt_err *err)
 {
 	struct profiler pr = { .pfs = pfs, .pid = pid, .dirfd = -1, .opts = opts, .ticks = 1,
-			       .sample_count = 1, .maps_stale = true,
-			       .buf = VT_BUF_INIT(1u << 16),   /* stat, status, comm, syscall */
-			       .maps_buf = VT_BUF_INIT(VT_PROC_FILE_MAX) };
+			       .sample_count = 1,
+			       .buf = VT_BUF_INIT(1u << 16) };   /* stat, status, comm, syscall */
 	*out = NULL;
 	pr.hz = opts->hz ? opts->hz : VT_PROFILER_HZ_DEFAULT;
 	if (pr.hz > VT_PROFILER_HZ_MAX)
@@ -1200,7 +953,7 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 	uint64_t end = t0 + (uint64_t)(opts->duration_s * 1e9);
 	bool exited = false;
 
-	while (!exited && !pr.nomem && !(opts->stop && *opts->stop)) {
+	while (!exited && !pr.nomem && !pr.names.nomem && !(opts->stop && *opts->stop)) {
 		uint64_t now = vt_mono_ns();
 		if (now >= end)
 			break;
@@ -1239,7 +992,7 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 			exited = true;
 			break;
 		}
-		refresh_modules(&pr);
+		vt_stack_namer_refresh(&pr.names);
 		if (opts->progress)
 			opts->progress(opts->progress_ctx, (double)(now - t0) / 1e9, opts->duration_s,
 				       pr.p->meta.samples);
@@ -1294,7 +1047,7 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		measure_overhead(&pr);
 	double self1 = cpu_self_s();   /* the calibration child's CPU included */
 	m->self_cpu_s = self0 >= 0 && self1 >= 0 ? self1 - self0 : -1;
-	if (pr.nomem) {
+	if (pr.nomem || pr.names.nomem) {
 		vt_profile_free(&pr.p);
 		profiler_end(&pr);
 		return vt_err_set(err, VT_E_NOMEM, 0, "out of memory for the profile of %d", (int)pid);

@@ -1,0 +1,204 @@
+/*
+ * cmd_allocs.c — `vitals allocs PID [--for 10s] [--budget 5%] [--json]`.
+ *
+ * Probes the allocator's entry points with uprobes in short windows
+ * (sample/allocs.h) and prints which code allocates, how much, and what
+ * became of the blocks.
+ */
+#include "cli/cli.h"
+#include "cli/name_cli.h"
+#include "render/allocs.h"
+#include "sample/allocs.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ALLOCS_MAX_S 3600.0
+
+enum { OPT_FOR = 1, OPT_BUDGET, OPT_WINDOW, OPT_TOP, OPT_JSON, OPT_NAME };
+
+static const struct vt_option allocs_options[] = {
+	{ "for", 0, "DURATION", "profile for DURATION (default 10s; at least 0.1s,\n"
+				"at most 1h)", OPT_FOR },
+	{ "budget", 0, "PCT", "slow the target by at most PCT percent over the run\n"
+			      "(default 5; 0.1 to 100): the windows are spaced to\n"
+			      "keep the measured cost under it", OPT_BUDGET },
+	{ "window", 0, "DURATION", "each armed window (default 100ms; 10ms to 10s):\n"
+				   "blocks freed within it are seen freed", OPT_WINDOW },
+	{ "top", 0, "N", "show the N sites that allocate the most (default 20;\n"
+			 "0 all)", OPT_TOP },
+	{ "name", 0, "NAME", "the process called NAME instead of a PID", OPT_NAME },
+	{ "json", 0, NULL, "machine-readable output (vitals.allocs, docs/json.md)", OPT_JSON },
+	{ 0 }
+};
+
+static const struct vt_exit_note allocs_exits[] = {
+	{ 1, "partial: the process exited during the run; the profile so far is shown" },
+	{ 3, NULL }, { 4, "it exited before the probes were armed" },
+	{ 5, "the probes need CAP_PERFMON or CAP_SYS_ADMIN" }, { 6, "kernel thread" }, { 7, "zombie" },
+	{ 8, "no uprobe PMU, or an allocator that cannot be probed (stripped and linked in, a "
+	     "sanitizer's)" },
+	{ 64, "usage error" },
+	{ -1, NULL },
+};
+
+static const char *const allocs_examples[] = {
+	"vitals allocs PID",
+	"vitals allocs --for 30s --budget 2 PID",
+	"vitals allocs --json PID",
+	NULL,
+};
+
+#define ALLOCS_DESCRIPTION \
+"Which code of a running process allocates, how much, and what becomes of\n" \
+"the blocks: no restart, no preload, no debug symbols.  vitals puts probes\n" \
+"(uprobes, through perf_event_open) on the allocator's entry points in the\n" \
+"process's own library (malloc, calloc, realloc, memalign, posix_memalign,\n" \
+"free; jemalloc's mallocx family too), entry and return, so each block's\n" \
+"address links the call that made it to the free that ends it.\n" \
+"\n" \
+"  SITE      the first function above the allocator that is not one of its\n" \
+"            wrappers (operator new, strdup, Rust's alloc, redis' zmalloc),\n" \
+"            from the return address at the call, else the unwound stack\n" \
+"  CALLS/S   allocations per second while armed, and their share\n" \
+"  BYTES/S   bytes asked per second while armed, and their share\n" \
+"  FREED     of the blocks it made, the share freed before the window\n" \
+"            closed; <=1MS within a millisecond: churn\n" \
+"  LIVE      the share still live when the window closed: kept past it\n" \
+"  THREADS   which threads called it\n" \
+"\n" \
+"Every call of a probed function traps into the kernel, armed or not, so\n" \
+"the probes are in only for short windows (opened, then closed: a closed\n" \
+"probe leaves the target's code) and the windows are spaced to keep the\n" \
+"slowdown under the budget.  The cost is measured, not assumed: the share of\n" \
+"the target's CPU spent in the kernel while armed against while not, and\n" \
+"said with the result.\n"
+
+#define ALLOCS_AFTER \
+"The probes need CAP_PERFMON or CAP_SYS_ADMIN (root), whatever\n" \
+"kernel.perf_event_paranoid says, and the uprobe PMU (Linux 4.17).  If vitals\n" \
+"is killed, the kernel takes the probes out when its descriptors close.  A\n" \
+"stopped vitals (Ctrl-Z, SIGSTOP) leaves them in until it continues or dies:\n" \
+"the target is never blocked (the kernel drops what a full ring cannot take)\n" \
+"but keeps paying for the traps.  Closing a probe takes the kernel about 50 ms\n" \
+"per thread and entry point, during which the probe still traps: the cost\n" \
+"said includes it.  An allocator linked into a stripped executable cannot\n" \
+"be probed by name, and a sanitizer's malloc is not probed: vitals says so.\n"
+
+struct allocs_cli {
+	double for_s, budget, window_s;
+	size_t top;
+	bool json;
+	const char *name;
+};
+
+static int allocs_option(void *ctx, int id, const char *arg)
+{
+	struct allocs_cli *o = ctx;
+	char *end;
+	long top;
+	int rc;
+
+	switch (id) {
+	case OPT_FOR:
+		return vt_cli_duration(&vt_cmd_allocs, "for", arg, 0.1, ALLOCS_MAX_S, &o->for_s);
+	case OPT_WINDOW:
+		return vt_cli_duration(&vt_cmd_allocs, "window", arg, 0.01, 10, &o->window_s);
+	case OPT_BUDGET:
+		o->budget = strtod(arg, &end);
+		if (end == arg || (*end && strcmp(end, "%")) || !(o->budget >= 0.1 && o->budget <= 100))
+			return vt_cli_usage_error("allocs", "--budget '%s': a percentage from 0.1 to 100",
+						  arg);
+		o->budget /= 100;
+		return 0;
+	case OPT_TOP:
+		if ((rc = vt_cli_count(&vt_cmd_allocs, "top", arg, 0, 100000, &top)))
+			return rc;
+		o->top = (size_t)top;
+		return 0;
+	case OPT_JSON: o->json = true; return 0;
+	case OPT_NAME:
+		if (o->name)
+			return vt_cli_usage_error("allocs", "one --name (allocs reads one process)");
+		o->name = arg;
+		return 0;
+	}
+	return 0;
+}
+
+static void progress(void *ctx, double elapsed_s, double total_s, uint64_t calls)
+{
+	double left = total_s - elapsed_s;
+
+	(void)ctx;
+	fprintf(stderr, "\rvitals allocs: %.0f s of %.0f s, %llu allocations, %.0f s left \033[K",
+		elapsed_s, total_s, (unsigned long long)calls, left > 0 ? ceil(left) : 0);
+}
+
+static int allocs_run(const struct vt_command *cmd, int argc, char **argv)
+{
+	struct allocs_cli o = { .for_s = 10, .budget = 0.05, .window_s = 0.1, .top = 20 };
+	struct vt_allocs *a = NULL;
+	struct vt_allocs_opts ao;
+	struct vt_procfs pfs;
+	struct vt_args args;
+	struct vt_err err;
+	volatile sig_atomic_t *stop = NULL;
+	int pid = 0, rc, exit_status = 0;
+
+	if ((rc = vt_cli_parse(cmd, argc, argv, allocs_option, &o, &args)))
+		return rc == VT_CLI_HELP ? VT_EXIT_OK : rc;
+	if (o.name && args.noperands)
+		return vt_cli_usage_error("allocs", "give a PID or --name, not both");
+	if (!o.name && args.noperands != 1)
+		return args.noperands ? vt_cli_usage_error("allocs", "unexpected argument '%s' (one PID)",
+							   args.operands[1])
+				      : vt_cli_usage_error("allocs", "which process? give a PID or --name NAME");
+	if (!o.name && !vt_cli_parse_pid(args.operands[0], &pid))
+		return vt_cli_usage_error("allocs", "'%s' is not a process id", args.operands[0]);
+	vt_err_clear(&err);
+	if (vt_cli_open_procfs(&pfs, &err))
+		return vt_cli_error(&err);
+	if (o.name && (exit_status = vt_cli_name_pid(&pfs, "allocs", o.name, "vitals allocs", true, &pid)))
+		goto out;
+	vt_cli_catch_stop(&stop);
+	ao = (struct vt_allocs_opts){
+		.duration_s = o.for_s, .budget = o.budget, .window_s = o.window_s, .stop = stop,
+		.progress = isatty(STDERR_FILENO) && !o.json ? progress : NULL,
+	};
+	rc = vt_allocs_run(&pfs, pid, &ao, &a, &err);
+	if (ao.progress)
+		fprintf(stderr, "\r\033[K");
+	if (rc) {
+		exit_status = vt_cli_error(&err);
+		goto out;
+	}
+	if (a->meta.exited) {
+		fprintf(stderr, "vitals: note: process %d exited during the run; the profile so far is "
+			"shown\n", pid);
+		exit_status = VT_EXIT_PARTIAL;
+	}
+	rc = o.json ? vt_render_allocs_json(stdout, a, false) : vt_render_allocs_text(stdout, a, o.top);
+	if ((rc = vt_cli_stdout_done("allocs", rc)))
+		exit_status = rc;
+out:
+	vt_allocs_free(&a);
+	vt_procfs_close(&pfs);
+	return exit_status;
+}
+
+const struct vt_command vt_cmd_allocs = {
+	.name = "allocs",
+	.summary = "which code allocates: sites, bytes per second, and whether the blocks churn or stay",
+	.synopsis = "[options] PID\n"
+		    "[options] --name NAME",
+	.description = ALLOCS_DESCRIPTION,
+	.options = allocs_options,
+	.after = ALLOCS_AFTER,
+	.exits = allocs_exits,
+	.examples = allocs_examples,
+	.run = allocs_run,
+};

@@ -1,0 +1,210 @@
+/*
+ * allocs_text.c — an allocation profile as text: what was probed and what
+ * it cost, the verdict, the sites table, and each top site's stack.
+ */
+#include "render/allocs.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "base/units.h"
+#include "render/table.h"
+
+/* Below this many followed blocks, the top site's fate is not judged. */
+#define VERDICT_MIN_LINKED 50
+
+static double per_s(uint64_t n, double s)
+{
+	return s > 0 ? (double)n / s : NAN;
+}
+
+static const char *site_name(const struct vt_allocs *a, const struct vt_alloc_site *s, char *buf,
+			     size_t cap)
+{
+	vt_profile_loc_label(a->p, s->loc, buf, cap);
+	return buf;
+}
+
+/* Blocks freed within 1 ms (the first three age bins). */
+static uint64_t freed_fast(const struct vt_alloc_site *s)
+{
+	return s->age_bins[0] + s->age_bins[1] + s->age_bins[2];
+}
+
+static const struct vt_alloc_site *top_by_bytes(const struct vt_allocs *a)
+{
+	const struct vt_alloc_site *top = NULL;
+
+	for (size_t i = 0; i < a->nsites; i++)
+		if (!top || a->sites[i].bytes > top->bytes)
+			top = &a->sites[i];
+	return top;
+}
+
+const char *vt_render_allocs_verdict(const struct vt_allocs *a, char *buf, size_t cap)
+{
+	const struct vt_alloc_site *s = top_by_bytes(a);
+	char name[256], rate[32], pct[16], fast[16];
+	double armed = a->meta.armed_s;
+
+	if (!s || s->linked < VERDICT_MIN_LINKED) {
+		snprintf(buf, cap, "cannot tell yet: %" PRIu64 " allocations followed to their fate "
+			 "(%u needed at the top site); profile for longer", s ? s->linked : 0,
+			 VERDICT_MIN_LINKED);
+		return "cannot tell yet";
+	}
+	site_name(a, s, name, sizeof(name));
+	vt_fmt_size(per_s(s->bytes, armed), rate, sizeof(rate));
+	vt_fmt_pct(s->freed, s->linked, pct, sizeof(pct));
+	vt_fmt_pct(freed_fast(s), s->linked, fast, sizeof(fast));
+	if (s->freed * 10 >= s->linked * 9) {
+		snprintf(buf, cap, "%s allocates %s/s in %.0f calls/s, %s freed within the window (%s "
+			 "within 1 ms): churn, not retention; reusing its buffers is the lever",
+			 name, rate, per_s(s->calls, armed), pct, fast);
+		return "churn";
+	}
+	if (s->live * 2 >= s->linked) {
+		snprintf(buf, cap, "%s allocates %s/s in %.0f calls/s and %s of its blocks outlive "
+			 "the %.0f ms window: retention (a cache, a queue or a leak; a soak tells "
+			 "which)", name, rate, per_s(s->calls, armed),
+			 vt_fmt_pct(s->live, s->linked, pct, sizeof(pct)), a->meta.window_s * 1e3);
+		return "retention";
+	}
+	snprintf(buf, cap, "%s allocates %s/s in %.0f calls/s; %s freed within the window, the "
+		 "rest outlives it: mixed", name, rate, per_s(s->calls, armed), pct);
+	return "mixed";
+}
+
+static void print_cost(FILE *out, const struct vt_allocs_meta *m)
+{
+	char armed[32], dur[32];
+
+	fprintf(out, "  probes armed %s of %s in %u windows of %.0f ms (%.1f%% of the time; budget "
+		"%.0f%% slowdown)\n", vt_fmt_span(m->armed_s, armed, sizeof(armed)),
+		vt_fmt_span(m->duration_s, dur, sizeof(dur)), m->windows, m->window_s * 1e3,
+		m->duration_s > 0 ? 100.0 * m->armed_s / m->duration_s : 0.0, m->budget * 100);
+	if (isnan(m->slowdown))
+		fprintf(out, "  cost: not measured (the target used no CPU time vitals could see)\n");
+	else
+		fprintf(out, "  cost, measured: while armed the target spent %.0f%% of its CPU in "
+			"the kernel (probe traps), against %.0f%% otherwise: about %.1f%% slowdown "
+			"over the run\n", 100 * m->armed_kernel_share,
+			isnan(m->idle_kernel_share) ? 0.0 : 100 * m->idle_kernel_share,
+			100 * m->slowdown);
+	fprintf(out, "  arming took %.1f ms a window; vitals used %.2f s of CPU\n",
+		m->windows ? m->open_ms / m->windows : 0.0, m->self_cpu_s);
+	if (m->lost || m->unpaired || m->threads_missed)
+		fprintf(out, "  missed: %" PRIu64 " probe hits dropped by the kernel (ring full), "
+			"%" PRIu64 " calls without their return, %" PRIu64 " threads not probed: "
+			"fates are approximate\n", m->lost, m->unpaired, m->threads_missed);
+}
+
+static void print_table(FILE *out, const struct vt_allocs *a, size_t max_sites)
+{
+	struct vt_table t;
+	double armed = a->meta.armed_s;
+	size_t n = max_sites && max_sites < a->nsites ? max_sites : a->nsites;
+
+	vt_table_init(&t, 9);
+	for (int c = 1; c < 9; c++)
+		vt_table_align(&t, c, VT_RIGHT);
+	vt_table_align(&t, 8, VT_LEFT);
+	vt_table_cell(&t, "SITE");
+	vt_table_cell(&t, "CALLS/S");
+	vt_table_cell(&t, "SHARE");
+	vt_table_cell(&t, "BYTES/S");
+	vt_table_cell(&t, "SHARE");
+	vt_table_cell(&t, "FREED");
+	vt_table_cell(&t, "<=1MS");
+	vt_table_cell(&t, "LIVE");
+	vt_table_cell(&t, "THREADS");
+	for (size_t i = 0; i < n; i++) {
+		const struct vt_alloc_site *s = &a->sites[i];
+		char name[256], clip[64], b[32], p1[16], p2[16], p3[16], p4[16], p5[16], th[128];
+		size_t len = 0;
+
+		site_name(a, s, name, sizeof(name));
+		vt_table_cell(&t, "%s", vt_text_clip_middle(name, 48, clip, sizeof(clip)));
+		vt_table_cell(&t, "%.0f", per_s(s->calls, armed));
+		vt_table_cell(&t, "%s", vt_fmt_pct(s->calls, a->meta.calls, p1, sizeof(p1)));
+		vt_table_cell(&t, "%s", vt_fmt_size(per_s(s->bytes, armed), b, sizeof(b)));
+		vt_table_cell(&t, "%s", vt_fmt_pct(s->bytes, a->meta.bytes, p2, sizeof(p2)));
+		vt_table_cell(&t, "%s", s->linked ? vt_fmt_pct(s->freed, s->linked, p3, sizeof(p3)) : "-");
+		vt_table_cell(&t, "%s", s->linked ? vt_fmt_pct(freed_fast(s), s->linked, p4, sizeof(p4)) : "-");
+		vt_table_cell(&t, "%s", s->linked ? vt_fmt_pct(s->live, s->linked, p5, sizeof(p5)) : "-");
+		th[0] = '\0';
+		for (unsigned k = 0; k < VT_ALLOCS_SITE_THREADS && s->threads[k].tid; k++)
+			len += (size_t)snprintf(th + len, len < sizeof(th) ? sizeof(th) - len : 0, "%s%s %s",
+						k ? ", " : "",
+						vt_profile_str(a->p, a->p->threads[s->threads[k].thread].name),
+						vt_fmt_pct(s->threads[k].calls, s->calls, p1, sizeof(p1)));
+		if (s->other_thread_calls && len < sizeof(th))
+			snprintf(th + len, sizeof(th) - len, ", others %s",
+				 vt_fmt_pct(s->other_thread_calls, s->calls, p1, sizeof(p1)));
+		vt_table_cell(&t, "%s", th);
+	}
+	vt_table_print(&t, out, 2, true);
+	vt_table_release(&t);
+	if (a->nsites > n)
+		fprintf(out, "  (%zu more sites; --top 0 shows all)\n", a->nsites - n);
+}
+
+static void print_site(FILE *out, const struct vt_allocs *a, const struct vt_alloc_site *s)
+{
+	char name[256], loc[256], b[32];
+
+	fprintf(out, "\n  %s: %" PRIu64 " calls, %s", site_name(a, s, name, sizeof(name)), s->calls,
+		vt_fmt_size((double)s->bytes, b, sizeof(b)));
+	fprintf(out, "; sizes");
+	for (unsigned k = 0; k < VT_ALLOCS_SIZE_BINS; k++) {
+		char lim[32], pct[16];
+
+		if (!s->size_bins[k])
+			continue;
+		if (vt_allocs_size_bin_max(k) == UINT64_MAX)
+			snprintf(lim, sizeof(lim), ">1 MiB");
+		else
+			vt_fmt_size((double)vt_allocs_size_bin_max(k), lim, sizeof(lim));
+		fprintf(out, " <=%s %s", lim, vt_fmt_pct(s->size_bins[k], s->calls, pct, sizeof(pct)));
+	}
+	fprintf(out, "\n");
+	if (s->freed_elsewhere)
+		fprintf(out, "    %" PRIu64 " of its blocks were freed by another thread\n", s->freed_elsewhere);
+	for (uint32_t i = 0; i < s->example_depth; i++) {
+		vt_profile_loc_label(a->p, s->example[i], loc, sizeof(loc));
+		fprintf(out, "    %s %s\n", i ? "<-" : "  ", loc);
+	}
+}
+
+int vt_render_allocs_text(FILE *out, const struct vt_allocs *a, size_t max_sites)
+{
+	const struct vt_allocs_meta *m = &a->meta;
+	char verdict[768], b[32];
+	const char *kind = vt_render_allocs_verdict(a, verdict, sizeof(verdict));
+	size_t top = max_sites && max_sites < a->nsites ? max_sites : a->nsites;
+
+	fprintf(out, "allocations of process %d (%s), %s: probes on %s in %s\n", (int)m->pid, m->comm,
+		m->allocator, m->probed, m->file);
+	if (m->skipped[0])
+		fprintf(out, "  not probed: %s\n", m->skipped);
+	print_cost(out, m);
+	fprintf(out, "  %" PRIu64 " allocations, %s, %" PRIu64 " frees seen; rates are per second "
+		"armed (the target's allocating code ran slower then)\n", m->calls,
+		vt_fmt_size((double)m->bytes, b, sizeof(b)), m->frees);
+	if (m->exited)
+		fprintf(out, "  the process exited during the run: the profile so far\n");
+	if (m->interrupted)
+		fprintf(out, "  stopped early: the profile so far\n");
+	fprintf(out, "\n%s: %s\n\n", kind, verdict);
+	if (!a->nsites) {
+		fprintf(out, "  no allocation was seen while armed\n");
+		return ferror(out) ? -1 : 0;
+	}
+	print_table(out, a, max_sites);
+	for (size_t i = 0; i < top && i < 5; i++)
+		print_site(out, a, &a->sites[i]);
+	fprintf(out, "\n  FREED: blocks freed before their window closed; <=1MS: within 1 ms; LIVE: still "
+		"live when it closed (%.0f ms windows)\n", m->window_s * 1e3);
+	return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,940 @@
+/*
+ * allocs.c — allocation sites and the fate of their blocks, from uprobes on
+ * the allocator, armed in windows.
+ *
+ * During a window every probe hit is a perf sample.  An entry of an
+ * allocating function is named at once (its stack copy lives only in the
+ * ring): the caller from the return address at the stack pointer (the
+ * function has not moved it yet), and only when that caller is one of the
+ * allocator's wrappers, or the site has no example stack yet, a whole
+ * unwind.  Each hit becomes a small event; when the window closes the
+ * events are put in time order (threads write to different rings) and
+ * replayed: an entry waits on its thread for its return, whose pointer is
+ * the block; a free takes the block out of the live table.  A call made
+ * inside another (realloc calling malloc, free inside realloc) belongs to
+ * the outer one.  What is left in the live table when the window closes
+ * was kept past it.
+ *
+ * Between windows the probes are closed, so the target runs untouched; the
+ * gap is set after each window from the cost measured so far: the share of
+ * the target's CPU time spent in the kernel while armed (the traps) minus
+ * that share while not, times the share of time armed, kept under the
+ * budget.
+ */
+#include "sample/allocs.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/clock.h"
+#include "elf/unwind.h"
+#include "perf/perf_events.h"
+#include "perf/uprobe.h"
+#include "proc/stat.h"
+#include "proc/status.h"
+#include "sample/profiler.h"
+#include "sample/stack_namer.h"
+#include "sample/target.h"
+
+#define NO_IDX UINT32_MAX
+#define DEFAULT_BUDGET 0.05
+#define DEFAULT_WINDOW_S 0.1
+#define DEFAULT_STACK_BYTES 1024u
+#define RING_PAGES 512u          /* per CPU: a 100 ms pause of vitals fits */
+#define POLL_MS 5
+#define PENDING_MAX 4
+
+enum ev_kind { EV_ENTRY, EV_RET, EV_FREE };
+
+/* One probe hit, kept until the window is replayed in time order. */
+struct ev {
+	uint64_t t;
+	uint64_t seq;               /* arrival order: ties of t keep it */
+	pid_t tid;
+	uint8_t kind;               /* enum ev_kind */
+	uint8_t fn;                 /* enum vt_alloc_fn */
+	uint32_t site;              /* entry: index in sites, NO_IDX unknown */
+	uint64_t a, b;              /* entry: size, old pointer (realloc); ret, free: pointer */
+};
+
+/* A block made in this window, by address (open addressing, tombstones). */
+struct live {
+	uint64_t addr;              /* 0 empty, 1 removed */
+	uint64_t size, t;
+	uint32_t site;
+	pid_t tid;
+};
+
+/* A call in progress on a thread, waiting for its return. */
+struct pending {
+	uint8_t fn;
+	bool nested;
+	uint32_t site;
+	uint64_t size, old, t;
+};
+
+/* A call inside another comes this soon after the outer one's entry. */
+#define NESTED_NS 1000000ull
+
+struct thread_state {
+	pid_t tid;                  /* 0 empty */
+	unsigned n;
+	struct pending stack[PENDING_MAX];
+};
+
+struct run {
+	const struct vt_procfs *pfs;
+	pid_t pid;
+	int dirfd;
+	const struct vt_allocs_opts *opts;
+	struct vt_allocs *A;
+	struct vt_unwinder *uw;
+	struct vt_stack_namer names;
+	struct vt_alloc_probe_plan plan;
+	struct vt_uprobe_pmu pmu;
+	struct vt_perf_event events[VT_PERF_EVENTS_MAX];
+	uint8_t event_fn[VT_PERF_EVENTS_MAX];
+	bool event_ret[VT_PERF_EVENTS_MAX];
+	unsigned nevents;
+	struct vt_buf buf;
+	long threads, ncpus;        /* at the start: how the events are opened */
+
+	struct ev *evs;
+	size_t nev, cap_ev;
+	uint64_t seq;
+	uint32_t *site_of_func;     /* func index -> site + 1, 0 none (grown with funcs) */
+	size_t cap_site_of_func;
+	struct live *live;
+	size_t live_cap, live_used;   /* used counts tombstones too */
+	struct thread_state *ts;
+	size_t ts_cap, ts_n;
+
+	uint32_t locs[VT_PROFILE_MAX_DEPTH];
+	struct vt_unwind_frame frames[VT_PROFILE_MAX_DEPTH];
+	bool nomem;
+};
+
+/* ---- names ---- */
+
+bool vt_allocs_is_wrapper(const char *name)
+{
+	static const char *const wrappers[] = {
+		"operator new*", "operator delete*", "__rust_alloc*", "__rust_realloc*",
+		"__rdl_*", "__rg_*", "alloc::alloc::*", "alloc::raw_vec::*", "<alloc::alloc::Global*",
+		"std::alloc::*", "*strdup", "*strndup", "g_malloc*", "g_realloc*", "g_try_malloc*",
+		"xmalloc", "xcalloc", "xrealloc", "std::__new_allocator*", "__gnu_cxx::new_allocator*",
+		"std::allocator*", "zmalloc*", "ztrymalloc*", "zcalloc*", "zrealloc*",
+		"PyMem_*", "_PyMem_*", "PyObject_Malloc", "_PyObject_Malloc", "PyObject_Calloc",
+		"_PyObject_Calloc", "PyObject_Realloc", "_PyObject_Realloc", "__libc_*",
+	};
+
+	if (!name || !name[0])
+		return false;
+	for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++)
+		if (fnmatch(wrappers[i], name, 0) == 0)
+			return true;
+	return false;
+}
+
+uint64_t vt_allocs_size_bin_max(unsigned bin)
+{
+	static const uint64_t max[VT_ALLOCS_SIZE_BINS] = {
+		16, 64, 256, 1024, 4096, 65536, 1048576, UINT64_MAX,
+	};
+	return bin < VT_ALLOCS_SIZE_BINS ? max[bin] : UINT64_MAX;
+}
+
+uint64_t vt_allocs_age_bin_max_ns(unsigned bin)
+{
+	static const uint64_t max[VT_ALLOCS_AGE_BINS] = {
+		10000, 100000, 1000000, 10000000, 100000000, UINT64_MAX,
+	};
+	return bin < VT_ALLOCS_AGE_BINS ? max[bin] : UINT64_MAX;
+}
+
+static unsigned size_bin(uint64_t size)
+{
+	unsigned b = 0;
+
+	while (b + 1 < VT_ALLOCS_SIZE_BINS && size > vt_allocs_size_bin_max(b))
+		b++;
+	return b;
+}
+
+static unsigned age_bin(uint64_t ns)
+{
+	unsigned b = 0;
+
+	while (b + 1 < VT_ALLOCS_AGE_BINS && ns > vt_allocs_age_bin_max_ns(b))
+		b++;
+	return b;
+}
+
+static const char *func_name(const struct vt_profile *p, uint32_t loc)
+{
+	return vt_profile_str(p, p->funcs[p->locs[loc].func].name);
+}
+
+/* ---- sites ---- */
+
+static uint32_t site_for_loc(struct run *r, uint32_t loc)
+{
+	struct vt_allocs *A = r->A;
+	uint32_t func = A->p->locs[loc].func;
+
+	if (func >= r->cap_site_of_func) {
+		size_t cap = r->cap_site_of_func ? r->cap_site_of_func : 256;
+		uint32_t *n;
+
+		while (cap <= func)
+			cap *= 2;
+		n = realloc(r->site_of_func, cap * sizeof(*n));
+		if (!n) {
+			r->nomem = true;
+			return NO_IDX;
+		}
+		memset(n + r->cap_site_of_func, 0, (cap - r->cap_site_of_func) * sizeof(*n));
+		r->site_of_func = n;
+		r->cap_site_of_func = cap;
+	}
+	if (r->site_of_func[func])
+		return r->site_of_func[func] - 1;
+	if (A->nsites == A->cap_sites) {
+		size_t cap = A->cap_sites ? A->cap_sites * 2 : 64;
+		struct vt_alloc_site *n = realloc(A->sites, cap * sizeof(*n));
+
+		if (!n) {
+			r->nomem = true;
+			return NO_IDX;
+		}
+		A->sites = n;
+		A->cap_sites = cap;
+	}
+	memset(&A->sites[A->nsites], 0, sizeof(A->sites[0]));
+	A->sites[A->nsites].func = func;
+	A->sites[A->nsites].loc = loc;
+	r->site_of_func[func] = (uint32_t)++A->nsites;
+	return (uint32_t)(A->nsites - 1);
+}
+
+/* The first location of locs[0..n) that is not a wrapper's, or NO_IDX. */
+static uint32_t first_own(struct run *r, const uint32_t *locs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (!vt_allocs_is_wrapper(func_name(r->A->p, locs[i])))
+			return locs[i];
+	return NO_IDX;
+}
+
+/* The caller's locations at pc (a return address), inlined ones first, into r->locs. */
+static uint32_t caller_locs(struct run *r, uint64_t pc)
+{
+	uint32_t module, n = 0;
+	uint32_t loc = vt_stack_namer_user(&r->names, pc, true, &module);
+
+	if (loc == NO_IDX)
+		return 0;
+	r->locs[n++] = loc;
+	while (r->A->p->locs[loc].inlined_into && n < VT_PROFILE_MAX_DEPTH)
+		r->locs[n++] = loc = r->A->p->locs[loc].inlined_into - 1;
+	return n;
+}
+
+/* The whole stack of an entry above the allocator's own frame, into r->locs. */
+static uint32_t unwind_locs(struct run *r, const struct vt_perf_sample *s)
+{
+	struct vt_unwind_start st = { .stack = s->stack, .stack_len = s->stack_len,
+				      .stack_addr = s->regs[VT_PERF_REG_SP], .read_target = true };
+	enum vt_unwind_end why;
+	uint32_t depth = 0;
+	size_t n;
+
+	vt_profiler_regs_to_dwarf(s->regs, &st);
+	n = vt_unwind(r->uw, s->tid, &st, r->frames, VT_PROFILE_MAX_DEPTH, &why);
+	r->A->meta.unwound++;
+	if (n <= 1) {
+		r->A->meta.unwind_failed++;
+		return 0;
+	}
+	vt_stack_namer_push(&r->names, r->frames + 1, n - 1, r->locs, &depth);
+	return depth;
+}
+
+/* The site of an allocating call: from its caller when that is the program's own
+ * code, else from the whole stack.  Keeps the site's first stack as its example. */
+static uint32_t site_of(struct run *r, const struct vt_perf_sample *s)
+{
+	uint64_t ret;
+	uint32_t n = 0, own = NO_IDX, site;
+	bool unwound = false;
+
+	if (!s->regs_ok)
+		return NO_IDX;
+	if (s->stack && s->stack_len >= 8) {
+		memcpy(&ret, s->stack, 8);   /* at the entry, the return address is at sp */
+		n = caller_locs(r, ret);
+		own = first_own(r, r->locs, n);
+	}
+	if (own == NO_IDX) {
+		n = unwind_locs(r, s);
+		unwound = true;
+		own = first_own(r, r->locs, n);
+		if (own == NO_IDX && n)
+			own = r->locs[n - 1];   /* all wrappers: the outermost seen */
+	}
+	if (own == NO_IDX)
+		return NO_IDX;
+	site = site_for_loc(r, own);
+	if (site == NO_IDX)
+		return NO_IDX;
+	if (!r->A->sites[site].example_depth) {
+		if (!unwound)
+			n = unwind_locs(r, s);
+		uint32_t i = 0, k = 0;
+
+		while (i < n && r->locs[i] != own)
+			i++;
+		if (i == n)   /* the unwind did not reach it: the site alone */
+			r->A->sites[site].example[k++] = own;
+		for (; i < n && k < VT_ALLOCS_EXAMPLE_DEPTH; i++)
+			r->A->sites[site].example[k++] = r->locs[i];
+		r->A->sites[site].example_depth = k;
+	}
+	return site;
+}
+
+/* ---- the probe hits ---- */
+
+static void push_ev(struct run *r, const struct ev *e)
+{
+	if (r->nev == r->cap_ev) {
+		size_t cap = r->cap_ev ? r->cap_ev * 2 : 4096;
+		struct ev *n = realloc(r->evs, cap * sizeof(*n));
+
+		if (!n) {
+			r->nomem = true;
+			return;
+		}
+		r->evs = n;
+		r->cap_ev = cap;
+	}
+	r->evs[r->nev] = *e;
+	r->evs[r->nev++].seq = r->seq++;
+}
+
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+	uint64_t m;
+
+	return __builtin_mul_overflow(a, b, &m) ? UINT64_MAX : m;
+}
+
+static void on_sample(void *ctx, const struct vt_perf_sample *s)
+{
+	struct run *r = ctx;
+	struct ev e = { .t = s->time_ns, .tid = s->tid, .site = NO_IDX };
+	const uint64_t *g = s->regs;
+
+	if (s->event >= r->nevents || !s->regs_ok || r->nomem)
+		return;
+	e.fn = r->event_fn[s->event];
+	if (r->event_ret[s->event]) {
+		e.kind = EV_RET;
+		e.a = g[VT_PERF_REG_AX];
+	} else if (e.fn == VT_AFN_FREE) {
+		e.kind = EV_FREE;
+		e.a = g[VT_PERF_REG_DI];
+		if (!e.a)
+			return;
+	} else {
+		e.kind = EV_ENTRY;
+		switch ((enum vt_alloc_fn)e.fn) {
+		case VT_AFN_MALLOC: e.a = g[VT_PERF_REG_DI]; break;
+		case VT_AFN_CALLOC: e.a = mul_sat(g[VT_PERF_REG_DI], g[VT_PERF_REG_SI]); break;
+		case VT_AFN_REALLOC: e.a = g[VT_PERF_REG_SI]; e.b = g[VT_PERF_REG_DI]; break;
+		case VT_AFN_MEMALIGN: e.a = g[VT_PERF_REG_SI]; break;
+		case VT_AFN_POSIX_MEMALIGN: e.a = g[VT_PERF_REG_DX]; break;
+		default: return;
+		}
+		e.site = site_of(r, s);
+	}
+	push_ev(r, &e);
+}
+
+/* ---- replay ---- */
+
+static int ev_cmp(const void *a, const void *b)
+{
+	const struct ev *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static size_t hash64(uint64_t v, size_t cap)
+{
+	return (size_t)((v * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+}
+
+static bool live_grow(struct run *r)
+{
+	size_t cap = r->live_cap ? r->live_cap * 2 : 4096;
+	struct live *n;
+
+	while ((r->live_used + 1) * 2 > cap)
+		cap *= 2;
+	n = calloc(cap, sizeof(*n));
+	if (!n)
+		return false;
+	r->live_used = 0;
+	for (size_t i = 0; i < r->live_cap; i++) {
+		size_t s;
+
+		if (r->live[i].addr <= 1)
+			continue;
+		s = hash64(r->live[i].addr, cap);
+		while (n[s].addr)
+			s = (s + 1) & (cap - 1);
+		n[s] = r->live[i];
+		r->live_used++;
+	}
+	free(r->live);
+	r->live = n;
+	r->live_cap = cap;
+	return true;
+}
+
+static void live_put(struct run *r, const struct live *b)
+{
+	size_t s;
+
+	if ((r->live_used + 1) * 2 > r->live_cap && !live_grow(r)) {
+		r->nomem = true;
+		return;
+	}
+	s = hash64(b->addr, r->live_cap);
+	while (r->live[s].addr > 1 && r->live[s].addr != b->addr)
+		s = (s + 1) & (r->live_cap - 1);
+	if (r->live[s].addr != b->addr)
+		r->live_used++;   /* an empty slot or a tombstone (counted already) reused */
+	r->live[s] = *b;
+}
+
+/* Take the block at addr out; false when it was not made in this window. */
+static bool live_take(struct run *r, uint64_t addr, struct live *out)
+{
+	size_t s;
+
+	if (!r->live_cap)
+		return false;
+	s = hash64(addr, r->live_cap);
+	while (r->live[s].addr) {
+		if (r->live[s].addr == addr) {
+			*out = r->live[s];
+			r->live[s].addr = 1;
+			return true;
+		}
+		s = (s + 1) & (r->live_cap - 1);
+	}
+	return false;
+}
+
+static struct thread_state *thread_of(struct run *r, pid_t tid)
+{
+	size_t s;
+
+	if ((r->ts_n + 1) * 2 > r->ts_cap) {
+		size_t cap = r->ts_cap ? r->ts_cap * 2 : 64;
+		struct thread_state *n = calloc(cap, sizeof(*n));
+
+		if (!n) {
+			r->nomem = true;
+			return NULL;
+		}
+		for (size_t i = 0; i < r->ts_cap; i++) {
+			if (!r->ts[i].tid)
+				continue;
+			s = hash64((uint64_t)r->ts[i].tid, cap);
+			while (n[s].tid)
+				s = (s + 1) & (cap - 1);
+			n[s] = r->ts[i];
+		}
+		free(r->ts);
+		r->ts = n;
+		r->ts_cap = cap;
+	}
+	s = hash64((uint64_t)tid, r->ts_cap);
+	while (r->ts[s].tid && r->ts[s].tid != tid)
+		s = (s + 1) & (r->ts_cap - 1);
+	if (!r->ts[s].tid) {
+		r->ts[s].tid = tid;
+		r->ts[s].n = 0;
+		r->ts_n++;
+	}
+	return &r->ts[s];
+}
+
+static void count_thread(struct vt_alloc_site *site, pid_t tid)
+{
+	for (unsigned i = 0; i < VT_ALLOCS_SITE_THREADS; i++) {
+		if (site->threads[i].tid == tid || !site->threads[i].tid) {
+			site->threads[i].tid = tid;
+			site->threads[i].calls++;
+			return;
+		}
+	}
+	site->other_thread_calls++;
+}
+
+static void freed(struct run *r, uint64_t addr, uint64_t t, pid_t tid)
+{
+	struct live b;
+
+	r->A->meta.frees++;
+	if (!live_take(r, addr, &b) || b.site == NO_IDX)
+		return;
+	struct vt_alloc_site *site = &r->A->sites[b.site];
+	site->freed++;
+	site->freed_bytes += b.size;
+	site->age_bins[age_bin(t > b.t ? t - b.t : 0)]++;
+	if (tid != b.tid)
+		site->freed_elsewhere++;
+}
+
+/* One allocation made (its return seen, or posix_memalign's entry). */
+static void allocated(struct run *r, const struct pending *c, uint64_t ptr, uint64_t t, pid_t tid)
+{
+	struct vt_allocs_meta *m = &r->A->meta;
+
+	if (c->fn == VT_AFN_REALLOC && c->old)
+		freed(r, c->old, t, tid);
+	if (c->fn == VT_AFN_REALLOC && c->old && c->size == 0)
+		return;   /* realloc(p, 0): a free */
+	m->calls++;
+	m->bytes += c->size;
+	if (c->site == NO_IDX)
+		return;
+	struct vt_alloc_site *site = &r->A->sites[c->site];
+	site->calls++;
+	site->bytes += c->size;
+	site->size_bins[size_bin(c->size)]++;
+	site->fn_calls[c->fn]++;
+	count_thread(site, tid);
+	if (c->fn == VT_AFN_POSIX_MEMALIGN || !ptr)
+		return;
+	site->linked++;
+	live_put(r, &(struct live){ .addr = ptr, .size = c->size, .t = t, .site = c->site,
+				    .tid = tid });
+}
+
+/*
+ * Calls on th that cannot hold call e inside them: an entry whose return was
+ * not recorded (made before the return probe was in, or lost) would make
+ * every later call of the thread look nested.  Only realloc and the aligned
+ * allocators call another entry point (malloc, free), at once.
+ */
+static void drop_stale(struct run *r, struct thread_state *th, const struct ev *e)
+{
+	while (th->n) {
+		const struct pending *top = &th->stack[th->n - 1];
+		bool outer = top->fn == VT_AFN_REALLOC || top->fn == VT_AFN_MEMALIGN ||
+			     top->fn == VT_AFN_POSIX_MEMALIGN;
+
+		if (outer && top->fn != e->fn && e->t >= top->t && e->t - top->t < NESTED_NS)
+			return;
+		th->n--;
+		r->A->meta.unpaired++;
+	}
+}
+
+static void replay(struct run *r)
+{
+	struct vt_allocs_meta *m = &r->A->meta;
+
+	qsort(r->evs, r->nev, sizeof(*r->evs), ev_cmp);
+	for (size_t i = 0; i < r->nev && !r->nomem; i++) {
+		const struct ev *e = &r->evs[i];
+		struct thread_state *th = thread_of(r, e->tid);
+
+		if (!th)
+			break;
+		switch (e->kind) {
+		case EV_ENTRY: {
+			struct pending c = { .fn = e->fn, .site = e->site, .size = e->a, .old = e->b,
+					     .t = e->t };
+
+			drop_stale(r, th, e);
+			c.nested = th->n > 0;
+
+			if (c.fn == VT_AFN_POSIX_MEMALIGN) {   /* no return probe */
+				if (!c.nested)
+					allocated(r, &c, 0, e->t, e->tid);
+				break;
+			}
+			if (th->n < PENDING_MAX)
+				th->stack[th->n++] = c;
+			else
+				m->unpaired++;
+			break;
+		}
+		case EV_RET: {
+			while (th->n && th->stack[th->n - 1].fn != e->fn) {
+				th->n--;
+				m->unpaired++;
+			}
+			if (!th->n) {
+				m->unpaired++;   /* armed between its entry and its return */
+				break;
+			}
+			struct pending c = th->stack[--th->n];
+			if (!c.nested)
+				allocated(r, &c, e->a, e->t, e->tid);
+			break;
+		}
+		case EV_FREE:
+			drop_stale(r, th, e);
+			if (th->n == 0)   /* else inside realloc: realloc's own */
+				freed(r, e->a, e->t, e->tid);
+			break;
+		}
+	}
+	/* what is still live was kept past the window */
+	for (size_t i = 0; i < r->live_cap; i++) {
+		struct live *b = &r->live[i];
+
+		if (b->addr > 1 && b->site != NO_IDX) {
+			r->A->sites[b->site].live++;
+			r->A->sites[b->site].live_bytes += b->size;
+		}
+	}
+	if (r->live)
+		memset(r->live, 0, r->live_cap * sizeof(*r->live));
+	r->live_used = 0;
+	if (r->ts)
+		memset(r->ts, 0, r->ts_cap * sizeof(*r->ts));
+	r->ts_n = 0;
+	r->nev = 0;
+}
+
+/* ---- the run ---- */
+
+/* The target's utime and stime so far, in clock ticks; false when unreadable. */
+static bool target_cpu(struct run *r, uint64_t *user, uint64_t *sys)
+{
+	struct vt_proc_stat st;
+
+	if (vt_read_at(r->dirfd, "stat", &r->buf, NULL) != VT_OK ||
+	    vt_proc_stat_parse(r->buf.data, r->buf.len, &st, NULL) != VT_OK)
+		return false;
+	*user = st.utime_ticks;
+	*sys = st.stime_ticks;
+	return true;
+}
+
+static double self_cpu_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return NAN;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static int plan_events(struct run *r, struct vt_err *err)
+{
+	const struct vt_alloc_probe_plan *pl = &r->plan;
+	struct vt_allocs_meta *m = &r->A->meta;
+	int rc = vt_uprobe_pmu_read(NULL, &r->pmu, err);
+
+	if (rc)
+		return rc;
+	/* return probes first: they open before the entries, so an entry recorded has
+	 * its return recorded too */
+	r->nevents = 0;
+	for (int ret = 1; ret >= 0; ret--) {
+		for (size_t i = 0; i < pl->n; i++) {
+			const struct vt_alloc_probe_fn *f = &pl->fns[i];
+
+			if ((ret && !f->ret) || r->nevents == VT_PERF_EVENTS_MAX)
+				continue;
+			vt_uprobe_event(&r->pmu, pl->path, f->offset, ret, !ret && f->fn != VT_AFN_FREE,
+					&r->events[r->nevents]);
+			r->event_fn[r->nevents] = (uint8_t)f->fn;
+			r->event_ret[r->nevents] = ret;
+			r->nevents++;
+		}
+	}
+	for (size_t i = 0; i < pl->n; i++) {
+		size_t len = strlen(m->probed);
+
+		snprintf(m->probed + len, sizeof(m->probed) - len, "%s%s", len ? ", " : "",
+			 pl->fns[i].symbol);
+	}
+	return VT_OK;
+}
+
+/* Arm the probes for one window, collect, disarm, replay.  VT_E_GONE when the target
+ * exited. */
+static int one_window(struct run *r, double window_s, struct vt_err *err)
+{
+	struct vt_allocs_meta *m = &r->A->meta;
+	struct vt_perf_opts po = {
+		.stack_bytes = r->opts->stack_bytes ? r->opts->stack_bytes : DEFAULT_STACK_BYTES,
+		.ring_pages = RING_PAGES,
+		/* closing a probe's event costs the kernel a grace period (about 50 ms here),
+		 * one event at a time, while the breakpoint stays: one event per thread and
+		 * probe, unless the threads outnumber the CPUs (inherit: per CPU) */
+		.inherit = r->threads > r->ncpus,
+		.events = r->events,
+		.nevents = r->nevents,
+	};
+	struct vt_perf_stats ps;
+	struct vt_perf *pf = NULL;
+	uint64_t t0 = vt_mono_ns(), t_armed, end;
+	int rc;
+
+	rc = vt_perf_open(r->pid, &po, &pf, err);
+	if (rc)
+		return rc == VT_E_NOPROC ? VT_E_GONE : rc;
+	t_armed = vt_mono_ns();
+	m->open_ms += (double)(t_armed - t0) / 1e6;
+	end = t_armed + (uint64_t)(window_s * 1e9);
+	while (vt_mono_ns() < end && !r->nomem && !(r->opts->stop && *r->opts->stop)) {
+		rc = vt_perf_poll(pf, POLL_MS, on_sample, r, err);
+		if (rc == VT_E_GONE)
+			break;
+		if (rc)
+			goto out;
+		if (vt_perf_sync_threads(pf, NULL) == VT_E_GONE) {
+			rc = VT_E_GONE;
+			break;
+		}
+	}
+	vt_perf_disable(pf);
+	if (vt_perf_poll(pf, 0, on_sample, r, NULL) == VT_E_GONE)
+		rc = VT_E_GONE;
+	else if (rc != VT_E_GONE)
+		rc = VT_OK;
+out:
+	vt_perf_get_stats(pf, &ps);
+	m->lost += ps.lost;
+	m->threads_missed += ps.threads_missed;
+	vt_perf_close(&pf);   /* the breakpoints leave the target's code here */
+	m->armed_s += (double)(vt_mono_ns() - t0) / 1e9;
+	m->windows++;
+	replay(r);
+	return rc;
+}
+
+/* Sleep until `until` (ns) or a stop. */
+static void rest(const struct vt_allocs_opts *o, uint64_t until)
+{
+	for (;;) {
+		uint64_t now = vt_mono_ns();
+		struct timespec ts;
+		uint64_t ns;
+
+		if (now >= until || (o->stop && *o->stop))
+			return;
+		ns = until - now < 50000000ull ? until - now : 50000000ull;
+		ts.tv_sec = (time_t)(ns / 1000000000ull);
+		ts.tv_nsec = (long)(ns % 1000000000ull);
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Kernel share of CPU ticks, NAN when none ran. */
+static double kernel_share(uint64_t user, uint64_t sys)
+{
+	return user + sys ? (double)sys / (double)(user + sys) : NAN;
+}
+
+static int site_cmp(const void *a, const void *b)
+{
+	const struct vt_alloc_site *x = a, *y = b;
+
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return x->bytes > y->bytes ? -1 : x->bytes < y->bytes;
+}
+
+static void name_threads(struct run *r)
+{
+	struct vt_allocs *A = r->A;
+
+	for (size_t i = 0; i < A->nsites; i++) {
+		for (unsigned k = 0; k < VT_ALLOCS_SITE_THREADS && A->sites[i].threads[k].tid; k++) {
+			char path[64], comm[64] = "?";
+			pid_t tid = A->sites[i].threads[k].tid;
+
+			snprintf(path, sizeof(path), "task/%d/comm", (int)tid);
+			if (vt_read_at(r->dirfd, path, &r->buf, NULL) == VT_OK) {
+				snprintf(comm, sizeof(comm), "%s", r->buf.data);
+				comm[strcspn(comm, "\n")] = '\0';
+			}
+			A->sites[i].threads[k].thread = vt_profile_intern_thread(A->p, tid, comm);
+		}
+	}
+}
+
+static int run_windows(struct run *r, struct vt_err *err)
+{
+	const struct vt_allocs_opts *o = r->opts;
+	struct vt_allocs_meta *m = &r->A->meta;
+	double budget = o->budget > 0 ? o->budget : DEFAULT_BUDGET;
+	double window = o->window_s > 0 ? o->window_s : DEFAULT_WINDOW_S;
+	uint64_t start = vt_mono_ns(), stop_at = start + (uint64_t)(o->duration_s * 1e9);
+	uint64_t arm_user = 0, arm_sys = 0, idle_user = 0, idle_sys = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	int rc = VT_OK;
+
+	m->budget = budget;
+	m->window_s = window;
+	if (hz <= 0)
+		hz = 100;
+	while (!(o->stop && *o->stop) && !r->nomem) {
+		uint64_t u0, s0, u1, s1, t_begin = vt_mono_ns();
+		bool cpu_ok;
+		double gap, extra;
+
+		if (t_begin >= stop_at)
+			break;
+		if (window > (double)(stop_at - t_begin) / 1e9)
+			window = (double)(stop_at - t_begin) / 1e9;
+		cpu_ok = target_cpu(r, &u0, &s0);
+		rc = one_window(r, window, err);
+		if (rc == VT_E_GONE) {
+			m->exited = true;
+			rc = VT_OK;
+			break;
+		}
+		if (rc)
+			break;
+		if (cpu_ok && target_cpu(r, &u1, &s1)) {
+			arm_user += u1 - u0;
+			arm_sys += s1 - s0;
+		}
+		/* the gap that keeps duty x extra kernel share inside the budget */
+		m->armed_kernel_share = kernel_share(arm_user, arm_sys);
+		m->idle_kernel_share = kernel_share(idle_user, idle_sys);
+		extra = m->armed_kernel_share - (isnan(m->idle_kernel_share) ? 0 : m->idle_kernel_share);
+		if (isnan(extra) || extra < budget)
+			extra = isnan(extra) ? 1.0 : budget;
+		gap = (double)(vt_mono_ns() - t_begin) / 1e9 * (extra / budget - 1.0);
+		{
+			uint64_t until = vt_mono_ns() + (uint64_t)(gap * 1e9);
+
+			if (until > stop_at)
+				until = stop_at;
+			cpu_ok = target_cpu(r, &u0, &s0);
+			rest(o, until);
+			if (cpu_ok && target_cpu(r, &u1, &s1)) {
+				idle_user += u1 - u0;
+				idle_sys += s1 - s0;
+			}
+		}
+		if (o->progress)
+			o->progress(o->progress_ctx, (double)(vt_mono_ns() - start) / 1e9, o->duration_s,
+				    m->calls);
+	}
+	m->duration_s = (double)(vt_mono_ns() - start) / 1e9;
+	m->interrupted = o->stop && *o->stop;
+	m->target_cpu_armed_s = (double)(arm_user + arm_sys) / (double)hz;
+	m->target_cpu_idle_s = (double)(idle_user + idle_sys) / (double)hz;
+	m->armed_kernel_share = kernel_share(arm_user, arm_sys);
+	m->idle_kernel_share = kernel_share(idle_user, idle_sys);
+	if (!isnan(m->armed_kernel_share) && m->duration_s > 0) {
+		double extra = m->armed_kernel_share -
+			       (isnan(m->idle_kernel_share) ? 0 : m->idle_kernel_share);
+		m->slowdown = (extra > 0 ? extra : 0) * m->armed_s / m->duration_s;
+	}
+	return rc;
+}
+
+int vt_allocs_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_allocs_opts *opts,
+		  struct vt_allocs **out, struct vt_err *err)
+{
+	struct run r = { .pfs = pfs, .pid = pid, .dirfd = -1, .opts = opts,
+			 .buf = VT_BUF_INIT(1u << 20) };
+	struct vt_region_list maps = { 0 };
+	struct vt_alloc_info alloc;
+	struct vt_proc_stat st;
+	struct vt_proc_status status;
+	double self0 = self_cpu_s();
+	int rc;
+
+	*out = NULL;
+	if (!(opts->duration_s > 0) || opts->budget < 0 || opts->budget > 1)
+		return vt_err_set(err, VT_E_USAGE, 0, "allocs needs a duration above 0 and a budget "
+				  "from 0 to 1");
+	r.A = calloc(1, sizeof(*r.A));
+	if (!r.A)
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+	r.A->meta.slowdown = NAN;
+	if ((rc = vt_profile_new(&r.A->p, err)))
+		goto out;
+	if ((rc = vt_pid_open(pfs, pid, &r.dirfd, err)) ||
+	    (rc = vt_target_check(r.dirfd, pid, &r.buf, &st, &status, err)) ||
+	    (rc = vt_target_allocator(pfs, r.dirfd, pid, (long)status.uid_real, &r.buf, &maps,
+				      &alloc, err)) ||
+	    (rc = vt_alloc_probe_plan(pfs, r.dirfd, pid, &maps, &alloc, &r.plan, err)) ||
+	    (rc = plan_events(&r, err)))
+		goto out;
+	r.A->meta.pid = pid;
+	r.threads = st.num_threads;
+	r.ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	snprintf(r.A->meta.comm, sizeof(r.A->meta.comm), "%s", st.comm);
+	snprintf(r.A->meta.allocator, sizeof(r.A->meta.allocator), "%s%s%s",
+		 vt_alloc_kind_name(alloc.kind), alloc.version[0] ? " " : "", alloc.version);
+	snprintf(r.A->meta.file, sizeof(r.A->meta.file), "%s", alloc.path);
+	snprintf(r.A->meta.skipped, sizeof(r.A->meta.skipped), "%s", r.plan.skipped);
+	if ((rc = vt_unwinder_open(r.dirfd, pid, &r.uw, err)))
+		goto out;
+	vt_stack_namer_init(&r.names, r.A->p, r.uw, r.dirfd);
+	rc = run_windows(&r, err);
+	if (rc == VT_OK && r.A->meta.windows == 0 && r.A->meta.exited)
+		rc = vt_err_set(err, VT_E_GONE, ESRCH, "process %d exited before the probes were "
+				"armed", (int)pid);
+	if (rc == VT_OK && (r.nomem || r.names.nomem))
+		rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory recording allocations");
+	if (rc == VT_OK) {
+		name_threads(&r);
+		qsort(r.A->sites, r.A->nsites, sizeof(*r.A->sites), site_cmp);
+		r.A->meta.self_cpu_s = self_cpu_s() - self0;
+	}
+out:
+	vt_stack_namer_release(&r.names);
+	vt_unwinder_free(&r.uw);
+	vt_region_list_release(&maps);
+	vt_buf_release(&r.buf);
+	free(r.evs);
+	free(r.site_of_func);
+	free(r.live);
+	free(r.ts);
+	if (r.dirfd >= 0)
+		close(r.dirfd);
+	if (rc)
+		vt_allocs_free(&r.A);
+	*out = r.A;
+	return rc;
+}
+
+void vt_allocs_free(struct vt_allocs **a)
+{
+	if (!a || !*a)
+		return;
+	vt_profile_free(&(*a)->p);
+	free((*a)->sites);
+	free(*a);
+	*a = NULL;
+}

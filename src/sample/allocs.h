@@ -1,0 +1,115 @@
+/*
+ * allocs.h — which code allocates in a running process: every call of its
+ * allocator's entry points while the probes are armed, by site, with what
+ * became of each block.
+ *
+ * The probes are uprobes (perf/uprobe.h) on the entry points alloc_probes.h
+ * finds, entry and return, so each block's address links the call that made
+ * it to the free that ends it.  Every call traps into the kernel, recorded
+ * or not, so the probes are armed in windows (opened, then closed: a closed
+ * probe leaves the target's code) and the windows are spaced so that the
+ * slowdown they cause stays inside a budget, measured: the share of the
+ * target's CPU time spent in the kernel while armed, against while not.
+ *
+ * A site is the first function above the allocator that is not one of its
+ * wrappers (operator new, strdup, Rust's __rust_alloc, alloc::raw_vec...),
+ * from the stack unwound at the call (CFI from the registers and a copy of
+ * the top of the stack, else frame pointers).  A block's fate: freed within
+ * its window (and how soon), or still live when the window closed (kept
+ * past it: what happens next is not seen).
+ *
+ * Live only.  Errors: those of vt_perf_open with probes (VT_E_PERM with
+ * the capability to grant, VT_E_UNSUPPORTED without the uprobe PMU), of
+ * vt_alloc_probe_plan, VT_E_NOPROC/KTHREAD/ZOMBIE, VT_E_NOMEM.
+ */
+#ifndef VT_SAMPLE_ALLOCS_H
+#define VT_SAMPLE_ALLOCS_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "alloc/alloc_probes.h"
+#include "base/error.h"
+#include "proc/procfs.h"
+#include "sample/profile.h"
+
+/* Block sizes: <= 16, 64, 256, 1 Ki, 4 Ki, 64 Ki, 1 Mi, more. */
+#define VT_ALLOCS_SIZE_BINS 8
+/* Freed after: <= 10 us, 100 us, 1 ms, 10 ms, 100 ms, more (within the window). */
+#define VT_ALLOCS_AGE_BINS 6
+#define VT_ALLOCS_SITE_THREADS 4
+#define VT_ALLOCS_EXAMPLE_DEPTH 12
+
+uint64_t vt_allocs_size_bin_max(unsigned bin);   /* upper bound of a bin, UINT64_MAX last */
+uint64_t vt_allocs_age_bin_max_ns(unsigned bin);
+
+struct vt_alloc_site {
+	uint32_t func;            /* the site's function in the profile (its funcs[]) */
+	uint32_t loc;             /* the site frame's location (its first pc seen) */
+	uint64_t calls, bytes;    /* allocations (calloc, realloc, memalign count as one) */
+	uint64_t size_bins[VT_ALLOCS_SIZE_BINS];
+	uint64_t linked;          /* calls whose block could be followed (not posix_memalign) */
+	uint64_t freed, freed_bytes;          /* of those, freed within the window */
+	uint64_t age_bins[VT_ALLOCS_AGE_BINS];
+	uint64_t live, live_bytes;            /* still live when the window closed */
+	uint64_t fn_calls[VT_AFN__COUNT];     /* by entry point */
+	struct { pid_t tid; uint32_t thread; uint64_t calls; } threads[VT_ALLOCS_SITE_THREADS];
+	uint64_t other_thread_calls;
+	uint64_t freed_elsewhere; /* freed by another thread than the one that allocated */
+	uint32_t example[VT_ALLOCS_EXAMPLE_DEPTH];   /* its first stack, site first (locs) */
+	uint32_t example_depth;
+};
+
+struct vt_allocs_meta {
+	pid_t pid;
+	char comm[64];
+	char allocator[64];       /* "glibc 2.36" */
+	char file[512];           /* the file probed */
+	char probed[160];         /* "malloc, free, calloc, realloc, memalign, posix_memalign" */
+	char skipped[256];        /* entry points not probed and why */
+	double duration_s;        /* wall time of the run */
+	double armed_s;           /* of it, probes armed */
+	unsigned windows;
+	double window_s;          /* each window's length: the horizon of "freed" */
+	double budget;            /* the slowdown allowed */
+	double armed_kernel_share;    /* share of the target's CPU in the kernel while armed */
+	double idle_kernel_share;     /* ... while not */
+	double target_cpu_armed_s, target_cpu_idle_s;   /* its CPU while armed / not */
+	double slowdown;          /* estimated overall: duty x extra kernel share; NAN unknown */
+	double open_ms;           /* mean time to arm (open the probes on every thread) */
+	double self_cpu_s;        /* vitals' own CPU */
+	uint64_t calls, bytes, frees, unpaired, lost, unwound, unwind_failed;
+	uint64_t threads_missed;
+	bool exited;              /* the target exited: the profile so far */
+	bool interrupted;
+};
+
+struct vt_allocs {
+	struct vt_allocs_meta meta;
+	struct vt_profile *p;     /* names: functions, locations, threads (owned) */
+	struct vt_alloc_site *sites;   /* by calls, most first after vt_allocs_run */
+	size_t nsites, cap_sites;
+};
+
+struct vt_allocs_opts {
+	double duration_s;        /* > 0 */
+	double budget;            /* slowdown allowed, (0, 1]; 0 = 0.05 */
+	double window_s;          /* armed window; 0 = 0.1 s */
+	uint32_t stack_bytes;     /* stack copied per allocation; 0 = 1024 */
+	volatile sig_atomic_t *stop;
+	void (*progress)(void *ctx, double elapsed_s, double total_s, uint64_t calls);
+	void *progress_ctx;
+};
+
+int vt_allocs_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_allocs_opts *opts,
+		  struct vt_allocs **out, struct vt_err *err);
+void vt_allocs_free(struct vt_allocs **a);
+
+/* Is this demangled function name one of an allocator's wrappers (skipped for the
+ * site)?  Exposed for tests. */
+bool vt_allocs_is_wrapper(const char *name);
+
+#endif

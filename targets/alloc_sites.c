@@ -1,0 +1,126 @@
+/*
+ * alloc_sites: allocation sites with known shares and fates, for vitals allocs.
+ *
+ * One worker thread ("alloc-worker") runs rounds.  Each round calls
+ * churn_round() 9 times (malloc 256 B, written, freed at once) and
+ * keep_block() once (malloc 4 KiB, kept in a ring of --keep blocks and
+ * freed only when the ring comes round: seconds later), then sleeps
+ * --pause-us.  So churn_round makes 90% of the calls and 2304 / 6400 =
+ * 36% of the bytes, all freed within microseconds; keep_block makes 10%
+ * of the calls and 64% of the bytes, none freed within a second.  Both
+ * functions are noinline and call malloc directly.
+ *
+ * Truth (JSON lines): rounds, churn and keep calls so far.
+ */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "common.h"
+
+static struct {
+	double pause_us;
+	long keep;
+} opt = { .pause_us = 200, .keep = 10000 };
+
+static atomic_int stop;
+static _Atomic uint64_t rounds;
+static void **ring;
+static long ring_pos;
+static pthread_t worker;
+
+void churn_round(void);
+void keep_block(void);
+
+__attribute__((noinline)) void churn_round(void)
+{
+	volatile char *p = malloc(256);
+
+	if (!p)
+		die("malloc");
+	p[0] = 1;
+	p[255] = 2;
+	free((void *)p);
+}
+
+__attribute__((noinline)) void keep_block(void)
+{
+	char *p = malloc(4096);
+
+	if (!p)
+		die("malloc");
+	memset(p, 0x5a, 64);
+	free(ring[ring_pos]);   /* the block kept --keep rounds ago */
+	ring[ring_pos] = p;
+	ring_pos = (ring_pos + 1) % opt.keep;
+}
+
+static void *work(void *arg)
+{
+	struct timespec ts = { 0, (long)(opt.pause_us * 1000) };
+
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		for (int i = 0; i < 9; i++)
+			churn_round();
+		keep_block();
+		atomic_fetch_add(&rounds, 1);
+		if (ts.tv_nsec)
+			nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void truth_write(const char *phase)
+{
+	uint64_t n = atomic_load(&rounds);
+	FILE *f = truth_begin(phase);
+
+	if (!f)
+		return;
+	fprintf(f, ",\"rounds\":%" PRIu64 ",\"churn_calls\":%" PRIu64 ",\"keep_calls\":%" PRIu64
+		",\"churn_bytes\":256,\"keep_bytes\":4096", n, 9 * n, n);
+	truth_end();
+}
+
+static void option(int val, const char *name, const char *arg)
+{
+	if (val == 'p')
+		opt.pause_us = parse_num(name, arg, 0, 1e6);
+	else if (val == 'k')
+		opt.keep = (long)parse_num(name, arg, 1, 1e7);
+}
+
+static const struct option options[] = {
+	{ "pause-us", required_argument, NULL, 'p' },
+	{ "keep", required_argument, NULL, 'k' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static const struct cli cli = {
+	.usage =
+	"usage: alloc_sites [options]\n"
+	"  --seconds N    exit after N seconds (default 60)\n"
+	"  --truth FILE   append ground truth as JSON lines\n"
+	"  --pause-us N   sleep between rounds (default 200)\n"
+	"  --keep N       blocks keep_block holds before freeing the oldest (default 10000)\n",
+	.options = options,
+	.option = option,
+};
+
+int main(int argc, char **argv)
+{
+	parse_options(argc, argv, &cli);
+	ring = calloc((size_t)opt.keep, sizeof(*ring));
+	if (!ring)
+		die("calloc");
+	target_begin(NULL);
+	start_thread(&worker, NULL, work, NULL, "alloc-worker", -1);
+	main_loop(&(struct main_loop){ .report = truth_write, .phase = "allocating" });
+	atomic_store(&stop, 1);
+	join_threads(&worker, 1);
+	truth_write("exit");
+	truth_close();
+	return 0;
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# vitals allocs on a target whose sites are known (targets/alloc_sites.c):
+# churn_round makes 90% of the calls and 36% of the bytes, freed at once;
+# keep_block 10% and 64%, kept for seconds.  The shares, the fates and the
+# thread come out right; killing vitals while its probes are in leaves the
+# target running and a later run works (the kernel took the probes out);
+# bad pids get their distinct errors.
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" = 0 ] || skip "the uprobe PMU needs root (CAP_PERFMON)"
+[ -e /sys/bus/event_source/devices/uprobe/type ] || skip "no uprobe PMU on this kernel"
+
+start_target alloc_sites --seconds 120
+APID=$TPID
+
+"$B/vitals" allocs --for 4s --json "$APID" >"$WORK/a.json" 2>"$WORK/a.err" ||
+	fail "vitals allocs --json: $(tail -3 "$WORK/a.err")"
+"$B/vitals" allocs --for 2s "$APID" >"$WORK/a.txt" 2>>"$WORK/a.err" || fail "vitals allocs"
+sed 's/^/# /' "$WORK/a.txt" | head -20
+
+check "text: the sites table names churn_round and keep_block" \
+	grep -qE "^  (churn_round|keep_block) +[0-9]+ +[0-9]+%" "$WORK/a.txt"
+check "text: the cost is measured and said" grep -qE "probes armed .* windows of" "$WORK/a.txt"
+check "json: shares within 5 pp of the truth, fates and thread right" python3 -c "
+import json
+j = json.load(open('$WORK/a.json'))
+assert j['schema'] == 'vitals.allocs', j['schema']
+s = {x['site']: x for x in j['sites']}
+c, k = s['churn_round'], s['keep_block']
+calls, byts = c['calls'] + k['calls'], c['bytes'] + k['bytes']
+assert calls >= 200, calls
+assert abs(c['calls'] / calls - 0.9) < 0.05, (c['calls'], k['calls'])
+assert abs(k['bytes'] / byts - 4096 / 6400) < 0.05, (c['bytes'], k['bytes'])
+assert c['freed'] >= 0.95 * c['linked'], c
+assert k['live'] >= 0.9 * k['linked'], k
+assert c['threads'][0]['name'] == 'alloc-worker', c['threads']
+assert j['cost']['windows'] >= 1 and j['cost']['armed_s'] > 0, j['cost']
+"
+
+# Killed at any instant: the target goes on, and the next run is not refused.
+for i in 1 2 3 4 5 6; do
+	"$B/vitals" allocs --for 3s "$APID" >/dev/null 2>&1 &
+	VP=$!
+	sleep "0.$((RANDOM % 9 + 1))"
+	kill -KILL "$VP" 2>/dev/null
+	wait "$VP" 2>/dev/null
+	kill -0 "$APID" 2>/dev/null || fail "the target died after vitals was killed ($i)"
+done
+"$B/vitals" allocs --for 1s --json "$APID" >"$WORK/b.json" 2>"$WORK/b.err" ||
+	fail "vitals allocs after the kills: $(tail -3 "$WORK/b.err")"
+check "after 6 SIGKILLs the target runs and is probed again" python3 -c "
+import json; j = json.load(open('$WORK/b.json')); assert j['calls'] > 0, j['calls']"
+
+expect_exit 3 "no process" allocs --for 1s 99999999
+KT=$(kernel_thread)
+[ -n "$KT" ] && expect_exit 6 "kernel thread" allocs --for 1s "$KT"
+expect_exit 64 "budget" allocs --budget 0 "$APID"

@@ -5,9 +5,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define PMU_DIR "/bus/event_source/devices/uprobe"
@@ -91,4 +95,240 @@ void vt_uprobe_event(const struct vt_uprobe_pmu *pmu, const char *path, uint64_t
 	out->config1 = (uint64_t)(uintptr_t)path;   /* uprobe_path */
 	out->config2 = offset;                     /* probe_offset */
 	out->stack = stack;
+}
+
+/* ---- a set of probes: tracefs with anchors, else the PMU ---- */
+
+#define GROUP_PREFIX "vitals_"
+
+struct vt_uprobe_set {
+	char *path;
+	size_t n;
+	struct vt_perf_event events[VT_PERF_EVENTS_MAX];
+	bool tracefs;
+	char dir[64];             /* the tracefs mount */
+	char group[32];           /* vitals_<pid> */
+	bool defined[VT_PERF_EVENTS_MAX];
+	int anchors[VT_PERF_EVENTS_MAX];
+	char how[256];
+};
+
+/* Where tracefs is mounted ("/sys/kernel/tracing"), from /proc/self/mounts. */
+static bool find_tracefs(char *dir, size_t cap)
+{
+	char line[1024], dev[256], mnt[512], type[64];
+	bool found = false;
+	FILE *f = fopen("/proc/self/mounts", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%255s %511s %63s", dev, mnt, type) == 3 && !strcmp(type, "tracefs") &&
+		    strlen(mnt) < cap) {
+			snprintf(dir, cap, "%s", mnt);
+			found = true;
+		}
+	fclose(f);
+	return found;
+}
+
+/* Append one line to uprobe_events; 0 or an errno. */
+static int write_events(const char *dir, const char *line)
+{
+	char file[128];
+	size_t len = strlen(line);
+	ssize_t w;
+	int fd, e = 0;
+
+	snprintf(file, sizeof(file), "%s/uprobe_events", dir);
+	fd = open(file, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	do
+		w = write(fd, line, len);
+	while (w < 0 && errno == EINTR);
+	if (w != (ssize_t)len)
+		e = w < 0 ? errno : EIO;
+	close(fd);
+	return e;
+}
+
+void vt_uprobe_remove_stale(const char *dir)
+{
+	char file[128], line[1200];
+	FILE *f;
+
+	snprintf(file, sizeof(file), "%s/uprobe_events", dir);
+	f = fopen(file, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		/* "p:vitals_1234/e0 /path:0x..." */
+		char *g = strchr(line, ':'), *slash, *end;
+		char cmd[128];
+		long pid;
+
+		if (!g || strncmp(g + 1, GROUP_PREFIX, strlen(GROUP_PREFIX)))
+			continue;
+		g++;
+		slash = strchr(g, '/');
+		end = strchr(g, ' ');
+		if (!slash || !end || end < slash || end - g > 100)
+			continue;
+		pid = strtol(g + strlen(GROUP_PREFIX), NULL, 10);
+		if (pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(cmd, sizeof(cmd), "-:%.*s\n", (int)(end - g), g);
+		write_events(dir, cmd);
+	}
+	fclose(f);
+}
+
+static int sys_perf_open(struct perf_event_attr *a, pid_t pid)
+{
+	return (int)syscall(SYS_perf_event_open, a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Define the probes in tracefs and anchor them; false (with why) when not possible. */
+static bool open_tracefs(struct vt_uprobe_set *s, const struct vt_uprobe_spec *specs,
+			 bool allow_mount, char *why, size_t why_cap)
+{
+	bool mounted = false;
+
+	if (!find_tracefs(s->dir, sizeof(s->dir))) {
+		if (!allow_mount) {
+			snprintf(why, why_cap, "tracefs is not mounted");
+			return false;
+		}
+		if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) != 0) {
+			snprintf(why, why_cap, "tracefs is not mounted and cannot be: %s", strerror(errno));
+			return false;
+		}
+		snprintf(s->dir, sizeof(s->dir), "/sys/kernel/tracing");
+		mounted = true;
+	}
+	vt_uprobe_remove_stale(s->dir);
+	snprintf(s->group, sizeof(s->group), GROUP_PREFIX "%d", (int)getpid());
+	for (size_t i = 0; i < s->n; i++) {
+		char line[4400], idfile[192], buf[32];
+		struct perf_event_attr a;
+		int e;
+
+		snprintf(line, sizeof(line), "%c:%s/e%zu %s:0x%llx\n", specs[i].ret ? 'r' : 'p', s->group,
+			 i, s->path, (unsigned long long)specs[i].offset);
+		if ((e = write_events(s->dir, line))) {
+			snprintf(why, why_cap, "%s/uprobe_events refused a probe: %s", s->dir, strerror(e));
+			return false;
+		}
+		s->defined[i] = true;
+		snprintf(idfile, sizeof(idfile), "%s/events/%s/e%zu/id", s->dir, s->group, i);
+		if (read_small(idfile, buf, sizeof(buf)) <= 0) {
+			snprintf(why, why_cap, "the probe's id is unreadable: %s", strerror(errno));
+			return false;
+		}
+		memset(&s->events[i], 0, sizeof(s->events[i]));
+		s->events[i].type = PERF_TYPE_TRACEPOINT;
+		s->events[i].config = strtoull(buf, NULL, 10);
+		s->events[i].stack = specs[i].stack;
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.type = PERF_TYPE_TRACEPOINT;
+		a.config = s->events[i].config;
+		a.sample_period = 1;
+		a.disabled = 1;
+		a.exclude_kernel = 1;
+		s->anchors[i] = sys_perf_open(&a, 0);
+		if (s->anchors[i] < 0) {
+			snprintf(why, why_cap, "the probes' anchor was refused: %s", strerror(errno));
+			return false;
+		}
+	}
+	snprintf(s->how, sizeof(s->how), "tracefs (%s%s), anchored", s->dir,
+		 mounted ? ", mounted by vitals as perf does" : "");
+	return true;
+}
+
+static void close_tracefs(struct vt_uprobe_set *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->anchors[i] >= 0)
+			close(s->anchors[i]);
+		s->anchors[i] = -1;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		char line[64];
+
+		if (!s->defined[i])
+			continue;
+		snprintf(line, sizeof(line), "-:%s/e%zu\n", s->group, i);
+		write_events(s->dir, line);
+		s->defined[i] = false;
+	}
+}
+
+int vt_uprobe_set_open(const char *path, const struct vt_uprobe_spec *specs, size_t n,
+		       bool allow_mount, struct vt_uprobe_set **out, struct vt_err *err)
+{
+	struct vt_uprobe_set *s;
+	struct vt_uprobe_pmu pmu;
+	char why[192];
+	int rc;
+
+	*out = NULL;
+	if (n == 0 || n > VT_PERF_EVENTS_MAX)
+		return vt_err_set(err, VT_E_USAGE, 0, "%zu probes: 1 to %u are possible", n,
+				  (unsigned)VT_PERF_EVENTS_MAX);
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->path = strdup(path))) {
+		free(s);
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+	}
+	s->n = n;
+	for (size_t i = 0; i < VT_PERF_EVENTS_MAX; i++)
+		s->anchors[i] = -1;
+	if (open_tracefs(s, specs, allow_mount, why, sizeof(why))) {
+		s->tracefs = true;
+		*out = s;
+		return VT_OK;
+	}
+	close_tracefs(s);
+	if ((rc = vt_uprobe_pmu_read(NULL, &pmu, err))) {
+		free(s->path);
+		free(s);
+		return rc;
+	}
+	for (size_t i = 0; i < n; i++)
+		vt_uprobe_event(&pmu, s->path, specs[i].offset, specs[i].ret, specs[i].stack,
+				&s->events[i]);
+	snprintf(s->how, sizeof(s->how), "uprobe PMU (%s: each probe takes ~50 ms to close)", why);
+	*out = s;
+	return VT_OK;
+}
+
+const struct vt_perf_event *vt_uprobe_set_events(const struct vt_uprobe_set *s)
+{
+	return s->events;
+}
+
+const char *vt_uprobe_set_how(const struct vt_uprobe_set *s)
+{
+	return s->how;
+}
+
+bool vt_uprobe_set_cheap_close(const struct vt_uprobe_set *s)
+{
+	return s->tracefs;
+}
+
+void vt_uprobe_set_close(struct vt_uprobe_set **sp)
+{
+	struct vt_uprobe_set *s = sp ? *sp : NULL;
+
+	if (!s)
+		return;
+	if (s->tracefs)
+		close_tracefs(s);
+	free(s->path);
+	free(s);
+	*sp = NULL;
 }

@@ -48,4 +48,46 @@ bool vt_uprobe_parse_format(const char *text, size_t len, unsigned *bit);
 void vt_uprobe_event(const struct vt_uprobe_pmu *pmu, const char *path, uint64_t offset, bool ret,
 		     bool stack, struct vt_perf_event *out);
 
+/*
+ * A set of probes on one file, for a run that arms and disarms them many
+ * times.  Taking a probe out costs the kernel a grace period (about 50 ms,
+ * one at a time, the breakpoint still in) for each uprobe-PMU event closed,
+ * so windows of the PMU's events cost threads x probes x 50 ms each to
+ * close.  Where tracefs is there (or can be mounted, as perf does) the set
+ * defines its probes there instead (group vitals_<pid>, removed at the end;
+ * those of a vitals that died are removed by the next) and holds one
+ * disabled "anchor" event of each on vitals itself: a target's events then
+ * close in microseconds, taking the breakpoints out of the target's code at
+ * once, while the probes stay defined.  The anchors trap vitals' own calls.
+ */
+struct vt_uprobe_spec {
+	uint64_t offset;          /* in the file */
+	bool ret;                 /* a return probe */
+	bool stack;               /* its samples carry the stack */
+};
+
+struct vt_uprobe_set;
+
+/*
+ * Define n (<= VT_PERF_EVENTS_MAX) probes on the file at path (kept by the set).
+ * With allow_mount, tracefs is mounted at /sys/kernel/tracing when no
+ * tracefs is.  Falls back to the uprobe PMU, saying why (vt_uprobe_set_how).
+ * Errors: those of vt_uprobe_pmu_read when neither way is possible, VT_E_NOMEM.
+ */
+int vt_uprobe_set_open(const char *path, const struct vt_uprobe_spec *specs, size_t n,
+		       bool allow_mount, struct vt_uprobe_set **out, struct vt_err *err);
+/* The events for vt_perf_open (specs' order), valid while the set lives. */
+const struct vt_perf_event *vt_uprobe_set_events(const struct vt_uprobe_set *s);
+/* "tracefs (/sys/kernel/tracing), anchored", or "uprobe PMU (tracefs: why not)". */
+const char *vt_uprobe_set_how(const struct vt_uprobe_set *s);
+/* True when closing a target's events is cheap (tracefs with anchors). */
+bool vt_uprobe_set_cheap_close(const struct vt_uprobe_set *s);
+/* Close the anchors and remove the definitions; sets *s to NULL.  Every perf
+ * event on the set's probes must be closed first. */
+void vt_uprobe_set_close(struct vt_uprobe_set **s);
+
+/* Remove the probe groups of vitals processes that no longer run from the
+ * tracefs at dir.  Exposed for tests; vt_uprobe_set_open calls it. */
+void vt_uprobe_remove_stale(const char *tracefs_dir);
+
 #endif

@@ -92,11 +92,16 @@ int vt_render_allocs_json(FILE *out, const struct vt_allocs *a, bool compact)
 	json_object_set_new(cost, "windows", json_integer(m->windows));
 	json_object_set_new(cost, "window_s", json_real(m->window_s));
 	json_object_set_new(cost, "budget", json_real(m->budget));
-	json_object_set_new(cost, "armed_kernel_share", real_or_null(m->armed_kernel_share));
-	json_object_set_new(cost, "idle_kernel_share", real_or_null(m->idle_kernel_share));
+	json_object_set_new(cost, "hits", json_integer((json_int_t)m->hits));
+	json_object_set_new(cost, "hit_ns", real_or_null(m->trap_ns));
+	json_object_set_new(cost, "hits_s", real_or_null(m->trap_s));
+	json_object_set_new(cost, "target_cpu_s", real_or_null(m->target_cpu_s));
+	json_object_set_new(cost, "target_cpu_rate_before", real_or_null(m->target_base_rate));
 	json_object_set_new(cost, "slowdown", real_or_null(m->slowdown));
 	json_object_set_new(cost, "arm_ms", real_or_null(m->windows ? m->open_ms / m->windows : NAN));
+	json_object_set_new(cost, "disarm_ms", real_or_null(m->windows ? m->close_ms / m->windows : NAN));
 	json_object_set_new(cost, "self_cpu_s", real_or_null(m->self_cpu_s));
+	json_object_set_new(root, "probes_how", vt_json_text(m->probes_how));
 	json_object_set_new(root, "cost", cost);
 	json_object_set_new(root, "calls", json_integer((json_int_t)m->calls));
 	json_object_set_new(root, "bytes", json_integer((json_int_t)m->bytes));

@@ -84,16 +84,21 @@ static void print_cost(FILE *out, const struct vt_allocs_meta *m)
 		"%.0f%% slowdown)\n", vt_fmt_span(m->armed_s, armed, sizeof(armed)),
 		vt_fmt_span(m->duration_s, dur, sizeof(dur)), m->windows, m->window_s * 1e3,
 		m->duration_s > 0 ? 100.0 * m->armed_s / m->duration_s : 0.0, m->budget * 100);
-	if (isnan(m->slowdown))
-		fprintf(out, "  cost: not measured (the target used no CPU time vitals could see)\n");
+	if (isnan(m->trap_ns))
+		fprintf(out, "  cost: a probe hit could not be timed here; %" PRIu64 " hits in the target\n",
+			m->hits);
+	else if (isnan(m->slowdown))
+		fprintf(out, "  cost, measured: %" PRIu64 " probe hits x %.1f us (timed on vitals' own "
+			"calls) = %.0f ms of the target's time, which used no CPU vitals could see\n",
+			m->hits, m->trap_ns / 1e3, m->trap_s * 1e3);
 	else
-		fprintf(out, "  cost, measured: while armed the target spent %.0f%% of its CPU in "
-			"the kernel (probe traps), against %.0f%% otherwise: about %.1f%% slowdown "
-			"over the run\n", 100 * m->armed_kernel_share,
-			isnan(m->idle_kernel_share) ? 0.0 : 100 * m->idle_kernel_share,
-			100 * m->slowdown);
-	fprintf(out, "  arming took %.1f ms a window; vitals used %.2f s of CPU\n",
-		m->windows ? m->open_ms / m->windows : 0.0, m->self_cpu_s);
+		fprintf(out, "  cost, measured: %" PRIu64 " probe hits x %.1f us (timed on vitals' own "
+			"calls) = %.0f ms of the target's time: %.1f%% on top of the %.2f s of CPU "
+			"it spent otherwise\n", m->hits, m->trap_ns / 1e3, m->trap_s * 1e3,
+			100 * m->slowdown, m->target_cpu_s - m->trap_s);
+	fprintf(out, "  probes through %s; arming took %.1f ms a window, disarming %.1f ms; vitals "
+		"used %.2f s of CPU\n", m->probes_how, m->windows ? m->open_ms / m->windows : 0.0,
+		m->windows ? m->close_ms / m->windows : 0.0, m->self_cpu_s);
 	if (m->lost || m->unpaired || m->threads_missed)
 		fprintf(out, "  missed: %" PRIu64 " probe hits dropped by the kernel (ring full), "
 			"%" PRIu64 " calls without their return, %" PRIu64 " threads not probed: "

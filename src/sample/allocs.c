@@ -51,6 +51,9 @@
 #define RING_PAGES 512u          /* per CPU: a 100 ms pause of vitals fits */
 #define POLL_MS 5
 #define PENDING_MAX 4
+#define BASELINE_S 0.3          /* unprobed, before the first window */
+#define CALIBRATE_ROUNDS 1000
+#define MAX_GAP_S 60.0
 
 enum ev_kind { EV_ENTRY, EV_RET, EV_FREE };
 
@@ -99,13 +102,16 @@ struct run {
 	struct vt_unwinder *uw;
 	struct vt_stack_namer names;
 	struct vt_alloc_probe_plan plan;
-	struct vt_uprobe_pmu pmu;
-	struct vt_perf_event events[VT_PERF_EVENTS_MAX];
+	struct vt_uprobe_set *probes;
+	struct vt_perf_opts perf_opts;   /* how the probes are opened on the threads */
+	uint64_t calib_base_ns;     /* vitals' malloc and free rounds, unprobed */
+	const struct vt_perf_event *events;
 	uint8_t event_fn[VT_PERF_EVENTS_MAX];
 	bool event_ret[VT_PERF_EVENTS_MAX];
 	unsigned nevents;
 	struct vt_buf buf;
 	long threads, ncpus;        /* at the start: how the events are opened */
+	struct vt_region_list maps; /* at the start, for warming the names */
 
 	struct ev *evs;
 	size_t nev, cap_ev;
@@ -650,14 +656,15 @@ static double self_cpu_s(void)
 	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
+static uint64_t time_malloc_free(void);
+
 static int plan_events(struct run *r, struct vt_err *err)
 {
 	const struct vt_alloc_probe_plan *pl = &r->plan;
 	struct vt_allocs_meta *m = &r->A->meta;
-	int rc = vt_uprobe_pmu_read(NULL, &r->pmu, err);
+	struct vt_uprobe_spec specs[VT_PERF_EVENTS_MAX];
+	int rc;
 
-	if (rc)
-		return rc;
 	/* return probes first: they open before the entries, so an entry recorded has
 	 * its return recorded too */
 	r->nevents = 0;
@@ -667,8 +674,9 @@ static int plan_events(struct run *r, struct vt_err *err)
 
 			if ((ret && !f->ret) || r->nevents == VT_PERF_EVENTS_MAX)
 				continue;
-			vt_uprobe_event(&r->pmu, pl->path, f->offset, ret, !ret && f->fn != VT_AFN_FREE,
-					&r->events[r->nevents]);
+			specs[r->nevents] = (struct vt_uprobe_spec){
+				.offset = f->offset, .ret = ret, .stack = !ret && f->fn != VT_AFN_FREE,
+			};
 			r->event_fn[r->nevents] = (uint8_t)f->fn;
 			r->event_ret[r->nevents] = ret;
 			r->nevents++;
@@ -680,6 +688,21 @@ static int plan_events(struct run *r, struct vt_err *err)
 		snprintf(m->probed + len, sizeof(m->probed) - len, "%s%s", len ? ", " : "",
 			 pl->fns[i].symbol);
 	}
+	/* vitals' own malloc before any probe is in it (the set's anchors put them there) */
+	r->calib_base_ns = time_malloc_free();
+	if ((rc = vt_uprobe_set_open(pl->path, specs, r->nevents, true, &r->probes, err)))
+		return rc;
+	r->events = vt_uprobe_set_events(r->probes);
+	r->perf_opts = (struct vt_perf_opts){
+		.stack_bytes = r->opts->stack_bytes ? r->opts->stack_bytes : DEFAULT_STACK_BYTES,
+		.ring_pages = RING_PAGES,
+		/* one event per thread and probe, unless the threads outnumber the CPUs
+		 * (inherit: per CPU, and threads born meanwhile are probed too) */
+		.inherit = r->threads > r->ncpus,
+		.events = r->events,
+		.nevents = r->nevents,
+	};
+	snprintf(m->probes_how, sizeof(m->probes_how), "%s", vt_uprobe_set_how(r->probes));
 	return VT_OK;
 }
 
@@ -688,22 +711,13 @@ static int plan_events(struct run *r, struct vt_err *err)
 static int one_window(struct run *r, double window_s, struct vt_err *err)
 {
 	struct vt_allocs_meta *m = &r->A->meta;
-	struct vt_perf_opts po = {
-		.stack_bytes = r->opts->stack_bytes ? r->opts->stack_bytes : DEFAULT_STACK_BYTES,
-		.ring_pages = RING_PAGES,
-		/* closing a probe's event costs the kernel a grace period (about 50 ms here),
-		 * one event at a time, while the breakpoint stays: one event per thread and
-		 * probe, unless the threads outnumber the CPUs (inherit: per CPU) */
-		.inherit = r->threads > r->ncpus,
-		.events = r->events,
-		.nevents = r->nevents,
-	};
+	const struct vt_perf_opts *po = &r->perf_opts;
 	struct vt_perf_stats ps;
 	struct vt_perf *pf = NULL;
-	uint64_t t0 = vt_mono_ns(), t_armed, end;
+	uint64_t t0 = vt_mono_ns(), t_armed, end, t_closing = 0;
 	int rc;
 
-	rc = vt_perf_open(r->pid, &po, &pf, err);
+	rc = vt_perf_open(r->pid, po, &pf, err);
 	if (rc)
 		return rc == VT_E_NOPROC ? VT_E_GONE : rc;
 	t_armed = vt_mono_ns();
@@ -721,6 +735,7 @@ static int one_window(struct run *r, double window_s, struct vt_err *err)
 		}
 	}
 	vt_perf_disable(pf);
+	t_closing = vt_mono_ns();
 	if (vt_perf_poll(pf, 0, on_sample, r, NULL) == VT_E_GONE)
 		rc = VT_E_GONE;
 	else if (rc != VT_E_GONE)
@@ -728,8 +743,10 @@ static int one_window(struct run *r, double window_s, struct vt_err *err)
 out:
 	vt_perf_get_stats(pf, &ps);
 	m->lost += ps.lost;
+	m->hits += ps.samples + ps.lost + ps.malformed;
 	m->threads_missed += ps.threads_missed;
 	vt_perf_close(&pf);   /* the breakpoints leave the target's code here */
+	m->close_ms += (double)(vt_mono_ns() - t_closing) / 1e6;
 	m->armed_s += (double)(vt_mono_ns() - t0) / 1e9;
 	m->windows++;
 	replay(r);
@@ -753,11 +770,26 @@ static void rest(const struct vt_allocs_opts *o, uint64_t until)
 	}
 }
 
-/* Kernel share of CPU ticks, NAN when none ran. */
-static double kernel_share(uint64_t user, uint64_t sys)
+/*
+ * Name one address of each code mapping of the target, so that its module's
+ * symbols and DWARF are loaded before the probes are armed; stop at `until`.
+ */
+static void warm_names(struct run *r, uint64_t until)
 {
-	return user + sys ? (double)sys / (double)(user + sys) : NAN;
+	for (size_t i = 0; i < r->maps.n && vt_mono_ns() < until; i++) {
+		const struct vt_region *g = &r->maps.v[i];
+		uint32_t module;
+
+		if (g->perms[2] == 'x' && g->path[0] == '/')
+			vt_stack_namer_user(&r->names, g->start + 1, true, &module);
+	}
+	for (size_t i = 0; i < r->plan.n; i++) {
+		uint32_t module;
+
+		vt_stack_namer_user(&r->names, r->plan.fns[i].addr + 1, true, &module);
+	}
 }
+
 
 static int site_cmp(const void *a, const void *b)
 {
@@ -787,6 +819,42 @@ static void name_threads(struct run *r)
 	}
 }
 
+/*
+ * What one probe hit costs a thread, timed on vitals' own calls: malloc and
+ * free in a loop, then the same loop with the probes opened on vitals (each
+ * round is three hits: malloc's entry and return, free's entry), the
+ * records written as for the target.  NAN when it could not be timed.
+ */
+static uint64_t time_malloc_free(void)
+{
+	void *(*volatile do_malloc)(size_t) = malloc;
+	void (*volatile do_free)(void *) = free;
+	uint64_t t0 = vt_mono_ns(), best = UINT64_MAX;
+
+	/* the fastest of a few rounds: the least disturbed by the rest of the box */
+	for (int k = 0; k < 3; k++) {
+		t0 = vt_mono_ns();
+		for (int i = 0; i < CALIBRATE_ROUNDS; i++)
+			do_free(do_malloc(48));
+		if (vt_mono_ns() - t0 < best)
+			best = vt_mono_ns() - t0;
+	}
+	return best;
+}
+
+static double calibrate_trap_ns(struct run *r, const struct vt_perf_opts *po)
+{
+	struct vt_perf *pf = NULL;
+	uint64_t probed;
+
+	if (!r->calib_base_ns || vt_perf_open(getpid(), po, &pf, NULL) != VT_OK)
+		return NAN;
+	probed = time_malloc_free();
+	vt_perf_close(&pf);
+	return probed > r->calib_base_ns ? (double)(probed - r->calib_base_ns) / (3.0 * CALIBRATE_ROUNDS)
+					 : NAN;
+}
+
 static int run_windows(struct run *r, struct vt_err *err)
 {
 	const struct vt_allocs_opts *o = r->opts;
@@ -794,24 +862,42 @@ static int run_windows(struct run *r, struct vt_err *err)
 	double budget = o->budget > 0 ? o->budget : DEFAULT_BUDGET;
 	double window = o->window_s > 0 ? o->window_s : DEFAULT_WINDOW_S;
 	uint64_t start = vt_mono_ns(), stop_at = start + (uint64_t)(o->duration_s * 1e9);
-	uint64_t arm_user = 0, arm_sys = 0, idle_user = 0, idle_sys = 0;
+	uint64_t u0 = 0, s0 = 0, u1, s1, bu0 = 0, bs0 = 0;
 	long hz = sysconf(_SC_CLK_TCK);
+	bool cpu_ok = target_cpu(r, &u0, &s0);
+	double base_rate = NAN;   /* the target's CPU rate unprobed, cores */
 	int rc = VT_OK;
 
 	m->budget = budget;
 	m->window_s = window;
 	if (hz <= 0)
 		hz = 100;
+	/*
+	 * Before the first window: the target's CPU rate unprobed (what the traps
+	 * are a share of), and the names of its code loaded (the first naming reads
+	 * symbol tables and DWARF: done while armed, it stalls the drain and the
+	 * rings overflow), and the cost of a hit timed.
+	 */
+	{
+		uint64_t until = start + (uint64_t)(BASELINE_S * 1e9);
+
+		bu0 = u0;
+		bs0 = s0;
+		m->trap_ns = calibrate_trap_ns(r, &r->perf_opts);
+		warm_names(r, until);
+		rest(o, until);
+		if (cpu_ok && target_cpu(r, &u1, &s1))
+			base_rate = (double)(u1 + s1 - bu0 - bs0) / (double)hz /
+				    ((double)(vt_mono_ns() - start) / 1e9);
+	}
 	while (!(o->stop && *o->stop) && !r->nomem) {
-		uint64_t u0, s0, u1, s1, t_begin = vt_mono_ns();
-		bool cpu_ok;
-		double gap, extra;
+		uint64_t t_begin = vt_mono_ns();
+		double gap, trap_s, work_s, rate;
 
 		if (t_begin >= stop_at)
 			break;
 		if (window > (double)(stop_at - t_begin) / 1e9)
 			window = (double)(stop_at - t_begin) / 1e9;
-		cpu_ok = target_cpu(r, &u0, &s0);
 		rc = one_window(r, window, err);
 		if (rc == VT_E_GONE) {
 			m->exited = true;
@@ -820,28 +906,24 @@ static int run_windows(struct run *r, struct vt_err *err)
 		}
 		if (rc)
 			break;
-		if (cpu_ok && target_cpu(r, &u1, &s1)) {
-			arm_user += u1 - u0;
-			arm_sys += s1 - s0;
-		}
-		/* the gap that keeps duty x extra kernel share inside the budget */
-		m->armed_kernel_share = kernel_share(arm_user, arm_sys);
-		m->idle_kernel_share = kernel_share(idle_user, idle_sys);
-		extra = m->armed_kernel_share - (isnan(m->idle_kernel_share) ? 0 : m->idle_kernel_share);
-		if (isnan(extra) || extra < budget)
-			extra = isnan(extra) ? 1.0 : budget;
-		gap = (double)(vt_mono_ns() - t_begin) / 1e9 * (extra / budget - 1.0);
-		{
+		/*
+		 * The next window waits until the target's own work since the start
+		 * (its CPU less the traps) is the traps' time over the budget: the
+		 * traps cost at most budget of the CPU it spends on its work.
+		 */
+		trap_s = isnan(m->trap_ns) ? 0 : (double)m->hits * m->trap_ns / 1e9;
+		work_s = 0;
+		if (cpu_ok && target_cpu(r, &u1, &s1))
+			work_s = (double)(u1 + s1 - u0 - s0) / (double)hz - trap_s;
+		rate = base_rate > 0.001 ? base_rate : 0.001;
+		gap = isnan(m->trap_ns) ? window / budget - window
+					: (trap_s / budget - (work_s > 0 ? work_s : 0)) / rate;
+		if (gap > MAX_GAP_S)
+			gap = MAX_GAP_S;
+		if (gap > 0) {
 			uint64_t until = vt_mono_ns() + (uint64_t)(gap * 1e9);
 
-			if (until > stop_at)
-				until = stop_at;
-			cpu_ok = target_cpu(r, &u0, &s0);
-			rest(o, until);
-			if (cpu_ok && target_cpu(r, &u1, &s1)) {
-				idle_user += u1 - u0;
-				idle_sys += s1 - s0;
-			}
+			rest(o, until < stop_at ? until : stop_at);
 		}
 		if (o->progress)
 			o->progress(o->progress_ctx, (double)(vt_mono_ns() - start) / 1e9, o->duration_s,
@@ -849,14 +931,13 @@ static int run_windows(struct run *r, struct vt_err *err)
 	}
 	m->duration_s = (double)(vt_mono_ns() - start) / 1e9;
 	m->interrupted = o->stop && *o->stop;
-	m->target_cpu_armed_s = (double)(arm_user + arm_sys) / (double)hz;
-	m->target_cpu_idle_s = (double)(idle_user + idle_sys) / (double)hz;
-	m->armed_kernel_share = kernel_share(arm_user, arm_sys);
-	m->idle_kernel_share = kernel_share(idle_user, idle_sys);
-	if (!isnan(m->armed_kernel_share) && m->duration_s > 0) {
-		double extra = m->armed_kernel_share -
-			       (isnan(m->idle_kernel_share) ? 0 : m->idle_kernel_share);
-		m->slowdown = (extra > 0 ? extra : 0) * m->armed_s / m->duration_s;
+	if (cpu_ok && target_cpu(r, &u1, &s1))
+		m->target_cpu_s = (double)(u1 + s1 - u0 - s0) / (double)hz;
+	m->target_base_rate = base_rate;
+	if (!isnan(m->trap_ns)) {
+		m->trap_s = (double)m->hits * m->trap_ns / 1e9;
+		if (m->target_cpu_s > m->trap_s)
+			m->slowdown = m->trap_s / (m->target_cpu_s - m->trap_s);
 	}
 	return rc;
 }
@@ -866,7 +947,6 @@ int vt_allocs_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_allocs
 {
 	struct run r = { .pfs = pfs, .pid = pid, .dirfd = -1, .opts = opts,
 			 .buf = VT_BUF_INIT(1u << 20) };
-	struct vt_region_list maps = { 0 };
 	struct vt_alloc_info alloc;
 	struct vt_proc_stat st;
 	struct vt_proc_status status;
@@ -885,9 +965,9 @@ int vt_allocs_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_allocs
 		goto out;
 	if ((rc = vt_pid_open(pfs, pid, &r.dirfd, err)) ||
 	    (rc = vt_target_check(r.dirfd, pid, &r.buf, &st, &status, err)) ||
-	    (rc = vt_target_allocator(pfs, r.dirfd, pid, (long)status.uid_real, &r.buf, &maps,
+	    (rc = vt_target_allocator(pfs, r.dirfd, pid, (long)status.uid_real, &r.buf, &r.maps,
 				      &alloc, err)) ||
-	    (rc = vt_alloc_probe_plan(pfs, r.dirfd, pid, &maps, &alloc, &r.plan, err)) ||
+	    (rc = vt_alloc_probe_plan(pfs, r.dirfd, pid, &r.maps, &alloc, &r.plan, err)) ||
 	    (rc = plan_events(&r, err)))
 		goto out;
 	r.A->meta.pid = pid;
@@ -913,9 +993,10 @@ int vt_allocs_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_allocs
 		r.A->meta.self_cpu_s = self_cpu_s() - self0;
 	}
 out:
+	vt_uprobe_set_close(&r.probes);   /* every perf event on them is closed */
 	vt_stack_namer_release(&r.names);
 	vt_unwinder_free(&r.uw);
-	vt_region_list_release(&maps);
+	vt_region_list_release(&r.maps);
 	vt_buf_release(&r.buf);
 	free(r.evs);
 	free(r.site_of_func);

@@ -75,11 +75,16 @@ struct vt_allocs_meta {
 	unsigned windows;
 	double window_s;          /* each window's length: the horizon of "freed" */
 	double budget;            /* the slowdown allowed */
-	double armed_kernel_share;    /* share of the target's CPU in the kernel while armed */
-	double idle_kernel_share;     /* ... while not */
-	double target_cpu_armed_s, target_cpu_idle_s;   /* its CPU while armed / not */
-	double slowdown;          /* estimated overall: duty x extra kernel share; NAN unknown */
-	double open_ms;           /* mean time to arm (open the probes on every thread) */
+	double trap_ns;           /* one probe hit's cost to a thread, timed on vitals' own
+	                           * calls; NAN unknown */
+	uint64_t hits;            /* probe hits in the target (recorded or dropped) */
+	double trap_s;            /* hits x trap_ns: the target's time taken by the probes */
+	double target_cpu_s;      /* the target's CPU over the run (/proc/PID/stat) */
+	double target_base_rate;  /* its CPU rate before the probes, cores; NAN unknown */
+	double slowdown;          /* trap_s over the rest of its CPU; NAN unknown */
+	char probes_how[256];     /* how the probes were placed (perf/uprobe.h) */
+	double open_ms;           /* time spent arming (opening the probes on every thread) */
+	double close_ms;          /* time spent disarming (the probes still trap meanwhile) */
 	double self_cpu_s;        /* vitals' own CPU */
 	uint64_t calls, bytes, frees, unpaired, lost, unwound, unwind_failed;
 	uint64_t threads_missed;

@@ -65,9 +65,11 @@ static void kernel_path(pid_t pid, const struct vt_region *r, char *out, size_t 
 	struct stat st;
 
 	snprintf(root, sizeof(root), "/proc/%d/root%s", (int)pid, r->path);
-	if (strlen(root) < cap && stat(root, &st) == 0 && (uint64_t)st.st_ino == r->inode &&
+	size_t len = strlen(root);
+
+	if (len < cap && stat(root, &st) == 0 && (uint64_t)st.st_ino == r->inode &&
 	    major(st.st_dev) == r->dev_major && minor(st.st_dev) == r->dev_minor) {
-		snprintf(out, cap, "%s", root);
+		memcpy(out, root, len + 1);
 		return;
 	}
 	snprintf(out, cap, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, r->start, r->end);

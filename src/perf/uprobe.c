@@ -125,7 +125,7 @@ static bool find_tracefs(char *dir, size_t cap)
 	while (!found && fgets(line, sizeof(line), f))
 		if (sscanf(line, "%255s %511s %63s", dev, mnt, type) == 3 && !strcmp(type, "tracefs") &&
 		    strlen(mnt) < cap) {
-			snprintf(dir, cap, "%s", mnt);
+			memcpy(dir, mnt, strlen(mnt) + 1);
 			found = true;
 		}
 	fclose(f);

@@ -329,5 +329,15 @@ void vt_host_caps_read(const struct vt_procfs *pfs, struct vt_host_caps *out)
 	}
 	out->psi = vt_procfs_read(pfs, "pressure/cpu", &buf, NULL) == VT_OK &&
 		   vt_psi_parse(buf.data, buf.len, &some, &full, NULL) == VT_OK;
+	out->uprobe_pmu = -1;
+	if (vt_sysfs_read(pfs, "bus/event_source/devices/uprobe/type", &buf, NULL) == VT_OK) {
+		char *end;
+		long v = strtol(buf.data, &end, 10);
+
+		if (end != buf.data && v >= 0)
+			out->uprobe_pmu = v;
+	}
+	out->tracefs = vt_procfs_read(pfs, "self/mounts", &buf, NULL) == VT_OK &&
+		       memmem(buf.data, buf.len, " tracefs ", 9) != NULL;
 	vt_buf_release(&buf);
 }

@@ -90,6 +90,8 @@ struct vt_host_caps {
 	struct vt_self_status self;  /* vitals itself */
 	enum vt_cgroup_kind cgroups;
 	bool psi;                    /* pressure/cpu reads and parses */
+	long uprobe_pmu;             /* the uprobe PMU's perf type (sysfs), -1 none */
+	bool tracefs;                /* a tracefs is mounted (allocs' fast probes) */
 	bool proc_mounted;           /* the proc root is a proc mount in self/mountinfo */
 	char hidepid[16];            /* its hidepid= ("" none) */
 	long hidepid_gid;            /* its gid=, -1 none */

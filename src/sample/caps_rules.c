@@ -296,6 +296,19 @@ void vt_caps_describe_host(struct vt_caps_report *r)
 	sysctl_value(h->perf_event_paranoid, s->value, sizeof(s->value));
 	snprintf(s->meaning, sizeof(s->meaning), "%s", paranoid_meaning(h->perf_event_paranoid));
 
+	s = setting(r, "uprobes");
+	snprintf(s->value, sizeof(s->value), "%s%s", h->uprobe_pmu >= 0 ? "PMU" : "no PMU",
+		 h->tracefs ? ", tracefs mounted" : ", tracefs not mounted");
+	snprintf(s->meaning, sizeof(s->meaning), "%s", h->uprobe_pmu < 0 && !h->tracefs
+		 ? "allocs: no uprobes here (a kernel without CONFIG_UPROBE_EVENTS, or a container without "
+		   "the host's /sys): it cannot probe the allocator"
+		 : !(has_cap(h, VT_CAP_PERFMON) || has_cap(h, VT_CAP_SYS_ADMIN))
+		 ? "allocs: probes need CAP_PERFMON or CAP_SYS_ADMIN, whatever perf_event_paranoid says "
+		   "(run as root)"
+		 : h->tracefs ? "allocs: probes are defined in tracefs and close in a millisecond"
+		 : "allocs: vitals mounts tracefs at /sys/kernel/tracing for its probes (as perf does); "
+		   "where it cannot, the PMU's probes take about 50 ms each to close");
+
 	s = setting(r, "kernel.kptr_restrict");
 	sysctl_value(h->kptr_restrict, s->value, sizeof(s->value));
 	snprintf(s->meaning, sizeof(s->meaning), "%s", kptr_meaning(h->kptr_restrict));

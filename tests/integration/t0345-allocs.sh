@@ -5,6 +5,7 @@
 # thread come out right; killing vitals while its probes are in leaves the
 # target running and a later run works (the kernel took the probes out);
 # bad pids get their distinct errors.
+# sanitizer: the sampler, its replay and live table, the uprobe set
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "the uprobe PMU needs root (CAP_PERFMON)"

@@ -101,6 +101,8 @@ void vt_uprobe_event(const struct vt_uprobe_pmu *pmu, const char *path, uint64_t
 
 #define GROUP_PREFIX "vitals_"
 
+static unsigned set_seq;   /* sets opened by this process */
+
 struct vt_uprobe_set {
 	char *path;
 	size_t n;
@@ -208,7 +210,9 @@ static bool open_tracefs(struct vt_uprobe_set *s, const struct vt_uprobe_spec *s
 		mounted = true;
 	}
 	vt_uprobe_remove_stale(s->dir);
-	snprintf(s->group, sizeof(s->group), GROUP_PREFIX "%d", (int)getpid());
+	/* a group of its own per set: an event name met again in one group would add
+	 * this file's probe to that event, not make a new one */
+	snprintf(s->group, sizeof(s->group), GROUP_PREFIX "%d_%u", (int)getpid(), ++set_seq);
 	for (size_t i = 0; i < s->n; i++) {
 		char line[4400], idfile[192], buf[32];
 		struct perf_event_attr a;

@@ -54,7 +54,7 @@ void vt_uprobe_event(const struct vt_uprobe_pmu *pmu, const char *path, uint64_t
  * one at a time, the breakpoint still in) for each uprobe-PMU event closed,
  * so windows of the PMU's events cost threads x probes x 50 ms each to
  * close.  Where tracefs is there (or can be mounted, as perf does) the set
- * defines its probes there instead (group vitals_<pid>, removed at the end;
+ * defines its probes there instead (group vitals_<pid>_<n>, removed at the end;
  * those of a vitals that died are removed by the next) and holds one
  * disabled "anchor" event of each on vitals itself: a target's events then
  * close in microseconds, taking the breakpoints out of the target's code at

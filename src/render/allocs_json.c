@@ -111,6 +111,7 @@ int vt_render_allocs_json(FILE *out, const struct vt_allocs *a, bool compact)
 	json_object_set_new(root, "threads_missed", json_integer((json_int_t)m->threads_missed));
 	json_object_set_new(root, "exited", json_boolean(m->exited));
 	json_object_set_new(root, "interrupted", json_boolean(m->interrupted));
+	json_object_set_new(root, "budget_spent", json_boolean(m->budget_spent));
 	json_object_set_new(root, "verdict", json_string(kind));
 	json_object_set_new(root, "verdict_text", vt_json_text(verdict));
 	for (unsigned k = 0; k < VT_ALLOCS_SIZE_BINS; k++) {

@@ -201,6 +201,9 @@ int vt_render_allocs_text(FILE *out, const struct vt_allocs *a, size_t max_sites
 		fprintf(out, "  the process exited during the run: the profile so far\n");
 	if (m->interrupted)
 		fprintf(out, "  stopped early: the profile so far\n");
+	if (m->budget_spent)
+		fprintf(out, "  ended after %.1f s: another window would not have fit the budget over the "
+			"rest of the run (--budget, --window)\n", m->duration_s);
 	fprintf(out, "\n%s: %s\n\n", kind, verdict);
 	if (!a->nsites) {
 		fprintf(out, "  no allocation was seen while armed\n");

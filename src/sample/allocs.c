@@ -25,6 +25,8 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
+#include <link.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -688,7 +690,7 @@ static int plan_events(struct run *r, struct vt_err *err)
 		snprintf(m->probed + len, sizeof(m->probed) - len, "%s%s", len ? ", " : "",
 			 pl->fns[i].symbol);
 	}
-	/* vitals' own malloc before any probe is in it (the set's anchors put them there) */
+	/* vitals' own malloc before any probe is in it (the sets' anchors put them there) */
 	r->calib_base_ns = time_malloc_free();
 	if ((rc = vt_uprobe_set_open(pl->path, specs, r->nevents, true, &r->probes, err)))
 		return rc;
@@ -842,17 +844,74 @@ static uint64_t time_malloc_free(void)
 	return best;
 }
 
-static double calibrate_trap_ns(struct run *r, const struct vt_perf_opts *po)
-{
-	struct vt_perf *pf = NULL;
-	uint64_t probed;
+/* Where code address addr lies in its file: the file and the offset, from the
+ * loaded objects' program headers. */
+struct code_place {
+	uintptr_t addr;
+	uint64_t offset;
+	char file[PATH_MAX];
+	bool found;
+};
 
-	if (!r->calib_base_ns || vt_perf_open(getpid(), po, &pf, NULL) != VT_OK)
+static int find_place(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	struct code_place *w = ctx;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || w->addr < lo || w->addr >= lo + ph->p_memsz)
+			continue;
+		w->offset = w->addr - lo + ph->p_offset;
+		if (info->dlpi_name && info->dlpi_name[0])
+			snprintf(w->file, sizeof(w->file), "%s", info->dlpi_name);
+		else if (readlink("/proc/self/exe", w->file, sizeof(w->file) - 1) < 0)
+			return 0;
+		w->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The probes' cost, timed on vitals' own malloc and free (whichever
+ * allocator vitals runs: the trap, not the function, is what costs): the
+ * same kinds of probe (malloc's entry with the stack, its return, free's
+ * entry) placed on them for the time of one timed loop.
+ */
+static double calibrate_trap_ns(struct run *r)
+{
+	struct code_place m = { .addr = (uintptr_t)malloc }, f = { .addr = (uintptr_t)free };
+	struct vt_uprobe_spec specs[3];
+	struct vt_uprobe_set *set = NULL;
+	struct vt_perf *pf = NULL;
+	struct vt_perf_opts po = r->perf_opts;
+	uint64_t probed;
+	double ns = NAN;
+
+	dl_iterate_phdr(find_place, &m);
+	dl_iterate_phdr(find_place, &f);
+	if (!r->calib_base_ns || !m.found || !f.found || strcmp(m.file, f.file))
 		return NAN;
-	probed = time_malloc_free();
-	vt_perf_close(&pf);
-	return probed > r->calib_base_ns ? (double)(probed - r->calib_base_ns) / (3.0 * CALIBRATE_ROUNDS)
-					 : NAN;
+	specs[0] = (struct vt_uprobe_spec){ m.offset, true, false };
+	specs[1] = (struct vt_uprobe_spec){ m.offset, false, true };
+	specs[2] = (struct vt_uprobe_spec){ f.offset, false, false };
+	if (vt_uprobe_set_open(m.file, specs, 3, false, &set, NULL) != VT_OK)
+		return NAN;
+	po.events = vt_uprobe_set_events(set);
+	po.nevents = 3;
+	po.inherit = false;
+	po.ring_pages = 64;
+	if (vt_perf_open(getpid(), &po, &pf, NULL) == VT_OK) {
+		probed = time_malloc_free();
+		vt_perf_close(&pf);
+		if (probed > r->calib_base_ns)
+			ns = (double)(probed - r->calib_base_ns) / (3.0 * CALIBRATE_ROUNDS);
+	}
+	vt_uprobe_set_close(&set);
+	return ns;
 }
 
 static int run_windows(struct run *r, struct vt_err *err)
@@ -883,7 +942,7 @@ static int run_windows(struct run *r, struct vt_err *err)
 
 		bu0 = u0;
 		bs0 = s0;
-		m->trap_ns = calibrate_trap_ns(r, &r->perf_opts);
+		m->trap_ns = calibrate_trap_ns(r);
 		warm_names(r, until);
 		rest(o, until);
 		if (cpu_ok && target_cpu(r, &u1, &s1))
@@ -898,6 +957,20 @@ static int run_windows(struct run *r, struct vt_err *err)
 			break;
 		if (window > (double)(stop_at - t_begin) / 1e9)
 			window = (double)(stop_at - t_begin) / 1e9;
+		/* after the first: no window whose likely cost the rest of the run cannot
+		 * pay for inside the budget */
+		if (m->windows && !isnan(m->trap_ns) && cpu_ok && target_cpu(r, &u1, &s1)) {
+			double spent = (double)m->hits * m->trap_ns / 1e9;
+			double next = spent / m->windows;
+			double work = (double)(u1 + s1 - u0 - s0) / (double)hz - spent;
+			double rest_s = (double)(stop_at - t_begin) / 1e9;
+			double cores = base_rate > 0.001 ? base_rate : 0.001;
+
+			if (spent + next > budget * ((work > 0 ? work : 0) + cores * rest_s)) {
+				m->budget_spent = true;
+				break;
+			}
+		}
 		rc = one_window(r, window, err);
 		if (rc == VT_E_GONE) {
 			m->exited = true;

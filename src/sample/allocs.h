@@ -88,6 +88,8 @@ struct vt_allocs_meta {
 	double self_cpu_s;        /* vitals' own CPU */
 	uint64_t calls, bytes, frees, unpaired, lost, unwound, unwind_failed;
 	uint64_t threads_missed;
+	bool budget_spent;        /* ended before the duration: another window would not fit
+	                           * the budget over what was left of it */
 	bool exited;              /* the target exited: the profile so far */
 	bool interrupted;
 };

@@ -186,6 +186,36 @@ void vt_uprobe_remove_stale(const char *dir)
 	fclose(f);
 }
 
+/*
+ * The task the anchors are opened on: kthreadd (pid 2) when it is a kernel
+ * thread here (not in a pid namespace where pid 2 is some process), whose
+ * missing memory map matches no probe, so the anchors put no breakpoint
+ * anywhere; else vitals itself, whose own calls of the probed functions then
+ * trap.  *own says which.
+ */
+static pid_t anchor_task(bool *own)
+{
+	char buf[512], *rp;
+	unsigned long flags = 0;
+	ssize_t n;
+	int fd = open("/proc/2/stat", O_RDONLY | O_CLOEXEC);
+
+	*own = true;
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	rp = strrchr(buf, ')');
+	/* after ") ": state ppid pgrp session tty_nr tpgid flags */
+	if (!rp || sscanf(rp + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) != 1 || !(flags & 0x00200000ul))
+		return 0;
+	*own = false;
+	return 2;
+}
+
 static int sys_perf_open(struct perf_event_attr *a, pid_t pid)
 {
 	return (int)syscall(SYS_perf_event_open, a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -195,7 +225,8 @@ static int sys_perf_open(struct perf_event_attr *a, pid_t pid)
 static bool open_tracefs(struct vt_uprobe_set *s, const struct vt_uprobe_spec *specs,
 			 bool allow_mount, char *why, size_t why_cap)
 {
-	bool mounted = false;
+	bool mounted = false, own;
+	pid_t anchor = anchor_task(&own);
 
 	if (!find_tracefs(s->dir, sizeof(s->dir))) {
 		if (!allow_mount) {
@@ -241,14 +272,20 @@ static bool open_tracefs(struct vt_uprobe_set *s, const struct vt_uprobe_spec *s
 		a.sample_period = 1;
 		a.disabled = 1;
 		a.exclude_kernel = 1;
-		s->anchors[i] = sys_perf_open(&a, 0);
+		s->anchors[i] = sys_perf_open(&a, anchor);
+		if (s->anchors[i] < 0 && anchor) {   /* kthreadd refused: vitals itself */
+			anchor = 0;
+			own = true;
+			s->anchors[i] = sys_perf_open(&a, 0);
+		}
 		if (s->anchors[i] < 0) {
 			snprintf(why, why_cap, "the probes' anchor was refused: %s", strerror(errno));
 			return false;
 		}
 	}
-	snprintf(s->how, sizeof(s->how), "tracefs (%s%s), anchored", s->dir,
-		 mounted ? ", mounted by vitals as perf does" : "");
+	snprintf(s->how, sizeof(s->how), "tracefs (%s%s), anchored on %s", s->dir,
+		 mounted ? ", mounted by vitals as perf does" : "",
+		 own ? "vitals (its own calls trap)" : "a kernel thread");
 	return true;
 }
 

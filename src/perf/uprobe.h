@@ -56,9 +56,11 @@ void vt_uprobe_event(const struct vt_uprobe_pmu *pmu, const char *path, uint64_t
  * close.  Where tracefs is there (or can be mounted, as perf does) the set
  * defines its probes there instead (group vitals_<pid>_<n>, removed at the end;
  * those of a vitals that died are removed by the next) and holds one
- * disabled "anchor" event of each on vitals itself: a target's events then
- * close in microseconds, taking the breakpoints out of the target's code at
- * once, while the probes stay defined.  The anchors trap vitals' own calls.
+ * disabled "anchor" event of each on a kernel thread (kthreadd: no memory
+ * map, so no breakpoint is placed for it; vitals itself where kthreadd is not
+ * visible, whose own calls then trap): a target's events then close in
+ * microseconds, taking the breakpoints out of the target's code at once,
+ * while the probes stay defined.
  */
 struct vt_uprobe_spec {
 	uint64_t offset;          /* in the file */

@@ -49,9 +49,8 @@ const char *vt_render_allocs_verdict(const struct vt_allocs *a, char *buf, size_
 	double armed = a->meta.armed_s;
 
 	if (!s || s->linked < VERDICT_MIN_LINKED) {
-		snprintf(buf, cap, "cannot tell yet: %" PRIu64 " allocations followed to their fate "
-			 "(%u needed at the top site); profile for longer", s ? s->linked : 0,
-			 VERDICT_MIN_LINKED);
+		snprintf(buf, cap, "%" PRIu64 " allocations followed to their fate (%u needed at the "
+			 "top site); profile for longer", s ? s->linked : 0, VERDICT_MIN_LINKED);
 		return "cannot tell yet";
 	}
 	site_name(a, s, name, sizeof(name));
@@ -76,14 +75,28 @@ const char *vt_render_allocs_verdict(const struct vt_allocs *a, char *buf, size_
 	return "mixed";
 }
 
+/* A short span in ms, a longer one as vt_fmt_span writes it. */
+static const char *span(double s, char *buf, size_t cap)
+{
+	if (s < 2)
+		snprintf(buf, cap, "%.0f ms", s * 1e3);
+	else
+		vt_fmt_span(s, buf, cap);
+	return buf;
+}
+
 static void print_cost(FILE *out, const struct vt_allocs_meta *m)
 {
 	char armed[32], dur[32];
 
-	fprintf(out, "  probes armed %s of %s in %u windows of %.0f ms (%.1f%% of the time; budget "
-		"%.0f%% slowdown)\n", vt_fmt_span(m->armed_s, armed, sizeof(armed)),
-		vt_fmt_span(m->duration_s, dur, sizeof(dur)), m->windows, m->window_s * 1e3,
-		m->duration_s > 0 ? 100.0 * m->armed_s / m->duration_s : 0.0, m->budget * 100);
+	fprintf(out, "  probes armed %s of %s in %u window%s of %.0f ms on average (%.1f%% of the time; "
+		"budget %.0f%% slowdown)\n", span(m->armed_s, armed, sizeof(armed)),
+		span(m->duration_s, dur, sizeof(dur)), m->windows, m->windows == 1 ? "" : "s",
+		m->window_s * 1e3, m->duration_s > 0 ? 100.0 * m->armed_s / m->duration_s : 0.0,
+		m->budget * 100);
+	if (m->windows < 3 && m->duration_s > 1)
+		fprintf(out, "  few windows fit the budget: profile --for longer, or allow more with "
+			"--budget, for figures over more of the target's time\n");
 	if (isnan(m->trap_ns))
 		fprintf(out, "  cost: a probe hit could not be timed here; %" PRIu64 " hits in the target\n",
 			m->hits);

@@ -53,9 +53,13 @@
 #define RING_PAGES 512u          /* per CPU: a 100 ms pause of vitals fits */
 #define POLL_MS 5
 #define PENDING_MAX 4
+#define SITE_FRAMES 16          /* frames unwound to find a site past the wrappers */
+#define SNAPS_MAX (64u << 20)   /* entries' stacks kept in one window for naming after it */
 #define BASELINE_S 0.3          /* unprobed, before the first window */
 #define CALIBRATE_ROUNDS 1000
 #define MAX_GAP_S 60.0
+#define FIRST_WINDOW_S 0.01     /* the first window, short: its cost is not known yet */
+#define MIN_WINDOW_S 0.005
 
 enum ev_kind { EV_ENTRY, EV_RET, EV_FREE };
 
@@ -68,6 +72,16 @@ struct ev {
 	uint8_t fn;                 /* enum vt_alloc_fn */
 	uint32_t site;              /* entry: index in sites, NO_IDX unknown */
 	uint64_t a, b;              /* entry: size, old pointer (realloc); ret, free: pointer */
+	uint64_t snap;              /* entry: 1 + its registers' and stack's offset in snaps,
+	                             * named after the window; 0 named already */
+};
+
+/* An entry's registers and stack, copied from the ring during the window. */
+struct snap {
+	pid_t tid;
+	uint32_t stack_len;
+	uint64_t regs[VT_PERF_NREGS];
+	/* then stack_len bytes, padded to 8 */
 };
 
 /* A block made in this window, by address (open addressing, tombstones). */
@@ -117,6 +131,8 @@ struct run {
 
 	struct ev *evs;
 	size_t nev, cap_ev;
+	unsigned char *snaps;       /* struct snap records, back to back */
+	size_t snaps_len, snaps_cap;
 	uint64_t seq;
 	uint32_t *site_of_func;     /* func index -> site + 1, 0 none (grown with funcs) */
 	size_t cap_site_of_func;
@@ -142,6 +158,10 @@ bool vt_allocs_is_wrapper(const char *name)
 		"std::allocator*", "zmalloc*", "ztrymalloc*", "zcalloc*", "zrealloc*",
 		"PyMem_*", "_PyMem_*", "PyObject_Malloc", "_PyObject_Malloc", "PyObject_Calloc",
 		"_PyObject_Calloc", "PyObject_Realloc", "_PyObject_Realloc", "__libc_*",
+		/* the standard libraries' containers and strings (Rust's alloc, core and std,
+		 * C++'s std::): the site is the program's code that uses them */
+		"alloc::*", "<alloc::*", "<* as alloc::*", "core::*", "<core::*", "<* as core::*",
+		"std::*", "<std::*", "<* as std::*", "hashbrown::*", "<hashbrown::*",
 	};
 
 	if (!name || !name[0])
@@ -256,8 +276,9 @@ static uint32_t caller_locs(struct run *r, uint64_t pc)
 	return n;
 }
 
-/* The whole stack of an entry above the allocator's own frame, into r->locs. */
-static uint32_t unwind_locs(struct run *r, const struct vt_perf_sample *s)
+/* The stack of an entry above the allocator's own frame, into r->locs: max_frames
+ * deep (the site is seldom far above; the example stack goes to the root). */
+static uint32_t unwind_locs(struct run *r, const struct vt_perf_sample *s, size_t max_frames)
 {
 	struct vt_unwind_start st = { .stack = s->stack, .stack_len = s->stack_len,
 				      .stack_addr = s->regs[VT_PERF_REG_SP], .read_target = true };
@@ -266,7 +287,7 @@ static uint32_t unwind_locs(struct run *r, const struct vt_perf_sample *s)
 	size_t n;
 
 	vt_profiler_regs_to_dwarf(s->regs, &st);
-	n = vt_unwind(r->uw, s->tid, &st, r->frames, VT_PROFILE_MAX_DEPTH, &why);
+	n = vt_unwind(r->uw, s->tid, &st, r->frames, max_frames, &why);
 	r->A->meta.unwound++;
 	if (n <= 1) {
 		r->A->meta.unwind_failed++;
@@ -292,7 +313,7 @@ static uint32_t site_of(struct run *r, const struct vt_perf_sample *s)
 		own = first_own(r, r->locs, n);
 	}
 	if (own == NO_IDX) {
-		n = unwind_locs(r, s);
+		n = unwind_locs(r, s, SITE_FRAMES);
 		unwound = true;
 		own = first_own(r, r->locs, n);
 		if (own == NO_IDX && n)
@@ -304,8 +325,8 @@ static uint32_t site_of(struct run *r, const struct vt_perf_sample *s)
 	if (site == NO_IDX)
 		return NO_IDX;
 	if (!r->A->sites[site].example_depth) {
-		if (!unwound)
-			n = unwind_locs(r, s);
+		(void)unwound;
+		n = unwind_locs(r, s, VT_PROFILE_MAX_DEPTH);
 		uint32_t i = 0, k = 0;
 
 		while (i < n && r->locs[i] != own)
@@ -336,6 +357,65 @@ static void push_ev(struct run *r, const struct ev *e)
 	}
 	r->evs[r->nev] = *e;
 	r->evs[r->nev++].seq = r->seq++;
+}
+
+/*
+ * Keep an entry's registers and stack for naming after the window (naming
+ * can take a while: a module's DWARF is read the first time one of its pcs
+ * is named, and meanwhile the rings would overflow).  1 + its offset, or 0
+ * past SNAPS_MAX bytes in the window or out of memory.
+ */
+static uint64_t keep_snap(struct run *r, const struct vt_perf_sample *s)
+{
+	uint32_t stack_len = s->stack ? s->stack_len : 0;
+	size_t need = sizeof(struct snap) + ((stack_len + 7u) & ~7u);
+	struct snap *k;
+
+	if (!s->regs_ok || r->snaps_len + need > SNAPS_MAX)
+		return 0;
+	if (r->snaps_len + need > r->snaps_cap) {
+		size_t cap = r->snaps_cap ? r->snaps_cap * 2 : 1u << 20;
+		unsigned char *n;
+
+		while (cap < r->snaps_len + need)
+			cap *= 2;
+		n = realloc(r->snaps, cap);
+		if (!n)
+			return 0;
+		r->snaps = n;
+		r->snaps_cap = cap;
+	}
+	k = (struct snap *)(void *)(r->snaps + r->snaps_len);
+	k->tid = s->tid;
+	k->stack_len = stack_len;
+	memcpy(k->regs, s->regs, sizeof(k->regs));
+	if (stack_len)
+		memcpy(k + 1, s->stack, stack_len);
+	r->snaps_len += need;
+	return r->snaps_len - need + 1;
+}
+
+/* Name the entries kept during the window: their sites. */
+static void name_snaps(struct run *r)
+{
+	for (size_t i = 0; i < r->nev && !r->nomem; i++) {
+		struct ev *e = &r->evs[i];
+		const struct snap *k;
+		struct vt_perf_sample s;
+
+		if (!e->snap)
+			continue;
+		k = (const struct snap *)(const void *)(r->snaps + e->snap - 1);
+		memset(&s, 0, sizeof(s));
+		s.tid = k->tid;
+		s.regs_ok = true;
+		memcpy(s.regs, k->regs, sizeof(s.regs));
+		s.stack = k->stack_len ? (const uint8_t *)(k + 1) : NULL;
+		s.stack_len = k->stack_len;
+		e->site = site_of(r, &s);
+		e->snap = 0;
+	}
+	r->snaps_len = 0;
 }
 
 static uint64_t mul_sat(uint64_t a, uint64_t b)
@@ -372,7 +452,9 @@ static void on_sample(void *ctx, const struct vt_perf_sample *s)
 		case VT_AFN_POSIX_MEMALIGN: e.a = g[VT_PERF_REG_DX]; break;
 		default: return;
 		}
-		e.site = site_of(r, s);
+		e.snap = keep_snap(r, s);
+		if (!e.snap)
+			e.site = site_of(r, s);   /* past the copy limit: named now */
 	}
 	push_ev(r, &e);
 }
@@ -751,6 +833,7 @@ out:
 	m->close_ms += (double)(vt_mono_ns() - t_closing) / 1e6;
 	m->armed_s += (double)(vt_mono_ns() - t0) / 1e9;
 	m->windows++;
+	name_snaps(r);
 	replay(r);
 	return rc;
 }
@@ -919,7 +1002,9 @@ static int run_windows(struct run *r, struct vt_err *err)
 	const struct vt_allocs_opts *o = r->opts;
 	struct vt_allocs_meta *m = &r->A->meta;
 	double budget = o->budget > 0 ? o->budget : DEFAULT_BUDGET;
-	double window = o->window_s > 0 ? o->window_s : DEFAULT_WINDOW_S;
+	double max_window = o->window_s > 0 ? o->window_s : DEFAULT_WINDOW_S;
+	double window = max_window < FIRST_WINDOW_S ? max_window : FIRST_WINDOW_S;
+	double windows_s = 0;
 	uint64_t start = vt_mono_ns(), stop_at = start + (uint64_t)(o->duration_s * 1e9);
 	uint64_t u0 = 0, s0 = 0, u1, s1, bu0 = 0, bs0 = 0;
 	long hz = sysconf(_SC_CLK_TCK);
@@ -928,7 +1013,7 @@ static int run_windows(struct run *r, struct vt_err *err)
 	int rc = VT_OK;
 
 	m->budget = budget;
-	m->window_s = window;
+	m->window_s = max_window;
 	if (hz <= 0)
 		hz = 100;
 	/*
@@ -972,6 +1057,7 @@ static int run_windows(struct run *r, struct vt_err *err)
 			}
 		}
 		rc = one_window(r, window, err);
+		windows_s += window;
 		if (rc == VT_E_GONE) {
 			m->exited = true;
 			rc = VT_OK;
@@ -989,6 +1075,19 @@ static int run_windows(struct run *r, struct vt_err *err)
 		if (cpu_ok && target_cpu(r, &u1, &s1))
 			work_s = (double)(u1 + s1 - u0 - s0) / (double)hz - trap_s;
 		rate = base_rate > 0.001 ? base_rate : 0.001;
+		/* the next window: as long as a second's share of the budget pays for, at
+		 * what a second armed has cost so far */
+		if (!isnan(m->trap_ns) && m->armed_s > 0 && trap_s > 0) {
+			double per_armed_s = trap_s / m->armed_s;
+
+			window = budget * (rate > base_rate ? rate : base_rate) / per_armed_s;
+			if (window > max_window)
+				window = max_window;
+			if (window < MIN_WINDOW_S)
+				window = MIN_WINDOW_S;
+		} else {
+			window = max_window;
+		}
 		gap = isnan(m->trap_ns) ? window / budget - window
 					: (trap_s / budget - (work_s > 0 ? work_s : 0)) / rate;
 		if (gap > MAX_GAP_S)
@@ -1004,6 +1103,8 @@ static int run_windows(struct run *r, struct vt_err *err)
 	}
 	m->duration_s = (double)(vt_mono_ns() - start) / 1e9;
 	m->interrupted = o->stop && *o->stop;
+	if (m->windows)
+		m->window_s = windows_s / m->windows;
 	if (cpu_ok && target_cpu(r, &u1, &s1))
 		m->target_cpu_s = (double)(u1 + s1 - u0 - s0) / (double)hz;
 	m->target_base_rate = base_rate;
@@ -1072,6 +1173,7 @@ out:
 	vt_region_list_release(&r.maps);
 	vt_buf_release(&r.buf);
 	free(r.evs);
+	free(r.snaps);
 	free(r.site_of_func);
 	free(r.live);
 	free(r.ts);

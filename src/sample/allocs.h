@@ -73,7 +73,8 @@ struct vt_allocs_meta {
 	double duration_s;        /* wall time of the run */
 	double armed_s;           /* of it, probes armed */
 	unsigned windows;
-	double window_s;          /* each window's length: the horizon of "freed" */
+	double window_s;          /* the windows' mean length: the horizon of "freed" (each is
+	                           * as long as the budget pays for, up to --window) */
 	double budget;            /* the slowdown allowed */
 	double trap_ns;           /* one probe hit's cost to a thread, timed on vitals' own
 	                           * calls; NAN unknown */

@@ -14,14 +14,16 @@
 start_target alloc_sites --seconds 120
 APID=$TPID
 
-"$B/vitals" allocs --for 4s --json "$APID" >"$WORK/a.json" 2>"$WORK/a.err" ||
+# a sleepy target: its traps are a large share of its little CPU, so the
+# default 5% budget allows few windows; 50% gives enough calls to judge shares
+"$B/vitals" allocs --for 4s --budget 50 --json "$APID" >"$WORK/a.json" 2>"$WORK/a.err" ||
 	fail "vitals allocs --json: $(tail -3 "$WORK/a.err")"
-"$B/vitals" allocs --for 2s "$APID" >"$WORK/a.txt" 2>>"$WORK/a.err" || fail "vitals allocs"
+"$B/vitals" allocs --for 2s --budget 50 "$APID" >"$WORK/a.txt" 2>>"$WORK/a.err" || fail "vitals allocs"
 sed 's/^/# /' "$WORK/a.txt" | head -20
 
 check "text: the sites table names churn_round and keep_block" \
 	grep -qE "^  (churn_round|keep_block) +[0-9]+ +[0-9]+%" "$WORK/a.txt"
-check "text: the cost is measured and said" grep -qE "probes armed .* windows of" "$WORK/a.txt"
+check "text: the cost is measured and said" grep -qE "probes armed .* windows? of .*cost, measured: [0-9]+ probe hits x" <(tr '\n' ' ' <"$WORK/a.txt")
 check "json: shares within 5 pp of the truth, fates and thread right" python3 -c "
 import json
 j = json.load(open('$WORK/a.json'))

@@ -10,6 +10,9 @@
  * of the calls and 64% of the bytes, none freed within a second.  Both
  * functions are noinline and call malloc directly.
  *
+ * With --spin-us each round also spins on the CPU that long (a target whose
+ * own CPU dwarfs the probes' cost, for counting calls).
+ *
  * Truth (JSON lines): rounds, churn and keep calls so far.
  */
 #include <inttypes.h>
@@ -21,6 +24,7 @@
 
 static struct {
 	double pause_us;
+	double spin_us;
 	long keep;
 } opt = { .pause_us = 200, .keep = 10000 };
 
@@ -66,6 +70,12 @@ static void *work(void *arg)
 			churn_round();
 		keep_block();
 		atomic_fetch_add(&rounds, 1);
+		if (opt.spin_us > 0) {   /* CPU of its own: probes cost a small share of it */
+			double until = now() + opt.spin_us / 1e6;
+
+			while (now() < until)
+				;
+		}
 		if (ts.tv_nsec)
 			nanosleep(&ts, NULL);
 	}
@@ -90,11 +100,14 @@ static void option(int val, const char *name, const char *arg)
 		opt.pause_us = parse_num(name, arg, 0, 1e6);
 	else if (val == 'k')
 		opt.keep = (long)parse_num(name, arg, 1, 1e7);
+	else if (val == 'u')
+		opt.spin_us = parse_num(name, arg, 0, 1e6);
 }
 
 static const struct option options[] = {
 	{ "pause-us", required_argument, NULL, 'p' },
 	{ "keep", required_argument, NULL, 'k' },
+	{ "spin-us", required_argument, NULL, 'u' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -104,7 +117,8 @@ static const struct cli cli = {
 	"  --seconds N    exit after N seconds (default 60)\n"
 	"  --truth FILE   append ground truth as JSON lines\n"
 	"  --pause-us N   sleep between rounds (default 200)\n"
-	"  --keep N       blocks keep_block holds before freeing the oldest (default 10000)\n",
+	"  --keep N       blocks keep_block holds before freeing the oldest (default 10000)\n"
+	"  --spin-us N    spin on the CPU for N us each round (default 0)\n",
 	.options = options,
 	.option = option,
 };

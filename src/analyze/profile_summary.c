@@ -527,3 +527,43 @@ void vt_prof_summary_free(struct vt_prof_summary **sp)
 	free(s);
 	*sp = NULL;
 }
+
+void vt_prof_calls_compute(const struct vt_profile *p, const struct vt_call_counts *counts,
+			   struct vt_prof_calls *out)
+{
+	uint64_t cpu = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->counts = counts;
+	out->n = counts->n;
+	for (uint32_t i = 0; i < p->nstacks; i++)
+		if (p->stacks[i].state == VT_PROF_RUNNING)
+			cpu += p->stacks[i].count;
+	for (size_t k = 0; k < counts->n; k++) {
+		const struct vt_call_fn *fn = &counts->fns[k];
+		struct vt_prof_call_row *r = &out->rows[k];
+		uint64_t hi = fn->addr + (fn->size ? fn->size : 1);
+
+		r->fn = fn;
+		r->calls_per_s = counts->armed_s > 0 ? (double)fn->calls / counts->armed_s : NAN;
+		for (uint32_t i = 0; i < p->nstacks; i++) {
+			const struct vt_prof_stack *st = &p->stacks[i];
+			const uint32_t *locs = vt_profile_stack_locs(p, st);
+
+			if (st->state != VT_PROF_RUNNING)
+				continue;
+			for (uint32_t d = 0; d < st->depth; d++) {
+				const struct vt_prof_loc *l = &p->locs[locs[d]];
+
+				if (!l->kernel && l->pc >= fn->addr && l->pc < hi) {
+					r->samples += st->count;
+					break;
+				}
+			}
+		}
+		r->share = cpu ? (double)r->samples / (double)cpu : NAN;
+		r->cores = cpu && p->meta.process_cpu_s >= 0 && p->meta.duration_s > 0
+				   ? r->share * p->meta.process_cpu_s / p->meta.duration_s : NAN;
+		r->cpu_per_call_s = r->calls_per_s > 0 ? r->cores / r->calls_per_s : NAN;
+	}
+}

@@ -29,6 +29,7 @@
 #include <sys/types.h>
 
 #include "analyze/profile_buckets.h"
+#include "sample/call_count.h"
 #include "sample/locks.h"
 #include "sample/profile.h"
 
@@ -170,7 +171,31 @@ struct vt_prof_summary {
 	/* wall mode: the locks its threads waited on (sample/profiler.h opts.locks), set by the
 	 * caller and not owned; NULL when not read */
 	const struct vt_locks *locks;
+	/* --count: the named functions' calls beside their CPU (vt_prof_calls_compute), set
+	 * by the caller and not owned; NULL when not counted */
+	const struct vt_prof_calls *calls;
 };
+
+/* A counted function: its calls (sample/call_count.h) beside its inclusive CPU in the
+ * profile (the on-CPU samples with one of its addresses anywhere in the stack). */
+struct vt_prof_call_row {
+	const struct vt_call_fn *fn;
+	double calls_per_s;       /* calls / armed time */
+	uint64_t samples;         /* on-CPU samples in it (inclusive) */
+	double share;             /* of the on-CPU samples */
+	double cores;             /* its CPU: share x the process's CPU / duration; NAN unknown */
+	double cpu_per_call_s;    /* cores / calls_per_s; NAN unknown */
+};
+
+struct vt_prof_calls {
+	const struct vt_call_counts *counts;
+	struct vt_prof_call_row rows[VT_CALLS_MAX];
+	size_t n;
+};
+
+/* Put the counts beside profile p's CPU. */
+void vt_prof_calls_compute(const struct vt_profile *p, const struct vt_call_counts *counts,
+			   struct vt_prof_calls *out);
 
 struct vt_prof_summary_opts {
 	uint32_t top;             /* functions per top list; 0: 20 */

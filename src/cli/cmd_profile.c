@@ -10,6 +10,7 @@
  * after it ends, and removed again if writing fails: no partial files.
  */
 #include "cli/cli.h"
+#include "sample/call_count.h"
 #include "base/clock.h"
 #include "analyze/profile_buckets.h"
 #include "analyze/profile_summary.h"
@@ -33,7 +34,7 @@
 
 enum {
 	OPT_FOR = 1, OPT_HZ, OPT_BUCKETS, OPT_THREADS, OPT_WALL, OPT_FOLDED, OPT_PPROF, OPT_HTML,
-	OPT_JSON, OPT_TOP, OPT_NO_KERNEL, OPT_FORCE, OPT_METHOD, OPT_WIDE,
+	OPT_JSON, OPT_TOP, OPT_NO_KERNEL, OPT_FORCE, OPT_METHOD, OPT_WIDE, OPT_COUNT,
 };
 
 static const struct vt_option profile_options[] = {
@@ -62,6 +63,10 @@ static const struct vt_option profile_options[] = {
 				     "stopped one at a time (three looks per 1/hz),\n"
 				     "each thread for at most 1% of its time", OPT_METHOD },
 	{ "force", 0, NULL, "overwrite the files of --folded, --pprof and --html", OPT_FORCE },
+	{ "count", 0, "FUNC[,FUNC...]", "count the calls of these functions (uprobes on\n"
+					"their entry; root) and put calls per second beside\n"
+					"their CPU: 33 calls/s x 38.7 ms = 12.6% of a core.\n"
+					"NAME@FILE picks one of several; at most 8", OPT_COUNT },
 	{ 0 }
 };
 
@@ -82,6 +87,7 @@ static const char *const profile_examples[] = {
 	"vitals profile --for 30s --wall PID",
 	"vitals profile --html profile.html --folded profile.folded PID",
 	"vitals profile --buckets docs/example.buckets --threads 'hash*' PID",
+	"vitals profile --count malloc,free PID",
 	NULL,
 };
 
@@ -158,6 +164,8 @@ struct profile_opts {
 	bool wall, json, no_kernel, force, ptrace, wide;
 	const char *folded, *pprof, *html;
 	size_t top;
+	char count[VT_CALLS_MAX][128];   /* --count's names */
+	size_t ncount;
 };
 
 /* The terminal's width when stdout is one, else 0 (the text's default). */
@@ -196,6 +204,25 @@ static int profile_option(void *ctx, int id, const char *arg)
 	case OPT_WIDE: o->wide = true; return 0;
 	case OPT_NO_KERNEL: o->no_kernel = true; return 0;
 	case OPT_FORCE: o->force = true; return 0;
+	case OPT_COUNT: {
+		const char *p = arg;
+
+		while (*p) {
+			size_t len = strcspn(p, ",");
+
+			if (len && o->ncount == VT_CALLS_MAX)
+				return vt_cli_usage_error("profile", "--count: at most %d functions",
+							  VT_CALLS_MAX);
+			if (len >= sizeof(o->count[0]))
+				return vt_cli_usage_error("profile", "--count: a name of %zu bytes", len);
+			if (len)
+				snprintf(o->count[o->ncount++], sizeof(o->count[0]), "%.*s", (int)len, p);
+			p += len + (p[len] == ',');
+		}
+		if (!o->ncount)
+			return vt_cli_usage_error("profile", "--count: which function?");
+		return 0;
+	}
 	case OPT_METHOD:
 		if (strcmp(arg, "perf") && strcmp(arg, "ptrace"))
 			return vt_cli_usage_error("profile", "--method '%s': perf or ptrace", arg);
@@ -343,6 +370,29 @@ static int profile_run(const struct vt_command *cmd, int argc, char **argv)
 		vt_bucket_rules_free(&rules);
 		return vt_cli_error(&err);
 	}
+	struct vt_call_counts *counts = NULL;
+	struct vt_call_counter *counter = NULL;
+	struct vt_prof_calls calls;
+	if (o.ncount) {
+		char cand[1024];
+
+		if (!(counts = calloc(1, sizeof(*counts)))) {
+			vt_procfs_close(&pfs);
+			vt_bucket_rules_free(&rules);
+			return vt_cli_nomem("profile");
+		}
+		for (size_t i = 0; i < o.ncount && !rc; i++)
+			rc = vt_call_resolve(&pfs, pid, o.count[i], &counts->fns[counts->n++], cand,
+					     sizeof(cand), &err);
+		if (!rc)
+			rc = vt_call_counter_start(pid, counts, 0.05, &counter, &err);
+		if (rc) {
+			vt_procfs_close(&pfs);
+			vt_bucket_rules_free(&rules);
+			free(counts);
+			return vt_cli_error(&err);
+		}
+	}
 	vt_cli_catch_stop(&stop);
 	struct vt_locks locks = { 0 };
 	struct vt_profiler_opts po = {
@@ -358,12 +408,14 @@ static int profile_run(const struct vt_command *cmd, int argc, char **argv)
 	};
 	int64_t start_ns = (int64_t)(vt_wall_s() * 1e9);
 	rc = vt_profiler_run(&pfs, pid, &po, &prof, &err);
+	vt_call_counter_finish(&counter);
 	if (po.progress)
 		fputs("\r\033[K", stderr);
 	vt_procfs_close(&pfs);
 	if (rc) {
 		vt_bucket_rules_free(&rules);
 		vt_locks_release(&locks);
+		free(counts);
 		return vt_cli_error(&err);
 	}
 	struct vt_prof_summary_opts so = { .top = (uint32_t)o.top };
@@ -372,6 +424,10 @@ static int profile_run(const struct vt_command *cmd, int argc, char **argv)
 		goto out;
 	}
 	sum->locks = o.wall ? &locks : NULL;
+	if (counts) {
+		vt_prof_calls_compute(prof, counts, &calls);
+		sum->calls = &calls;
+	}
 	if (prof->meta.exited)
 		fprintf(stderr, "vitals: note: process %d exited after %.1f s; this is the profile "
 			"so far\n", pid, prof->meta.duration_s);
@@ -394,6 +450,7 @@ static int profile_run(const struct vt_command *cmd, int argc, char **argv)
 		status = VT_EXIT_PARTIAL;
 out:
 	vt_prof_summary_free(&sum);
+	free(counts);
 	vt_locks_release(&locks);
 	vt_profile_free(&prof);
 	vt_bucket_rules_free(&rules);

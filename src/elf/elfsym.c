@@ -489,3 +489,55 @@ bool vt_elfsym_first_load_vaddr(struct vt_elfsym *ef, uint64_t *vaddr)
 	}
 	return false;
 }
+
+void vt_elfsym_each_func(struct vt_elfsym *ef, vt_elfsym_func_fn fn, void *ctx)
+{
+	static const Elf64_Word order[] = { SHT_SYMTAB, SHT_DYNSYM };
+	size_t entsize = gelf_fsize(ef->elf, ELF_T_SYM, 1, EV_CURRENT);
+
+	for (size_t t = 0; t < sizeof(order) / sizeof(order[0]); t++) {
+		Elf_Scn *scn = NULL;
+		GElf_Shdr sh;
+
+		while ((scn = elf_nextscn(ef->elf, scn)) != NULL) {
+			Elf_Data *data;
+			size_t count;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != order[t] ||
+			    sh.sh_size > VT_ELFSYM_SECTION_MAX || !entsize)
+				continue;
+			data = elf_getdata(scn, NULL);
+			if (!data || data->d_type != ELF_T_SYM)
+				continue;
+			count = data->d_size / entsize;
+			for (size_t i = 1; i < count && i <= INT_MAX; i++) {
+				GElf_Sym sym;
+				const char *name;
+
+				if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+				    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value)
+					continue;
+				name = elf_strptr(ef->elf, sh.sh_link, sym.st_name);
+				if (name && name[0] && !fn(ctx, name, sym.st_value, sym.st_size))
+					return;
+			}
+		}
+	}
+}
+
+bool vt_elfsym_vaddr_offset(struct vt_elfsym *ef, uint64_t vaddr, uint64_t *offset)
+{
+	size_t n;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(ef->elf, &n) != 0)
+		return false;
+	for (size_t i = 0; i < n && i <= INT_MAX; i++) {
+		if (gelf_getphdr(ef->elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
+			*offset = vaddr - ph.p_vaddr + ph.p_offset;
+			return true;
+		}
+	}
+	return false;
+}

@@ -100,6 +100,18 @@ bool vt_elfsym_soname(struct vt_elfsym *ef, char *out, size_t cap);
  */
 int vt_elfsym_symbol(struct vt_elfsym *ef, const char *name, uint64_t *value, struct vt_err *err);
 
+/*
+ * Call fn for every defined function symbol (STT_FUNC, any binding: static
+ * functions too; not IFUNC resolvers) of .symtab, then .dynsym, with its
+ * value and size; a function in both tables comes twice.  Stops when fn
+ * returns false.  An unreadable table is skipped.
+ */
+typedef bool (*vt_elfsym_func_fn)(void *ctx, const char *name, uint64_t value, uint64_t size);
+void vt_elfsym_each_func(struct vt_elfsym *ef, vt_elfsym_func_fn fn, void *ctx);
+
+/* The file offset of code at vaddr (in an executable PT_LOAD's file bytes). */
+bool vt_elfsym_vaddr_offset(struct vt_elfsym *ef, uint64_t vaddr, uint64_t *offset);
+
 /* p_vaddr of the first PT_LOAD program header (load bias = its mapping's start - this). */
 bool vt_elfsym_first_load_vaddr(struct vt_elfsym *ef, uint64_t *vaddr);
 

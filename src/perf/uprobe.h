@@ -88,6 +88,18 @@ bool vt_uprobe_set_cheap_close(const struct vt_uprobe_set *s);
  * event on the set's probes must be closed first. */
 void vt_uprobe_set_close(struct vt_uprobe_set **s);
 
+/*
+ * What one probe hit costs a thread here, in ns: vitals' own malloc and free
+ * in a loop (the fastest of three), first unprobed (calibration_base, taken
+ * before any probe is placed in vitals), then with the kinds of probe an
+ * allocation profile uses placed on them (malloc's entry with stack_bytes
+ * of stack, its return, free's entry), records written as for a target.
+ * The trap, not the function, is what costs, so whichever allocator vitals
+ * runs will do.  NAN when it cannot be timed (no probes allowed here).
+ */
+uint64_t vt_uprobe_calibration_base(void);
+double vt_uprobe_hit_ns(uint64_t base_ns, uint32_t stack_bytes);
+
 /* Remove the probe groups of vitals processes that no longer run from the
  * tracefs at dir.  Exposed for tests; vt_uprobe_set_open calls it. */
 void vt_uprobe_remove_stale(const char *tracefs_dir);

@@ -279,6 +279,33 @@ json_t *vt_profile_json(const struct vt_prof_summary *s)
 	json_object_set_new(root, "threads_cpu_s", num_or_null(s->threads_cpu_s));
 	json_object_set_new(root, "pools", pools_json(s));
 	json_object_set_new(root, "modules", modules_json(s));
+	if (s->calls) {
+		const struct vt_call_counts *k = s->calls->counts;
+		json_t *calls = json_object(), *fns = json_array();
+
+		json_object_set_new(calls, "armed_s", json_real(k->armed_s));
+		json_object_set_new(calls, "duration_s", json_real(k->duration_s));
+		json_object_set_new(calls, "windows", json_integer(k->windows));
+		json_object_set_new(calls, "cost", num_or_null(isnan(k->cost) ? -1 : k->cost));
+		json_object_set_new(calls, "how", vt_json_text(k->how));
+		json_object_set_new(calls, "stopped_why", k->why[0] ? vt_json_text(k->why) : json_null());
+		for (size_t i = 0; i < s->calls->n; i++) {
+			const struct vt_prof_call_row *r = &s->calls->rows[i];
+
+			json_array_append_new(fns, json_pack("{s:o,s:o,s:o,s:I,s:o,s:I,s:o,s:o,s:o}",
+				"query", vt_json_text(r->fn->query), "function", vt_json_text(r->fn->name),
+				"module", vt_json_text(r->fn->module), "calls", (json_int_t)r->fn->calls,
+				"calls_per_s", num_or_null(isnan(r->calls_per_s) ? -1 : r->calls_per_s),
+				"samples", (json_int_t)r->samples,
+				"share", num_or_null(isnan(r->share) ? -1 : r->share),
+				"cores", num_or_null(isnan(r->cores) ? -1 : r->cores),
+				"cpu_per_call_s", num_or_null(isnan(r->cpu_per_call_s) ? -1 : r->cpu_per_call_s)));
+		}
+		json_object_set_new(calls, "functions", fns);
+		json_object_set_new(root, "calls", calls);
+	} else {
+		json_object_set_new(root, "calls", json_null());
+	}
 	if (s->locks && s->locks->samples)
 		json_object_set_new(root, "locks", vt_render_locks_json_value(s->locks));
 	else if (s->locks)

@@ -546,6 +546,46 @@ static void print_locks(FILE *out, const struct vt_prof_summary *s)
 			"holding the lock)\n");
 }
 
+/* --count: each function's calls per second beside its CPU: size x rate. */
+static void print_calls(FILE *out, const struct vt_prof_summary *s)
+{
+	const struct vt_prof_calls *c = s->calls;
+	const struct vt_call_counts *k;
+
+	if (!c)
+		return;
+	k = c->counts;
+	fprintf(out, "\ncalls (uprobes on their entry, armed %.1f s of %.1f s in %u window%s; ",
+		k->armed_s, k->duration_s, k->windows, k->windows == 1 ? "" : "s");
+	if (isnan(k->cost))
+		fprintf(out, "cost not measured)\n");
+	else
+		fprintf(out, "cost, measured: %.1f%% on top of the target's CPU)\n", 100 * k->cost);
+	if (k->why[0])
+		fprintf(out, "  counting stopped early: %s\n", k->why);
+	if (!isnan(k->hit_ns))
+		fprintf(out, "  (each counted call traps into the kernel, about %.0f us here, and that time is "
+			"in the function's CPU below)\n", k->hit_ns / 1e3);
+	for (size_t i = 0; i < c->n; i++) {
+		const struct vt_prof_call_row *r = &c->rows[i];
+		char name[160];
+
+		vt_text_printable(r->fn->name, name, sizeof(name));
+		fprintf(out, "  %s (%s): %.1f calls/s", name, r->fn->module, r->calls_per_s);
+		if (!isnan(r->cpu_per_call_s) && r->samples)
+			fprintf(out, " x %.3g %s = %.1f%% of a core (in %.1f%% of the CPU samples)\n",
+				r->cpu_per_call_s < 1e-3 ? 1e6 * r->cpu_per_call_s : 1e3 * r->cpu_per_call_s,
+				r->cpu_per_call_s < 1e-3 ? "us" : "ms", 100 * r->cores, 100 * r->share);
+		else if (r->calls_per_s > 0)
+			fprintf(out, "; in no CPU sample: under %.3g us of CPU a call\n",
+				s->meta.hz > 0 ? 1e6 / (s->meta.hz * r->calls_per_s *
+							(s->meta.duration_s > 0 ? s->meta.duration_s : 1))
+					       : NAN);
+		else
+			fprintf(out, "; in %.1f%% of the CPU samples\n", 100 * r->share);
+	}
+}
+
 int vt_render_profile_text(FILE *out, const struct vt_prof_summary *s,
 			   const struct vt_profile_text_opts *opts)
 {
@@ -557,6 +597,7 @@ int vt_render_profile_text(FILE *out, const struct vt_prof_summary *s,
 	if (s->meta.wall)
 		print_wall(out, s);
 	print_locks(out, s);
+	print_calls(out, s);
 	print_funcs(out, s->top_self, s->ntop_self, top, true, s->nfuncs_leaf, opts);
 	print_funcs(out, s->top_total, s->ntop_total, top, false, s->nfuncs_seen, opts);
 	print_threads(out, s, max_threads);

@@ -25,8 +25,6 @@
 
 #include <errno.h>
 #include <fnmatch.h>
-#include <limits.h>
-#include <link.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +54,6 @@
 #define SITE_FRAMES 16          /* frames unwound to find a site past the wrappers */
 #define SNAPS_MAX (64u << 20)   /* entries' stacks kept in one window for naming after it */
 #define BASELINE_S 0.3          /* unprobed, before the first window */
-#define CALIBRATE_ROUNDS 1000
 #define MAX_GAP_S 60.0
 #define FIRST_WINDOW_S 0.01     /* the first window, short: its cost is not known yet */
 #define MIN_WINDOW_S 0.005
@@ -740,8 +737,6 @@ static double self_cpu_s(void)
 	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
-static uint64_t time_malloc_free(void);
-
 static int plan_events(struct run *r, struct vt_err *err)
 {
 	const struct vt_alloc_probe_plan *pl = &r->plan;
@@ -773,7 +768,7 @@ static int plan_events(struct run *r, struct vt_err *err)
 			 pl->fns[i].symbol);
 	}
 	/* vitals' own malloc before any probe is in it (the sets' anchors put them there) */
-	r->calib_base_ns = time_malloc_free();
+	r->calib_base_ns = vt_uprobe_calibration_base();
 	if ((rc = vt_uprobe_set_open(pl->path, specs, r->nevents, true, &r->probes, err)))
 		return rc;
 	r->events = vt_uprobe_set_events(r->probes);
@@ -910,93 +905,6 @@ static void name_threads(struct run *r)
  * round is three hits: malloc's entry and return, free's entry), the
  * records written as for the target.  NAN when it could not be timed.
  */
-static uint64_t time_malloc_free(void)
-{
-	void *(*volatile do_malloc)(size_t) = malloc;
-	void (*volatile do_free)(void *) = free;
-	uint64_t t0 = vt_mono_ns(), best = UINT64_MAX;
-
-	/* the fastest of a few rounds: the least disturbed by the rest of the box */
-	for (int k = 0; k < 3; k++) {
-		t0 = vt_mono_ns();
-		for (int i = 0; i < CALIBRATE_ROUNDS; i++)
-			do_free(do_malloc(48));
-		if (vt_mono_ns() - t0 < best)
-			best = vt_mono_ns() - t0;
-	}
-	return best;
-}
-
-/* Where code address addr lies in its file: the file and the offset, from the
- * loaded objects' program headers. */
-struct code_place {
-	uintptr_t addr;
-	uint64_t offset;
-	char file[PATH_MAX];
-	bool found;
-};
-
-static int find_place(struct dl_phdr_info *info, size_t size, void *ctx)
-{
-	struct code_place *w = ctx;
-
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type != PT_LOAD || w->addr < lo || w->addr >= lo + ph->p_memsz)
-			continue;
-		w->offset = w->addr - lo + ph->p_offset;
-		if (info->dlpi_name && info->dlpi_name[0])
-			snprintf(w->file, sizeof(w->file), "%s", info->dlpi_name);
-		else if (readlink("/proc/self/exe", w->file, sizeof(w->file) - 1) < 0)
-			return 0;
-		w->found = true;
-		return 1;
-	}
-	return 0;
-}
-
-/*
- * The probes' cost, timed on vitals' own malloc and free (whichever
- * allocator vitals runs: the trap, not the function, is what costs): the
- * same kinds of probe (malloc's entry with the stack, its return, free's
- * entry) placed on them for the time of one timed loop.
- */
-static double calibrate_trap_ns(struct run *r)
-{
-	struct code_place m = { .addr = (uintptr_t)malloc }, f = { .addr = (uintptr_t)free };
-	struct vt_uprobe_spec specs[3];
-	struct vt_uprobe_set *set = NULL;
-	struct vt_perf *pf = NULL;
-	struct vt_perf_opts po = r->perf_opts;
-	uint64_t probed;
-	double ns = NAN;
-
-	dl_iterate_phdr(find_place, &m);
-	dl_iterate_phdr(find_place, &f);
-	if (!r->calib_base_ns || !m.found || !f.found || strcmp(m.file, f.file))
-		return NAN;
-	specs[0] = (struct vt_uprobe_spec){ m.offset, true, false };
-	specs[1] = (struct vt_uprobe_spec){ m.offset, false, true };
-	specs[2] = (struct vt_uprobe_spec){ f.offset, false, false };
-	if (vt_uprobe_set_open(m.file, specs, 3, false, &set, NULL) != VT_OK)
-		return NAN;
-	po.events = vt_uprobe_set_events(set);
-	po.nevents = 3;
-	po.inherit = false;
-	po.ring_pages = 64;
-	if (vt_perf_open(getpid(), &po, &pf, NULL) == VT_OK) {
-		probed = time_malloc_free();
-		vt_perf_close(&pf);
-		if (probed > r->calib_base_ns)
-			ns = (double)(probed - r->calib_base_ns) / (3.0 * CALIBRATE_ROUNDS);
-	}
-	vt_uprobe_set_close(&set);
-	return ns;
-}
-
 static int run_windows(struct run *r, struct vt_err *err)
 {
 	const struct vt_allocs_opts *o = r->opts;
@@ -1027,7 +935,7 @@ static int run_windows(struct run *r, struct vt_err *err)
 
 		bu0 = u0;
 		bs0 = s0;
-		m->trap_ns = calibrate_trap_ns(r);
+		m->trap_ns = vt_uprobe_hit_ns(r->calib_base_ns, r->perf_opts.stack_bytes);
 		warm_names(r, until);
 		rest(o, until);
 		if (cpu_ok && target_cpu(r, &u1, &s1))

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# vitals profile --count: calls per second of named functions beside their
+# CPU.  On targets/alloc_sites spinning 5 ms a round (its own CPU dwarfs the
+# probes), churn_round is called 9 times a round and keep_block once: the
+# counts match the target's own round counter within 2%, and the CPU per
+# call is said.  A name that matches nothing says the names that contain
+# it; NAME@FILE picks the file.
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" = 0 ] || skip "uprobes need root (CAP_PERFMON)"
+[ -e /sys/bus/event_source/devices/uprobe/type ] || skip "no uprobe PMU on this kernel"
+
+start_target alloc_sites --spin-us 5000 --pause-us 0 --seconds 120
+APID=$TPID
+sleep 1
+r0=$(tail -1 "$TRUTH" | python3 -c 'import json,sys; t=json.loads(sys.stdin.read()); print(t["t"], t["rounds"])')
+"$B/vitals" profile --for 4s --json --count churn_round,keep_block "$APID" >"$WORK/p.json" 2>"$WORK/p.err" ||
+	fail "vitals profile --count: $(tail -3 "$WORK/p.err")"
+sleep 1.2
+r1=$(tail -1 "$TRUTH" | python3 -c 'import json,sys; t=json.loads(sys.stdin.read()); print(t["t"], t["rounds"])')
+check "json: the counts per second match the target's rounds within 2%" python3 -c "
+import json
+j = json.load(open('$WORK/p.json'))
+c = j['calls']
+f = {x['query']: x for x in c['functions']}
+t0, n0 = map(float, '$r0'.split()); t1, n1 = map(float, '$r1'.split())
+rounds = (n1 - n0) / (t1 - t0)
+churn, keep = f['churn_round']['calls_per_s'], f['keep_block']['calls_per_s']
+assert abs(churn / (9 * rounds) - 1) < 0.02, (churn, rounds)
+assert abs(keep / rounds - 1) < 0.02, (keep, rounds)
+assert abs(churn / keep - 9) < 0.1, (churn, keep)
+assert c['armed_s'] > 3, c
+assert f['churn_round']['module'] == 'alloc_sites', f['churn_round']
+"
+"$B/vitals" profile --for 2s --count churn_round "$APID" >"$WORK/p.txt" 2>&1 || fail "vitals profile --count (text)"
+check "text: calls per second beside the CPU per call" \
+	grep -qE "^  churn_round \(alloc_sites\): [0-9.]+ calls/s" "$WORK/p.txt"
+expect_exit 2 "no function 'churn' .*" profile --for 1s --count churn "$APID"
+check "a name that matches nothing: the names that contain it" grep -q "churn_round" "$WORK/err"
+expect_exit 2 "no function 'malloc' in the code of process [0-9]+ in libnosuch" \
+	profile --for 1s --count malloc@libnosuch "$APID"
+"$B/vitals" profile --for 1s --json --count malloc@libc "$APID" >"$WORK/m.json" 2>"$WORK/m.err" ||
+	fail "vitals profile --count malloc@libc: $(tail -2 "$WORK/m.err")"
+check "NAME@FILE picks the file" python3 -c "
+import json; f = json.load(open('$WORK/m.json'))['calls']['functions'][0]
+assert f['module'].startswith('libc'), f"

@@ -11,6 +11,7 @@
 #include "sample/allocs.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,13 +81,15 @@ static const char *const allocs_examples[] = {
 #define ALLOCS_AFTER \
 "The probes need CAP_PERFMON or CAP_SYS_ADMIN (root), whatever\n" \
 "kernel.perf_event_paranoid says, and the uprobe PMU (Linux 4.17).  If vitals\n" \
-"is killed, the kernel takes the probes out when its descriptors close.  A\n" \
-"stopped vitals (Ctrl-Z, SIGSTOP) leaves them in until it continues or dies:\n" \
+"is killed, the kernel takes the probes out when its descriptors close.\n" \
+"Ctrl-Z (SIGTSTP) closes the window in progress before vitals stops; SIGSTOP\n" \
+"cannot be caught and leaves the probes in until vitals continues or dies:\n" \
 "the target is never blocked (the kernel drops what a full ring cannot take)\n" \
-"but keeps paying for the traps.  Closing a probe takes the kernel about 50 ms\n" \
-"per thread and entry point, during which the probe still traps: the cost\n" \
-"said includes it.  An allocator linked into a stripped executable cannot\n" \
-"be probed by name, and a sanitizer's malloc is not probed: vitals says so.\n"
+"but keeps paying for the traps.  Where tracefs is not mounted and cannot\n" \
+"be, the uprobe PMU is used, whose every event takes the kernel about 50 ms\n" \
+"to close while it still traps: the cost said includes it.  An allocator\n" \
+"linked into a stripped executable cannot be probed by name, and a\n" \
+"sanitizer's malloc is not probed: vitals says so.\n"
 
 struct allocs_cli {
 	double for_s, budget, window_s;
@@ -129,6 +132,34 @@ static int allocs_option(void *ctx, int id, const char *arg)
 	return 0;
 }
 
+/* Ctrl-Z: the sampler closes its window, then stops vitals here. */
+static volatile sig_atomic_t tstp_requested;
+
+static void on_tstp(int sig)
+{
+	(void)sig;
+	tstp_requested = 1;
+}
+
+static void catch_tstp(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_tstp;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTSTP, &sa, NULL);
+}
+
+static void paused(void *ctx)
+{
+	(void)ctx;
+	signal(SIGTSTP, SIG_DFL);
+	raise(SIGTSTP);          /* stopped here until SIGCONT */
+	tstp_requested = 0;
+	catch_tstp();
+}
+
 static void progress(void *ctx, double elapsed_s, double total_s, uint64_t calls)
 {
 	double left = total_s - elapsed_s;
@@ -165,8 +196,10 @@ static int allocs_run(const struct vt_command *cmd, int argc, char **argv)
 	if (o.name && (exit_status = vt_cli_name_pid(&pfs, "allocs", o.name, "vitals allocs", true, &pid)))
 		goto out;
 	vt_cli_catch_stop(&stop);
+	catch_tstp();
 	ao = (struct vt_allocs_opts){
 		.duration_s = o.for_s, .budget = o.budget, .window_s = o.window_s, .stop = stop,
+		.pause = &tstp_requested, .paused = paused,
 		.progress = isatty(STDERR_FILENO) && !o.json ? progress : NULL,
 	};
 	rc = vt_allocs_run(&pfs, pid, &ao, &a, &err);

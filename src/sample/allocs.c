@@ -802,7 +802,8 @@ static int one_window(struct run *r, double window_s, struct vt_err *err)
 	t_armed = vt_mono_ns();
 	m->open_ms += (double)(t_armed - t0) / 1e6;
 	end = t_armed + (uint64_t)(window_s * 1e9);
-	while (vt_mono_ns() < end && !r->nomem && !(r->opts->stop && *r->opts->stop)) {
+	while (vt_mono_ns() < end && !r->nomem && !(r->opts->stop && *r->opts->stop) &&
+	       !(r->opts->pause && *r->opts->pause)) {
 		rc = vt_perf_poll(pf, POLL_MS, on_sample, r, err);
 		if (rc == VT_E_GONE)
 			break;
@@ -841,7 +842,7 @@ static void rest(const struct vt_allocs_opts *o, uint64_t until)
 		struct timespec ts;
 		uint64_t ns;
 
-		if (now >= until || (o->stop && *o->stop))
+		if (now >= until || (o->stop && *o->stop) || (o->pause && *o->pause))
 			return;
 		ns = until - now < 50000000ull ? until - now : 50000000ull;
 		ts.tv_sec = (time_t)(ns / 1000000000ull);
@@ -914,6 +915,8 @@ static int run_windows(struct run *r, struct vt_err *err)
 	double window = max_window < FIRST_WINDOW_S ? max_window : FIRST_WINDOW_S;
 	double windows_s = 0;
 	uint64_t start = vt_mono_ns(), stop_at = start + (uint64_t)(o->duration_s * 1e9);
+	/* (stop_at moves on by the time vitals stood stopped by Ctrl-Z) */
+	uint64_t stopped_ns = 0;
 	uint64_t u0 = 0, s0 = 0, u1, s1, bu0 = 0, bs0 = 0;
 	long hz = sysconf(_SC_CLK_TCK);
 	bool cpu_ok = target_cpu(r, &u0, &s0);
@@ -1005,11 +1008,19 @@ static int run_windows(struct run *r, struct vt_err *err)
 
 			rest(o, until < stop_at ? until : stop_at);
 		}
+		if (o->pause && *o->pause && o->paused) {
+			/* Ctrl-Z: the probes are out (the window closed); stop here */
+			uint64_t t = vt_mono_ns();
+
+			o->paused(o->progress_ctx);
+			stop_at += vt_mono_ns() - t;   /* the time stopped is not the run's */
+			stopped_ns += vt_mono_ns() - t;
+		}
 		if (o->progress)
 			o->progress(o->progress_ctx, (double)(vt_mono_ns() - start) / 1e9, o->duration_s,
 				    m->calls);
 	}
-	m->duration_s = (double)(vt_mono_ns() - start) / 1e9;
+	m->duration_s = (double)(vt_mono_ns() - start - stopped_ns) / 1e9;
 	m->interrupted = o->stop && *o->stop;
 	if (m->windows)
 		m->window_s = windows_s / m->windows;

@@ -108,6 +108,11 @@ struct vt_allocs_opts {
 	double window_s;          /* armed window; 0 = 0.1 s */
 	uint32_t stack_bytes;     /* stack copied per allocation; 0 = 1024 */
 	volatile sig_atomic_t *stop;
+	/* set (by SIGTSTP) to be stopped: the window in progress is closed first (its
+	 * probes out of the target), then paused(ctx) is called, which returns when
+	 * vitals is continued; NULL: not asked */
+	volatile sig_atomic_t *pause;
+	void (*paused)(void *ctx);
 	void (*progress)(void *ctx, double elapsed_s, double total_s, uint64_t calls);
 	void *progress_ctx;
 };

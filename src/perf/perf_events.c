@@ -107,6 +107,8 @@ struct vt_perf {
 	int last_fail_errno;              /* of the last thread that could not be opened */
 	bool last_fail_mmap;              /* ... and whether mapping its ring failed */
 	/* inherit: th[] holds the threads there at the start, each with an event per CPU */
+	bool (*want)(void *ctx, pid_t tid);
+	void *want_ctx;
 	bool inherit;
 	int ncpus;
 	struct ring *cpu_rings;           /* [ncpus]; fd -1 where the CPU is offline */
@@ -1036,6 +1038,8 @@ static int session_open(pid_t pid, const struct vt_perf_opts *opts, bool first_o
 	if (pf->min_ring_pages > pf->ring_pages)
 		pf->min_ring_pages = pf->ring_pages;
 	pf->kernel_wanted = o->kernel;
+	pf->want = o->want;
+	pf->want_ctx = o->want_ctx;
 	pf->st.hz = hz;
 	pf->inherit = o->inherit && !first_only;
 	if (pf->inherit) {
@@ -1087,6 +1091,12 @@ static int session_open(pid_t pid, const struct vt_perf_opts *opts, bool first_o
 		enum open_result r;
 
 		vt_err_clear(&one);
+		if (pf->want && !pf->want(pf->want_ctx, pf->tids[i])) {
+			thread_ev_init(te, pf->tids[i]);
+			pf->st.threads_skipped++;
+			pf->nth++;
+			continue;
+		}
 		r = pf->inherit ? open_inherited(pf, pf->tids[i], te, &one)
 				: open_event(pf, pf->tids[i], te, &one);
 		if (r == FAILED && pf->inherit && pf->nth == 0) {
@@ -1113,7 +1123,7 @@ static int session_open(pid_t pid, const struct vt_perf_opts *opts, bool first_o
 	}
 	pf->st.inherit = pf->inherit;
 	pf->st.cpus = pf->inherit ? (uint32_t)pf->ncpus : 0;
-	if (pf->st.threads_now == 0) {
+	if (pf->st.threads_now == 0 && !pf->st.threads_skipped) {
 		if (have_first_err) {
 			if (err)
 				*err = first_err;
@@ -1179,8 +1189,16 @@ int vt_perf_sync_threads(struct vt_perf *pf, struct vt_err *err)
 			i++;
 		} else if (i == pf->nth || tids[j] < pf->th[i].tid) {
 			struct vt_err one;
-			enum open_result r = open_event(pf, tids[j], &merged[k], &one);
+			enum open_result r;
 
+			if (pf->want && !pf->want(pf->want_ctx, tids[j])) {
+				thread_ev_init(&merged[k], tids[j]);
+				pf->st.threads_skipped++;
+				k++;
+				j++;
+				continue;
+			}
+			r = open_event(pf, tids[j], &merged[k], &one);
 			if (r != OPENED)
 				count_missed(pf, r);
 			k++;

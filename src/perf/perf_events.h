@@ -118,6 +118,10 @@ struct vt_perf_opts {
 	                           * (<= VT_PERF_EVENTS_MAX) events, hz unused.  The array is
 	                           * read by vt_perf_open only */
 	unsigned nevents;
+	/* which threads get events, at the start and when a sync finds them: NULL all.
+	 * A thread not wanted is left out for good (threads_skipped), not retried */
+	bool (*want)(void *ctx, pid_t tid);
+	void *want_ctx;
 };
 
 /* One sample.  The pointers point into the ring (or a bounce copy) and are valid
@@ -172,6 +176,7 @@ struct vt_perf_stats {
 	uint64_t threads_missed;  /* tids seen in /proc whose event could not be opened
 	                           * (exited first, or a limit below), each counted once */
 	uint64_t threads_limited; /* of those, refused by the fd or locked-memory limit */
+	uint64_t threads_skipped; /* not wanted (opts->want), left out */
 	bool kernel_refused;      /* kernel frames were asked for but perf_event_paranoid
 	                           * allows only user space: sampled without them */
 	bool nofile_raised;       /* RLIMIT_NOFILE's soft limit was raised to the hard one */

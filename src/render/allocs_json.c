@@ -109,6 +109,8 @@ int vt_render_allocs_json(FILE *out, const struct vt_allocs *a, bool compact)
 	json_object_set_new(root, "lost", json_integer((json_int_t)m->lost));
 	json_object_set_new(root, "unpaired", json_integer((json_int_t)m->unpaired));
 	json_object_set_new(root, "threads_missed", json_integer((json_int_t)m->threads_missed));
+	json_object_set_new(root, "threads_seen", json_integer((json_int_t)m->threads_seen));
+	json_object_set_new(root, "threads_probed_max", json_integer((json_int_t)m->threads_probed_max));
 	json_object_set_new(root, "exited", json_boolean(m->exited));
 	json_object_set_new(root, "interrupted", json_boolean(m->interrupted));
 	json_object_set_new(root, "budget_spent", json_boolean(m->budget_spent));

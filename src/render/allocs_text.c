@@ -112,10 +112,15 @@ static void print_cost(FILE *out, const struct vt_allocs_meta *m)
 	fprintf(out, "  probes through %s; arming took %.1f ms a window, disarming %.1f ms; vitals "
 		"used %.2f s of CPU\n", m->probes_how, m->windows ? m->open_ms / m->windows : 0.0,
 		m->windows ? m->close_ms / m->windows : 0.0, m->self_cpu_s);
+	if (m->threads_seen > m->threads_probed_max)
+		fprintf(out, "  %" PRIu64 " threads: each window probed those that ran since the last "
+			"one (at most %" PRIu64 "; a thread that does not run does not allocate)\n",
+			m->threads_seen, m->threads_probed_max);
 	if (m->lost || m->unpaired || m->threads_missed)
 		fprintf(out, "  missed: %" PRIu64 " probe hits dropped by the kernel (ring full), "
-			"%" PRIu64 " calls without their return, %" PRIu64 " threads not probed: "
-			"fates are approximate\n", m->lost, m->unpaired, m->threads_missed);
+			"%" PRIu64 " calls without their return, %" PRIu64 " thread%s that could not be "
+			"probed: fates are approximate\n", m->lost, m->unpaired, m->threads_missed,
+			m->threads_missed == 1 ? "" : "s");
 }
 
 static void print_table(FILE *out, const struct vt_allocs *a, size_t max_sites)

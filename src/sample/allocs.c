@@ -38,7 +38,9 @@
 #include "elf/unwind.h"
 #include "perf/perf_events.h"
 #include "perf/uprobe.h"
+#include "proc/schedstat.h"
 #include "proc/stat.h"
+#include "proc/task.h"
 #include "proc/status.h"
 #include "sample/profiler.h"
 #include "sample/stack_namer.h"
@@ -49,8 +51,12 @@
 #define DEFAULT_WINDOW_S 0.1
 #define DEFAULT_STACK_BYTES 1024u
 #define RING_PAGES 512u          /* per CPU: a 100 ms pause of vitals fits */
+#define MIN_RING_PAGES 16u
+#define RING_BUDGET_PAGES 4096L   /* 16 MiB of rings in all, one per thread probed */
 #define POLL_MS 5
+#define SYNC_NS 20000000ull
 #define PENDING_MAX 4
+#define ACTIVE_MAX 64           /* past this many threads, only those that ran are probed */
 #define SITE_FRAMES 16          /* frames unwound to find a site past the wrappers */
 #define SNAPS_MAX (64u << 20)   /* entries' stacks kept in one window for naming after it */
 #define BASELINE_S 0.3          /* unprobed, before the first window */
@@ -124,6 +130,13 @@ struct run {
 	unsigned nevents;
 	struct vt_buf buf;
 	long threads, ncpus;        /* at the start: how the events are opened */
+	/* a process of many threads: only those that ran since the last look are probed
+	 * (a thread that does not run does not allocate); NULL want: all */
+	struct thread_run { pid_t tid; uint64_t run_ns; } *runs;   /* the last look, by tid */
+	size_t nruns;
+	pid_t *wanted;              /* sorted */
+	size_t nwanted;
+	bool filter;
 	struct vt_region_list maps; /* at the start, for warming the names */
 
 	struct ev *evs;
@@ -142,6 +155,9 @@ struct run {
 	struct vt_unwind_frame frames[VT_PROFILE_MAX_DEPTH];
 	bool nomem;
 };
+
+static void refresh_active(struct run *r);
+static bool want_thread(void *ctx, pid_t tid);
 
 /* ---- names ---- */
 
@@ -777,10 +793,25 @@ static int plan_events(struct run *r, struct vt_err *err)
 		.ring_pages = RING_PAGES,
 		/* one event per thread and probe, unless the threads outnumber the CPUs
 		 * (inherit: per CPU, and threads born meanwhile are probed too) */
-		.inherit = r->threads > r->ncpus,
+		.inherit = r->threads > r->ncpus && r->threads <= ACTIVE_MAX,
 		.events = r->events,
 		.nevents = r->nevents,
 	};
+	if (!r->perf_opts.inherit) {
+		/* a ring per thread, made afresh each window (the kernel zeroes its pages):
+		 * RING_BUDGET_PAGES among the threads probed */
+		long probed = r->threads < ACTIVE_MAX ? (r->threads > 0 ? r->threads : 1) : ACTIVE_MAX;
+		uint32_t pages = RING_PAGES;
+
+		while (pages > MIN_RING_PAGES && (long)pages * probed > RING_BUDGET_PAGES)
+			pages /= 2;
+		r->perf_opts.ring_pages = pages;
+	}
+	if (r->threads > ACTIVE_MAX) {
+		r->filter = true;
+		r->perf_opts.want = want_thread;
+		r->perf_opts.want_ctx = r;
+	}
 	snprintf(m->probes_how, sizeof(m->probes_how), "%s", vt_uprobe_set_how(r->probes));
 	return VT_OK;
 }
@@ -793,9 +824,11 @@ static int one_window(struct run *r, double window_s, struct vt_err *err)
 	const struct vt_perf_opts *po = &r->perf_opts;
 	struct vt_perf_stats ps;
 	struct vt_perf *pf = NULL;
-	uint64_t t0 = vt_mono_ns(), t_armed, end, t_closing = 0;
+	uint64_t t0 = vt_mono_ns(), t_armed, end, t_closing = 0, last_sync = t0;
 	int rc;
 
+	if (r->filter)
+		refresh_active(r);
 	rc = vt_perf_open(r->pid, po, &pf, err);
 	if (rc)
 		return rc == VT_E_NOPROC ? VT_E_GONE : rc;
@@ -809,6 +842,11 @@ static int one_window(struct run *r, double window_s, struct vt_err *err)
 			break;
 		if (rc)
 			goto out;
+		/* threads born meanwhile: listed every SYNC_NS (a listing of a thousand
+		 * threads is not free) */
+		if (vt_mono_ns() - last_sync < SYNC_NS)
+			continue;
+		last_sync = vt_mono_ns();
 		if (vt_perf_sync_threads(pf, NULL) == VT_E_GONE) {
 			rc = VT_E_GONE;
 			break;
@@ -825,6 +863,8 @@ out:
 	m->lost += ps.lost;
 	m->hits += ps.samples + ps.lost + ps.malformed;
 	m->threads_missed += ps.threads_missed;
+	if (ps.threads_opened > m->threads_probed_max)
+		m->threads_probed_max = ps.threads_opened;
 	vt_perf_close(&pf);   /* the breakpoints leave the target's code here */
 	m->close_ms += (double)(vt_mono_ns() - t_closing) / 1e6;
 	m->armed_s += (double)(vt_mono_ns() - t0) / 1e9;
@@ -832,6 +872,98 @@ out:
 	name_snaps(r);
 	replay(r);
 	return rc;
+}
+
+static int tid_cmp(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int run_cmp_delta(const void *a, const void *b)
+{
+	const struct thread_run *x = a, *y = b;   /* run_ns holds the delta here */
+
+	return x->run_ns > y->run_ns ? -1 : x->run_ns < y->run_ns;
+}
+
+/*
+ * Look at the threads again: those whose schedstat run time grew since the
+ * last look (the busiest ACTIVE_MAX of them) are the ones probed next.
+ */
+static void refresh_active(struct run *r)
+{
+	pid_t *tids = NULL;
+	size_t n = 0, nw = 0;
+	struct thread_run *now, *delta;
+
+	if (vt_task_list(r->dirfd, &tids, &n, NULL) != VT_OK)
+		return;
+	qsort(tids, n, sizeof(*tids), tid_cmp);
+	now = calloc(n ? n : 1, sizeof(*now));
+	delta = calloc(n ? n : 1, sizeof(*delta));
+	if (!now || !delta) {
+		free(now);
+		free(delta);
+		free(tids);
+		return;
+	}
+	for (size_t i = 0, k = 0; i < n; i++) {
+		char path[64];
+		struct vt_schedstat ss;
+		uint64_t before = UINT64_MAX;
+
+		now[i].tid = tids[i];
+		snprintf(path, sizeof(path), "task/%d/schedstat", (int)tids[i]);
+		if (vt_read_at(r->dirfd, path, &r->buf, NULL) == VT_OK &&
+		    vt_schedstat_parse(r->buf.data, r->buf.len, &ss, NULL) == VT_OK)
+			now[i].run_ns = ss.run_ns;
+		while (k < r->nruns && r->runs[k].tid < tids[i])
+			k++;
+		if (k < r->nruns && r->runs[k].tid == tids[i])
+			before = r->runs[k].run_ns;
+		if (before == UINT64_MAX || now[i].run_ns > before)
+			delta[nw++] = (struct thread_run){ tids[i], before == UINT64_MAX ? UINT64_MAX
+									: now[i].run_ns - before };
+	}
+	qsort(delta, nw, sizeof(*delta), run_cmp_delta);
+	if (nw > ACTIVE_MAX)
+		nw = ACTIVE_MAX;
+	free(r->wanted);
+	r->wanted = malloc((nw ? nw : 1) * sizeof(*r->wanted));
+	r->nwanted = 0;
+	for (size_t i = 0; r->wanted && i < nw; i++)
+		r->wanted[r->nwanted++] = delta[i].tid;
+	if (r->wanted)
+		qsort(r->wanted, r->nwanted, sizeof(*r->wanted), tid_cmp);
+	free(r->runs);
+	r->runs = now;
+	r->nruns = n;
+	r->A->meta.threads_seen = n;
+	free(delta);
+	free(tids);
+}
+
+/* Probe this thread?  One that ran since the last look, or one born since. */
+static bool want_thread(void *ctx, pid_t tid)
+{
+	struct run *r = ctx;
+	size_t lo = 0, hi = r->nruns;
+
+	if (r->wanted && bsearch(&tid, r->wanted, r->nwanted, sizeof(*r->wanted), tid_cmp))
+		return true;
+	while (lo < hi) {   /* listed at the last look: it did not run */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->runs[mid].tid < tid)
+			lo = mid + 1;
+		else if (r->runs[mid].tid > tid)
+			hi = mid;
+		else
+			return false;
+	}
+	return true;
 }
 
 /* Sleep until `until` (ns) or a stop. */
@@ -1061,11 +1193,10 @@ int vt_allocs_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_allocs
 	    (rc = vt_target_allocator(pfs, r.dirfd, pid, (long)status.uid_real, &r.buf, &r.maps,
 				      &alloc, err)) ||
 	    (rc = vt_alloc_probe_plan(pfs, r.dirfd, pid, &r.maps, &alloc, &r.plan, err)) ||
-	    (rc = plan_events(&r, err)))
+	    (r.threads = st.num_threads, r.ncpus = sysconf(_SC_NPROCESSORS_ONLN),
+	     (rc = plan_events(&r, err))))
 		goto out;
 	r.A->meta.pid = pid;
-	r.threads = st.num_threads;
-	r.ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	snprintf(r.A->meta.comm, sizeof(r.A->meta.comm), "%s", st.comm);
 	snprintf(r.A->meta.allocator, sizeof(r.A->meta.allocator), "%s%s%s",
 		 vt_alloc_kind_name(alloc.kind), alloc.version[0] ? " " : "", alloc.version);
@@ -1092,6 +1223,8 @@ out:
 	vt_region_list_release(&r.maps);
 	vt_buf_release(&r.buf);
 	free(r.evs);
+	free(r.runs);
+	free(r.wanted);
 	free(r.snaps);
 	free(r.site_of_func);
 	free(r.live);

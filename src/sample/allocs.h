@@ -89,6 +89,9 @@ struct vt_allocs_meta {
 	double self_cpu_s;        /* vitals' own CPU */
 	uint64_t calls, bytes, frees, unpaired, lost, unwound, unwind_failed;
 	uint64_t threads_missed;
+	uint64_t threads_seen;    /* at the last look */
+	uint64_t threads_probed_max;   /* the most threads probed in one window: in a process of
+	                           * more than 64, only those that ran since the last window */
 	bool budget_spent;        /* ended before the duration: another window would not fit
 	                           * the budget over what was left of it */
 	bool exited;              /* the target exited: the profile so far */

@@ -8,9 +8,11 @@
 #include "cli/cli.h"
 #include "cli/name_cli.h"
 #include "render/allocs.h"
+#include "base/clock.h"
 #include "sample/allocs.h"
 
 #include <math.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +21,8 @@
 
 #define ALLOCS_MAX_S 3600.0
 
-enum { OPT_FOR = 1, OPT_BUDGET, OPT_WINDOW, OPT_TOP, OPT_JSON, OPT_NAME };
+enum { OPT_FOR = 1, OPT_BUDGET, OPT_WINDOW, OPT_TOP, OPT_JSON, OPT_NAME, OPT_FOLDED, OPT_FOLDED_CALLS,
+       OPT_PPROF, OPT_FORCE };
 
 static const struct vt_option allocs_options[] = {
 	{ "for", 0, "DURATION", "profile for DURATION (default 10s; at least 0.1s,\n"
@@ -33,6 +36,14 @@ static const struct vt_option allocs_options[] = {
 			 "0 all)", OPT_TOP },
 	{ "name", 0, "NAME", "the process called NAME instead of a PID", OPT_NAME },
 	{ "json", 0, NULL, "machine-readable output (vitals.allocs, docs/json.md)", OPT_JSON },
+	{ "folded", 0, "FILE", "write folded stacks weighing bytes allocated (one per\n"
+			       "site: its first stack; flamegraph.pl, speedscope)", OPT_FOLDED },
+	{ "folded-calls", 0, "FILE", "the same weighing calls", OPT_FOLDED_CALLS },
+	{ "pprof", 0, "FILE", "write a pprof profile with Go's heap sample types\n"
+			      "(alloc_objects, alloc_space, inuse_objects,\n"
+			      "inuse_space): go tool pprof reads it", OPT_PPROF },
+	{ "force", 0, NULL, "overwrite the files of --folded, --folded-calls and\n"
+			    "--pprof", OPT_FORCE },
 	{ 0 }
 };
 
@@ -50,6 +61,7 @@ static const char *const allocs_examples[] = {
 	"vitals allocs PID",
 	"vitals allocs --for 30s --budget 2 PID",
 	"vitals allocs --json PID",
+	"vitals allocs --pprof allocs.pb.gz --folded allocs.folded PID",
 	NULL,
 };
 
@@ -94,8 +106,9 @@ static const char *const allocs_examples[] = {
 struct allocs_cli {
 	double for_s, budget, window_s;
 	size_t top;
-	bool json;
+	bool json, force;
 	const char *name;
+	const char *folded, *folded_calls, *pprof;
 };
 
 static int allocs_option(void *ctx, int id, const char *arg)
@@ -123,6 +136,10 @@ static int allocs_option(void *ctx, int id, const char *arg)
 		o->top = (size_t)top;
 		return 0;
 	case OPT_JSON: o->json = true; return 0;
+	case OPT_FOLDED: o->folded = arg; return 0;
+	case OPT_FOLDED_CALLS: o->folded_calls = arg; return 0;
+	case OPT_PPROF: o->pprof = arg; return 0;
+	case OPT_FORCE: o->force = true; return 0;
 	case OPT_NAME:
 		if (o->name)
 			return vt_cli_usage_error("allocs", "one --name (allocs reads one process)");
@@ -169,6 +186,47 @@ static void progress(void *ctx, double elapsed_s, double total_s, uint64_t calls
 		elapsed_s, total_s, (unsigned long long)calls, left > 0 ? ceil(left) : 0);
 }
 
+/* An output file that exists without --force, or named twice: refused before probing. */
+static int check_outputs(const struct allocs_cli *o)
+{
+	const char *paths[3] = { o->folded, o->folded_calls, o->pprof };
+
+	for (int i = 0; i < 3; i++) {
+		struct stat st;
+
+		if (!paths[i] || !strcmp(paths[i], "-"))
+			continue;
+		for (int k = 0; k < i; k++)
+			if (paths[k] && !strcmp(paths[k], paths[i]))
+				return vt_cli_usage_error("allocs", "'%s' is named twice", paths[i]);
+		if (!o->force && lstat(paths[i], &st) == 0 && S_ISREG(st.st_mode))
+			return vt_cli_usage_error("allocs", "'%s' exists: --force overwrites it", paths[i]);
+	}
+	return 0;
+}
+
+/* One export file; a failure removes a regular file made here. */
+static int write_export(const char *path, bool force, const struct vt_allocs *a, int kind)
+{
+	struct vt_err err;
+	struct stat sb;
+	int status, rc;
+	FILE *f = vt_cli_open_out("allocs", path, force, &status);
+
+	if (!f)
+		return status;
+	bool made = f != stdout && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
+	vt_err_clear(&err);
+	rc = kind == 2 ? vt_render_allocs_pprof(f, a, (int64_t)(vt_wall_s() * 1e9), &err)
+		       : vt_render_allocs_folded(f, a, kind == 0);
+	if (rc && err.msg[0])
+		fprintf(stderr, "vitals allocs: %s\n", err.msg);
+	status = vt_cli_close_out("allocs", f, path, rc);
+	if (status && made)
+		unlink(path);
+	return status;
+}
+
 static int allocs_run(const struct vt_command *cmd, int argc, char **argv)
 {
 	struct allocs_cli o = { .for_s = 10, .budget = 0.05, .window_s = 0.1, .top = 20 };
@@ -190,6 +248,8 @@ static int allocs_run(const struct vt_command *cmd, int argc, char **argv)
 				      : vt_cli_usage_error("allocs", "which process? give a PID or --name NAME");
 	if (!o.name && !vt_cli_parse_pid(args.operands[0], &pid))
 		return vt_cli_usage_error("allocs", "'%s' is not a process id", args.operands[0]);
+	if ((rc = check_outputs(&o)))
+		return rc;
 	vt_err_clear(&err);
 	if (vt_cli_open_procfs(&pfs, &err))
 		return vt_cli_error(&err);
@@ -213,6 +273,22 @@ static int allocs_run(const struct vt_command *cmd, int argc, char **argv)
 		fprintf(stderr, "vitals: note: process %d exited during the run; the profile so far is "
 			"shown\n", pid);
 		exit_status = VT_EXIT_PARTIAL;
+	}
+	{
+		const char *paths[3] = { o.folded, o.folded_calls, o.pprof };
+		bool to_stdout = false;
+
+		for (int k = 0; k < 3; k++) {
+			if (!paths[k])
+				continue;
+			to_stdout |= !strcmp(paths[k], "-");
+			if ((rc = write_export(paths[k], o.force, a, k))) {
+				exit_status = rc;
+				goto out;
+			}
+		}
+		if (to_stdout)
+			goto out;   /* stdout holds the export */
 	}
 	rc = o.json ? vt_render_allocs_json(stdout, a, false) : vt_render_allocs_text(stdout, a, o.top);
 	if ((rc = vt_cli_stdout_done("allocs", rc)))

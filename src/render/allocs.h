@@ -12,6 +12,7 @@
 #define VT_RENDER_ALLOCS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "sample/allocs.h"
@@ -21,6 +22,11 @@
 const char *vt_render_allocs_verdict(const struct vt_allocs *a, char *buf, size_t cap);
 
 int vt_render_allocs_text(FILE *out, const struct vt_allocs *a, size_t max_sites);
+/* Folded stacks, one per site (its first stack seen), weighing its bytes or its calls. */
+int vt_render_allocs_folded(FILE *out, const struct vt_allocs *a, bool bytes);
+/* pprof with Go's heap sample types: alloc_objects, alloc_space (the default),
+ * inuse_objects, inuse_space (live when the window closed).  VT_E_* with err. */
+int vt_render_allocs_pprof(FILE *out, const struct vt_allocs *a, int64_t time_nanos, struct vt_err *err);
 int vt_render_allocs_json(FILE *out, const struct vt_allocs *a, bool compact);
 
 #endif

@@ -44,8 +44,8 @@ struct build {
 	char **strings;           /* the table: copies of the profile's strings, then pprof's */
 	size_t nstrings, cap_strings;
 
-	pb_value_type types[3];
-	pb_value_type *type_ptrs[2];
+	pb_value_type types[VT_PPROF_TYPES_MAX + 1];   /* the last is period_type */
+	pb_value_type *type_ptrs[VT_PPROF_TYPES_MAX];
 	pb_mapping *maps;
 	pb_mapping **map_ptrs;
 	size_t nmaps;
@@ -413,9 +413,24 @@ static int locations_build(struct build *b, const struct keys *k)
 	return 0;
 }
 
-static int samples_build(struct build *b, const struct keys *k, bool wall)
+/* Stack i is a sample: with the caller's types, any value not 0; else a count, on a CPU
+ * unless wall. */
+static bool sample_kept(const struct vt_profile *p, uint32_t i, bool wall, const struct vt_pprof_types *ty)
+{
+	if (ty) {
+		for (unsigned v = 0; v < ty->n; v++)
+			if (ty->values[(size_t)i * ty->n + v])
+				return true;
+		return false;
+	}
+	return p->stacks[i].count && (wall || p->stacks[i].state == VT_PROF_RUNNING);
+}
+
+static int samples_build(struct build *b, const struct keys *k, bool wall,
+			 const struct vt_pprof_types *ty)
 {
 	const struct vt_profile *p = b->p;
+	unsigned nv = ty ? ty->n : 2;
 	/* every stack's count is in samples of 1/hz s, a wall look's too (it counts hz / wall_hz of them) */
 	double hz = p->meta.hz;
 	size_t nids = 0, n = 0, id = 0, nl = 0;
@@ -423,7 +438,7 @@ static int samples_build(struct build *b, const struct keys *k, bool wall)
 	for (uint32_t i = 0; i < p->nstacks; i++) {
 		const struct vt_prof_stack *s = &p->stacks[i];
 
-		if (s->count && (wall || s->state == VT_PROF_RUNNING)) {
+		if (sample_kept(p, i, wall, ty)) {
 			n++;
 			nids += (size_t)s->depth + 1;
 		}
@@ -431,7 +446,7 @@ static int samples_build(struct build *b, const struct keys *k, bool wall)
 	b->samples = calloc(n ? n : 1, sizeof(*b->samples));
 	b->sample_ptrs = calloc(n ? n : 1, sizeof(*b->sample_ptrs));
 	b->loc_ids = calloc(nids ? nids : 1, sizeof(*b->loc_ids));
-	b->values = calloc(2 * (n ? n : 1), sizeof(*b->values));
+	b->values = calloc(nv * (n ? n : 1), sizeof(*b->values));
 	b->labels = calloc(LABELS_PER_SAMPLE * (n ? n : 1), sizeof(*b->labels));
 	b->label_ptrs = calloc(LABELS_PER_SAMPLE * (n ? n : 1), sizeof(*b->label_ptrs));
 	if (!b->samples || !b->sample_ptrs || !b->loc_ids || !b->values || !b->labels || !b->label_ptrs)
@@ -443,7 +458,7 @@ static int samples_build(struct build *b, const struct keys *k, bool wall)
 		pb_sample *ps = &b->samples[b->nsamples];
 		pb_label **lp = &b->label_ptrs[nl];
 
-		if (!s->count || !(wall || s->state == VT_PROF_RUNNING))
+		if (!sample_kept(p, i, wall, ty))
 			continue;
 		perftools__profiles__sample__init(ps);
 		ps->location_id = &b->loc_ids[id];
@@ -454,10 +469,14 @@ static int samples_build(struct build *b, const struct keys *k, bool wall)
 		if (s->truncated)
 			b->loc_ids[id++] = b->nlocs;   /* the "[truncated]" location */
 		ps->n_location_id = (size_t)(&b->loc_ids[id] - ps->location_id);
-		ps->value = &b->values[2 * b->nsamples];
-		ps->n_value = 2;
-		ps->value[0] = (int64_t)s->count;
-		ps->value[1] = hz > 0 ? (int64_t)llround((double)s->count * 1e9 / hz) : 0;
+		ps->value = &b->values[nv * b->nsamples];
+		ps->n_value = nv;
+		if (ty) {
+			memcpy(ps->value, &ty->values[(size_t)i * nv], nv * sizeof(*ps->value));
+		} else {
+			ps->value[0] = (int64_t)s->count;
+			ps->value[1] = hz > 0 ? (int64_t)llround((double)s->count * 1e9 / hz) : 0;
+		}
 		ps->label = lp;
 #define LABEL(k_, str_, num_)                                                         \
 		do {                                                                  \
@@ -476,7 +495,7 @@ static int samples_build(struct build *b, const struct keys *k, bool wall)
 			if (t->pool)
 				LABEL(k->pool, t->pool, 0);
 		}
-		if (wall) {
+		if (wall && !ty) {
 			LABEL(k->state, s->state < VT_PROF_STATE__COUNT ? k->states[s->state] : 0, 0);
 			if (s->wait && s->wait < p->nstrings)
 				LABEL(k->wait, s->wait, 0);
@@ -493,7 +512,7 @@ static const char *const unwind_names[VT_UNWIND__COUNT] = { "leaf", "dwarf", "fr
 							    "kernel" };
 
 /* How the profile was taken, for people: pprof -comments shows these. */
-static int comments_build(struct build *b, bool wall)
+static int comments_build(struct build *b, bool wall, const struct vt_pprof_types *ty)
 {
 	const struct vt_profile *p = b->p;
 	const struct vt_prof_meta *m = &p->meta;
@@ -503,6 +522,11 @@ static int comments_build(struct build *b, bool wall)
 	if (!c)
 		return -1;
 	b->comments = c;
+	if (ty) {
+		if (ty->comment)
+			c[n++] = str_add(b, ty->comment);
+		goto modules;
+	}
 	c[n++] = str_addf(b, "vitals profile of pid %d (%s), %s", (int)m->pid, m->comm,
 			  wall ? "wall clock: every thread, every state" : "CPU: threads on a CPU");
 	c[n++] = str_addf(b, "sampled with %s at %g Hz per thread for %.3f s: %" PRIu64
@@ -519,6 +543,7 @@ static int comments_build(struct build *b, bool wall)
 	if (m->overhead >= 0 && !isnan(m->overhead))
 		c[n++] = str_addf(b, "overhead on the target %.2f%% (%s)", 100 * m->overhead,
 				  m->overhead_how[0] ? m->overhead_how : "measured");
+modules:
 	/* symbols and unwinding method, module by module */
 	for (uint32_t i = 0; i < p->nmodules; i++) {
 		const struct vt_prof_module *md = &p->modules[i];
@@ -554,23 +579,39 @@ int vt_profile_pprof(const struct vt_profile *p, const struct vt_pprof_opts *opt
 
 	if (!opts)
 		opts = &none;
+	if (opts->types && (opts->types->n == 0 || opts->types->n > VT_PPROF_TYPES_MAX))
+		return vt_err_set(err, VT_E_USAGE, 0, "pprof: %u sample types (1 to %d)", opts->types->n,
+				  VT_PPROF_TYPES_MAX);
 	if (strings_init(&b, &k) || mappings_build(&b) || locations_build(&b, &k) ||
-	    samples_build(&b, &k, opts->wall) || comments_build(&b, opts->wall)) {
+	    samples_build(&b, &k, opts->wall, opts->types) || comments_build(&b, opts->wall, opts->types)) {
 		rc = vt_err_set(err, VT_E_NOMEM, 0, "pprof: %u stacks, %u locations", p->nstacks,
 				p->nlocs);
 		goto out_build;
 	}
-	for (int i = 0; i < 3; i++)
-		perftools__profiles__value_type__init(&b.types[i]);
-	b.types[0].type = k.samples;
-	b.types[0].unit = k.count;
-	b.types[1].type = opts->wall ? k.wall : k.cpu;
-	b.types[1].unit = k.nanoseconds;
-	b.types[2] = b.types[1];   /* period_type */
-	b.type_ptrs[0] = &b.types[0];
-	b.type_ptrs[1] = &b.types[1];
+	unsigned ntypes = opts->types ? opts->types->n : 2;
 
-	prof.n_sample_type = 2;
+	for (unsigned i = 0; i <= VT_PPROF_TYPES_MAX; i++)
+		perftools__profiles__value_type__init(&b.types[i]);
+	if (opts->types) {
+		const struct vt_pprof_types *ty = opts->types;
+
+		for (unsigned i = 0; i < ntypes; i++) {
+			b.types[i].type = str_add(&b, ty->type[i]);
+			b.types[i].unit = str_add(&b, ty->unit[i]);
+		}
+		b.types[VT_PPROF_TYPES_MAX].type = str_add(&b, ty->period_type);
+		b.types[VT_PPROF_TYPES_MAX].unit = str_add(&b, ty->period_unit);
+	} else {
+		b.types[0].type = k.samples;
+		b.types[0].unit = k.count;
+		b.types[1].type = opts->wall ? k.wall : k.cpu;
+		b.types[1].unit = k.nanoseconds;
+		b.types[VT_PPROF_TYPES_MAX] = b.types[1];   /* period_type */
+	}
+	for (unsigned i = 0; i < ntypes; i++)
+		b.type_ptrs[i] = &b.types[i];
+
+	prof.n_sample_type = ntypes;
 	prof.sample_type = b.type_ptrs;
 	prof.n_sample = b.nsamples;
 	prof.sample = b.sample_ptrs;
@@ -584,11 +625,14 @@ int vt_profile_pprof(const struct vt_profile *p, const struct vt_pprof_opts *opt
 	prof.string_table = b.strings;
 	prof.time_nanos = opts->time_nanos;
 	prof.duration_nanos = p->meta.duration_s > 0 ? (int64_t)llround(p->meta.duration_s * 1e9) : 0;
-	prof.period_type = &b.types[2];
-	prof.period = p->meta.hz > 0 ? (int64_t)llround(1e9 / p->meta.hz) : 0;
+	prof.period_type = &b.types[VT_PPROF_TYPES_MAX];
+	prof.period = opts->types ? opts->types->period
+				  : p->meta.hz > 0 ? (int64_t)llround(1e9 / p->meta.hz) : 0;
 	prof.n_comment = b.ncomments;
 	prof.comment = b.comments;
-	prof.default_sample_type = b.types[1].type;
+	prof.default_sample_type = opts->types ? b.types[opts->types->default_type < ntypes
+							 ? opts->types->default_type : 0].type
+					       : b.types[1].type;
 
 	size = perftools__profiles__profile__get_packed_size(&prof);
 	packed = malloc(size ? size : 1);

@@ -34,9 +34,25 @@
 #include "base/error.h"
 #include "sample/profile.h"
 
+#define VT_PPROF_TYPES_MAX 4
+
+/* Sample types of the caller's own, in place of CPU or wall: an allocation
+ * profile's alloc_objects/count, alloc_space/bytes, ... */
+struct vt_pprof_types {
+	unsigned n;                               /* <= VT_PPROF_TYPES_MAX */
+	const char *type[VT_PPROF_TYPES_MAX], *unit[VT_PPROF_TYPES_MAX];
+	const int64_t *values;    /* n per stack of the profile, in its order; every stack with
+	                           * a value not 0 is a sample, whatever its state */
+	unsigned default_type;
+	const char *period_type, *period_unit;
+	int64_t period;
+	const char *comment;      /* the first comment (what the profile is), NULL: none */
+};
+
 struct vt_pprof_opts {
 	bool wall;                /* every state, wall time; else running samples, CPU time */
 	int64_t time_nanos;       /* when sampling began, ns since the epoch (UTC); 0 unknown */
+	const struct vt_pprof_types *types;   /* NULL: CPU or wall as above */
 };
 
 /*

@@ -1013,6 +1013,36 @@ static int site_cmp(const void *a, const void *b)
 	return x->bytes > y->bytes ? -1 : x->bytes < y->bytes;
 }
 
+/*
+ * One stack per site in the profile, its example (the site and its callers),
+ * counting its calls: what --folded and --pprof write.  All threads are one
+ * "(all threads)" there: a site's threads are in the site.
+ */
+static int site_stacks(struct vt_allocs *A, struct vt_err *err)
+{
+	uint32_t all = vt_profile_intern_thread(A->p, 0, "(all threads)");
+
+	A->p->meta.pid = A->meta.pid;
+	snprintf(A->p->meta.comm, sizeof(A->p->meta.comm), "%s", A->meta.comm);
+	A->p->meta.duration_s = A->meta.duration_s;
+	for (size_t i = 0; i < A->nsites; i++) {
+		struct vt_alloc_site *s = &A->sites[i];
+		uint32_t before = A->p->nstacks;
+		int rc;
+
+		s->stack = UINT32_MAX;
+		if (!s->example_depth || !s->calls)
+			continue;
+		rc = vt_profile_add(A->p, s->example, s->example_depth, all, VT_PROF_RUNNING, 0,
+				    s->example_depth == VT_ALLOCS_EXAMPLE_DEPTH, s->calls, err);
+		if (rc)
+			return rc;
+		if (A->p->nstacks > before)
+			s->stack = A->p->nstacks - 1;
+	}
+	return VT_OK;
+}
+
 static void name_threads(struct run *r)
 {
 	struct vt_allocs *A = r->A;
@@ -1214,6 +1244,7 @@ int vt_allocs_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_allocs
 	if (rc == VT_OK) {
 		name_threads(&r);
 		qsort(r.A->sites, r.A->nsites, sizeof(*r.A->sites), site_cmp);
+		rc = site_stacks(r.A, err);
 		r.A->meta.self_cpu_s = self_cpu_s() - self0;
 	}
 out:

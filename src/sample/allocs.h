@@ -41,7 +41,7 @@
 /* Freed after: <= 10 us, 100 us, 1 ms, 10 ms, 100 ms, more (within the window). */
 #define VT_ALLOCS_AGE_BINS 6
 #define VT_ALLOCS_SITE_THREADS 4
-#define VT_ALLOCS_EXAMPLE_DEPTH 12
+#define VT_ALLOCS_EXAMPLE_DEPTH 32
 
 uint64_t vt_allocs_size_bin_max(unsigned bin);   /* upper bound of a bin, UINT64_MAX last */
 uint64_t vt_allocs_age_bin_max_ns(unsigned bin);
@@ -61,6 +61,7 @@ struct vt_alloc_site {
 	uint64_t freed_elsewhere; /* freed by another thread than the one that allocated */
 	uint32_t example[VT_ALLOCS_EXAMPLE_DEPTH];   /* its first stack, site first (locs) */
 	uint32_t example_depth;
+	uint32_t stack;           /* that stack's row in the profile (p->stacks), UINT32_MAX none */
 };
 
 struct vt_allocs_meta {
@@ -100,7 +101,8 @@ struct vt_allocs_meta {
 
 struct vt_allocs {
 	struct vt_allocs_meta meta;
-	struct vt_profile *p;     /* names: functions, locations, threads (owned) */
+	struct vt_profile *p;     /* names: functions, locations, threads; and one stack per
+	                           * site, its example, counting its calls (owned) */
 	struct vt_alloc_site *sites;   /* by calls, most first after vt_allocs_run */
 	size_t nsites, cap_sites;
 };

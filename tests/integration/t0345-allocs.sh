@@ -61,6 +61,27 @@ assert c['threads'][0]['name'] == 'alloc-worker', c['threads']
 assert j['cost']['windows'] >= 1 and j['cost']['armed_s'] > 0, j['cost']
 "
 
+# --folded and --pprof: one stack per site; go tool pprof reads Go's heap sample types
+"$B/vitals" allocs --for 2s --budget 50 --folded "$WORK/a.folded" --pprof "$WORK/a.pb.gz" "$APID" \
+	>/dev/null 2>"$WORK/x.err" || fail "vitals allocs --folded --pprof: $(tail -2 "$WORK/x.err")"
+check "folded: churn_round and keep_block under the worker's stack, weighing bytes" \
+	grep -qE "(^|;)work;keep_block [0-9]+$" "$WORK/a.folded"
+expect_exit 64 "exists" allocs --for 1s --folded "$WORK/a.folded" "$APID"
+if command -v go >/dev/null; then
+	go tool pprof -top -sample_index=alloc_space "$WORK/a.pb.gz" >"$WORK/top.txt" 2>&1 ||
+		fail "go tool pprof: $(tail -3 "$WORK/top.txt")"
+	sed 's/^/# /' "$WORK/top.txt" | head -12
+	check "go tool pprof: alloc_space, keep_block about 64% of the bytes" python3 -c "
+import re
+t = open('$WORK/top.txt').read()
+assert 'Type: alloc_space' in t, t
+m = re.search(r'([0-9.]+)%\s+[0-9.]+%\s+\S+\s+[0-9.]+%\s+keep_block', t)
+assert m and abs(float(m.group(1)) - 64) < 6, t
+"
+else
+	echo "# no go tool pprof here: the pprof file is not read back"
+fi
+
 # Killed at any instant: the target goes on, and the next run is not refused.
 for i in 1 2 3 4 5 6; do
 	"$B/vitals" allocs --for 3s "$APID" >/dev/null 2>&1 &
@@ -84,11 +105,14 @@ expect_exit 64 "budget" allocs --budget 0 "$APID"
 
 # Ctrl-Z while armed: the window closes (the target's probes out) before vitals
 # stops.
-"$B/vitals" allocs --for 8s --budget 100 --window 4s "$APID" >"$WORK/z.txt" 2>&1 &
+# (a target with CPU of its own: the budget then allows long windows)
+start_target alloc_sites --seconds 120 --spin-us 5000
+SPID=$TPID
+"$B/vitals" allocs --for 12s --budget 100 --window 4s "$SPID" >"$WORK/z.txt" 2>&1 &
 VP=$!
 armed=
-for i in $(seq 40); do
-	[ "$(python3 "$WORK/malloc_byte.py" "$APID")" = cc ] && { armed=1; break; }
+for i in $(seq 80); do
+	[ "$(python3 "$WORK/malloc_byte.py" "$SPID")" = cc ] && { armed=1; break; }
 	sleep 0.1
 done
 check "armed: an int3 at malloc in the target (the check below can fail)" test -n "$armed"
@@ -99,7 +123,7 @@ for i in $(seq 50); do
 done
 check "Ctrl-Z stops vitals" grep -q '^State:.*T' "/proc/$VP/status"
 check "... after taking its probes out of the target (malloc's byte is $byte0 again)" \
-	test "$(python3 "$WORK/malloc_byte.py" "$APID")" = "$byte0"
+	test "$(python3 "$WORK/malloc_byte.py" "$SPID")" = "$byte0"
 kill -CONT "$VP"
 wait "$VP" || fail "vitals allocs after Ctrl-Z and fg: $(tail -3 "$WORK/z.txt")"
 check "... and it finishes after SIGCONT" grep -q "probes armed" "$WORK/z.txt"

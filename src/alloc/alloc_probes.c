@@ -8,10 +8,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include "inject/inject.h"
+#include "proc/mapped_file.h"
 
 static const char *const fn_names[VT_AFN__COUNT] = {
 	"malloc", "calloc", "realloc", "memalign", "posix_memalign", "free",
@@ -55,24 +54,6 @@ static void note_skipped(struct vt_alloc_probe_plan *out, const char *what)
 	size_t len = strlen(out->skipped);
 
 	snprintf(out->skipped + len, sizeof(out->skipped) - len, "%s%s", len ? "; " : "", what);
-}
-
-/* The path the kernel should open for region r: the target's root view when it is the
- * same inode, else map_files (a deleted or replaced file). */
-static void kernel_path(pid_t pid, const struct vt_region *r, char *out, size_t cap)
-{
-	char root[4200];
-	struct stat st;
-
-	snprintf(root, sizeof(root), "/proc/%d/root%s", (int)pid, r->path);
-	size_t len = strlen(root);
-
-	if (len < cap && stat(root, &st) == 0 && (uint64_t)st.st_ino == r->inode &&
-	    major(st.st_dev) == r->dev_major && minor(st.st_dev) == r->dev_minor) {
-		memcpy(out, root, len + 1);
-		return;
-	}
-	snprintf(out, cap, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, r->start, r->end);
 }
 
 int vt_alloc_probe_plan(const struct vt_procfs *pfs, int dirfd, pid_t pid,
@@ -148,6 +129,6 @@ int vt_alloc_probe_plan(const struct vt_procfs *pfs, int dirfd, pid_t pid,
 			    "by name; an allocator in a shared library can");
 		return VT_E_UNSUPPORTED;
 	}
-	kernel_path(pid, text, out->path, sizeof(out->path));
+	vt_mapped_file_kernel_path(pid, text, out->path, sizeof(out->path));
 	return VT_OK;
 }

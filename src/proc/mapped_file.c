@@ -150,3 +150,20 @@ int vt_mapped_exe_open(const struct vt_procfs *pfs, int pid_fd, pid_t pid,
 	return open_or_fallback(pfs, pid_fd, pid, vt_maps_find_path(regions, exe_path), rel, fd, why,
 				why_cap, err);
 }
+
+void vt_mapped_file_kernel_path(pid_t pid, const struct vt_region *r, char *out, size_t cap)
+{
+	char root[4200];
+	struct stat st;
+
+	snprintf(root, sizeof(root), "/proc/%d/root%s", (int)pid, r->path);
+	size_t len = strlen(root);
+
+	if (len < cap && stat(root, &st) == 0 && (uint64_t)st.st_ino == r->inode &&
+	    major(st.st_dev) == r->dev_major && minor(st.st_dev) == r->dev_minor) {
+		memcpy(out, root, len + 1);
+		return;
+	}
+	snprintf(out, cap, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, r->start, r->end);
+}
+

@@ -51,6 +51,15 @@ int vt_mapped_file_open(const struct vt_procfs *pfs, int pid_fd, pid_t pid, cons
  * mapping the host fallback is checked against.  *fd and errors as
  * vt_mapped_file_open.
  */
+/*
+ * A path to the file behind mapping r that the kernel can open on vitals'
+ * behalf (a uprobe's file: uprobe_events, the uprobe PMU): the target's own
+ * view, /proc/PID/root/<path>, when that is the inode it maps, else
+ * /proc/PID/map_files/<range> (a deleted or replaced file).  Live only (the
+ * kernel opens it).  Into out (cap bytes).
+ */
+void vt_mapped_file_kernel_path(pid_t pid, const struct vt_region *r, char *out, size_t cap);
+
 int vt_mapped_exe_open(const struct vt_procfs *pfs, int pid_fd, pid_t pid,
 		       const struct vt_region_list *regions, char *exe_path, size_t exe_cap, int *fd,
 		       char *why, size_t why_cap, struct vt_err *err);

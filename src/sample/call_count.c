@@ -12,8 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -115,24 +113,6 @@ static bool same_file(const struct vt_region *a, const struct vt_region *b)
 	       !strcmp(a->path, b->path);
 }
 
-/* The path the kernel should open for region r (as alloc_probes.c). */
-static void kernel_path(pid_t pid, const struct vt_region *r, char *out, size_t cap)
-{
-	char root[4200];
-	struct stat st;
-	size_t len;
-
-	snprintf(root, sizeof(root), "/proc/%d/root%s", (int)pid, r->path);
-	len = strlen(root);
-	if (len < cap && stat(root, &st) == 0 && (uint64_t)st.st_ino == r->inode &&
-	    major(st.st_dev) == r->dev_major && minor(st.st_dev) == r->dev_minor) {
-		memcpy(out, root, len + 1);
-		return;
-	}
-	snprintf(out, cap, "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)r->start,
-		 (unsigned long long)r->end);
-}
-
 int vt_call_resolve(const struct vt_procfs *pfs, pid_t pid, const char *query, struct vt_call_fn *out,
 		    char *candidates, size_t cap, struct vt_err *err)
 {
@@ -198,7 +178,7 @@ int vt_call_resolve(const struct vt_procfs *pfs, pid_t pid, const char *query, s
 		out->addr = m->base->start - m->first_vaddr + m->value;
 		out->size = m->size;
 		out->offset = m->offset;
-		kernel_path(pid, m->text, out->path, sizeof(out->path));
+		vt_mapped_file_kernel_path(pid, m->text, out->path, sizeof(out->path));
 		rc = VT_OK;
 		goto out;
 	}

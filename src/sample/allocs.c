@@ -3,23 +3,24 @@
  * the allocator, armed in windows.
  *
  * During a window every probe hit is a perf sample.  An entry of an
- * allocating function is named at once (its stack copy lives only in the
- * ring): the caller from the return address at the stack pointer (the
- * function has not moved it yet), and only when that caller is one of the
- * allocator's wrappers, or the site has no example stack yet, a whole
- * unwind.  Each hit becomes a small event; when the window closes the
- * events are put in time order (threads write to different rings) and
- * replayed: an entry waits on its thread for its return, whose pointer is
- * the block; a free takes the block out of the live table.  A call made
+ * allocating function keeps its registers and the top of its stack (the
+ * copy lives only in the ring); when the window closes each entry is named:
+ * the caller from the return address at the stack pointer (the function
+ * has not moved it yet), and only when that caller is one of the
+ * allocator's wrappers, or the site has no example stack yet, an unwind.
+ * Then the hits are put in time order (threads write to different rings)
+ * and replayed: an entry waits on its thread for its return, whose pointer
+ * is the block; a free takes the block out of the live table.  A call made
  * inside another (realloc calling malloc, free inside realloc) belongs to
- * the outer one.  What is left in the live table when the window closes
- * was kept past it.
+ * the outer one.  What is left in the live table when the window closes was
+ * kept past it.
  *
- * Between windows the probes are closed, so the target runs untouched; the
- * gap is set after each window from the cost measured so far: the share of
- * the target's CPU time spent in the kernel while armed (the traps) minus
- * that share while not, times the share of time armed, kept under the
- * budget.
+ * Between windows the probes are closed, so the target runs untouched.  The
+ * cost is the hits counted times one hit's cost (perf/uprobe.h times it on
+ * vitals' own calls); each window is as long, and each gap so long, that
+ * this stays within the budget of the CPU the target spends on its own
+ * work.  A process of many threads has only those that ran since the last
+ * window probed.
  */
 #include "sample/allocs.h"
 
@@ -316,7 +317,6 @@ static uint32_t site_of(struct run *r, const struct vt_perf_sample *s)
 {
 	uint64_t ret;
 	uint32_t n = 0, own = NO_IDX, site;
-	bool unwound = false;
 
 	if (!s->regs_ok)
 		return NO_IDX;
@@ -327,7 +327,6 @@ static uint32_t site_of(struct run *r, const struct vt_perf_sample *s)
 	}
 	if (own == NO_IDX) {
 		n = unwind_locs(r, s, SITE_FRAMES);
-		unwound = true;
 		own = first_own(r, r->locs, n);
 		if (own == NO_IDX && n)
 			own = r->locs[n - 1];   /* all wrappers: the outermost seen */
@@ -337,8 +336,7 @@ static uint32_t site_of(struct run *r, const struct vt_perf_sample *s)
 	site = site_for_loc(r, own);
 	if (site == NO_IDX)
 		return NO_IDX;
-	if (!r->A->sites[site].example_depth) {
-		(void)unwound;
+	if (!r->A->sites[site].example_depth) {   /* its example: the whole stack, once */
 		n = unwind_locs(r, s, VT_PROFILE_MAX_DEPTH);
 		uint32_t i = 0, k = 0;
 
@@ -663,7 +661,8 @@ static void replay(struct run *r)
 {
 	struct vt_allocs_meta *m = &r->A->meta;
 
-	qsort(r->evs, r->nev, sizeof(*r->evs), ev_cmp);
+	if (r->nev)
+		qsort(r->evs, r->nev, sizeof(*r->evs), ev_cmp);
 	for (size_t i = 0; i < r->nev && !r->nomem; i++) {
 		const struct ev *e = &r->evs[i];
 		struct thread_state *th = thread_of(r, e->tid);
@@ -900,7 +899,8 @@ static void refresh_active(struct run *r)
 
 	if (vt_task_list(r->dirfd, &tids, &n, NULL) != VT_OK)
 		return;
-	qsort(tids, n, sizeof(*tids), tid_cmp);
+	if (n)
+		qsort(tids, n, sizeof(*tids), tid_cmp);
 	now = calloc(n ? n : 1, sizeof(*now));
 	delta = calloc(n ? n : 1, sizeof(*delta));
 	if (!now || !delta) {
@@ -1243,7 +1243,8 @@ int vt_allocs_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_allocs
 		rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory recording allocations");
 	if (rc == VT_OK) {
 		name_threads(&r);
-		qsort(r.A->sites, r.A->nsites, sizeof(*r.A->sites), site_cmp);
+		if (r.A->nsites)
+			qsort(r.A->sites, r.A->nsites, sizeof(*r.A->sites), site_cmp);
 		rc = site_stacks(r.A, err);
 		r.A->meta.self_cpu_s = self_cpu_s() - self0;
 	}

@@ -7,14 +7,15 @@
  * finds, entry and return, so each block's address links the call that made
  * it to the free that ends it.  Every call traps into the kernel, recorded
  * or not, so the probes are armed in windows (opened, then closed: a closed
- * probe leaves the target's code) and the windows are spaced so that the
- * slowdown they cause stays inside a budget, measured: the share of the
- * target's CPU time spent in the kernel while armed, against while not.
+ * probe leaves the target's code), sized and spaced so that their cost stays
+ * inside a budget, measured: the hits counted times one hit's cost timed on
+ * vitals' own calls, against the CPU the target spends on its own work.
+ * Ctrl-Z (opts->pause) closes the window in progress first.
  *
  * A site is the first function above the allocator that is not one of its
- * wrappers (operator new, strdup, Rust's __rust_alloc, alloc::raw_vec...),
- * from the stack unwound at the call (CFI from the registers and a copy of
- * the top of the stack, else frame pointers).  A block's fate: freed within
+ * wrappers (operator new, strdup, redis' zmalloc, Rust's alloc, core and
+ * std, C++'s std::), from the return address at the call, else the stack
+ * unwound (CFI from the registers and a copy of the top of the stack).  A block's fate: freed within
  * its window (and how soon), or still live when the window closed (kept
  * past it: what happens next is not seen).
  *

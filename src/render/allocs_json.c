@@ -54,6 +54,8 @@ static json_t *site_json(const struct vt_allocs *a, const struct vt_alloc_site *
 		json_object_set_new(t, "name", vt_json_text(vt_profile_str(a->p,
 					a->p->threads[s->threads[k].thread].name)));
 		json_object_set_new(t, "calls", json_integer((json_int_t)s->threads[k].calls));
+		json_object_set_new(t, "arena", a->meta.arenas_known && s->threads[k].arena >= 0
+							? json_integer(s->threads[k].arena) : json_null());
 		json_array_append_new(threads, t);
 	}
 	json_object_set_new(o, "threads", threads);
@@ -114,6 +116,10 @@ int vt_render_allocs_json(FILE *out, const struct vt_allocs *a, bool compact)
 	json_object_set_new(root, "exited", json_boolean(m->exited));
 	json_object_set_new(root, "interrupted", json_boolean(m->interrupted));
 	json_object_set_new(root, "budget_spent", json_boolean(m->budget_spent));
+	json_object_set_new(root, "arenas", a->meta.arenas_known ? json_integer((json_int_t)a->meta.narenas)
+								  : json_null());
+	json_object_set_new(root, "arenas_why", a->meta.arenas_why[0] ? vt_json_text(a->meta.arenas_why)
+								      : json_null());
 	json_object_set_new(root, "verdict", json_string(kind));
 	json_object_set_new(root, "verdict_text", vt_json_text(verdict));
 	for (unsigned k = 0; k < VT_ALLOCS_SIZE_BINS; k++) {

@@ -157,11 +157,16 @@ static void print_table(FILE *out, const struct vt_allocs *a, size_t max_sites)
 		vt_table_cell(&t, "%s", s->linked ? vt_fmt_pct(freed_fast(s), s->linked, p4, sizeof(p4)) : "-");
 		vt_table_cell(&t, "%s", s->linked ? vt_fmt_pct(s->live, s->linked, p5, sizeof(p5)) : "-");
 		th[0] = '\0';
-		for (unsigned k = 0; k < VT_ALLOCS_SITE_THREADS && s->threads[k].tid; k++)
-			len += (size_t)snprintf(th + len, len < sizeof(th) ? sizeof(th) - len : 0, "%s%s %s",
+		for (unsigned k = 0; k < VT_ALLOCS_SITE_THREADS && s->threads[k].tid; k++) {
+			char arena[24] = "";
+
+			if (a->meta.arenas_known && s->threads[k].arena >= 0)
+				snprintf(arena, sizeof(arena), " (arena %d)", s->threads[k].arena);
+			len += (size_t)snprintf(th + len, len < sizeof(th) ? sizeof(th) - len : 0, "%s%s %s%s",
 						k ? ", " : "",
 						vt_profile_str(a->p, a->p->threads[s->threads[k].thread].name),
-						vt_fmt_pct(s->threads[k].calls, s->calls, p1, sizeof(p1)));
+						vt_fmt_pct(s->threads[k].calls, s->calls, p1, sizeof(p1)), arena);
+		}
 		if (s->other_thread_calls && len < sizeof(th))
 			snprintf(th + len, sizeof(th) - len, ", others %s",
 				 vt_fmt_pct(s->other_thread_calls, s->calls, p1, sizeof(p1)));
@@ -232,5 +237,10 @@ int vt_render_allocs_text(FILE *out, const struct vt_allocs *a, size_t max_sites
 		print_site(out, a, &a->sites[i]);
 	fprintf(out, "\n  FREED: blocks freed before their window closed; <=1MS: within 1 ms; LIVE: still "
 		"live when it closed (%.0f ms windows)\n", m->window_s * 1e3);
+	if (m->arenas_known)
+		fprintf(out, "  (arena N: which of the %zu glibc arenas the thread allocates from, 0 is "
+			"main_arena; read at the end)\n", m->narenas);
+	else if (m->arenas_why[0])
+		fprintf(out, "  the threads' glibc arenas: not known (%s)\n", m->arenas_why);
 	return ferror(out) ? -1 : 0;
 }

@@ -286,6 +286,8 @@ json_t *vt_profile_json(const struct vt_prof_summary *s)
 		json_object_set_new(calls, "armed_s", json_real(k->armed_s));
 		json_object_set_new(calls, "duration_s", json_real(k->duration_s));
 		json_object_set_new(calls, "windows", json_integer(k->windows));
+		json_object_set_new(calls, "hits", json_integer((json_int_t)k->hits));
+		json_object_set_new(calls, "lost", json_integer((json_int_t)k->lost));
 		json_object_set_new(calls, "cost", num_or_null(isnan(k->cost) ? -1 : k->cost));
 		json_object_set_new(calls, "how", vt_json_text(k->how));
 		json_object_set_new(calls, "stopped_why", k->why[0] ? vt_json_text(k->why) : json_null());

@@ -24,6 +24,9 @@
  */
 #include "sample/allocs.h"
 
+#include "alloc/thread_arena.h"
+#include "sample/arena_threads.h"
+
 #include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
@@ -1043,6 +1046,38 @@ static int site_stacks(struct vt_allocs *A, struct vt_err *err)
 	return VT_OK;
 }
 
+/*
+ * glibc: which arena each site's threads allocate from, read once at the end
+ * (a thread keeps its arena once it has one) through each thread's
+ * thread_arena (sample/arena_threads.h): nothing is stopped.
+ */
+static void site_arenas(struct run *r, const struct vt_alloc_info *alloc)
+{
+	struct vt_allocs *A = r->A;
+	struct vt_arena_threads at = { 0 };
+
+	for (size_t i = 0; i < A->nsites; i++)
+		for (unsigned k = 0; k < VT_ALLOCS_SITE_THREADS; k++)
+			A->sites[i].threads[k].arena = VT_THREAD_ARENA_UNKNOWN;
+	if (alloc->kind != VT_ALLOC_GLIBC || !A->nsites)
+		return;
+	vt_arena_threads_read_live(r->pfs, r->dirfd, r->pid, &r->maps, &at);
+	if (!at.known) {
+		snprintf(A->meta.arenas_why, sizeof(A->meta.arenas_why), "%s",
+			 at.why[0] ? at.why : "the thread-arena map could not be read");
+		vt_arena_threads_release(&at);
+		return;
+	}
+	A->meta.arenas_known = true;
+	A->meta.narenas = at.narenas;
+	for (size_t i = 0; i < A->nsites; i++)
+		for (unsigned k = 0; k < VT_ALLOCS_SITE_THREADS && A->sites[i].threads[k].tid; k++)
+			for (size_t t = 0; t < at.nthreads; t++)
+				if (at.threads[t].tid == A->sites[i].threads[k].tid)
+					A->sites[i].threads[k].arena = at.threads[t].arena;
+	vt_arena_threads_release(&at);
+}
+
 static void name_threads(struct run *r)
 {
 	struct vt_allocs *A = r->A;
@@ -1243,6 +1278,7 @@ int vt_allocs_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_allocs
 		rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory recording allocations");
 	if (rc == VT_OK) {
 		name_threads(&r);
+		site_arenas(&r, &alloc);
 		if (r.A->nsites)
 			qsort(r.A->sites, r.A->nsites, sizeof(*r.A->sites), site_cmp);
 		rc = site_stacks(r.A, err);

@@ -57,7 +57,13 @@ struct vt_alloc_site {
 	uint64_t age_bins[VT_ALLOCS_AGE_BINS];
 	uint64_t live, live_bytes;            /* still live when the window closed */
 	uint64_t fn_calls[VT_AFN__COUNT];     /* by entry point */
-	struct { pid_t tid; uint32_t thread; uint64_t calls; } threads[VT_ALLOCS_SITE_THREADS];
+	struct {
+		pid_t tid;
+		uint32_t thread;      /* in the profile's threads */
+		uint64_t calls;
+		int arena;            /* its glibc arena at the end (0: main_arena), or
+		                       * VT_THREAD_ARENA_NONE / _UNKNOWN (alloc/thread_arena.h) */
+	} threads[VT_ALLOCS_SITE_THREADS];
 	uint64_t other_thread_calls;
 	uint64_t freed_elsewhere; /* freed by another thread than the one that allocated */
 	uint32_t example[VT_ALLOCS_EXAMPLE_DEPTH];   /* its first stack, site first (locs) */
@@ -94,6 +100,9 @@ struct vt_allocs_meta {
 	uint64_t threads_seen;    /* at the last look */
 	uint64_t threads_probed_max;   /* the most threads probed in one window: in a process of
 	                           * more than 64, only those that ran since the last window */
+	bool arenas_known;        /* glibc: the site threads' arenas were read (at the end) */
+	size_t narenas;
+	char arenas_why[256];     /* why not, "" when they were or the allocator is not glibc's */
 	bool budget_spent;        /* ended before the duration: another window would not fit
 	                           * the budget over what was left of it */
 	bool exited;              /* the target exited: the profile so far */

@@ -58,6 +58,8 @@ assert abs(k['bytes'] / byts - 4096 / 6400) < 0.05, (c['bytes'], k['bytes'])
 assert c['freed'] >= 0.95 * c['linked'], c
 assert k['live'] >= 0.9 * k['linked'], k
 assert c['threads'][0]['name'] == 'alloc-worker', c['threads']
+assert j['arenas'] and j['arenas'] >= 1, (j['arenas'], j['arenas_why'])
+assert c['threads'][0]['arena'] is not None and 0 <= c['threads'][0]['arena'] < j['arenas'], c['threads']
 assert j['cost']['windows'] >= 1 and j['cost']['armed_s'] > 0, j['cost']
 "
 

@@ -5,6 +5,7 @@
 # counts match the target's own round counter within 2%, and the CPU per
 # call is said.  A name that matches nothing says the names that contain
 # it; NAME@FILE picks the file.
+# lane: solo — call rates are compared with the target's own, which moves with the host's load
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "uprobes need root (CAP_PERFMON)"

@@ -969,21 +969,30 @@ static bool want_thread(void *ctx, pid_t tid)
 	return true;
 }
 
-/* Sleep until `until` (ns) or a stop. */
-static void rest(const struct vt_allocs_opts *o, uint64_t until)
+/* Sleep until `until` (ns), a stop, or (dirfd >= 0) the target's exit, looked at
+ * every 50 ms: true when it exited. */
+static bool rest_watching(const struct vt_allocs_opts *o, uint64_t until, int dirfd,
+			  struct vt_buf *buf)
 {
 	for (;;) {
 		uint64_t now = vt_mono_ns();
 		struct timespec ts;
 		uint64_t ns;
 
+		if (dirfd >= 0 && vt_target_exited(dirfd, buf))
+			return true;
 		if (now >= until || (o->stop && *o->stop) || (o->pause && *o->pause))
-			return;
+			return false;
 		ns = until - now < 50000000ull ? until - now : 50000000ull;
 		ts.tv_sec = (time_t)(ns / 1000000000ull);
 		ts.tv_nsec = (long)(ns % 1000000000ull);
 		nanosleep(&ts, NULL);
 	}
+}
+
+static void rest(const struct vt_allocs_opts *o, uint64_t until)
+{
+	rest_watching(o, until, -1, NULL);
 }
 
 /*
@@ -1203,7 +1212,11 @@ static int run_windows(struct run *r, struct vt_err *err)
 		if (gap > 0) {
 			uint64_t until = vt_mono_ns() + (uint64_t)(gap * 1e9);
 
-			rest(o, until < stop_at ? until : stop_at);
+			/* a target that exits meanwhile ends the run: the profile so far */
+			if (rest_watching(o, until < stop_at ? until : stop_at, r->dirfd, &r->buf)) {
+				m->exited = true;
+				break;
+			}
 		}
 		if (o->pause && *o->pause && o->paused) {
 			/* Ctrl-Z: the probes are out (the window closed); stop here */

@@ -100,6 +100,14 @@ done
 check "after 6 SIGKILLs the target runs and is probed again" python3 -c "
 import json; j = json.load(open('$WORK/b.json')); assert j['calls'] > 0, j['calls']"
 
+# A target that exits in a gap between windows ends the run: the profile so far, exit 1
+start_target alloc_sites --seconds 1.5 --pause-us 20000
+"$B/vitals" allocs --for 8s "$TPID" >"$WORK/gone.txt" 2>"$WORK/gone.err"
+rc=$?
+check "a target that exits: exit 1, the profile so far, said (rc $rc)" test "$rc" = 1
+check "... said on stderr and in the text" \
+	grep -q "exited during the run" "$WORK/gone.err" "$WORK/gone.txt"
+
 expect_exit 3 "no process" allocs --for 1s 99999999
 KT=$(kernel_thread)
 [ -n "$KT" ] && expect_exit 6 "kernel thread" allocs --for 1s "$KT"

@@ -37,7 +37,7 @@ assert abs(churn / keep / 9 - 1) < 0.02, (churn, keep)
 assert c['lost'] == 0, c
 assert abs(churn / (9 * rounds) - 1) < 0.10, (churn, rounds)
 assert abs(keep / rounds - 1) < 0.10, (keep, rounds)
-assert c['armed_s'] > 3, c
+assert c['armed_s'] > 0.5, c   # armed throughout on a quiet box; in windows when the load makes it cost more
 assert f['churn_round']['module'] == 'alloc_sites', f['churn_round']
 "
 "$B/vitals" profile --for 2s --count churn_round "$APID" >"$WORK/p.txt" 2>&1 || fail "vitals profile --count (text)"

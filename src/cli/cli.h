@@ -68,6 +68,17 @@ int vt_cli_close_out(const char *cmd, FILE *f, const char *path, int render_rc);
 /* The same for stdout. */
 int vt_cli_stdout_done(const char *cmd, int render_rc);
 
+/*
+ * One output file of a view, whole: opened as vt_cli_open_out does, written
+ * by fn (0, or non-zero with err set when it can say why, which is printed),
+ * closed as vt_cli_close_out does.  A failure removes the file when it is a
+ * regular file made here (a device written as it is, /dev/full, is never
+ * removed).  The exit status.
+ */
+typedef int (*vt_cli_write_fn)(FILE *f, const void *ctx, struct vt_err *err);
+int vt_cli_write_out(const char *cmd, const char *path, bool force, vt_cli_write_fn fn,
+		     const void *ctx);
+
 /* Out of memory in the command itself: said, and the error table's exit status for it. */
 int vt_cli_nomem(const char *cmd);
 

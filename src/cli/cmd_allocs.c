@@ -205,26 +205,21 @@ static int check_outputs(const struct allocs_cli *o)
 	return 0;
 }
 
-/* One export file; a failure removes a regular file made here. */
-static int write_export(const char *path, bool force, const struct vt_allocs *a, int kind)
+static int write_folded_bytes(FILE *f, const void *a, struct vt_err *err)
 {
-	struct vt_err err;
-	struct stat sb;
-	int status, rc;
-	FILE *f = vt_cli_open_out("allocs", path, force, &status);
+	(void)err;
+	return vt_render_allocs_folded(f, a, true);
+}
 
-	if (!f)
-		return status;
-	bool made = f != stdout && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
-	vt_err_clear(&err);
-	rc = kind == 2 ? vt_render_allocs_pprof(f, a, (int64_t)(vt_wall_s() * 1e9), &err)
-		       : vt_render_allocs_folded(f, a, kind == 0);
-	if (rc && err.msg[0])
-		fprintf(stderr, "vitals allocs: %s\n", err.msg);
-	status = vt_cli_close_out("allocs", f, path, rc);
-	if (status && made)
-		unlink(path);
-	return status;
+static int write_folded_calls(FILE *f, const void *a, struct vt_err *err)
+{
+	(void)err;
+	return vt_render_allocs_folded(f, a, false);
+}
+
+static int write_pprof(FILE *f, const void *a, struct vt_err *err)
+{
+	return vt_render_allocs_pprof(f, a, (int64_t)(vt_wall_s() * 1e9), err);
 }
 
 static int allocs_run(const struct vt_command *cmd, int argc, char **argv)
@@ -276,13 +271,14 @@ static int allocs_run(const struct vt_command *cmd, int argc, char **argv)
 	}
 	{
 		const char *paths[3] = { o.folded, o.folded_calls, o.pprof };
+		const vt_cli_write_fn writers[3] = { write_folded_bytes, write_folded_calls, write_pprof };
 		bool to_stdout = false;
 
 		for (int k = 0; k < 3; k++) {
 			if (!paths[k])
 				continue;
 			to_stdout |= !strcmp(paths[k], "-");
-			if ((rc = write_export(paths[k], o.force, a, k))) {
+			if ((rc = vt_cli_write_out("allocs", paths[k], o.force, writers[k], a))) {
 				exit_status = rc;
 				goto out;
 			}

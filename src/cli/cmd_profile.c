@@ -271,11 +271,11 @@ struct outputs {
 	int64_t start_ns;         /* wall clock at the start, for pprof's time_nanos */
 };
 
-typedef int (*write_fn)(FILE *f, const struct outputs *o, struct vt_err *err);
 
 /* Folded stacks: on-CPU samples, or with --wall every state. */
-static int write_folded(FILE *f, const struct outputs *o, struct vt_err *err)
+static int write_folded(FILE *f, const void *ctx, struct vt_err *err)
 {
+	const struct outputs *o = ctx;
 	struct vt_folded_opts fo = {
 		.root = VT_FOLDED_MERGED,
 		.states = o->wall ? VT_PROF_STATES_ALL : VT_PROF_STATES_CPU,
@@ -283,15 +283,17 @@ static int write_folded(FILE *f, const struct outputs *o, struct vt_err *err)
 	return vt_profile_folded_write(f, o->profile, &fo, err);
 }
 
-static int write_pprof(FILE *f, const struct outputs *o, struct vt_err *err)
+static int write_pprof(FILE *f, const void *ctx, struct vt_err *err)
 {
+	const struct outputs *o = ctx;
 	struct vt_pprof_opts po = { .wall = o->wall, .time_nanos = o->start_ns };
 	return vt_profile_pprof_write(f, o->profile, &po, err);
 }
 
 /* The flame graph beside the bucket table of the summary. */
-static int write_html(FILE *f, const struct outputs *o, struct vt_err *err)
+static int write_html(FILE *f, const void *ctx, struct vt_err *err)
 {
+	const struct outputs *o = ctx;
 	const struct vt_prof_summary *s = o->summary;
 	struct vt_html_bucket_row *rows = calloc(s->nbuckets ? s->nbuckets : 1, sizeof(*rows));
 	if (!rows)
@@ -314,27 +316,6 @@ static int write_html(FILE *f, const struct outputs *o, struct vt_err *err)
 	int rc = vt_profile_html_write(f, &h, err);
 	free(rows);
 	return rc;
-}
-
-/* Write one output file; a failure removes what was written, when it is a
- * file made here: a device written as it is (/dev/full) is never removed. */
-static int write_output(const char *path, bool force, write_fn fn, const struct outputs *out)
-{
-	int status;
-	struct vt_err err;
-	struct stat sb;
-	FILE *f = vt_cli_open_out("profile", path, force, &status);
-	if (!f)
-		return status;
-	bool made = f != stdout && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
-	vt_err_clear(&err);
-	int rc = fn(f, out, &err);
-	if (rc && err.msg[0])
-		fprintf(stderr, "vitals profile: %s\n", err.msg);
-	status = vt_cli_close_out("profile", f, path, rc);
-	if (status && made)
-		unlink(path);
-	return status;
 }
 
 static int profile_run(const struct vt_command *cmd, int argc, char **argv)
@@ -432,11 +413,11 @@ static int profile_run(const struct vt_command *cmd, int argc, char **argv)
 		fprintf(stderr, "vitals: note: process %d exited after %.1f s; this is the profile "
 			"so far\n", pid, prof->meta.duration_s);
 	struct outputs outs = { prof, sum, o.wall, start_ns };
-	if (o.folded && (status = write_output(o.folded, o.force, write_folded, &outs)))
+	if (o.folded && (status = vt_cli_write_out("profile", o.folded, o.force, write_folded, &outs)))
 		goto out;
-	if (o.pprof && (status = write_output(o.pprof, o.force, write_pprof, &outs)))
+	if (o.pprof && (status = vt_cli_write_out("profile", o.pprof, o.force, write_pprof, &outs)))
 		goto out;
-	if (o.html && (status = write_output(o.html, o.force, write_html, &outs)))
+	if (o.html && (status = vt_cli_write_out("profile", o.html, o.force, write_html, &outs)))
 		goto out;
 	if (!(o.folded && strcmp(o.folded, "-") == 0)) {
 		struct vt_profile_text_opts to = { .top = (uint32_t)o.top, .wide = o.wide,

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -139,6 +140,27 @@ int vt_cli_close_out(const char *cmd, FILE *f, const char *path, int render_rc)
 	else
 		fprintf(stderr, "vitals %s: writing '%s' failed: %s\n", cmd, path, why ? strerror(why) : "write error");
 	return vt_code_exit(VT_E_IO);
+}
+
+int vt_cli_write_out(const char *cmd, const char *path, bool force, vt_cli_write_fn fn,
+		     const void *ctx)
+{
+	struct vt_err err;
+	struct stat sb;
+	int status, rc;
+	FILE *f = vt_cli_open_out(cmd, path, force, &status);
+
+	if (!f)
+		return status;
+	bool made = f != stdout && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
+	vt_err_clear(&err);
+	rc = fn(f, ctx, &err);
+	if (rc && err.msg[0])
+		fprintf(stderr, "vitals %s: %s\n", cmd, err.msg);
+	status = vt_cli_close_out(cmd, f, path, rc);
+	if (status && made)
+		unlink(path);
+	return status;
 }
 
 int vt_cli_stdout_done(const char *cmd, int render_rc)

@@ -11,9 +11,13 @@
  * profiles a soak stored in it are read too, each whole, and every stack
  * of one read is walked and labelled: whatever the reader lets through
  * must point inside the profile.  The lock looks of the last sample's
- * process are read, counted up and rendered as analyze shows them.
+ * process are read, counted up and rendered as analyze shows them; its
+ * allocation profiles are read, pooled and rendered, and set against
+ * themselves as compare would.
  */
+#include "analyze/alloc_trend.h"
 #include "analyze/soak.h"
+#include "render/alloc_trend.h"
 #include "render/locks.h"
 #include "store/lock_store.h"
 #include "store/profile_store.h"
@@ -61,6 +65,32 @@ static void read_locks(const char *path, pid_t pid)
 		json_decref(j);
 	}
 	vt_lock_history_release(&h);
+	if (null)
+		fclose(null);
+}
+
+/* The allocation profiles pooled, and compared with themselves, rendered to nowhere. */
+static void read_allocs(const char *path)
+{
+	struct vt_alloc_trend t;
+	struct vt_alloc_diff d;
+	struct vt_err err;
+	FILE *null = fopen("/dev/null", "w");
+
+	if (vt_alloc_trend_load(path, &t, &err) == VT_OK && null) {
+		json_t *j = vt_render_alloc_trend_json(&t);
+
+		vt_render_alloc_trend_text(null, &t);
+		json_decref(j);
+	}
+	vt_alloc_trend_release(&t);
+	if (vt_alloc_diff_files(path, path, &d, &err) == VT_OK && null) {
+		json_t *j = vt_render_alloc_diff_json(&d, "a", "b");
+
+		vt_render_alloc_diff_text(null, &d, "a", "b");
+		json_decref(j);
+	}
+	vt_alloc_diff_release(&d);
 	if (null)
 		fclose(null);
 }
@@ -119,6 +149,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	read_profiles(path);
 	read_locks(path, pid);
+	read_allocs(path);
 	unlink(path);
 	/* an input whose header says WAL leaves SQLite's side files after a read */
 	for (k = 0; k < 2; k++) {

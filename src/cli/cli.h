@@ -45,6 +45,18 @@ extern const char *vt_cli_sys_root;
 
 /* SIGINT/SIGTERM/SIGHUP set *flag (returned) instead of killing vitals. */
 void vt_cli_catch_stop(volatile sig_atomic_t **flag);
+/*
+ * Ctrl-Z (SIGTSTP) with uprobes armed: the handler sets *flag, and the
+ * probing code closes its window, then calls vt_cli_tstp_paused (any ctx),
+ * which stops vitals until SIGCONT and clears the flag.  busy (NULL:
+ * always) says whether anything is armed: while it is 0 the handler stops
+ * vitals at once.
+ */
+void vt_cli_catch_tstp(volatile sig_atomic_t **flag, volatile sig_atomic_t *busy);
+void vt_cli_tstp_paused(void *ctx);
+
+/* A slowdown budget "PCT" or "PCT%" (0.1 to 100) into *share (0.001 to 1); else the usage error. */
+int vt_cli_budget(const char *cmd, const char *opt, const char *arg, double *share);
 
 /* A pid argument: a positive decimal that fits pid_t. */
 bool vt_cli_parse_pid(const char *text, int *pid);

@@ -114,7 +114,6 @@ struct allocs_cli {
 static int allocs_option(void *ctx, int id, const char *arg)
 {
 	struct allocs_cli *o = ctx;
-	char *end;
 	long top;
 	int rc;
 
@@ -124,12 +123,7 @@ static int allocs_option(void *ctx, int id, const char *arg)
 	case OPT_WINDOW:
 		return vt_cli_duration(&vt_cmd_allocs, "window", arg, 0.01, 10, &o->window_s);
 	case OPT_BUDGET:
-		o->budget = strtod(arg, &end);
-		if (end == arg || (*end && strcmp(end, "%")) || !(o->budget >= 0.1 && o->budget <= 100))
-			return vt_cli_usage_error("allocs", "--budget '%s': a percentage from 0.1 to 100",
-						  arg);
-		o->budget /= 100;
-		return 0;
+		return vt_cli_budget("allocs", "budget", arg, &o->budget);
 	case OPT_TOP:
 		if ((rc = vt_cli_count(&vt_cmd_allocs, "top", arg, 0, 100000, &top)))
 			return rc;
@@ -150,32 +144,6 @@ static int allocs_option(void *ctx, int id, const char *arg)
 }
 
 /* Ctrl-Z: the sampler closes its window, then stops vitals here. */
-static volatile sig_atomic_t tstp_requested;
-
-static void on_tstp(int sig)
-{
-	(void)sig;
-	tstp_requested = 1;
-}
-
-static void catch_tstp(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_tstp;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTSTP, &sa, NULL);
-}
-
-static void paused(void *ctx)
-{
-	(void)ctx;
-	signal(SIGTSTP, SIG_DFL);
-	raise(SIGTSTP);          /* stopped here until SIGCONT */
-	tstp_requested = 0;
-	catch_tstp();
-}
 
 static void progress(void *ctx, double elapsed_s, double total_s, uint64_t calls)
 {
@@ -230,7 +198,7 @@ static int allocs_run(const struct vt_command *cmd, int argc, char **argv)
 	struct vt_procfs pfs;
 	struct vt_args args;
 	struct vt_err err;
-	volatile sig_atomic_t *stop = NULL;
+	volatile sig_atomic_t *stop = NULL, *tstp = NULL;
 	int pid = 0, rc, exit_status = 0;
 
 	if ((rc = vt_cli_parse(cmd, argc, argv, allocs_option, &o, &args)))
@@ -251,10 +219,10 @@ static int allocs_run(const struct vt_command *cmd, int argc, char **argv)
 	if (o.name && (exit_status = vt_cli_name_pid(&pfs, "allocs", o.name, "vitals allocs", true, &pid)))
 		goto out;
 	vt_cli_catch_stop(&stop);
-	catch_tstp();
+	vt_cli_catch_tstp(&tstp, NULL);
 	ao = (struct vt_allocs_opts){
 		.duration_s = o.for_s, .budget = o.budget, .window_s = o.window_s, .stop = stop,
-		.pause = &tstp_requested, .paused = paused,
+		.pause = tstp, .paused = vt_cli_tstp_paused,
 		.progress = isatty(STDERR_FILENO) && !o.json ? progress : NULL,
 	};
 	rc = vt_allocs_run(&pfs, pid, &ao, &a, &err);

@@ -8,6 +8,7 @@
 #include "cli/prom_cli.h"
 #include "cli/soak_cli.h"
 #include "analyze/compare.h"
+#include "analyze/alloc_trend.h"
 #include "analyze/profile_trend.h"
 #include "analyze/soak.h"
 #include "analyze/thread_view.h"
@@ -238,6 +239,7 @@ static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
 	struct vt_threads_rates tview;
 	struct vt_diagnosis tdiag;
 	struct vt_prof_trend trend;
+	struct vt_alloc_trend allocs = { 0 };
 	struct vt_stalls stalls = { 0 };
 	struct vt_lock_history locks = { 0 };
 	struct vt_mem_limit limit;
@@ -289,6 +291,11 @@ static int analyze_run(const struct vt_command *cmd, int argc, char **argv)
 		r.profiles = &trend;
 	else
 		fprintf(stderr, "vitals analyze: note: its profiles are not shown: %s\n", err.msg);
+	/* the allocation profiles it holds (vitals soak --allocs-every), over time */
+	if (vt_alloc_trend_load(args.operands[0], &allocs, &err) == VT_OK)
+		r.allocs = &allocs;
+	else
+		fprintf(stderr, "vitals analyze: note: its allocation profiles are not shown: %s\n", err.msg);
 	/* the files first: one that may not be written stops it before anything is printed */
 	rc = 0;
 	if (o.csv && !(f_csv = vt_cli_open_out("analyze", o.csv, o.force, &rc)))
@@ -318,6 +325,7 @@ out:
 		vt_cli_close_out("analyze", f_csv, o.csv, 0);
 	if (r.profiles)
 		vt_prof_trend_release(&trend);
+	vt_alloc_trend_release(&allocs);
 	vt_stalls_free(&stalls);
 	vt_lock_history_release(&locks);
 	vt_series_free(&s);
@@ -330,6 +338,7 @@ static int compare_run(const struct vt_command *cmd, int argc, char **argv)
 	struct vt_args args;
 	struct vt_compare_set set;
 	struct vt_prof_diff *diffs = NULL;
+	struct vt_alloc_diff *alloc_diffs = NULL;
 	struct vt_err err;
 	size_t i;
 	int rc;
@@ -346,18 +355,30 @@ static int compare_run(const struct vt_command *cmd, int argc, char **argv)
 		if (set.series[i].info.wal_unread)
 			fprintf(stderr, "vitals compare: note: '%s' was read without its -wal (no -shm can be made "
 				"beside it): its latest samples may be missing\n", args.operands[i]);
-	/* the profiles they hold, each against the baseline's */
+	/* the profiles and allocation sites they hold, each against the baseline's */
 	diffs = calloc(args.noperands, sizeof(*diffs));
+	alloc_diffs = calloc(args.noperands, sizeof(*alloc_diffs));
 	for (i = 1; diffs && i < args.noperands; i++)
 		if (vt_prof_diff_files(args.operands[0], args.operands[i], NULL, &diffs[i - 1], &err) != VT_OK)
 			fprintf(stderr, "vitals compare: note: the profiles of '%s' are not compared: %s\n",
 				args.operands[i], err.msg);
+	for (i = 1; alloc_diffs && i < args.noperands; i++)
+		if (vt_alloc_diff_files(args.operands[0], args.operands[i], &alloc_diffs[i - 1], &err) != VT_OK) {
+			fprintf(stderr, "vitals compare: note: the allocation sites of '%s' are not compared: %s\n",
+				args.operands[i], err.msg);
+			vt_alloc_diff_release(&alloc_diffs[i - 1]);
+			snprintf(alloc_diffs[i - 1].why, sizeof(alloc_diffs[i - 1].why), "%.190s", err.msg);
+		}
 	rc = vt_cli_compare_write("compare", &set,
 				  &(struct vt_cli_compare_out){ o.json, o.csv, o.html, NULL, o.force, diffs,
-								 diffs ? args.noperands - 1 : 0, NULL, o.limit });
+								 diffs ? args.noperands - 1 : 0, NULL, o.limit,
+								 alloc_diffs });
 	for (i = 1; diffs && i < args.noperands; i++)
 		vt_prof_diff_release(&diffs[i - 1]);
+	for (i = 1; alloc_diffs && i < args.noperands; i++)
+		vt_alloc_diff_release(&alloc_diffs[i - 1]);
 	free(diffs);
+	free(alloc_diffs);
 	vt_compare_set_release(&set);
 	return rc;
 }

@@ -5,6 +5,8 @@
 #include "base/outfile.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <stdarg.h>
@@ -216,4 +218,69 @@ void vt_cli_catch_stop(volatile sig_atomic_t **flag)
 	sigaction(SIGHUP, &sa, NULL);
 	stop_requested = 0;
 	*flag = &stop_requested;
+}
+
+int vt_cli_budget(const char *cmd, const char *opt, const char *arg, double *share)
+{
+	char *end;
+	double pct;
+
+	errno = 0;
+	pct = strtod(arg, &end);
+	if (end == arg || (*end && strcmp(end, "%")) || !(pct >= 0.1 && pct <= 100))
+		return vt_cli_usage_error(cmd, "--%s '%s': a percentage from 0.1 to 100", opt, arg);
+	*share = pct / 100;
+	return 0;
+}
+
+/* ---- Ctrl-Z closes the probes' window before vitals stops ------------- */
+
+static volatile sig_atomic_t tstp_requested;
+static volatile sig_atomic_t *tstp_busy;   /* NULL: always busy */
+
+/* Stop now, as SIGTSTP's default would; the handler is back when continued. */
+static void stop_self(void)
+{
+	struct sigaction sa, old;
+	sigset_t tstp, mask;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTSTP, &sa, &old);
+	sigemptyset(&tstp);
+	sigaddset(&tstp, SIGTSTP);
+	pthread_sigmask(SIG_UNBLOCK, &tstp, &mask);  /* blocked in its own handler, and in a probing thread */
+	raise(SIGTSTP);          /* stopped here until SIGCONT */
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	sigaction(SIGTSTP, &old, NULL);
+}
+
+static void on_tstp(int sig)
+{
+	(void)sig;
+	if (tstp_busy && !*tstp_busy)
+		stop_self();     /* nothing armed: stop at once */
+	else
+		tstp_requested = 1;
+}
+
+void vt_cli_catch_tstp(volatile sig_atomic_t **flag, volatile sig_atomic_t *busy)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_tstp;
+	sigemptyset(&sa.sa_mask);
+	tstp_busy = busy;
+	tstp_requested = 0;
+	sigaction(SIGTSTP, &sa, NULL);
+	*flag = &tstp_requested;
+}
+
+void vt_cli_tstp_paused(void *ctx)
+{
+	(void)ctx;
+	stop_self();
+	tstp_requested = 0;
 }

@@ -58,6 +58,10 @@ void vt_cli_soak_progress(void *ctx, const struct vt_soak_progress *p)
 	if (p->profiles || p->profiling)
 		fprintf(stderr, " · %s%s", vt_fmt_count_of(p->profiles, "profile", "profiles", count, sizeof(count)),
 			p->profiling ? " (profiling)" : "");
+	if (p->allocs || p->allocs_armed)
+		fprintf(stderr, " · %s%s", vt_fmt_count_of(p->allocs, "allocation profile", "allocation profiles",
+							  count, sizeof(count)),
+			p->allocs_armed ? " (probing)" : "");
 	fputs(tty ? "" : "\n", stderr);
 	pr->drawn = tty;
 }
@@ -92,6 +96,9 @@ void vt_cli_soak_summary(FILE *out, const char *path, const struct vt_soak_resul
 	if (res->profiles)
 		fprintf(out, "%s stored beside the samples\n",
 			vt_fmt_count_of(res->profiles, "profile", "profiles", count, sizeof(count)));
+	if (res->allocs)
+		fprintf(out, "%s stored beside the samples\n",
+			vt_fmt_count_of(res->allocs, "allocation profile", "allocation profiles", count, sizeof(count)));
 	if (res->restarts)
 		fprintf(out, "the target restarted %d time%s; each restart is in the recording\n", res->restarts,
 			res->restarts == 1 ? "" : "s");
@@ -170,7 +177,7 @@ static int write_flame_diff(const char *cmd, const struct vt_compare_set *set, c
 int vt_cli_compare_write(const char *cmd, const struct vt_compare_set *set, const struct vt_cli_compare_out *o)
 {
 	struct vt_compare_report r = { &set->cmp, o->title, vt_cli_utf8(), o->profile_diffs, o->metric_label,
-					o->limits };
+					o->limits, .alloc_diffs = o->alloc_diffs };
 	bool csv_stdout = o->csv && !strcmp(o->csv, "-");
 	FILE *f_csv = NULL, *f_html = NULL;
 	int rc = 0, rc2;

@@ -39,6 +39,8 @@ struct vt_cli_compare_out {
 	size_t nprofile_diffs;
 	const char *metric_label;    /* the deciding metric's name when the arms are not recordings, NULL */
 	bool limits;                 /* each arm's recommended memory limit (--limit) */
+	/* each arm's stored allocation sites against the baseline's (narms - 1), NULL none */
+	const struct vt_alloc_diff *alloc_diffs;
 };
 
 /* Write set's comparison as o says; returns the exit status (errors printed). */

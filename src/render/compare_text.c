@@ -5,6 +5,7 @@
  * change is inside both arms' noise), and one line per arm saying what its
  * window is.  Also the units of compare figures, shared with the HTML view.
  */
+#include "render/alloc_trend.h"
 #include "render/profile_trend.h"
 #include "render/soak.h"
 #include "render/table.h"
@@ -152,6 +153,9 @@ int vt_render_compare_text(FILE *out, const struct vt_compare_report *r)
 		vt_render_compare_limits_text(out, cmp);
 	for (i = 1; r->profile_diffs && i < cmp->narms; i++)
 		if (vt_render_prof_diff_text(out, &r->profile_diffs[i - 1], cmp->arms[0].name, cmp->arms[i].name))
+			return -1;
+	for (i = 1; r->alloc_diffs && i < cmp->narms; i++)
+		if (vt_render_alloc_diff_text(out, &r->alloc_diffs[i - 1], cmp->arms[0].name, cmp->arms[i].name))
 			return -1;
 	return ferror(out) ? -1 : 0;
 }

@@ -16,6 +16,8 @@
 
 struct vt_prof_trend;        /* analyze/profile_trend.h */
 struct vt_prof_diff;
+struct vt_alloc_trend;       /* analyze/alloc_trend.h */
+struct vt_alloc_diff;
 
 #include "analyze/compare.h"
 #include "analyze/mem_limit.h"
@@ -34,6 +36,7 @@ struct vt_analyze_report {
 	size_t top_threads;                  /* threads listed by CPU, 0 = default (10) */
 	const struct vt_diagnosis *thread_diag;   /* the threads' diagnosis over the run, NULL none */
 	const struct vt_prof_trend *profiles;     /* the profiles it holds over time, NULL none */
+	const struct vt_alloc_trend *allocs;      /* its allocation profiles over time, NULL none */
 	/*
 	 * What the judged metric is called when the series is not a recording
 	 * (a Prometheus series: its metric name, process_resident_memory_bytes);
@@ -64,6 +67,8 @@ struct vt_compare_report {
 	 * its file name), NULL entries or NULL none.
 	 */
 	const char *const *flame_pages;
+	/* cmp->narms - 1 entries: each arm's allocation sites against the baseline's; NULL none */
+	const struct vt_alloc_diff *alloc_diffs;
 };
 
 int vt_render_analyze_text(FILE *out, const struct vt_analyze_report *r);

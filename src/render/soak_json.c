@@ -12,6 +12,7 @@
 
 #include "render/json.h"
 #include "render/locks.h"
+#include "render/alloc_trend.h"
 #include "render/profile_trend.h"
 
 #include <jansson.h>
@@ -510,6 +511,7 @@ int vt_render_analyze_json(FILE *out, const struct vt_analyze_report *r)
 	put(&p, "threads_diagnosis", r->thread_diag ? vt_render_diagnosis_json(r->thread_diag) : json_null());
 	put(&p, "locks", r->locks ? vt_render_lock_history_json(r->locks) : json_null());
 	put(&p, "profiles", r->profiles ? vt_render_prof_trend_json(r->profiles) : json_null());
+	put(&p, "allocs", r->allocs ? vt_render_alloc_trend_json(r->allocs) : json_null());
 	put(&p, "accept_queue", stalls_json(r->stalls));
 	if (r->limit)
 		put(&p, "memory_limit", limit_json(r->limit));
@@ -660,6 +662,16 @@ int vt_render_compare_json(FILE *out, const struct vt_compare_report *r)
 		put(&p, "profiles", profiles ? profiles : json_null());
 	} else {
 		put(&p, "profiles", json_null());
+	}
+	if (r->alloc_diffs) {
+		json_t *allocs = json_array();
+
+		for (i = 1; allocs && i < cmp->narms; i++)
+			append(allocs, vt_render_alloc_diff_json(&r->alloc_diffs[i - 1], cmp->arms[0].name,
+								 cmp->arms[i].name), &p.failed);
+		put(&p, "allocs", allocs ? allocs : json_null());
+	} else {
+		put(&p, "allocs", json_null());
 	}
 	return vt_json_write(out, p.o, false, p.failed);
 }

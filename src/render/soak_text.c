@@ -11,6 +11,7 @@
 #include "analyze/thread_view.h"
 #include "render/locks.h"
 #include "render/threads.h"
+#include "render/alloc_trend.h"
 #include "render/profile_trend.h"
 #include "render/svg_chart.h"
 #include "render/table.h"
@@ -447,6 +448,7 @@ int vt_render_analyze_text(FILE *out, const struct vt_analyze_report *r)
 	if (r->limit)
 		vt_render_mem_limit_text(out, r->limit);
 	rc |= vt_render_prof_trend_text(out, r->profiles);
+	rc |= vt_render_alloc_trend_text(out, r->allocs);
 	print_events(out, r->series);
 	return rc || ferror(out) ? -1 : 0;
 }

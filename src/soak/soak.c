@@ -18,6 +18,7 @@
 #include "soak/follow.h"
 #include "soak/redact.h"
 #include "soak/soak_profile.h"
+#include "store/alloc_store.h"
 #include "store/lock_store.h"
 #include "store/profile_store.h"
 #include "store/store.h"
@@ -56,7 +57,20 @@ void vt_soak_config_default(struct vt_soak_config *cfg)
 	cfg->wait_s = 30;
 	cfg->wait_back_s = 300;
 	cfg->profile_for_s = 10;
+	cfg->allocs_for_s = 10;
 }
+
+/* Profiles taken in a thread while the soak samples (soak/soak_profile.h), by kind. */
+enum { JOB_CPU, JOB_ALLOCS, JOBS };
+
+struct soak_job {
+	struct vt_soak_prof *run;    /* the one being taken, NULL none */
+	double t, wall;              /* when it began: soak seconds, unix time */
+	double next;                 /* monotonic time the next one is due */
+	bool off;                    /* they cannot be taken here (perf refused): stop asking */
+	bool error_noted;            /* a failed one is in the events (once) */
+	uint64_t stored;
+};
 
 /* Everything the loop keeps between ticks. */
 struct vt_soak {
@@ -103,13 +117,8 @@ struct vt_soak {
 	int redacted;                /* enum vt_redacted: what the recording leaves out of the target */
 	char redacted_names[256];    /* whose values were redacted (soak/redact.h) */
 
-	/* profiles (profile_every_s) */
-	struct vt_soak_prof *prof;   /* the one being taken, NULL none */
-	double prof_t, prof_wall;    /* when it began: soak seconds, unix time */
-	double next_profile;         /* monotonic time the next one is due */
-	bool prof_off;               /* profiles cannot be taken here (perf refused): stop asking */
-	bool prof_error_noted;       /* a failed profile is in the events (once) */
-	uint64_t profiles;           /* stored */
+	/* profiles: CPU (profile_every_s) and allocations (allocs_every_s), one at a time */
+	struct soak_job jobs[JOBS];
 };
 
 static int event(struct vt_soak *sk, enum vt_event_kind kind, pid_t pid, struct vt_err *err,
@@ -525,30 +534,48 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 
 /* ---- profiles ---- */
 
+static const char *const job_what[JOBS] = { "profile", "allocation profile" };
+
 /*
  * A profile that could not be taken.  One the target's exit cut short
  * before its first sample is no news (the exit is in the events).  Where
- * perf events are refused or missing, none ever will be: said once, in
- * the recording and to the user, and no more are asked for.
+ * perf events (or uprobes) are refused or missing, none ever will be: said
+ * once, in the recording and to the user, and no more are asked for.
  */
-static void profile_failed(struct vt_soak *sk, pid_t pid, int rc, const struct vt_err *e)
+static void job_failed(struct vt_soak *sk, int kind, pid_t pid, int rc, const struct vt_err *e)
 {
+	struct soak_job *j = &sk->jobs[kind];
+
 	if (rc == VT_E_GONE || rc == VT_E_NOPROC)
 		return;
-	if (rc == VT_E_PERM || rc == VT_E_UNSUPPORTED)
-		sk->prof_off = true;
-	if (sk->prof_error_noted && !sk->prof_off)
+	if (rc == VT_E_PERM || rc == VT_E_UNSUPPORTED || rc == VT_E_NOTFOUND)
+		j->off = true;
+	if (j->error_noted && !j->off)
 		return;
-	sk->prof_error_noted = true;
-	event(sk, VT_EV_ERROR, pid, NULL, "profile not taken%s: %s", sk->prof_off ? " (no more are tried)" : "",
+	j->error_noted = true;
+	event(sk, VT_EV_ERROR, pid, NULL, "%s not taken%s: %s", job_what[kind], j->off ? " (no more are tried)" : "",
 	      e->msg);
-	if (sk->prof_off && sk->cfg->notice) {
+	if (j->off && sk->cfg->notice) {
 		char text[2 * VT_ERR_MSG_MAX + 64];
 
-		snprintf(text, sizeof(text), "no profiles in this soak: %s%s%s", e->msg, e->hint[0] ? "; " : "",
-			 e->hint);
+		snprintf(text, sizeof(text), "no %ss in this soak: %s%s%s", job_what[kind], e->msg,
+			 e->hint[0] ? "; " : "", e->hint);
 		sk->cfg->notice(sk->cfg->notice_ctx, text);
 	}
+}
+
+/*
+ * The allocation profile's thread is done: no probe is armed.  A Ctrl-Z
+ * that came as it ended, after its last look at the flag, is honoured here.
+ */
+static void probes_done(struct vt_soak *sk)
+{
+	const struct vt_soak_config *cfg = sk->cfg;
+
+	if (cfg->probes_armed)
+		*cfg->probes_armed = 0;
+	if (cfg->pause && *cfg->pause && cfg->paused)
+		cfg->paused(cfg->pause_ctx);
 }
 
 /*
@@ -557,74 +584,121 @@ static void profile_failed(struct vt_soak *sk, pid_t pid, int rc, const struct v
  * the store's connection is used by one thread only.  VT_OK, or the
  * store's error.
  */
-static int profile_collect(struct vt_soak *sk, bool stop, struct vt_err *err)
+static int job_collect(struct vt_soak *sk, int kind, bool stop, struct vt_err *err)
 {
-	struct vt_store_profile at = { .t = sk->prof_t, .wall = sk->prof_wall };
-	struct vt_profile *p;
+	struct soak_job *j = &sk->jobs[kind];
+	struct vt_soak_prof_result res;
 	struct vt_err e;
 	pid_t pid;
 	int rc;
 
-	if (!sk->prof)
+	if (!j->run)
 		return VT_OK;
 	if (stop)
-		vt_soak_prof_stop(sk->prof);
-	else if (!vt_soak_prof_done(sk->prof))
+		vt_soak_prof_stop(j->run);
+	else if (!vt_soak_prof_done(j->run))
 		return VT_OK;
-	pid = vt_soak_prof_pid(sk->prof);
-	rc = vt_soak_prof_collect(&sk->prof, &p, &at.partial, &e);
+	pid = vt_soak_prof_pid(j->run);
+	rc = vt_soak_prof_collect(&j->run, &res, &e);
+	if (kind == JOB_ALLOCS)
+		probes_done(sk);
 	if (rc != VT_OK) {
-		profile_failed(sk, pid, rc, &e);
+		job_failed(sk, kind, pid, rc, &e);
 		return VT_OK;
 	}
-	rc = vt_store_profile_append(sk->store, &at, p, NULL, err);
-	vt_profile_free(&p);
+	if (res.allocs)
+		rc = vt_store_allocs_append(sk->store, j->t, j->wall, res.partial, res.allocs, err);
+	else
+		rc = vt_store_profile_append(sk->store, &(struct vt_store_profile){ .t = j->t, .wall = j->wall,
+										 .partial = res.partial },
+					     res.profile, NULL, err);
+	vt_soak_prof_result_release(&res);
 	if (rc == VT_OK)
-		sk->profiles++;
+		j->stored++;
 	return rc;
 }
 
-/* Start the profile that is due, of the process followed now. */
-static void profile_start(struct vt_soak *sk, double now)
+static int jobs_collect(struct vt_soak *sk, bool stop, struct vt_err *err)
+{
+	int rc = VT_OK;
+
+	for (int k = 0; k < JOBS && rc == VT_OK; k++)
+		rc = job_collect(sk, k, stop, err);
+	return rc;
+}
+
+/*
+ * Start the profile of this kind that is due, of the process followed now.
+ * One kind waits while the other is taken: an allocation profile's probes
+ * slow the target's allocating code, which a CPU profile would measure.
+ */
+static void job_start(struct vt_soak *sk, int kind, double now)
 {
 	const struct vt_soak_config *cfg = sk->cfg;
+	struct soak_job *j = &sk->jobs[kind];
+	struct vt_soak_prof_opts o = { 0 };
+	double every = kind == JOB_ALLOCS ? cfg->allocs_every_s : cfg->profile_every_s;
 	struct vt_err e;
 	int rc;
 
-	if (cfg->profile_every_s <= 0 || sk->prof || sk->prof_off || !sk->pid || now < sk->next_profile)
+	if (every <= 0 || j->run || j->off || !sk->pid || now < j->next)
 		return;
-	while (sk->next_profile <= now)
-		sk->next_profile += cfg->profile_every_s;
+	for (int k = 0; k < JOBS; k++)
+		if (sk->jobs[k].run)
+			return;     /* still due: it starts when the other is done */
+	while (j->next <= now)
+		j->next += every;
 	if (!sk->pfs->live) {
 		vt_err_set(&e, VT_E_UNSUPPORTED, 0, "profiles need the live /proc, not a recorded tree");
-		profile_failed(sk, sk->pid, VT_E_UNSUPPORTED, &e);
+		job_failed(sk, kind, sk->pid, VT_E_UNSUPPORTED, &e);
 		return;
 	}
-	sk->prof_t = now - sk->start;
-	sk->prof_wall = vt_wall_s();
-	rc = vt_soak_prof_start(sk->pfs, sk->pid, cfg->profile_for_s, cfg->profile_hz, &sk->prof, &e);
-	if (rc != VT_OK)
-		profile_failed(sk, sk->pid, rc, &e);
+	j->t = now - sk->start;
+	j->wall = vt_wall_s();
+	if (kind == JOB_ALLOCS) {
+		o.kind = VT_SOAK_PROF_ALLOCS;
+		o.duration_s = cfg->allocs_for_s;
+		o.budget = cfg->allocs_budget;
+		o.pause = cfg->pause;
+		o.paused = cfg->paused;
+		o.pause_ctx = cfg->pause_ctx;
+	} else {
+		o.kind = VT_SOAK_PROF_CPU;
+		o.duration_s = cfg->profile_for_s;
+		o.hz = cfg->profile_hz;
+	}
+	if (kind == JOB_ALLOCS && cfg->probes_armed)
+		*cfg->probes_armed = 1;
+	rc = vt_soak_prof_start(sk->pfs, sk->pid, &o, &j->run, &e);
+	if (rc != VT_OK) {
+		if (kind == JOB_ALLOCS)
+			probes_done(sk);
+		job_failed(sk, kind, sk->pid, rc, &e);
+	}
 }
 
 /* The soak ends: the profile being taken is stopped and stored as far as it got. */
-static void profile_end(struct vt_soak *sk)
+static void jobs_end(struct vt_soak *sk)
 {
-	struct vt_profile *p;
-	struct vt_err e;
-	bool partial;
+	for (int k = 0; k < JOBS; k++) {
+		struct soak_job *j = &sk->jobs[k];
+		struct vt_soak_prof_result res;
+		struct vt_err e;
 
-	if (!sk->prof)
-		return;
-	if (sk->failed) {
-		/* the recording cannot be written: only stop the thread */
-		vt_soak_prof_stop(sk->prof);
-		if (vt_soak_prof_collect(&sk->prof, &p, &partial, &e) == VT_OK)
-			vt_profile_free(&p);
-		return;
+		if (!j->run)
+			continue;
+		if (sk->failed) {
+			/* the recording cannot be written: only stop the thread */
+			vt_soak_prof_stop(j->run);
+			if (vt_soak_prof_collect(&j->run, &res, &e) == VT_OK)
+				vt_soak_prof_result_release(&res);
+			if (k == JOB_ALLOCS)
+				probes_done(sk);
+			continue;
+		}
+		if (job_collect(sk, k, true, &e) != VT_OK)
+			event(sk, VT_EV_ERROR, sk->pid, NULL, "the last %s not stored: %s", job_what[k], e.msg);
 	}
-	if (profile_collect(sk, true, &e) != VT_OK)
-		event(sk, VT_EV_ERROR, sk->pid, NULL, "the last profile not stored: %s", e.msg);
 }
 
 /* ---- finding the target ---- */
@@ -729,8 +803,10 @@ static void report_progress(struct vt_soak *sk, double now, const char *state)
 	trend(sk, &p.trend, &p.trend_window_s);
 	p.file_bytes = sk->store ? vt_store_bytes(sk->store) : 0;
 	p.state = state;
-	p.profiles = sk->profiles;
-	p.profiling = sk->prof != NULL;
+	p.profiles = sk->jobs[JOB_CPU].stored;
+	p.allocs = sk->jobs[JOB_ALLOCS].stored;
+	p.profiling = sk->jobs[JOB_CPU].run != NULL;
+	p.allocs_armed = sk->jobs[JOB_ALLOCS].run != NULL;
 	sk->cfg->progress(sk->cfg->progress_ctx, &p);
 }
 
@@ -927,6 +1003,8 @@ int vt_soak_start(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
 		return vt_err_set(err, VT_E_USAGE, 0, "the interval must be positive");
 	if (cfg->profile_every_s > 0 && (cfg->profile_for_s <= 0 || cfg->profile_for_s >= cfg->profile_every_s))
 		return vt_err_set(err, VT_E_USAGE, 0, "a profile must last less than the time between profiles");
+	if (cfg->allocs_every_s > 0 && (cfg->allocs_for_s <= 0 || cfg->allocs_for_s >= cfg->allocs_every_s))
+		return vt_err_set(err, VT_E_USAGE, 0, "an allocation profile must last less than the time between them");
 	sk = calloc(1, sizeof(*sk));
 	if (!sk)
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
@@ -955,12 +1033,21 @@ int vt_soak_start(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
 	sk->output_fd = -1;
 	sk->start = vt_mono_s();
 	sk->next = sk->start;
-	sk->next_profile = sk->start;
-	if (cfg->profile_every_s > 0)
-		event(sk, VT_EV_START, sk->pid, NULL, "sampling process %d every %g s, profiling it for %g s every %g s",
-		      (int)sk->pid, cfg->every_s, cfg->profile_for_s, cfg->profile_every_s);
-	else
-		event(sk, VT_EV_START, sk->pid, NULL, "sampling process %d every %g s", (int)sk->pid, cfg->every_s);
+	for (int k = 0; k < JOBS; k++)
+		sk->jobs[k].next = sk->start;
+	{
+		char cpu[96] = "", allocs[128] = "";
+
+		if (cfg->profile_every_s > 0)
+			snprintf(cpu, sizeof(cpu), ", profiling it for %g s every %g s", cfg->profile_for_s,
+				 cfg->profile_every_s);
+		if (cfg->allocs_every_s > 0)
+			snprintf(allocs, sizeof(allocs), ", its allocations for %g s every %g s (budget %g%%)",
+				 cfg->allocs_for_s, cfg->allocs_every_s,
+				 100 * (cfg->allocs_budget > 0 ? cfg->allocs_budget : 0.05));
+		event(sk, VT_EV_START, sk->pid, NULL, "sampling process %d every %g s%s%s", (int)sk->pid,
+		      cfg->every_s, cpu, allocs);
+	}
 	*out = sk;
 	return VT_OK;
 }
@@ -1039,14 +1126,15 @@ int vt_soak_step(struct vt_soak *sk, double *next, bool *done, struct vt_err *er
 		}
 	}
 	vt_err_clear(&e2);
-	if ((rc = profile_collect(sk, false, &e2)) != VT_OK) {
+	if ((rc = jobs_collect(sk, false, &e2)) != VT_OK) {
 		if (err)
 			*err = e2;
 		sk->failed = rc;
 		end(sk, VT_SOAK_END_ERROR, "error: %.180s", e2.msg);
 		return rc;
 	}
-	profile_start(sk, now);
+	job_start(sk, JOB_CPU, now);
+	job_start(sk, JOB_ALLOCS, now);
 	report_progress(sk, now, sk->pid ? "sampling" : "waiting for the target to come back");
 	sk->next += cfg->every_s;
 	now = vt_mono_s();
@@ -1075,7 +1163,7 @@ int vt_soak_finish(struct vt_soak *sk, struct vt_soak_result *res, struct vt_err
 	memset(res, 0, sizeof(*res));
 	if (!sk->end)
 		end(sk, VT_SOAK_END_STOPPED, "stopped on request");
-	profile_end(sk);         /* before a command vitals launched is stopped */
+	jobs_end(sk);            /* before a command vitals launched is stopped */
 	if (sk->child && cfg->keep_command) {
 		res->child = sk->child;
 	} else if (sk->child) {
@@ -1086,7 +1174,8 @@ int vt_soak_finish(struct vt_soak *sk, struct vt_soak_result *res, struct vt_err
 	event(sk, VT_EV_STOP, sk->pid, NULL, "%s", sk->end_detail);
 	drop_incarnation(sk);
 	res->samples = sk->samples;
-	res->profiles = sk->profiles;
+	res->profiles = sk->jobs[JOB_CPU].stored;
+	res->allocs = sk->jobs[JOB_ALLOCS].stored;
 	res->restarts = sk->incarnations > 1 ? sk->incarnations - 1 : 0;
 	res->elapsed_s = vt_mono_s() - sk->start;
 	res->child_status = sk->child_status;

@@ -58,6 +58,8 @@ struct vt_soak_progress {
 	const char *state;       /* "sampling", "waiting for the target", "stopping" */
 	uint64_t profiles;       /* profiles stored so far */
 	bool profiling;          /* one is being taken */
+	uint64_t allocs;         /* allocation profiles stored so far */
+	bool allocs_armed;       /* one is being taken */
 };
 
 struct vt_soak_config {
@@ -82,6 +84,20 @@ struct vt_soak_config {
 	                          * sampling goes on; the first at the start */
 	double profile_for_s;    /* each one this long (< profile_every_s) */
 	unsigned profile_hz;     /* its sampling rate; 0: the profiler's default */
+	double allocs_every_s;   /* an allocation profile (sample/allocs.h) this often, stored
+	                          * in the recording; 0: none.  Taken in a thread of its own,
+	                          * never while a CPU profile is (its probes slow the target):
+	                          * one due meanwhile waits for the other to end */
+	double allocs_for_s;     /* each one this long (< allocs_every_s) */
+	double allocs_budget;    /* the slowdown its probes may cost; 0: allocs' default */
+	/* Ctrl-Z: set by the caller's SIGTSTP handler while an allocation profile is
+	 * taken; its window is closed (the probes out of the target), then
+	 * paused(pause_ctx) is called from its thread to stop vitals (sample/allocs.h) */
+	volatile sig_atomic_t *pause;
+	void (*paused)(void *ctx);
+	void *pause_ctx;
+	volatile sig_atomic_t *probes_armed;   /* set here while one is taken (the caller's
+	                          * handler stops vitals at once while it is clear); may be NULL */
 	const char *arm;         /* experiment arm name and its environment, for the record */
 	const char *env_text;
 	volatile sig_atomic_t *stop;     /* set by a signal handler: stop after this tick */
@@ -105,6 +121,7 @@ enum vt_soak_end {
 struct vt_soak_result {
 	uint64_t samples;
 	uint64_t profiles;       /* profiles stored (with --profile-every) */
+	uint64_t allocs;         /* allocation profiles stored (with --allocs-every) */
 	int restarts;
 	double elapsed_s;
 	uint64_t file_bytes;

@@ -3,6 +3,7 @@
  */
 #include "soak/soak_profile.h"
 
+#include "sample/allocs.h"
 #include "sample/profiler.h"
 
 #include <errno.h>
@@ -16,25 +17,31 @@ struct vt_soak_prof {
 	pthread_t thread;
 	struct vt_procfs pfs;        /* the thread's own */
 	pid_t pid;
-	struct vt_profiler_opts opts;
+	enum vt_soak_prof_kind kind;
+	double duration_s;
+	struct vt_profiler_opts cpu;
+	struct vt_allocs_opts allocs;
 	volatile sig_atomic_t stop;  /* the profiler's opts.stop */
 	atomic_bool done;
 	/* the thread's result, read after the join */
 	int rc;
 	struct vt_err err;
-	struct vt_profile *profile;
+	struct vt_soak_prof_result res;
 };
 
 static void *run(void *arg)
 {
 	struct vt_soak_prof *sp = arg;
 
-	sp->rc = vt_profiler_run(&sp->pfs, sp->pid, &sp->opts, &sp->profile, &sp->err);
+	if (sp->kind == VT_SOAK_PROF_ALLOCS)
+		sp->rc = vt_allocs_run(&sp->pfs, sp->pid, &sp->allocs, &sp->res.allocs, &sp->err);
+	else
+		sp->rc = vt_profiler_run(&sp->pfs, sp->pid, &sp->cpu, &sp->res.profile, &sp->err);
 	atomic_store(&sp->done, true);
 	return NULL;
 }
 
-int vt_soak_prof_start(const struct vt_procfs *pfs, pid_t pid, double duration_s, unsigned hz,
+int vt_soak_prof_start(const struct vt_procfs *pfs, pid_t pid, const struct vt_soak_prof_opts *opts,
 		       struct vt_soak_prof **out, struct vt_err *err)
 {
 	struct vt_soak_prof *sp;
@@ -51,9 +58,17 @@ int vt_soak_prof_start(const struct vt_procfs *pfs, pid_t pid, double duration_s
 		return rc;
 	}
 	sp->pid = pid;
-	sp->opts.duration_s = duration_s;
-	sp->opts.hz = hz;
-	sp->opts.stop = &sp->stop;
+	sp->kind = opts->kind;
+	sp->duration_s = opts->duration_s;
+	sp->cpu.duration_s = opts->duration_s;
+	sp->cpu.hz = opts->hz;
+	sp->cpu.stop = &sp->stop;
+	sp->allocs.duration_s = opts->duration_s;
+	sp->allocs.budget = opts->budget;
+	sp->allocs.stop = &sp->stop;
+	sp->allocs.pause = opts->pause;
+	sp->allocs.paused = opts->paused;
+	sp->allocs.progress_ctx = opts->pause_ctx;   /* what paused() is given */
 	atomic_init(&sp->done, false);
 	/* the thread starts with every signal blocked: a stop signal is the loop's */
 	sigfillset(&all);
@@ -84,21 +99,21 @@ pid_t vt_soak_prof_pid(const struct vt_soak_prof *sp)
 	return sp->pid;
 }
 
-int vt_soak_prof_collect(struct vt_soak_prof **spp, struct vt_profile **out, bool *partial,
-			 struct vt_err *err)
+int vt_soak_prof_collect(struct vt_soak_prof **spp, struct vt_soak_prof_result *out, struct vt_err *err)
 {
 	struct vt_soak_prof *sp = *spp;
 	int rc;
 
-	*out = NULL;
-	*partial = false;
+	memset(out, 0, sizeof(*out));
 	pthread_join(sp->thread, NULL);
 	rc = sp->rc;
 	if (rc == VT_OK) {
-		*out = sp->profile;
+		bool exited = sp->res.allocs ? sp->res.allocs->meta.exited : sp->res.profile->meta.exited;
+		double took = sp->res.allocs ? sp->res.allocs->meta.duration_s : sp->res.profile->meta.duration_s;
+
+		*out = sp->res;
 		/* ended before its time by the stop, not by the target exiting */
-		*partial = sp->stop && !sp->profile->meta.exited &&
-			   sp->profile->meta.duration_s < sp->opts.duration_s - 0.05;
+		out->partial = sp->stop && !exited && took < sp->duration_s - 0.05;
 	} else if (err) {
 		*err = sp->err;
 	}
@@ -106,4 +121,10 @@ int vt_soak_prof_collect(struct vt_soak_prof **spp, struct vt_profile **out, boo
 	free(sp);
 	*spp = NULL;
 	return rc;
+}
+
+void vt_soak_prof_result_release(struct vt_soak_prof_result *r)
+{
+	vt_profile_free(&r->profile);
+	vt_allocs_free(&r->allocs);
 }

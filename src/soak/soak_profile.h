@@ -1,6 +1,8 @@
 /*
- * soak_profile.h — one profile (sample/profiler.h) taken in its own thread
- * while a soak goes on sampling, for `vitals soak --profile-every`.
+ * soak_profile.h — one profile taken in its own thread while a soak goes on
+ * sampling: a CPU profile (sample/profiler.h) for `vitals soak
+ * --profile-every`, or an allocation profile (sample/allocs.h) for
+ * `--allocs-every`.
  *
  * The soak's loop must not stall for the seconds a profile takes: the
  * profiler runs in a thread of its own, with its own procfs handle, and
@@ -13,22 +15,49 @@
 #ifndef VT_SOAK_SOAK_PROFILE_H
 #define VT_SOAK_SOAK_PROFILE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
 #include "base/error.h"
 #include "proc/procfs.h"
+#include "sample/allocs.h"
 #include "sample/profile.h"
+
+enum vt_soak_prof_kind {
+	VT_SOAK_PROF_CPU,        /* sample/profiler.h */
+	VT_SOAK_PROF_ALLOCS,     /* sample/allocs.h */
+};
+
+struct vt_soak_prof_opts {
+	enum vt_soak_prof_kind kind;
+	double duration_s;
+	unsigned hz;             /* CPU: sampling rate, 0 the profiler's default */
+	double budget;           /* allocs: the slowdown allowed, 0 the default */
+	/* allocs: set (by SIGTSTP) to be stopped: the window in progress is closed
+	 * first, then paused(pause_ctx) is called from the profile's thread and
+	 * returns when vitals is continued (sample/allocs.h); NULL not asked */
+	volatile sig_atomic_t *pause;
+	void (*paused)(void *ctx);
+	void *pause_ctx;
+};
+
+/* What a profile thread took: one of the two, as its kind. */
+struct vt_soak_prof_result {
+	struct vt_profile *profile;   /* CPU (vt_profile_free) */
+	struct vt_allocs *allocs;     /* allocs (vt_allocs_free) */
+	bool partial;                 /* stopped before its duration */
+};
 
 struct vt_soak_prof;
 
 /*
- * Start profiling pid for duration_s (hz: 0 default) in a new thread.
- * pfs's roots are opened again for the thread.  VT_E_NOMEM, VT_E_FAIL
- * (no thread), or the error opening the roots; the profiler's own errors
- * come with vt_soak_prof_collect.
+ * Start taking a profile of pid as opts says in a new thread.  pfs's roots
+ * are opened again for the thread.  VT_E_NOMEM, VT_E_FAIL (no thread), or
+ * the error opening the roots; the profiler's own errors come with
+ * vt_soak_prof_collect.
  */
-int vt_soak_prof_start(const struct vt_procfs *pfs, pid_t pid, double duration_s, unsigned hz,
+int vt_soak_prof_start(const struct vt_procfs *pfs, pid_t pid, const struct vt_soak_prof_opts *opts,
 		       struct vt_soak_prof **out, struct vt_err *err);
 
 /* Has the profiler finished (collect will not wait)? */
@@ -41,12 +70,13 @@ void vt_soak_prof_stop(struct vt_soak_prof *sp);
 pid_t vt_soak_prof_pid(const struct vt_soak_prof *sp);
 
 /*
- * Wait for the thread and free *sp.  VT_OK: *out is the caller's profile
- * (vt_profile_free), *partial when it was stopped before its duration;
- * else the profiler's error (VT_E_PERM with its hint, VT_E_GONE, ...)
- * and *out NULL.
+ * Wait for the thread and free *sp.  VT_OK: *out holds the caller's
+ * profile of sp's kind; else the profiler's error (VT_E_PERM with its hint,
+ * VT_E_GONE, ...) and *out empty.
  */
-int vt_soak_prof_collect(struct vt_soak_prof **sp, struct vt_profile **out, bool *partial,
-			 struct vt_err *err);
+int vt_soak_prof_collect(struct vt_soak_prof **sp, struct vt_soak_prof_result *out, struct vt_err *err);
+
+/* Free what a result holds (either kind). */
+void vt_soak_prof_result_release(struct vt_soak_prof_result *r);
 
 #endif

@@ -222,36 +222,6 @@ static int damaged(struct reader *r, const char *fmt, ...)
 			  (long long)r->look, what);
 }
 
-/* Column i as a count in [0, max]; false (and *v untouched) when it is not one. */
-static bool col_count(sqlite3_stmt *q, int i, uint64_t max, uint64_t *v)
-{
-	sqlite3_int64 x;
-
-	if (sqlite3_column_type(q, i) != SQLITE_INTEGER)
-		return false;
-	x = sqlite3_column_int64(q, i);
-	if (x < 0 || (uint64_t)x > max)
-		return false;
-	*v = (uint64_t)x;
-	return true;
-}
-
-static void col_text(sqlite3_stmt *q, int i, char *out, size_t cap)
-{
-	const unsigned char *s = sqlite3_column_text(q, i);
-
-	snprintf(out, cap, "%s", s ? (const char *)s : "");
-}
-
-/* Count columns into unsigned fields: each name's value checked against max. */
-#define COUNT(q, i, max, field, what)                                                        \
-	do {                                                                                     \
-		uint64_t v_;                                                                     \
-		if (!col_count(q, i, max, &v_))                                                  \
-			return damaged(r, "%s is not a count", what);                           \
-		field = v_;                                                                      \
-	} while (0)
-
 static int read_row(struct reader *r, const struct vt_locks *look, struct vt_lock *k)
 {
 	sqlite3_stmt *q = r->rows;
@@ -261,7 +231,7 @@ static int read_row(struct reader *r, const struct vt_locks *look, struct vt_loc
 
 	memset(k, 0, sizeof(*k));
 	k->addr = (uint64_t)sqlite3_column_int64(q, 1);
-	if (!col_count(q, 2, VT_LOCK_KINDS - 1, &kind))
+	if (!vt_store_col_count(q, 2, VT_LOCK_KINDS - 1, &kind))
 		return damaged(r, "a lock's kind is not one this vitals knows");
 	k->kind = (enum vt_lock_kind)kind;
 	votes = sqlite3_column_blob(q, 3);
@@ -270,38 +240,38 @@ static int read_row(struct reader *r, const struct vt_locks *look, struct vt_loc
 	for (i = 0; i < VT_LOCK_KINDS; i++)
 		k->kind_votes[i] = (unsigned)votes[i * 4] | (unsigned)votes[i * 4 + 1] << 8 |
 				   (unsigned)votes[i * 4 + 2] << 16 | (unsigned)votes[i * 4 + 3] << 24;
-	COUNT(q, 4, UINT32_MAX, k->layout_votes, "layout_votes");
-	if (!col_count(q, 5, VT_LOCK_AT_HEAP, &place))
+	VT_STORE_COUNT(q, 4, UINT32_MAX, k->layout_votes, "layout_votes");
+	if (!vt_store_col_count(q, 5, VT_LOCK_AT_HEAP, &place))
 		return damaged(r, "a lock's place is not one this vitals knows");
 	k->place = (enum vt_lock_place)place;
-	COUNT(q, 6, UINT32_MAX, k->arena, "arena");
-	COUNT(q, 7, UINT32_MAX, k->narenas, "narenas");
-	col_text(q, 8, k->symbol, sizeof(k->symbol));
+	VT_STORE_COUNT(q, 6, UINT32_MAX, k->arena, "arena");
+	VT_STORE_COUNT(q, 7, UINT32_MAX, k->narenas, "narenas");
+	vt_store_col_text(q, 8, k->symbol, sizeof(k->symbol));
 	k->symbol_off = (uint64_t)sqlite3_column_int64(q, 9);
-	col_text(q, 10, k->module, sizeof(k->module));
-	COUNT(q, 11, INT32_MAX, v, "stack_tid");
+	vt_store_col_text(q, 10, k->module, sizeof(k->module));
+	VT_STORE_COUNT(q, 11, INT32_MAX, v, "stack_tid");
 	k->stack_tid = (pid_t)v;
-	col_text(q, 12, k->mapping, sizeof(k->mapping));
+	vt_store_col_text(q, 12, k->mapping, sizeof(k->mapping));
 	k->python_gil = sqlite3_column_int(q, 13) != 0;
-	COUNT(q, 14, UINT32_MAX, k->users_more, "users_more");
-	col_text(q, 15, k->users_why, sizeof(k->users_why));
-	COUNT(q, 16, look->samples, k->samples, "samples (more than its look's)");
-	COUNT(q, 17, look->futex_waits, k->waits, "waits (more than its look's futex waits)");
-	COUNT(q, 18, look->futex_waits, k->peak, "peak");
-	COUNT(q, 19, k->waits, k->sites_other, "sites_other");
-	COUNT(q, 20, k->waits, k->sites_unknown, "sites_unknown");
-	COUNT(q, 21, k->samples, k->owner_reads, "owner_reads");
-	COUNT(q, 22, k->owner_reads, k->owner_free, "owner_free");
-	COUNT(q, 23, k->owner_reads, k->owner_foreign, "owner_foreign");
-	COUNT(q, 24, INT32_MAX, v, "foreign_tid");
+	VT_STORE_COUNT(q, 14, UINT32_MAX, k->users_more, "users_more");
+	vt_store_col_text(q, 15, k->users_why, sizeof(k->users_why));
+	VT_STORE_COUNT(q, 16, look->samples, k->samples, "samples (more than its look's)");
+	VT_STORE_COUNT(q, 17, look->futex_waits, k->waits, "waits (more than its look's futex waits)");
+	VT_STORE_COUNT(q, 18, look->futex_waits, k->peak, "peak");
+	VT_STORE_COUNT(q, 19, k->waits, k->sites_other, "sites_other");
+	VT_STORE_COUNT(q, 20, k->waits, k->sites_unknown, "sites_unknown");
+	VT_STORE_COUNT(q, 21, k->samples, k->owner_reads, "owner_reads");
+	VT_STORE_COUNT(q, 22, k->owner_reads, k->owner_free, "owner_free");
+	VT_STORE_COUNT(q, 23, k->owner_reads, k->owner_foreign, "owner_foreign");
+	VT_STORE_COUNT(q, 24, INT32_MAX, v, "foreign_tid");
 	k->foreign_tid = (pid_t)v;
-	COUNT(q, 25, k->samples, k->readers, "readers");
-	COUNT(q, 26, UINT32_MAX * (uint64_t)k->samples, k->readers_sum, "readers_sum");
-	col_text(q, 27, k->holder_why, sizeof(k->holder_why));
-	col_text(q, 28, k->layout_why, sizeof(k->layout_why));
+	VT_STORE_COUNT(q, 25, k->samples, k->readers, "readers");
+	VT_STORE_COUNT(q, 26, UINT32_MAX * (uint64_t)k->samples, k->readers_sum, "readers_sum");
+	vt_store_col_text(q, 27, k->holder_why, sizeof(k->holder_why));
+	vt_store_col_text(q, 28, k->layout_why, sizeof(k->layout_why));
 	k->chunk = (uint64_t)sqlite3_column_int64(q, 29);
-	COUNT(q, 30, INT64_MAX, k->chunk_size, "chunk_size");
-	col_text(q, 31, k->chunk_why, sizeof(k->chunk_why));
+	VT_STORE_COUNT(q, 30, INT64_MAX, k->chunk_size, "chunk_size");
+	vt_store_col_text(q, 31, k->chunk_why, sizeof(k->chunk_why));
 	k->rust_std = sqlite3_column_int(q, 32) != 0;
 	if (k->chunk && (k->addr < k->chunk || k->addr - k->chunk >= k->chunk_size))
 		return damaged(r, "a lock's chunk does not hold it");
@@ -320,12 +290,12 @@ static int read_threads(struct reader *r, struct vt_locks *look)
 		struct vt_lock *k;
 		size_t *count;
 
-		if (!col_count(q, 0, look->n ? look->n - 1 : 0, &idx) || !look->n)
+		if (!vt_store_col_count(q, 0, look->n ? look->n - 1 : 0, &idx) || !look->n)
 			rc = damaged(r, "a thread of a lock it does not hold");
-		else if (!col_count(q, 1, ROLES - 1, &role))
+		else if (!vt_store_col_count(q, 1, ROLES - 1, &role))
 			rc = damaged(r, "a lock thread's role is not one this vitals knows");
-		else if (!col_count(q, 2, INT32_MAX, &tid) || !col_count(q, 4, look->samples, &n) ||
-			 !col_count(q, 5, n, &running))
+		else if (!vt_store_col_count(q, 2, INT32_MAX, &tid) || !vt_store_col_count(q, 4, look->samples, &n) ||
+			 !vt_store_col_count(q, 5, n, &running))
 			rc = damaged(r, "a lock thread's tid or counts are not counts");
 		if (rc != VT_OK)
 			break;
@@ -337,7 +307,7 @@ static int read_threads(struct reader *r, struct vt_locks *look)
 			break;
 		}
 		v[*count].tid = (pid_t)tid;
-		col_text(q, 3, v[*count].comm, sizeof(v[0].comm));
+		vt_store_col_text(q, 3, v[*count].comm, sizeof(v[0].comm));
 		v[*count].n = (unsigned)n;
 		v[(*count)++].running = (unsigned)running;
 	}
@@ -357,7 +327,7 @@ static int read_sites(struct reader *r, struct vt_locks *look)
 		uint64_t idx, n;
 		struct vt_lock *k;
 
-		if (!look->n || !col_count(q, 0, look->n - 1, &idx) || !col_count(q, 2, UINT32_MAX, &n)) {
+		if (!look->n || !vt_store_col_count(q, 0, look->n - 1, &idx) || !vt_store_col_count(q, 2, UINT32_MAX, &n)) {
 			rc = damaged(r, "a call site of a lock it does not hold, or not a count");
 			break;
 		}
@@ -366,7 +336,7 @@ static int read_sites(struct reader *r, struct vt_locks *look)
 			rc = damaged(r, "a lock has more than %d call sites", VT_LOCK_SITES_MAX);
 			break;
 		}
-		col_text(q, 1, k->sites[k->nsites].where, sizeof(k->sites[0].where));
+		vt_store_col_text(q, 1, k->sites[k->nsites].where, sizeof(k->sites[0].where));
 		k->sites[k->nsites++].n = (unsigned)n;
 	}
 	if (rc == VT_OK && step != SQLITE_DONE)
@@ -417,17 +387,17 @@ static int read_look(struct reader *r, sqlite3_stmt *q, struct vt_locks *look, d
 	r->look = sqlite3_column_int64(q, 0);
 	*t = sqlite3_column_double(q, 1);
 	look->pid = (pid_t)sqlite3_column_int64(q, 2);
-	COUNT(q, 3, UINT32_MAX, look->samples, "samples");
-	COUNT(q, 4, INT64_MAX, look->thread_samples, "thread_samples");
-	COUNT(q, 5, look->thread_samples, look->futex_waits, "futex_waits (more than its threads)");
-	COUNT(q, 6, look->futex_waits, look->untracked, "untracked");
-	COUNT(q, 7, INT64_MAX, look->unwinds, "unwinds");
-	COUNT(q, 8, INT64_MAX, look->unwinds_skipped, "unwinds_skipped");
-	COUNT(q, 9, look->thread_samples, look->syscall_unread, "syscall_unread");
-	col_text(q, 10, look->syscall_why, sizeof(look->syscall_why));
-	col_text(q, 11, look->stacks_why, sizeof(look->stacks_why));
-	col_text(q, 12, look->arenas_why, sizeof(look->arenas_why));
-	COUNT(q, 13, UINT32_MAX, look->narenas, "narenas");
+	VT_STORE_COUNT(q, 3, UINT32_MAX, look->samples, "samples");
+	VT_STORE_COUNT(q, 4, INT64_MAX, look->thread_samples, "thread_samples");
+	VT_STORE_COUNT(q, 5, look->thread_samples, look->futex_waits, "futex_waits (more than its threads)");
+	VT_STORE_COUNT(q, 6, look->futex_waits, look->untracked, "untracked");
+	VT_STORE_COUNT(q, 7, INT64_MAX, look->unwinds, "unwinds");
+	VT_STORE_COUNT(q, 8, INT64_MAX, look->unwinds_skipped, "unwinds_skipped");
+	VT_STORE_COUNT(q, 9, look->thread_samples, look->syscall_unread, "syscall_unread");
+	vt_store_col_text(q, 10, look->syscall_why, sizeof(look->syscall_why));
+	vt_store_col_text(q, 11, look->stacks_why, sizeof(look->stacks_why));
+	vt_store_col_text(q, 12, look->arenas_why, sizeof(look->arenas_why));
+	VT_STORE_COUNT(q, 13, UINT32_MAX, look->narenas, "narenas");
 	return read_rows(r, look);
 }
 

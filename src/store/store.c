@@ -469,7 +469,8 @@ int vt_store_create(const char *path, const struct vt_recording_info *info, bool
 	    (rc = vt_store_exec(st, "BEGIN", err, "creating")) || (rc = vt_store_exec(st, sql, err, "creating")) ||
 	    (rc = vt_store_exec(st, schema_sql, err, "creating")) ||
 	    (rc = vt_store_exec(st, vt_store_profile_schema_sql, err, "creating")) ||
-	    (rc = vt_store_exec(st, vt_store_lock_schema_sql, err, "creating")) || (rc = create_samples_table(st, err)) ||
+	    (rc = vt_store_exec(st, vt_store_lock_schema_sql, err, "creating")) ||
+	    (rc = vt_store_exec(st, vt_store_alloc_schema_sql, err, "creating")) || (rc = create_samples_table(st, err)) ||
 	    (rc = create_thread_samples_table(st, err)) ||
 	    (rc = vt_store_create_rollups_table(st, err)) ||
 	    (rc = vt_store_write_meta(st, info, err)) || (rc = vt_store_exec(st, "COMMIT", err, "creating")) ||
@@ -506,6 +507,26 @@ int vt_store_insert_step(sqlite3 *db, const char *path, sqlite3_stmt *q, const c
 void vt_store_bind_count(sqlite3_stmt *q, int i, uint64_t v)
 {
 	sqlite3_bind_int64(q, i, v > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)v);
+}
+
+bool vt_store_col_count(sqlite3_stmt *q, int i, uint64_t max, uint64_t *v)
+{
+	sqlite3_int64 x;
+
+	if (sqlite3_column_type(q, i) != SQLITE_INTEGER)
+		return false;
+	x = sqlite3_column_int64(q, i);
+	if (x < 0 || (uint64_t)x > max)
+		return false;
+	*v = (uint64_t)x;
+	return true;
+}
+
+void vt_store_col_text(sqlite3_stmt *q, int i, char *out, size_t cap)
+{
+	const unsigned char *s = sqlite3_column_text(q, i);
+
+	snprintf(out, cap, "%s", s ? (const char *)s : "");
 }
 
 static void bind_u64(sqlite3_stmt *q, int i, uint64_t v)

@@ -14,7 +14,7 @@
  * that is not SQLite, a SQLite file of something else and a recording of a
  * newer schema are each VT_E_RECORDING with a message that says which.
  *
- * Layout (schema 5):
+ * Layout (schema 6):
  *   meta(key PRIMARY KEY, value)
  *   samples(id INTEGER PRIMARY KEY, t, wall, pid, read_ms, <one column per vt_metric key>)
  *   rollups(id INTEGER PRIMARY KEY, first_id, last_id, t0, t1, t, wall, pid, n,
@@ -44,6 +44,8 @@
  *   lock_looks, lock_rows, lock_threads, lock_sites: the locks its threads waited on, looked
  *           at at the threads cadence (schema 5; store/lock_store.h; older files, without
  *           them, load with none)
+ *   alloc_profiles, alloc_sites: the allocation profiles a soak took (schema 6;
+ *           store/alloc_store.h; older files, without them, load with none)
  * Unknown figures are NULL.
  */
 #ifndef VT_STORE_STORE_H
@@ -57,7 +59,7 @@
 #include "base/error.h"
 #include "sample/series.h"
 
-#define VT_STORE_SCHEMA 5
+#define VT_STORE_SCHEMA 6
 
 struct vt_store;
 

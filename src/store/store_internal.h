@@ -83,8 +83,25 @@ int vt_store_prepare_on(sqlite3 *db, const char *path, const char *sql, sqlite3_
 int vt_store_insert_step(sqlite3 *db, const char *path, sqlite3_stmt *q, const char *doing, struct vt_err *err);
 void vt_store_bind_count(sqlite3_stmt *q, int i, uint64_t v);
 
+/* For the readers: column i as a count in [0, max] (false, *v untouched, when it is not one);
+ * column i as text into out ("" when NULL). */
+bool vt_store_col_count(sqlite3_stmt *q, int i, uint64_t max, uint64_t *v);
+void vt_store_col_text(sqlite3_stmt *q, int i, char *out, size_t cap);
+/* Column i of q as a count in [0, max] into field, else return damaged(r, "WHAT is not a
+ * count"): for readers with a reader r and a damaged(r, fmt, ...) of their own. */
+#define VT_STORE_COUNT(q, i, max, field, what)                                           \
+	do {                                                                             \
+		uint64_t v_;                                                             \
+		if (!vt_store_col_count(q, i, max, &v_))                                 \
+			return damaged(r, "%s is not a count", what);                    \
+		field = v_;                                                              \
+	} while (0)
+
 /* The lock tables (lock_store.c), created with the others (schema 5 on). */
 extern const char vt_store_lock_schema_sql[];
+
+/* The allocation-profile tables (alloc_store.c), created with the others (schema 6 on). */
+extern const char vt_store_alloc_schema_sql[];
 
 /* Does the recording have this table?  (Older ones lack the newer tables.) */
 bool vt_store_has_table(sqlite3 *db, const char *table);

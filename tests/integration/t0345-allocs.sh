@@ -15,25 +15,9 @@
 start_target alloc_sites --seconds 120
 APID=$TPID
 
-# A uprobe is an int3 written into the target's copy of the code:
-# malloc's first byte in the target's memory is 0xcc while armed, its own
-# byte again once the probes are out.
-cat >"$WORK/malloc_byte.py" <<'PY'
-import subprocess, sys
-pid = sys.argv[1]
-libc = base = None
-for line in open('/proc/%s/maps' % pid):
-    f = line.split()
-    if len(f) >= 6 and f[5].endswith('/libc.so.6') and int(f[2], 16) == 0:
-        libc, base = f[5], int(f[0].split('-')[0], 16)
-        break
-nm = subprocess.run(['nm', '-D', '--defined-only', libc], capture_output=True, text=True).stdout
-value = next(int(l.split()[0], 16) for l in nm.splitlines() if l.split()[-1] in ('malloc', 'malloc@@GLIBC_2.2.5'))
-with open('/proc/%s/mem' % pid, 'rb') as m:
-    m.seek(base + value)
-    print('%02x' % m.read(1)[0])
-PY
-byte0=$(python3 "$WORK/malloc_byte.py" "$APID") || fail "reading malloc's first byte in the target"
+# malloc's first byte in the target's memory: 0xcc while a probe is in (malloc_byte.py)
+MALLOC_BYTE=$(cd "$(dirname "$0")" && pwd)/malloc_byte.py
+byte0=$(python3 "$MALLOC_BYTE" "$APID") || fail "reading malloc's first byte in the target"
 
 # a sleepy target: its traps are a large share of its little CPU, so the
 # default 5% budget allows few windows; 50% gives enough calls to judge shares
@@ -92,7 +76,7 @@ for i in 1 2 3 4 5 6; do
 	kill -KILL "$VP" 2>/dev/null
 	wait "$VP" 2>/dev/null
 	kill -0 "$APID" 2>/dev/null || fail "the target died after vitals was killed ($i)"
-	b=$(python3 "$WORK/malloc_byte.py" "$APID")
+	b=$(python3 "$MALLOC_BYTE" "$APID")
 	[ "$b" = "$byte0" ] || fail "after SIGKILL $i of vitals, malloc's first byte in the target is $b, not $byte0"
 done
 "$B/vitals" allocs --for 1s --json "$APID" >"$WORK/b.json" 2>"$WORK/b.err" ||
@@ -122,7 +106,7 @@ SPID=$TPID
 VP=$!
 armed=
 for i in $(seq 80); do
-	[ "$(python3 "$WORK/malloc_byte.py" "$SPID")" = cc ] && { armed=1; break; }
+	[ "$(python3 "$MALLOC_BYTE" "$SPID")" = cc ] && { armed=1; break; }
 	sleep 0.1
 done
 check "armed: an int3 at malloc in the target (the check below can fail)" test -n "$armed"
@@ -133,7 +117,7 @@ for i in $(seq 50); do
 done
 check "Ctrl-Z stops vitals" grep -q '^State:.*T' "/proc/$VP/status"
 check "... after taking its probes out of the target (malloc's byte is $byte0 again)" \
-	test "$(python3 "$WORK/malloc_byte.py" "$SPID")" = "$byte0"
+	test "$(python3 "$MALLOC_BYTE" "$SPID")" = "$byte0"
 kill -CONT "$VP"
 wait "$VP" || fail "vitals allocs after Ctrl-Z and fg: $(tail -3 "$WORK/z.txt")"
 check "... and it finishes after SIGCONT" grep -q "probes armed" "$WORK/z.txt"

@@ -1,5 +1,6 @@
 /*
- * cmd_allocs.c — `vitals allocs PID [--for 10s] [--budget 5%] [--json]`.
+ * cmd_allocs.c — `vitals allocs PID [--for 10s] [--budget 5%] [--json]
+ * [--folded F] [--pprof F] [--html F]`.
  *
  * Probes the allocator's entry points with uprobes in short windows
  * (sample/allocs.h) and prints which code allocates, how much, and what
@@ -22,7 +23,7 @@
 #define ALLOCS_MAX_S 3600.0
 
 enum { OPT_FOR = 1, OPT_BUDGET, OPT_WINDOW, OPT_TOP, OPT_JSON, OPT_NAME, OPT_FOLDED, OPT_FOLDED_CALLS,
-       OPT_PPROF, OPT_FORCE };
+       OPT_PPROF, OPT_HTML, OPT_FORCE };
 
 static const struct vt_option allocs_options[] = {
 	{ "for", 0, "DURATION", "profile for DURATION (default 10s; at least 0.1s,\n"
@@ -42,8 +43,10 @@ static const struct vt_option allocs_options[] = {
 	{ "pprof", 0, "FILE", "write a pprof profile with Go's heap sample types\n"
 			      "(alloc_objects, alloc_space, inuse_objects,\n"
 			      "inuse_space): go tool pprof reads it", OPT_PPROF },
-	{ "force", 0, NULL, "overwrite the files of --folded, --folded-calls and\n"
-			    "--pprof", OPT_FORCE },
+	{ "html", 0, "FILE", "one self-contained HTML file: a searchable, zoomable\n"
+			     "flame graph of the bytes allocated beside the sites", OPT_HTML },
+	{ "force", 0, NULL, "overwrite the files of --folded, --folded-calls,\n"
+			    "--pprof and --html", OPT_FORCE },
 	{ 0 }
 };
 
@@ -62,6 +65,7 @@ static const char *const allocs_examples[] = {
 	"vitals allocs --for 30s --budget 2 PID",
 	"vitals allocs --json PID",
 	"vitals allocs --pprof allocs.pb.gz --folded allocs.folded PID",
+	"vitals allocs --for 30s --html allocs.html PID",
 	NULL,
 };
 
@@ -108,7 +112,7 @@ struct allocs_cli {
 	size_t top;
 	bool json, force;
 	const char *name;
-	const char *folded, *folded_calls, *pprof;
+	const char *folded, *folded_calls, *pprof, *html;
 };
 
 static int allocs_option(void *ctx, int id, const char *arg)
@@ -133,6 +137,7 @@ static int allocs_option(void *ctx, int id, const char *arg)
 	case OPT_FOLDED: o->folded = arg; return 0;
 	case OPT_FOLDED_CALLS: o->folded_calls = arg; return 0;
 	case OPT_PPROF: o->pprof = arg; return 0;
+	case OPT_HTML: o->html = arg; return 0;
 	case OPT_FORCE: o->force = true; return 0;
 	case OPT_NAME:
 		if (o->name)
@@ -157,9 +162,9 @@ static void progress(void *ctx, double elapsed_s, double total_s, uint64_t calls
 /* An output file that exists without --force, or named twice: refused before probing. */
 static int check_outputs(const struct allocs_cli *o)
 {
-	const char *paths[3] = { o->folded, o->folded_calls, o->pprof };
+	const char *paths[4] = { o->folded, o->folded_calls, o->pprof, o->html };
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		struct stat st;
 
 		if (!paths[i] || !strcmp(paths[i], "-"))
@@ -188,6 +193,11 @@ static int write_folded_calls(FILE *f, const void *a, struct vt_err *err)
 static int write_pprof(FILE *f, const void *a, struct vt_err *err)
 {
 	return vt_render_allocs_pprof(f, a, (int64_t)(vt_wall_s() * 1e9), err);
+}
+
+static int write_html(FILE *f, const void *a, struct vt_err *err)
+{
+	return vt_render_allocs_html(f, a, err);
 }
 
 static int allocs_run(const struct vt_command *cmd, int argc, char **argv)
@@ -238,11 +248,12 @@ static int allocs_run(const struct vt_command *cmd, int argc, char **argv)
 		exit_status = VT_EXIT_PARTIAL;
 	}
 	{
-		const char *paths[3] = { o.folded, o.folded_calls, o.pprof };
-		const vt_cli_write_fn writers[3] = { write_folded_bytes, write_folded_calls, write_pprof };
+		const char *paths[4] = { o.folded, o.folded_calls, o.pprof, o.html };
+		const vt_cli_write_fn writers[4] = { write_folded_bytes, write_folded_calls, write_pprof,
+						     write_html };
 		bool to_stdout = false;
 
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < 4; k++) {
 			if (!paths[k])
 				continue;
 			to_stdout |= !strcmp(paths[k], "-");

@@ -1,6 +1,7 @@
 /*
- * allocs.h (render) — an allocation profile (sample/allocs.h) as text and
- * as JSON ("vitals.allocs" v1, docs/json.md).
+ * allocs.h (render) — an allocation profile (sample/allocs.h) as text, as
+ * JSON ("vitals.allocs" v1, docs/json.md), as exports (folded, pprof) and
+ * as an HTML page.
  *
  * Rates are per second of armed time: what the target allocated while the
  * probes were in, when its allocating code ran slower.  Fates are within
@@ -20,6 +21,8 @@
 /* The verdict on the site that allocates the most bytes: "churn", "retention",
  * "mixed" or "cannot tell yet", with its sentence into buf. */
 const char *vt_render_allocs_verdict(const struct vt_allocs *a, char *buf, size_t cap);
+/* A span of the run: "350 ms" under 2 s, longer ones as vt_fmt_span writes them. */
+const char *vt_render_allocs_span(double s, char *buf, size_t cap);
 
 int vt_render_allocs_text(FILE *out, const struct vt_allocs *a, size_t max_sites);
 /* Folded stacks, one per site (its first stack seen), weighing its bytes or its calls. */
@@ -28,5 +31,12 @@ int vt_render_allocs_folded(FILE *out, const struct vt_allocs *a, bool bytes);
  * inuse_objects, inuse_space (live when the window closed).  VT_E_* with err. */
 int vt_render_allocs_pprof(FILE *out, const struct vt_allocs *a, int64_t time_nanos, struct vt_err *err);
 int vt_render_allocs_json(FILE *out, const struct vt_allocs *a, bool compact);
+/*
+ * One self-contained page (render/profile_html.h): the flame graph of the
+ * sites' stacks, each weighing the bytes its site allocated, beside the
+ * sites by bytes (each site's frame in its row's colour), under what was
+ * probed, what it cost and the verdict.  VT_E_NOMEM or VT_E_IO with err.
+ */
+int vt_render_allocs_html(FILE *out, const struct vt_allocs *a, struct vt_err *err);
 
 #endif

@@ -75,8 +75,7 @@ const char *vt_render_allocs_verdict(const struct vt_allocs *a, char *buf, size_
 	return "mixed";
 }
 
-/* A short span in ms, a longer one as vt_fmt_span writes it. */
-static const char *span(double s, char *buf, size_t cap)
+const char *vt_render_allocs_span(double s, char *buf, size_t cap)
 {
 	if (s < 2)
 		snprintf(buf, cap, "%.0f ms", s * 1e3);
@@ -90,9 +89,9 @@ static void print_cost(FILE *out, const struct vt_allocs_meta *m)
 	char armed[32], dur[32];
 
 	fprintf(out, "  probes armed %s of %s in %u window%s of %.0f ms on average (%.1f%% of the time; "
-		"budget %.0f%% slowdown)\n", span(m->armed_s, armed, sizeof(armed)),
-		span(m->duration_s, dur, sizeof(dur)), m->windows, m->windows == 1 ? "" : "s",
-		m->window_s * 1e3, m->duration_s > 0 ? 100.0 * m->armed_s / m->duration_s : 0.0,
+		"budget %.0f%% slowdown)\n", vt_render_allocs_span(m->armed_s, armed, sizeof(armed)),
+		vt_render_allocs_span(m->duration_s, dur, sizeof(dur)), m->windows,
+		m->windows == 1 ? "" : "s", m->window_s * 1e3, m->duration_s > 0 ? 100.0 * m->armed_s / m->duration_s : 0.0,
 		m->budget * 100);
 	if (m->windows < 3 && m->duration_s > 1)
 		fprintf(out, "  few windows fit the budget: profile --for longer, or allow more with "

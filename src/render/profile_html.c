@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "analyze/profile_buckets.h"
+#include "base/units.h"
 #include "render/json.h"
 #include "render/profile_folded.h"
 #include "render/svg_chart.h"
@@ -40,13 +41,26 @@ static int stack_flags(const struct vt_profile *p, const struct vt_prof_stack *s
 	return (s->truncated ? STACK_TRUNCATED : 0) | (idle ? STACK_IDLE : 0);
 }
 
+/* What the graph counts: "samples" unless the caller weighs its stacks by something else. */
+static const char *unit_of(const struct vt_profile_html *r)
+{
+	return r->unit ? r->unit : "samples";
+}
+
+static bool unit_is_bytes(const struct vt_profile_html *r)
+{
+	return r->unit && !strcmp(r->unit, "bytes");
+}
+
 /*
- * The locations and the kept stacks (root first) of one profile as JSON;
- * *total counts the samples the graph shows at first, idle waits left out
- * as the tables leave them out, *idle those it leaves out.
+ * The locations and the kept stacks (root first) of one profile as JSON,
+ * each stack weighing weight[its row] (NULL: its count); *total counts
+ * what the graph shows at first, idle waits left out as the tables leave
+ * them out, *idle what it leaves out.
  */
-static json_t *profile_json(const struct vt_profile *p, unsigned states, const int32_t *loc_bucket,
-			    size_t nbuckets, const char *name, uint64_t *total, uint64_t *idle)
+static json_t *profile_json(const struct vt_profile *p, unsigned states, const uint64_t *weight,
+			    const int32_t *loc_bucket, size_t nbuckets, const char *name,
+			    uint64_t *total, uint64_t *idle)
 {
 	json_t *o = json_object(), *locs = json_array(), *stacks = json_array();
 	char label[LABEL_MAX];
@@ -72,13 +86,14 @@ static json_t *profile_json(const struct vt_profile *p, unsigned states, const i
 	for (uint32_t i = 0; ok && i < p->nstacks; i++) {
 		const struct vt_prof_stack *s = &p->stacks[i];
 		const uint32_t *locs_of = vt_profile_stack_locs(p, s);
+		uint64_t w = weight ? weight[i] : s->count;
 		int flags;
 		json_t *a;
 
-		if (!s->count || !vt_prof_states_has(states, s->state))
+		if (!w || !vt_prof_states_has(states, s->state))
 			continue;
 		flags = stack_flags(p, s);
-		a = json_pack("[I i]", (json_int_t)s->count, flags);
+		a = json_pack("[I i]", (json_int_t)w, flags);
 		ok = a != NULL;
 		for (uint32_t d = s->depth; ok && d-- > 0;)
 			ok = json_array_append_new(a, json_integer(locs_of[d] < p->nlocs ?
@@ -88,7 +103,7 @@ static json_t *profile_json(const struct vt_profile *p, unsigned states, const i
 			break;
 		}
 		ok = json_array_append_new(stacks, a) == 0;   /* consumes a, also on failure */
-		*(flags & STACK_IDLE ? idle : total) += s->count;
+		*(flags & STACK_IDLE ? idle : total) += w;
 	}
 	if (ok && json_object_set_new(o, "name", vt_json_text(name)) == 0 &&
 	    json_object_set_new(o, "total", json_integer((json_int_t)*total)) == 0 &&
@@ -113,12 +128,15 @@ static json_t *page_json(const struct vt_profile_html *r, uint64_t *total, uint6
 		ok = json_array_append_new(pal, json_string(bucket_palette[i])) == 0;
 	for (size_t i = 0; ok && i < r->nbuckets; i++)
 		ok = json_array_append_new(names, vt_json_text(r->buckets[i].name)) == 0;
-	prof = ok ? profile_json(r->profile, r->states, r->loc_bucket, r->nbuckets,
+	prof = ok ? profile_json(r->profile, r->states, r->stack_weight, r->loc_bucket, r->nbuckets,
 				 r->label ? r->label : "this profile", total, idle) : NULL;
 	if (prof && r->base)
-		base = profile_json(r->base, r->base_states, NULL, 0,
+		base = profile_json(r->base, r->base_states, NULL, NULL, 0,
 				    r->base_label ? r->base_label : "base", base_total, &base_idle);
 	ok = prof && (!r->base || base);
+	/* the unit only when it is not samples: a profile's page stays as it was */
+	if (ok && r->unit)
+		ok = json_object_set_new(root, "unit", vt_json_text(r->unit)) == 0;
 	if (ok && json_object_set_new(root, "color", json_string(r->base ? "diff" :
 								 r->loc_bucket ? "bucket" : "module")) == 0 &&
 	    json_object_set_new(root, "palette", pal) == 0 &&
@@ -171,7 +189,7 @@ static const char page_js[] =
 	"<script>\n"
 	"(function(){'use strict';try{\n"
 	"var D=JSON.parse(document.getElementById('vt-data').textContent);\n"
-	"var NS='http://www.w3.org/2000/svg',RH=17,W=1200;\n"
+	"var NS='http://www.w3.org/2000/svg',RH=17,W=1200,U=D.unit||'samples';\n"
 	"var showIdle=false;\n"
 	"function tree(P){var root={n:'all',m:'',k:false,b:-1,v:0,c:new Map(),p:null,d:0};\n"
 	" var trunc=['[truncated]','',false,-1,'',false],unk=['[unknown]','',false,-1,'',false];\n"
@@ -209,8 +227,13 @@ static const char page_js[] =
 	" if(n.k)return 'hsl('+(20+hash(n.n)%20)+',85%,'+(58+hash(n.n)%10)+'%)';\n"
 	" var h=hash(n.m||'?');return 'hsl('+(h%360)+',55%,'+(62+hash(n.n)%14)+'%)';}\n"
 	"function pct(x){return (100*x).toFixed(x<0.001?3:2)+'%';}\n"
+	/* bytes as vt_fmt_size writes them (base/units.c) */
+	"function size(b){var K=1024,M=K*K,G=M*K;return b<K?b.toFixed(0)+' B':b<M?(b/K).toFixed(b<10*K?1:0)+"
+	"' KiB':b<10*G?(b/M).toFixed(b<10*M?2:b<100*M?1:0)+' MiB':(b/G).toFixed(b<100*G?1:0)+' GiB';}\n"
+	"function amount(v){return U==='bytes'?size(v):v+' '+U;}\n"
+	"function of(m,t){return U==='bytes'?size(m)+' of '+size(t):m+' of '+t+' '+U;}\n"
 	"function describe(n){var s=n.n+(n.k?' [kernel]':'')+(n.i?' (inlined)':'')+(n.m?'  ('+n.m+')':'')"
-	"+(n.w?'\\ndefined at '+n.w:'')+'\\n'+n.v+' samples, '"
+	"+(n.w?'\\ndefined at '+n.w:'')+'\\n'+amount(n.v)+', '"
 	"+pct(n.v/total);\n"
 	" if(D.base){var a=n.bv/btotal,b=n.v/total;s+='\\n'+D.base.name+' '+pct(a)+' \\u2192 '+D.profile.name+"
 	"' '+pct(b)+' ('+(b>=a?'+':'')+(100*(b-a)).toFixed(2)+' pts)';}\n"
@@ -243,8 +266,8 @@ static const char page_js[] =
 	"function search(){var q=document.getElementById('q').value.trim().toLowerCase();\n"
 	" re=q.length?q:null;var m=0;\n"
 	" if(re!==null)(function sum(n){if(n.p!==null&&matches(n)){m+=n.v;return;}n.kids.forEach(sum);})(root);\n"
-	" document.getElementById('matched').textContent=re===null?'':'matched: '+pct(m/total)+' ('+m+"
-	"' of '+root.v+' samples)';\n"
+	" document.getElementById('matched').textContent=re===null?'':'matched: '+pct(m/total)+' ('+"
+	"of(m,root.v)+')';\n"
 	" draw();}\n"
 	"var q=document.getElementById('q');q.addEventListener('input',search);\n"
 	"if(location.hash.indexOf('#q=')===0)q.value=decodeURIComponent(location.hash.slice(3));\n"
@@ -273,19 +296,38 @@ static void write_meta(FILE *out, const struct vt_profile_html *r, uint64_t tota
 		vt_html_text(out, m->comm);
 		fputs(")", out);
 	}
-	fputs("</span><span>", out);
-	vt_html_text(out, m->method[0] ? m->method : "?");
-	fprintf(out, " at %g Hz", m->hz);
-	if (m->wall)
-		fprintf(out, ", blocked threads looked at %.3g times a second (each look %.3g samples of 1/%g s)",
-			m->wall_hz, m->hz / m->wall_hz, m->hz);
-	fprintf(out, " for %.1f s</span><span>%" PRIu64 " samples, %" PRIu64 " lost</span>",
-		m->duration_s, m->samples, m->lost);
-	fprintf(out, "<span>graph: %" PRIu64 " samples (%s%s)</span>", total,
-		r->states == VT_PROF_STATES_ALL ? "wall: running, runnable and waiting" :
-		r->states == VT_PROF_STATES_CPU ? "on CPU" : "selected states",
-		idle ? "; idle waits left out, as the tables leave them" : "");
-	if (m->exited)
+	fputs("</span>", out);
+	if (r->about) {
+		for (const char *const *a = r->about; *a; a++) {
+			fputs("<span>", out);
+			vt_html_text(out, *a);
+			fputs("</span>", out);
+		}
+	} else {
+		fputs("<span>", out);
+		vt_html_text(out, m->method[0] ? m->method : "?");
+		fprintf(out, " at %g Hz", m->hz);
+		if (m->wall)
+			fprintf(out, ", blocked threads looked at %.3g times a second (each look %.3g samples "
+				"of 1/%g s)", m->wall_hz, m->hz / m->wall_hz, m->hz);
+		fprintf(out, " for %.1f s</span><span>%" PRIu64 " samples, %" PRIu64 " lost</span>",
+			m->duration_s, m->samples, m->lost);
+	}
+	if (unit_is_bytes(r)) {
+		char size[32];
+
+		fprintf(out, "<span>graph: %s (%" PRIu64 " bytes)", vt_fmt_bytes(total, size, sizeof(size)),
+			total);
+	} else {
+		fprintf(out, "<span>graph: %" PRIu64 " ", total);
+		vt_html_text(out, unit_of(r));
+	}
+	if (!r->about)
+		fprintf(out, " (%s%s)", r->states == VT_PROF_STATES_ALL ? "wall: running, runnable and waiting" :
+					r->states == VT_PROF_STATES_CPU ? "on CPU" : "selected states",
+			idle ? "; idle waits left out, as the tables leave them" : "");
+	fputs("</span>", out);
+	if (m->exited && !r->about)
 		fputs("<span>the target exited: the profile so far</span>", out);
 	if (r->base) {
 		fputs("<span>differential: ", out);
@@ -295,14 +337,22 @@ static void write_meta(FILE *out, const struct vt_profile_html *r, uint64_t tota
 		fprintf(out, " (%" PRIu64 " samples); red grew, blue shrank</span>", base_total);
 	}
 	fputs("</p>\n", out);
+	if (r->lead) {
+		fputs("<p>", out);
+		vt_html_text(out, r->lead);
+		fputs("</p>\n", out);
+	}
 }
 
 static void write_buckets(FILE *out, const struct vt_profile_html *r)
 {
 	if (!r->nbuckets)
 		return;
-	fputs("<div class=\"side\">\n<table>\n<tr><th>bucket</th><th class=\"n\">share</th>"
-	      "<th class=\"n\">samples</th></tr>\n", out);
+	fputs("<div class=\"side\">\n<table>\n<tr><th>", out);
+	vt_html_text(out, r->table_key ? r->table_key : "bucket");
+	fputs("</th><th class=\"n\">share</th><th class=\"n\">", out);
+	vt_html_text(out, unit_of(r));
+	fputs("</th></tr>\n", out);
 	for (size_t i = 0; i < r->nbuckets; i++) {
 		const struct vt_html_bucket_row *b = &r->buckets[i];
 
@@ -313,7 +363,20 @@ static void write_buckets(FILE *out, const struct vt_profile_html *r)
 		fprintf(out, "</td><td class=\"n\">%.1f%%", 100 * b->share);
 		if (b->ci >= 0 && isfinite(b->ci))
 			fprintf(out, " &plusmn; %.1f", 100 * b->ci);
-		fprintf(out, "</td><td class=\"n\">%" PRIu64 "</td></tr>\n", b->samples);
+		if (unit_is_bytes(r)) {
+			char size[32];
+
+			fprintf(out, "</td><td class=\"n\">%s</td></tr>\n",
+				vt_fmt_bytes(b->samples, size, sizeof(size)));
+		} else {
+			fprintf(out, "</td><td class=\"n\">%" PRIu64 "</td></tr>\n", b->samples);
+		}
+	}
+	if (r->table_note) {
+		fputs("</table>\n<p class=\"small\">", out);
+		vt_html_text(out, r->table_note);
+		fputs("</p>\n</div>\n", out);
+		return;
 	}
 	/* what the table counts, in the graph's words: a wall table beside an on-CPU label misled */
 	fprintf(out, "</table>\n<p class=\"small\">share of %s by top of stack%s</p>\n</div>\n",
@@ -359,8 +422,9 @@ int vt_profile_html_write(FILE *out, const struct vt_profile_html *r, struct vt_
 	fputs("<span id=\"matched\"></span></div>\n"
 	      "<svg id=\"fg\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
 	      "aria-label=\"flame graph\"></svg>\n<div id=\"detail\"></div>\n"
-	      "<p class=\"small\">root at the bottom; a frame's width is its share of the samples; "
-	      "click to zoom</p>\n<noscript>the flame graph needs JavaScript</noscript>\n</div>\n", out);
+	      "<p class=\"small\">root at the bottom; a frame's width is its share of the ", out);
+	vt_html_text(out, unit_of(r));
+	fputs("; click to zoom</p>\n<noscript>the flame graph needs JavaScript</noscript>\n</div>\n", out);
 	write_buckets(out, r);
 	fputs("</div>\n<script id=\"vt-data\" type=\"application/json\">", out);
 	write_script_json(out, json);

@@ -4,13 +4,15 @@
  * offline) beside the bucket table.
  *
  * The flame graph has its root at the bottom; a frame's width is its share
- * of the samples counted.  Clicking a frame zooms to it (its callers stay,
- * faded), "reset zoom" goes back; the search box highlights every frame
- * whose name holds the text (case-insensitive) and shows the share of
- * samples under a match; hovering shows the frame's name, samples and
- * share; "#q=text" at the end of the page's URL fills the search box when
- * it opens.  Frames are coloured by module (kernel frames apart), or by bucket
- * when the caller says which bucket each location's frame belongs to.
+ * of the samples counted (or of what the caller weighs each stack by,
+ * stack_weight in unit: vitals allocs draws the bytes each site asked for).
+ * Clicking a frame zooms to it (its callers stay, faded), "reset zoom" goes
+ * back; the search box highlights every frame whose name holds the text
+ * (case-insensitive) and shows the share of samples under a match;
+ * hovering shows the frame's name, samples and share; "#q=text" at the end
+ * of the page's URL fills the search box when it opens.  Frames are
+ * coloured by module (kernel frames apart), or by bucket when the caller
+ * says which bucket each location's frame belongs to.
  *
  * Differential mode (a base profile given): the graph is drawn from the
  * profile and each frame is coloured by how its share of samples changed
@@ -39,7 +41,7 @@ struct vt_html_bucket_row {
 	const char *name;         /* "network send/recv" */
 	double share;             /* of the samples counted, 0..1 */
 	double ci;                /* ± half-width of its confidence interval, 0..1; < 0 unknown */
-	uint64_t samples;
+	uint64_t samples;         /* or the row's weight, in the page's unit */
 };
 
 struct vt_profile_html {
@@ -60,6 +62,24 @@ struct vt_profile_html {
 	unsigned base_states;     /* which samples of base count, as states */
 	const char *label;        /* what profile is, e.g. "after" (NULL: "this profile") */
 	const char *base_label;   /* what base is, e.g. "before" (NULL: "base") */
+
+	/* Weights other than samples, and the words around them (all NULL: a sampled
+	 * profile's page, as above).  stack_weight: profile->nstacks entries, the weight
+	 * each stack is drawn with instead of its count (graph totals, frame widths,
+	 * search); 0 leaves a stack out.  Not for base. */
+	const uint64_t *stack_weight;
+	/* What the weights count, in the graph's total, note, tooltips and search, and
+	 * the table's column: NULL "samples"; "bytes" written as sizes ("12.3 MiB"). */
+	const char *unit;
+	/* Spans said instead of how the profile was sampled (method, rate, duration,
+	 * samples, lost, the states drawn, the target's exit), NULL-terminated, plain
+	 * text; NULL: those.  The graph's total is said after them either way. */
+	const char *const *about;
+	const char *lead;         /* a sentence in a paragraph of its own under them, plain
+	                           * text (allocs: its verdict); NULL none */
+	const char *table_key;    /* the table's first column: NULL "bucket" */
+	const char *table_note;   /* under the table, plain text: NULL "share of on-CPU
+	                           * samples by top of stack" or the like for states */
 };
 
 /*

@@ -47,12 +47,40 @@ assert c['threads'][0]['arena'] is not None and 0 <= c['threads'][0]['arena'] < 
 assert j['cost']['windows'] >= 1 and j['cost']['armed_s'] > 0, j['cost']
 "
 
-# --folded and --pprof: one stack per site; go tool pprof reads Go's heap sample types
-"$B/vitals" allocs --for 2s --budget 50 --folded "$WORK/a.folded" --pprof "$WORK/a.pb.gz" "$APID" \
-	>/dev/null 2>"$WORK/x.err" || fail "vitals allocs --folded --pprof: $(tail -2 "$WORK/x.err")"
+# --folded, --pprof and --html: one stack per site; go tool pprof reads Go's heap
+# sample types; the page's flame graph weighs bytes, beside the sites by bytes
+"$B/vitals" allocs --for 2s --budget 50 --folded "$WORK/a.folded" --pprof "$WORK/a.pb.gz" \
+	--html "$WORK/a.html" "$APID" >/dev/null 2>"$WORK/x.err" ||
+	fail "vitals allocs --folded --pprof --html: $(tail -2 "$WORK/x.err")"
 check "folded: churn_round and keep_block under the worker's stack, weighing bytes" \
 	grep -qE "(^|;)work;keep_block [0-9]+$" "$WORK/a.folded"
+cat >"$WORK/html_check.py" <<'PY'
+import json, re, sys
+t = open(sys.argv[1]).read()
+assert t.startswith('<!DOCTYPE html>') and t.rstrip().endswith('</html>'), t[:80]
+assert t.count('<html') == 1 and t.count('</script') == 2, 'not one page'
+title = '<title>vitals allocs %s (alloc_sites)</title>' % sys.argv[2]
+assert title in t, re.search('<title>.*', t)
+data = json.loads(re.search(r'<script id="vt-data" type="application/json">(.*?)</script>', t).group(1))
+assert data['unit'] == 'bytes' and data['color'] == 'bucket', (data.get('unit'), data['color'])
+names = [l[0] for l in data['profile']['locs']]
+assert 'churn_round' in names and 'keep_block' in names and 'work' in names, names
+# the graph's total: the bytes of the sites' stacks, said in the meta line
+total = data['profile']['total']
+assert total > 0 and re.search(r'<span>graph: [0-9.]+ [KMG]?i?B \(%d bytes\)</span>' % total, t), total
+rows = re.findall(r'<tr><td><span class="sw" data-b="[0-9]+"></span>([^<]*)</td><td class="n">([0-9.]+)%', t)
+sites = [r[0] for r in rows]
+assert sites.index('keep_block') < sites.index('churn_round'), rows
+assert abs(float(rows[sites.index('keep_block')][1]) - 64) < 6, rows
+assert '<th>site</th>' in t and '<th class="n">bytes</th>' in t
+visible = t.split('<script id="vt-data"')[0]
+assert 'share of the bytes; click to zoom' in visible and 'samples' not in visible, 'samples said'
+assert re.search(r'<p>(churn|retention|mixed|cannot tell yet): ', visible), 'no verdict'
+PY
+check "html: one page, its graph and table in bytes, keep_block's row first" \
+	python3 "$WORK/html_check.py" "$WORK/a.html" "$APID"
 expect_exit 64 "exists" allocs --for 1s --folded "$WORK/a.folded" "$APID"
+expect_exit 64 "exists" allocs --for 1s --html "$WORK/a.html" "$APID"
 if command -v go >/dev/null; then
 	go tool pprof -top -sample_index=alloc_space "$WORK/a.pb.gz" >"$WORK/top.txt" 2>&1 ||
 		fail "go tool pprof: $(tail -3 "$WORK/top.txt")"

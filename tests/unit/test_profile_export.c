@@ -6,19 +6,22 @@
  * when go is installed); the HTML page escaped (a symbol named
  * "</script><script>alert(1)" never ends the data block) and, when chromium
  * is installed, opened headless: the script ran, drew frames, searched,
- * raised nothing.
+ * raised nothing.  The same page weighing bytes (vitals allocs --html,
+ * render/allocs.h) on allocation sites built by hand over the profile.
  *
  * lane: long — started first among the unit tests (tests/run)
  */
 #include "harness.h"
 #include "browser.h"
 
+#include "render/allocs.h"
 #include "render/profile_folded.h"
 #include "render/profile_html.h"
 #include "render/profile_pprof.h"
 
 #include "profile.pb-c.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -629,6 +632,13 @@ static char *html(const struct vt_profile_html *r)
 	return mem;
 }
 
+/* Where needle first is in hay, -1 nowhere. */
+static long pos_of(const char *hay, const char *needle)
+{
+	const char *s = strstr(hay, needle);
+	return s ? s - hay : -1;
+}
+
 static size_t count_of(const char *hay, const char *needle)
 {
 	size_t n = 0;
@@ -721,6 +731,94 @@ static void test_html__escaped_and_self_contained(void)
 }
 
 /*
+ * vitals allocs' page: the sites' stacks weigh their bytes (stacks no site
+ * has weigh nothing, so the profile's idle futex wait is not there either),
+ * the table is the sites by bytes, the words are bytes and sites, never
+ * samples, and a site named "</script><script>..." is text.
+ */
+static struct vt_allocs allocs_of(struct fixture *x, struct vt_alloc_site sites[3])
+{
+	struct vt_allocs a = { .p = x->p, .sites = sites, .nsites = 3 };
+
+	add(x, x->t_w2, VT_PROF_RUNNING, NULL, false, 10, 2, x->evil, x->main_);   /* stack 7 */
+	/* as vt_allocs_run orders them, by calls: the most bytes second */
+	sites[0] = (struct vt_alloc_site){ .loc = x->send, .calls = 50, .bytes = 1536, .stack = 2 };
+	sites[1] = (struct vt_alloc_site){ .loc = x->evil, .calls = 10, .bytes = 3 << 20, .stack = 7,
+					   .linked = 100, .freed = 100 };
+	sites[2] = (struct vt_alloc_site){ .loc = x->parse, .calls = 5, .bytes = 512, .stack = UINT32_MAX };
+	a.meta = (struct vt_allocs_meta){
+		.pid = 4242, .duration_s = 4, .armed_s = 0.5, .windows = 5, .window_s = 0.1,
+		.budget = 0.05, .slowdown = NAN, .trap_ns = NAN, .calls = 65, .bytes = (3 << 20) + 2048,
+		.frees = 60, .lost = 3, .exited = true,
+	};
+	snprintf(a.meta.comm, sizeof(a.meta.comm), "app");
+	snprintf(a.meta.allocator, sizeof(a.meta.allocator), "glibc 2.36");
+	snprintf(a.meta.file, sizeof(a.meta.file), "/lib/x86_64-linux-gnu/libc.so.6");
+	snprintf(a.meta.probed, sizeof(a.meta.probed), "malloc, free");
+	return a;
+}
+
+/* not inlined: gcc 12 then takes the page for a pointer to mem (-Wdangling-pointer) */
+__attribute__((noinline)) static char *allocs_html(const struct vt_allocs *a)
+{
+	char *mem = NULL;
+	size_t len = 0;
+	struct vt_err err;
+	FILE *f = open_memstream(&mem, &len);
+
+	CHECK(f != NULL);
+	CHECK(vt_render_allocs_html(f, a, &err) == VT_OK);
+	fclose(f);
+	return mem;
+}
+
+static void test_html__allocs_weighs_bytes(void)
+{
+	struct fixture x = build();
+	struct vt_alloc_site sites[3];
+	struct vt_allocs a = allocs_of(&x, sites);
+	char *page = allocs_html(&a);
+
+	CHECK(page != NULL);
+	if (page) {
+		long data = pos_of(page, "<script id=\"vt-data\"");
+		long evil_row = pos_of(page, "\"></span>&lt;/script&gt;&lt;script&gt;alert(1)</td>");
+		long send_row = pos_of(page, "\"></span>send</td>");
+
+		CHECK(data >= 0);
+		CHECK_EQ_U64(count_of(page, "</script"), 2);
+		CHECK(strstr(page, "<title>vitals allocs 4242 (app)</title>") != NULL);
+		CHECK(strstr(page, "\"unit\":\"bytes\"") != NULL);
+		CHECK(strstr(page, "\"color\":\"bucket\"") != NULL);
+		/* stack 7 (3 MiB) and stack 2 (1536): the graph's total; the rest weigh nothing */
+		CHECK(strstr(page, "\"total\":3147264,\"idle\":0") != NULL);
+		CHECK(strstr(page, "<span>graph: 3.00 MiB (3147264 bytes)</span>") != NULL);
+		CHECK(strstr(page, "show idle waits") == NULL);
+		CHECK(strstr(page, "a frame's width is its share of the bytes; click") != NULL);
+		CHECK(strstr(page, "<span>glibc 2.36: probes on malloc, free in "
+				   "/lib/x86_64-linux-gnu/libc.so.6</span>") != NULL);
+		CHECK(strstr(page, "<span>probes armed 500 ms of 4 s in 5 windows (budget 5% slowdown)</span>") != NULL);
+		CHECK(strstr(page, "<span>slowdown, measured: unknown</span>") != NULL);
+		CHECK(strstr(page, "<span>65 allocations, 3.00 MiB, 60 frees seen; 3 probe hits lost</span>") != NULL);
+		CHECK(strstr(page, "<span>the target exited: the profile so far</span>") != NULL);
+		CHECK(strstr(page, "<p>churn: &lt;/script&gt;&lt;script&gt;alert(1) allocates 6.00 MiB/s") != NULL);
+		/* the table: sites by bytes, in sizes, each site's frame coloured as its row */
+		CHECK(strstr(page, "<tr><th>site</th><th class=\"n\">share</th><th class=\"n\">bytes</th></tr>") != NULL);
+		CHECK(evil_row >= 0 && send_row > evil_row);
+		CHECK(strstr(page, "alert(1)</td><td class=\"n\">99.9%</td><td class=\"n\">3.00 MiB</td>") != NULL);
+		CHECK(strstr(page, "send</td><td class=\"n\">0.0%</td><td class=\"n\">1.5 KiB</td>") != NULL);
+		CHECK(strstr(page, "parse</td><td class=\"n\">0.0%</td><td class=\"n\">512 B</td>") != NULL);
+		CHECK(strstr(page, "<p class=\"small\">share of the bytes allocated while the probes "
+				   "were armed, by site") != NULL);
+		/* every word a reader sees is of bytes: "samples" only in the script */
+		long samples = pos_of(page, "samples");
+		CHECK(samples < 0 || samples > data);
+	}
+	free(page);
+	vt_profile_free(&x.p);
+}
+
+/*
  * Opened in headless chromium (when installed): the script parsed its data,
  * drew frames (data-frames), hit no error (data-error), ran the search the
  * URL asked for (#q=PARSE), and the evil name is text in a frame's tooltip,
@@ -768,6 +866,36 @@ static void test_html__opens_in_headless_chromium(void)
 		CHECK(strstr(dom, "fill=\"#d040d0\"") != NULL);
 	}
 	free(dom);
+	dom = NULL;
+	CHECK(vt_test_scratch_end(dir, path) == 0);
+	vt_profile_free(&x.p);
+
+	/* allocs' page: sizes in the tooltips and the search, not samples */
+	struct vt_alloc_site sites[3];
+	x = build();
+	struct vt_allocs a = allocs_of(&x, sites);
+	scratch(dir, sizeof(dir), path, sizeof(path), "allocs.html");
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		struct vt_err err;
+		CHECK(vt_render_allocs_html(f, &a, &err) == VT_OK);
+		fclose(f);
+	}
+	snprintf(url, sizeof(url), "file://%s#q=alert", path);
+	dom = vt_test_dump_dom(browser, dir, url, 1280);
+	CHECK(dom != NULL);
+	if (dom) {
+		char *frames = strstr(dom, "data-frames=\"");
+		CHECK(frames != NULL && atoi(frames + 13) >= 3);
+		CHECK(strstr(dom, "data-error=\"") == NULL);
+		CHECK(strstr(dom, "<script>alert(1)") == NULL);
+		CHECK(strstr(dom, "<title>all\n3.00 MiB, 100.00%") != NULL);
+		CHECK(strstr(dom, "matched: 99.95% (3.00 MiB of 3.00 MiB)") != NULL);
+		long samples = pos_of(dom, "samples");
+		CHECK(samples < 0 || samples > pos_of(dom, "<script"));   /* in the script only */
+	}
+	free(dom);
 	CHECK(vt_test_scratch_end(dir, path) == 0);
 	vt_profile_free(&x.p);
 }
@@ -776,5 +904,5 @@ VT_TEST_MAIN(test_folded__cpu_merged_exact, test_folded__every_state_and_one_sta
 	     test_folded__per_thread_and_pool_roots, test_folded__stream_and_cap,
 	     test_pprof__cpu_round_trip, test_pprof__wall_states_and_weights,
 	     test_pprof__program_first, test_pprof__inline_chains, test_pprof__independent_readers,
-	     test_html__escaped_and_self_contained,
+	     test_html__escaped_and_self_contained, test_html__allocs_weighs_bytes,
 	     test_html__opens_in_headless_chromium)

@@ -6,9 +6,11 @@
 
 #include "base/units.h"
 #include "render/json.h"
+#include "render/svg_chart.h"
 #include "render/table.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static double per_s(uint64_t n, double s)
@@ -313,4 +315,156 @@ json_t *vt_render_alloc_diff_json(const struct vt_alloc_diff *d, const char *a, 
 	json_decref(o);
 	json_decref(rows);
 	return NULL;
+}
+
+/* ---- HTML ---- */
+
+/* Sites drawn as lines: the most bytes first. */
+#define CHART_SITES 6
+
+static void td(FILE *out, bool num, const char *text)
+{
+	fputs(num ? "<td class=\"n\">" : "<td>", out);
+	vt_html_text(out, text);
+	fputs("</td>", out);
+}
+
+static int trend_chart(FILE *out, const struct vt_alloc_trend *t, double x_min, double x_max)
+{
+	size_t n = t->looks.n, nl = t->nsites < CHART_SITES ? t->nsites : CHART_SITES;
+	struct vt_chart_line lines[CHART_SITES];
+	double *x = calloc(n, sizeof(double)), *y = calloc(n * (nl ? nl : 1), sizeof(double));
+	struct vt_chart c;
+	int rc;
+
+	if (!x || !y) {
+		free(x);
+		free(y);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		x[i] = t->looks.v[i].t;
+	for (size_t k = 0; k < nl; k++) {
+		double *yv = y + k * n;
+
+		for (size_t i = 0; i < n; i++) {
+			const struct vt_alloc_look *l = &t->looks.v[i];
+			const struct vt_alloc_look_site *s = look_site(l, &t->sites[k]);
+
+			yv[i] = l->armed_s > 0 ? (s ? (double)s->bytes / l->armed_s : 0) : NAN;
+		}
+		lines[k] = (struct vt_chart_line){ .label = t->sites[k].name, .color = vt_chart_palette[k % 8],
+						   .x = x, .y = yv, .n = n, .dots = true };
+	}
+	memset(&c, 0, sizeof(c));
+	c.id = "allocs";
+	c.title = "allocation sites over time — bytes allocated per second of armed time, at each profile";
+	c.x_title = "time since the soak began";
+	c.y_unit = VT_CHART_BYTES;
+	c.x_min = x_min;
+	c.x_max = x_max;
+	c.y_zero = true;
+	c.lines = lines;
+	c.nlines = nl;
+	rc = vt_svg_chart(out, &c);
+	free(x);
+	free(y);
+	return rc;
+}
+
+int vt_render_alloc_trend_html(FILE *out, const struct vt_alloc_trend *t, double x_min, double x_max)
+{
+	char a[48], b[48];
+	int rc = 0;
+
+	if (!t || !t->looks.n)
+		return 0;
+	fprintf(out, "<h2>allocation sites over time</h2>\n<p>%zu allocation profile%s (vitals soak "
+		"--allocs-every), probes armed ", t->looks.n, t->looks.n == 1 ? "" : "s");
+	vt_html_text(out, armed_text(t->armed_s, a, sizeof(a)));
+	fputs(" of ", out);
+	vt_html_text(out, vt_fmt_span(t->duration_s, b, sizeof(b)));
+	if (isnan(t->slowdown_max))
+		fputs("; the slowdown not measured", out);
+	else
+		fprintf(out, "; the target slowed by up to %.1f%%", 100 * t->slowdown_max);
+	fputs(". Rates are per second of armed time, when the allocating code ran slower.</p>\n", out);
+	if (t->armed_s <= 0) {
+		fputs("<p>", out);
+		vt_html_text(out, t->why);
+		fputs("</p>\n", out);
+		return ferror(out) ? -1 : 0;
+	}
+	rc = trend_chart(out, t, x_min, x_max);
+	fputs("<table>\n<tr><th>site</th><th>module</th><th class=\"n\">bytes/s</th><th class=\"n\">calls/s</th>"
+	      "<th class=\"n\">freed</th><th class=\"n\">&lt;=1ms</th><th class=\"n\">churn</th>"
+	      "<th class=\"n\">first &rarr; last</th></tr>\n", out);
+	for (size_t i = 0; i < t->nsites && i < VT_ALLOC_TREND_SITES; i++) {
+		const struct vt_alloc_trend_site *s = &t->sites[i];
+		char cell[128];
+
+		fputs("<tr>", out);
+		td(out, false, s->name);
+		td(out, false, s->module);
+		td(out, true, rate_text(s->bytes_per_s, a, sizeof(a)));
+		snprintf(cell, sizeof(cell), "%.0f", s->calls_per_s);
+		td(out, true, cell);
+		td(out, true, vt_fmt_pct(s->freed_bytes, s->bytes, a, sizeof(a)));
+		td(out, true, vt_fmt_pct(s->freed_1ms, s->linked, a, sizeof(a)));
+		td(out, true, per_hour_text(s->churn_per_h, a, sizeof(a)));
+		rate_text(s->first_bytes_per_s, a, sizeof(a));
+		snprintf(cell, sizeof(cell), "%s \u2192 %s", a, rate_text(s->last_bytes_per_s, b, sizeof(b)));
+		td(out, true, cell);
+		fputs("</tr>\n", out);
+	}
+	fputs("</table>\n", out);
+	if (t->nsites > VT_ALLOC_TREND_SITES)
+		fprintf(out, "<p class=\"small\">%zu more sites: analyze --json lists them.</p>\n",
+			t->nsites - VT_ALLOC_TREND_SITES);
+	return rc || ferror(out) ? -1 : 0;
+}
+
+int vt_render_alloc_diff_html(FILE *out, const struct vt_alloc_diff *d, const char *a, const char *b)
+{
+	char x[48];
+
+	if (!d || (!d->a.looks.n && !d->b.looks.n))
+		return 0;
+	fputs("<h2>allocation sites: ", out);
+	vt_html_text(out, b);
+	fputs(" against ", out);
+	vt_html_text(out, a);
+	fprintf(out, "</h2>\n<p>%zu and %zu allocation profiles; rates per second of armed time.</p>\n",
+		d->b.looks.n, d->a.looks.n);
+	fputs("<p>", out);
+	vt_html_text(out, d->why[0] ? d->why : d->headline);
+	fputs("</p>\n", out);
+	if (d->why[0])
+		return ferror(out) ? -1 : 0;
+	fputs("<table>\n<tr><th>site</th><th class=\"n\">", out);
+	vt_html_text(out, a);
+	fputs(" bytes/s</th><th class=\"n\">", out);
+	vt_html_text(out, b);
+	fputs(" bytes/s</th><th class=\"n\">change</th><th class=\"n\">", out);
+	vt_html_text(out, a);
+	fputs(" churn</th><th class=\"n\">", out);
+	vt_html_text(out, b);
+	fputs(" churn</th><th></th></tr>\n", out);
+	for (size_t i = 0; i < d->nrows && i < VT_ALLOC_TREND_SITES; i++) {
+		const struct vt_alloc_diff_row *r = &d->rows[i];
+
+		fputs("<tr>", out);
+		td(out, false, r->name);
+		td(out, true, rate_text(r->a_bytes_per_s, x, sizeof(x)));
+		td(out, true, rate_text(r->b_bytes_per_s, x, sizeof(x)));
+		td(out, true, r->a_bytes_per_s > 0 ? vt_fmt_pct_change(100 * (r->b_bytes_per_s / r->a_bytes_per_s - 1), x,
+								      sizeof(x))
+						   : "new");
+		td(out, true, per_hour_text(r->a_churn_per_h, x, sizeof(x)));
+		td(out, true, per_hour_text(r->b_churn_per_h, x, sizeof(x)));
+		td(out, false, r->within_noise ? "within noise" : "");
+		fputs("</tr>\n", out);
+	}
+	fputs("</table>\n", out);
+	return ferror(out) ? -1 : 0;
 }

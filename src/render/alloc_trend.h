@@ -2,7 +2,7 @@
  * alloc_trend.h (render) — a soak's stored allocation profiles in the
  * views of vitals analyze (each profile's rates and its top sites over
  * time, then every site pooled) and vitals compare (sites, B against A,
- * with the churn change that matters most), as text and JSON.
+ * with the churn change that matters most), as text, JSON and HTML.
  */
 #ifndef VT_RENDER_ALLOC_TREND_H
 #define VT_RENDER_ALLOC_TREND_H
@@ -24,5 +24,15 @@ json_t *vt_render_alloc_trend_json(const struct vt_alloc_trend *t);
 /* B against A (labels a, b); nothing when neither side has profiles. */
 int vt_render_alloc_diff_text(FILE *out, const struct vt_alloc_diff *d, const char *a, const char *b);
 json_t *vt_render_alloc_diff_json(const struct vt_alloc_diff *d, const char *a, const char *b);
+
+/*
+ * The HTML sections.  analyze: a chart of the top
+ * sites' bytes per second at each profile (x from x_min to x_max, the
+ * page's other charts' time axis; NAN: the profiles'), then the pooled
+ * table.  compare: the headline and the sites' table.  Nothing when there
+ * are no profiles; -1 out of memory or on a write error.
+ */
+int vt_render_alloc_trend_html(FILE *out, const struct vt_alloc_trend *t, double x_min, double x_max);
+int vt_render_alloc_diff_html(FILE *out, const struct vt_alloc_diff *d, const char *a, const char *b);
 
 #endif

@@ -7,6 +7,7 @@
  * each arm's against the baseline's with a link to the differential flame
  * graph written beside the page.
  */
+#include "render/alloc_trend.h"
 #include "render/profile_trend.h"
 #include "render/soak.h"
 #include "render/soak_fmt.h"
@@ -269,6 +270,9 @@ int vt_render_compare_html(FILE *out, const struct vt_compare_report *r)
 		rc = vt_render_prof_diff_html(out, &r->profile_diffs[i - 1], cmp->arms[0].name ? cmp->arms[0].name : "?",
 					      cmp->arms[i].name ? cmp->arms[i].name : "?",
 					      r->flame_pages ? r->flame_pages[i - 1] : NULL);
+	for (i = 1; !rc && r->alloc_diffs && i < cmp->narms; i++)
+		rc = vt_render_alloc_diff_html(out, &r->alloc_diffs[i - 1], cmp->arms[0].name ? cmp->arms[0].name : "?",
+					       cmp->arms[i].name ? cmp->arms[i].name : "?");
 	vt_html_end(out);
 	return rc || ferror(out) ? -1 : 0;
 }

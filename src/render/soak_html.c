@@ -10,6 +10,7 @@
 #include "render/soak_fmt.h"
 
 #include "analyze/thread_view.h"
+#include "render/alloc_trend.h"
 #include "render/profile_trend.h"
 #include "render/svg_chart.h"
 #include "render/threads.h"
@@ -675,6 +676,8 @@ int vt_render_analyze_html(FILE *out, const struct vt_analyze_report *r)
 	      "the samples a point summarises. Breaks are restarts or gaps in the recording.</p>\n", out);
 	if (s->n)
 		rc |= vt_render_prof_trend_html(out, r->profiles, s->t0[0], s->t1[s->n - 1]);
+	if (s->n)
+		rc |= vt_render_alloc_trend_html(out, r->allocs, s->t0[0], s->t1[s->n - 1]);
 	rc |= print_threads(out, r);
 	print_events(out, s);
 	vt_html_end(out);

@@ -73,6 +73,11 @@ check "compare: the churn B removed, from churn_round" \
 "$B/vitals" compare --json "$WORK/a.db" "$WORK/b.db" >"$WORK/c.json" 2>/dev/null || fail "compare --json"
 check "compare --json: B's churn_round below A's" \
 	test "$(jq_py "$WORK/c.json" "next(r['b_churn_per_h'] < r['a_churn_per_h'] for r in j['allocs'][0]['sites'] if r['name'] == 'churn_round')")" = true
+"$B/vitals" analyze "$WORK/a.db" --html "$WORK/a.html" >/dev/null 2>&1 || fail "analyze --html"
+check "analyze --html: the sites over time, charted" \
+	python3 -c "import sys; s = open(sys.argv[1]).read(); sys.exit(not ('<h2>allocation sites over time</h2>' in s and 'id=\"allocs' in s and 'churn_round' in s))" "$WORK/a.html"
+"$B/vitals" compare "$WORK/a.db" "$WORK/b.db" --html "$WORK/c.html" >/dev/null 2>&1 || fail "compare --html"
+check "compare --html: the headline" grep -q "the change removed .*/h of churn from churn_round" "$WORK/c.html"
 kill "$APID" "$BPID" 2>/dev/null
 
 # Ctrl-Z while an allocation profile's probes are in (a target with CPU of its

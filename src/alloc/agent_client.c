@@ -411,18 +411,15 @@ static int read_reply(int fd, struct vt_buf *buf, long long deadline, int timeou
 	}
 }
 
-int vt_agent_query(const char *path, pid_t host_pid, bool trim, int timeout_ms,
-		   struct vt_agent_reply *out, struct vt_err *err)
+int vt_agent_exchange(const char *path, pid_t host_pid, const char *req, int timeout_ms, struct vt_buf *buf,
+		      struct vt_err *err)
 {
-	struct vt_buf buf = VT_BUF_INIT(VT_AGENT_REPLY_MAX);
 	long long deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : VT_AGENT_CLIENT_TIMEOUT_MS);
 	struct vt_err send_err, read_err;
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
-	char req[64];
-	int fd, rc, rrc, n;
+	int fd, rc, rrc;
 
-	memset(out, 0, sizeof(*out));
 	if (timeout_ms <= 0)
 		timeout_ms = VT_AGENT_CLIENT_TIMEOUT_MS;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -430,50 +427,62 @@ int vt_agent_query(const char *path, pid_t host_pid, bool trim, int timeout_ms,
 		return vt_err_set(err, VT_E_IO, errno, "cannot create a socket: %s", strerror(errno));
 	rc = connect_agent(fd, path, deadline, err);
 	if (rc)
-		goto out_close;
+		goto out;
 
 	/* The listening socket's creator, in our pid namespace. */
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
 		rc = vt_err_set(err, VT_E_IO, errno, "cannot read the credentials of '%s': %s", path,
 				strerror(errno));
-		goto out_close;
+		goto out;
 	}
 	if (cred.pid != host_pid) {
 		rc = vt_err_set(err, VT_E_NOTFOUND, 0,
 				"'%s' is served by process %d, not by %d: not its agent", path,
 				(int)cred.pid, (int)host_pid);
-		goto out_close;
+		goto out;
 	}
-
-	n = snprintf(req, sizeof(req), "{\"v\":%d,\"want\":\"heap\"%s}\n", VT_AGENT_PROTO_VERSION,
-		     trim ? ",\"trim\":true" : "");
 	/*
 	 * An agent that refuses us (another uid) answers and hangs up without
 	 * reading the request: after EPIPE its words are still there to read.
 	 */
-	rc = send_request(fd, req, (size_t)n, deadline, path, &send_err);
+	rc = send_request(fd, req, strlen(req), deadline, path, &send_err);
 	if (rc && send_err.sys_errno != EPIPE && send_err.sys_errno != ECONNRESET) {
 		if (err)
 			*err = send_err;
-		goto out_close;
+		goto out;
 	}
-	rrc = read_reply(fd, &buf, deadline, timeout_ms, path, &read_err);
-	if (rc && buf.len == 0) {
+	rrc = read_reply(fd, buf, deadline, timeout_ms, path, &read_err);
+	if (rc && buf->len == 0) {
 		if (err)
 			*err = send_err;
-		goto out_buf;
+		goto out;
 	}
 	if (!rc && rrc) {
 		rc = rrc;
 		if (err)
 			*err = read_err;
-		goto out_buf;
+		goto out;
 	}
-	rc = vt_agent_reply_parse(buf.data ? buf.data : "", buf.len, trim, out, err);
-out_buf:
-	vt_buf_release(&buf);
-out_close:
+	rc = VT_OK;
+out:
 	close(fd);
+	return rc;
+}
+
+int vt_agent_query(const char *path, pid_t host_pid, bool trim, int timeout_ms,
+		   struct vt_agent_reply *out, struct vt_err *err)
+{
+	struct vt_buf buf = VT_BUF_INIT(VT_AGENT_REPLY_MAX);
+	char req[64];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(req, sizeof(req), "{\"v\":%d,\"want\":\"heap\"%s}\n", VT_AGENT_PROTO_VERSION,
+		 trim ? ",\"trim\":true" : "");
+	rc = vt_agent_exchange(path, host_pid, req, timeout_ms, &buf, err);
+	if (rc == VT_OK)
+		rc = vt_agent_reply_parse(buf.data ? buf.data : "", buf.len, trim, out, err);
+	vt_buf_release(&buf);
 	return rc;
 }
 

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "agent/protocol.h"
+#include "base/buf.h"
 #include "base/error.h"
 #include "proc/procfs.h"
 
@@ -102,6 +103,15 @@ int vt_agent_find(const struct vt_procfs *pfs, pid_t pid, uid_t target_euid, cha
  */
 int vt_agent_query(const char *path, pid_t host_pid, bool trim, int timeout_ms,
 		   struct vt_agent_reply *out, struct vt_err *err);
+
+/*
+ * One exchange with the agent at path, as vt_agent_query makes it (bounded
+ * by timeout_ms, the server checked to be host_pid): send the request line
+ * req ('\n' ended) and read the reply whole into buf (its max bounds it).
+ * Errors as vt_agent_query's before parsing.
+ */
+int vt_agent_exchange(const char *path, pid_t host_pid, const char *req, int timeout_ms, struct vt_buf *buf,
+		      struct vt_err *err);
 
 /*
  * Parse one reply (buf: len bytes, need not be NUL-terminated; untrusted).

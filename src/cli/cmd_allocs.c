@@ -23,7 +23,7 @@
 #define ALLOCS_MAX_S 3600.0
 
 enum { OPT_FOR = 1, OPT_BUDGET, OPT_WINDOW, OPT_TOP, OPT_JSON, OPT_NAME, OPT_FOLDED, OPT_FOLDED_CALLS,
-       OPT_PPROF, OPT_HTML, OPT_FORCE };
+       OPT_PPROF, OPT_HTML, OPT_FORCE, OPT_PATH, OPT_EVERY };
 
 static const struct vt_option allocs_options[] = {
 	{ "for", 0, "DURATION", "profile for DURATION (default 10s; at least 0.1s,\n"
@@ -33,6 +33,11 @@ static const struct vt_option allocs_options[] = {
 			      "keep the measured cost under it", OPT_BUDGET },
 	{ "window", 0, "DURATION", "each armed window (default 100ms; 10ms to 10s):\n"
 				   "blocks freed within it are seen freed", OPT_WINDOW },
+	{ "path", 0, "HOW", "auto (the default): the agent's in-process sampling\n"
+			    "when the process runs libvitals-agent-allocs.so,\n"
+			    "else uprobes; uprobes; or agent", OPT_PATH },
+	{ "every", 0, "SIZE", "the agent's path: one sample every SIZE allocated\n"
+			      "on average (default 512KiB; 1 to 1GiB)", OPT_EVERY },
 	{ "top", 0, "N", "show the N sites that allocate the most (default 20;\n"
 			 "0 all)", OPT_TOP },
 	{ "name", 0, "NAME", "the process called NAME instead of a PID", OPT_NAME },
@@ -53,9 +58,10 @@ static const struct vt_option allocs_options[] = {
 static const struct vt_exit_note allocs_exits[] = {
 	{ 1, "partial: the process exited during the run; the profile so far is shown" },
 	{ 3, NULL }, { 4, "it exited before the probes were armed" },
+	{ 2, "--path agent: the process runs no vitals agent" },
 	{ 5, "the probes need CAP_PERFMON or CAP_SYS_ADMIN" }, { 6, "kernel thread" }, { 7, "zombie" },
 	{ 8, "no uprobe PMU, or an allocator that cannot be probed (stripped and linked in, a "
-	     "sanitizer's)" },
+	     "sanitizer's); --path agent: its agent does not sample (the plain libvitals-agent.so)" },
 	{ 64, "usage error" },
 	{ -1, NULL },
 };
@@ -66,6 +72,7 @@ static const char *const allocs_examples[] = {
 	"vitals allocs --json PID",
 	"vitals allocs --pprof allocs.pb.gz --folded allocs.folded PID",
 	"vitals allocs --for 30s --html allocs.html PID",
+	"vitals allocs --path agent --every 64KiB PID",
 	NULL,
 };
 
@@ -92,7 +99,16 @@ static const char *const allocs_examples[] = {
 "probe leaves the target's code) and the windows are spaced to keep the\n" \
 "slowdown under the budget.  The cost is measured, not assumed: the share of\n" \
 "the target's CPU spent in the kernel while armed against while not, and\n" \
-"said with the result.\n"
+"said with the result.\n" \
+"\n" \
+"The cheap path: a process started with LD_PRELOAD=libvitals-agent-allocs.so\n" \
+"(the vitals agent with malloc wrappers) samples its own allocations, one\n" \
+"every --every bytes on average (like jemalloc's lg_prof_sample), with their\n" \
+"stacks and, when freed during the run, when: no probe, no trap, no root.\n" \
+"The sites' figures are then estimates (each sample stands for the calls it\n" \
+"was drawn from), the totals the agent's exact counts, and a block's fate is\n" \
+"seen to the end of the run.  --path auto takes it when the agent answers;\n" \
+"the output says which path was taken and why.\n"
 
 #define ALLOCS_AFTER \
 "The probes need CAP_PERFMON or CAP_SYS_ADMIN (root), whatever\n" \
@@ -113,6 +129,8 @@ struct allocs_cli {
 	bool json, force;
 	const char *name;
 	const char *folded, *folded_calls, *pprof, *html;
+	enum vt_allocs_path path;
+	uint64_t every;
 };
 
 static int allocs_option(void *ctx, int id, const char *arg)
@@ -138,6 +156,22 @@ static int allocs_option(void *ctx, int id, const char *arg)
 	case OPT_FOLDED_CALLS: o->folded_calls = arg; return 0;
 	case OPT_PPROF: o->pprof = arg; return 0;
 	case OPT_HTML: o->html = arg; return 0;
+	case OPT_PATH:
+		if (!strcmp(arg, "auto"))
+			o->path = VT_ALLOCS_AUTO;
+		else if (!strcmp(arg, "uprobes"))
+			o->path = VT_ALLOCS_UPROBES;
+		else if (!strcmp(arg, "agent"))
+			o->path = VT_ALLOCS_AGENT;
+		else
+			return vt_cli_usage_error("allocs", "--path '%s': auto, uprobes or agent", arg);
+		return 0;
+	case OPT_EVERY:
+		if ((rc = vt_cli_size(&vt_cmd_allocs, "every", arg, &o->every)))
+			return rc;
+		if (o->every < 1 || o->every > (1ull << 30))
+			return vt_cli_usage_error("allocs", "--every '%s': from 1 byte to 1GiB", arg);
+		return 0;
 	case OPT_FORCE: o->force = true; return 0;
 	case OPT_NAME:
 		if (o->name)
@@ -223,6 +257,8 @@ static int allocs_run(const struct vt_command *cmd, int argc, char **argv)
 		return vt_cli_usage_error("allocs", "'%s' is not a process id", args.operands[0]);
 	if ((rc = check_outputs(&o)))
 		return rc;
+	if (o.every && o.path == VT_ALLOCS_UPROBES)
+		return vt_cli_usage_error("allocs", "--every is the agent's sampling interval: not with --path uprobes");
 	vt_err_clear(&err);
 	if (vt_cli_open_procfs(&pfs, &err))
 		return vt_cli_error(&err);
@@ -232,6 +268,7 @@ static int allocs_run(const struct vt_command *cmd, int argc, char **argv)
 	vt_cli_catch_tstp(&tstp, NULL);
 	ao = (struct vt_allocs_opts){
 		.duration_s = o.for_s, .budget = o.budget, .window_s = o.window_s, .stop = stop,
+		.path = o.path, .every = o.every,
 		.pause = tstp, .paused = vt_cli_tstp_paused,
 		.progress = isatty(STDERR_FILENO) && !o.json ? progress : NULL,
 	};

@@ -198,6 +198,12 @@ static json_t *look_json(const struct vt_alloc_look *l)
 			      (json_int_t)l->lost, "calls_per_s", real_or_null(per_s(l->calls, l->armed_s)),
 			      "bytes_per_s", real_or_null(per_s(l->bytes, l->armed_s)), "sites_total",
 			      (json_int_t)l->sites_total);
+
+	if (o && (json_object_set_new(o, "path", json_string(l->agent ? "agent" : "uprobes")) ||
+		  json_object_set_new(o, "every", l->agent ? json_integer((json_int_t)l->every) : json_null()))) {
+		json_decref(o);
+		return NULL;
+	}
 	json_t *sites = json_array();
 
 	for (size_t i = 0; o && sites && i < l->nsites; i++)

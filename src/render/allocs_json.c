@@ -104,6 +104,12 @@ int vt_render_allocs_json(FILE *out, const struct vt_allocs *a, bool compact)
 	json_object_set_new(cost, "disarm_ms", real_or_null(m->windows ? m->close_ms / m->windows : NAN));
 	json_object_set_new(cost, "self_cpu_s", real_or_null(m->self_cpu_s));
 	json_object_set_new(root, "probes_how", vt_json_text(m->probes_how));
+	json_object_set_new(root, "path", json_string(m->agent ? "agent" : "uprobes"));
+	json_object_set_new(root, "path_why", m->path_why[0] ? vt_json_text(m->path_why) : json_null());
+	json_object_set_new(root, "agent", m->agent ? json_pack("{s:I s:I s:I s:b}", "every", (json_int_t)m->every,
+								 "samples", (json_int_t)m->agent_samples, "dropped",
+								 (json_int_t)m->agent_dropped, "expired", m->agent_expired)
+						    : json_null());
 	json_object_set_new(root, "cost", cost);
 	json_object_set_new(root, "calls", json_integer((json_int_t)m->calls));
 	json_object_set_new(root, "bytes", json_integer((json_int_t)m->bytes));

@@ -24,6 +24,8 @@
  */
 #include "sample/allocs.h"
 
+#include "alloc/agent_allocs.h"
+#include "alloc/agent_client.h"
 #include "alloc/thread_arena.h"
 #include "sample/arena_threads.h"
 
@@ -158,6 +160,11 @@ struct run {
 	uint32_t locs[VT_PROFILE_MAX_DEPTH];
 	struct vt_unwind_frame frames[VT_PROFILE_MAX_DEPTH];
 	bool nomem;
+
+	/* the agent's path: its socket, armed until stopped */
+	char agent_sock[512];
+	bool agent_armed;
+	uint64_t rng;               /* rounds each sample's weight without bias */
 };
 
 static void refresh_active(struct run *r);
@@ -587,16 +594,16 @@ static struct thread_state *thread_of(struct run *r, pid_t tid)
 	return &r->ts[s];
 }
 
-static void count_thread(struct vt_alloc_site *site, pid_t tid)
+static void count_thread(struct vt_alloc_site *site, pid_t tid, uint64_t calls)
 {
 	for (unsigned i = 0; i < VT_ALLOCS_SITE_THREADS; i++) {
 		if (site->threads[i].tid == tid || !site->threads[i].tid) {
 			site->threads[i].tid = tid;
-			site->threads[i].calls++;
+			site->threads[i].calls += calls;
 			return;
 		}
 	}
-	site->other_thread_calls++;
+	site->other_thread_calls += calls;
 }
 
 static void freed(struct run *r, uint64_t addr, uint64_t t, pid_t tid)
@@ -632,7 +639,7 @@ static void allocated(struct run *r, const struct pending *c, uint64_t ptr, uint
 	site->bytes += c->size;
 	site->size_bins[size_bin(c->size)]++;
 	site->fn_calls[c->fn]++;
-	count_thread(site, tid);
+	count_thread(site, tid, 1);
 	if (c->fn == VT_AFN_POSIX_MEMALIGN || !ptr)
 		return;
 	site->linked++;
@@ -1245,6 +1252,200 @@ static int run_windows(struct run *r, struct vt_err *err)
 	return rc;
 }
 
+/* ---- the agent's path ---- */
+
+#define AGENT_SLACK_MS 10000    /* the agent's own deadline past the run: vitals may be late */
+#define AGENT_LIB "libvitals-agent-allocs.so"
+
+/*
+ * Arm the target's agent, when there is one that samples (opts->path not
+ * uprobes).  false: take the uprobes' path (path_why says why), or, when
+ * the agent's path was asked for, *rc is the error.
+ */
+static bool agent_arm(struct run *r, const struct vt_proc_status *status, int *rc, struct vt_err *err)
+{
+	const struct vt_allocs_opts *o = r->opts;
+	struct vt_allocs_meta *m = &r->A->meta;
+	uint64_t every = o->every ? o->every : VT_AGENT_ALLOC_EVERY_DEFAULT;
+	uint64_t for_ms = (uint64_t)(o->duration_s * 1000) + AGENT_SLACK_MS;
+	struct vt_err e;
+
+	*rc = VT_OK;
+	if (vt_agent_find(r->pfs, r->pid, (uid_t)status->uid_eff, r->agent_sock, sizeof(r->agent_sock)) != VT_OK) {
+		if (o->path == VT_ALLOCS_AGENT) {
+			*rc = vt_err_set(err, VT_E_NOTFOUND, 0, "process %d runs no vitals agent (no socket at %s)",
+					 (int)r->pid, r->agent_sock);
+			vt_err_hint(err, "start it with LD_PRELOAD=/path/to/" AGENT_LIB ", or leave --path out "
+				    "for the uprobes (root)");
+		} else {
+			snprintf(m->path_why, sizeof(m->path_why), "no vitals agent in the process");
+		}
+		return false;
+	}
+	if (vt_agent_allocs_start(r->agent_sock, r->pid, every, for_ms, &e) != VT_OK) {
+		if (o->path == VT_ALLOCS_AGENT) {
+			*rc = e.code;
+			if (err) {
+				*err = e;
+				vt_err_hint(err, "its agent must be " AGENT_LIB " (the plain libvitals-agent.so "
+					    "does not sample); or leave --path out for the uprobes (root)");
+			}
+		} else {
+			snprintf(m->path_why, sizeof(m->path_why), "its agent cannot sample allocations (%.200s)", e.msg);
+		}
+		return false;
+	}
+	r->agent_armed = true;
+	m->agent = true;
+	m->every = every;
+	if (o->path != VT_ALLOCS_AGENT)
+		snprintf(m->path_why, sizeof(m->path_why), "its agent samples allocations in-process (" AGENT_LIB
+			 "): no probe, no trap");
+	return true;
+}
+
+/* Disarm the agent if it still samples (an error on the way): it would stop at its deadline anyway. */
+static void agent_disarm(struct run *r)
+{
+	struct vt_agent_allocs got;
+
+	if (!r->agent_armed)
+		return;
+	r->agent_armed = false;
+	if (vt_agent_allocs_stop(r->agent_sock, r->pid, &got, NULL) == VT_OK)
+		vt_agent_allocs_release(&got);
+}
+
+/* A weight rounded up or down at random, so that counts come out unbiased. */
+static uint64_t round_weight(struct run *r, double w)
+{
+	double whole = floor(w);
+
+	r->rng = r->rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint64_t)whole + ((double)(r->rng >> 11) / 9007199254740992.0 < w - whole);
+}
+
+/* A sample's stack as locations into r->locs, the agent's own frames left out. */
+static uint32_t agent_locs(struct run *r, const struct vt_agent_alloc_sample *s)
+{
+	const struct vt_profile *p = r->A->p;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < s->npcs && n < VT_PROFILE_MAX_DEPTH; i++) {
+		uint32_t module, loc = vt_stack_namer_user(&r->names, s->pcs[i], true, &module);
+
+		if (loc == NO_IDX)
+			continue;
+		if (n == 0 && strstr(vt_profile_str(p, p->funcs[p->locs[loc].func].module), "libvitals-agent"))
+			continue;
+		r->locs[n++] = loc;
+		while (p->locs[loc].inlined_into && n < VT_PROFILE_MAX_DEPTH)
+			r->locs[n++] = loc = p->locs[loc].inlined_into - 1;
+	}
+	return n;
+}
+
+/* One sample, standing for weight allocations at its site. */
+static void agent_sample(struct run *r, const struct vt_agent_alloc_sample *s, uint64_t t_end)
+{
+	uint64_t w = round_weight(r, vt_agent_alloc_weight(s->size, r->A->meta.every));
+	uint32_t n = agent_locs(r, s), own = first_own(r, r->locs, n), site_i;
+	struct vt_alloc_site *site;
+
+	if (own == NO_IDX && n)
+		own = r->locs[n - 1];   /* all wrappers: the outermost seen */
+	if (own == NO_IDX || !w || (site_i = site_for_loc(r, own)) == NO_IDX)
+		return;
+	site = &r->A->sites[site_i];
+	if (!site->example_depth) {
+		uint32_t i = 0, k = 0;
+
+		while (i < n && r->locs[i] != own)
+			i++;
+		for (; i < n && k < VT_ALLOCS_EXAMPLE_DEPTH; i++)
+			site->example[k++] = r->locs[i];
+		site->example_depth = k;
+	}
+	site->calls += w;
+	site->bytes += w * s->size;
+	site->size_bins[size_bin(s->size)] += w;
+	site->fn_calls[s->fn] += w;
+	count_thread(site, s->tid, w);
+	site->linked += w;
+	if (s->freed_ns) {
+		site->freed += w;
+		site->freed_bytes += w * s->size;
+		site->age_bins[age_bin(s->freed_ns - s->t_ns)] += w;
+		if (s->freed_tid && s->freed_tid != s->tid)
+			site->freed_elsewhere += w;
+	} else if (s->t_ns <= t_end) {
+		site->live += w;
+		site->live_bytes += w * s->size;
+	}
+}
+
+/*
+ * The run on the agent's path: it samples in the target for the duration
+ * (watched for the target's exit, Ctrl-C and Ctrl-Z: the sampling goes on
+ * meanwhile, bounded by its own deadline), then is disarmed and its samples
+ * named and counted.
+ */
+static int run_agent(struct run *r, struct vt_err *err)
+{
+	const struct vt_allocs_opts *o = r->opts;
+	struct vt_allocs_meta *m = &r->A->meta;
+	uint64_t start = vt_mono_ns(), until = start + (uint64_t)(o->duration_s * 1e9), stopped_ns = 0;
+	struct vt_agent_allocs got;
+	int rc;
+
+	m->budget = 0;
+	m->trap_ns = NAN;
+	m->target_base_rate = NAN;
+	snprintf(m->probes_how, sizeof(m->probes_how), "the agent's in-process sampling (" AGENT_LIB ")");
+	for (;;) {
+		uint64_t step = vt_mono_ns() + 1000000000ull;
+
+		if (rest_watching(o, step < until ? step : until, r->dirfd, &r->buf)) {
+			m->exited = true;
+			break;
+		}
+		if (o->pause && *o->pause && o->paused) {
+			uint64_t t = vt_mono_ns();
+
+			o->paused(o->progress_ctx);   /* the agent samples on, up to its deadline */
+			until += vt_mono_ns() - t;
+			stopped_ns += vt_mono_ns() - t;
+			continue;
+		}
+		if (o->progress)
+			o->progress(o->progress_ctx, (double)(vt_mono_ns() - start) / 1e9, o->duration_s, 0);
+		if (vt_mono_ns() >= until || (o->stop && *o->stop))
+			break;
+	}
+	m->duration_s = (double)(vt_mono_ns() - start - stopped_ns) / 1e9;
+	m->interrupted = o->stop && *o->stop;
+	r->agent_armed = false;
+	if (m->exited)
+		return vt_err_set(err, VT_E_GONE, ESRCH, "process %d exited while its agent sampled: its samples went "
+				  "with it", (int)r->pid);
+	if ((rc = vt_agent_allocs_stop(r->agent_sock, r->pid, &got, err)) != VT_OK)
+		return rc;
+	m->armed_s = (double)(got.t1_ns - got.t0_ns) / 1e9;
+	m->windows = 1;
+	m->window_s = m->armed_s;
+	m->calls = got.calls;
+	m->bytes = got.bytes;
+	m->frees = got.frees;
+	m->hits = m->agent_samples = got.nsamples;
+	m->agent_dropped = got.dropped;
+	m->agent_expired = got.expired;
+	r->rng = 0x9e3779b97f4a7c15ull ^ got.t0_ns;
+	for (size_t i = 0; i < got.nsamples && !r->nomem && !r->names.nomem; i++)
+		agent_sample(r, &got.samples[i], got.t1_ns);
+	vt_agent_allocs_release(&got);
+	return VT_OK;
+}
+
 int vt_allocs_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_allocs_opts *opts,
 		  struct vt_allocs **out, struct vt_err *err)
 {
@@ -1269,10 +1470,13 @@ int vt_allocs_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_allocs
 	if ((rc = vt_pid_open(pfs, pid, &r.dirfd, err)) ||
 	    (rc = vt_target_check(r.dirfd, pid, &r.buf, &st, &status, err)) ||
 	    (rc = vt_target_allocator(pfs, r.dirfd, pid, (long)status.uid_real, &r.buf, &r.maps,
-				      &alloc, err)) ||
-	    (rc = vt_alloc_probe_plan(pfs, r.dirfd, pid, &r.maps, &alloc, &r.plan, err)) ||
-	    (r.threads = st.num_threads, r.ncpus = sysconf(_SC_NPROCESSORS_ONLN),
-	     (rc = plan_events(&r, err))))
+				      &alloc, err)))
+		goto out;
+	if (opts->path != VT_ALLOCS_UPROBES && !agent_arm(&r, &status, &rc, err) && rc)
+		goto out;
+	if (!r.agent_armed &&
+	    ((rc = vt_alloc_probe_plan(pfs, r.dirfd, pid, &r.maps, &alloc, &r.plan, err)) ||
+	     (r.threads = st.num_threads, r.ncpus = sysconf(_SC_NPROCESSORS_ONLN), (rc = plan_events(&r, err)))))
 		goto out;
 	r.A->meta.pid = pid;
 	snprintf(r.A->meta.comm, sizeof(r.A->meta.comm), "%s", st.comm);
@@ -1283,7 +1487,7 @@ int vt_allocs_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_allocs
 	if ((rc = vt_unwinder_open(r.dirfd, pid, &r.uw, err)))
 		goto out;
 	vt_stack_namer_init(&r.names, r.A->p, r.uw, r.dirfd);
-	rc = run_windows(&r, err);
+	rc = r.agent_armed ? run_agent(&r, err) : run_windows(&r, err);
 	if (rc == VT_OK && r.A->meta.windows == 0 && r.A->meta.exited)
 		rc = vt_err_set(err, VT_E_GONE, ESRCH, "process %d exited before the probes were "
 				"armed", (int)pid);
@@ -1298,6 +1502,7 @@ int vt_allocs_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_allocs
 		r.A->meta.self_cpu_s = self_cpu_s() - self0;
 	}
 out:
+	agent_disarm(&r);
 	vt_uprobe_set_close(&r.probes);   /* every perf event on them is closed */
 	vt_stack_namer_release(&r.names);
 	vt_unwinder_free(&r.uw);

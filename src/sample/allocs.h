@@ -19,9 +19,18 @@
  * its window (and how soon), or still live when the window closed (kept
  * past it: what happens next is not seen).
  *
+ * Where the target runs the agent with allocation sampling
+ * (libvitals-agent-allocs.so preloaded, alloc/agent_allocs.h), the cheap
+ * path: no probe, no trap, no root; it samples one allocation every
+ * opts->every bytes on average for the whole run, and each sample's fate is
+ * seen up to the run's end (the "window" is the run).  opts->path chooses;
+ * meta.agent says which was taken and meta.path_why why.
+ *
  * Live only.  Errors: those of vt_perf_open with probes (VT_E_PERM with
  * the capability to grant, VT_E_UNSUPPORTED without the uprobe PMU), of
- * vt_alloc_probe_plan, VT_E_NOPROC/KTHREAD/ZOMBIE, VT_E_NOMEM.
+ * vt_alloc_probe_plan, VT_E_NOPROC/KTHREAD/ZOMBIE, VT_E_NOMEM; with
+ * VT_ALLOCS_AGENT, VT_E_NOTFOUND (no agent) or VT_E_UNSUPPORTED (an agent
+ * that cannot sample), saying which library to preload.
  */
 #ifndef VT_SAMPLE_ALLOCS_H
 #define VT_SAMPLE_ALLOCS_H
@@ -105,6 +114,15 @@ struct vt_allocs_meta {
 	char arenas_why[256];     /* why not, "" when they were or the allocator is not glibc's */
 	bool budget_spent;        /* ended before the duration: another window would not fit
 	                           * the budget over what was left of it */
+	/* how the calls were seen: uprobes (the windows above), or the agent's in-process
+	 * sampling (libvitals-agent-allocs.so preloaded): one sample every `every` bytes on
+	 * average, each standing for the calls it was drawn from (sites' figures are
+	 * estimates; calls, bytes and frees above are the agent's exact counts) */
+	bool agent;
+	uint64_t every;           /* agent: mean bytes between samples */
+	uint64_t agent_samples, agent_dropped;
+	bool agent_expired;       /* agent: it disarmed itself at its deadline first */
+	char path_why[256];       /* why this path and not the other ("" when asked for) */
 	bool exited;              /* the target exited: the profile so far */
 	bool interrupted;
 };
@@ -117,8 +135,16 @@ struct vt_allocs {
 	size_t nsites, cap_sites;
 };
 
+enum vt_allocs_path {
+	VT_ALLOCS_AUTO,           /* the agent's sampling when it can, else uprobes */
+	VT_ALLOCS_UPROBES,
+	VT_ALLOCS_AGENT,
+};
+
 struct vt_allocs_opts {
 	double duration_s;        /* > 0 */
+	enum vt_allocs_path path;
+	uint64_t every;           /* agent: mean bytes between samples; 0 = 512 KiB */
 	double budget;            /* slowdown allowed, (0, 1]; 0 = 0.05 */
 	double window_s;          /* armed window; 0 = 0.1 s */
 	uint32_t stack_bytes;     /* stack copied per allocation; 0 = 1024 */

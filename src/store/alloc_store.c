@@ -18,7 +18,7 @@ const char vt_store_alloc_schema_sql[] =
 	" partial INTEGER, exited INTEGER, comm TEXT, allocator TEXT, file TEXT, duration_s REAL,"
 	" armed_s REAL, windows INTEGER, window_s REAL, budget REAL, trap_ns REAL, slowdown REAL,"
 	" hits INTEGER, calls INTEGER, bytes INTEGER, frees INTEGER, lost INTEGER, nsites INTEGER,"
-	" sites_total INTEGER);"
+	" sites_total INTEGER, path TEXT, every INTEGER);"
 	"CREATE TABLE alloc_sites(profile_id INTEGER, idx INTEGER, name TEXT, module TEXT, calls INTEGER,"
 	" bytes INTEGER, linked INTEGER, freed INTEGER, freed_bytes INTEGER, freed_1ms INTEGER,"
 	" live INTEGER, live_bytes INTEGER, stack TEXT, PRIMARY KEY(profile_id, idx)) WITHOUT ROWID;";
@@ -45,8 +45,8 @@ static int write_profile(sqlite3 *db, const char *path, double t, double wall, b
 
 	if ((rc = vt_store_prepare_on(db, path, "INSERT INTO alloc_profiles(t, wall, pid, partial, exited, comm,"
 				      " allocator, file, duration_s, armed_s, windows, window_s, budget, trap_ns,"
-				      " slowdown, hits, calls, bytes, frees, lost, nsites, sites_total)"
-				      " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+				      " slowdown, hits, calls, bytes, frees, lost, nsites, sites_total, path, every)"
+				      " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 				      &q, err)))
 		return rc;
 	sqlite3_bind_double(q, 1, t);
@@ -71,6 +71,8 @@ static int write_profile(sqlite3 *db, const char *path, double t, double wall, b
 	vt_store_bind_count(q, 20, m->lost);
 	vt_store_bind_count(q, 21, nsites);
 	vt_store_bind_count(q, 22, a->nsites);
+	sqlite3_bind_text(q, 23, m->agent ? "agent" : "uprobes", -1, SQLITE_STATIC);
+	vt_store_bind_count(q, 24, m->every);
 	rc = vt_store_insert_step(db, path, q, "writing an allocation profile to", err);
 	sqlite3_finalize(q);
 	*id = sqlite3_last_insert_rowid(db);
@@ -223,6 +225,7 @@ static bool col_real(sqlite3_stmt *q, int i, double lo, double hi, bool nullable
 
 static int read_profile(struct reader *r, sqlite3_stmt *q, struct vt_alloc_look *l)
 {
+	char path[24];
 	uint64_t v;
 
 	r->id = l->id = sqlite3_column_int64(q, 0);
@@ -250,6 +253,11 @@ static int read_profile(struct reader *r, sqlite3_stmt *q, struct vt_alloc_look 
 	VT_STORE_COUNT(q, 19, INT64_MAX, l->lost, "lost");
 	VT_STORE_COUNT(q, 20, VT_STORE_ALLOC_SITES, l->nsites, "nsites");
 	VT_STORE_COUNT(q, 21, INT64_MAX, l->sites_total, "sites_total");
+	vt_store_col_text(q, 22, path, sizeof(path));
+	if (strcmp(path, "agent") && strcmp(path, "uprobes"))
+		return damaged(r, "its path '%.20s' is neither uprobes nor agent", path);
+	l->agent = !strcmp(path, "agent");
+	VT_STORE_COUNT(q, 23, 1ull << 40, l->every, "every");
 	if (l->nsites > l->sites_total)
 		return damaged(r, "it keeps %zu sites of %llu", l->nsites, (unsigned long long)l->sites_total);
 	return VT_OK;
@@ -317,7 +325,8 @@ int vt_store_allocs_load(const char *path, struct vt_alloc_looks *out, struct vt
 	}
 	if (sqlite3_prepare_v2(r.db, "SELECT id, t, wall, pid, partial, exited, comm, allocator, duration_s,"
 			       " armed_s, windows, window_s, budget, trap_ns, slowdown, hits, calls, bytes, frees,"
-			       " lost, nsites, sites_total FROM alloc_profiles ORDER BY id", -1, &profiles, NULL) ||
+			       " lost, nsites, sites_total, path, every FROM alloc_profiles ORDER BY id", -1,
+			       &profiles, NULL) ||
 	    sqlite3_prepare_v2(r.db, "SELECT idx, name, module, calls, bytes, linked, freed, freed_bytes,"
 			       " freed_1ms, live, live_bytes FROM alloc_sites WHERE profile_id = ? ORDER BY idx", -1,
 			       &sites, NULL)) {

@@ -7,12 +7,14 @@
  * file any sqlite3 shell can query:
  *   alloc_profiles(id INTEGER PRIMARY KEY, t, wall, pid, partial, exited, comm, allocator,
  *                  file, duration_s, armed_s, windows, window_s, budget, trap_ns, slowdown,
- *                  hits, calls, bytes, frees, lost, nsites, sites_total)
+ *                  hits, calls, bytes, frees, lost, nsites, sites_total, path, every)
  *   alloc_sites(profile_id, idx, name, module, calls, bytes, linked, freed, freed_bytes,
  *               freed_1ms, live, live_bytes, stack, PRIMARY KEY(profile_id, idx))
  * A profile keeps its VT_STORE_ALLOC_SITES sites that allocated the most
  * bytes (sites_total says how many it had); a site's stack is its first
- * stack seen, folded (root first, frames joined by ';').  Counts are over
+ * stack seen, folded (root first, frames joined by ';').  path is how the calls
+ * were seen: "uprobes", or "agent" (the agent's sampling, one sample every
+ * `every` bytes: the sites' figures are estimates).  Counts are over
  * the probes' armed time (armed_s); unknown figures are NULL.  Each profile
  * is written in one transaction.  Recordings of schema 5 and before have no
  * allocation tables and hold none, which is said.
@@ -61,6 +63,8 @@ struct vt_alloc_look {
 	double trap_ns, slowdown; /* NAN unknown */
 	uint64_t windows, hits, calls, bytes, frees, lost;
 	uint64_t sites_total;     /* sites it had; the first nsites are kept */
+	bool agent;               /* seen by the agent's sampling, not by uprobes */
+	uint64_t every;           /* agent: mean bytes between samples */
 	struct vt_alloc_look_site *sites;   /* by bytes, most first */
 	size_t nsites;
 };

@@ -1166,16 +1166,20 @@ static int run_windows(struct run *r, struct vt_err *err)
 			break;
 		if (window > (double)(stop_at - t_begin) / 1e9)
 			window = (double)(stop_at - t_begin) / 1e9;
-		/* after the first: no window whose likely cost the rest of the run cannot
-		 * pay for inside the budget */
-		if (m->windows && !isnan(m->trap_ns) && cpu_ok && target_cpu(r, &u1, &s1)) {
+		/* after the first: no window whose likely cost (at what an armed second has
+		 * cost so far) the rest of the run cannot pay for inside the budget; one
+		 * shortened to what it can, if that is not too short to see anything */
+		if (m->windows && m->armed_s > 0 && !isnan(m->trap_ns) && cpu_ok && target_cpu(r, &u1, &s1)) {
 			double spent = (double)m->hits * m->trap_ns / 1e9;
-			double next = spent / m->windows;
+			double per_armed_s = spent / m->armed_s;
 			double work = (double)(u1 + s1 - u0 - s0) / (double)hz - spent;
 			double rest_s = (double)(stop_at - t_begin) / 1e9;
 			double cores = base_rate > 0.001 ? base_rate : 0.001;
+			double allowed = budget * ((work > 0 ? work : 0) + cores * rest_s) - spent;
 
-			if (spent + next > budget * ((work > 0 ? work : 0) + cores * rest_s)) {
+			if (per_armed_s > 0 && per_armed_s * window > allowed)
+				window = allowed / per_armed_s;
+			if (window < MIN_WINDOW_S) {
 				m->budget_spent = true;
 				break;
 			}

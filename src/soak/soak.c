@@ -662,6 +662,7 @@ static void job_start(struct vt_soak *sk, int kind, double now)
 		o.pause = cfg->pause;
 		o.paused = cfg->paused;
 		o.pause_ctx = cfg->pause_ctx;
+		o.probes_armed = cfg->probes_armed;
 	} else {
 		o.kind = VT_SOAK_PROF_CPU;
 		o.duration_s = cfg->profile_for_s;

@@ -22,6 +22,7 @@ struct vt_soak_prof {
 	struct vt_profiler_opts cpu;
 	struct vt_allocs_opts allocs;
 	volatile sig_atomic_t stop;  /* the profiler's opts.stop */
+	volatile sig_atomic_t *probes_armed;   /* allocs: cleared when its run ends */
 	atomic_bool done;
 	/* the thread's result, read after the join */
 	int rc;
@@ -33,10 +34,17 @@ static void *run(void *arg)
 {
 	struct vt_soak_prof *sp = arg;
 
-	if (sp->kind == VT_SOAK_PROF_ALLOCS)
+	if (sp->kind == VT_SOAK_PROF_ALLOCS) {
 		sp->rc = vt_allocs_run(&sp->pfs, sp->pid, &sp->allocs, &sp->res.allocs, &sp->err);
-	else
+		/* its probes are out: a Ctrl-Z that came after its last look at the flag stops
+		 * vitals now, not when the loop collects this */
+		if (sp->probes_armed)
+			*sp->probes_armed = 0;
+		if (sp->allocs.pause && *sp->allocs.pause && sp->allocs.paused)
+			sp->allocs.paused(sp->allocs.progress_ctx);
+	} else {
 		sp->rc = vt_profiler_run(&sp->pfs, sp->pid, &sp->cpu, &sp->res.profile, &sp->err);
+	}
 	atomic_store(&sp->done, true);
 	return NULL;
 }
@@ -69,6 +77,7 @@ int vt_soak_prof_start(const struct vt_procfs *pfs, pid_t pid, const struct vt_s
 	sp->allocs.pause = opts->pause;
 	sp->allocs.paused = opts->paused;
 	sp->allocs.progress_ctx = opts->pause_ctx;   /* what paused() is given */
+	sp->probes_armed = opts->probes_armed;
 	atomic_init(&sp->done, false);
 	/* the thread starts with every signal blocked: a stop signal is the loop's */
 	sigfillset(&all);

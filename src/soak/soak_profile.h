@@ -40,6 +40,8 @@ struct vt_soak_prof_opts {
 	volatile sig_atomic_t *pause;
 	void (*paused)(void *ctx);
 	void *pause_ctx;
+	volatile sig_atomic_t *probes_armed;   /* allocs: cleared by its thread when its run
+	                                        * ends (the probes out); NULL none */
 };
 
 /* What a profile thread took: one of the two, as its kind. */

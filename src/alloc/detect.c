@@ -601,6 +601,19 @@ static const struct vt_region *region_of_preload(const struct detect *d, const c
 	return NULL;
 }
 
+/*
+ * vitals' own allocation-sampling agent (libvitals-agent-allocs.so) defines
+ * malloc and friends, and forwards each call to the next definition: the
+ * allocator is the one underneath, not it.
+ */
+static bool forwards_malloc(struct detect *d, const char *path)
+{
+	if (fnmatch("libvitals-agent-allocs*.so*", base_name(path), 0) != 0)
+		return false;
+	note(d, "%s forwards malloc to the allocator underneath", base_name(path));
+	return true;
+}
+
 /* Step 2: LD_PRELOAD, "separated by spaces or colons" (ld.so(8)), first definition wins. */
 static int step_preload(struct detect *d, bool *done)
 {
@@ -625,6 +638,8 @@ static int step_preload(struct detect *d, bool *done)
 			continue;
 		memcpy(entry, p, (size_t)(q - p));
 		entry[q - p] = '\0';
+		if (forwards_malloc(d, entry))
+			continue;
 		r = region_of_preload(d, entry);
 		if (!r) {
 			note(d, "LD_PRELOAD'ed %s not mapped", base_name(entry));
@@ -684,7 +699,8 @@ static int step_other_libs(struct detect *d, bool *done)
 			continue;
 		last = r->path;
 		if (kind_of_lib(r->path) != VT_ALLOC_UNKNOWN || strcmp(r->path, d->exe_path) == 0 ||
-		    !plain_name(r->path, plain, sizeof(plain)) || fnmatch("ld-*.so*", plain, 0) == 0)
+		    !plain_name(r->path, plain, sizeof(plain)) || fnmatch("ld-*.so*", plain, 0) == 0 ||
+		    fnmatch("libvitals-agent-allocs*.so*", plain, 0) == 0)
 			continue;
 		hidden = false;
 		if ((rc = check_library(d, r, false, done, &hidden)))

@@ -107,8 +107,8 @@ static void print_cost(FILE *out, const struct vt_allocs_meta *m)
 {
 	char armed[32], dur[32];
 
-	if (m->path_why[0])
-		fprintf(out, "  path: %s (%s)\n", m->agent ? "the agent" : "uprobes", m->path_why);
+	if (m->path_why[0] && !m->agent)
+		fprintf(out, "  path: uprobes (%s)\n", m->path_why);
 	if (m->agent) {
 		print_agent_cost(out, m);
 		return;
@@ -237,14 +237,22 @@ int vt_render_allocs_text(FILE *out, const struct vt_allocs *a, size_t max_sites
 	const char *kind = vt_render_allocs_verdict(a, verdict, sizeof(verdict));
 	size_t top = max_sites && max_sites < a->nsites ? max_sites : a->nsites;
 
-	fprintf(out, "allocations of process %d (%s), %s: probes on %s in %s\n", (int)m->pid, m->comm,
-		m->allocator, m->probed, m->file);
-	if (m->skipped[0])
+	if (m->agent)
+		fprintf(out, "allocations of process %d (%s), %s: sampled in the process by its agent\n",
+			(int)m->pid, m->comm, m->allocator);
+	else
+		fprintf(out, "allocations of process %d (%s), %s: probes on %s in %s\n", (int)m->pid, m->comm,
+			m->allocator, m->probed, m->file);
+	if (m->skipped[0] && !m->agent)
 		fprintf(out, "  not probed: %s\n", m->skipped);
 	print_cost(out, m);
-	fprintf(out, "  %" PRIu64 " allocations, %s, %" PRIu64 " frees seen; rates are per second "
-		"armed (the target's allocating code ran slower then)\n", m->calls,
-		vt_fmt_size((double)m->bytes, b, sizeof(b)), m->frees);
+	if (m->agent)
+		fprintf(out, "  %" PRIu64 " allocations, %s, %" PRIu64 " frees in the process over the run (the "
+			"agent's counts)\n", m->calls, vt_fmt_size((double)m->bytes, b, sizeof(b)), m->frees);
+	else
+		fprintf(out, "  %" PRIu64 " allocations, %s, %" PRIu64 " frees seen; rates are per second "
+			"armed (the target's allocating code ran slower then)\n", m->calls,
+			vt_fmt_size((double)m->bytes, b, sizeof(b)), m->frees);
 	if (m->exited)
 		fprintf(out, "  the process exited during the run: the profile so far\n");
 	if (m->interrupted)

@@ -182,6 +182,10 @@ bool vt_allocs_is_wrapper(const char *name)
 		"std::allocator*", "zmalloc*", "ztrymalloc*", "zcalloc*", "zrealloc*",
 		"PyMem_*", "_PyMem_*", "PyObject_Malloc", "_PyObject_Malloc", "PyObject_Calloc",
 		"_PyObject_Calloc", "PyObject_Realloc", "_PyObject_Realloc", "__libc_*",
+		/* an interposer's entry points (vitals' own allocs agent, a profiler's), which
+		 * call the allocator's */
+		"malloc", "calloc", "realloc", "free", "memalign", "aligned_alloc", "posix_memalign",
+		"valloc", "pvalloc",
 		/* the standard libraries' containers and strings (Rust's alloc, core and std,
 		 * C++'s std::): the site is the program's code that uses them */
 		"alloc::*", "<alloc::*", "<* as alloc::*", "core::*", "<core::*", "<* as core::*",

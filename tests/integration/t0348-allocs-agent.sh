@@ -19,11 +19,13 @@ as_nobody() {
 	if [ "$(id -u)" = 0 ]; then setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; else "$@"; fi
 }
 chmod 0755 "$WORK"
-(cd "$WORK" && as_nobody env LD_PRELOAD="$AGENT_ALLOCS" "$T/targets/alloc_sites" --seconds 60 \
-	--truth "$WORK/truth" >"$WORK/t.out" 2>&1) &
+mkdir "$WORK/own"
+[ "$(id -u)" = 0 ] && chown nobody:nogroup "$WORK/own"
+(cd "$WORK/own" && as_nobody env LD_PRELOAD="$AGENT_ALLOCS" "$T/targets/alloc_sites" --seconds 60 \
+	--truth "$WORK/own/truth" >"$WORK/own/t.out" 2>&1) &
 PIDS+=($!)
 for i in $(seq 50); do
-	APID=$(pgrep -n -f "^$T/targets/alloc_sites --seconds 60 --truth $WORK/truth") && break
+	APID=$(pgrep -n -f "^$T/targets/alloc_sites --seconds 60 --truth $WORK/own/truth") && break
 	sleep 0.1
 done
 [ -n "$APID" ] || fail "the target did not start"

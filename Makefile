@@ -9,7 +9,7 @@
 #   make fuzz          libFuzzer binaries (clang) in build-fuzz/; tests/run fuzz-run runs each
 #                      for VT_FUZZ_SECONDS (default 10) from its corpus
 #   make man           write man/vitals.1 from man/vitals.1.in and the option tables
-#   make install       install vitals (stripped), its agent, the demo target, the man page
+#   make install       install vitals (stripped), its agents, the demo target, the man page
 #                      and bash completion under PREFIX (default /usr/local), DESTDIR first
 #   make bench-smoke   every bench/ script once with its shortest settings
 #   make WERROR=0      do not treat warnings as errors (they are errors by default)
@@ -63,7 +63,7 @@ CLI_SRC    := $(sort $(wildcard src/cli/*.c))
 TARGET_SRC := $(sort $(wildcard targets/*.c))
 UNIT_SRC   := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC   := $(sort $(wildcard fuzz/fuzz_*.c))
-AGENT_SRC  := $(sort $(wildcard agent/*.c))
+AGENT_SRC  := $(filter-out agent/alloc_sampler.c,$(sort $(wildcard agent/*.c)))
 
 LIB_OBJ    := $(LIB_SRC:%.c=$(B)/%.o) $(B)/gen/profile.pb-c.o
 CLI_OBJ    := $(CLI_SRC:%.c=$(B)/%.o)
@@ -73,6 +73,7 @@ FUZZ_REPLAY:= $(FUZZ_SRC:fuzz/%.c=$(B)/fuzz/%)
 SANITIZED  := $(B)/targets/sanitized/inject_victim-address $(B)/targets/sanitized/inject_victim-thread
 PROFILE_FP := $(B)/targets/profile_work-fp
 AGENT      := $(B)/agent/libvitals-agent.so
+AGENT_ALLOCS := $(B)/agent/libvitals-agent-allocs.so
 SHIM_SRC   := $(sort $(wildcard tests/shims/*.c))
 SHIMS      := $(SHIM_SRC:tests/shims/%.c=$(B)/tests/shims/%.so)
 DOC        := $(B)/vitals-doc
@@ -82,7 +83,7 @@ COMPLETION := $(B)/vitals.bash-completion
 # Objects built on the way to a test or fuzz program are kept: make deleted them
 # as intermediates after each build (a 1,900-character 'rm' line before the demo).
 .SECONDARY:
-all: $(B)/vitals $(TARGETS) $(SANITIZED) $(PROFILE_FP) $(UNITS) $(FUZZ_REPLAY) $(AGENT) $(SHIMS) $(DOC) $(COMPLETION)
+all: $(B)/vitals $(TARGETS) $(SANITIZED) $(PROFILE_FP) $(UNITS) $(FUZZ_REPLAY) $(AGENT) $(AGENT_ALLOCS) $(SHIMS) $(DOC) $(COMPLETION)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -159,6 +160,19 @@ $(AGENT): $(AGENT_SRC) $(wildcard agent/*.h) agent/vitals-agent.map
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
 	  -Wl,--version-script=agent/vitals-agent.map -Wl,--no-undefined -o $@ $(AGENT_SRC) -lpthread
+
+# The same agent plus in-process allocation sampling (agent/alloc_sampler.c):
+# it defines malloc and friends, forwarded to the next definition, so it is a
+# library of its own that a user preloads on purpose.  Its own version script
+# (why, in it); no builtin malloc knowledge in code that defines malloc; all
+# symbols bound at load (-z now: no lazy binding from inside malloc); libgcc_s
+# for _Unwind_Backtrace.
+$(AGENT_ALLOCS): $(AGENT_SRC) agent/alloc_sampler.c $(wildcard agent/*.h) agent/vitals-agent-allocs.map
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -DVT_AGENT_ALLOCS=1 -fPIC -shared -fvisibility=hidden \
+	  -fno-builtin-malloc -fno-builtin-calloc -fno-builtin-realloc -fno-builtin-free \
+	  -Wl,-z,now -Wl,--version-script=agent/vitals-agent-allocs.map -Wl,--no-undefined \
+	  -o $@ $(AGENT_SRC) agent/alloc_sampler.c -lpthread -lgcc_s
 
 # LD_PRELOAD shims that tests put under vitals (never sanitized: ASan wants
 # to come first among the preloaded libraries).
@@ -250,16 +264,18 @@ LIBDIR  := $(DESTDIR)$(PREFIX)/lib/vitals
 MANDIR  := $(DESTDIR)$(PREFIX)/share/man/man1
 COMPDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 
-install: $(B)/vitals $(AGENT) $(B)/targets/arena_churn $(COMPLETION)
+install: $(B)/vitals $(AGENT) $(AGENT_ALLOCS) $(B)/targets/arena_churn $(COMPLETION)
 	install -d $(BINDIR) $(LIBDIR)/targets $(MANDIR) $(COMPDIR)
 	install -s -m 755 $(B)/vitals $(BINDIR)/vitals
 	install -m 755 $(AGENT) $(LIBDIR)/libvitals-agent.so
+	install -m 755 $(AGENT_ALLOCS) $(LIBDIR)/libvitals-agent-allocs.so
 	install -m 755 $(B)/targets/arena_churn $(LIBDIR)/targets/arena_churn
 	install -m 644 man/vitals.1 $(MANDIR)/vitals.1
 	install -m 644 $(COMPLETION) $(COMPDIR)/vitals
 
 uninstall:
-	rm -f $(BINDIR)/vitals $(LIBDIR)/libvitals-agent.so $(LIBDIR)/targets/arena_churn \
+	rm -f $(BINDIR)/vitals $(LIBDIR)/libvitals-agent.so $(LIBDIR)/libvitals-agent-allocs.so \
+	      $(LIBDIR)/targets/arena_churn \
 	      $(MANDIR)/vitals.1 $(COMPDIR)/vitals
 	-rmdir $(LIBDIR)/targets $(LIBDIR)
 

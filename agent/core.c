@@ -4,7 +4,9 @@
  * It reads the process's own glibc heap figures, mallinfo2() and
  * malloc_info(), and calls malloc_trim(0) when the request asks for it and
  * the process was started with VITALS_AGENT_ALLOW_TRIM=1.  It also holds the
- * one exported function, vitals_agent_json().
+ * one exported function, vitals_agent_json().  "allocs" requests are parsed
+ * here and answered by agent/alloc_sampler.c in libvitals-agent-allocs.so,
+ * or refused (libvitals-agent.so).
  *
  * This code runs inside someone else's process, so it must not:
  *  - abort, print, or change anything but the heap (and that only for trim);
@@ -100,7 +102,7 @@ static bool sink_reserve(struct agent_sink *s, size_t extra)
 	return true;
 }
 
-static void sink_put(struct agent_sink *s, const char *bytes, size_t n)
+void agent_sink_put(struct agent_sink *s, const char *bytes, size_t n)
 {
 	if (!sink_reserve(s, n))
 		return;
@@ -125,7 +127,7 @@ static void sink_printf(struct agent_sink *s, const char *fmt, ...)
 		s->failed = true;   /* every format here is short: a bug, not data */
 		return;
 	}
-	sink_put(s, tmp, (size_t)n);
+	agent_sink_put(s, tmp, (size_t)n);
 }
 
 /* Bytes needed to write src as the inside of a JSON string. */
@@ -190,7 +192,7 @@ static ssize_t mi_write(void *cookie, const char *buf, size_t n)
 {
 	(void)cookie;
 	if (mi_target)
-		sink_put(mi_target, buf, n);
+		agent_sink_put(mi_target, buf, n);
 	return (ssize_t)n;    /* never fail the FILE: the sink remembers */
 }
 
@@ -199,12 +201,19 @@ static ssize_t mi_write(void *cookie, const char *buf, size_t n)
  * own.  With jemalloc/tcmalloc preloaded, or an executable that defines
  * malloc, it is not, and glibc's figures would describe an unused heap.
  * The global scope is complete when constructors run, so once is enough.
+ * In libvitals-agent-allocs.so the process's malloc is normally the
+ * agent's own wrapper, which forwards every call: the heap is then that of
+ * the malloc it forwards to.
  */
 static enum malloc_kind detect_malloc(void)
 {
 	void *def, *own = NULL, *libc;
 
 	def = dlsym(RTLD_DEFAULT, "malloc");
+#if VT_AGENT_ALLOCS
+	if (agent_allocs_forwarded_malloc())
+		def = agent_allocs_forwarded_malloc();
+#endif
 	libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
 	if (libc) {
 		own = dlsym(libc, "malloc");
@@ -257,12 +266,16 @@ bool agent_core_trim_allowed(void)
 
 /* ---- the request ------------------------------------------------------- */
 
+enum want { WANT_HEAP, WANT_ALLOCS };
+
 struct request {
-	long v;
+	long long v;
 	bool has_v;
 	char want[32];
 	bool has_want;
+	enum want what;
 	bool trim;
+	struct agent_allocs_req allocs;   /* its members, checked only for "allocs" */
 };
 
 static const char *skip_ws(const char *p, const char *end)
@@ -324,12 +337,15 @@ static int parse_string(const char **pp, const char *end, char *dst, size_t cap)
 	return truncated;
 }
 
-/* A JSON number; *is_int when it has no fraction or exponent.  0 or -1. */
-static int parse_number(const char **pp, const char *end, long *out, bool *is_int)
+/*
+ * A JSON number; *is_int when it has no fraction or exponent.  0 or -1.
+ * The integer part is clamped to 10^12 (more than any member takes).
+ */
+static int parse_number(const char **pp, const char *end, long long *out, bool *is_int)
 {
 	const char *p = *pp;
 	bool neg = false;
-	long v = 0;
+	long long v = 0;
 
 	*is_int = true;
 	if (p < end && *p == '-') {
@@ -339,7 +355,7 @@ static int parse_number(const char **pp, const char *end, long *out, bool *is_in
 	if (p >= end || *p < '0' || *p > '9')
 		return -1;
 	for (; p < end && *p >= '0' && *p <= '9'; p++)
-		v = v > 100000000 ? 100000000 : v * 10 + (*p - '0');   /* clamp, no overflow */
+		v = v > 100000000000LL ? 1000000000000LL : v * 10 + (*p - '0');   /* clamp, no overflow */
 	if (p < end && *p == '.') {
 		*is_int = false;
 		for (p++; p < end && *p >= '0' && *p <= '9'; p++)
@@ -384,7 +400,7 @@ static int request_parse(const char *p, size_t len, struct request *r, char *why
 	for (;;) {
 		enum { V_STR, V_NUM, V_TRUE, V_FALSE, V_NULL } kind;
 		int krc, src = 0;
-		long num = 0;
+		long long num = 0;
 		bool is_int = false;
 
 		krc = parse_string(&p, end, key, sizeof(key));
@@ -444,6 +460,21 @@ static int request_parse(const char *p, size_t len, struct request *r, char *why
 				return -1;
 			}
 			r->trim = kind == V_TRUE;
+		} else if (krc == 0 && (strcmp(key, "start") == 0 || strcmp(key, "stop") == 0)) {
+			/* "allocs" members: checked by the sampler, ignored by "heap" */
+			enum agent_req_flag f = kind == V_TRUE ? REQ_TRUE : kind == V_FALSE ? REQ_FALSE : REQ_BAD;
+			if (strcmp(key, "start") == 0)
+				r->allocs.start = f;
+			else
+				r->allocs.stop = f;
+		} else if (krc == 0 && strcmp(key, "every") == 0) {
+			r->allocs.has_every = true;
+			r->allocs.every_int = kind == V_NUM && is_int;
+			r->allocs.every = num;
+		} else if (krc == 0 && strcmp(key, "for_ms") == 0) {
+			r->allocs.has_for_ms = true;
+			r->allocs.for_ms_int = kind == V_NUM && is_int;
+			r->allocs.for_ms = num;
 		}
 		/* other members: ignored (newer clients may send more) */
 
@@ -467,7 +498,7 @@ done:
 		return -1;
 	}
 	if (r->v != VT_AGENT_PROTO_VERSION) {
-		snprintf(why, why_cap, "unsupported protocol version %ld: this agent speaks %d",
+		snprintf(why, why_cap, "unsupported protocol version %lld: this agent speaks %d",
 			 r->v, VT_AGENT_PROTO_VERSION);
 		return -1;
 	}
@@ -475,6 +506,11 @@ done:
 		snprintf(why, why_cap, "request has no \"want\"");
 		return -1;
 	}
+	if (strcmp(r->want, "allocs") == 0) {
+		r->what = WANT_ALLOCS;
+		return 0;
+	}
+	r->what = WANT_HEAP;
 	if (strcmp(r->want, "heap") != 0) {
 		/* r->want holds at most 31 parsed bytes; drop anything unprintable */
 		char safe[32];
@@ -482,7 +518,11 @@ done:
 		for (i = 0; r->want[i] && i + 1 < sizeof(safe); i++)
 			safe[i] = (r->want[i] >= 0x20 && r->want[i] < 0x7f) ? r->want[i] : '?';
 		safe[i] = '\0';
+#if VT_AGENT_ALLOCS
+		snprintf(why, why_cap, "unknown want \"%s\": this agent answers \"heap\" and \"allocs\"", safe);
+#else
 		snprintf(why, why_cap, "unknown want \"%s\": this agent answers \"heap\"", safe);
+#endif
 		return -1;
 	}
 	return 0;
@@ -505,7 +545,7 @@ void agent_core_error(struct agent_sink *out, const char *msg)
 {
 	sink_printf(out, "{\"v\":%d,\"pid\":%d,\"error\":", VT_AGENT_PROTO_VERSION, (int)getpid());
 	sink_json_str(out, msg, strlen(msg));
-	sink_put(out, "}\n", 2);
+	agent_sink_put(out, "}\n", 2);
 }
 
 static void put_mallinfo(struct agent_sink *s, const struct mallinfo2 *m)
@@ -570,19 +610,19 @@ static void heap_reply(struct agent_sink *out, bool trim)
 
 	sink_printf(out, "{\"v\":%d,\"pid\":%d,\"glibc\":", VT_AGENT_PROTO_VERSION, (int)getpid());
 	sink_json_str(out, gnu_get_libc_version(), strlen(gnu_get_libc_version()));
-	sink_put(out, ",\"mallinfo2\":", 13);
+	agent_sink_put(out, ",\"mallinfo2\":", 13);
 	put_mallinfo(out, &mi);
-	sink_put(out, ",\"malloc_info\":", 15);
+	agent_sink_put(out, ",\"malloc_info\":", 15);
 	sink_json_str(out, xml.p ? xml.p : "", xml.len);
 	sink_printf(out, ",\"took_us\":%llu", (unsigned long long)(t1 - t0));
 	if (trim) {
 		sink_printf(out, ",\"trim\":{\"returned\":%d,\"before\":", trim_rc ? 1 : 0);
 		put_mallinfo(out, &before);
-		sink_put(out, ",\"after\":", 9);
+		agent_sink_put(out, ",\"after\":", 9);
 		put_mallinfo(out, &after);
 		sink_printf(out, ",\"took_us\":%llu}", (unsigned long long)(t3 - t2));
 	}
-	sink_put(out, "}\n", 2);
+	agent_sink_put(out, "}\n", 2);
 	agent_sink_release(&xml);
 }
 
@@ -590,10 +630,19 @@ int agent_core_answer(const char *req, size_t len, bool allow_trim, struct agent
 {
 	struct request r;
 	char why[160];
+	int init_rc = agent_core_init();
+	int parse_rc = request_parse(req, len, &r, why, sizeof(why));
 
-	if (agent_core_init() < 0) {
+	if (parse_rc == 0 && r.what == WANT_ALLOCS) {
+		/* The sampler needs neither the malloc_info stream nor glibc's malloc. */
+#if VT_AGENT_ALLOCS
+		agent_allocs_answer(&r.allocs, out);
+#else
+		agent_core_error(out, "allocation sampling not in this agent: preload libvitals-agent-allocs.so");
+#endif
+	} else if (init_rc < 0) {
 		agent_core_error(out, "agent not initialised: cannot create its malloc_info stream");
-	} else if (request_parse(req, len, &r, why, sizeof(why)) < 0) {
+	} else if (parse_rc < 0) {
 		agent_core_error(out, why);
 	} else if (malloc_kind != MALLOC_GLIBC) {
 		agent_core_error(out, "not glibc malloc");

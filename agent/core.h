@@ -33,6 +33,9 @@ struct agent_sink {
 void agent_sink_init(struct agent_sink *s, size_t max);
 void agent_sink_release(struct agent_sink *s);
 
+/* Append n bytes (kept NUL-terminated); on failure the sink's failed is set. */
+void agent_sink_put(struct agent_sink *s, const char *bytes, size_t n);
+
 /*
  * Set up the core once, from the library constructor (the host's main
  * thread, before main()): detect whether malloc is glibc's, create the
@@ -56,5 +59,41 @@ void agent_core_error(struct agent_sink *out, const char *msg);
 
 /* VITALS_AGENT_ALLOW_TRIM=1 was set when the process started. */
 bool agent_core_trim_allowed(void);
+
+/*
+ * An "allocs" request (agent/protocol.h), parsed but not yet validated:
+ * each member as it came, so that the sampler says what is wrong with it.
+ */
+enum agent_req_flag { REQ_ABSENT, REQ_TRUE, REQ_FALSE, REQ_BAD };
+
+struct agent_allocs_req {
+	enum agent_req_flag start, stop;  /* "start", "stop": REQ_BAD when not a boolean */
+	bool has_every, has_for_ms;
+	bool every_int, for_ms_int;       /* an integer (no fraction or exponent) */
+	long long every, for_ms;          /* clamped to +-1e12 while parsing */
+};
+
+#if VT_AGENT_ALLOCS
+/*
+ * The allocation sampler (agent/alloc_sampler.c, libvitals-agent-allocs.so
+ * only).  Called from the listener thread only, one request at a time; no
+ * malloc.  Appends the reply (or an error reply) to out.
+ */
+void agent_allocs_answer(const struct agent_allocs_req *r, struct agent_sink *out);
+
+/*
+ * For the listener, before it waits for a client: disarms sampling once
+ * its deadline has passed.  Returns the milliseconds left until the
+ * deadline (0 or more) while armed, -1 when not armed.
+ */
+long long agent_allocs_tick(void);
+
+/*
+ * The malloc that the process's malloc forwards to, when the process's
+ * malloc is this library's; NULL when the process binds malloc elsewhere
+ * (an executable or a library preloaded before this one defines it).
+ */
+void *agent_allocs_forwarded_malloc(void);
+#endif
 
 #endif

@@ -39,6 +39,12 @@
  * vitals_agent_json() on its own route).  Only the process that created the
  * socket removes it: the exit handlers compare getpid().
  *
+ * libvitals-agent-allocs.so (VT_AGENT_ALLOCS) is this same entry plus
+ * agent/alloc_sampler.c: while a client has sampling armed, the listener
+ * waits for clients in poll() with a timeout and disarms sampling at its
+ * deadline itself, in case the process stops allocating.  With
+ * VITALS_AGENT=0 there is no listener, so nothing ever arms it.
+ *
  * Known limits: the thread exists before main(), so a host that must be
  * single-threaded (unshare(CLONE_NEWUSER), some sandboxes) should run with
  * VITALS_AGENT=0.  A host that drops privileges after start keeps serving
@@ -545,6 +551,25 @@ static void *listener_main(void *arg)
 			}
 			DBG("listening socket was closed by the process; bound a new one");
 		}
+#if VT_AGENT_ALLOCS
+		{
+			/*
+			 * While allocation sampling is armed, wake up at its
+			 * deadline to disarm it: a client that armed it and went
+			 * away must not leave it on in a process that has
+			 * stopped allocating (the sampling path checks too).
+			 */
+			long long left = agent_allocs_tick();
+
+			if (left >= 0) {
+				struct pollfd p = { .fd = L.lfd, .events = POLLIN };
+				int r = poll(&p, 1, left >= INT_MAX ? INT_MAX : (int)left + 1);
+
+				if (r == 0 || (r < 0 && errno == EINTR))
+					continue;
+			}
+		}
+#endif
 		c = accept4(L.lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (c < 0) {
 			switch (errno) {

@@ -1,6 +1,16 @@
 /*
  * protocol.h — the vitals agent protocol, shared by the agent
- * (agent/core.c, agent/preload.c) and vitals (src/alloc/agent_client.c).
+ * (agent/core.c, agent/preload.c, agent/alloc_sampler.c) and vitals
+ * (src/alloc/agent_client.c).
+ *
+ * Two libraries speak it.  libvitals-agent.so answers "heap".
+ * libvitals-agent-allocs.so is the same agent plus in-process allocation
+ * sampling ("allocs" below): it defines malloc, free, calloc, realloc,
+ * memalign, posix_memalign, aligned_alloc, valloc and pvalloc and forwards
+ * each call to the next definition, so it is preloaded on purpose, before
+ * any other allocator (LD_PRELOAD=libvitals-agent-allocs.so:libjemalloc.so
+ * samples jemalloc's calls; the other order would sample nothing, and
+ * "start" is refused).  Its "heap" is the heap of the malloc it forwards to.
  *
  * This header is plain C with no includes from src/ or agent/: the agent is
  * built apart from libvitals and must not depend on it.  It holds only
@@ -45,8 +55,10 @@
  *       {"v":1,"want":"heap"}
  *       {"v":1,"want":"heap","trim":true}
  *   Members: "v" (integer, required) the protocol version the client
- *   speaks; "want" (string, required) "heap"; "trim" (true/false, optional)
- *   call malloc_trim(0).  Other members are ignored; values must be scalars.
+ *   speaks; "want" (string, required) "heap", or "allocs" (below); "trim"
+ *   (true/false, optional) call malloc_trim(0).  "start", "stop", "every"
+ *   and "for_ms" belong to "allocs" and are ignored by "heap".  Other
+ *   members are ignored; values must be scalars.
  *
  *   agent -> client: one JSON object, then the agent closes the connection.
  *       {"v":1,"pid":N,"glibc":"2.36",
@@ -68,6 +80,66 @@
  *       "not glibc malloc"
  *       "unsupported protocol version 2: this agent speaks 1"
  *       "request longer than 4096 bytes"
+ *
+ *   Allocation sampling (libvitals-agent-allocs.so; one session at a time):
+ *       {"v":1,"want":"allocs","start":true,"every":N,"for_ms":M}
+ *       {"v":1,"want":"allocs","stop":true}
+ *   "start":true arms sampling.  It resets the session (a start while
+ *   armed replaces the running session); then every thread samples an
+ *   allocation each time its byte countdown, drawn from an exponential
+ *   distribution of mean "every" bytes, reaches zero.  So an allocation of
+ *   s bytes is sampled with probability 1 - exp(-s/every), and
+ *   sum(size / (1 - exp(-size/every))) over the samples estimates the bytes
+ *   allocated.  "every": integer 1..1073741824, default 524288.  "for_ms":
+ *   integer 1..3600000, default 60000: the agent disarms by itself that
+ *   long after the start, so a client that goes away cannot leave sampling
+ *   on.  Reply:
+ *       {"v":1,"pid":N,"allocs":{"armed":true,"every":N,"t0_ns":T,
+ *        "for_ms":M,"max_samples":8192,"max_frames":32}}
+ *   "stop":true disarms (if still armed) and replies with the session:
+ *       {"v":1,"pid":N,"allocs":{"armed":false,"every":N,"t0_ns":T0,
+ *        "t1_ns":T1,"expired":true,"calls":C,"bytes":B,"frees":F,"dropped":D,
+ *        "fns":{"malloc":n,"calloc":n,"realloc":n,"memalign":n,
+ *               "posix_memalign":n,"aligned_alloc":n},
+ *        "samples":[{"size":S,"fn":"malloc","ptr":"0x55d0c2a4b2a0","tid":T,
+ *                    "t_ns":N,"freed_ns":N,"freed_tid":T,
+ *                    "pcs":["0x55d0c1e0a1b3","0x7f3a...",...]},...]}}
+ *   Times are CLOCK_MONOTONIC ns in the process (vitals' own clock, unless
+ *   the process is in a time namespace).  T0 is when it was armed, T1 when
+ *   it was disarmed: at the stop, or T0 + for_ms when the deadline came
+ *   first, and then "expired":true is present (absent otherwise).  "calls",
+ *   "bytes" (as requested; calloc counts n*size) and "fns" count every call
+ *   made while armed, sampled or not, by every thread; valloc and pvalloc
+ *   count as "memalign"; realloc counts as an allocation of its new size.
+ *   "frees": free() calls of a non-NULL pointer (realloc is not one).
+ *   Allocations a thread makes while it is taking a sample (a signal
+ *   handler's) are not counted.  "samples", at most max_samples, in the
+ *   order taken: "size" as requested, "fn" the entry point, "ptr" the
+ *   block returned, "tid" the allocating thread (gettid), "t_ns" when;
+ *   "freed_ns"/"freed_tid" when and by which thread the block was freed
+ *   (by free, or by a realloc that moved or freed it) before T1, else 0
+ *   and 0; "pcs" the return addresses of the allocating stack, leaf first
+ *   (in the caller of malloc), at most max_frames, the agent's own frames
+ *   left out: symbolise them with the process's /proc/PID/maps.  "dropped":
+ *   samples that did not fit (the table holds max_samples) or were still
+ *   being written when the session ended; the estimate then runs short,
+ *   and a shorter session or a larger "every" is the cure.  A stop after a
+ *   stop answers the same session again, until the next start.  The largest
+ *   reply (8,192 samples of 32 frames) is under 7.2 MB: within
+ *   VT_AGENT_REPLY_MAX.
+ *   Errors (nothing changed):
+ *       "allocation sampling not in this agent: preload libvitals-agent-allocs.so"
+ *           (libvitals-agent.so, to any "allocs" request)
+ *       "allocation sampling was not started: send \"start\":true first"
+ *       "an \"allocs\" request needs either \"start\":true or \"stop\":true"
+ *       "request \"start\" must be true or false" (and "stop")
+ *       "request \"every\" must be an integer from 1 to 1073741824"
+ *       "request \"for_ms\" must be an integer from 1 to 3600000"
+ *       "malloc in this process is not the agent's (...)"
+ *           (the executable, or a library loaded before the agent, defines malloc)
+ *   Cost to the process: disarmed, a load and a branch a call; armed, a few
+ *   ns a call for the counting and about 1 us a sample for the stack (see
+ *   agent/alloc_sampler.c).
  *
  * Versioning: VT_AGENT_PROTO_VERSION rises when a member changes meaning or
  * a required one is added; new optional members keep the version.  Both

@@ -10,6 +10,10 @@
  * environment to serve only through your own route.
  *
  * Only vitals_agent_json is exported (version node VITALS_AGENT_1).
+ * libvitals-agent-allocs.so, the same agent with allocation sampling, also
+ * defines malloc, free, calloc, realloc, memalign, posix_memalign,
+ * aligned_alloc, valloc and pvalloc (forwarded to the next definition; see
+ * agent/protocol.h): preload one of the two libraries, not both.
  */
 #ifndef VITALS_AGENT_H
 #define VITALS_AGENT_H

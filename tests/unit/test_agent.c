@@ -8,7 +8,13 @@
  * stdin closes, then exits 0.  Every test ends by checking that exit status:
  * whatever a client did to the agent, the host must run on and end normally.
  * The agent is found at $VT_BUILD/agent/libvitals-agent.so, else next to
- * this program (<build>/tests/../agent/).
+ * this program (<build>/tests/../agent/); libvitals-agent-allocs.so beside it.
+ *
+ * The allocation sampler (libvitals-agent-allocs.so, "want":"allocs") is
+ * tested on a second plain-glibc program, "ahost", driven one command byte
+ * at a time on its stdin so that the test knows exactly which of its
+ * allocations fall in the armed window: it allocates only between a command
+ * and its "done" line, and reports its own counts there (test_allocs__*).
  *
  * lane: long — started first among the unit tests (tests/run)
  */
@@ -21,6 +27,8 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <jansson.h>
+#include <math.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gnu/libc-version.h>
@@ -78,8 +86,206 @@ static const char shim_src[] =
 	"void *realloc(void *p, size_t n) { return __libc_realloc(p, n); }\n"
 	"void free(void *p) { __libc_free(p); }\n";
 
+/*
+ * The sampler's host: "ready PID 0", then one command byte at a time:
+ *   g  allocate the SET below at ~300 rounds a second, each entry twice: one
+ *      block freed at once, one kept (until EOF), until the next byte ('p');
+ *      then "done CALLS BYTES FREES MALLOC CALLOC REALLOC MEMALIGN
+ *      POSIX_MEMALIGN ALIGNED_ALLOC" for that phase;
+ *   e  a fixed script (see the 'e' case), then "exact P Q R S T U V", its pointers;
+ *   t  4 threads x 1 s of malloc/calloc/realloc/memalign/free, every byte
+ *      checked before it is freed: "threads ok CALLS" or "threads bad";
+ *   f  20 forks while a thread churns; each child allocates for a while and
+ *      exits 0: "fork ok" or "fork bad";
+ *   s  1 s of malloc/free of 2,000-8,000 bytes while another thread sends
+ *      it SIGUSR1 every ~20 us, whose handler mallocs and frees 48 bytes:
+ *      "signals ok CALLS SIGNALS".  (glibc's malloc is not async-signal-
+ *      safe; the handler's size is served from a tcache bin that nothing
+ *      else touches, which takes no lock, so only the agent's reentrancy
+ *      is under test.)
+ *   EOF: frees what it kept, exits 0.
+ */
+static const char ahost_src[] =
+	"#define _GNU_SOURCE\n"
+	"#include <malloc.h>\n#include <poll.h>\n#include <pthread.h>\n#include <signal.h>\n#include <stdint.h>\n"
+	"#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <sys/wait.h>\n"
+	"#include <time.h>\n#include <unistd.h>\n"
+	"static const struct { int fn; size_t n, a; } set[] = {\n"
+	"	{ 0, 24, 0 }, { 0, 200, 0 }, { 0, 3000, 0 }, { 1, 500, 1 }, { 1, 1200, 10 },\n"
+	"	{ 2, 700, 0 }, { 3, 1000, 64 }, { 4, 5000, 32 }, { 5, 2048, 128 }, { 0, 9000, 0 } };\n"
+	"static unsigned long long calls, bytes, frees, fn[6];\n"
+	"static void *kept[1 << 16];\n"
+	"static size_t nkept;\n"
+	"static void *volatile none;   /* realloc(NULL, n): gcc would call malloc(n) instead */\n"
+	"static void say(const char *s) { if (write(1, s, strlen(s)) < 0) _exit(5); }\n"
+	"static long long now_ms(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1000LL + t.tv_nsec / 1000000; }\n"
+	"static void *one(int k)\n"
+	"{\n"
+	"	void *p = 0;\n"
+	"	size_t n = set[k].n;\n"
+	"	switch (set[k].fn) {\n"
+	"	case 0: p = malloc(n); break;\n"
+	"	case 1: p = calloc(set[k].a, n / set[k].a); n = set[k].a * (n / set[k].a); break;\n"
+	"	case 2: p = realloc(none, n); break;\n"
+	"	case 3: p = memalign(set[k].a, n); break;\n"
+	"	case 4: if (posix_memalign(&p, set[k].a, n)) p = 0; break;\n"
+	"	case 5: p = aligned_alloc(set[k].a, n); break;\n"
+	"	}\n"
+	"	if (!p) _exit(6);\n"
+	"	memset(p, k, 16);\n"
+	"	calls++; bytes += n; fn[set[k].fn]++;\n"
+	"	return p;\n"
+	"}\n"
+	"static void rate(void)\n"
+	"{\n"
+	"	struct pollfd pf = { 0, POLLIN, 0 };\n"
+	"	struct timespec nap = { 0, 3000000 };\n"
+	"	char line[256], c;\n"
+	"	int k;\n"
+	"	calls = bytes = frees = 0; memset(fn, 0, sizeof(fn));\n"
+	"	for (;;) {\n"
+	"		for (k = 0; k < 10; k++) {\n"
+	"			void *a = one(k), *b = one(k);\n"
+	"			free(a); frees++;\n"
+	"			if (nkept < sizeof(kept) / sizeof(kept[0])) kept[nkept++] = b; else { free(b); frees++; }\n"
+	"		}\n"
+	"		if (poll(&pf, 1, 0) > 0) break;\n"
+	"		nanosleep(&nap, 0);\n"
+	"	}\n"
+	"	if (read(0, &c, 1) != 1) _exit(7);\n"
+	"	snprintf(line, sizeof(line), \"done %llu %llu %llu %llu %llu %llu %llu %llu %llu\\n\", calls, bytes, frees,\n"
+	"		 fn[0], fn[1], fn[2], fn[3], fn[4], fn[5]);\n"
+	"	say(line);\n"
+	"}\n"
+	"static void exact(void)\n"
+	"{\n"
+	"	char line[512];\n"
+	"	void *p = malloc(1000), *q, *r, *s, *t, *u = 0, *v;\n"
+	"	uintptr_t pp = (uintptr_t)p, qq;\n"
+	"	q = realloc(p, 3000); qq = (uintptr_t)q;\n"
+	"	r = calloc(4, 250); s = memalign(64, 100); t = aligned_alloc(256, 512);\n"
+	"	if (!q || !r || !s || !t || posix_memalign(&u, 16, 777)) _exit(8);\n"
+	"	v = valloc(333);\n"
+	"	if (!v) _exit(8);\n"
+	"	snprintf(line, sizeof(line), \"exact %lx %lx %lx %lx %lx %lx %lx\\n\", (unsigned long)pp, (unsigned long)qq,\n"
+	"		 (unsigned long)(uintptr_t)r, (unsigned long)(uintptr_t)s, (unsigned long)(uintptr_t)t,\n"
+	"		 (unsigned long)(uintptr_t)u, (unsigned long)(uintptr_t)v);\n"
+	"	free(q); free(t); free(v);\n"
+	"	kept[nkept++] = r; kept[nkept++] = s; kept[nkept++] = u;\n"
+	"	say(line);\n"
+	"}\n"
+	"static unsigned long long tcalls;\n"
+	"static volatile int stop_churn;\n"
+	"static void *churn(void *arg)\n"
+	"{\n"
+	"	unsigned seed = (unsigned)(uintptr_t)arg * 7919u + 1;\n"
+	"	unsigned char *slot[64] = { 0 };\n"
+	"	size_t len[64] = { 0 }, i, j;\n"
+	"	unsigned long long n = 0;\n"
+	"	long long until = now_ms() + 1000;\n"
+	"	int bad = 0;\n"
+	"	while (arg ? now_ms() < until : !stop_churn) {\n"
+	"		for (j = 0; j < 64; j++) {\n"
+	"			size_t k = (size_t)rand_r(&seed) % 64, sz = 1 + (size_t)rand_r(&seed) % 4096;\n"
+	"			unsigned char tag = (unsigned char)(k * 3 + (uintptr_t)arg), *p;\n"
+	"			for (i = 0; slot[k] && i < len[k]; i++) if (slot[k][i] != tag) bad = 1;\n"
+	"			switch (rand_r(&seed) % 4) {\n"
+	"			case 0: p = realloc(slot[k], sz); break;\n"
+	"			case 1: free(slot[k]); p = calloc(1, sz); for (i = 0; p && i < sz; i++) if (p[i]) bad = 1; break;\n"
+	"			case 2: free(slot[k]); p = memalign(64, sz); break;\n"
+	"			default: free(slot[k]); p = malloc(sz); break;\n"
+	"			}\n"
+	"			if (!p) _exit(10);\n"
+	"			memset(p, tag, sz); slot[k] = p; len[k] = sz; n++;\n"
+	"		}\n"
+	"	}\n"
+	"	for (j = 0; j < 64; j++) { for (i = 0; slot[j] && i < len[j]; i++) if (slot[j][i] != (unsigned char)(j * 3 + (uintptr_t)arg)) bad = 1; free(slot[j]); }\n"
+	"	__atomic_add_fetch(&tcalls, n, __ATOMIC_RELAXED);\n"
+	"	return bad ? (void *)1 : 0;\n"
+	"}\n"
+	"static void threads(void)\n"
+	"{\n"
+	"	pthread_t t[4];\n"
+	"	void *r;\n"
+	"	char line[128];\n"
+	"	int i, bad = 0;\n"
+	"	tcalls = 0;\n"
+	"	for (i = 0; i < 4; i++) if (pthread_create(&t[i], 0, churn, (void *)(uintptr_t)(i + 1))) _exit(11);\n"
+	"	for (i = 0; i < 4; i++) { pthread_join(t[i], &r); if (r) bad = 1; }\n"
+	"	snprintf(line, sizeof(line), bad ? \"threads bad\\n\" : \"threads ok %llu\\n\", tcalls);\n"
+	"	say(line);\n"
+	"}\n"
+	"static void forks(void)\n"
+	"{\n"
+	"	pthread_t bg;\n"
+	"	void *r;\n"
+	"	int i, j, st, bad = 0;\n"
+	"	stop_churn = 0;\n"
+	"	if (pthread_create(&bg, 0, churn, 0)) _exit(12);\n"
+	"	for (i = 0; i < 20; i++) {\n"
+	"		pid_t c = fork();\n"
+	"		if (c == 0) {\n"
+	"			for (j = 0; j < 20000; j++) { char *y = malloc(16 + (size_t)j % 3000); if (!y) _exit(2); y[0] = 1; free(y); }\n"
+	"			exit(0);\n"
+	"		}\n"
+	"		if (c < 0) { bad = 1; break; }\n"
+	"		for (j = 0; j < 2000; j++) free(malloc(100 + (size_t)j));\n"
+	"		if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st)) bad = 1;\n"
+	"	}\n"
+	"	stop_churn = 1;\n"
+	"	pthread_join(bg, &r);\n"
+	"	say(bad || r ? \"fork bad\\n\" : \"fork ok\\n\");\n"
+	"}\n"
+	"static volatile sig_atomic_t nsig, stop_sig;\n"
+	"static pthread_t main_thread;\n"
+	"static void on_usr1(int sig) { char *p = malloc(48); if (p) { p[0] = (char)sig; free(p); } nsig++; }\n"
+	"static void *sigger(void *arg)\n"
+	"{\n"
+	"	struct timespec nap = { 0, 20000 };\n"
+	"	while (!stop_sig) { pthread_kill(main_thread, SIGUSR1); nanosleep(&nap, 0); }\n"
+	"	return arg;\n"
+	"}\n"
+	"static void signals(void)\n"
+	"{\n"
+	"	struct sigaction sa;\n"
+	"	unsigned long long n = 0;\n"
+	"	long long until;\n"
+	"	char line[128];\n"
+	"	pthread_t t;\n"
+	"	int j;\n"
+	"	memset(&sa, 0, sizeof(sa));\n"
+	"	sa.sa_handler = on_usr1;\n"
+	"	sa.sa_flags = SA_RESTART;\n"
+	"	sigaction(SIGUSR1, &sa, 0);\n"
+	"	free(malloc(48));\n"
+	"	main_thread = pthread_self(); stop_sig = 0; nsig = 0;\n"
+	"	if (pthread_create(&t, 0, sigger, 0)) _exit(13);\n"
+	"	for (until = now_ms() + 1000; now_ms() < until;)\n"
+	"		for (j = 0; j < 100; j++, n++) { char *p = malloc(2000 + (size_t)(n * 37 % 6000)); if (!p) _exit(14); p[0] = 1; free(p); }\n"
+	"	stop_sig = 1;\n"
+	"	pthread_join(t, 0);\n"
+	"	snprintf(line, sizeof(line), \"signals ok %llu %d\\n\", n, (int)nsig);\n"
+	"	say(line);\n"
+	"}\n"
+	"int main(void)\n"
+	"{\n"
+	"	char line[64], c;\n"
+	"	size_t i;\n"
+	"	snprintf(line, sizeof(line), \"ready %d 0\\n\", (int)getpid());\n"
+	"	say(line);\n"
+	"	while (read(0, &c, 1) == 1) {\n"
+	"		if (c == 'g') rate();\n"
+	"		else if (c == 'e') exact();\n"
+	"		else if (c == 't') threads();\n"
+	"		else if (c == 'f') forks();\n"
+	"		else if (c == 's') signals();\n"
+	"	}\n"
+	"	for (i = 0; i < nkept; i++) free(kept[i]);\n"
+	"	return 0;\n"
+	"}\n";
+
 static char workdir[256];
-static char host_bin[512], shim_so[512], agent_so[4096];
+static char host_bin[512], shim_so[512], agent_so[4096], allocs_so[4096], ahost_bin[512];
 static int setup_state;   /* 0 not tried, 1 ready, -1 failed */
 
 struct host {
@@ -135,6 +341,12 @@ static bool setup(void)
 		printf("# no agent at %s: build it first\n", agent_so);
 		return false;
 	}
+	snprintf(allocs_so, sizeof(allocs_so), "%.*s/libvitals-agent-allocs.so",
+		 (int)(strrchr(agent_so, '/') - agent_so), agent_so);
+	if (access(allocs_so, R_OK) != 0) {
+		printf("# no agent at %s: build it first\n", allocs_so);
+		return false;
+	}
 	snprintf(workdir, sizeof(workdir), "/tmp/vt-test-agent.XXXXXX");
 	if (!mkdtemp(workdir)) {
 		workdir[0] = '\0';
@@ -157,6 +369,15 @@ static bool setup(void)
 	snprintf(cmd, sizeof(cmd), "cc -O1 -fPIC -shared -o '%s' '%s'", shim_so, src);
 	if (system(cmd) != 0)
 		return false;
+	snprintf(src, sizeof(src), "%s/ahost.c", workdir);
+	snprintf(ahost_bin, sizeof(ahost_bin), "%s/ahost", workdir);
+	if (!write_file(src, ahost_src))
+		return false;
+	snprintf(cmd, sizeof(cmd), "cc -std=gnu11 -O1 -pthread -o '%s' '%s'", ahost_bin, src);
+	if (system(cmd) != 0) {
+		printf("# cannot compile the sampler's host program with cc\n");
+		return false;
+	}
 	setup_state = 1;
 	return true;
 }
@@ -1374,6 +1595,577 @@ static void test_agent__json_api(void)
 	/* Stays loaded: its fork handlers are registered. */
 }
 
+/* ---- the allocation sampler (libvitals-agent-allocs.so) -------------------- */
+
+#define AHOST ((const char *const[]){ ahost_bin, NULL })
+
+static bool host_send(struct host *h, char c)
+{
+	return write(h->in, &c, 1) == 1;
+}
+
+/* One line from the host into buf, without its '\n'; false on EOF or timeout. */
+static bool host_line(struct host *h, char *buf, size_t cap, int timeout_ms)
+{
+	long long deadline = now_ms() + timeout_ms;
+	size_t n = 0;
+
+	while (n + 1 < cap) {
+		struct pollfd p = { .fd = h->out, .events = POLLIN };
+		long long left = deadline - now_ms();
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0 || read(h->out, buf + n, 1) != 1)
+			break;
+		if (buf[n] == '\n') {
+			buf[n] = '\0';
+			return true;
+		}
+		n++;
+	}
+	buf[n] = '\0';
+	printf("#   host said '%s' (no full line)\n", buf);
+	return false;
+}
+
+/* The host's counts of one 'g' phase. */
+struct truth {
+	unsigned long long calls, bytes, frees, fn[6];
+};
+
+static bool host_rate(struct host *h, int ms, struct truth *t)
+{
+	char line[256];
+
+	memset(t, 0, sizeof(*t));
+	if (!host_send(h, 'g'))
+		return false;
+	sleep_ms(ms);
+	if (!host_send(h, 'p') || !host_line(h, line, sizeof(line), 10000))
+		return false;
+	return sscanf(line, "done %llu %llu %llu %llu %llu %llu %llu %llu %llu", &t->calls, &t->bytes,
+		      &t->frees, &t->fn[0], &t->fn[1], &t->fn[2], &t->fn[3], &t->fn[4], &t->fn[5]) == 9;
+}
+
+/* One request by hand; the reply parsed (NULL, said, when there is none or it is not JSON). */
+static json_t *allocs_ask(const char *path, const char *req)
+{
+	size_t cap = VT_AGENT_REPLY_MAX + 1, n;
+	char *buf = malloc(cap);
+	json_error_t je;
+	json_t *j = NULL;
+
+	if (!buf)
+		abort();
+	n = raw_exchange(path, req, strlen(req), buf, cap);
+	if (n)
+		j = json_loadb(buf, n, 0, &je);
+	if (!j)
+		printf("#   reply to %.70s: %zu bytes: %.200s\n", req, n, buf);
+	free(buf);
+	return j;
+}
+
+static long long jint(json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+/* The error text of a reply, "" when it is not an error. */
+static const char *jerr(json_t *j)
+{
+	const char *e = json_string_value(json_object_get(j, "error"));
+	return e ? e : "";
+}
+
+static const char ARM_4096[] = "{\"v\":1,\"want\":\"allocs\",\"start\":true,\"every\":4096,\"for_ms\":60000}\n";
+static const char STOP[] = "{\"v\":1,\"want\":\"allocs\",\"stop\":true}\n";
+
+/* Arm; true when the reply says armed with that interval. */
+static bool allocs_arm(const char *path, const char *req, long long every)
+{
+	json_t *j = allocs_ask(path, req), *a = json_object_get(j, "allocs");
+	bool ok = a && json_is_true(json_object_get(a, "armed")) && jint(a, "every") == every &&
+		  jint(a, "t0_ns") > 0;
+
+	if (!ok && j)
+		printf("#   arm: %s\n", jerr(j));
+	json_decref(j);
+	return ok;
+}
+
+/* The executable segments of pid's own executable. */
+struct exe_ranges {
+	uintptr_t lo[16], hi[16];
+	int n;
+};
+
+static void exe_ranges(pid_t pid, struct exe_ranges *r)
+{
+	char file[64], exe[1024], line[2048];
+	ssize_t k;
+	FILE *f;
+
+	r->n = 0;
+	snprintf(file, sizeof(file), "/proc/%d/exe", (int)pid);
+	k = readlink(file, exe, sizeof(exe) - 1);
+	if (k <= 0)
+		return;
+	exe[k] = '\0';
+	snprintf(file, sizeof(file), "/proc/%d/maps", (int)pid);
+	f = fopen(file, "r");
+	while (f && fgets(line, sizeof(line), f) && r->n < 16) {
+		unsigned long lo, hi;
+		char perms[8], *name;
+		int off = 0;
+
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &lo, &hi, perms, &off) < 3 || !off)
+			continue;
+		name = line + off;
+		name[strcspn(name, "\n")] = '\0';
+		if (perms[2] == 'x' && strcmp(name, exe) == 0) {
+			r->lo[r->n] = lo;
+			r->hi[r->n++] = hi;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+static bool in_ranges(const struct exe_ranges *r, uintptr_t pc)
+{
+	int i;
+
+	for (i = 0; i < r->n; i++)
+		if (pc >= r->lo[i] && pc < r->hi[i])
+			return true;
+	return false;
+}
+
+static uintptr_t jhex(json_t *s)
+{
+	const char *t = json_string_value(s);
+
+	return t && strncmp(t, "0x", 2) == 0 ? (uintptr_t)strtoull(t + 2, NULL, 16) : 0;
+}
+
+/*
+ * Checks every sample of a stop reply a that the host allocated itself:
+ * tid, times inside the window, a stack whose first frame is in the host's
+ * executable.  Returns how many samples there are; *freed: how many were freed.
+ */
+static size_t check_samples(json_t *a, const struct host *h, const struct exe_ranges *r, size_t *freed)
+{
+	json_t *samples = json_object_get(a, "samples"), *e;
+	long long t0 = jint(a, "t0_ns"), t1 = jint(a, "t1_ns");
+	size_t i, bad_pc = 0, bad_time = 0, bad_tid = 0;
+
+	*freed = 0;
+	json_array_foreach(samples, i, e) {
+		json_t *pcs = json_object_get(e, "pcs");
+		long long t = jint(e, "t_ns"), ft = jint(e, "freed_ns");
+
+		if (json_array_size(pcs) == 0 || !in_ranges(r, jhex(json_array_get(pcs, 0))))
+			bad_pc++;
+		if (t < t0 || t > t1 || (ft && (ft < t || ft > t1)))
+			bad_time++;
+		if (jint(e, "tid") != h->pid || (ft && jint(e, "freed_tid") != h->pid) || (!ft && jint(e, "freed_tid")))
+			bad_tid++;
+		if (ft)
+			(*freed)++;
+	}
+	if (bad_pc || bad_time || bad_tid) {
+		printf("#   of %zu samples: %zu without the host's frame first, %zu outside [t0, t1], "
+		       "%zu with another tid\n", json_array_size(samples), bad_pc, bad_time, bad_tid);
+		CHECK(!"samples");
+	}
+	return json_array_size(samples);
+}
+
+static void check_fns(json_t *a, const struct truth *t)
+{
+	static const char *const names[6] = {
+		"malloc", "calloc", "realloc", "memalign", "posix_memalign", "aligned_alloc",
+	};
+	json_t *fns = json_object_get(a, "fns");
+	int i;
+
+	for (i = 0; i < 6; i++)
+		CHECK_EQ_U64(jint(fns, names[i]), t->fn[i]);
+}
+
+/*
+ * Armed at every=4096 around one second of the host allocating known sizes
+ * from known functions, half freed at once: the agent's counts are the
+ * host's to the call and byte, the samples estimate its bytes within 15%,
+ * their freed share is the host's (50%) within 10 points, and every stack
+ * starts in the host.
+ */
+static void test_allocs__estimate(void)
+{
+	struct exe_ranges ranges;
+	struct truth t;
+	struct host h;
+	char path[512];
+	json_t *j, *a, *e;
+	double est = 0, share;
+	size_t i, n, freed;
+
+	if (!setup())
+		return;
+	CHECK(host_start(&h, AHOST, allocs_so, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	check_query_ok(h.pid, path);      /* heap still answered: glibc's, behind the wrappers */
+	exe_ranges(h.pid, &ranges);
+	CHECK(ranges.n > 0);
+	CHECK(allocs_arm(path, ARM_4096, 4096));
+	CHECK(host_rate(&h, 1000, &t));
+	j = allocs_ask(path, STOP);
+	a = json_object_get(j, "allocs");
+	CHECK(a != NULL);
+	if (!a) {
+		json_decref(j);
+		host_stop(&h);
+		return;
+	}
+	CHECK(json_is_false(json_object_get(a, "armed")));
+	CHECK(json_object_get(a, "expired") == NULL);
+	CHECK_EQ_I64(jint(a, "every"), 4096);
+	CHECK(jint(a, "t1_ns") > jint(a, "t0_ns"));
+	CHECK_EQ_U64(jint(a, "calls"), t.calls);
+	CHECK_EQ_U64(jint(a, "bytes"), t.bytes);
+	CHECK_EQ_U64(jint(a, "frees"), t.frees);
+	CHECK_EQ_I64(jint(a, "dropped"), 0);
+	check_fns(a, &t);
+	n = check_samples(a, &h, &ranges, &freed);
+	CHECK(n > 100);
+	json_array_foreach(json_object_get(a, "samples"), i, e) {
+		double size = (double)jint(e, "size");
+		est += size / (1 - exp(-size / 4096));
+	}
+	share = n ? (double)freed / (double)n : 0;
+	printf("#   %llu calls, %zu samples: estimate %.0f of %llu bytes (%+.1f%%), %.1f%% freed (truth %.1f%%)\n",
+	       t.calls, n, est, t.bytes, t.bytes ? 100 * (est - (double)t.bytes) / (double)t.bytes : 0,
+	       100 * share, t.calls ? 100.0 * (double)t.frees / (double)t.calls : 0);
+	CHECK(t.bytes > 0 && fabs(est - (double)t.bytes) <= 0.15 * (double)t.bytes);
+	CHECK(fabs(share - (double)t.frees / (double)(t.calls ? t.calls : 1)) <= 0.10);
+	json_decref(j);
+
+	/* A second stop answers the same session again (a client that lost the first reply). */
+	j = allocs_ask(path, STOP);
+	a = json_object_get(j, "allocs");
+	CHECK(a && jint(a, "calls") == (long long)t.calls && json_array_size(json_object_get(a, "samples")) == n);
+	json_decref(j);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+/*
+ * every=1: every allocation is sampled, so a fixed script gives exact
+ * samples: entry points, sizes, pointers, and which were freed (realloc
+ * frees its old block; valloc counts as memalign).
+ */
+static void check_exact_script(struct host *h, const char *path, const struct exe_ranges *ranges)
+{
+	static const struct {
+		const char *fn;
+		long long size;
+		bool freed;
+	} want[7] = {
+		{ "malloc", 1000, true }, { "realloc", 3000, true }, { "calloc", 1000, false },
+		{ "memalign", 100, false }, { "aligned_alloc", 512, true }, { "posix_memalign", 777, false },
+		{ "memalign", 333, true },
+	};
+	static const char arm1[] = "{\"v\":1,\"want\":\"allocs\",\"start\":true,\"every\":1}\n";
+	unsigned long ptr[7];
+	struct truth t = { .calls = 7, .bytes = 6722, .frees = 3, .fn = { 1, 1, 1, 2, 1, 1 } };
+	char line[512];
+	size_t i, freed;
+	json_t *j, *a, *samples;
+
+	CHECK(allocs_arm(path, arm1, 1));
+	CHECK(host_send(h, 'e') && host_line(h, line, sizeof(line), 5000));
+	CHECK(sscanf(line, "exact %lx %lx %lx %lx %lx %lx %lx", &ptr[0], &ptr[1], &ptr[2], &ptr[3], &ptr[4],
+		     &ptr[5], &ptr[6]) == 7);
+	j = allocs_ask(path, STOP);
+	a = json_object_get(j, "allocs");
+	samples = json_object_get(a, "samples");
+	CHECK_EQ_U64(json_array_size(samples), 7);
+	CHECK_EQ_U64(jint(a, "calls"), t.calls);
+	CHECK_EQ_U64(jint(a, "bytes"), t.bytes);
+	CHECK_EQ_U64(jint(a, "frees"), t.frees);
+	check_fns(a, &t);
+	for (i = 0; i < 7 && i < json_array_size(samples); i++) {
+		json_t *e = json_array_get(samples, i);
+
+		CHECK_STR(json_string_value(json_object_get(e, "fn")), want[i].fn);
+		CHECK_EQ_I64(jint(e, "size"), want[i].size);
+		CHECK_EQ_U64(jhex(json_object_get(e, "ptr")), ptr[i]);
+		CHECK_EQ_I64(jint(e, "freed_ns") != 0, want[i].freed);
+	}
+	if (a)
+		check_samples(a, h, ranges, &freed);
+	json_decref(j);
+}
+
+static void test_allocs__exact_samples(void)
+{
+	struct exe_ranges ranges;
+	struct host h;
+	char path[512];
+
+	if (!setup())
+		return;
+	CHECK(host_start(&h, AHOST, allocs_so, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	exe_ranges(h.pid, &ranges);
+	check_exact_script(&h, path, &ranges);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+/*
+ * A client arms and goes away.  With the host idle, the listener disarms at
+ * for_ms: allocations after it are not even counted.  With the host busy,
+ * the stop reply says the session ended at the deadline.
+ */
+static void test_allocs__auto_disarm(void)
+{
+	static const char arm_idle[] =
+		"{\"v\":1,\"want\":\"allocs\",\"start\":true,\"every\":1073741824,\"for_ms\":300}\n";
+	static const char arm_busy[] = "{\"v\":1,\"want\":\"allocs\",\"start\":true,\"every\":4096,\"for_ms\":200}\n";
+	struct truth t;
+	struct host h;
+	char path[512];
+	json_t *j, *a;
+
+	if (!setup())
+		return;
+	CHECK(host_start(&h, AHOST, allocs_so, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+
+	CHECK(allocs_arm(path, arm_idle, 1073741824));
+	sleep_ms(700);
+	CHECK(host_rate(&h, 200, &t));
+	CHECK(t.calls > 0);
+	j = allocs_ask(path, STOP);
+	a = json_object_get(j, "allocs");
+	CHECK(json_is_true(json_object_get(a, "expired")));
+	CHECK_EQ_I64(jint(a, "t1_ns") - jint(a, "t0_ns"), 300000000);
+	CHECK_EQ_I64(jint(a, "calls"), 0);           /* disarmed by the listener, not by a sample */
+	CHECK_EQ_U64(json_array_size(json_object_get(a, "samples")), 0);
+	json_decref(j);
+
+	CHECK(allocs_arm(path, arm_busy, 4096));
+	CHECK(host_rate(&h, 700, &t));
+	j = allocs_ask(path, STOP);
+	a = json_object_get(j, "allocs");
+	CHECK(json_is_true(json_object_get(a, "expired")));
+	CHECK_EQ_I64(jint(a, "t1_ns") - jint(a, "t0_ns"), 200000000);
+	CHECK(jint(a, "calls") < (long long)t.calls);
+	printf("#   busy host: %lld of its %llu calls counted before the deadline\n", jint(a, "calls"), t.calls);
+	json_decref(j);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+/* What each agent says to "allocs" requests it cannot serve. */
+static void test_allocs__errors(void)
+{
+	static const struct {
+		const char *req;
+		const char *words;
+	} cases[] = {
+		{ "{\"v\":1,\"want\":\"allocs\",\"stop\":true}\n", "was not started" },
+		{ "{\"v\":1,\"want\":\"allocs\"}\n", "needs either \"start\":true or \"stop\":true" },
+		{ "{\"v\":1,\"want\":\"allocs\",\"start\":true,\"stop\":true}\n", "needs either" },
+		{ "{\"v\":1,\"want\":\"allocs\",\"start\":1}\n", "\"start\" must be true or false" },
+		{ "{\"v\":1,\"want\":\"allocs\",\"start\":true,\"every\":0}\n", "from 1 to 1073741824" },
+		{ "{\"v\":1,\"want\":\"allocs\",\"start\":true,\"every\":1073741825}\n", "from 1 to 1073741824" },
+		{ "{\"v\":1,\"want\":\"allocs\",\"start\":true,\"every\":4096.5}\n", "from 1 to 1073741824" },
+		{ "{\"v\":1,\"want\":\"allocs\",\"start\":true,\"for_ms\":3600001}\n", "from 1 to 3600000" },
+		{ "{\"v\":1,\"want\":\"allocs\",\"start\":true,\"for_ms\":\"5\"}\n", "from 1 to 3600000" },
+		{ "{\"v\":1,\"want\":\"stack\"}\n", "answers \"heap\" and \"allocs\"" },
+	};
+	static const char arm[] = "{\"v\":1,\"want\":\"allocs\",\"start\":true}\n";
+	char preload[8192], path[512];
+	struct host h;
+	size_t i;
+	json_t *j;
+	void *dl;
+
+	if (!setup())
+		return;
+	/* The plain agent: an error reply, and no malloc of its own. */
+	CHECK(host_start(&h, HOST("10", "1000", "1", "-"), agent_so, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	j = allocs_ask(path, arm);
+	CHECK_STR(jerr(j), "allocation sampling not in this agent: preload libvitals-agent-allocs.so");
+	json_decref(j);
+	check_query_ok(h.pid, path);
+	CHECK_EQ_I64(host_stop(&h), 0);
+	setenv("VITALS_AGENT", "0", 1);
+	dl = dlopen(agent_so, RTLD_NOW | RTLD_LOCAL);
+	unsetenv("VITALS_AGENT");
+	CHECK(dl != NULL);
+	if (dl) {
+		Dl_info di;
+		void *m = dlsym(dl, "malloc");
+
+		CHECK(m && dladdr(m, &di) && di.dli_fname && !strstr(di.dli_fname, "libvitals-agent"));
+		/* stays loaded, as in test_agent__json_api */
+	}
+
+	/* The allocs agent: bad requests change nothing. */
+	CHECK(host_start(&h, AHOST, allocs_so, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		j = allocs_ask(path, cases[i].req);
+		if (!strstr(jerr(j), cases[i].words)) {
+			printf("#   %s  -> '%s'\n", cases[i].req, jerr(j));
+			CHECK(!"error reply");
+		}
+		json_decref(j);
+	}
+	/* Defaults: every 524288, for 60 s. */
+	j = allocs_ask(path, arm);
+	CHECK_EQ_I64(jint(json_object_get(j, "allocs"), "every"), 524288);
+	CHECK_EQ_I64(jint(json_object_get(j, "allocs"), "for_ms"), 60000);
+	json_decref(j);
+	j = allocs_ask(path, STOP);
+	CHECK(json_is_false(json_object_get(json_object_get(j, "allocs"), "armed")));
+	json_decref(j);
+	CHECK_EQ_I64(host_stop(&h), 0);
+
+	/* Another malloc bound before the agent's: sampling would see nothing, so it is refused. */
+	snprintf(preload, sizeof(preload), "%s %s", shim_so, allocs_so);
+	CHECK(host_start(&h, AHOST, preload, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	j = allocs_ask(path, arm);
+	CHECK(strstr(jerr(j), "malloc in this process is not the agent's") != NULL);
+	json_decref(j);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+/* Another malloc preloaded after the agent: the agent forwards to it and samples. */
+static void test_allocs__forwards_to_next_malloc(void)
+{
+	struct exe_ranges ranges;
+	struct vt_agent_reply r;
+	struct vt_err err;
+	char preload[8192], path[512];
+	struct host h;
+
+	if (!setup())
+		return;
+	snprintf(preload, sizeof(preload), "%s %s", allocs_so, shim_so);
+	CHECK(host_start(&h, AHOST, preload, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	/* The heap behind the wrappers is the shim's, not glibc's. */
+	CHECK_EQ_I64(vt_agent_query(path, h.pid, false, VT_AGENT_CLIENT_TIMEOUT_MS, &r, &err), VT_E_UNSUPPORTED);
+	CHECK(strstr(err.msg, "not glibc malloc") != NULL);
+	vt_agent_reply_release(&r);
+	exe_ranges(h.pid, &ranges);
+	check_exact_script(&h, path, &ranges);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+/* Four threads churning for a second with sampling armed (the table fills): the host's bytes stay right. */
+static void test_allocs__threads(void)
+{
+	unsigned long long calls = 0;
+	struct host h;
+	char path[512], line[128];
+	json_t *j, *a;
+
+	if (!setup())
+		return;
+	CHECK(host_start(&h, AHOST, allocs_so, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	CHECK(allocs_arm(path, ARM_4096, 4096));
+	CHECK(host_send(&h, 't') && host_line(&h, line, sizeof(line), 30000));
+	CHECK(sscanf(line, "threads ok %llu", &calls) == 1);
+	j = allocs_ask(path, STOP);
+	a = json_object_get(j, "allocs");
+	CHECK(a != NULL);
+	CHECK(jint(a, "calls") >= (long long)calls);   /* pthread_create's own allocations too */
+	CHECK(json_array_size(json_object_get(a, "samples")) > 0);
+	printf("#   4 threads: %llu calls, %zu samples, %lld dropped\n", calls,
+	       json_array_size(json_object_get(a, "samples")), jint(a, "dropped"));
+	json_decref(j);
+	check_query_ok(h.pid, path);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+/* Forks while armed, a thread churning meanwhile: every child and the host end well, the agent serves on. */
+static void test_allocs__fork_while_armed(void)
+{
+	struct host h;
+	char path[512], line[128];
+	json_t *j;
+
+	if (!setup())
+		return;
+	CHECK(host_start(&h, AHOST, allocs_so, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	CHECK(allocs_arm(path, ARM_4096, 4096));
+	CHECK(host_send(&h, 'f') && host_line(&h, line, sizeof(line), 30000));
+	CHECK_STR(line, "fork ok");
+	j = allocs_ask(path, STOP);
+	CHECK(json_array_size(json_object_get(json_object_get(j, "allocs"), "samples")) > 0);
+	json_decref(j);
+	check_query_ok(h.pid, path);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+/*
+ * Signal handlers that malloc, landing inside the sampler (every=1: the
+ * thread is sampling most of the time), while the client starts a new
+ * session every 100 ms over the running one (a reset under load).
+ */
+static void test_allocs__signal_handlers(void)
+{
+	static const char arm1[] = "{\"v\":1,\"want\":\"allocs\",\"start\":true,\"every\":1}\n";
+	unsigned long long calls = 0;
+	struct host h;
+	char path[512], line[128];
+	int i, sigs = 0;
+	json_t *j;
+
+	if (!setup())
+		return;
+	CHECK(host_start(&h, AHOST, allocs_so, NULL, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_OK);
+	CHECK(allocs_arm(path, arm1, 1));
+	CHECK(host_send(&h, 's'));
+	for (i = 0; i < 9; i++) {
+		sleep_ms(100);
+		CHECK(allocs_arm(path, arm1, 1));
+	}
+	CHECK(host_line(&h, line, sizeof(line), 30000));
+	CHECK(sscanf(line, "signals ok %llu %d", &calls, &sigs) == 2);
+	printf("#   %llu calls, %d signals whose handler allocated\n", calls, sigs);
+	CHECK(sigs > 100);
+	j = allocs_ask(path, STOP);
+	CHECK(json_is_false(json_object_get(json_object_get(j, "allocs"), "armed")));
+	json_decref(j);
+	check_query_ok(h.pid, path);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
+/* VITALS_AGENT=0: no socket; the wrappers forward and the host runs as without the agent. */
+static void test_allocs__disabled(void)
+{
+	const char *const off[] = { "VITALS_AGENT=0", NULL };
+	struct truth t;
+	struct host h;
+	char path[512], line[512];
+
+	if (!setup())
+		return;
+	CHECK(host_start(&h, AHOST, allocs_so, off, NULL, NULL, true));
+	CHECK_EQ_I64(find(h.pid, path, sizeof(path)), VT_E_NOTFOUND);
+	CHECK(host_rate(&h, 100, &t) && t.calls > 0);
+	CHECK(host_send(&h, 'e') && host_line(&h, line, sizeof(line), 5000) && strncmp(line, "exact ", 6) == 0);
+	CHECK_EQ_I64(host_stop(&h), 0);
+}
+
 VT_TEST_MAIN(test_agent__heap_figures, test_agent__sleep_exits_and_removes_socket,
 	     test_agent__trim_refused_without_env, test_agent__trim_with_env,
 	     test_agent__stale_socket, test_agent__wrong_peer_rejected, test_agent__disabled,
@@ -1382,4 +2174,7 @@ VT_TEST_MAIN(test_agent__heap_figures, test_agent__sleep_exits_and_removes_socke
 	     test_agent__pid_and_mount_namespace, test_agent__refuses_open_directory,
 	     test_agent__request_size_limit, test_agent__xdg_runtime_dir,
 	     test_agent__squatted_tmp_dir, test_agent__symlinked_tmp_dir,
-	     test_agent__other_uid_refused, test_agent__json_api)
+	     test_agent__other_uid_refused, test_agent__json_api, test_allocs__estimate,
+	     test_allocs__exact_samples, test_allocs__auto_disarm, test_allocs__errors,
+	     test_allocs__forwards_to_next_malloc, test_allocs__threads, test_allocs__fork_while_armed,
+	     test_allocs__signal_handlers, test_allocs__disabled)

@@ -89,18 +89,18 @@ static void print_agent_cost(FILE *out, const struct vt_allocs_meta *m)
 {
 	char every[32], armed[32];
 
-	fprintf(out, "  path: %s, one sample every %s allocated on average: %" PRIu64 " samples over %s%s; "
-		"no probe, no trap\n", m->probes_how, vt_fmt_bytes(m->every, every, sizeof(every)),
-		m->agent_samples, vt_render_allocs_span(m->armed_s, armed, sizeof(armed)),
-		m->agent_expired ? " (it disarmed itself at its deadline first)" : "");
+	fprintf(out, "  path: %s, one sample every %s allocated on average: %" PRIu64 " samples over %s in "
+		"%u window%s%s; no probe, no trap\n", m->probes_how, vt_fmt_bytes(m->every, every, sizeof(every)),
+		m->agent_samples, vt_render_allocs_span(m->armed_s, armed, sizeof(armed)), m->windows,
+		m->windows == 1 ? "" : "s", m->agent_expired ? " (it disarmed itself at its deadline first)" : "");
 	fprintf(out, "  the sites' calls and bytes are estimated from the samples (each stands for the "
 		"allocations it was drawn from); the totals are the agent's exact counts; a block's fate is "
-		"seen to the run's end\n");
+		"seen to the end of its window\n");
 	fprintf(out, "  cost: in the target's own calls (a counter each, an unwind per sample), not measured "
 		"from outside; bench/allocs measures it; vitals used %.2f s of CPU\n", m->self_cpu_s);
 	if (m->agent_dropped)
-		fprintf(out, "  %" PRIu64 " samples dropped (the agent's table was full): the sites' figures are "
-			"low by that much\n", m->agent_dropped);
+		fprintf(out, "  %" PRIu64 " samples dropped (the agent's table filled): each such window's samples "
+			"were scaled up by what it dropped, and the windows shortened\n", m->agent_dropped);
 }
 
 static void print_cost(FILE *out, const struct vt_allocs_meta *m)

@@ -1262,7 +1262,9 @@ static int run_windows(struct run *r, struct vt_err *err)
 
 /* ---- the agent's path ---- */
 
-#define AGENT_SLACK_MS 10000    /* the agent's own deadline past the run: vitals may be late */
+#define AGENT_SLACK_MS 10000    /* the agent's own deadline past a window: vitals may be late */
+#define AGENT_WINDOW_S 1.0      /* its table holds 8,192 samples: one window's worth */
+#define AGENT_WINDOW_MIN_S 0.05
 #define AGENT_LIB "libvitals-agent-allocs.so"
 
 /*
@@ -1275,7 +1277,7 @@ static bool agent_arm(struct run *r, const struct vt_proc_status *status, int *r
 	const struct vt_allocs_opts *o = r->opts;
 	struct vt_allocs_meta *m = &r->A->meta;
 	uint64_t every = o->every ? o->every : VT_AGENT_ALLOC_EVERY_DEFAULT;
-	uint64_t for_ms = (uint64_t)(o->duration_s * 1000) + AGENT_SLACK_MS;
+	uint64_t for_ms = (uint64_t)(fmin(o->duration_s, AGENT_WINDOW_S) * 1000) + AGENT_SLACK_MS;
 	struct vt_err e;
 
 	*rc = VT_OK;
@@ -1353,10 +1355,10 @@ static uint32_t agent_locs(struct run *r, const struct vt_agent_alloc_sample *s)
 	return n;
 }
 
-/* One sample, standing for weight allocations at its site. */
-static void agent_sample(struct run *r, const struct vt_agent_alloc_sample *s, uint64_t t_end)
+/* One sample, standing for weight allocations at its site (times scale: its window's drops). */
+static void agent_sample(struct run *r, const struct vt_agent_alloc_sample *s, uint64_t t_end, double scale)
 {
-	uint64_t w = round_weight(r, vt_agent_alloc_weight(s->size, r->A->meta.every));
+	uint64_t w = round_weight(r, scale * vt_agent_alloc_weight(s->size, r->A->meta.every));
 	uint32_t n = agent_locs(r, s), own = first_own(r, r->locs, n), site_i;
 	struct vt_alloc_site *site;
 
@@ -1393,65 +1395,124 @@ static void agent_sample(struct run *r, const struct vt_agent_alloc_sample *s, u
 }
 
 /*
- * The run on the agent's path: it samples in the target for the duration
- * (watched for the target's exit, Ctrl-C and Ctrl-Z: the sampling goes on
- * meanwhile, bounded by its own deadline), then is disarmed and its samples
- * named and counted.
+ * Wait on the agent's path until *wait_until (the target's exit, Ctrl-C and
+ * Ctrl-Z watched: the sampling goes on while vitals is stopped, bounded by
+ * its deadline, and the time stopped is added to *wait_until, *run_until and
+ * *stopped_ns).  true: the target exited.
+ */
+static bool agent_wait(struct run *r, uint64_t *wait_until, uint64_t start, uint64_t *run_until,
+		       uint64_t *stopped_ns)
+{
+	const struct vt_allocs_opts *o = r->opts;
+
+	for (;;) {
+		uint64_t step = vt_mono_ns() + 1000000000ull;
+
+		if (rest_watching(o, step < *wait_until ? step : *wait_until, r->dirfd, &r->buf))
+			return true;
+		if (o->pause && *o->pause && o->paused) {
+			uint64_t t = vt_mono_ns();
+
+			o->paused(o->progress_ctx);
+			*wait_until += vt_mono_ns() - t;
+			*run_until += vt_mono_ns() - t;
+			*stopped_ns += vt_mono_ns() - t;
+			continue;
+		}
+		if (o->progress)
+			o->progress(o->progress_ctx, (double)(vt_mono_ns() - start - *stopped_ns) / 1e9, o->duration_s,
+				    r->A->meta.calls);
+		if (vt_mono_ns() >= *wait_until || (o->stop && *o->stop))
+			return false;
+	}
+}
+
+/* One window's samples counted in; a window whose table filled is scaled up by what it dropped. */
+static void agent_absorb(struct run *r, const struct vt_agent_allocs *got)
+{
+	struct vt_allocs_meta *m = &r->A->meta;
+	double scale = got->nsamples ? (double)(got->nsamples + got->dropped) / (double)got->nsamples : 1;
+
+	m->armed_s += (double)(got->t1_ns - got->t0_ns) / 1e9;
+	m->windows++;
+	m->calls += got->calls;
+	m->bytes += got->bytes;
+	m->frees += got->frees;
+	m->hits += got->nsamples;
+	m->agent_samples += got->nsamples;
+	m->agent_dropped += got->dropped;
+	m->agent_expired |= got->expired;
+	r->rng ^= got->t0_ns;
+	for (size_t i = 0; i < got->nsamples && !r->nomem && !r->names.nomem; i++)
+		agent_sample(r, &got->samples[i], got->t1_ns, scale);
+}
+
+/*
+ * The run on the agent's path: windows of up to AGENT_WINDOW_S, each ended
+ * by taking its samples (the agent's table holds a few thousand: a window
+ * that filled it is followed by a shorter one, and scaled up by what it
+ * dropped) and the next armed at once.  A block's fate is seen to the end
+ * of its window, as on the uprobes' path.
  */
 static int run_agent(struct run *r, struct vt_err *err)
 {
 	const struct vt_allocs_opts *o = r->opts;
 	struct vt_allocs_meta *m = &r->A->meta;
 	uint64_t start = vt_mono_ns(), until = start + (uint64_t)(o->duration_s * 1e9), stopped_ns = 0;
+	double window = AGENT_WINDOW_S;
 	struct vt_agent_allocs got;
-	int rc;
+	int rc = VT_OK;
 
 	m->budget = 0;
 	m->trap_ns = NAN;
 	m->target_base_rate = NAN;
+	r->rng = 0x9e3779b97f4a7c15ull;
 	snprintf(m->probes_how, sizeof(m->probes_how), "the agent's in-process sampling (" AGENT_LIB ")");
 	for (;;) {
-		uint64_t step = vt_mono_ns() + 1000000000ull;
+		uint64_t end = vt_mono_ns() + (uint64_t)(window * 1e9);
+		bool last;
 
-		if (rest_watching(o, step < until ? step : until, r->dirfd, &r->buf)) {
+		if (end > until)
+			end = until;
+		if (agent_wait(r, &end, start, &until, &stopped_ns)) {
 			m->exited = true;
+			r->agent_armed = false;
 			break;
 		}
-		if (o->pause && *o->pause && o->paused) {
-			uint64_t t = vt_mono_ns();
-
-			o->paused(o->progress_ctx);   /* the agent samples on, up to its deadline */
-			until += vt_mono_ns() - t;
-			stopped_ns += vt_mono_ns() - t;
-			continue;
-		}
-		if (o->progress)
-			o->progress(o->progress_ctx, (double)(vt_mono_ns() - start) / 1e9, o->duration_s, 0);
-		if (vt_mono_ns() >= until || (o->stop && *o->stop))
+		r->agent_armed = false;
+		if ((rc = vt_agent_allocs_stop(r->agent_sock, r->pid, &got, err)) != VT_OK) {
+			if (vt_target_exited(r->dirfd, &r->buf)) {
+				m->exited = true;
+				rc = VT_OK;
+			}
 			break;
+		}
+		agent_absorb(r, &got);
+		if (got.dropped && got.nsamples)   /* the table filled: a shorter window next */
+			window = fmax(AGENT_WINDOW_MIN_S, 0.8 * window * (double)got.nsamples /
+							      (double)(got.nsamples + got.dropped));
+		vt_agent_allocs_release(&got);
+		last = vt_mono_ns() >= until || (o->stop && *o->stop) || r->nomem || r->names.nomem;
+		if (last)
+			break;
+		if ((rc = vt_agent_allocs_start(r->agent_sock, r->pid, m->every,
+						(uint64_t)(window * 1000) + AGENT_SLACK_MS, err)) != VT_OK) {
+			if (vt_target_exited(r->dirfd, &r->buf)) {
+				m->exited = true;
+				rc = VT_OK;
+			}
+			break;
+		}
+		r->agent_armed = true;
 	}
 	m->duration_s = (double)(vt_mono_ns() - start - stopped_ns) / 1e9;
 	m->interrupted = o->stop && *o->stop;
-	r->agent_armed = false;
-	if (m->exited)
+	if (m->windows)
+		m->window_s = m->armed_s / m->windows;
+	if (rc == VT_OK && m->exited && !m->windows)
 		return vt_err_set(err, VT_E_GONE, ESRCH, "process %d exited while its agent sampled: its samples went "
 				  "with it", (int)r->pid);
-	if ((rc = vt_agent_allocs_stop(r->agent_sock, r->pid, &got, err)) != VT_OK)
-		return rc;
-	m->armed_s = (double)(got.t1_ns - got.t0_ns) / 1e9;
-	m->windows = 1;
-	m->window_s = m->armed_s;
-	m->calls = got.calls;
-	m->bytes = got.bytes;
-	m->frees = got.frees;
-	m->hits = m->agent_samples = got.nsamples;
-	m->agent_dropped = got.dropped;
-	m->agent_expired = got.expired;
-	r->rng = 0x9e3779b97f4a7c15ull ^ got.t0_ns;
-	for (size_t i = 0; i < got.nsamples && !r->nomem && !r->names.nomem; i++)
-		agent_sample(r, &got.samples[i], got.t1_ns);
-	vt_agent_allocs_release(&got);
-	return VT_OK;
+	return rc;
 }
 
 int vt_allocs_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_allocs_opts *opts,

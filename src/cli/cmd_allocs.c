@@ -23,7 +23,7 @@
 #define ALLOCS_MAX_S 3600.0
 
 enum { OPT_FOR = 1, OPT_BUDGET, OPT_WINDOW, OPT_TOP, OPT_JSON, OPT_NAME, OPT_FOLDED, OPT_FOLDED_CALLS,
-       OPT_PPROF, OPT_HTML, OPT_FORCE, OPT_PATH, OPT_EVERY };
+       OPT_PPROF, OPT_HTML, OPT_FORCE, OPT_PATH, OPT_EVERY, OPT_BUCKETS };
 
 static const struct vt_option allocs_options[] = {
 	{ "for", 0, "DURATION", "profile for DURATION (default 10s; at least 0.1s,\n"
@@ -38,6 +38,9 @@ static const struct vt_option allocs_options[] = {
 			    "else uprobes; uprobes; or agent", OPT_PATH },
 	{ "every", 0, "SIZE", "the agent's path: one sample every SIZE allocated\n"
 			      "on average (default 512KiB; 1 to 1GiB)", OPT_EVERY },
+	{ "buckets", 0, "FILE", "bucket rules of your own before the built-in ones, as\n"
+				"vitals profile --buckets takes them: the sites by\n"
+				"the kind of work that allocates", OPT_BUCKETS },
 	{ "top", 0, "N", "show the N sites that allocate the most (default 20;\n"
 			 "0 all)", OPT_TOP },
 	{ "name", 0, "NAME", "the process called NAME instead of a PID", OPT_NAME },
@@ -131,6 +134,7 @@ struct allocs_cli {
 	const char *folded, *folded_calls, *pprof, *html;
 	enum vt_allocs_path path;
 	uint64_t every;
+	const char *buckets;
 };
 
 static int allocs_option(void *ctx, int id, const char *arg)
@@ -156,6 +160,7 @@ static int allocs_option(void *ctx, int id, const char *arg)
 	case OPT_FOLDED_CALLS: o->folded_calls = arg; return 0;
 	case OPT_PPROF: o->pprof = arg; return 0;
 	case OPT_HTML: o->html = arg; return 0;
+	case OPT_BUCKETS: o->buckets = arg; return 0;
 	case OPT_PATH:
 		if (!strcmp(arg, "auto"))
 			o->path = VT_ALLOCS_AUTO;
@@ -238,6 +243,8 @@ static int allocs_run(const struct vt_command *cmd, int argc, char **argv)
 {
 	struct allocs_cli o = { .for_s = 10, .budget = 0.05, .window_s = 0.1, .top = 20 };
 	struct vt_allocs *a = NULL;
+	struct vt_bucket_rules *rules = NULL;
+	struct vt_alloc_buckets buckets = { 0 };
 	struct vt_allocs_opts ao;
 	struct vt_procfs pfs;
 	struct vt_args args;
@@ -260,8 +267,13 @@ static int allocs_run(const struct vt_command *cmd, int argc, char **argv)
 	if (o.every && o.path == VT_ALLOCS_UPROBES)
 		return vt_cli_usage_error("allocs", "--every is the agent's sampling interval: not with --path uprobes");
 	vt_err_clear(&err);
-	if (vt_cli_open_procfs(&pfs, &err))
+	/* the rules first: a bad file is refused before anything is probed */
+	if ((o.buckets ? vt_bucket_rules_load(o.buckets, &rules, &err) : vt_bucket_rules_builtin(&rules, &err)))
 		return vt_cli_error(&err);
+	if (vt_cli_open_procfs(&pfs, &err)) {
+		vt_bucket_rules_free(&rules);
+		return vt_cli_error(&err);
+	}
 	if (o.name && (exit_status = vt_cli_name_pid(&pfs, "allocs", o.name, "vitals allocs", true, &pid)))
 		goto out;
 	vt_cli_catch_stop(&stop);
@@ -302,10 +314,17 @@ static int allocs_run(const struct vt_command *cmd, int argc, char **argv)
 		if (to_stdout)
 			goto out;   /* stdout holds the export */
 	}
-	rc = o.json ? vt_render_allocs_json(stdout, a, false) : vt_render_allocs_text(stdout, a, o.top);
+	if ((rc = vt_alloc_buckets_compute(a, rules, &buckets, &err))) {
+		exit_status = vt_cli_error(&err);
+		goto out;
+	}
+	rc = o.json ? vt_render_allocs_json(stdout, a, &buckets, false)
+		    : vt_render_allocs_text(stdout, a, &buckets, o.top);
 	if ((rc = vt_cli_stdout_done("allocs", rc)))
 		exit_status = rc;
 out:
+	vt_alloc_buckets_release(&buckets);
+	vt_bucket_rules_free(&rules);
 	vt_allocs_free(&a);
 	vt_procfs_close(&pfs);
 	return exit_status;

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyze/alloc_buckets.h"
 #include "sample/allocs.h"
 
 /* The verdict on the site that allocates the most bytes: "churn", "retention",
@@ -24,13 +25,14 @@ const char *vt_render_allocs_verdict(const struct vt_allocs *a, char *buf, size_
 /* A span of the run: "350 ms" under 2 s, longer ones as vt_fmt_span writes them. */
 const char *vt_render_allocs_span(double s, char *buf, size_t cap);
 
-int vt_render_allocs_text(FILE *out, const struct vt_allocs *a, size_t max_sites);
+/* b: the sites by bucket (analyze/alloc_buckets.h), NULL none. */
+int vt_render_allocs_text(FILE *out, const struct vt_allocs *a, const struct vt_alloc_buckets *b, size_t max_sites);
 /* Folded stacks, one per site (its first stack seen), weighing its bytes or its calls. */
 int vt_render_allocs_folded(FILE *out, const struct vt_allocs *a, bool bytes);
 /* pprof with Go's heap sample types: alloc_objects, alloc_space (the default),
  * inuse_objects, inuse_space (live when the window closed).  VT_E_* with err. */
 int vt_render_allocs_pprof(FILE *out, const struct vt_allocs *a, int64_t time_nanos, struct vt_err *err);
-int vt_render_allocs_json(FILE *out, const struct vt_allocs *a, bool compact);
+int vt_render_allocs_json(FILE *out, const struct vt_allocs *a, const struct vt_alloc_buckets *b, bool compact);
 /*
  * One self-contained page (render/profile_html.h): the flame graph of the
  * sites' stacks, each weighing the bytes its site allocated, beside the

@@ -68,7 +68,30 @@ static json_t *site_json(const struct vt_allocs *a, const struct vt_alloc_site *
 	return o;
 }
 
-int vt_render_allocs_json(FILE *out, const struct vt_allocs *a, bool compact)
+/* The sites by bucket (analyze/alloc_buckets.h), by bytes. */
+static json_t *buckets_json(const struct vt_allocs *a, const struct vt_alloc_buckets *b)
+{
+	json_t *arr = json_array();
+	char name[256];
+
+	for (size_t i = 0; arr && i < b->n; i++) {
+		const struct vt_alloc_bucket *k = &b->v[i];
+
+		vt_profile_loc_label(a->p, a->sites[k->top_site].loc, name, sizeof(name));
+		json_array_append_new(arr, json_pack("{s:o s:I s:I s:o s:o s:I s:I s:I s:I s:o}", "bucket",
+						     vt_json_text(k->name), "calls", (json_int_t)k->calls, "bytes",
+						     (json_int_t)k->bytes, "calls_per_s",
+						     real_or_null(a->meta.armed_s > 0 ? (double)k->calls / a->meta.armed_s : NAN),
+						     "bytes_per_s",
+						     real_or_null(a->meta.armed_s > 0 ? (double)k->bytes / a->meta.armed_s : NAN),
+						     "linked", (json_int_t)k->linked, "freed_bytes", (json_int_t)k->freed_bytes,
+						     "live_bytes", (json_int_t)k->live_bytes, "sites", (json_int_t)k->sites,
+						     "top_site", vt_json_text(name)));
+	}
+	return arr ? arr : json_null();
+}
+
+int vt_render_allocs_json(FILE *out, const struct vt_allocs *a, const struct vt_alloc_buckets *b, bool compact)
 {
 	const struct vt_allocs_meta *m = &a->meta;
 	json_t *root = vt_json_envelope(VT_SCHEMA_ALLOCS), *sites = json_array(), *size_max = json_array(),
@@ -138,8 +161,14 @@ int vt_render_allocs_json(FILE *out, const struct vt_allocs *a, bool compact)
 	}
 	json_object_set_new(root, "size_bin_max", size_max);
 	json_object_set_new(root, "age_bin_max_ns", age_max);
-	for (size_t i = 0; i < a->nsites; i++)
-		json_array_append_new(sites, site_json(a, &a->sites[i]));
+	for (size_t i = 0; i < a->nsites; i++) {
+		json_t *s = site_json(a, &a->sites[i]);
+
+		if (b && i < b->nsites)
+			json_object_set_new(s, "bucket", vt_json_text(b->v[b->site_bucket[i]].name));
+		json_array_append_new(sites, s);
+	}
 	json_object_set_new(root, "sites", sites);
+	json_object_set_new(root, "buckets", b ? buckets_json(a, b) : json_null());
 	return vt_json_write(out, root, compact, false);
 }

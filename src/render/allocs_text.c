@@ -230,7 +230,43 @@ static void print_site(FILE *out, const struct vt_allocs *a, const struct vt_all
 	}
 }
 
-int vt_render_allocs_text(FILE *out, const struct vt_allocs *a, size_t max_sites)
+/* The sites by bucket: what kind of work allocates. */
+static void print_buckets(FILE *out, const struct vt_allocs *a, const struct vt_alloc_buckets *b)
+{
+	struct vt_table t;
+	double armed = a->meta.armed_s;
+
+	vt_table_init(&t, 8);
+	for (int c = 1; c < 7; c++)
+		vt_table_align(&t, c, VT_RIGHT);
+	vt_table_cell(&t, "BUCKET");
+	vt_table_cell(&t, "CALLS/S");
+	vt_table_cell(&t, "SHARE");
+	vt_table_cell(&t, "BYTES/S");
+	vt_table_cell(&t, "SHARE");
+	vt_table_cell(&t, "FREED");
+	vt_table_cell(&t, "SITES");
+	vt_table_cell(&t, "TOP SITE");
+	for (size_t i = 0; i < b->n; i++) {
+		const struct vt_alloc_bucket *k = &b->v[i];
+		char name[256], clip[64], s[32], p1[16], p2[16], p3[16];
+
+		vt_table_cell(&t, "%s", k->name);
+		vt_table_cell(&t, "%.0f", per_s(k->calls, armed));
+		vt_table_cell(&t, "%s", vt_fmt_pct(k->calls, a->meta.calls, p1, sizeof(p1)));
+		vt_table_cell(&t, "%s", vt_fmt_size(per_s(k->bytes, armed), s, sizeof(s)));
+		vt_table_cell(&t, "%s", vt_fmt_pct(k->bytes, a->meta.bytes, p2, sizeof(p2)));
+		vt_table_cell(&t, "%s", vt_fmt_pct(k->freed, k->linked, p3, sizeof(p3)));
+		vt_table_cell(&t, "%zu", k->sites);
+		site_name(a, &a->sites[k->top_site], name, sizeof(name));
+		vt_table_cell(&t, "%s", vt_text_clip_middle(name, 48, clip, sizeof(clip)));
+	}
+	vt_table_print(&t, out, 2, true);
+	vt_table_release(&t);
+	fputc('\n', out);
+}
+
+int vt_render_allocs_text(FILE *out, const struct vt_allocs *a, const struct vt_alloc_buckets *buckets, size_t max_sites)
 {
 	const struct vt_allocs_meta *m = &a->meta;
 	char verdict[768], b[32];
@@ -265,6 +301,8 @@ int vt_render_allocs_text(FILE *out, const struct vt_allocs *a, size_t max_sites
 		fprintf(out, "  no allocation was seen while armed\n");
 		return ferror(out) ? -1 : 0;
 	}
+	if (buckets && buckets->n)
+		print_buckets(out, a, buckets);
 	print_table(out, a, max_sites);
 	for (size_t i = 0; i < top && i < 5; i++)
 		print_site(out, a, &a->sites[i]);

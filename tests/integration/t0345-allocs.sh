@@ -20,8 +20,10 @@ MALLOC_BYTE=$(cd "$(dirname "$0")" && pwd)/malloc_byte.py
 byte0=$(python3 "$MALLOC_BYTE" "$APID") || fail "reading malloc's first byte in the target"
 
 # a sleepy target: its traps are a large share of its little CPU, so the
-# default 5% budget allows few windows; 50% gives enough calls to judge shares
-"$B/vitals" allocs --for 4s --budget 50 --json "$APID" >"$WORK/a.json" 2>"$WORK/a.err" ||
+# default 5% budget allows few windows; 50% gives enough calls to judge shares.
+# Rules of the user's own put each site in a bucket of its own.
+printf 'rounds: churn_round\nkept: keep_block   # the ring of kept blocks\n' >"$WORK/sites.buckets"
+"$B/vitals" allocs --for 4s --budget 50 --buckets "$WORK/sites.buckets" --json "$APID" >"$WORK/a.json" 2>"$WORK/a.err" ||
 	fail "vitals allocs --json: $(tail -3 "$WORK/a.err")"
 "$B/vitals" allocs --for 2s --budget 50 "$APID" >"$WORK/a.txt" 2>>"$WORK/a.err" || fail "vitals allocs"
 sed 's/^/# /' "$WORK/a.txt" | head -20
@@ -45,7 +47,12 @@ assert c['threads'][0]['name'] == 'alloc-worker', c['threads']
 assert j['arenas'] and j['arenas'] >= 1, (j['arenas'], j['arenas_why'])
 assert c['threads'][0]['arena'] is not None and 0 <= c['threads'][0]['arena'] < j['arenas'], c['threads']
 assert j['cost']['windows'] >= 1 and j['cost']['armed_s'] > 0, j['cost']
+assert c['bucket'] == 'rounds' and k['bucket'] == 'kept', (c['bucket'], k['bucket'])
+b = {x['bucket']: x for x in j['buckets']}
+assert abs(b['kept']['bytes'] / (b['kept']['bytes'] + b['rounds']['bytes']) - 4096 / 6400) < 0.05, b
+assert b['rounds']['top_site'] == 'churn_round' and b['rounds']['sites'] == 1, b['rounds']
 "
+expect_exit 64 "line 1: no ':'" allocs --buckets <(echo 'no colon here') "$APID"
 
 # --folded, --pprof and --html: one stack per site; go tool pprof reads Go's heap
 # sample types; the page's flame graph weighs bytes, beside the sites by bytes

@@ -38,6 +38,17 @@ static void about(const struct vt_allocs_meta *m, char lines[ABOUT_MAX][LINE_MAX
 	char armed[32], dur[32], size[32];
 	size_t n = 0;
 
+	if (m->agent) {
+		snprintf(lines[n++], sizeof(lines[0]), "%s: %s, one sample every %s "
+			 "allocated on average; no probe, no trap", m->allocator, m->probes_how,
+			 vt_fmt_bytes(m->every, size, sizeof(size)));
+		snprintf(lines[n++], sizeof(lines[0]), "%" PRIu64 " samples over %s of %s in %u window%s; the "
+			 "sites' figures are estimates from them", m->agent_samples,
+			 vt_render_allocs_span(m->armed_s, armed, sizeof(armed)),
+			 vt_render_allocs_span(m->duration_s, dur, sizeof(dur)), m->windows, m->windows == 1 ? "" : "s");
+		snprintf(lines[n++], sizeof(lines[0]), "cost: in the target's own calls, not measured from outside");
+		goto seen;
+	}
 	snprintf(lines[n++], sizeof(lines[0]), "%s: probes on %s in %s", m->allocator, m->probed, m->file);
 	if (m->skipped[0])
 		snprintf(lines[n++], sizeof(lines[0]), "not probed: %s", m->skipped);
@@ -49,6 +60,7 @@ static void about(const struct vt_allocs_meta *m, char lines[ABOUT_MAX][LINE_MAX
 		snprintf(lines[n++], sizeof(lines[0]), "slowdown, measured: unknown");
 	else
 		snprintf(lines[n++], sizeof(lines[0]), "slowdown, measured: %.1f%%", 100 * m->slowdown);
+seen:
 	snprintf(lines[n++], sizeof(lines[0]), "%" PRIu64 " allocations, %s, %" PRIu64 " frees seen; "
 		 "%" PRIu64 " probe hits lost", m->calls, vt_fmt_bytes(m->bytes, size, sizeof(size)),
 		 m->frees, m->lost);

@@ -51,8 +51,10 @@ check "churn_round: freed at once (>= 95% within 1 ms)" \
 check "keep_block: kept (<= 5% freed)" test "$(site keep_block "s['freed'] <= 0.05 * s['linked']")" = true
 check "no probe was placed: malloc's callers ran untrapped" \
 	test "$(jq_py "$WORK/a.json" "j['probes_how'].startswith('the agent')")" = true
-as_nobody "$B/vitals" allocs --for 1s --every 4096 "$APID" >"$WORK/a.txt" 2>&1 || fail "text"
+as_nobody "$B/vitals" allocs --for 1s --every 4096 --html "$WORK/own/a.html" "$APID" >"$WORK/a.txt" 2>&1 ||
+	fail "text: $(tail -2 "$WORK/a.txt")"
 check "text: the path said" grep -q "path: the agent" "$WORK/a.txt"
+check "html: the path said, not probes" grep -q "the agent&#39;s in-process sampling" "$WORK/own/a.html"
 
 # the plain agent cannot sample: auto takes the uprobes (root) and says why; agent is refused
 if [ "$(id -u)" = 0 ]; then

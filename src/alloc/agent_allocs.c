@@ -13,44 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The agent's words go to a terminal: printable ASCII only. */
-static void printable(char *dst, size_t cap, const char *src)
+/* A reply to "want":"allocs": the protocol's root, with its "allocs" object. */
+static int load(const char *buf, size_t len, json_t **root, struct vt_err *err)
 {
-	size_t i;
+	int rc = vt_agent_reply_load(buf, len, root, err);
 
-	for (i = 0; src[i] && i + 1 < cap; i++)
-		dst[i] = (src[i] >= 0x20 && src[i] < 0x7f) ? src[i] : '?';
-	dst[i] = '\0';
-}
-
-/* The reply's root object, or an error: its own (VT_E_UNSUPPORTED) or not the protocol. */
-static json_t *load(const char *buf, size_t len, struct vt_err *err)
-{
-	json_error_t je;
-	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je), *e, *v;
-	char words[256];
-
-	if (!root) {
-		vt_err_set(err, VT_E_PARSE, 0, "agent reply is not JSON: %s", je.text);
-		return NULL;
+	if (rc == VT_OK && !json_is_object(json_object_get(*root, "allocs"))) {
+		json_decref(*root);
+		*root = NULL;
+		rc = vt_err_set(err, VT_E_PARSE, 0, "agent reply has no \"allocs\"");
 	}
-	v = json_object_get(root, "v");
-	e = json_object_get(root, "error");
-	if (!json_is_object(root) || !json_is_integer(v)) {
-		vt_err_set(err, VT_E_PARSE, 0, "agent reply is not the protocol (no \"v\")");
-	} else if (e) {
-		printable(words, sizeof(words), json_is_string(e) ? json_string_value(e) : "?");
-		vt_err_set(err, VT_E_UNSUPPORTED, 0, "agent: %s", words);
-	} else if (json_integer_value(v) != VT_AGENT_PROTO_VERSION) {
-		vt_err_set(err, VT_E_UNSUPPORTED, 0, "the agent speaks protocol version %lld, this vitals speaks %d",
-			   (long long)json_integer_value(v), VT_AGENT_PROTO_VERSION);
-	} else if (!json_is_object(json_object_get(root, "allocs"))) {
-		vt_err_set(err, VT_E_PARSE, 0, "agent reply has no \"allocs\"");
-	} else {
-		return root;
-	}
-	json_decref(root);
-	return NULL;
+	return rc;
 }
 
 static int ask(const char *path, pid_t host_pid, const char *req, struct vt_buf *buf, json_t **root,
@@ -58,8 +31,8 @@ static int ask(const char *path, pid_t host_pid, const char *req, struct vt_buf 
 {
 	int rc = vt_agent_exchange(path, host_pid, req, VT_AGENT_CLIENT_TIMEOUT_MS, buf, err);
 
-	if (rc == VT_OK && !(*root = load(buf->data ? buf->data : "", buf->len, err)))
-		rc = err ? err->code : VT_E_PARSE;
+	if (rc == VT_OK)
+		rc = load(buf->data ? buf->data : "", buf->len, root, err);
 	return rc;
 }
 
@@ -146,12 +119,12 @@ static bool sample_of(json_t *o, const struct vt_agent_allocs *a, struct vt_agen
 
 int vt_agent_allocs_parse(const char *buf, size_t len, struct vt_agent_allocs *out, struct vt_err *err)
 {
-	json_t *root = load(buf, len, err), *a, *samples, *fns;
-	int rc = VT_OK;
+	json_t *root, *a, *samples, *fns;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (!root)
-		return err ? err->code : VT_E_PARSE;
+	if ((rc = load(buf, len, &root, err)))
+		return rc;
 	a = json_object_get(root, "allocs");
 	samples = json_object_get(a, "samples");
 	fns = json_object_get(a, "fns");

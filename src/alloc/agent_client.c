@@ -509,7 +509,7 @@ static bool get_mallinfo(json_t *obj, struct vt_agent_mallinfo *mi)
 }
 
 /* The agent's words go to a terminal: printable ASCII only. */
-static void sanitize(char *dst, size_t cap, const char *src)
+void vt_agent_printable(char *dst, size_t cap, const char *src)
 {
 	size_t i;
 
@@ -518,44 +518,51 @@ static void sanitize(char *dst, size_t cap, const char *src)
 	dst[i] = '\0';
 }
 
-int vt_agent_reply_parse(const char *buf, size_t len, bool want_trim, struct vt_agent_reply *out,
-			 struct vt_err *err)
+int vt_agent_reply_load(const char *buf, size_t len, json_t **out, struct vt_err *err)
 {
 	json_error_t je;
-	json_t *root, *v, *e, *t, *x;
+	json_t *root, *v, *e;
 	char words[256];
+	json_int_t version;
 	int rc;
 
-	memset(out, 0, sizeof(*out));
+	*out = NULL;
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root)
 		return vt_err_set(err, VT_E_PARSE, 0, "agent reply is not JSON: %s", je.text);
-	if (!json_is_object(root)) {
-		rc = vt_err_set(err, VT_E_PARSE, 0, "agent reply is not a JSON object");
-		goto out;
-	}
 	v = json_object_get(root, "v");
 	e = json_object_get(root, "error");
-	if (!json_is_integer(v)) {
+	if (!json_is_object(root)) {
+		rc = vt_err_set(err, VT_E_PARSE, 0, "agent reply is not a JSON object");
+	} else if (!json_is_integer(v)) {
 		rc = vt_err_set(err, VT_E_PARSE, 0, "agent reply has no protocol version \"v\"");
-		goto out;
+	} else if (e) {
+		vt_agent_printable(words, sizeof(words), json_is_string(e) ? json_string_value(e) : "?");
+		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "agent: %s", words);
+	} else if ((version = json_integer_value(v)) != VT_AGENT_PROTO_VERSION) {
+		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "the agent speaks protocol version %d, this vitals speaks %d",
+				(int)(version > 1000 ? 1000 : version < 0 ? -1 : version), VT_AGENT_PROTO_VERSION);
+		vt_err_hint(err, "use a vitals and a libvitals-agent.so of the same release");
+	} else {
+		*out = root;
+		return VT_OK;
 	}
-	out->version = (int)(json_integer_value(v) > 1000 ? 1000 : json_integer_value(v) < 0 ? -1
-					: json_integer_value(v));
+	json_decref(root);
+	return rc;
+}
+
+int vt_agent_reply_parse(const char *buf, size_t len, bool want_trim, struct vt_agent_reply *out,
+			 struct vt_err *err)
+{
+	json_t *root, *t, *x;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = vt_agent_reply_load(buf, len, &root, err)))
+		return rc;
+	out->version = VT_AGENT_PROTO_VERSION;
 	x = json_object_get(root, "pid");
 	out->pid = json_is_integer(x) ? json_integer_value(x) : 0;
-	if (e) {
-		sanitize(words, sizeof(words), json_is_string(e) ? json_string_value(e) : "?");
-		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "agent: %s", words);
-		goto out;
-	}
-	if (out->version != VT_AGENT_PROTO_VERSION) {
-		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0,
-				"the agent speaks protocol version %d, this vitals speaks %d",
-				out->version, VT_AGENT_PROTO_VERSION);
-		vt_err_hint(err, "use a vitals and a libvitals-agent.so of the same release");
-		goto out;
-	}
 	if (!json_is_integer(x) || out->pid <= 0) {
 		rc = vt_err_set(err, VT_E_PARSE, 0, "agent reply has no \"pid\"");
 		goto out;
@@ -565,7 +572,7 @@ int vt_agent_reply_parse(const char *buf, size_t len, bool want_trim, struct vt_
 		rc = vt_err_set(err, VT_E_PARSE, 0, "agent reply has no \"glibc\" version");
 		goto out;
 	}
-	sanitize(out->glibc, sizeof(out->glibc), json_string_value(x));
+	vt_agent_printable(out->glibc, sizeof(out->glibc), json_string_value(x));
 	if (!get_mallinfo(json_object_get(root, "mallinfo2"), &out->mi)) {
 		rc = vt_err_set(err, VT_E_PARSE, 0, "agent reply has no valid \"mallinfo2\"");
 		goto out;

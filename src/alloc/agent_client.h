@@ -10,6 +10,7 @@
 #ifndef VT_ALLOC_AGENT_CLIENT_H
 #define VT_ALLOC_AGENT_CLIENT_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -121,6 +122,18 @@ int vt_agent_exchange(const char *path, pid_t host_pid, const char *req, int tim
  */
 int vt_agent_reply_parse(const char *buf, size_t len, bool want_trim, struct vt_agent_reply *out,
 			 struct vt_err *err);
+
+/*
+ * The first steps of reading any reply (buf: len bytes, untrusted): JSON,
+ * an object, a protocol version "v", no "error" (else VT_E_UNSUPPORTED
+ * with the agent's words, made printable) and this vitals' version.
+ * VT_OK and *root the reply's object (the caller's: json_decref), or
+ * VT_E_PARSE / VT_E_UNSUPPORTED and *root NULL.
+ */
+int vt_agent_reply_load(const char *buf, size_t len, json_t **root, struct vt_err *err);
+
+/* The agent's words for a terminal: printable ASCII only, '?' for any other byte. */
+void vt_agent_printable(char *dst, size_t cap, const char *src);
 
 /* Free what out owns (malloc_info_xml) and zero it.  NULL is a no-op. */
 void vt_agent_reply_release(struct vt_agent_reply *out);

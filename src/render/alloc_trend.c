@@ -328,13 +328,6 @@ json_t *vt_render_alloc_diff_json(const struct vt_alloc_diff *d, const char *a, 
 /* Sites drawn as lines: the most bytes first. */
 #define CHART_SITES 6
 
-static void td(FILE *out, bool num, const char *text)
-{
-	fputs(num ? "<td class=\"n\">" : "<td>", out);
-	vt_html_text(out, text);
-	fputs("</td>", out);
-}
-
 static int trend_chart(FILE *out, const struct vt_alloc_trend *t, double x_min, double x_max)
 {
 	size_t n = t->looks.n, nl = t->nsites < CHART_SITES ? t->nsites : CHART_SITES;
@@ -410,17 +403,17 @@ int vt_render_alloc_trend_html(FILE *out, const struct vt_alloc_trend *t, double
 		char cell[128];
 
 		fputs("<tr>", out);
-		td(out, false, s->name);
-		td(out, false, s->module);
-		td(out, true, rate_text(s->bytes_per_s, a, sizeof(a)));
+		vt_html_td(out, false, s->name);
+		vt_html_td(out, false, s->module);
+		vt_html_td(out, true, rate_text(s->bytes_per_s, a, sizeof(a)));
 		snprintf(cell, sizeof(cell), "%.0f", s->calls_per_s);
-		td(out, true, cell);
-		td(out, true, vt_fmt_pct(s->freed_bytes, s->bytes, a, sizeof(a)));
-		td(out, true, vt_fmt_pct(s->freed_1ms, s->linked, a, sizeof(a)));
-		td(out, true, per_hour_text(s->churn_per_h, a, sizeof(a)));
+		vt_html_td(out, true, cell);
+		vt_html_td(out, true, vt_fmt_pct(s->freed_bytes, s->bytes, a, sizeof(a)));
+		vt_html_td(out, true, vt_fmt_pct(s->freed_1ms, s->linked, a, sizeof(a)));
+		vt_html_td(out, true, per_hour_text(s->churn_per_h, a, sizeof(a)));
 		rate_text(s->first_bytes_per_s, a, sizeof(a));
 		snprintf(cell, sizeof(cell), "%s \u2192 %s", a, rate_text(s->last_bytes_per_s, b, sizeof(b)));
-		td(out, true, cell);
+		vt_html_td(out, true, cell);
 		fputs("</tr>\n", out);
 	}
 	fputs("</table>\n", out);
@@ -460,15 +453,15 @@ int vt_render_alloc_diff_html(FILE *out, const struct vt_alloc_diff *d, const ch
 		const struct vt_alloc_diff_row *r = &d->rows[i];
 
 		fputs("<tr>", out);
-		td(out, false, r->name);
-		td(out, true, rate_text(r->a_bytes_per_s, x, sizeof(x)));
-		td(out, true, rate_text(r->b_bytes_per_s, x, sizeof(x)));
-		td(out, true, r->a_bytes_per_s > 0 ? vt_fmt_pct_change(100 * (r->b_bytes_per_s / r->a_bytes_per_s - 1), x,
+		vt_html_td(out, false, r->name);
+		vt_html_td(out, true, rate_text(r->a_bytes_per_s, x, sizeof(x)));
+		vt_html_td(out, true, rate_text(r->b_bytes_per_s, x, sizeof(x)));
+		vt_html_td(out, true, r->a_bytes_per_s > 0 ? vt_fmt_pct_change(100 * (r->b_bytes_per_s / r->a_bytes_per_s - 1), x,
 								      sizeof(x))
 						   : "new");
-		td(out, true, per_hour_text(r->a_churn_per_h, x, sizeof(x)));
-		td(out, true, per_hour_text(r->b_churn_per_h, x, sizeof(x)));
-		td(out, false, r->within_noise ? "within noise" : "");
+		vt_html_td(out, true, per_hour_text(r->a_churn_per_h, x, sizeof(x)));
+		vt_html_td(out, true, per_hour_text(r->b_churn_per_h, x, sizeof(x)));
+		vt_html_td(out, false, r->within_noise ? "within noise" : "");
 		fputs("</tr>\n", out);
 	}
 	fputs("</table>\n", out);

@@ -160,13 +160,6 @@ out:
 	return rc;
 }
 
-static void cell(FILE *out, bool num, const char *text)
-{
-	fputs(num ? "<td class=\"n\">" : "<td>", out);
-	vt_html_text(out, text);
-	fputs("</td>", out);
-}
-
 static void print_table(FILE *out, const struct vt_comparison *cmp)
 {
 	char buf[128];
@@ -184,20 +177,20 @@ static void print_table(FILE *out, const struct vt_comparison *cmp)
 		if (!vt_cmp_row_recorded(cmp, f))
 			continue;
 		fputs("<tr>", out);
-		cell(out, false, vt_metrics[f].label);
+		vt_html_td(out, false, vt_metrics[f].label);
 		for (i = 0; i < cmp->narms; i++) {
 			const struct vt_cmp_diff *d = i && cmp->diff ? &cmp->diff[i][f] : NULL;
 
-			cell(out, true, vt_fmt_cmp_cell(f, &cmp->arms[i].cell[f], buf, sizeof(buf)));
+			vt_html_td(out, true, vt_fmt_cmp_cell(f, &cmp->arms[i].cell[f], buf, sizeof(buf)));
 			if (!i)
 				continue;
-			cell(out, true, d && d->known ? vt_fmt_value_delta(vt_metrics[f].unit, d->delta, cmp->arms[0].cell[f].median, buf, sizeof(buf)) : "n/a");
+			vt_html_td(out, true, d && d->known ? vt_fmt_value_delta(vt_metrics[f].unit, d->delta, cmp->arms[0].cell[f].median, buf, sizeof(buf)) : "n/a");
 			if (d && d->known && d->within_noise) {
 				fputs("<td class=\"n noise\">", out);
 				vt_html_text(out, vt_fmt_pct_change(d->pct, buf, sizeof(buf)));
 				fputs(" (within noise)</td>", out);
 			} else {
-				cell(out, true, d && d->known ? vt_fmt_pct_change(d->pct, buf, sizeof(buf)) : "n/a");
+				vt_html_td(out, true, d && d->known ? vt_fmt_pct_change(d->pct, buf, sizeof(buf)) : "n/a");
 			}
 		}
 		fputs("</tr>\n", out);

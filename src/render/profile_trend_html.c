@@ -17,13 +17,6 @@
 /* Buckets drawn as lines: the largest first, one palette colour left for the process's CPU. */
 #define CHART_BUCKETS 7
 
-static void td_text(FILE *out, bool num, const char *text)
-{
-	fputs(num ? "<td class=\"n\">" : "<td>", out);
-	vt_html_text(out, text);
-	fputs("</td>", out);
-}
-
 static void td_share(FILE *out, double share, double pm)
 {
 	fprintf(out, "<td class=\"n\">%.1f%% &plusmn;%.1f</td>", 100 * share, 100 * pm);
@@ -132,7 +125,7 @@ static void trend_table(FILE *out, const struct vt_prof_trend *t, const uint32_t
 		char buf[64];
 
 		fputs("<tr>", out);
-		td_text(out, true, vt_fmt_span(row->at.t, span, sizeof(span)));
+		vt_html_td(out, true, vt_fmt_span(row->at.t, span, sizeof(span)));
 		fprintf(out, "<td class=\"n\">%d</td>", (int)row->at.pid);
 		if (row->error) {
 			fprintf(out, "<td colspan=\"%u\">unreadable: ", ncols + 3);
@@ -144,11 +137,11 @@ static void trend_table(FILE *out, const struct vt_prof_trend *t, const uint32_t
 			snprintf(buf, sizeof(buf), "n/a");
 		else
 			snprintf(buf, sizeof(buf), "%.2f", row->cores);
-		td_text(out, true, buf);
+		vt_html_td(out, true, buf);
 		fprintf(out, "<td class=\"n\">%llu</td>", (unsigned long long)row->cpu_samples);
 		for (k = 0; k < ncols; k++)
 			td_share(out, row->share[cols[k]].share, row->share[cols[k]].pm);
-		td_text(out, false, row->at.partial ? "partial: the soak ended"
+		vt_html_td(out, false, row->at.partial ? "partial: the soak ended"
 				    : row->at.exited ? "the process exited"
 				    : row->few_samples ? "too few samples" : "");
 		fputs("</tr>\n", out);
@@ -251,7 +244,7 @@ int vt_render_prof_diff_html(FILE *out, const struct vt_prof_diff *d, const char
 		const struct vt_prof_diff_bucket *x = &d->buckets[i];
 
 		fputs("<tr>", out);
-		td_text(out, false, x->name);
+		vt_html_td(out, false, x->name);
 		fprintf(out, "<td class=\"n\">%.1f%%</td><td class=\"n\">%.1f%%</td>", 100 * x->a.share,
 			100 * x->b.share);
 		change_cells(out, x->delta, x->pm, x->changed);
@@ -268,8 +261,8 @@ int vt_render_prof_diff_html(FILE *out, const struct vt_prof_diff *d, const char
 			const struct vt_prof_diff_func *x = &d->funcs[i];
 
 			fputs("<tr>", out);
-			td_text(out, false, x->label);
-			td_text(out, false, x->module);
+			vt_html_td(out, false, x->label);
+			vt_html_td(out, false, x->module);
 			fprintf(out, "<td class=\"n\">%.1f%%</td><td class=\"n\">%.1f%%</td>", 100 * x->a, 100 * x->b);
 			change_cells(out, x->delta, x->pm, x->changed);
 			fputs("</tr>\n", out);

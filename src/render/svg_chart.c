@@ -72,6 +72,13 @@ void vt_html_text(FILE *out, const char *s)
 	}
 }
 
+void vt_html_td(FILE *out, bool num, const char *text)
+{
+	fputs(num ? "<td class=\"n\">" : "<td>", out);
+	vt_html_text(out, text);
+	fputs("</td>", out);
+}
+
 void vt_html_begin(FILE *out, const char *title)
 {
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"

@@ -75,6 +75,8 @@ int vt_svg_chart(FILE *out, const struct vt_chart *c);
 size_t vt_utf8_len(const unsigned char *s);
 /* Text escaped for HTML content and attribute values; bytes that are not UTF-8 become U+FFFD. */
 void vt_html_text(FILE *out, const char *s);
+/* One table cell of escaped text; num: a figure, right-aligned (class "n"). */
+void vt_html_td(FILE *out, bool num, const char *text);
 /* <!DOCTYPE html> ... <body>, with the views' inline CSS and an escaped <title>. */
 void vt_html_begin(FILE *out, const char *title);
 void vt_html_end(FILE *out);

@@ -192,14 +192,13 @@ struct reader {
 static int damaged(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int damaged(struct reader *r, const char *fmt, ...)
 {
-	char what[160];
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	rc = vt_store_damaged(r->err, r->path, "allocation profile", (long long)r->id, fmt, ap);
 	va_end(ap);
-	return vt_err_set(r->err, VT_E_RECORDING, 0, "'%s': allocation profile %lld is damaged: %s", r->path,
-			  (long long)r->id, what);
+	return rc;
 }
 
 /* Column i as a real in [lo, hi]; NULL is NAN when nullable. */

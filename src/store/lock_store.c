@@ -212,14 +212,13 @@ struct reader {
 static int damaged(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int damaged(struct reader *r, const char *fmt, ...)
 {
-	char what[160];
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	rc = vt_store_damaged(r->err, r->path, "lock look", (long long)r->look, fmt, ap);
 	va_end(ap);
-	return vt_err_set(r->err, VT_E_RECORDING, 0, "'%s': lock look %lld is damaged: %s", r->path,
-			  (long long)r->look, what);
+	return rc;
 }
 
 static int read_row(struct reader *r, const struct vt_locks *look, struct vt_lock *k)

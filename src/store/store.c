@@ -509,6 +509,15 @@ void vt_store_bind_count(sqlite3_stmt *q, int i, uint64_t v)
 	sqlite3_bind_int64(q, i, v > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)v);
 }
 
+int vt_store_damaged(struct vt_err *err, const char *path, const char *thing, long long id, const char *fmt,
+		     va_list ap)
+{
+	char what[160];
+
+	vsnprintf(what, sizeof(what), fmt, ap);
+	return vt_err_set(err, VT_E_RECORDING, 0, "'%s': %s %lld is damaged: %s", path, thing, id, what);
+}
+
 bool vt_store_col_count(sqlite3_stmt *q, int i, uint64_t max, uint64_t *v)
 {
 	sqlite3_int64 x;

@@ -9,6 +9,7 @@
 #define VT_STORE_STORE_INTERNAL_H
 
 #include <sqlite3.h>
+#include <stdarg.h>
 #include <stdbool.h>
 
 #include "base/error.h"
@@ -83,6 +84,9 @@ int vt_store_prepare_on(sqlite3 *db, const char *path, const char *sql, sqlite3_
 int vt_store_insert_step(sqlite3 *db, const char *path, sqlite3_stmt *q, const char *doing, struct vt_err *err);
 void vt_store_bind_count(sqlite3_stmt *q, int i, uint64_t v);
 
+/* For the readers: VT_E_RECORDING "'PATH': THING ID is damaged: what fmt says". */
+int vt_store_damaged(struct vt_err *err, const char *path, const char *thing, long long id, const char *fmt,
+		     va_list ap) __attribute__((format(printf, 5, 0)));
 /* For the readers: column i as a count in [0, max] (false, *v untouched, when it is not one);
  * column i as text into out ("" when NULL). */
 bool vt_store_col_count(sqlite3_stmt *q, int i, uint64_t max, uint64_t *v);

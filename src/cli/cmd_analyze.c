@@ -65,8 +65,10 @@ static const struct vt_option analyze_options[] = {
 
 static const struct vt_option compare_options[] = {
 	{ "names", 0, "A,B,...", "labels (default: the experiment arm, else the file name;\n"
-				 "two alike get their folder, then their position)", OPT_NAMES },
-	{ "metric", 0, "KEY", "the metric that decides settling (default committed)", OPT_METRIC },
+				 "two alike get their folder, then their position; by\n"
+				 "age: the incarnations compared, in order)", OPT_NAMES },
+	{ "metric", 0, "KEY", "the metric that decides settling (default committed); by\n"
+			      "age: the one shown at every matched age", OPT_METRIC },
 	JSON_OPTION("vitals.compare"),
 	CSV_OPTION("the table"),
 	{ "html", 0, "FILE", "one self-contained HTML file with the curves overlaid;\n"

@@ -31,7 +31,8 @@
  *           stat (22), and that moment in the soak's seconds (negative: before
  *           the soak began) and in unix time (schema 7; older files, without
  *           it, load with none: an incarnation's age is then counted from its
- *           first sample)
+ *           first sample; so do older files whose rollups a rebuild brought to
+ *           schema 7)
  *   threads(pid, tid, name, first_sample, last_sample, seen, n_r, n_s, n_d, wchan, wchan_n,
  *           syscall, syscall_n, timed, untimed, timeout_ms, PRIMARY KEY(pid, tid))
  *           seen..syscall_n: what the thread was doing when its state, wchan and

@@ -13,10 +13,14 @@
  * must point inside the profile.  The lock looks of the last sample's
  * process are read, counted up and rendered as analyze shows them; its
  * allocation profiles are read, pooled and rendered, and set against
- * themselves as compare would.
+ * themselves as compare would.  Its incarnations (with the process starts
+ * it records) are compared at matched age and rendered as compare --by-age
+ * renders them, when there are two.
  */
+#include "analyze/age_compare.h"
 #include "analyze/alloc_trend.h"
 #include "analyze/soak.h"
+#include "render/age_compare.h"
 #include "render/alloc_trend.h"
 #include "render/locks.h"
 #include "store/lock_store.h"
@@ -95,6 +99,32 @@ static void read_allocs(const char *path)
 		fclose(null);
 }
 
+/* Its incarnations at matched age, rendered to nowhere. */
+static void by_age(const struct vt_series *s, char *path)
+{
+	struct vt_age_arm *arms = NULL;
+	struct vt_age_comparison c;
+	struct vt_err err;
+	size_t n = 0;
+	FILE *null;
+
+	if (vt_age_arms_add(s, NULL, &arms, &n) || vt_age_compare(arms, n, 0, VT_M_COMMITTED, &c, &err) != VT_OK) {
+		free(arms);
+		return;
+	}
+	null = fopen("/dev/null", "w");
+	if (null) {
+		struct vt_age_report r = { &c, &path, 1, true };
+
+		vt_render_age_text(null, &r);
+		vt_render_age_json(null, &r);
+		vt_render_age_html(null, &r);
+		fclose(null);
+	}
+	vt_age_comparison_free(&c);
+	free(arms);
+}
+
 static void read_profiles(const char *path)
 {
 	struct vt_store_profiles *r;
@@ -144,6 +174,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			vt_soak_analyze(&s, &opts, &v);
 			if (k == 0)
 				pid = s.n ? s.pid[s.n - 1] : 0;
+			by_age(&s, path);
 			vt_series_free(&s);
 		}
 	}

@@ -190,30 +190,24 @@ static void arm_window(const struct vt_series *s, struct vt_cmp_arm *arm, size_t
 		arm->window_samples += s->count[i];
 }
 
-static int compare_arm(const struct vt_series *s, const char *name, const struct vt_soak_opts *o,
-		       struct vt_cmp_arm *arm)
+int vt_cmp_cells(const struct vt_series *s, size_t a, size_t b, struct vt_cmp_cell cell[VT_M_COUNT])
 {
 	struct scratch sc = { 0 };
-	size_t a, b;
 	int m, rc = -1;
 
-	arm->name = name;
-	arm->series = s;
-	if (vt_soak_analyze(s, o, &arm->verdict))
-		return -1;
-	arm_window(s, arm, &a, &b);
-	vt_mem_limit_recommend(s, &arm->verdict, &arm->limit);
+	if (b > s->n)
+		b = s->n;
 	if (scratch_alloc(&sc, b > a ? b - a : 0))
 		goto out;
 	for (m = 0; m < VT_M_COUNT; m++) {
 		if (!(vt_metrics[m].flags & VT_MF_COMPARE))
-			cell_unknown(&arm->cell[m]);
+			cell_unknown(&cell[m]);
 		else if (m == VT_M_LIVE_FRACTION)
-			live_fraction_cell(s, a, b, &sc, &arm->cell[m]);
+			live_fraction_cell(s, a, b, &sc, &cell[m]);
 		else if (m == VT_M_CPU_CORES)
-			cpu_cell(s, a, b, &sc, &arm->cell[m]);
+			cpu_cell(s, a, b, &sc, &cell[m]);
 		else
-			metric_cell(s, (enum vt_metric)m, a, b, &sc, &arm->cell[m]);
+			metric_cell(s, (enum vt_metric)m, a, b, &sc, &cell[m]);
 	}
 	rc = 0;
 out:
@@ -221,8 +215,22 @@ out:
 	return rc;
 }
 
-static void diff_against(enum vt_metric m, const struct vt_cmp_cell *base, const struct vt_cmp_cell *c,
-			 struct vt_cmp_diff *d)
+static int compare_arm(const struct vt_series *s, const char *name, const struct vt_soak_opts *o,
+		       struct vt_cmp_arm *arm)
+{
+	size_t a, b;
+
+	arm->name = name;
+	arm->series = s;
+	if (vt_soak_analyze(s, o, &arm->verdict))
+		return -1;
+	arm_window(s, arm, &a, &b);
+	vt_mem_limit_recommend(s, &arm->verdict, &arm->limit);
+	return vt_cmp_cells(s, a, b, arm->cell);
+}
+
+void vt_cmp_diff_cells(enum vt_metric m, const struct vt_cmp_cell *base, const struct vt_cmp_cell *c,
+		       struct vt_cmp_diff *d)
 {
 	double spread;
 
@@ -296,7 +304,7 @@ int vt_compare(const struct vt_series *const *series, const char *const *names, 
 		out->diff[0][f] = (struct vt_cmp_diff){ false, NAN, NAN, false };
 	for (i = 1; i < n; i++)
 		for (f = 0; f < VT_M_COUNT; f++)
-			diff_against((enum vt_metric)f, &out->arms[0].cell[f], &out->arms[i].cell[f],
+			vt_cmp_diff_cells((enum vt_metric)f, &out->arms[0].cell[f], &out->arms[i].cell[f],
 				     &out->diff[i][f]);
 	out->other_command = other_command(series, n);
 	return 0;

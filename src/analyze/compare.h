@@ -63,6 +63,17 @@ int vt_compare(const struct vt_series *const *series, const char *const *names, 
 	       const struct vt_soak_opts *opts, struct vt_comparison *out);
 void vt_comparison_free(struct vt_comparison *c);
 
+/*
+ * The cells of every row over points [a, b) of s (what each arm's window
+ * gets; compare by age uses it on windows of matched age).  Rows that are
+ * not VT_MF_COMPARE, and rows with no point in the range, are unknown.
+ * Returns 0, or -1 on out of memory.
+ */
+int vt_cmp_cells(const struct vt_series *s, size_t a, size_t b, struct vt_cmp_cell cell[VT_M_COUNT]);
+/* c against base on metric m, with the noise judgement above (unknown when either is). */
+void vt_cmp_diff_cells(enum vt_metric m, const struct vt_cmp_cell *base, const struct vt_cmp_cell *c,
+		       struct vt_cmp_diff *d);
+
 /* Is m a row of the table, and did any arm record it?  (A row no arm has is left out of the views.) */
 bool vt_cmp_row_recorded(const struct vt_comparison *c, enum vt_metric m);
 

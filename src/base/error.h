@@ -35,6 +35,7 @@
 	X(NOMEM,       13, "out of memory")                                 \
 	X(NOFILE,      13, "too many open files")                           \
 	X(BUSY,        14, "not possible right now")                        \
+	X(NOCOMPARE,   15, "nothing to compare")                            \
 	X(USAGE,       64, "usage error")
 
 enum vt_code {

@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/prom_cli.h"
 #include "cli/soak_cli.h"
+#include "analyze/age_compare.h"
 #include "analyze/compare.h"
 #include "analyze/alloc_trend.h"
 #include "analyze/profile_trend.h"
@@ -23,6 +24,7 @@
 enum {
 	OPT_JSON = 1, OPT_CSV, OPT_HTML, OPT_METRIC, OPT_POINTS, OPT_NAMES, OPT_FORCE,
 	OPT_STALL, OPT_LIMIT, OPT_PROMETHEUS, OPT_QUERY, OPT_RANGE, OPT_STEP, OPT_END, OPT_OFFSET, OPT_TIMEOUT,
+	OPT_BY_AGE, OPT_INCARNATIONS, OPT_AGE_WINDOW,
 };
 
 #define JSON_OPTION(schema) { "json", 0, NULL, "machine-readable output (schema " schema ", docs/json.md)", OPT_JSON }
@@ -63,8 +65,10 @@ static const struct vt_option analyze_options[] = {
 
 static const struct vt_option compare_options[] = {
 	{ "names", 0, "A,B,...", "labels (default: the experiment arm, else the file name;\n"
-				 "two alike get their folder, then their position)", OPT_NAMES },
-	{ "metric", 0, "KEY", "the metric that decides settling (default committed)", OPT_METRIC },
+				 "two alike get their folder, then their position; by\n"
+				 "age: the incarnations compared, in order)", OPT_NAMES },
+	{ "metric", 0, "KEY", "the metric that decides settling (default committed); by\n"
+			      "age: the one shown at every matched age", OPT_METRIC },
 	JSON_OPTION("vitals.compare"),
 	CSV_OPTION("the table"),
 	{ "html", 0, "FILE", "one self-contained HTML file with the curves overlaid;\n"
@@ -73,6 +77,16 @@ static const struct vt_option compare_options[] = {
 			     "graph of all of them beside it (FILE.flame.html)", OPT_HTML },
 	LIMIT_OPTION("each arm's"),
 	FORCE_OPTION,
+	{ "by-age", 0, NULL, "compare incarnations (the processes a soak followed\n"
+			     "across restarts) at matched age since each started:\n"
+			     "every incarnation of each recording, the first the\n"
+			     "baseline; implied with one recording", OPT_BY_AGE },
+	{ "incarnations", 0, "N,M,...", "with --by-age: which incarnations to compare, numbered\n"
+					"from 1 in the order listed (2,3); the first is the\n"
+					"baseline", OPT_INCARNATIONS },
+	{ "age-window", 0, "DURATION", "with --by-age: each window's width (default a fifth of\n"
+				       "the ages all reached, at least two sampling\n"
+				       "intervals)", OPT_AGE_WINDOW },
 	PROM_OPTIONS("with --prometheus: an arm, one series (the first is the\n"
 		     "baseline); give two or more, or one with --offset"),
 	{ "offset", 0, "DURATION", "with --prometheus: set the --query's range against the\n"
@@ -94,6 +108,22 @@ static const struct vt_exit_note analyze_exits[] = {
 	      "(its error quoted: bad PromQL, too many points per series)" }, { -1, NULL },
 };
 
+static const struct vt_exit_note compare_exits[] = {
+	{ 2, "cannot read FILE, or write an output; Prometheus' answer is not its API's, its query\n"
+	     "failed, or it returned no series" },
+	{ 5, "FILE may not be read, or its samples are in its -wal and no -shm can be made beside it;\n"
+	     "Prometheus refused the credentials (HTTP 401, 403)" },
+	{ 8, "Prometheus answered with an instant vector or a scalar, not a range; --prometheus\n"
+	     "without libcurl installed (libcurl4)" },
+	{ 9, "not a vitals recording, damaged, or written by a newer vitals" },
+	{ 10, "Prometheus did not answer within --timeout, or gave up on the query" },
+	{ 12, "cannot reach the Prometheus server (refused, unknown host, TLS)" },
+	{ 15, "by age: one recording that holds one incarnation (no restart), or incarnations whose\n"
+	      "ages since start do not overlap (their spans are listed)" },
+	{ 64, "usage; a --csv or --html file exists (without --force); Prometheus refused the query\n"
+	      "(its error quoted: bad PromQL, too many points per series)" }, { -1, NULL },
+};
+
 static const char *const analyze_examples[] = {
 	"vitals analyze run.db",
 	"vitals analyze run.db --html report.html",
@@ -109,6 +139,8 @@ static const char *const compare_examples[] = {
 	"vitals compare --html ab.html before.db after.db",
 	"vitals compare --names old,new --json before.db after.db",
 	"vitals compare --limit before.db after.db",
+	"vitals compare followed.db",
+	"vitals compare --by-age --html ages.html v61.db v62.db",
 	"vitals compare --prometheus http://localhost:9090 --query 'process_resident_memory_bytes{version=\"1.4\"}' --query 'process_resident_memory_bytes{version=\"1.5\"}' --range 2h",
 	"vitals compare --prometheus http://localhost:9090 --query 'process_resident_memory_bytes{job=\"api\"}' --range 6h --offset 1d",
 	NULL,
@@ -124,6 +156,9 @@ struct view_opts {
 	bool stall_given;
 	struct vt_cli_prom prom;          /* --prometheus and what goes with it */
 	bool prom_only;                   /* an option that needs --prometheus was given */
+	bool by_age;                      /* compare --by-age, --incarnations or --age-window */
+	const char *incarnations;         /* --incarnations */
+	double age_window_s;              /* --age-window, 0 default */
 	const struct vt_command *cmd;     /* analyze or compare, for its usage errors */
 };
 
@@ -177,6 +212,17 @@ static int view_option(void *ctx, int id, const char *arg)
 	case OPT_STALL:
 		o->stall_given = true;
 		return vt_cli_duration(o->cmd, "stall", arg, 0.1, 0, &o->stall_s);
+	case OPT_BY_AGE: o->by_age = true; break;
+	case OPT_INCARNATIONS:
+		o->by_age = true;
+		o->incarnations = arg;
+		if (!*arg || strspn(arg, "0123456789,") != strlen(arg))
+			return vt_cli_usage_error(o->cmd->name, "--incarnations '%s' is not a list of incarnations "
+						  "numbered from 1 (1,3)", arg);
+		break;
+	case OPT_AGE_WINDOW:
+		o->by_age = true;
+		return vt_cli_duration(o->cmd, "age-window", arg, 0.001, 0, &o->age_window_s);
 	default:
 		return prom_option(o, id, arg);
 	}
@@ -332,6 +378,45 @@ out:
 	return rc;
 }
 
+/* compare --by-age (or one recording): its incarnations side by side at matched age. */
+static int compare_by_age(const struct view_opts *o, const struct vt_args *args)
+{
+	struct vt_age_set set;
+	struct vt_age_report r;
+	struct vt_err err;
+	FILE *f_html = NULL;
+	int rc = 0, rc2;
+
+	if (args->noperands < 1)
+		return vt_cli_usage_error("compare", "give a recording that followed a restart, or recordings "
+					  "of one service: the baseline first");
+	if (o->csv || o->limit)
+		return vt_cli_usage_error("compare", "--csv and --limit are not for --by-age (one recording is "
+					  "compared by age): --json and --html are");
+	if (vt_age_compare_files(args->operands, args->noperands, o->names, o->incarnations, o->age_window_s,
+				 (enum vt_metric)o->metric, &set, &err))
+		return vt_cli_error(&err);
+	for (size_t i = 0; i < set.n; i++)
+		if (set.series[i].info.wal_unread)
+			fprintf(stderr, "vitals compare: note: '%s' was read without its -wal (no -shm can be made "
+				"beside it): its latest samples may be missing\n", args->operands[i]);
+	r = (struct vt_age_report){ &set.cmp, args->operands, args->noperands, vt_cli_utf8() };
+	/* the file first: one that may not be written stops it before anything is printed */
+	if (o->html && !(f_html = vt_cli_open_out("compare", o->html, o->force, &rc))) {
+		vt_age_set_release(&set);
+		return rc;
+	}
+	rc = vt_cli_stdout_done("compare", vt_view(o->json ? "json" : "text")->age(stdout, &r));
+	if (f_html) {
+		rc2 = vt_cli_close_out("compare", f_html, o->html, rc ? 0 : vt_view("html")->age(f_html, &r));
+		rc = rc ? rc : rc2;
+		if (rc == 0 && !o->json)
+			printf("charts: %s\n", o->html);
+	}
+	vt_age_set_release(&set);
+	return rc;
+}
+
 static int compare_run(const struct vt_command *cmd, int argc, char **argv)
 {
 	struct view_opts o;
@@ -345,8 +430,13 @@ static int compare_run(const struct vt_command *cmd, int argc, char **argv)
 
 	if ((rc = parse_views(cmd, argc, argv, &o, &args)))
 		return rc == VT_CLI_HELP ? VT_EXIT_OK : rc;
+	if (o.prom.url && o.by_age)
+		return vt_cli_usage_error("compare", "--by-age, --incarnations and --age-window are for recordings, "
+					  "not --prometheus");
 	if (o.prom.url)
 		return vt_cli_prom_compare(cmd, &o.prom);
+	if (o.by_age || args.noperands == 1)
+		return compare_by_age(&o, &args);
 	if (args.noperands < 2)
 		return vt_cli_usage_error("compare", "give at least two recordings: the baseline first");
 	if (vt_compare_files(args.operands, args.noperands, o.names, (enum vt_metric)o.metric, &set, &err))
@@ -458,6 +548,7 @@ const struct vt_command vt_cmd_compare = {
 	.name = "compare",
 	.summary = "A/B of recordings on their settled windows",
 	.synopsis = "[options] BASELINE OTHER...\n"
+		    "[options] [--by-age] RECORDING...\n"
 		    "[options] --prometheus URL --query PROMQL_A --query PROMQL_B... [--range DURATION]\n"
 		    "[options] --prometheus URL --query PROMQL --offset DURATION [--range DURATION]",
 	.description =
@@ -481,13 +572,26 @@ const struct vt_command vt_cmd_compare = {
 "change removed 1.1 GiB/h of churn from poll_round\"); a change under 10%, or\n"
 "at a site of fewer than 50 calls, is within noise.\n"
 "\n"
+"By age (--by-age, or one recording): a restart A/B at matched age.  A soak\n"
+"that follows a service across restarts records each process (an\n"
+"incarnation) and when it started; the incarnations of the recordings, in\n"
+"order (the first the baseline; --incarnations picks), are set side by side\n"
+"on windows of the same age since each process started: the ages all of\n"
+"them reached, cut into up to 5 windows (--age-window sets their width), the\n"
+"last, at the age the younger reached, the headline (\"at t+83 min:\n"
+"committed 1458 MiB (#1) vs 1488 MiB (#2)\").  Each window has compare's\n"
+"table and noise judgement.  A recording made before vitals recorded starts\n"
+"counts ages from each incarnation's first sample, and says so.  One\n"
+"recording of one incarnation, or ages that do not overlap, exit 15 with the\n"
+"reason.\n"
+"\n"
 "With --prometheus, the arms are series read from Prometheus: one per --query\n"
 "(two label sets, such as two versions of a rollout), or with --offset one\n"
 "query over the range ending now (or --end) against the same range that much\n"
 "earlier, the baseline.  Each query must return exactly one series; a query\n"
 "that returns more is refused with the series it returned listed.\n",
 	.options = compare_options,
-	.exits = analyze_exits,
+	.exits = compare_exits,
 	.examples = compare_examples,
 	.run = compare_run,
 };

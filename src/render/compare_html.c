@@ -160,7 +160,7 @@ out:
 	return rc;
 }
 
-static void print_table(FILE *out, const struct vt_comparison *cmp)
+void vt_render_cmp_table_html(FILE *out, const struct vt_comparison *cmp)
 {
 	char buf[128];
 	size_t i;
@@ -238,7 +238,7 @@ int vt_render_compare_html(FILE *out, const struct vt_compare_report *r)
 		vt_html_text(out, b->series ? b->series->info.target : "?");
 		fputs("): the table compares two programs, not one change.</p></div>\n", out);
 	}
-	print_table(out, cmp);
+	vt_render_cmp_table_html(out, cmp);
 	fputs("<h2>arms</h2>\n<ul class=\"facts\">\n", out);
 	for (i = 0; i < cmp->narms; i++) {
 		fprintf(out, "<li><span style=\"color:%s\">■</span> ", vt_chart_palette[i % 8]);

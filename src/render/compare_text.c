@@ -47,9 +47,8 @@ const char *vt_fmt_cmp_cell(enum vt_metric f, const struct vt_cmp_cell *c, char 
 	return buf;
 }
 
-/* The table for the baseline and arms [first, last); the deciding metric's row named metric_label (NULL: its label). */
-static int print_table(FILE *out, const struct vt_comparison *cmp, size_t first, size_t last,
-		       const char *metric_label)
+int vt_render_cmp_table_text(FILE *out, const struct vt_comparison *cmp, size_t first, size_t last,
+			     const char *metric_label)
 {
 	struct vt_table t;
 	char buf[96];
@@ -122,7 +121,7 @@ int vt_render_compare_text(FILE *out, const struct vt_compare_report *r)
 	}
 	fputc('\n', out);
 	if (cmp->narms == 1) {
-		if (print_table(out, cmp, 1, 1, r->metric_label))
+		if (vt_render_cmp_table_text(out, cmp, 1, 1, r->metric_label))
 			return -1;
 	}
 	for (first = 1; first < cmp->narms; first += ARMS_PER_TABLE) {
@@ -130,7 +129,7 @@ int vt_render_compare_text(FILE *out, const struct vt_compare_report *r)
 
 		if (first > 1)
 			fputc('\n', out);
-		if (print_table(out, cmp, first, last, r->metric_label))
+		if (vt_render_cmp_table_text(out, cmp, first, last, r->metric_label))
 			return -1;
 	}
 	fprintf(out, "  each figure: median over the arm's window (5th–95th percentile of its points);\n"

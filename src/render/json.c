@@ -19,6 +19,7 @@ const struct vt_schema_info vt_schemas[VT_SCHEMA__COUNT] = {
 	[VT_SCHEMA_CAPS] = { "vitals.caps", 1 },
 	[VT_SCHEMA_LOCKS] = { "vitals.locks", 1 },
 	[VT_SCHEMA_ALLOCS] = { "vitals.allocs", 1 },
+	[VT_SCHEMA_COMPARE_AGE] = { "vitals.compare_age", 1 },
 };
 
 json_t *vt_json_envelope(enum vt_schema s)

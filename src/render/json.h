@@ -25,6 +25,7 @@ enum vt_schema {
 	VT_SCHEMA_CAPS,              /* vitals caps --json */
 	VT_SCHEMA_LOCKS,             /* vitals locks --json */
 	VT_SCHEMA_ALLOCS,            /* vitals allocs --json */
+	VT_SCHEMA_COMPARE_AGE,       /* vitals compare --by-age --json (incarnations at matched age) */
 	VT_SCHEMA__COUNT
 };
 

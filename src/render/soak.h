@@ -80,6 +80,15 @@ int vt_render_series_csv(FILE *out, const struct vt_series *s);
 int vt_render_compare_text(FILE *out, const struct vt_compare_report *r);
 int vt_render_compare_json(FILE *out, const struct vt_compare_report *r);
 int vt_render_compare_html(FILE *out, const struct vt_compare_report *r);
+/*
+ * compare's table as text for the baseline and arms [first, last) of cmp
+ * (at most 3 of them), the deciding metric's row named metric_label (NULL:
+ * its label).  0, or -1 on out of memory.
+ */
+int vt_render_cmp_table_text(FILE *out, const struct vt_comparison *cmp, size_t first, size_t last,
+			     const char *metric_label);
+/* compare's table as an HTML <table> with its note, every arm of cmp. */
+void vt_render_cmp_table_html(FILE *out, const struct vt_comparison *cmp);
 /* One row per arm and field: arm, field, median, lo, hi, delta, pct, within_noise. */
 int vt_render_compare_csv(FILE *out, const struct vt_compare_report *r);
 

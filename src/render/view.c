@@ -33,11 +33,11 @@ static int series_csv(FILE *out, const struct vt_analyze_report *r)
 
 static const struct vt_view views[] = {
 	{ "text", vt_render_snap_text, heap_text, threads_text, vt_render_analyze_text, vt_render_compare_text,
-	  vt_render_census_text, vt_render_caps_text },
+	  vt_render_census_text, vt_render_caps_text, .age = vt_render_age_text },
 	{ "json", vt_render_snap_json, heap_json, threads_json, vt_render_analyze_json, vt_render_compare_json,
-	  vt_render_census_json, vt_render_caps_json },
+	  vt_render_census_json, vt_render_caps_json, .age = vt_render_age_json },
 	{ "csv", NULL, NULL, NULL, series_csv, vt_render_compare_csv },
-	{ "html", NULL, NULL, NULL, vt_render_analyze_html, vt_render_compare_html },
+	{ "html", NULL, NULL, NULL, vt_render_analyze_html, vt_render_compare_html, .age = vt_render_age_html },
 };
 
 const struct vt_view *vt_view(const char *name)

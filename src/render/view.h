@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "render/age_compare.h"
 #include "render/caps.h"
 #include "render/census.h"
 #include "render/heap.h"
@@ -43,6 +44,7 @@ struct vt_view {
 	int (*compare)(FILE *out, const struct vt_compare_report *r);
 	int (*census)(FILE *out, const struct vt_census_report *r);
 	int (*caps)(FILE *out, const struct vt_caps_report *r);
+	int (*age)(FILE *out, const struct vt_age_report *r);           /* compare --by-age */
 };
 
 /* The view called name; NULL when there is none. */

@@ -88,6 +88,28 @@ int vt_series_add_thread(struct vt_series *s, const struct vt_thread_run *tr)
 	return 0;
 }
 
+int vt_series_add_start(struct vt_series *s, const struct vt_process_start *ps)
+{
+	if (room_for_one((void **)&s->starts, sizeof(*ps), s->nstarts, &s->starts_cap))
+		return -1;
+	s->starts[s->nstarts++] = *ps;
+	return 0;
+}
+
+const struct vt_process_start *vt_series_start_of(const struct vt_series *s, size_t from)
+{
+	const struct vt_process_start *best = NULL;
+	size_t i;
+
+	if (from >= s->n)
+		return NULL;
+	for (i = 0; i < s->nstarts; i++)
+		if (s->starts[i].pid == s->pid[from] && s->starts[i].started_t <= s->t0[from] + 1e-6 &&
+		    (!best || s->starts[i].started_t > best->started_t))
+			best = &s->starts[i];
+	return best;
+}
+
 void vt_series_free(struct vt_series *s)
 {
 	size_t m;
@@ -105,6 +127,7 @@ void vt_series_free(struct vt_series *s)
 		free(s->m[m]);
 	free(s->events);
 	free(s->threads);
+	free(s->starts);
 	vt_series_init(s);
 }
 

@@ -79,6 +79,19 @@ struct vt_thread_run {
 	uint64_t cpu_ns_first;       /* its CPU counter at t_first: all it used since it began */
 };
 
+/*
+ * A process the soak sampled (an incarnation) and when it started, as the
+ * soak read it at its first sample: stat (22), and the start in the soak's
+ * seconds (uptime_s before that sample; negative when it started before
+ * the soak) and in unix time.  Recordings before schema 7 have none.
+ */
+struct vt_process_start {
+	pid_t pid;
+	uint64_t start_ticks;        /* stat (22): clock ticks after boot */
+	double started_t;            /* seconds since the soak began (monotonic), may be < 0 */
+	double started_wall;         /* unix time, NAN unknown */
+};
+
 /* What the recording says about itself (the store's meta table). */
 struct vt_recording_info {
 	int schema;                  /* store schema version it was written with */
@@ -128,6 +141,8 @@ struct vt_series {
 	struct vt_thread_run *threads;
 	size_t nthreads;
 	size_t events_cap, threads_cap;
+	struct vt_process_start *starts;  /* in the order they started; none in older recordings */
+	size_t nstarts, starts_cap;
 };
 
 /*
@@ -142,9 +157,17 @@ int vt_series_reserve(struct vt_series *s, size_t cap);
 struct vt_stat *vt_series_stat(struct vt_series *s, enum vt_metric m);
 int vt_series_add_event(struct vt_series *s, const struct vt_event *ev);
 int vt_series_add_thread(struct vt_series *s, const struct vt_thread_run *tr);
+int vt_series_add_start(struct vt_series *s, const struct vt_process_start *ps);
 void vt_series_free(struct vt_series *s);
 
 /* Points [*from, *to) of the last incarnation (the process now running). */
 void vt_series_last_incarnation(const struct vt_series *s, size_t *from, size_t *to);
+
+/*
+ * The start of the incarnation whose points begin at point from: the
+ * recorded start of its pid that is at or before that point's first sample
+ * (the latest such, should a pid be reused); NULL when none was recorded.
+ */
+const struct vt_process_start *vt_series_start_of(const struct vt_series *s, size_t from);
 
 #endif

@@ -454,7 +454,8 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 	struct vt_sample s;
 	size_t ntrows = 0;
 	double t0 = vt_mono_s();
-	bool smaps = false, threads_read = false;
+	bool smaps = false, threads_read = false, first_of_process = !sk->watch;
+	struct vt_process_start started = { .pid = sk->pid, .started_t = NAN, .started_wall = NAN };
 	struct vt_watch_opts wo = { .heap_every_s = sk->cfg->heap_every_s, .heap_ptrace = sk->cfg->heap };
 	int m, rc;
 
@@ -479,6 +480,12 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 	if (rc != VT_OK)
 		return rc == VT_E_NOPROC || rc == VT_E_ZOMBIE ? VT_E_GONE : rc;
 	fill_memory(&s, &row);
+	if (first_of_process && s.uptime_s >= 0) {
+		/* when it started, for the ages of vitals compare --by-age */
+		started.start_ticks = vt_follow_start_ticks(sk->pfs, sk->pid);
+		started.started_t = row.t - s.uptime_s;
+		started.started_wall = row.wall - s.uptime_s;
+	}
 	if (s.cgroup_st.available) {
 		sk->oom_kills_before = sk->last_cgroup.version ? sk->last_cgroup.events_oom_kill
 							       : s.cgroup.events_oom_kill;
@@ -514,6 +521,8 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 	fill_heap(sk, now, &row);
 	row.read_ms = (vt_mono_s() - t0) * 1000.0;
 	rc = vt_store_append(sk->store, &row, trows, ntrows, err);
+	if (rc == VT_OK && isfinite(started.started_t))
+		rc = vt_store_process(sk->store, &started, err);
 	if (rc == VT_OK && threads_read && tsample.n)
 		rc = look_at_locks(sk, row.t, &tsample, err);
 	free(trows);

@@ -27,7 +27,9 @@ static const char *const schema_sql =
 	"CREATE TABLE threads(pid INTEGER, tid INTEGER, name TEXT, first_sample INTEGER,"
 	" last_sample INTEGER, seen INTEGER, n_r INTEGER, n_s INTEGER, n_d INTEGER, wchan TEXT,"
 	" wchan_n INTEGER, syscall TEXT, syscall_n INTEGER, timed INTEGER, untimed INTEGER,"
-	" timeout_ms INTEGER, PRIMARY KEY(pid, tid)) WITHOUT ROWID;";
+	" timeout_ms INTEGER, PRIMARY KEY(pid, tid)) WITHOUT ROWID;"
+	"CREATE TABLE processes(pid INTEGER, start_ticks INTEGER, started_t REAL, started_wall REAL,"
+	" PRIMARY KEY(pid, start_ticks)) WITHOUT ROWID;";
 
 /* A SQLite failure as a vitals error: what was being done, and why. */
 static int db_err(sqlite3 *db, int rc, struct vt_err *err, const char *path, const char *doing)
@@ -256,6 +258,8 @@ static int prepare_inserts(struct vt_store *st, struct vt_err *err)
 	if ((rc = vt_store_prepare(st, sql, &st->ins_sample, err)) ||
 	    (rc = vt_store_prepare(st, "INSERT INTO events(t, wall, kind, pid, detail) VALUES(?, ?, ?, ?, ?)",
 			  &st->ins_event, err)) ||
+	    (rc = vt_store_prepare(st, "INSERT OR IGNORE INTO processes(pid, start_ticks, started_t, started_wall)"
+			      " VALUES(?, ?, ?, ?)", &st->ins_process, err)) ||
 	    /* first and last sample of each thread are kept here, so that reading
 	     * a recording back never scans the per-thread rows */
 	    /* what it was doing (states, wchan, syscall) is a running tally the
@@ -287,6 +291,7 @@ static void store_free(struct vt_store *st)
 {
 	sqlite3_finalize(st->ins_sample);
 	sqlite3_finalize(st->ins_event);
+	sqlite3_finalize(st->ins_process);
 	sqlite3_finalize(st->ins_thread);
 	sqlite3_finalize(st->ins_tsample);
 	sqlite3_finalize(st->ins_rollup);
@@ -655,6 +660,23 @@ int vt_store_event(struct vt_store *st, const struct vt_event *ev, struct vt_err
 	rc = sqlite3_step(q);
 	sqlite3_reset(q);
 	return rc == SQLITE_DONE ? VT_OK : db_err(st->db, rc, err, st->path, "writing an event to");
+}
+
+int vt_store_process(struct vt_store *st, const struct vt_process_start *p, struct vt_err *err)
+{
+	sqlite3_stmt *q = st->ins_process;
+	int rc;
+
+	sqlite3_bind_int64(q, 1, p->pid);
+	sqlite3_bind_int64(q, 2, (sqlite3_int64)p->start_ticks);
+	sqlite3_bind_double(q, 3, p->started_t);
+	if (isfinite(p->started_wall))
+		sqlite3_bind_double(q, 4, p->started_wall);
+	else
+		sqlite3_bind_null(q, 4);
+	rc = sqlite3_step(q);
+	sqlite3_reset(q);
+	return rc == SQLITE_DONE ? VT_OK : db_err(st->db, rc, err, st->path, "writing a process to");
 }
 
 uint64_t vt_store_samples(const struct vt_store *st)

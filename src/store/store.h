@@ -14,7 +14,7 @@
  * that is not SQLite, a SQLite file of something else and a recording of a
  * newer schema are each VT_E_RECORDING with a message that says which.
  *
- * Layout (schema 6):
+ * Layout (schema 7):
  *   meta(key PRIMARY KEY, value)
  *   samples(id INTEGER PRIMARY KEY, t, wall, pid, read_ms, <one column per vt_metric key>)
  *   rollups(id INTEGER PRIMARY KEY, first_id, last_id, t0, t1, t, wall, pid, n,
@@ -26,6 +26,13 @@
  *           the last one itself (store/rollup.h; schema 4: older files, without
  *           them, load from their samples)
  *   events(id, t, wall, kind, pid, detail)
+ *   processes(pid, start_ticks, started_t, started_wall, PRIMARY KEY(pid, start_ticks))
+ *           each process the soak sampled (an incarnation) and when it started:
+ *           stat (22), and that moment in the soak's seconds (negative: before
+ *           the soak began) and in unix time (schema 7; older files, without
+ *           it, load with none: an incarnation's age is then counted from its
+ *           first sample; so do older files whose rollups a rebuild brought to
+ *           schema 7)
  *   threads(pid, tid, name, first_sample, last_sample, seen, n_r, n_s, n_d, wchan, wchan_n,
  *           syscall, syscall_n, timed, untimed, timeout_ms, PRIMARY KEY(pid, tid))
  *           seen..syscall_n: what the thread was doing when its state, wchan and
@@ -59,7 +66,7 @@
 #include "base/error.h"
 #include "sample/series.h"
 
-#define VT_STORE_SCHEMA 6
+#define VT_STORE_SCHEMA 7
 
 struct vt_store;
 
@@ -103,6 +110,9 @@ int vt_store_append(struct vt_store *st, const struct vt_store_sample *s,
 
 /* Record an event (its own transaction). */
 int vt_store_event(struct vt_store *st, const struct vt_event *ev, struct vt_err *err);
+
+/* Record a process the soak samples and its start (its own transaction; once per pid and start). */
+int vt_store_process(struct vt_store *st, const struct vt_process_start *p, struct vt_err *err);
 
 /* Samples appended so far. */
 uint64_t vt_store_samples(const struct vt_store *st);

@@ -21,7 +21,7 @@
 
 struct vt_store {
 	sqlite3 *db;
-	sqlite3_stmt *ins_sample, *ins_event, *ins_thread, *ins_tsample, *ins_rollup;
+	sqlite3_stmt *ins_sample, *ins_event, *ins_process, *ins_thread, *ins_tsample, *ins_rollup;
 	char path[4096];
 	uint64_t samples;
 	int lock_fd;             /* the file as created, flock'ed for the writer's lifetime; -1 none */

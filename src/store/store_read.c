@@ -443,6 +443,38 @@ static int load_events(sqlite3 *db, const char *path, struct vt_series *s, struc
 	return rc == SQLITE_DONE ? VT_OK : vt_store_db_err(db, rc, err, path, "reading");
 }
 
+/* The processes it sampled and their starts (schema 7; older files have none). */
+static int load_starts(sqlite3 *db, const char *path, struct vt_series *s, struct vt_err *err)
+{
+	sqlite3_stmt *q;
+	int rc;
+
+	if (!vt_store_has_table(db, "processes"))
+		return VT_OK;
+	rc = sqlite3_prepare_v2(db, "SELECT pid, start_ticks, started_t, started_wall FROM processes"
+				" ORDER BY started_t", -1, &q, NULL);
+	if (rc != SQLITE_OK)
+		return read_failed(db, rc, path, "has an unexpected processes table", err);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		struct vt_process_start ps;
+
+		if (sqlite3_column_type(q, 2) == SQLITE_NULL)
+			continue;
+		ps.pid = (pid_t)sqlite3_column_int64(q, 0);
+		ps.start_ticks = (uint64_t)sqlite3_column_int64(q, 1);
+		ps.started_t = sqlite3_column_double(q, 2);
+		ps.started_wall = sqlite3_column_type(q, 3) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 3);
+		if (!isfinite(ps.started_t))
+			continue;
+		if (vt_series_add_start(s, &ps)) {
+			sqlite3_finalize(q);
+			return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory reading '%s'", path);
+		}
+	}
+	sqlite3_finalize(q);
+	return rc == SQLITE_DONE ? VT_OK : vt_store_db_err(db, rc, err, path, "reading");
+}
+
 /* A counter from first to last, or unknown when either end is missing or it went backwards. */
 static bool counter_delta(sqlite3_stmt *first, sqlite3_stmt *last, int col, uint64_t *out)
 {
@@ -784,6 +816,8 @@ int vt_store_load(const char *path, size_t max_points, struct vt_series *out, st
 		rc = load_events(db, path, out, err);
 	if (rc == VT_OK)
 		rc = load_threads(db, path, schema, out, err);
+	if (rc == VT_OK)
+		rc = load_starts(db, path, out, err);
 	/* a read that failed on a large file: was it damage?  (Its own error stands if not.) */
 	if (rc != VT_OK && rc != VT_E_RECORDING && rc != VT_E_NOMEM) {
 		struct vt_err damage;

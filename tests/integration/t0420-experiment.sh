@@ -74,7 +74,7 @@ expect_exit 64 "is not NAME" experiment --for 5s --arm "bad name" --arm x -- /bi
 mkdir "$WORK/real" && ln -s "$WORK/real" "$WORK/link"
 expect_exit 64 "is a symbolic link, not a folder" experiment --for 5s --arm a --arm b -o "$WORK/link" -- /bin/true
 check "nothing was made through the link" test -z "$(ls -A "$WORK/real")"
-expect_exit 64 "at least two recordings" compare "$WORK/exp/default.db"
+expect_exit 15 "holds one incarnation" compare "$WORK/exp/default.db"
 
 # --- 30 s of churn is too early for a verdict --------------------------------------
 # arena_churn's floor still creeps in its first minutes (each arena's high-water

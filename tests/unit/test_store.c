@@ -114,6 +114,38 @@ static void test_store__round_trip(void)
 	vt_series_free(&ser);
 }
 
+/* The processes sampled and their starts (schema 7): written once each, read back in start order. */
+static void test_store__process_starts(void)
+{
+	struct vt_store *st = create("starts.db", 1);
+	struct vt_store_sample s = { .t = 0, .wall = 1.7e9, .pid = 42 };
+	struct vt_series ser;
+	struct vt_err err;
+	int m;
+
+	for (m = 0; m < VT_M_COUNT; m++)
+		s.v[m] = NAN;
+	CHECK(vt_store_append(st, &s, NULL, 0, &err) == VT_OK);
+	CHECK(vt_store_process(st, &(struct vt_process_start){ 42, 5000, -12.5, 1.7e9 - 12.5 }, &err) == VT_OK);
+	CHECK(vt_store_process(st, &(struct vt_process_start){ 42, 5000, -12.5, 1.7e9 - 12.5 }, &err) == VT_OK);
+	s.t = 5;
+	s.pid = 43;
+	CHECK(vt_store_append(st, &s, NULL, 0, &err) == VT_OK);
+	CHECK(vt_store_process(st, &(struct vt_process_start){ 43, 6500, 4.75, NAN }, &err) == VT_OK);
+	CHECK(vt_store_close(st, &err) == VT_OK);
+
+	vt_series_init(&ser);
+	CHECK(vt_store_load(path_of("starts.db"), 0, &ser, &err) == VT_OK);
+	CHECK_EQ_U64(ser.nstarts, 2);
+	if (ser.nstarts == 2) {
+		CHECK(ser.starts[0].pid == 42 && ser.starts[0].start_ticks == 5000 && ser.starts[0].started_t == -12.5);
+		CHECK(ser.starts[1].pid == 43 && ser.starts[1].started_t == 4.75 && isnan(ser.starts[1].started_wall));
+		CHECK(vt_series_start_of(&ser, 0) == &ser.starts[0]);
+		CHECK(vt_series_start_of(&ser, 1) == &ser.starts[1]);
+	}
+	vt_series_free(&ser);
+}
+
 /* What a thread was doing: written as a running tally, a row without one keeps it. */
 static void test_store__thread_doing(void)
 {
@@ -923,7 +955,7 @@ static void test_store__thread_counters_from_the_table(void)
 }
 
 VT_TEST_MAIN(test_store__setup, test_store__round_trip, test_store__thread_counters_from_the_table,
-	     test_store__thread_doing,
+	     test_store__thread_doing, test_store__process_starts,
 	     test_store__schema_1_loads, test_store__binning_keeps_extremes,
 	     test_store__restart_and_gap_split_points, test_store__rollups_give_the_samples_points,
 	     test_store__rebuilt_rollups_are_the_soaks, test_store__refuses_what_is_not_a_recording,

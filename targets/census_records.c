@@ -17,8 +17,10 @@
  * in a random interleaving, so the freed ones lie between live ones; the
  * doomed are freed once all are allocated, and nothing allocates after.
  *
- * Truth: live_records and freed_records are the chunks holding the fragment
- * in live and in free chunks (each once).  The fragment is never copied
+ * With --every N only every Nth record allocated holds it (a needle in a
+ * haystack of unique text).  Truth: live_with_fragment and
+ * freed_with_fragment are the chunks holding the fragment in live and in
+ * free chunks (each once).  The fragment is never copied
  * anywhere else on the heap: it is read in place in argv, and the truth
  * file's buffer is ours and wiped after each line.
  */
@@ -40,13 +42,17 @@ static struct {
 	size_t max_len;
 	const char *fragment;
 	uint64_t seed;
+	size_t every;
 } opt = {
 	.live = 20000,
 	.freed = 10000,
 	.max_len = 600,
 	.fragment = "user=atus-1-dfql6hsq",
 	.seed = 1,
+	.every = 1,
 };
+
+static size_t live_with, freed_with;	/* records holding the fragment */
 
 static char truth_buf[1 << 16];	/* the truth file's stdio buffer */
 static char **held;		/* the live records, mmap()ed */
@@ -60,8 +66,8 @@ static uint64_t next_rand(uint64_t *s)
 	return *s * 0x2545f4914f6cdd1dULL;
 }
 
-/* A record of size bytes (the string and its NUL): random text, the fragment at a random offset >= 16. */
-static char *new_record(uint64_t *rng, size_t size)
+/* A record of size bytes (the string and its NUL): random text, with the fragment at a random offset >= 16. */
+static char *new_record(uint64_t *rng, size_t size, int with)
 {
 	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ,.:;_-/";
 	size_t flen = strlen(opt.fragment), at, i;
@@ -72,6 +78,8 @@ static char *new_record(uint64_t *rng, size_t size)
 	for (i = 0; i + 1 < size; i++)
 		p[i] = alphabet[next_rand(rng) % (sizeof(alphabet) - 1)];
 	p[size - 1] = '\0';
+	if (!with)
+		return p;
 	at = LINK_BYTES + next_rand(rng) % (size - 1 - flen - TAIL_BYTES - LINK_BYTES + 1);
 	memcpy(p + at, opt.fragment, flen);
 	return p;
@@ -97,10 +105,15 @@ static void build(void)
 	for (i = 0; i < total; i++) {
 		int doom = next_rand(&rng) % (total - i) < opt.freed - nf;
 
-		if (doom)
-			doomed[nf++] = new_record(&rng, FREED_MIN + next_rand(&rng) % (FREED_MAX - FREED_MIN + 1));
-		else
-			held[kept++] = new_record(&rng, FREED_MIN + next_rand(&rng) % (opt.max_len - FREED_MIN + 1));
+		int with = i % opt.every == 0;
+
+		if (doom) {
+			freed_with += with;
+			doomed[nf++] = new_record(&rng, FREED_MIN + next_rand(&rng) % (FREED_MAX - FREED_MIN + 1), with);
+		} else {
+			live_with += with;
+			held[kept++] = new_record(&rng, FREED_MIN + next_rand(&rng) % (opt.max_len - FREED_MIN + 1), with);
+		}
 	}
 	for (i = 0; i < nf; i++)
 		free(doomed[i]);
@@ -115,9 +128,10 @@ static void truth_write(const char *phase)
 	if (!f)
 		return;
 	fprintf(f, ",\"fragment\":\"%s\",\"fragment_len\":%zu,\"live_records\":%zu,\"freed_records\":%zu,"
+		"\"every\":%zu,\"live_with_fragment\":%zu,\"freed_with_fragment\":%zu,"
 		"\"live_min_len\":%d,\"live_max_len\":%zu,\"freed_min_len\":%d,\"freed_max_len\":%d",
-		opt.fragment, strlen(opt.fragment), ready ? opt.live : 0, ready ? opt.freed : 0, FREED_MIN,
-		opt.max_len, FREED_MIN, FREED_MAX);
+		opt.fragment, strlen(opt.fragment), ready ? opt.live : 0, ready ? opt.freed : 0, opt.every, live_with,
+		freed_with, FREED_MIN, opt.max_len, FREED_MIN, FREED_MAX);
 	truth_end();
 	/* The line named the fragment: leave no copy of it in our memory. */
 	memset(truth_buf, 0, sizeof(truth_buf));
@@ -157,6 +171,9 @@ static void option(int val, const char *name, const char *arg)
 	case 'r':
 		opt.seed = parse_num(name, arg, 0, 1e9);
 		break;
+	case 'e':
+		opt.every = parse_num(name, arg, 1, 1e6);
+		break;
 	}
 }
 
@@ -166,6 +183,7 @@ static const struct option options[] = {
 	{ "max-len", required_argument, NULL, 'x' },
 	{ "fragment", required_argument, NULL, 'F' },
 	{ "seed", required_argument, NULL, 'r' },
+	{ "every", required_argument, NULL, 'e' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -181,6 +199,8 @@ static const struct cli cli = {
 	"  --fragment TEXT     the fragment every record holds once, 12..39 printable\n"
 	"                      characters (default user=atus-1-dfql6hsq)\n"
 	"  --seed N            the random text's seed (default 1)\n"
+	"  --every N           only every Nth record allocated holds the fragment\n"
+	"                      (default 1: all)\n"
 	"\"ready\" follows the pid line once the heap is built; nothing allocates\n"
 	"after.  SIGUSR1 writes a truth line at once.\n",
 	.options = options,

@@ -19,10 +19,12 @@
 #define K VT_FRAGMENT_K
 #define W VT_FRAGMENT_WINDOW
 #define CTX VT_FRAGMENT_CONTEXT
-#define SKETCH_CELLS (1u << VT_FRAGMENT_SKETCH_LOG2)
+#define SKETCH_CELLS (1u << VT_FRAGMENT_SKETCH_LOG2)   /* counters in all */
+#define SKETCH_LINES (SKETCH_CELLS / 16)
 #define SET_CELLS (2u * VT_FRAGMENT_CHUNK_PIECES)
 
-_Static_assert(VT_FRAGMENT_SKETCH_ROWS == 2 && VT_FRAGMENT_SKETCH_LOG2 <= 32, "a row's index is 32 bits of the hash");
+_Static_assert(VT_FRAGMENT_SKETCH_ROWS == 2 && VT_FRAGMENT_SKETCH_LOG2 <= 36, "a line's index is 32 bits of the hash");
+_Static_assert((W & (W - 1)) == 0, "the ring of hashes is indexed with a mask");
 _Static_assert(K > 8 && K <= 16, "a piece is one 64-bit load and one more");
 
 /* What a counted piece keeps to grow into its fragment. */
@@ -83,7 +85,9 @@ int vt_fragments_new(size_t counters, struct vt_fragments **out)
 		goto nomem;
 	f->grow = calloc(counters, sizeof(*f->grow));
 	/* calloc: the sketch's pages are the kernel's zero page until counted into */
-	f->sketch = calloc((size_t)VT_FRAGMENT_SKETCH_ROWS * SKETCH_CELLS, sizeof(*f->sketch));
+	f->sketch = aligned_alloc(64, (size_t)SKETCH_CELLS * sizeof(*f->sketch));
+	if (f->sketch)
+		memset(f->sketch, 0, (size_t)SKETCH_CELLS * sizeof(*f->sketch));
 	f->set = calloc(SET_CELLS, sizeof(*f->set));
 	if (!f->grow || !f->sketch || !f->set)
 		goto nomem;
@@ -111,7 +115,7 @@ size_t vt_fragments_memory(const struct vt_fragments *f)
 	size_t cap = f->ss.cap, index = (size_t)f->ss.mask + 1;
 
 	return sizeof(*f) + cap * (sizeof(struct vt_ss_entry) + sizeof(uint32_t) + sizeof(struct grow)) +
-	       index * sizeof(uint32_t) + (size_t)VT_FRAGMENT_SKETCH_ROWS * SKETCH_CELLS * sizeof(uint32_t) +
+	       index * sizeof(uint32_t) + (size_t)SKETCH_CELLS * sizeof(uint32_t) +
 	       SET_CELLS * sizeof(*f->set);
 }
 
@@ -133,9 +137,14 @@ static inline uint32_t set_home(uint64_t h)
 	return (uint32_t)(h >> 40) & (SET_CELLS - 1);
 }
 
-static inline uint32_t *sketch_cell(struct vt_fragments *f, uint64_t h, int row)
+/*
+ * The sketch's two counters of h lie in one 64-byte line (a blocked sketch:
+ * one cache miss a piece, not two): the line from the low bits, a counter
+ * of its 16 from each of two other nibbles (two different ones).
+ */
+static inline uint32_t *sketch_line(struct vt_fragments *f, uint64_t h)
 {
-	return &f->sketch[row ? SKETCH_CELLS + ((uint32_t)(h >> 32) & (SKETCH_CELLS - 1)) : (uint32_t)h & (SKETCH_CELLS - 1)];
+	return &f->sketch[((uint32_t)h & (SKETCH_LINES - 1)) * 16];
 }
 
 /* true when h is new to this chunk (and now taken). */
@@ -159,7 +168,8 @@ static bool chunk_first(struct vt_fragments *f, uint64_t h)
 /* Count h in the sketch (conservative update); returns the upper bound of its count, this copy included. */
 static uint32_t sketch_add(struct vt_fragments *f, uint64_t h)
 {
-	uint32_t *a = sketch_cell(f, h, 0), *b = sketch_cell(f, h, 1);
+	uint32_t *line = sketch_line(f, h), i = (uint32_t)(h >> 32) & 15, j = (uint32_t)(h >> 36) & 15;
+	uint32_t *a = &line[i], *b = &line[j == i ? j ^ 1 : j];
 	uint32_t v = (*a < *b ? *a : *b);
 
 	if (v == UINT32_MAX)
@@ -209,13 +219,15 @@ static void sampled(struct vt_fragments *f, const uint8_t *s, size_t n, size_t i
 		return;
 	f->sampled++;
 	est = sketch_add(f, h);
+	if (est < 2)
+		return;   /* its first copy (the bound counts this one): neither counted nor to be admitted */
 	slot = vt_ss_find(&f->ss, h, 0);
 	if (slot != VT_SS_NONE) {
 		vt_ss_bump(&f->ss, slot, 1);
 		agree(&f->grow[slot], s, n, i);
 		return;
 	}
-	if (est < 2 || (f->ss.used == f->ss.cap && est <= vt_ss_min(&f->ss)))
+	if (f->ss.used == f->ss.cap && est <= vt_ss_min(&f->ss))
 		return;
 	slot = vt_ss_put(&f->ss, h, 0, est, est - 1);
 	keep(&f->grow[slot], s, n, i);
@@ -240,8 +252,7 @@ static void flush(struct vt_fragments *f, struct batch *b, const uint8_t *s, siz
 	size_t i;
 
 	for (i = 0; i < b->n; i++) {
-		__builtin_prefetch(sketch_cell(f, b->hash[i], 0), 1);
-		__builtin_prefetch(sketch_cell(f, b->hash[i], 1), 1);
+		__builtin_prefetch(sketch_line(f, b->hash[i]), 1);
 		__builtin_prefetch(&f->set[set_home(b->hash[i])], 1);
 	}
 	for (i = 0; i < b->n; i++)
@@ -295,7 +306,7 @@ void vt_fragments_run(struct vt_fragments *f, const uint8_t *s, size_t n)
 	for (j = W; j < pieces; j++) {
 		uint64_t h = piece_hash(s + j);
 
-		ring[j % W] = h;
+		ring[j & (W - 1)] = h;
 		if (h <= best) {
 			best = h;
 			at = j;
@@ -303,10 +314,10 @@ void vt_fragments_run(struct vt_fragments *f, const uint8_t *s, size_t n)
 		} else if (at + W <= j) {
 			/* the smallest left the window [j - W + 1, j]: the smallest of it now, the last of equals */
 			at = j - W + 1;
-			best = ring[at % W];
+			best = ring[at & (W - 1)];
 			for (q = at + 1; q <= j; q++)
-				if (ring[q % W] <= best) {
-					best = ring[q % W];
+				if (ring[q & (W - 1)] <= best) {
+					best = ring[q & (W - 1)];
 					at = q;
 				}
 			take(f, &b, s, n, at, best);

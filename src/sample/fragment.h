@@ -20,9 +20,10 @@
  *               chunk of more than VT_FRAGMENT_CHUNK_PIECES distinct pieces
  *               counts once per that many).  Never across two chunks, nor
  *               across a byte that is not text.
- *   counting    a count-min sketch (VT_FRAGMENT_SKETCH_ROWS rows of
- *               2^VT_FRAGMENT_SKETCH_LOG2 32-bit counters, conservative
- *               update) holds an upper bound of every piece's count; a
+ *   counting    a count-min sketch (2^VT_FRAGMENT_SKETCH_LOG2 32-bit
+ *               counters, VT_FRAGMENT_SKETCH_ROWS of them a piece in one
+ *               cache line, conservative update) holds an upper bound of
+ *               every piece's count; a
  *               piece enters the space-saving counters (spacesave.h) once
  *               that bound reaches 2 and beats the smallest counted, with
  *               the bound as its count and the bound less one as its error.
@@ -51,15 +52,15 @@
 #include <stdint.h>
 
 #define VT_FRAGMENT_K             12     /* bytes of a piece: the shortest fragment */
-#define VT_FRAGMENT_WINDOW        9      /* pieces in a row of which one is sampled */
-#define VT_FRAGMENT_SURE          (VT_FRAGMENT_K + VT_FRAGMENT_WINDOW - 1)   /* 20: always found */
+#define VT_FRAGMENT_WINDOW        8      /* pieces in a row of which one is sampled */
+#define VT_FRAGMENT_SURE          (VT_FRAGMENT_K + VT_FRAGMENT_WINDOW - 1)   /* 19: always found */
 #define VT_FRAGMENT_CONTEXT       64     /* bytes kept each side of a piece */
 #define VT_FRAGMENT_MAX           (VT_FRAGMENT_K + 2 * VT_FRAGMENT_CONTEXT)  /* 140: longest shown */
 #define VT_FRAGMENT_HOLD          0.98   /* share of the copies a fragment grows over */
 #define VT_FRAGMENT_COUNTERS      2048   /* by default */
 #define VT_FRAGMENT_COUNTERS_MAX  32768
 #define VT_FRAGMENT_SKETCH_ROWS   2
-#define VT_FRAGMENT_SKETCH_LOG2   20
+#define VT_FRAGMENT_SKETCH_LOG2   21     /* counters in all, 2 of them in one 64-byte line a piece */
 #define VT_FRAGMENT_CHUNK_PIECES  16384  /* distinct pieces of one chunk told apart */
 
 struct vt_fragments;

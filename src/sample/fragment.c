@@ -40,7 +40,8 @@ struct grow {
 struct vt_fragments {
 	struct vt_ss ss;                  /* key: the piece's hash; aux: 0 */
 	struct grow *grow;                /* by slot */
-	uint32_t *sketch;                 /* ROWS * SKETCH_CELLS */
+	uint32_t *sketch;                 /* SKETCH_CELLS, in sketch_mem on a 64-byte line */
+	void *sketch_mem;
 	struct cell {
 		uint64_t key;
 		uint64_t gen;             /* the cell is taken when it holds gen */
@@ -84,10 +85,10 @@ int vt_fragments_new(size_t counters, struct vt_fragments **out)
 	if (vt_ss_init(&f->ss, (uint32_t)counters) < 0)
 		goto nomem;
 	f->grow = calloc(counters, sizeof(*f->grow));
-	/* calloc: the sketch's pages are the kernel's zero page until counted into */
-	f->sketch = aligned_alloc(64, (size_t)SKETCH_CELLS * sizeof(*f->sketch));
-	if (f->sketch)
-		memset(f->sketch, 0, (size_t)SKETCH_CELLS * sizeof(*f->sketch));
+	/* calloc, not aligned_alloc and memset: pages never counted into stay the kernel's zero page */
+	f->sketch_mem = calloc((size_t)SKETCH_CELLS + 16, sizeof(*f->sketch));
+	if (f->sketch_mem)
+		f->sketch = (uint32_t *)(((uintptr_t)f->sketch_mem + 63) & ~(uintptr_t)63);
 	f->set = calloc(SET_CELLS, sizeof(*f->set));
 	if (!f->grow || !f->sketch || !f->set)
 		goto nomem;
@@ -105,7 +106,7 @@ void vt_fragments_free(struct vt_fragments *f)
 		return;
 	vt_ss_release(&f->ss);
 	free(f->grow);
-	free(f->sketch);
+	free(f->sketch_mem);
 	free(f->set);
 	free(f);
 }

@@ -66,11 +66,7 @@ static inline uint64_t piece_hash(const uint8_t *p)
 {
 	__uint128_t r = (__uint128_t)(load_le(p, 8) ^ 0xa0761d6478bd642full) *
 			(load_le(p + 8, K - 8) ^ 0xe7037ed1a0b428dbull);
-	uint64_t h = (uint64_t)r ^ (uint64_t)(r >> 64);
-
-	h ^= h >> 32;
-	h *= 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
 }
 
 int vt_fragments_new(size_t counters, struct vt_fragments **out)

@@ -182,8 +182,12 @@ static void fragments(FILE *out, const char *side, const struct vt_census_side *
 
 	for (i = 0; i < s->nfragments; i++)
 		strings += s->fragments[i].string >= 0;
-	if (s->nfragments == strings)
+	if (s->nfragments == strings) {
+		if (strings)
+			fprintf(out, "\nmost repeated fragments in %s chunks: none but inside the whole strings shown "
+				"above\n", side);
 		return;
+	}
 	fprintf(out, "\nmost repeated fragments in %s chunks (%d+ bytes that many chunks share, inside longer text or not; "
 		"count: chunks holding it%s):\n", side, VT_FRAGMENT_K,
 		reveal ? "" : "; shown as length, hash and first 4 characters, --reveal shows them");
@@ -210,7 +214,8 @@ static void fragments(FILE *out, const char *side, const struct vt_census_side *
 	vt_table_print(&t, out, 2, true);
 	vt_table_release(&t);
 	if (strings)
-		fprintf(out, "  (%zu more are whole strings shown above, about as repeated)\n", strings);
+		fprintf(out, "  (and %zu %s inside whole strings shown above, which occur as often or more)\n",
+			strings, strings == 1 ? "fragment" : "fragments");
 }
 
 static void shapes(FILE *out, const char *side, const struct vt_census_side *s)

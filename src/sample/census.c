@@ -82,7 +82,12 @@ static unsigned glibc_version(const char *v)
 	return major * 1000 + minor;
 }
 
-/* The first of the strings whose kept bytes hold the fragment, their counts overlapping; -1 when none. */
+/*
+ * The first of the strings whose kept bytes hold the fragment and that may
+ * occur as often as chunks hold the fragment (strings count occurrences,
+ * fragments chunks: a free chunk that coalesced several holds several
+ * copies), so the string may be all there is of it; -1 when none.
+ */
 static long inside_string(const struct vt_fragment *f, const struct vt_census_side *s)
 {
 	size_t i;
@@ -90,8 +95,7 @@ static long inside_string(const struct vt_fragment *f, const struct vt_census_si
 	for (i = 0; i < s->nstrings; i++) {
 		const struct vt_content_string *x = &s->strings[i];
 
-		if (f->count - f->count_err <= x->count && x->count - x->count_err <= f->count &&
-		    memmem(x->head, x->head_len, f->bytes, f->len))
+		if (f->count - f->count_err <= x->count && memmem(x->head, x->head_len, f->bytes, f->len))
 			return (long)i;
 	}
 	return -1;

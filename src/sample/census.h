@@ -38,8 +38,9 @@ struct vt_census_opts {
 /* A most repeated fragment, and whether it is a whole string shown already. */
 struct vt_census_fragment {
 	struct vt_fragment f;
-	long string;                   /* index in its side's strings of one that holds it and may be as
-					  repeated (the same copies, then); -1 when none */
+	long string;                   /* index in its side's strings of one that holds it and occurs as
+					  often as chunks hold it, or more (it may be all there is of
+					  it); -1 when none */
 };
 
 /* One side of the census: live chunks, or free ones. */

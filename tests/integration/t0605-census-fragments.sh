@@ -10,7 +10,8 @@
 #   - a longer fragment and fewer, longer records: the same;
 #   - 1 record in 200 holding it, among 66,000 records of unique text: the same;
 #   - a fragment that is a whole string (census_work's marker) is marked as the
-#     string shown above, not shown twice;
+#     string shown above, not shown twice (in free chunks too, where coalesced
+#     chunks hold several copies: fewer chunks than strings);
 #   - --no-fragments: none looked for.
 . "$(dirname "$0")/lib.sh"
 
@@ -111,17 +112,20 @@ vitals census --json --reveal "$TPID" >"$WORK/w.json" || fail "vitals census --j
 python3 - "$WORK/w.json" <<'PY' || fail "the marker as a string and as a fragment"
 import json, sys
 c = json.load(open(sys.argv[1]))
-live = c["content"]["live"]
 marker = '"VITALS-CENSUS-MARKER-LIVE"'
-frags = [f for f in live["top_fragments"] if f["shown"] == marker]
-print(f"# marker as fragments: {frags}")
-assert frags, "the marker is not among the fragments"
-i = frags[0]["inside_string"]
-assert i is not None and live["top_strings"][i]["shown"] == marker, (i, live["top_strings"][:3])
+# free chunks that coalesced hold several copies: fewer chunks than strings, the same text
+for side in ("live", "free"):
+    s = c["content"][side]
+    frags = [f for f in s["top_fragments"] if f["shown"] == marker]
+    print(f"# {side}: marker as fragments: {frags}")
+    assert frags, f"{side}: the marker is not among the fragments"
+    i = frags[0]["inside_string"]
+    assert i is not None and s["top_strings"][i]["shown"] == marker, (i, s["top_strings"][:3])
 PY
 vitals census --reveal "$TPID" >"$WORK/w.txt" || fail "vitals census (census_work text)"
-check "text: the marker is not in the live fragments table" \
-	bash -c "! sed -n '/^most repeated fragments in live/,/^\$/p' '$WORK/w.txt' | grep -q VITALS-CENSUS"
+check "text: the marker is not in the fragments tables" \
+	bash -c "! sed -n '/^most repeated fragments in/,/^\$/p' '$WORK/w.txt' | grep -q VITALS-CENSUS"
+check "text: said to be inside the strings shown" grep -q '^most repeated fragments in live chunks: none but inside the whole strings' "$WORK/w.txt"
 kill "$TPID"
 wait "$TPID" 2>/dev/null
 echo "# done in ${SECONDS}s"

@@ -15,8 +15,10 @@
  * needle), or with SSE2 on x86-64 in stretches of 64 bytes or more when there
  * are at most NEEDLES_SSE2 of them (one pass a needle, 16 offsets a step),
  * only inside strings when every needle is text of 8 bytes or more.
- * The heavy hitters are space-saving counters in a min-heap (the evicted
- * counter is at the root) with an open-addressing index.
+ * The heavy hitters are space-saving counters (spacesave.h: a min-heap, the
+ * evicted counter at the root, with an open-addressing index).  With
+ * opts.fragments every string is also handed to the fragment finder
+ * (fragment.h), and each chunk's start told to it.
  */
 #include "sample/content.h"
 #include "sample/spacesave.h"

@@ -3,7 +3,7 @@
  * chunks.
  *
  * The input is read as: one byte of flags (needle count mod 17; 0x20: two
- * address ranges follow the needles), one byte for the number of string
+ * address ranges follow the needles; 0x40: the most repeated fragments too), one byte for the number of string
  * counters (16 + byte: small, so that they are evicted), the needles (a
  * length byte, 1 + b % 32, then the bytes), the ranges (4 little-endian
  * 32-bit values), then chunks (a 16-bit little-endian length, mod 4096, then
@@ -11,9 +11,12 @@
  * own allocation, so ASan sees any read past its end.  The figures must hold
  * together: zero and text bytes and needle hits (overlapping, within each
  * chunk) as a byte-by-byte count finds them, blobs
- * and strings inside text, top lists sorted with errors below counts.
+ * and strings inside text, top lists sorted with errors below counts;
+ * every fragment reported is K to VT_FRAGMENT_MAX text bytes that occur in
+ * at least count - count_err of the chunks (and in none across two).
  */
 #include <assert.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +33,43 @@ static uint64_t le(const uint8_t *p, size_t n)
 	for (i = 0; i < n; i++)
 		v |= (uint64_t)p[i] << (8 * i);
 	return v;
+}
+
+/* The chunks kept for the fragment check: copies, freed at the end. */
+struct kept {
+	uint8_t **chunk;
+	size_t *len;
+	size_t n;
+};
+
+static bool is_text(uint8_t b)
+{
+	return (b >= 0x20 && b < 0x7f) || b == '\t' || b == '\n' || b == '\r';
+}
+
+static void check_fragments(const struct vt_content *c, const struct kept *k)
+{
+	struct vt_fragment frags[8];
+	size_t i, j, n = vt_content_top_fragments(c, frags, 8);
+	struct vt_content_totals t;
+
+	vt_content_totals(c, &t);
+	assert(!n || t.fragment_pieces > 0);
+	for (i = 0; i < n; i++) {
+		const struct vt_fragment *f = &frags[i];
+		uint64_t holding = 0;
+
+		assert(f->len >= VT_FRAGMENT_K && f->len <= VT_FRAGMENT_MAX);
+		assert(f->count >= f->count_err && f->count - f->count_err >= 2);
+		assert(f->hash == vt_content_hash(f->bytes, f->len));
+		assert(i == 0 || f->count <= frags[i - 1].count);
+		for (j = 0; j < f->len; j++)
+			assert(is_text(f->bytes[j]));
+		for (j = 0; j < k->n; j++)
+			holding += k->len[j] >= f->len && memmem(k->chunk[j], k->len[j], f->bytes, f->len) != NULL;
+		/* the lower bound holds: at least that many chunks hold it (the upper may be a sketch's) */
+		assert(holding >= f->count - f->count_err);
+	}
 }
 
 static void check_results(const struct vt_content *c, uint64_t zero, uint64_t text, const uint64_t *hits)
@@ -72,10 +112,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t ranges[2][2], zero = 0, text = 0, hits[VT_CONTENT_NEEDLES_MAX] = { 0 };
 	struct vt_content_opts o = { .needles = needles, .needle_lens = lens };
 	struct vt_content *c;
+	struct kept kept = { 0 };
 
 	if (size < 2)
 		return 0;
 	o.counters = 16 + data[1];
+	o.fragments = (data[0] & 0x40) != 0;
 	for (k = 0; k < (size_t)(data[0] & 0x1f) % 17 && pos < size; k++) {
 		size_t n = 1 + data[pos++] % 32;
 
@@ -97,6 +139,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (vt_content_new(&o, &c, NULL) != VT_OK)
 		return 0;
+	kept.chunk = calloc(size, sizeof(*kept.chunk));
+	kept.len = calloc(size, sizeof(*kept.len));
+	if (!kept.chunk || !kept.len)
+		goto out;
 	while (pos < size) {
 		size_t n = size - pos, i;
 		uint8_t *chunk;
@@ -122,10 +168,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (i = 0; i + lens[k] <= n; i++)
 				hits[k] += memcmp(chunk + i, needles[k], lens[k]) == 0;
 		vt_content_add(c, chunk, n, n * 3 + 16);
-		free(chunk);
+		kept.chunk[kept.n] = chunk;
+		kept.len[kept.n++] = n;
 		pos += n;
 	}
 	check_results(c, zero, text, hits);
+	check_fragments(c, &kept);
+out:
+	for (k = 0; k < kept.n; k++)
+		free(kept.chunk[k]);
+	free(kept.chunk);
+	free(kept.len);
 	vt_content_free(c);
 	return 0;
 }

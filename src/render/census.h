@@ -5,7 +5,8 @@
  * Strings from the target's memory are secrets until the user says
  * otherwise: by default they are shown as length, a short hash and their
  * first 4 characters (sample/content.h vt_content_redact); with reveal
- * their first VT_CONTENT_HEAD bytes, escaped.
+ * their first VT_CONTENT_HEAD bytes, escaped.  Fragments likewise (all
+ * their bytes, up to VT_FRAGMENT_MAX, with reveal).
  */
 #ifndef VT_RENDER_CENSUS_H
 #define VT_RENDER_CENSUS_H
@@ -25,6 +26,11 @@ struct vt_census_report {
 
 /* A string of the census as it may be shown, into buf (cap bytes); returns buf. */
 const char *vt_render_census_string(const struct vt_content_string *s, bool reveal, char *buf, size_t cap);
+
+#define VT_CENSUS_FRAGMENT_SHOWN_MAX (4 * VT_FRAGMENT_MAX + 64)   /* holds any shown fragment */
+
+/* A fragment of the census as it may be shown (redacted as a string is), into buf (cap bytes); returns buf. */
+const char *vt_render_census_fragment(const struct vt_fragment *f, bool reveal, char *buf, size_t cap);
 
 /* Free chunks' bytes and chunks, all arenas (bins, fast, tcache, top). */
 uint64_t vt_census_free_bytes(const struct vt_census *c);

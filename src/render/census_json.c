@@ -35,6 +35,7 @@ static json_t *side(const struct vt_census *c, const struct vt_census_side *s, b
 {
 	const struct vt_content_totals *t = &s->totals;
 	json_t *needles = json_array(), *strs = json_array(), *shapes = json_array(), *hist = json_array();
+	json_t *frags = json_array(), *o;
 	char shown[VT_CENSUS_SHOWN_MAX], hash[24];
 	size_t i;
 	int k;
@@ -52,6 +53,19 @@ static json_t *side(const struct vt_census *c, const struct vt_census_side *s, b
 						      "bytes", (json_int_t)x->bytes, "hash", hash, "shown",
 						      vt_json_text(vt_render_census_string(x, reveal, shown, sizeof(shown)))));
 	}
+	for (i = 0; i < s->nfragments; i++) {
+		const struct vt_fragment *x = &s->fragments[i].f;
+		char fshown[VT_CENSUS_FRAGMENT_SHOWN_MAX];
+
+		snprintf(hash, sizeof(hash), "%016" PRIx64, x->hash);
+		json_array_append_new(frags, json_pack("{s:I, s:I, s:I, s:s, s:o, s:b, s:b, s:o}", "count",
+						       (json_int_t)x->count, "count_err", (json_int_t)x->count_err, "len",
+						       (json_int_t)x->len, "hash", hash, "shown",
+						       vt_json_text(vt_render_census_fragment(x, reveal, fshown, sizeof(fshown))),
+						       "open_left", x->open_left, "open_right", x->open_right, "inside_string",
+						       s->fragments[i].string >= 0 ? json_integer(s->fragments[i].string)
+										   : json_null()));
+	}
 	for (i = 0; i < s->nshapes; i++) {
 		const struct vt_content_shape *x = &s->shapes[i];
 
@@ -66,12 +80,19 @@ static json_t *side(const struct vt_census *c, const struct vt_census_side *s, b
 							      (json_int_t)(k ? 1ull << k : 0), "chunks",
 							      (json_int_t)t->size_chunks[k], "bytes",
 							      (json_int_t)t->size_bytes[k]));
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o}", "chunks",
-			 (json_int_t)t->chunks, "bytes", (json_int_t)t->bytes, "zero_bytes", (json_int_t)t->zero_bytes,
-			 "text_bytes", (json_int_t)t->text_bytes, "string_count", (json_int_t)t->string_count,
-			 "string_bytes", (json_int_t)t->string_bytes, "base64_bytes", (json_int_t)t->base64_bytes,
-			 "hex_bytes", (json_int_t)t->hex_bytes, "needles", needles, "top_strings", strs, "top_shapes",
-			 shapes, "size_histogram", hist);
+	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o}", "chunks",
+		      (json_int_t)t->chunks, "bytes", (json_int_t)t->bytes, "zero_bytes", (json_int_t)t->zero_bytes,
+		      "text_bytes", (json_int_t)t->text_bytes, "string_count", (json_int_t)t->string_count,
+		      "string_bytes", (json_int_t)t->string_bytes, "base64_bytes", (json_int_t)t->base64_bytes,
+		      "hex_bytes", (json_int_t)t->hex_bytes, "needles", needles, "top_strings", strs, "top_shapes",
+		      shapes, "size_histogram", hist);
+	if (o && c->fragments) {
+		json_object_set_new(o, "fragment_pieces", json_integer((json_int_t)t->fragment_pieces));
+		json_object_set_new(o, "top_fragments", frags);
+	} else {
+		json_decref(frags);
+	}
+	return o;
 }
 
 int vt_render_census_json(FILE *out, const struct vt_census_report *r)
@@ -127,6 +148,15 @@ int vt_render_census_json(FILE *out, const struct vt_census_report *r)
 						(json_int_t)mi->hblkhd, "usmblks", (json_int_t)mi->usmblks, "fsmblks",
 						(json_int_t)mi->fsmblks, "uordblks", (json_int_t)mi->uordblks, "fordblks",
 						(json_int_t)mi->fordblks, "keepcost", (json_int_t)mi->keepcost)) != 0;
+	failed |= json_object_set_new(root, "fragments",
+				      c->fragments
+					      ? json_pack("{s:s, s:i, s:i, s:i, s:i, s:f, s:I}", "unit", "chunks",
+							  "piece_bytes", VT_FRAGMENT_K, "window", VT_FRAGMENT_WINDOW,
+							  "always_found_from", VT_FRAGMENT_SURE, "longest", VT_FRAGMENT_MAX,
+							  "hold", VT_FRAGMENT_HOLD, "memory_bytes",
+							  (json_int_t)(c->live.totals.fragment_memory +
+								       c->freed.totals.fragment_memory))
+					      : json_null()) != 0;
 	failed |= json_object_set_new(root, "content",
 				      json_pack("{s:o, s:o}", "live", side(c, &c->live, r->reveal), "free",
 						side(c, &c->freed, r->reveal))) != 0;

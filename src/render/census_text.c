@@ -174,6 +174,50 @@ static void strings(FILE *out, const char *side, const struct vt_census_side *s,
 	vt_table_release(&t);
 }
 
+static void fragments(FILE *out, const char *side, const struct vt_census_side *s, bool reveal)
+{
+	struct vt_table t;
+	char shown[VT_CENSUS_FRAGMENT_SHOWN_MAX], b[32];
+	size_t i, strings = 0, rows = 0;
+
+	for (i = 0; i < s->nfragments; i++)
+		strings += s->fragments[i].string >= 0;
+	if (s->nfragments == strings) {
+		if (strings)
+			fprintf(out, "\nmost repeated fragments in %s chunks: none but inside the whole strings shown "
+				"above\n", side);
+		return;
+	}
+	fprintf(out, "\nmost repeated fragments in %s chunks (%d+ bytes that many chunks share, inside longer text or not; "
+		"count: chunks holding it%s):\n", side, VT_FRAGMENT_K,
+		reveal ? "" : "; shown as length, hash and first 4 characters, --reveal shows them");
+	vt_table_init(&t, 3);
+	vt_table_align(&t, 0, VT_RIGHT);
+	vt_table_align(&t, 1, VT_RIGHT);
+	vt_table_cell(&t, "chunks");
+	vt_table_cell(&t, "of %s", side);
+	vt_table_cell(&t, "fragment");
+	for (i = 0; i < s->nfragments; i++) {
+		const struct vt_fragment *x = &s->fragments[i].f;
+
+		if (s->fragments[i].string >= 0)
+			continue;
+		rows++;
+		if (x->count_err)
+			vt_table_cell(&t, "%" PRIu64 "-%" PRIu64, x->count - x->count_err, x->count);
+		else
+			vt_table_cell(&t, "%" PRIu64, x->count);
+		vt_table_cell(&t, "%s", pct(x->count, s->totals.chunks, b, sizeof(b)));
+		vt_table_cell(&t, "%s%s", vt_render_census_fragment(x, reveal, shown, sizeof(shown)),
+			      x->open_left || x->open_right ? " (its copies agree further: longer)" : "");
+	}
+	vt_table_print(&t, out, 2, true);
+	vt_table_release(&t);
+	if (strings)
+		fprintf(out, "  (and %zu %s inside whole strings shown above, which occur as often or more)\n",
+			strings, strings == 1 ? "fragment" : "fragments");
+}
+
 static void shapes(FILE *out, const char *side, const struct vt_census_side *s)
 {
 	struct vt_table t;
@@ -273,6 +317,8 @@ int vt_render_census_text(FILE *out, const struct vt_census_report *r)
 	content(out, c);
 	strings(out, "live", &c->live, r->reveal);
 	strings(out, "free", &c->freed, r->reveal);
+	fragments(out, "live", &c->live, r->reveal);
+	fragments(out, "free", &c->freed, r->reveal);
 	shapes(out, "live", &c->live);
 	sizes(out, c);
 	return ferror(out) ? -1 : 0;

@@ -82,17 +82,49 @@ static unsigned glibc_version(const char *v)
 	return major * 1000 + minor;
 }
 
+/*
+ * The first of the strings whose kept bytes hold the fragment and that may
+ * occur as often as chunks hold the fragment (strings count occurrences,
+ * fragments chunks: a free chunk that coalesced several holds several
+ * copies), so the string may be all there is of it; -1 when none.
+ */
+static long inside_string(const struct vt_fragment *f, const struct vt_census_side *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nstrings; i++) {
+		const struct vt_content_string *x = &s->strings[i];
+
+		if (f->count - f->count_err <= x->count && memmem(x->head, x->head_len, f->bytes, f->len))
+			return (long)i;
+	}
+	return -1;
+}
+
 static int side_fill(struct vt_content *c, size_t top, struct vt_census_side *s, struct vt_err *err)
 {
+	struct vt_fragment *f;
+	size_t i;
+
 	vt_content_totals(c, &s->totals);
 	if (!top)
 		return VT_OK;
 	s->strings = calloc(top, sizeof(*s->strings));
 	s->shapes = calloc(top, sizeof(*s->shapes));
-	if (!s->strings || !s->shapes)
+	s->fragments = calloc(top, sizeof(*s->fragments));
+	f = calloc(top, sizeof(*f));
+	if (!s->strings || !s->shapes || !s->fragments || !f) {
+		free(f);
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory");
+	}
 	s->nstrings = vt_content_top_strings(c, s->strings, top);
 	s->nshapes = vt_content_top_shapes(c, s->shapes, top);
+	s->nfragments = vt_content_top_fragments(c, f, top);
+	for (i = 0; i < s->nfragments; i++) {
+		s->fragments[i].f = f[i];
+		s->fragments[i].string = inside_string(&f[i], s);
+	}
+	free(f);
 	return VT_OK;
 }
 
@@ -276,7 +308,9 @@ static int take(struct probe *p, struct vt_err *err)
 	p->c->nneedles = p->opts->nneedles;
 	ranges = pointer_ranges(&p->maps, &nranges);
 	co = (struct vt_content_opts){ .needles = needles, .needle_lens = lens, .nneedles = p->opts->nneedles,
-				       .ranges = (const uint64_t (*)[2])ranges, .nranges = nranges };
+				       .ranges = (const uint64_t (*)[2])ranges, .nranges = nranges,
+				       .fragments = !p->opts->no_fragments };
+	p->c->fragments = co.fragments;
 	rc = vt_content_new(&co, &p->live, err);
 	if (rc == VT_OK)
 		rc = vt_content_new(&co, &p->freed, err);
@@ -335,6 +369,10 @@ void vt_census_release(struct vt_census *c)
 	free(c->live.shapes);
 	free(c->freed.strings);
 	free(c->freed.shapes);
+	free(c->live.fragments);
+	free(c->freed.fragments);
+	c->live.fragments = c->freed.fragments = NULL;
+	c->live.nfragments = c->freed.nfragments = 0;
 	c->live.strings = c->freed.strings = NULL;
 	c->live.shapes = c->freed.shapes = NULL;
 	c->live.nstrings = c->freed.nstrings = c->live.nshapes = c->freed.nshapes = 0;

@@ -29,9 +29,18 @@
 struct vt_census_opts {
 	const char *const *needles;    /* nneedles strings (NUL-terminated) */
 	size_t nneedles;               /* at most VT_CONTENT_NEEDLES_MAX */
-	size_t top;                    /* strings and shapes kept for the report */
+	size_t top;                    /* strings, fragments and shapes kept for the report */
+	bool no_fragments;             /* skip the most repeated fragments (sample/fragment.h) */
 	bool consistent;               /* stop the process for the walk */
 	int stop_ms;                   /* ... for at most this long */
+};
+
+/* A most repeated fragment, and whether it is a whole string shown already. */
+struct vt_census_fragment {
+	struct vt_fragment f;
+	long string;                   /* index in its side's strings of one that holds it and occurs as
+					  often as chunks hold it, or more (it may be all there is of
+					  it); -1 when none */
 };
 
 /* One side of the census: live chunks, or free ones. */
@@ -39,6 +48,8 @@ struct vt_census_side {
 	struct vt_content_totals totals;
 	struct vt_content_string *strings;   /* nstrings, most repeated first; owned */
 	size_t nstrings;
+	struct vt_census_fragment *fragments;   /* nfragments, held by the most chunks first; owned */
+	size_t nfragments;
 	struct vt_content_shape *shapes;     /* nshapes, most bytes first; owned */
 	size_t nshapes;
 };
@@ -53,6 +64,7 @@ struct vt_census {
 	struct vt_arena_threads threads;   /* which threads allocate from each arena of walk; owned */
 	struct vt_mallinfo mi;         /* the walk's totals as mallinfo2 adds them up */
 	struct vt_census_side live, freed;
+	bool fragments;                /* fragments were looked for */
 	size_t nneedles;
 	char needles[VT_CONTENT_NEEDLES_MAX][VT_CONTENT_NEEDLE_LEN_MAX + 1];
 	bool consistent;               /* the process was stopped for the walk */

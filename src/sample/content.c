@@ -15,10 +15,13 @@
  * needle), or with SSE2 on x86-64 in stretches of 64 bytes or more when there
  * are at most NEEDLES_SSE2 of them (one pass a needle, 16 offsets a step),
  * only inside strings when every needle is text of 8 bytes or more.
- * The heavy hitters are space-saving counters in a min-heap (the evicted
- * counter is at the root) with an open-addressing index.
+ * The heavy hitters are space-saving counters (spacesave.h: a min-heap, the
+ * evicted counter at the root, with an open-addressing index).  With
+ * opts.fragments every string is also handed to the fragment finder
+ * (fragment.h), and each chunk's start told to it.
  */
 #include "sample/content.h"
+#include "sample/spacesave.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -121,165 +124,13 @@ uint64_t vt_content_hash(const uint8_t *s, size_t len)
 	return h;
 }
 
-/* ---- space-saving counters ---- */
-
-struct ss_entry {
-	uint64_t key, aux;    /* identity: (hash, length) or (chunk size, kind) */
-	uint64_t count, err;
-	uint32_t pos;         /* in heap */
-};
-
-struct ss {
-	uint32_t cap, used;
-	uint32_t mask;        /* index size - 1 */
-	struct ss_entry *ent;
-	uint32_t *heap;       /* slots, a min-heap on count: the root is the one to evict */
-	uint32_t *index;      /* slot + 1, 0 when empty; linear probing */
-};
-
-static int ss_init(struct ss *s, uint32_t cap)
-{
-	uint32_t size = 16;
-
-	while (size < 2 * cap)
-		size <<= 1;
-	s->cap = cap;
-	s->used = 0;
-	s->mask = size - 1;
-	s->ent = calloc(cap, sizeof(*s->ent));
-	s->heap = calloc(cap, sizeof(*s->heap));
-	s->index = calloc(size, sizeof(*s->index));
-	return s->ent && s->heap && s->index ? 0 : -1;
-}
-
-static void ss_release(struct ss *s)
-{
-	free(s->ent);
-	free(s->heap);
-	free(s->index);
-}
-
-static inline uint32_t ss_home(const struct ss *s, uint64_t key, uint64_t aux)
-{
-	uint64_t h = (key ^ (aux * K1)) * 0x9e3779b97f4a7c15ull;
-
-	return (uint32_t)(h >> 32) & s->mask;
-}
-
-/* The index cell holding (key, aux), or the empty cell where it would go. */
-static uint32_t *ss_cell(struct ss *s, uint64_t key, uint64_t aux)
-{
-	uint32_t h = ss_home(s, key, aux);
-
-	while (s->index[h]) {
-		const struct ss_entry *e = &s->ent[s->index[h] - 1];
-
-		if (e->key == key && e->aux == aux)
-			break;
-		h = (h + 1) & s->mask;
-	}
-	return &s->index[h];
-}
-
-/* Empty an index cell, moving later entries of its probe chain back (no tombstones). */
-static void ss_unindex(struct ss *s, uint32_t *cell)
-{
-	uint32_t hole = (uint32_t)(cell - s->index), j = hole;
-
-	for (;;) {
-		const struct ss_entry *e;
-
-		j = (j + 1) & s->mask;
-		if (!s->index[j])
-			break;
-		e = &s->ent[s->index[j] - 1];
-		/* It may fill the hole unless its home lies after the hole, up to j. */
-		if (((j - ss_home(s, e->key, e->aux)) & s->mask) >= ((j - hole) & s->mask)) {
-			s->index[hole] = s->index[j];
-			hole = j;
-		}
-	}
-	s->index[hole] = 0;
-}
-
-static inline void heap_put(struct ss *s, uint32_t i, uint32_t slot)
-{
-	s->heap[i] = slot;
-	s->ent[slot].pos = i;
-}
-
-static void heap_down(struct ss *s, uint32_t i)
-{
-	uint32_t slot = s->heap[i];
-	uint64_t count = s->ent[slot].count;
-
-	for (;;) {
-		uint32_t m = 2 * i + 1;
-
-		if (m >= s->used)
-			break;
-		if (m + 1 < s->used && s->ent[s->heap[m + 1]].count < s->ent[s->heap[m]].count)
-			m++;
-		if (s->ent[s->heap[m]].count >= count)
-			break;
-		heap_put(s, i, s->heap[m]);
-		i = m;
-	}
-	heap_put(s, i, slot);
-}
-
-static void heap_up(struct ss *s, uint32_t i)
-{
-	uint32_t slot = s->heap[i];
-	uint64_t count = s->ent[slot].count;
-
-	while (i > 0 && s->ent[s->heap[(i - 1) / 2]].count > count) {
-		heap_put(s, i, s->heap[(i - 1) / 2]);
-		i = (i - 1) / 2;
-	}
-	heap_put(s, i, slot);
-}
-
-/* Count weight for (key, aux); returns its slot, *fresh when the slot was just given to it. */
-static uint32_t ss_add(struct ss *s, uint64_t key, uint64_t aux, uint64_t weight, bool *fresh)
-{
-	uint32_t *cell = ss_cell(s, key, aux), slot;
-	struct ss_entry *e;
-	uint64_t min;
-
-	if (*cell) {
-		slot = *cell - 1;
-		s->ent[slot].count += weight;
-		heap_down(s, s->ent[slot].pos);
-		*fresh = false;
-		return slot;
-	}
-	*fresh = true;
-	if (s->used < s->cap) {
-		slot = s->used++;
-		*cell = slot + 1;
-		s->ent[slot] = (struct ss_entry){ .key = key, .aux = aux, .count = weight };
-		heap_put(s, slot, slot);
-		heap_up(s, slot);
-		return slot;
-	}
-	slot = s->heap[0];
-	e = &s->ent[slot];
-	min = e->count;
-	ss_unindex(s, ss_cell(s, e->key, e->aux));
-	*e = (struct ss_entry){ .key = key, .aux = aux, .count = min + weight, .err = min };
-	*ss_cell(s, key, aux) = slot + 1;   /* looked up again: the removal may have moved cells */
-	heap_down(s, 0);
-	return slot;
-}
-
 /* ---- the census ---- */
 
 struct vt_content {
 	struct vt_content_totals t;
-	struct ss strings;
+	struct vt_ss strings;
 	uint8_t (*heads)[VT_CONTENT_HEAD];     /* by string slot */
-	struct ss shapes;
+	struct vt_ss shapes;
 	uint32_t *order;                       /* scratch for the top lists: max(counters, shapes) slots */
 	uint8_t *needle[VT_CONTENT_NEEDLES_MAX];
 	size_t needle_len[VT_CONTENT_NEEDLES_MAX];
@@ -290,6 +141,7 @@ struct vt_content {
 	uint8_t *shift;                        /* Wu–Manber shifts by bigram (65536) when window */
 	uint64_t (*ranges)[2];                 /* sorted, merged */
 	size_t nranges;
+	struct vt_fragments *fragments;        /* NULL: not asked for */
 };
 
 /*
@@ -493,11 +345,13 @@ static void end_run(struct vt_content *c, const uint8_t *p, size_t a, size_t b)
 	c->t.string_count++;
 	c->t.string_bytes += n;
 	hash = vt_content_hash(p + a, n);
-	slot = ss_add(&c->strings, hash, n, 1, &fresh);
+	slot = vt_ss_add(&c->strings, hash, n, 1, &fresh);
 	if (fresh)
 		memcpy(c->heads[slot], p + a, n < VT_CONTENT_HEAD ? n : VT_CONTENT_HEAD);
 	if (n >= VT_CONTENT_BLOB_MIN)
 		count_blobs(c, p + a, n);
+	if (c->fragments && n >= VT_FRAGMENT_K)
+		vt_fragments_run(c->fragments, p + a, n);
 	if (c->needles_in_text)
 		find_needles(c, p + a, n);
 }
@@ -699,9 +553,11 @@ void vt_content_add(struct vt_content *c, const uint8_t *bytes, size_t len, uint
 		bucket = VT_CONTENT_SIZE_BUCKETS - 1;
 	c->t.chunks++;
 	c->t.bytes += len;
+	if (c->fragments)
+		vt_fragments_chunk(c->fragments);
 	c->t.size_chunks[bucket]++;
 	c->t.size_bytes[bucket] += chunk_size;
-	(void)ss_add(&c->shapes, chunk_size, head_kind(c, bytes, len), chunk_size, &fresh);
+	(void)vt_ss_add(&c->shapes, chunk_size, head_kind(c, bytes, len), chunk_size, &fresh);
 	if (!len)
 		return;
 	scan(c, bytes, len);
@@ -843,11 +699,13 @@ int vt_content_new(const struct vt_content_opts *opts, struct vt_content **out, 
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return vt_err_set(err, VT_E_NOMEM, 0, "cannot allocate a content census");
-	if (ss_init(&c->strings, (uint32_t)counters) < 0 || ss_init(&c->shapes, VT_CONTENT_SHAPES) < 0)
+	if (vt_ss_init(&c->strings, (uint32_t)counters) < 0 || vt_ss_init(&c->shapes, VT_CONTENT_SHAPES) < 0)
 		goto nomem;
 	c->heads = malloc(counters * sizeof(*c->heads));
 	c->order = malloc((counters > VT_CONTENT_SHAPES ? counters : VT_CONTENT_SHAPES) * sizeof(*c->order));
 	if (!c->heads || !c->order || set_needles(c, o) < 0 || set_ranges(c, o) < 0)
+		goto nomem;
+	if (o->fragments && vt_fragments_new(0, &c->fragments) < 0)
 		goto nomem;
 	*out = c;
 	return VT_OK;
@@ -862,14 +720,15 @@ void vt_content_free(struct vt_content *c)
 
 	if (!c)
 		return;
-	ss_release(&c->strings);
-	ss_release(&c->shapes);
+	vt_ss_release(&c->strings);
+	vt_ss_release(&c->shapes);
 	free(c->heads);
 	free(c->order);
 	for (k = 0; k < VT_CONTENT_NEEDLES_MAX; k++)
 		free(c->needle[k]);
 	free(c->shift);
 	free(c->ranges);
+	vt_fragments_free(c->fragments);
 	free(c);
 }
 
@@ -878,13 +737,20 @@ void vt_content_free(struct vt_content *c)
 void vt_content_totals(const struct vt_content *c, struct vt_content_totals *out)
 {
 	*out = c->t;
+	out->fragment_pieces = c->fragments ? vt_fragments_sampled(c->fragments) : 0;
+	out->fragment_memory = c->fragments ? vt_fragments_memory(c->fragments) : 0;
+}
+
+size_t vt_content_top_fragments(const struct vt_content *c, struct vt_fragment *out, size_t n)
+{
+	return c->fragments ? vt_fragments_top(c->fragments, out, n) : 0;
 }
 
 /* Strings: count, then bytes, highest first; then hash for a stable order. */
 static int string_order(const void *a, const void *b, void *arg)
 {
-	const struct ss_entry *x = &((const struct ss_entry *)arg)[*(const uint32_t *)a];
-	const struct ss_entry *y = &((const struct ss_entry *)arg)[*(const uint32_t *)b];
+	const struct vt_ss_entry *x = &((const struct vt_ss_entry *)arg)[*(const uint32_t *)a];
+	const struct vt_ss_entry *y = &((const struct vt_ss_entry *)arg)[*(const uint32_t *)b];
 
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
@@ -896,8 +762,8 @@ static int string_order(const void *a, const void *b, void *arg)
 /* Shapes: bytes, most first; then chunk size, kind. */
 static int shape_order(const void *a, const void *b, void *arg)
 {
-	const struct ss_entry *x = &((const struct ss_entry *)arg)[*(const uint32_t *)a];
-	const struct ss_entry *y = &((const struct ss_entry *)arg)[*(const uint32_t *)b];
+	const struct vt_ss_entry *x = &((const struct vt_ss_entry *)arg)[*(const uint32_t *)a];
+	const struct vt_ss_entry *y = &((const struct vt_ss_entry *)arg)[*(const uint32_t *)b];
 
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
@@ -907,7 +773,7 @@ static int shape_order(const void *a, const void *b, void *arg)
 }
 
 /* The slots of s in order, into c's scratch (the census is not const in spirit: one thread). */
-static uint32_t *sorted_slots(const struct vt_content *c, const struct ss *s,
+static uint32_t *sorted_slots(const struct vt_content *c, const struct vt_ss *s,
 			      int (*order)(const void *, const void *, void *))
 {
 	uint32_t i;
@@ -926,7 +792,7 @@ size_t vt_content_top_strings(const struct vt_content *c, struct vt_content_stri
 	if (n > c->strings.used)
 		n = c->strings.used;
 	for (i = 0; i < n; i++) {
-		const struct ss_entry *e = &c->strings.ent[slots[i]];
+		const struct vt_ss_entry *e = &c->strings.ent[slots[i]];
 		struct vt_content_string *o = &out[i];
 
 		o->hash = e->key;
@@ -949,7 +815,7 @@ size_t vt_content_top_shapes(const struct vt_content *c, struct vt_content_shape
 	if (n > c->shapes.used)
 		n = c->shapes.used;
 	for (i = 0; i < n; i++) {
-		const struct ss_entry *e = &c->shapes.ent[slots[i]];
+		const struct vt_ss_entry *e = &c->shapes.ent[slots[i]];
 
 		out[i] = (struct vt_content_shape){
 			.chunk_size = e->key,

@@ -24,6 +24,11 @@
  *               strings with the same length and hash are counted as one);
  *               its first VT_CONTENT_HEAD bytes are kept to be shown, and
  *               vt_content_redact() is how to show them.
+ *   fragments   with opts.fragments: the most repeated fragments of text,
+ *               pieces of VT_FRAGMENT_K bytes or more shared by many chunks,
+ *               whole strings or not, counted once per chunk holding them
+ *               (sample/fragment.h: sampled pieces grown into the fragment
+ *               their copies share; about 10 MiB more, fixed)
  *   shapes      allocation shapes: (chunk size, kind of its first 16 user
  *               bytes), by bytes, with space-saving weighted by the chunk
  *               size over VT_CONTENT_SHAPES counters (bytes an upper bound,
@@ -60,10 +65,12 @@
 #ifndef VT_SAMPLE_CONTENT_H
 #define VT_SAMPLE_CONTENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/error.h"
+#include "sample/fragment.h"
 
 #define VT_CONTENT_NEEDLES_MAX    16     /* needles one census counts */
 #define VT_CONTENT_NEEDLE_LEN_MAX 256    /* bytes of one needle */
@@ -82,6 +89,7 @@ struct vt_content_opts {
 	size_t counters;                  /* string counters, 16..VT_CONTENT_COUNTERS_MAX; 0: VT_CONTENT_COUNTERS */
 	const uint64_t (*ranges)[2];      /* [lo, hi) address ranges a pointer must fall in, any order; NULL: none */
 	size_t nranges;
+	bool fragments;                   /* find the most repeated fragments too */
 };
 
 /* One census.  Opaque; the caller owns it: vt_content_new(), vt_content_free(). */
@@ -113,6 +121,8 @@ struct vt_content_totals {
 	uint64_t string_bytes;            /* their bytes */
 	uint64_t base64_bytes;
 	uint64_t hex_bytes;
+	uint64_t fragment_pieces;         /* (chunk, piece) pairs sampled for fragments; 0 without them */
+	uint64_t fragment_memory;         /* bytes the fragment finder holds; 0 without it */
 	size_t nneedles;
 	uint64_t needle_hits[VT_CONTENT_NEEDLES_MAX];        /* in the order given */
 	uint64_t size_chunks[VT_CONTENT_SIZE_BUCKETS];       /* by floor(log2(chunk_size)) */
@@ -133,6 +143,12 @@ struct vt_content_string {
 
 /* The n (or fewer) strings with the highest counts into out, highest first; returns how many. */
 size_t vt_content_top_strings(const struct vt_content *c, struct vt_content_string *out, size_t n);
+
+/*
+ * The n (or fewer) fragments held by the most chunks into out, most first
+ * (fragment.h); returns how many, 0 without opts.fragments.
+ */
+size_t vt_content_top_fragments(const struct vt_content *c, struct vt_fragment *out, size_t n);
 
 enum vt_content_kind {
 	VT_CONTENT_ZERO,

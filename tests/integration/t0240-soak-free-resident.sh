@@ -4,8 +4,11 @@
 # match free_phases' own truth (mincore() over the free chunks it made) at
 # every phase within 5%: free blocks resident (odd, quarter), given back by
 # malloc_trim while fordblks stays (trim), half taken again (touch).
-# analyze --json and compare show them; a recording without the columns (an
-# older vitals) loads with them empty and says "not recorded".
+# analyze (text, --json, --html, --metric) and compare show them; a recording
+# without the columns (an older vitals) loads with them empty and says "not
+# recorded"; vitals serve exports the figure and serves it from its cache
+# between walks, with its age; another allocator (tcmalloc, when installed)
+# has no series and the soak says why, once.
 . "$(dirname "$0")/lib.sh"
 [ -x "$T/targets/free_phases" ] || fail "no $T/targets/free_phases"
 
@@ -99,4 +102,43 @@ check "compare: says which arm did not record them" grep -q "not recorded in old
 vitals compare --json "$WORK/run.db" "$WORK/old.db" >"$WORK/cmp.json" || fail "compare --json"
 check "compare --json: free_resident known in run, null in old" \
 	test "$(jq_py "$WORK/cmp.json" '[[a["median"] is not None for a in f["arms"]] for f in j["fields"] if f["key"] == "free_resident"]')" = '[[true, false]]'
+
+# vitals serve: the same figure as a gauge, walked once and then served from its cache with its age
+start_target free_phases --phase-seconds 1 --seconds 60
+for _ in $(seq 100); do grep -q '"phase":"touch"' "$TRUTH" 2>/dev/null && break; sleep 0.1; done
+serve_log=$WORK/serve.err
+"$B/vitals" serve --listen 127.0.0.1:0 --pid "$TPID" --free-every 10m 2>"$serve_log" &
+PIDS+=("$!")
+for _ in $(seq 100); do grep -q "listening on" "$serve_log" && break; sleep 0.1; done
+URL=$(sed -nE 's#^vitals serve: listening on (https?://[^ ]+)/metrics .*#\1#p' "$serve_log")
+[ -n "$URL" ] || fail "vitals serve did not start: $(cat "$serve_log")"
+check "serve: vitals_heap_free_resident_bytes is the truth within 5%, then cached with its age" \
+	python3 - "$URL/metrics" "$TRUTH" <<'PY'
+import json, re, sys, time, urllib.request
+def scrape():
+    text = urllib.request.urlopen(sys.argv[1], timeout=10).read().decode()
+    get = lambda name: float(re.search(r"^%s\{target=\"[^\"]*\"\} (\S+)$" % name, text, re.M).group(1))
+    return get("vitals_heap_free_resident_bytes"), get("vitals_heap_free_walk_age_seconds")
+truth = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")][-1]["free_resident_bytes"]
+v1, age1 = scrape()
+time.sleep(1.5)
+v2, age2 = scrape()
+print("# truth %d; scrape 1: %d (age %.1f s); scrape 2: %d (age %.1f s)" % (truth, v1, age1, v2, age2))
+sys.exit(not (abs(v1 - truth) <= 0.05 * truth and v2 == v1 and age1 < 1 and age2 >= 1.4))
+PY
+
+# another allocator: no series, the reason said once (in the events and the summary)
+TCMALLOC=$(ls /usr/lib/*/libtcmalloc_minimal.so.4 /usr/lib/*/libtcmalloc.so.4 2>/dev/null | head -n1)
+if [ -n "$TCMALLOC" ]; then
+	vitals soak -o "$WORK/tc.db" --every 0.5s --free-every 0.5s --for 4s --env LD_PRELOAD="$TCMALLOC" -- \
+		"$T/targets/arena_churn" --threads 2 --seconds 20 >"$WORK/tc.out" 2>"$WORK/tc.err" ||
+		fail "soak of a tcmalloc process: $(cat "$WORK/tc.err")"
+	check "tcmalloc: the summary says why there are no free figures" \
+		grep -q "^free_resident and trimmable not recorded: its malloc is tcmalloc" "$WORK/tc.out"
+	vitals analyze --json "$WORK/tc.db" >"$WORK/tc.json" || fail "analyze tc.db"
+	check "tcmalloc: said once in the events, and analyze --json says why" \
+		test "$(jq_py "$WORK/tc.json" '(sum("free_resident and trimmable not recorded" in e["detail"] for e in j["events"]), j["free_memory"]["recorded"], "tcmalloc" in j["free_memory"]["why_not"])')" = '[1, false, true]'
+else
+	echo "# no libtcmalloc here: the other-allocator case is left to test_free_walk (libtcmalloc-minimal4)"
+fi
 echo "ok - t0240"

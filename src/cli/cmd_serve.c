@@ -95,7 +95,7 @@ static const char *const serve_examples[] = {
 "process is gone is vitals_target_up 0 until it comes back.\n" \
 "\n" \
 "It only reads /proc, /sys and, for glibc's free memory on resident pages, the\n" \
-"heap's chunk headers (process_vm_readv, at most once per --free-every): nothing\n" \
+"heap's arenas (process_vm_readv, at most once per --free-every): nothing\n" \
 "is written to the targets and they are never stopped, except with\n" \
 "--heap-ptrace, which probes glibc by ptrace (a stop of about 0.3 ms) at most\n" \
 "once per --heap-every (default 60 s).\n" \

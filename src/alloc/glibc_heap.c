@@ -816,7 +816,8 @@ int vt_heap_walk(const struct vt_heap_mem *m, const struct vt_heap_walk_opts *o,
 		else
 			walk_arena_heaps(&k, i);
 	}
-	walk_mmapped(&k);
+	if (!o->arenas_only)
+		walk_mmapped(&k);
 	free(cache);
 	free(k.fast.slot);
 	free(k.buf);

@@ -140,6 +140,7 @@ struct vt_heap_walk_opts {
 	vt_chunk_visit visit;        /* may be NULL: counts only */
 	void *visit_ctx;
 	double deadline_s;           /* vt_mono_s() past which the walk gives up (VT_E_TIMEOUT); 0: none */
+	bool arenas_only;            /* the arenas alone: no search for mmapped chunks (never free) */
 };
 
 /*

@@ -25,7 +25,7 @@
 #define HEAP_EVERY_MAX_S 86400.0
 
 enum { OPT_LISTEN = 1, OPT_WEB_CONFIG, OPT_PID, OPT_NAME, OPT_PIDFILE, OPT_CGROUP, OPT_LABEL, OPT_HEAP_PTRACE,
-       OPT_HEAP_EVERY };
+       OPT_HEAP_EVERY, OPT_FREE_EVERY };
 
 static const struct vt_option serve_options[] = {
 	{ "listen", 'l', "ADDR", "where to listen: HOST:PORT, [IPV6]:PORT, or :PORT for\n"
@@ -52,6 +52,11 @@ static const struct vt_option serve_options[] = {
 				  "time), at most once per --heap-every", OPT_HEAP_PTRACE },
 	{ "heap-every", 0, "DURATION", "with --heap-ptrace: how often at most (default 60s;\n"
 				       "at least 10s); scrapes between show the last figures", OPT_HEAP_EVERY },
+	{ "free-every", 0, "DURATION", "glibc's free bytes on resident pages, from a walk of\n"
+				       "the heap that does not stop the process: at most\n"
+				       "this often per process, within 1% of a core (default\n"
+				       "60s; at least 10s; 0 = never); scrapes between show\n"
+				       "the last figures and their age", OPT_FREE_EVERY },
 	{ 0 }
 };
 
@@ -89,9 +94,11 @@ static const char *const serve_examples[] = {
 "a thread id, so restarts do not grow the server's series.  A target whose\n" \
 "process is gone is vitals_target_up 0 until it comes back.\n" \
 "\n" \
-"It only reads /proc and /sys: nothing is written to the targets and they\n" \
-"are never stopped, except with --heap-ptrace, which probes glibc by ptrace\n" \
-"(a stop of about 0.3 ms) at most once per --heap-every (default 60 s).\n" \
+"It only reads /proc, /sys and, for glibc's free memory on resident pages, the\n" \
+"heap's arenas (process_vm_readv, at most once per --free-every): nothing\n" \
+"is written to the targets and they are never stopped, except with\n" \
+"--heap-ptrace, which probes glibc by ptrace (a stop of about 0.3 ms) at most\n" \
+"once per --heap-every (default 60 s).\n" \
 "\n" \
 "By default it listens on loopback only (127.0.0.1:9464), in plain HTTP and\n" \
 "without auth.  To serve others, give --listen :9464 and a --web-config\n" \
@@ -123,6 +130,7 @@ struct serve_opts {
 	bool heap_ptrace;
 	double heap_every_s;
 	bool heap_every_given;
+	double free_every_s;         /* -1: never */
 };
 
 /* What the metrics handler needs: the exporter, one scrape at a time. */
@@ -187,6 +195,15 @@ static int serve_option(void *ctx, int id, const char *arg)
 		o->heap_every_given = true;
 		return vt_cli_duration(&vt_cmd_serve, "heap-every", arg, HEAP_EVERY_MIN_S, HEAP_EVERY_MAX_S,
 				       &o->heap_every_s);
+	case OPT_FREE_EVERY:
+		if (vt_cli_duration(&vt_cmd_serve, "free-every", arg, 0, HEAP_EVERY_MAX_S, &o->free_every_s))
+			return vt_code_exit(VT_E_USAGE);
+		if (o->free_every_s == 0)
+			o->free_every_s = -1;          /* never */
+		else if (o->free_every_s < HEAP_EVERY_MIN_S)
+			return vt_cli_usage_error("serve", "--free-every '%s': at least 10s (or 0: never); a walk "
+						  "per scrape costs too much on a large heap", arg);
+		return 0;
 	}
 	return 0;
 }
@@ -289,6 +306,7 @@ static int serve_run(const struct vt_command *cmd, int argc, char **argv)
 	xc.ntargets = o->ntargets;
 	xc.heap_ptrace = o->heap_ptrace;
 	xc.heap_every_s = o->heap_every_s;
+	xc.free_every_s = o->free_every_s;
 	if (vt_exporter_open(&pfs, &xc, &sc.x, &err) != VT_OK) {
 		status = vt_cli_error(&err);
 		goto out_pfs;

@@ -111,6 +111,14 @@ void vt_cli_soak_summary(FILE *out, const char *path, const struct vt_soak_resul
 		fprintf(out, "vitals used %.2f s of CPU (%.2f%% of one core) and %s of memory\n", res->own_cpu_s,
 			100.0 * res->own_cpu_s / res->elapsed_s,
 			vt_fmt_size((double)res->own_maxrss, size, sizeof(size)));
+	if (res->free_walks && res->elapsed_s > 0)
+		fprintf(out, "free-memory walks (free_resident, trimmable): %u%s, %.1f ms of CPU each on average, "
+			"%.1f ms the dearest: %.3f%% of one core over the soak (budget %g%%)\n", res->free_walks,
+			res->free_failed ? " (some gave no figure: see the events)" : "",
+			1e3 * res->free_cpu_s / res->free_walks, 1e3 * res->free_max_cpu_s,
+			100.0 * res->free_cpu_s / res->elapsed_s, 100.0 * res->free_budget);
+	if (res->free_off[0])
+		fprintf(out, "free_resident and trimmable not recorded: %s\n", res->free_off);
 	fprintf(out, "next: vitals analyze %s\n", path);
 }
 

@@ -143,6 +143,21 @@ int vt_render_compare_text(FILE *out, const struct vt_compare_report *r)
 	}
 	if (missing)
 		fputc('\n', out);
+	/* rows another arm has: n/a in this one's column, and why */
+	for (i = 0; !r->metric_label && i < cmp->narms; i++) {
+		for (f = 0, missing = 0; f < VT_M_COUNT; f++) {
+			if (!vt_cmp_row_recorded(cmp, f) || cmp->arms[i].cell[f].known)
+				continue;
+			if (!missing++)
+				fprintf(out, "  not recorded in %s (n/a in its column): ",
+					cmp->arms[i].name ? cmp->arms[i].name : "?");
+			else
+				fputs(", ", out);
+			fputs(vt_metrics[f].label, out);
+		}
+		if (missing)
+			fputc('\n', out);
+	}
 	fputc('\n', out);
 	for (i = 0; i < cmp->narms; i++) {
 		fprintf(out, "  %s\n", vt_compare_arm_line(&cmp->arms[i], line, sizeof(line)));

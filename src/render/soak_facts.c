@@ -7,9 +7,12 @@
 #include "render/soak.h"
 #include "render/soak_fmt.h"
 
+#include "analyze/free_mem.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 /* One fact: "swap", "RssAnon fell 62 MiB while ...".  Returns the next free slot. */
 static int fact(struct vt_soak_fact *f, int n, int max, const char *label, const char *fmt, ...)
@@ -57,6 +60,37 @@ static int swap_facts(const struct vt_soak_verdict *v, struct vt_soak_fact *f, i
 			 vt_soak_settled_not_yet(v) ? "since t+" : v->settled ? "in the settled window" : "over the span",
 			 vt_soak_settled_not_yet(v) ? vt_fmt_span(v->settled_t0, c, sizeof(c)) : "");
 	return n;
+}
+
+/*
+ * Free memory that costs RAM (analyze/free_mem.h): the last quarter's free
+ * bytes on resident pages and trimmable pages beside the allocator's free
+ * figure, or why the recording has none.
+ */
+static int free_facts(const struct vt_series *s, struct vt_soak_fact *f, int n, int max)
+{
+	struct vt_free_mem fm;
+	char a[32], b[32], c[32], d[64], e[32];
+
+	vt_free_mem_summarize(s, &fm);
+	if (!fm.points) {
+		if (fm.why_none)
+			return fact(f, n, max, "free mem", "on resident pages not recorded: %.380s",
+				    fm.why_none + strlen("free_resident and trimmable not recorded: "));
+		return fact(f, n, max, "free mem", "on resident pages not recorded (%s)", fm.recorded
+			    ? "no walk of the heap gave a figure: see the events"
+			    : "a recording made before vitals measured it, or with --free-every 0");
+	}
+	if (isfinite(fm.q4_heap_free))
+		snprintf(d, sizeof(d), " of %s free-held (fordblks)", vt_fmt_metric(VT_M_HEAP_FREE, fm.q4_heap_free,
+										 e, sizeof(e)));
+	else
+		d[0] = '\0';
+	return fact(f, n, max, "free mem", "%s%s on resident pages (free_resident), %s trimmable (last "
+		    "quarter, from t+%s); %s over the recording, %zu points",
+		    vt_fmt_metric(VT_M_FREE_RESIDENT, fm.q4_resident, a, sizeof(a)), d,
+		    vt_fmt_metric(VT_M_TRIMMABLE, fm.q4_trimmable, b, sizeof(b)), vt_fmt_span(fm.q4_t0, e, sizeof(e)),
+		    vt_fmt_metric_pair(VT_M_FREE_RESIDENT, fm.lo, fm.hi, "–", c, sizeof(c)), fm.points);
 }
 
 int vt_soak_facts(const struct vt_analyze_report *r, struct vt_soak_fact *f, int max)
@@ -126,6 +160,7 @@ int vt_soak_facts(const struct vt_analyze_report *r, struct vt_soak_fact *f, int
 			 vt_verdict_name(v->heap_live_kind));
 	else if (s->m[VT_M_HEAP_LIVE])
 		n = fact(f, n, max, "live heap", "recorded, too sparsely to judge");
+	n = free_facts(s, f, n, max);
 	if (v->swap.seen)
 		n = swap_facts(v, f, n, max);
 	else if (s->m[VT_M_RSS_ANON] && s->m[VT_M_VM_SWAP])

@@ -648,6 +648,7 @@ int vt_render_analyze_html(FILE *out, const struct vt_analyze_report *r)
 {
 	static const enum vt_metric anon_swap[] = { VT_M_RSS_ANON, VT_M_VM_SWAP };
 	static const enum vt_metric heap[] = { VT_M_HEAP_LIVE, VT_M_HEAP_FREE };
+	static const enum vt_metric freemem[] = { VT_M_HEAP_FREE, VT_M_FREE_RESIDENT, VT_M_TRIMMABLE };
 	static const enum vt_metric arenas[] = { VT_M_ARENAS, VT_M_REGIONS_64M };
 	const struct vt_series *s = r->series;
 	char title[640];
@@ -670,6 +671,10 @@ int vt_render_analyze_html(FILE *out, const struct vt_analyze_report *r)
 		rc |= chart_metrics(out, s, "anonswap", "RssAnon and VmSwap — resident and swapped anonymous memory",
 				    VT_CHART_BYTES, anon_swap, 2);
 	rc |= chart_metrics(out, s, "heap", "allocator — live and free-held", VT_CHART_BYTES, heap, 2);
+	if (s->m[VT_M_FREE_RESIDENT])    /* else the heap chart has free-held already */
+		rc |= chart_metrics(out, s, "freemem", "free memory — free-held (fordblks), its part on resident pages "
+				    "(what costs RAM) and the resident pages a trim could give back", VT_CHART_BYTES,
+				    freemem, 3);
 	rc |= chart_metrics(out, s, "arenas", "arenas and 64 MiB regions", VT_CHART_COUNT, arenas, 2);
 	rc |= chart_cpu(out, s);
 	fputs("<p class=\"small\">Lines are each point's mean; the light band around a line is the range of "

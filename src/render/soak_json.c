@@ -19,6 +19,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "analyze/free_mem.h"
+
 #define MiB (1024.0 * 1024.0)
 
 /* Reals with 12 significant digits: a unix time keeps its milliseconds, 0.57 stays 0.57. */
@@ -488,6 +490,31 @@ static json_t *limit_json(const struct vt_mem_limit *l)
 	return p.o;
 }
 
+/* Free memory that costs RAM over the recording (analyze/free_mem.h). */
+static json_t *free_memory_json(const struct vt_series *s)
+{
+	struct vt_free_mem fm;
+	struct put q = { json_object(), false };
+
+	vt_free_mem_summarize(s, &fm);
+	put(&q, "recorded", json_boolean(fm.recorded && fm.points > 0));
+	put(&q, "points", json_integer((json_int_t)fm.points));
+	put(&q, "t0", num(fm.t0));
+	put(&q, "t1", num(fm.t1));
+	put(&q, "last_quarter_t0", num(fm.q4_t0));
+	put(&q, "free_resident_bytes", whole(fm.q4_resident));
+	put(&q, "trimmable_bytes", whole(fm.q4_trimmable));
+	put(&q, "heap_free_bytes", whole(fm.q4_heap_free));
+	put(&q, "lo_bytes", whole(fm.lo));
+	put(&q, "hi_bytes", whole(fm.hi));
+	put(&q, "last_free_resident_bytes", whole(fm.last_resident));
+	put(&q, "last_trimmable_bytes", whole(fm.last_trimmable));
+	put(&q, "why_not", fm.points ? json_null()
+		: json_string(fm.why_none ? fm.why_none : fm.recorded ? "no walk of the heap gave a figure"
+		: "not in this recording (made before vitals measured it, or with --free-every 0)"));
+	return q.failed ? (json_decref(q.o), NULL) : q.o;
+}
+
 int vt_render_analyze_json(FILE *out, const struct vt_analyze_report *r)
 {
 	struct put p = { vt_json_envelope(VT_SCHEMA_ANALYZE), false };
@@ -513,6 +540,7 @@ int vt_render_analyze_json(FILE *out, const struct vt_analyze_report *r)
 	put(&p, "profiles", r->profiles ? vt_render_prof_trend_json(r->profiles) : json_null());
 	put(&p, "allocs", r->allocs ? vt_render_alloc_trend_json(r->allocs) : json_null());
 	put(&p, "accept_queue", stalls_json(r->stalls));
+	put(&p, "free_memory", free_memory_json(r->series));
 	if (r->limit)
 		put(&p, "memory_limit", limit_json(r->limit));
 	put(&p, "events", events_json(r->series));

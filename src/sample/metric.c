@@ -61,6 +61,17 @@ static double cg_swap(const struct vt_sample *s)
 	return s->cgroup_st.available && s->cgroup.version ? u64(s->cgroup.swap_usage) : NAN;
 }
 
+/* Of the free walk, when the caller walked (sample/free_walk.h). */
+static double free_resident(const struct vt_sample *s)
+{
+	return s->free_known ? s->free_resident : NAN;
+}
+
+static double trimmable(const struct vt_sample *s)
+{
+	return s->free_known ? s->trimmable : NAN;
+}
+
 /* A figure of the process's memory cgroup, unknown when it has none. */
 #define CGROUP_GETTER(fn, expr) \
 	static double fn(const struct vt_sample *s) \
@@ -123,6 +134,13 @@ const struct vt_metric_info vt_metrics[VT_M_COUNT] = {
 				 "live / allocator total: the share of the allocator's memory in use", NULL },
 	[VT_M_HEAP_KEEPCOST] = { "heap_keepcost", "keepcost", VT_UNIT_BYTES, REC | CMP,
 				 "glibc: top of the main arena, what a plain trim returns", NULL },
+	[VT_M_FREE_RESIDENT] = { "free_resident", "free resident", VT_UNIT_BYTES, REC | CMP,
+				 "glibc: free chunks' bytes on resident pages, the free memory that costs RAM "
+				 "(fordblks counts pages the kernel never backed or took back too)", free_resident,
+				 .prom = "vitals_heap_free_resident_bytes" },
+	[VT_M_TRIMMABLE]     = { "trimmable", "trimmable", VT_UNIT_BYTES, REC | CMP,
+				 "glibc: resident whole pages of free chunks, what malloc_trim(0) could give back",
+				 trimmable, .prom = "vitals_heap_trimmable_bytes" },
 	[VT_M_CG_CURRENT]    = { "cg_current", "cgroup memory", VT_UNIT_BYTES, REC,
 				 "the cgroup's memory use (memory.current)", cg_current },
 	[VT_M_CG_SWAP]       = { "cg_swap", "cgroup swap", VT_UNIT_BYTES, REC,

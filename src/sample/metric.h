@@ -42,6 +42,8 @@ enum vt_metric {
 	VT_M_HEAP_TOTAL,     /* allocator: from the system (arena+hblkhd, jemalloc resident) */
 	VT_M_LIVE_FRACTION,  /* heap_live / heap_total (derived, not recorded) */
 	VT_M_HEAP_KEEPCOST,  /* glibc keepcost: what a plain trim would return */
+	VT_M_FREE_RESIDENT,  /* glibc: bytes of free chunks on resident pages (a heap walk, sample/free_walk.h) */
+	VT_M_TRIMMABLE,      /* glibc: resident whole pages of free chunks malloc_trim(0) could give back */
 	VT_M_CG_CURRENT,     /* cgroup memory.current (v2) / usage (v1) */
 	VT_M_CG_SWAP,        /* cgroup memory.swap.current */
 	VT_M_PSS,            /* smaps_rollup Pss, only at the smaps cadence */

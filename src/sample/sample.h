@@ -95,6 +95,11 @@ struct vt_sample {
 	struct vt_section environ_st;
 	int ncpus;
 	uint64_t mmap_threshold;         /* lowest mmap threshold the environment allows (classification) */
+	/* free memory that costs RAM (sample/free_walk.h): set by a caller that walked the heap;
+	 * free_known false leaves both unknown (a sample never walks by itself) */
+	bool free_known;
+	double free_resident;            /* bytes of free chunks on resident pages */
+	double trimmable;                /* resident whole pages of free chunks malloc_trim(0) could give back */
 
 	/* cgroup */
 	struct vt_cgroup_mem cgroup;

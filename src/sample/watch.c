@@ -33,6 +33,11 @@ struct vt_watch {
 	/* allocator */
 	double next_heap;             /* 0: at the first ask with a known allocator */
 	bool heap_off;                /* a lasting refusal, or nothing to read: never asked again */
+
+	/* free memory on resident pages */
+	struct vt_free_walk *free_walk;   /* opened at the first walk; NULL before */
+	struct vt_free_cadence free_cadence;
+	bool free_off;                /* a lasting refusal: never walked again */
 };
 
 int vt_watch_open(const struct vt_procfs *pfs, pid_t pid, const struct vt_watch_opts *opts,
@@ -53,6 +58,7 @@ int vt_watch_open(const struct vt_procfs *pfs, pid_t pid, const struct vt_watch_
 	if (w->opts.sockets_every_s <= 0)
 		w->opts.sockets_every_s = SOCKETS_EVERY_S_DEFAULT;
 	w->dirfd = w->status_fd = -1;
+	vt_free_cadence_init(&w->free_cadence, w->opts.free_every_s, w->opts.free_budget);
 	w->buf = (struct vt_buf)VT_BUF_INIT(VT_PROC_FILE_MAX);
 	rc = vt_pid_open(pfs, pid, &w->dirfd, err);
 	if (rc == VT_OK)
@@ -74,6 +80,7 @@ void vt_watch_close(struct vt_watch *w)
 	if (!w)
 		return;
 	vt_thread_watch_close(w->threads);
+	vt_free_walk_close(w->free_walk);
 	if (w->status_fd >= 0)
 		close(w->status_fd);
 	if (w->dirfd >= 0)
@@ -214,4 +221,37 @@ int vt_watch_heap(struct vt_watch *w, double now, enum vt_alloc_kind kind, struc
 bool vt_watch_heap_off(const struct vt_watch *w)
 {
 	return w->heap_off;
+}
+
+int vt_watch_free(struct vt_watch *w, double now, const struct vt_alloc_info *alloc, struct vt_free_figures *f,
+		  bool *taken, struct vt_err *err)
+{
+	int rc;
+
+	*taken = false;
+	if (w->free_off || w->opts.free_every_s <= 0 || alloc->kind == VT_ALLOC_UNKNOWN ||
+	    !vt_free_cadence_due(&w->free_cadence, now))
+		return VT_OK;
+	if (!w->free_walk &&
+	    (rc = vt_free_walk_open(w->pfs, w->dirfd, w->pid, alloc, &w->free_walk, err)) != VT_OK) {
+		if (rc != VT_E_NOMEM)
+			w->free_off = true;
+		return rc;
+	}
+	rc = vt_free_walk_take(w->free_walk, f, err);
+	vt_free_cadence_done(&w->free_cadence, now, f->cpu_s);
+	*taken = true;
+	if (rc != VT_OK && vt_free_walk_refusal_lasts(rc))
+		w->free_off = true;
+	return rc;
+}
+
+bool vt_watch_free_off(const struct vt_watch *w)
+{
+	return w->free_off;
+}
+
+const struct vt_free_cadence *vt_watch_free_cadence(const struct vt_watch *w)
+{
+	return &w->free_cadence;
 }

@@ -20,7 +20,12 @@
  *   allocator     its figures (sample/heap.h) at most every heap_every_s,
  *                 only for an allocator vitals reads, and never again once
  *                 a refusal lasts (vt_heap_refusal_lasts); a refusal that is
- *                 only "not right now" is tried at the next due time.
+ *                 only "not right now" is tried at the next due time;
+ *   free memory   its free bytes on resident pages (sample/free_walk.h), a
+ *                 walk of glibc's arenas at most every free_every_s and
+ *                 spaced further so that the walks' CPU stays within
+ *                 free_budget of a core; never again once a refusal lasts
+ *                 (not glibc, memory not readable).
  *
  * One watch per process: a restarted process is another watch.  Errors are
  * returned, never printed; the caller decides what a missing part means.
@@ -40,12 +45,15 @@
 #include "proc/stat.h"
 #include "proc/status.h"
 #include "proc/thread_watch.h"
+#include "sample/free_walk.h"
 #include "sample/heap.h"
 
 struct vt_watch_opts {
 	double sockets_every_s;       /* walk the fds for sockets again this often; 0: 10 s */
 	double heap_every_s;          /* allocator figures at most this often; 0: never */
 	bool heap_ptrace;             /* the allocator may be read by ptrace, not only by its agent */
+	double free_every_s;          /* the free walk at most this often; 0: never */
+	double free_budget;           /* the share of a core its walks may use; 0: 1% */
 };
 
 struct vt_watch;
@@ -107,5 +115,19 @@ int vt_watch_listen(struct vt_watch *w, double now, struct vt_listen_sock *out, 
 int vt_watch_heap(struct vt_watch *w, double now, enum vt_alloc_kind kind, struct vt_heap_sample *h,
 		  bool *taken, struct vt_err *err);
 bool vt_watch_heap_off(const struct vt_watch *w);
+
+/*
+ * The free walk when it is due (struct vt_free_cadence): alloc is the
+ * allocator found so far (VT_ALLOC_UNKNOWN: not yet, nothing is walked).
+ * *taken false: not due, or off for good (vt_watch_free_off).  *taken true:
+ * a walk was made and *f holds its figures (NAN when it failed; the error
+ * says why, and a walk that failed costs its CPU too).  A lasting refusal
+ * (vt_free_walk_refusal_lasts) turns it off.
+ */
+int vt_watch_free(struct vt_watch *w, double now, const struct vt_alloc_info *alloc, struct vt_free_figures *f,
+		  bool *taken, struct vt_err *err);
+bool vt_watch_free_off(const struct vt_watch *w);
+/* Its walks so far: how many, their CPU, the gap the budget set. */
+const struct vt_free_cadence *vt_watch_free_cadence(const struct vt_watch *w);
 
 #endif

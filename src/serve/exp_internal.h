@@ -40,6 +40,8 @@
 #define EXP_CSW_MANY_THREADS 256      /* above this, context switches are read every EXP_CSW_EVERY scrapes */
 #define EXP_CSW_EVERY 4
 #define EXP_HEAP_EVERY_DEFAULT_S 60.0 /* heap_every_s <= 0 */
+#define EXP_FREE_EVERY_DEFAULT_S 60.0 /* free_every_s <= 0 */
+#define EXP_FREE_BUDGET_DEFAULT 0.01  /* free_budget <= 0 */
 #define EXP_REDETECT 10               /* scrapes to retry allocator detection of a fresh process */
 
 /* A pool of threads of one target: threads named alike (exp_pool_name). */
@@ -67,6 +69,7 @@ enum exp_part {
 	EXP_PART_FDS,                 /* fd/: open fds, listening sockets (ptrace read access) */
 	EXP_PART_MAPS,                /* maps: arenas, 64 MiB heaps, the allocator (ptrace read access) */
 	EXP_PART_HEAP,                /* the allocator's figures, by the agent or a ptrace probe */
+	EXP_PART_FREE,                /* the free walk (free memory on resident pages, glibc) */
 	EXP_PART_COUNT
 };
 
@@ -106,6 +109,11 @@ struct exp_proc {
 	enum vt_heap_method heap_method;
 	struct vt_alloc_summary heap;   /* the allocator's summary; NAN unknown */
 
+	/* free memory on resident pages: the last walk that gave a figure (sample/free_walk.h) */
+	bool free_have;
+	double free_at;               /* monotonic time of that walk */
+	double free_resident, trimmable;
+
 	const char *unread[EXP_PART_COUNT];   /* why that part could not be read (exp_reason);
 	                                       * NULL: read, or not tried */
 };
@@ -135,6 +143,7 @@ struct vt_exporter {
 	const struct vt_procfs *pfs;
 	bool heap_ptrace;
 	double heap_every_s;
+	double free_every_s, free_budget;
 	pid_t self;
 	struct exp_target *targets;   /* owned, ntargets */
 	size_t ntargets;

@@ -10,7 +10,9 @@
  *   on change      maps and the arena classification, when VmSize moved;
  *   slowly         which of its fds are sockets, and its limits, every
  *                  EXP_SLOW_EVERY_S; the allocator's figures every
- *                  heap_every_s, with the watch's one refusal policy.
+ *                  heap_every_s, with the watch's one refusal policy; the
+ *                  free walk (glibc) at the watch's cadence, within its
+ *                  CPU budget.
  */
 #include "serve/exp_internal.h"
 
@@ -30,7 +32,8 @@ int exp_proc_open(struct vt_exporter *x, pid_t pid, struct exp_proc **out, struc
 {
 	struct exp_proc *p = calloc(1, sizeof(*p));
 	struct vt_watch_opts wo = { .sockets_every_s = EXP_SLOW_EVERY_S, .heap_every_s = x->heap_every_s,
-				    .heap_ptrace = x->heap_ptrace };
+				    .heap_ptrace = x->heap_ptrace, .free_every_s = x->free_every_s,
+				    .free_budget = x->free_budget };
 	struct vt_thread_watch *tw;
 	struct vt_proc_stat st;
 	int rc;
@@ -166,6 +169,31 @@ static void read_heap(struct vt_exporter *x, struct exp_proc *p, double now)
 	vt_heap_release(&h);
 }
 
+/*
+ * Free memory on resident pages, when a walk is due (the watch's cadence:
+ * at most every free_every_s, within free_budget of a core).  A walk that
+ * gives no figure keeps the last one (its age says how old); a lasting
+ * refusal other than "not glibc" is a part not read.
+ */
+static void read_free(struct exp_proc *p, double now)
+{
+	struct vt_free_figures f;
+	struct vt_err e;
+	bool taken;
+	int rc = vt_watch_free(p->watch, now, &p->alloc, &f, &taken, &e);
+
+	if (rc == VT_OK && taken) {
+		p->free_have = true;
+		p->free_at = now;
+		p->free_resident = f.free_resident;
+		p->trimmable = f.trimmable;
+		p->unread[EXP_PART_FREE] = NULL;
+	} else if (rc != VT_OK && rc != VT_E_GONE && rc != VT_E_BUSY &&
+		   !(rc == VT_E_UNSUPPORTED && p->alloc.kind != VT_ALLOC_GLIBC)) {
+		p->unread[EXP_PART_FREE] = exp_reason(rc);
+	}
+}
+
 int exp_proc_read(struct vt_exporter *x, struct exp_target *t, struct exp_proc *p, double now,
 		  struct vt_err *err)
 {
@@ -207,5 +235,6 @@ int exp_proc_read(struct vt_exporter *x, struct exp_target *t, struct exp_proc *
 	read_fds(p, now);
 	read_maps(x, p);
 	read_heap(x, p, now);
+	read_free(p, now);
 	return VT_OK;
 }

@@ -66,6 +66,12 @@ static const struct family families[] = {
 	{ "vitals_heap_total_bytes", VT_PROM_GAUGE, "bytes", "Allocator: bytes it got from the system" },
 	{ "vitals_heap_keepcost_bytes", VT_PROM_GAUGE, "bytes", "glibc keepcost: what malloc_trim could return from the top" },
 	{ "vitals_heap_age_seconds", VT_PROM_GAUGE, "seconds", "Age of the allocator figures (read at most every heap interval)" },
+	{ "vitals_heap_free_resident_bytes", VT_PROM_GAUGE, "bytes",
+	  "glibc: bytes of free chunks on resident pages, the free memory that costs RAM (a heap walk)" },
+	{ "vitals_heap_trimmable_bytes", VT_PROM_GAUGE, "bytes",
+	  "glibc: resident whole pages of free chunks malloc_trim(0) could give back (a heap walk)" },
+	{ "vitals_heap_free_walk_age_seconds", VT_PROM_GAUGE, "seconds",
+	  "Age of the two figures above (a walk at most every --free-every, within its CPU budget)" },
 	{ "vitals_heap_source_info", VT_PROM_GAUGE, NULL, "Where the allocator figures come from (source: agent, ptrace, none)" },
 	{ "vitals_cgroup_memory_current_bytes", VT_PROM_GAUGE, "bytes", "Memory of the first process's cgroup" },
 	{ "vitals_cgroup_memory_max_bytes", VT_PROM_GAUGE, "bytes", "Its memory limit (absent when none)" },
@@ -106,6 +112,9 @@ int vt_exporter_open(const struct vt_procfs *pfs, const struct vt_exporter_confi
 	x->pfs = pfs;
 	x->heap_ptrace = cfg->heap_ptrace;
 	x->heap_every_s = cfg->heap_every_s > 0 ? cfg->heap_every_s : EXP_HEAP_EVERY_DEFAULT_S;
+	x->free_every_s = cfg->free_every_s < 0 ? 0 : cfg->free_every_s > 0 ? cfg->free_every_s
+										: EXP_FREE_EVERY_DEFAULT_S;
+	x->free_budget = cfg->free_budget > 0 ? cfg->free_budget : EXP_FREE_BUDGET_DEFAULT;
 	x->self = getpid();
 	x->buf = (struct vt_buf)VT_BUF_INIT(VT_PROC_FILE_MAX);
 	x->boot_s = boot_time(x);
@@ -234,7 +243,12 @@ static void emit_memory(struct emit *em, const struct exp_target *t)
 	for (m = 0; m < VT_M_COUNT; m++)
 		sums[m] = NAN;
 	for (i = 0; i < t->nprocs; i++) {
-		vt_sample_set_status(&s, &t->procs[i]->st);
+		const struct exp_proc *p = t->procs[i];
+
+		vt_sample_set_status(&s, &p->st);
+		s.free_known = p->free_have;       /* the last walk's, however old: its age is exported */
+		s.free_resident = p->free_resident;
+		s.trimmable = p->trimmable;
 		for (m = 0; m < VT_M_COUNT; m++)
 			if (vt_metrics[m].prom && vt_metrics[m].of_sample)
 				sums[m] = add_nan(sums[m], vt_metrics[m].of_sample(&s));
@@ -358,6 +372,10 @@ static void emit_heap(struct emit *em, const struct exp_target *t, double now)
 	PUT0(em, "vitals_heap_keepcost_bytes", keep);
 	PUT0(em, "vitals_heap_age_seconds", age);
 	PUT1(em, "vitals_heap_source_info", 1, "source", source);
+	for (i = 0, age = NAN; i < t->nprocs; i++)
+		if (t->procs[i]->free_have)
+			age = fmax(isnan(age) ? 0 : age, now - t->procs[i]->free_at);
+	PUT0(em, "vitals_heap_free_walk_age_seconds", age);
 }
 
 static double u64d(uint64_t v)
@@ -450,7 +468,7 @@ static void emit_listen(struct emit *em, const struct exp_target *t)
 static void emit_unread(struct emit *em, const struct exp_target *t)
 {
 	static const char *const parts[EXP_PART_COUNT] = {
-		[EXP_PART_FDS] = "fds", [EXP_PART_MAPS] = "maps", [EXP_PART_HEAP] = "heap",
+		[EXP_PART_FDS] = "fds", [EXP_PART_MAPS] = "maps", [EXP_PART_HEAP] = "heap", [EXP_PART_FREE] = "free",
 	};
 
 	for (int k = 0; k < EXP_PART_COUNT; k++)

@@ -55,6 +55,15 @@ struct vt_exporter_config {
 	 */
 	bool heap_ptrace;
 	double heap_every_s;
+	/*
+	 * Free memory on resident pages (glibc): a walk of the heap that does
+	 * not stop the process (sample/free_walk.h), at most once per
+	 * free_every_s per process (0: 60 s, < 0: never) and spaced further so that
+	 * the walks' CPU stays within free_budget of a core (<= 0: 1%); a
+	 * scrape between walks exports the last figures, with their age.
+	 */
+	double free_every_s;
+	double free_budget;
 };
 
 struct vt_exporter;

@@ -54,6 +54,8 @@ void vt_soak_config_default(struct vt_soak_config *cfg)
 	cfg->smaps_every_s = 600;
 	cfg->threads_every_s = 60;
 	cfg->heap_every_s = 60;
+	cfg->free_every_s = 60;
+	cfg->free_budget = 0.01;
 	cfg->wait_s = 30;
 	cfg->wait_back_s = 300;
 	cfg->profile_for_s = 10;
@@ -98,6 +100,7 @@ struct vt_soak {
 	bool threads_error_noted;    /* the per-thread counters' failure is in the events */
 	bool locks_error_noted;      /* and the lock probe's */
 	bool heap_error_noted;       /* and the allocator probe's */
+	bool free_error_noted;       /* and a free walk's that gave no figure */
 	bool access_noted;           /* what cannot be read of it is in the events */
 	double next_smaps, next_threads;
 	int incarnations;
@@ -116,6 +119,11 @@ struct vt_soak {
 	int failed;                  /* the code that ended it with VT_SOAK_END_ERROR */
 	int redacted;                /* enum vt_redacted: what the recording leaves out of the target */
 	char redacted_names[256];    /* whose values were redacted (soak/redact.h) */
+
+	/* free walks over the whole soak (every incarnation) */
+	unsigned free_walks, free_failed;
+	double free_cpu_s, free_max_cpu_s;
+	char free_off[200];          /* why none are walked, said once */
 
 	/* profiles: CPU (profile_every_s) and allocations (allocs_every_s), one at a time */
 	struct soak_job jobs[JOBS];
@@ -149,6 +157,7 @@ static void drop_incarnation(struct vt_soak *sk)
 	sk->pid = 0;
 	sk->threads_error_noted = false;
 	sk->heap_error_noted = false;
+	sk->free_error_noted = false;
 	sk->access_noted = false;
 }
 
@@ -301,6 +310,49 @@ static void fill_heap(struct vt_soak *sk, double now, struct vt_store_sample *ro
 	if (!isnan(h.sum.trimmable))
 		row->v[VT_M_HEAP_KEEPCOST] = h.sum.trimmable;
 	vt_heap_release(&h);
+}
+
+/*
+ * Free memory on resident pages, when the watch's cadence says a walk is
+ * due: into the sample, whose metric rows record it.  A walk that gives no
+ * figure leaves the sample's figure unknown; the first such is in the
+ * events, and a lasting refusal (not glibc, memory not readable) is said
+ * once for the soak.
+ */
+static void walk_free(struct vt_soak *sk, double now, struct vt_sample *s)
+{
+	struct vt_free_figures f;
+	struct vt_err e;
+	bool taken;
+	int rc;
+
+	vt_err_clear(&e);
+	rc = vt_watch_free(sk->watch, now, &s->alloc, &f, &taken, &e);
+	if (taken) {
+		sk->free_walks++;
+		sk->free_cpu_s += f.cpu_s;
+		sk->free_max_cpu_s = fmax(sk->free_max_cpu_s, f.cpu_s);
+	}
+	if (rc == VT_OK && taken) {
+		s->free_known = true;
+		s->free_resident = f.free_resident;
+		s->trimmable = f.trimmable;
+		return;
+	}
+	if (rc == VT_OK || rc == VT_E_GONE)
+		return;
+	if (taken)
+		sk->free_failed++;
+	if (vt_watch_free_off(sk->watch)) {
+		if (!sk->free_off[0]) {
+			snprintf(sk->free_off, sizeof(sk->free_off), "%.190s", e.msg);
+			event(sk, VT_EV_ERROR, sk->pid, NULL, "free_resident and trimmable not recorded: %s", e.msg);
+		}
+	} else if (!sk->free_error_noted) {
+		sk->free_error_noted = true;
+		event(sk, VT_EV_ERROR, sk->pid, NULL, "a free-memory walk gave no figure (its sample is left "
+		      "unknown; walked again when due): %s", e.msg);
+	}
 }
 
 /* One thread's row: its counters, and what it was doing when there is a tally of it. */
@@ -456,7 +508,8 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 	double t0 = vt_mono_s();
 	bool smaps = false, threads_read = false, first_of_process = !sk->watch;
 	struct vt_process_start started = { .pid = sk->pid, .started_t = NAN, .started_wall = NAN };
-	struct vt_watch_opts wo = { .heap_every_s = sk->cfg->heap_every_s, .heap_ptrace = sk->cfg->heap };
+	struct vt_watch_opts wo = { .heap_every_s = sk->cfg->heap_every_s, .heap_ptrace = sk->cfg->heap,
+				    .free_every_s = sk->cfg->free_every_s, .free_budget = sk->cfg->free_budget };
 	int m, rc;
 
 	for (m = 0; m < VT_M_COUNT; m++)
@@ -479,6 +532,7 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 	}
 	if (rc != VT_OK)
 		return rc == VT_E_NOPROC || rc == VT_E_ZOMBIE ? VT_E_GONE : rc;
+	walk_free(sk, now, &s);
 	fill_memory(&s, &row);
 	if (first_of_process && s.uptime_s >= 0) {
 		/* when it started, for the ages of vitals compare --by-age */
@@ -1194,6 +1248,12 @@ int vt_soak_finish(struct vt_soak *sk, struct vt_soak_result *res, struct vt_err
 	snprintf(res->missing, sizeof(res->missing), "%s", sk->missing);
 	res->redacted = sk->redacted;
 	snprintf(res->redacted_names, sizeof(res->redacted_names), "%s", sk->redacted_names);
+	res->free_walks = sk->free_walks;
+	res->free_failed = sk->free_failed;
+	res->free_cpu_s = sk->free_cpu_s;
+	res->free_max_cpu_s = sk->free_max_cpu_s;
+	res->free_budget = cfg->free_budget > 0 ? cfg->free_budget : 0.01;
+	snprintf(res->free_off, sizeof(res->free_off), "%s", sk->free_off);
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		res->own_cpu_s = vt_rusage_cpu_s(&ru);
 		res->own_maxrss = (uint64_t)ru.ru_maxrss * 1024;

@@ -8,7 +8,9 @@
  * the cgroup's figures and every thread's cumulative CPU and context-switch
  * counters (files held open).  At their own, lower cadences: smaps_rollup
  * (it holds the target's mmap lock while it walks), per-thread rows in the
- * store, and the allocator's figures (agent, or ptrace with heap set).
+ * store, the allocator's figures (agent, or ptrace with heap set), and its
+ * free memory on resident pages (a walk of glibc's arenas without stopping
+ * it, spaced so that its CPU stays within free_budget).
  * With profile_every_s, a profile of profile_for_s (soak/soak_profile.h)
  * at that cadence, in a thread of its own so that sampling never waits
  * for it; each is stored in the recording when it is done (a soak that
@@ -74,6 +76,10 @@ struct vt_soak_config {
 	double threads_every_s;  /* per-thread rows written this often (read every tick) */
 	double heap_every_s;     /* allocator figures this often */
 	bool heap;               /* probe the allocator with ptrace when no agent answers */
+	double free_every_s;     /* free memory on resident pages (sample/free_walk.h): a walk at
+	                          * most this often, glibc only; 0: never */
+	double free_budget;      /* the share of a core the walks may use (they are spaced
+	                          * further when one costs more); 0: 1% */
 	bool redact_args;        /* record a command's name only, not its arguments (those that
 	                          * look like secrets never are: soak/redact.h) */
 	double wait_s;           /* how long the target may take to appear at the start */
@@ -135,11 +141,17 @@ struct vt_soak_result {
 	int redacted;            /* enum vt_redacted (sample/series.h): what the recording leaves
 	                          * out of the target's command line */
 	char redacted_names[256];/* with secrets redacted: whose values ("--requirepass, MYSQL_PWD") */
+	/* the free walks (free_resident, trimmable): their count, those that gave no figure,
+	 * their CPU summed and the dearest one's, and the budget they kept to */
+	unsigned free_walks, free_failed;
+	double free_cpu_s, free_max_cpu_s, free_budget;
+	char free_off[200];      /* why there are none (not glibc, memory not readable), "" */
 };
 
 /*
  * Defaults: every 10 s, smaps every 10 min, threads every 60 s, heap every
- * 60 s, wait 30 s, wait back 5 min; no profiles (each 10 s when asked for).
+ * 60 s, free walk every 60 s within 1% of a core, wait 30 s, wait back
+ * 5 min; no profiles (each 10 s when asked for).
  */
 void vt_soak_config_default(struct vt_soak_config *cfg);
 

@@ -65,6 +65,9 @@ static void build_arm(struct vt_series *s, const struct arm_spec *a, size_t n, u
 			set(vt_series_stat(s, VT_M_HEAP_FREE), i, held);
 			set(vt_series_stat(s, VT_M_HEAP_TOTAL), i, live + held);
 			set(vt_series_stat(s, VT_M_HEAP_KEEPCOST), i, a->keepcost);
+			/* a heap walk's figures: part of the free-held on resident pages */
+			set(vt_series_stat(s, VT_M_FREE_RESIDENT), i, 0.6 * held);
+			set(vt_series_stat(s, VT_M_TRIMMABLE), i, 0.5 * held);
 		}
 	}
 	s->n = n;
@@ -211,6 +214,9 @@ static void test_compare__unknown_heap_and_unsettled_arm(void)
 	CHECK(vt_compare(arms, NULL, 2, NULL, &cmp) == 0);
 	CHECK(!cmp.arms[0].cell[VT_M_HEAP_LIVE].known && isnan(cmp.arms[0].cell[VT_M_HEAP_LIVE].median));
 	CHECK(!cmp.arms[0].cell[VT_M_HEAP_FREE].known && !cmp.arms[0].cell[VT_M_HEAP_KEEPCOST].known);
+	/* a recording without a heap walk (older, or not glibc): the free rows unknown, no delta */
+	CHECK(!cmp.arms[0].cell[VT_M_FREE_RESIDENT].known && !cmp.diff[1][VT_M_FREE_RESIDENT].known);
+	CHECK(!cmp.arms[1].cell[VT_M_TRIMMABLE].known);
 	CHECK(!cmp.arms[1].cell[VT_M_LIVE_FRACTION].known);
 	CHECK(!cmp.diff[1][VT_M_HEAP_LIVE].known && isnan(cmp.diff[1][VT_M_HEAP_LIVE].pct));
 	CHECK(cmp.arms[0].cell[VT_M_COMMITTED].known);

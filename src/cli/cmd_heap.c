@@ -13,10 +13,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { OPT_TRIM = 1, OPT_JSON, OPT_NO_AGENT, OPT_AGENT_ONLY, OPT_TIMEOUT, OPT_NO_ARENAS, OPT_FOLLOW,
-       OPT_FOLLOW_EVERY, OPT_TRIM_PERIOD };
+       OPT_FOLLOW_EVERY, OPT_TRIM_PERIOD, OPT_HTML, OPT_FORCE };
 
 static const struct vt_option heap_options[] = {
 	{ "trim", 0, NULL, "call malloc_trim(0) in the target (changes it: it releases\n"
@@ -31,6 +32,9 @@ static const struct vt_option heap_options[] = {
 					 "0.1s to 1s)", OPT_FOLLOW_EVERY },
 	{ "trim-period", 0, "DURATION", "with --follow: the trim period the verdict computes the\n"
 					"relief for (default: near the half-life)", OPT_TRIM_PERIOD },
+	{ "html", 0, "FILE", "with --follow: the refill's chart and verdict as one HTML\n"
+			     "file", OPT_HTML },
+	{ "force", 0, NULL, "overwrite the --html file", OPT_FORCE },
 	{ "json", 0, NULL, "machine-readable output (schema vitals.heap, docs/json.md)", OPT_JSON },
 	{ "no-agent", 0, NULL, "use ptrace even when an agent answers", OPT_NO_AGENT },
 	{ "agent-only", 0, NULL, "never use ptrace", OPT_AGENT_ONLY },
@@ -66,6 +70,8 @@ struct heap_opts {
 	struct vt_heap_opts heap;
 	bool json;
 	double follow_s, follow_every_s, trim_period_s;   /* 0: not given */
+	const char *html;
+	bool force;
 };
 
 static int heap_option(void *ctx, int id, const char *arg)
@@ -82,6 +88,8 @@ static int heap_option(void *ctx, int id, const char *arg)
 	case OPT_NO_ARENAS: o->heap.arenas = false; break;
 	case OPT_FOLLOW: return vt_cli_duration(&vt_cmd_heap, "follow", arg, 1, 7 * 86400, &o->follow_s);
 	case OPT_FOLLOW_EVERY: return vt_cli_duration(&vt_cmd_heap, "follow-every", arg, 0.05, 3600, &o->follow_every_s);
+	case OPT_HTML: o->html = arg; break;
+	case OPT_FORCE: o->force = true; break;
 	case OPT_TRIM_PERIOD: return vt_cli_duration(&vt_cmd_heap, "trim-period", arg, 0.1, 0, &o->trim_period_s);
 	case OPT_TIMEOUT:
 		if ((rc = vt_cli_count(&vt_cmd_heap, "timeout", arg, 10, 600000, &ms)))
@@ -90,6 +98,19 @@ static int heap_option(void *ctx, int id, const char *arg)
 		break;
 	}
 	return 0;
+}
+
+struct html_out {
+	const struct vt_heap_sample *h;
+	const struct vt_heap_refill *r;
+};
+
+static int write_html(FILE *f, const void *ctx, struct vt_err *err)
+{
+	const struct html_out *o = ctx;
+
+	(void)err;
+	return vt_render_heap_html(f, o->h, o->r);
 }
 
 /* The follow's progress on stderr: redrawn on a terminal, a line every 30 s elsewhere. */
@@ -143,6 +164,12 @@ static int heap_run(const struct vt_command *cmd, int argc, char **argv)
 	if ((o.follow_every_s > 0 || o.trim_period_s > 0) && !(o.follow_s > 0))
 		return vt_cli_usage_error("heap", "--%s is for --follow", o.follow_every_s > 0 ? "follow-every"
 					  : "trim-period");
+	if (o.html && !(o.follow_s > 0))
+		return vt_cli_usage_error("heap", "--html draws the refill: give --trim --follow too");
+	/* said now, not after the trim and its follow */
+	if (o.html && !o.force && lstat(o.html, &(struct stat){ 0 }) == 0)
+		return vt_cli_usage_error("heap", "'%s' already exists: give another --html, or --force to "
+					  "overwrite it", o.html);
 	if (o.follow_s > 0 && o.follow_every_s > o.follow_s)
 		return vt_cli_usage_error("heap", "--follow-every is longer than --follow");
 	if (args.noperands != 1)
@@ -208,6 +235,9 @@ static int heap_run(const struct vt_command *cmd, int argc, char **argv)
 	vt_heap_judge(&h, report.page_size, &v);
 	rc = vt_view(o.json ? "json" : "text")->heap(stdout, &report);
 	if ((status = vt_cli_stdout_done("heap", rc)))
+		goto out;
+	if (o.html && refill.follow &&
+	    (status = vt_cli_write_out("heap", o.html, o.force, write_html, &(struct html_out){ &h, &refill })))
 		goto out;
 	if (refill.follow && follow.end == VT_FOLLOW_GONE)
 		status = vt_code_exit(VT_E_GONE);

@@ -27,6 +27,9 @@ int vt_render_heap_text(FILE *out, const struct vt_heap_sample *h, const struct 
 int vt_render_heap_json(FILE *out, const struct vt_heap_sample *h, const struct vt_heap_verdict *v,
 			uint64_t page_size, const struct vt_heap_refill *refill);
 
+/* The refill (r->follow set) as one self-contained HTML page with its chart (heap_html.c). */
+int vt_render_heap_html(FILE *out, const struct vt_heap_sample *h, const struct vt_heap_refill *r);
+
 /*
  * The verdict in words (heap_words.c): the headline of its lever ("96% is
  * free memory spread over 8 arenas: fewer arenas (MALLOC_ARENA_MAX=2) or

@@ -8,7 +8,8 @@
 #  - a target that refills at once is "within a tick: not a lever", one that
 #    takes a share back only "settled lower";
 #  - a follow ended by SIGINT keeps the partial curve (exit 130), and the
-#    target is alive and well afterwards (it finishes its refill);
+#    target is alive and well afterwards (it finishes its refill); one
+#    killed (SIGKILL) mid-follow leaves it running, untraced;
 #  - a target that exits during the follow: what was followed, exit 4;
 #  - --follow without --trim is a usage error; a target vitals does not
 #    call into is refused before anything is stopped.
@@ -18,7 +19,7 @@ start_target trim_refill --seconds 120 --refill-seconds 8 --hole-mb 64
 sleep 1
 
 # --- the refill at a known rate ---
-vitals heap --trim --follow 16s --json "$TPID" >"$WORK/follow.json" 2>"$WORK/follow.err"
+vitals heap --trim --follow 16s --json --html "$WORK/refill.html" "$TPID" >"$WORK/follow.json" 2>"$WORK/follow.err"
 rc=$?
 check "--trim --follow exits 0" test $rc -eq 0
 cp "$TRUTH" "$WORK/truth1"
@@ -58,6 +59,10 @@ assert len(pts) >= 16 / every - 2
 PY
 echo "ok - returned = the drop in committed; half-life within 2 intervals of the truth"
 grep -q "following the refill" "$WORK/follow.err" || fail "no progress line on stderr"
+check "--html: the refill's chart" grep -q '<svg' "$WORK/refill.html"
+check "--html: the verdict and the half-life mark" grep -q 'a trim every.*half-life' <(tr -d '\n' <"$WORK/refill.html")
+expect_exit 64 "already exists" heap --trim --follow 2s --html "$WORK/refill.html" "$TPID"
+expect_exit 64 "give --trim --follow too" heap --html "$WORK/other.html" "$TPID"
 check "the target still runs after the follow" kill -0 "$TPID"
 
 # --- the text view: the curve, the evidence, the verdict ---
@@ -105,6 +110,17 @@ assert t["phase"] == "waiting" and t["half_back_s"] > 0
 assert t["rss_anon"] >= 0.9 * t["rss_anon_before_trim"]
 PY
 echo "ok - the target finished its refill after the stopped follow"
+
+# --- vitals SIGKILLed mid-follow: the trim had returned, the follow only reads ---
+sleep 9
+"$B/vitals" heap --trim --follow 30s --no-arenas "$TPID" >/dev/null 2>&1 &
+vp=$!
+sleep 2
+kill -KILL "$vp"
+wait "$vp" 2>/dev/null
+state=$(awk '/^State:/{print $2}' /proc/$TPID/status)
+check "after vitals was killed mid-follow the target runs on (state $state)" test "$state" = S -o "$state" = R
+check "and nothing traces it" test "$(awk '/^TracerPid:/{print $2}' /proc/$TPID/status)" = 0
 
 # --- refills at once: within a tick; takes a third back: settled lower ---
 start_target trim_refill --seconds 60 --refill-seconds 0 --hole-mb 32

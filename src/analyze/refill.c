@@ -176,7 +176,7 @@ int vt_refill_judge(const struct vt_refill_input *in, struct vt_refill_verdict *
 					 after + (level - after) - VT_REFILL_LEVEL_TOL * returned);
 	}
 	back = isfinite(level) && level >= in->before - VT_REFILL_LEVEL_TOL * returned;
-	if (isfinite(out->half_life_s) && out->half_life_s <= out->tick_s)
+	if (isfinite(out->half_life_s) && out->half_life_s < VT_REFILL_TICKS * out->tick_s)
 		out->kind = VT_REFILL_WITHIN_TICK;
 	else if (back)
 		out->kind = VT_REFILL_BACK;

@@ -20,9 +20,15 @@
 #define VT_REFILL_MIN_BYTES (1024.0 * 1024.0)
 /* "Back at its level": within this share of what the trim returned. */
 #define VT_REFILL_LEVEL_TOL 0.10
-/* The shortest trim period worth a verdict, s: a refill faster than max(this, a sampling interval)
- * is "within a tick". */
+/*
+ * A tick is max(VT_REFILL_MIN_PERIOD_S, the sampling interval): the shortest
+ * trim period worth a verdict.  A refill whose half-life is under
+ * VT_REFILL_TICKS ticks is "within a tick": a trim would have to run about
+ * every tick to hold anything, and the curve cannot resolve it anyway (one
+ * reading after the trim already shows half of it back).
+ */
 #define VT_REFILL_MIN_PERIOD_S 1.0
+#define VT_REFILL_TICKS 2.0
 
 struct vt_refill_input {
 	const double *t;          /* s since the trim call returned, ascending; t[0] = 0 (the
@@ -37,7 +43,7 @@ struct vt_refill_input {
 
 enum vt_refill_kind {
 	VT_REFILL_NOTHING = 1,    /* the trim returned too little to follow: not a lever */
-	VT_REFILL_WITHIN_TICK,    /* half of it was back within a tick: not a lever */
+	VT_REFILL_WITHIN_TICK,    /* half of it was back within VT_REFILL_TICKS ticks: not a lever */
 	VT_REFILL_BACK,           /* back at its level within the follow: a periodic trim holds relief */
 	VT_REFILL_SETTLED_LOWER,  /* flat again below where it was: part of it stays returned */
 	VT_REFILL_CANNOT_TELL,    /* still on its way back when the follow ended */

@@ -151,7 +151,9 @@ const char *vt_refill_kind_name(enum vt_refill_kind k)
 /* A time after the trim: tenths of a second under two minutes, else as spans are written. */
 static const char *after_s(double s, char *buf, size_t cap)
 {
-	if (isfinite(s) && s >= 0 && s < 120)
+	if (isfinite(s) && s >= 0 && s < 1)
+		snprintf(buf, cap, "%.2f s", s);
+	else if (isfinite(s) && s >= 0 && s < 120)
 		snprintf(buf, cap, "%.1f s", s);
 	else
 		vt_fmt_span(s, buf, cap);
@@ -190,8 +192,9 @@ const char *vt_render_refill_headline(const struct vt_refill_verdict *v, const s
 			 v->before > 0 ? 100 * v->returned / v->before : 0.0);
 		break;
 	case VT_REFILL_WITHIN_TICK:
-		snprintf(buf, cap, "it refills within a tick (half of the %s returned was back within %s): "
-			 "not a lever", vt_fmt_size(v->returned, a, sizeof(a)), after_s(v->tick_s, b, sizeof(b)));
+		snprintf(buf, cap, "it refills within a tick (half of the %s returned was back %s after the "
+			 "trim): not a lever", vt_fmt_size(v->returned, a, sizeof(a)),
+			 after_s(v->half_life_s, b, sizeof(b)));
 		break;
 	case VT_REFILL_BACK:
 		if (isfinite(v->relief))

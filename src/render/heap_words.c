@@ -275,9 +275,10 @@ const char *vt_render_refill_evidence(const struct vt_refill_verdict *v, const s
 			if (isfinite(v->period_s) && v->period_s > 0 && v->kind != VT_REFILL_NOTHING)
 				snprintf(share, sizeof(share), "; one trim every %s stops it %.3f%% of the time",
 					 after_s(v->period_s, a, sizeof(a)), per_trim_ms(h) / 10 / v->period_s);
-			snprintf(buf, cap, "the trim stopped one thread for %.1f ms, malloc_trim ran %.1f ms of it "
+			snprintf(buf, cap, "the trim stopped one thread for %.1f ms, malloc_trim ran %.1f ms of it%s "
 				 "(threads that allocate meanwhile wait on malloc's locks)%s", per_trim_ms(h),
-				 h->trim.took_ms, share);
+				 h->trim.took_ms, h->has_info ? " (malloc_info too: --no-arenas leaves it out)" : "",
+				 share);
 		} else {
 			snprintf(buf, cap, "the agent ran malloc_trim for %.1f ms in its own thread (none stopped; "
 				 "threads that allocate meanwhile wait on malloc's locks)", h->trim.took_ms);

@@ -210,7 +210,7 @@ static void print_refill(FILE *out, const struct vt_heap_sample *h, const struct
 			vt_fmt_span((double)f->n / (double)width * f->every_s, span, sizeof(span)));
 	}
 	if (!r->verdict) {
-		fprintf(out, "  the curve cannot be judged: no reading of committed right after the trim\n\n");
+		fprintf(out, "  the curve cannot be judged: committed was not read just before and after the trim\n\n");
 		return;
 	}
 	for (e = 0; e < VT_REFILL_EVIDENCE; e++)

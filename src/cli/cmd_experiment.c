@@ -17,7 +17,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-enum { OPT_ARM = 1, OPT_FOR, OPT_EVERY, OPT_DIR, OPT_HEAP, OPT_HTML, OPT_JSON, OPT_QUIET, OPT_FORCE, OPT_LIMIT };
+enum { OPT_ARM = 1, OPT_FOR, OPT_EVERY, OPT_DIR, OPT_HEAP, OPT_HTML, OPT_JSON, OPT_QUIET, OPT_FORCE, OPT_LIMIT,
+       OPT_TRIM_EVERY };
 
 static const struct vt_option experiment_options[] = {
 	{ "arm", 0, "NAME[:KEY=VALUE...]", "an arm: COMMAND with these added to its environment\n"
@@ -29,6 +30,11 @@ static const struct vt_option experiment_options[] = {
 			     "and ARM.db.out with the command's output; one that\n"
 			     "is not empty only with --force)", OPT_DIR },
 	{ "heap", 0, NULL, "allocator figures by ptrace (see vitals soak)", OPT_HEAP },
+	{ "trim-every", 0, "ARM=DURATION", "in arm ARM, call malloc_trim(0) in the command this\n"
+					   "often (glibc; by ptrace or its agent, as vitals heap\n"
+					   "--trim does: one thread stopped for the call), each\n"
+					   "recorded as a trim event with what it returned and the\n"
+					   "stop; compare it with an arm that changes the allocator", OPT_TRIM_EVERY },
 	{ "html", 0, "FILE", "the comparison's charts as one HTML file", OPT_HTML },
 	{ "json", 0, NULL, "the comparison as JSON (schema vitals.compare, docs/json.md)", OPT_JSON },
 	{ "limit", 0, NULL, "recommend a memory limit for each arm (see vitals analyze)", OPT_LIMIT },
@@ -50,6 +56,8 @@ static const char *const experiment_examples[] = {
 	"vitals experiment --for 1h --limit --arm default --arm cap2:MALLOC_ARENA_MAX=2 -- ./server --port 8080",
 	"vitals experiment --for 30m --arm default --arm je:LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 "
 	"-o exp -- ./server",
+	"vitals experiment --for 30m --arm default --arm trim40 --trim-every trim40=40s --arm cap2:MALLOC_ARENA_MAX=2 "
+	"-- ./server",
 	NULL,
 };
 
@@ -58,6 +66,8 @@ struct experiment_opts {
 	struct vt_experiment_arm arms[VT_EXPERIMENT_MAX_ARMS];
 	const char *html;
 	bool json, quiet, limit;
+	struct { char arm[32]; double every_s; } trims[VT_EXPERIMENT_MAX_ARMS];   /* --trim-every */
+	size_t ntrims;
 };
 
 static int experiment_option(void *ctx, int id, const char *arg)
@@ -81,6 +91,20 @@ static int experiment_option(void *ctx, int id, const char *arg)
 	case OPT_JSON: o->json = true; return 0;
 	case OPT_QUIET: o->quiet = true; return 0;
 	case OPT_LIMIT: o->limit = true; return 0;
+	case OPT_TRIM_EVERY: {
+		const char *eq = strrchr(arg, '=');
+		int rc;
+
+		if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(o->trims[0].arm))
+			return vt_cli_usage_error("experiment", "--trim-every '%s' is not ARM=DURATION (trim40=40s)", arg);
+		if (o->ntrims == VT_EXPERIMENT_MAX_ARMS)
+			return vt_cli_usage_error("experiment", "at most %d --trim-every", VT_EXPERIMENT_MAX_ARMS);
+		if ((rc = vt_cli_duration(&vt_cmd_experiment, "trim-every", eq + 1, 1, 0, &o->trims[o->ntrims].every_s)))
+			return rc;
+		snprintf(o->trims[o->ntrims].arm, sizeof(o->trims[0].arm), "%.*s", (int)(eq - arg), arg);
+		o->ntrims++;
+		return 0;
+	}
 	case OPT_FORCE: o->ex.overwrite = true; return 0;
 	}
 	return 0;
@@ -101,6 +125,26 @@ static int check_options(struct experiment_opts *o, const struct vt_args *args)
 				return vt_cli_usage_error("experiment", "two arms are called '%s'", o->arms[i].name);
 	if (o->ex.for_s < 1)
 		return vt_cli_usage_error("experiment", "--for is required (at least 1s): how long to soak each arm");
+	/* each --trim-every names an arm: it trims, and its recording says so beside its environment */
+	for (i = 0; i < o->ntrims; i++) {
+		struct vt_experiment_arm *arm = NULL;
+		char text[sizeof(arm->env_text) + 64], span[32];
+		size_t len;
+
+		for (j = 0; j < o->ex.narms && !arm; j++)
+			if (strcmp(o->arms[j].name, o->trims[i].arm) == 0)
+				arm = &o->arms[j];
+		if (!arm)
+			return vt_cli_usage_error("experiment", "--trim-every names '%s', which is no --arm", o->trims[i].arm);
+		if (arm->trim_every_s > 0)
+			return vt_cli_usage_error("experiment", "two --trim-every for arm '%s'", arm->name);
+		arm->trim_every_s = o->trims[i].every_s;
+		snprintf(text, sizeof(text), "%s%smalloc_trim every %s", arm->env_text, arm->env_text[0] ? " and " : "",
+			 vt_fmt_span(arm->trim_every_s, span, sizeof(span)));
+		len = strlen(text) < sizeof(arm->env_text) ? strlen(text) : sizeof(arm->env_text) - 1;
+		memcpy(arm->env_text, text, len);
+		arm->env_text[len] = '\0';
+	}
 	/* said now, not after the arms have run their hours */
 	if (o->html && !o->ex.overwrite && lstat(o->html, &sb) == 0)
 		return vt_cli_usage_error("experiment", "'%s' already exists: give another --html, or --force to "
@@ -258,7 +302,14 @@ const struct vt_command vt_cmd_experiment = {
 "  --arm default                      COMMAND as it is\n"
 "  --arm cap2:MALLOC_ARENA_MAX=2      with MALLOC_ARENA_MAX=2 in its environment\n"
 "  --arm je:LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2\n"
-"  --arm both:MALLOC_ARENA_MAX=2:MALLOC_TRIM_THRESHOLD_=131072\n",
+"  --arm both:MALLOC_ARENA_MAX=2:MALLOC_TRIM_THRESHOLD_=131072\n"
+"  --arm trim40 --trim-every trim40=40s\n"
+"                                     COMMAND as it is, and vitals calls\n"
+"                                     malloc_trim(0) in it every 40 s\n"
+"\n"
+"A --trim-every arm answers what a periodic trim buys over the whole run (vitals\n"
+"heap --trim --follow measures one trim's refill): each trim is an event in its\n"
+"recording with what it returned and how long a thread was stopped.\n",
 	.options = experiment_options,
 	.after = "Ctrl-C stops the arm being soaked and compares the arms recorded so far.\n",
 	.exits = experiment_exits,

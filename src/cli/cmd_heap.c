@@ -3,19 +3,38 @@
  */
 #include "cli/cli.h"
 #include "analyze/heap_verdict.h"
+#include "analyze/refill.h"
+#include "base/unknown.h"
 #include "render/view.h"
 #include "sample/heap.h"
+#include "sample/trim_follow.h"
+#include "sample/watch.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-enum { OPT_TRIM = 1, OPT_JSON, OPT_NO_AGENT, OPT_AGENT_ONLY, OPT_TIMEOUT, OPT_NO_ARENAS };
+enum { OPT_TRIM = 1, OPT_JSON, OPT_NO_AGENT, OPT_AGENT_ONLY, OPT_TIMEOUT, OPT_NO_ARENAS, OPT_FOLLOW,
+       OPT_FOLLOW_EVERY, OPT_TRIM_PERIOD, OPT_HTML, OPT_FORCE };
 
 static const struct vt_option heap_options[] = {
 	{ "trim", 0, NULL, "call malloc_trim(0) in the target (changes it: it releases\n"
 			   "free pages, holding each arena's lock in turn) and report\n"
 			   "RssAnon, committed and mallinfo2 before and after, measured", OPT_TRIM },
+	{ "follow", 0, "DURATION", "with --trim: then follow the refill this long (2m, 30s):\n"
+				   "committed every --follow-every, the curve, its half-life,\n"
+				   "the level it returns to and when, and what a periodic\n"
+				   "trim would hold (reads only; Ctrl-C ends it, the curve so\n"
+				   "far reported)", OPT_FOLLOW },
+	{ "follow-every", 0, "DURATION", "the follow's interval (default: --follow / 120, from\n"
+					 "0.1s to 1s)", OPT_FOLLOW_EVERY },
+	{ "trim-period", 0, "DURATION", "with --follow: the trim period the verdict computes the\n"
+					"relief for (default: near the half-life)", OPT_TRIM_PERIOD },
+	{ "html", 0, "FILE", "with --follow: the refill's chart and verdict as one HTML\n"
+			     "file", OPT_HTML },
+	{ "force", 0, NULL, "overwrite the --html file", OPT_FORCE },
 	{ "json", 0, NULL, "machine-readable output (schema vitals.heap, docs/json.md)", OPT_JSON },
 	{ "no-agent", 0, NULL, "use ptrace even when an agent answers", OPT_NO_AGENT },
 	{ "agent-only", 0, NULL, "never use ptrace", OPT_AGENT_ONLY },
@@ -26,18 +45,23 @@ static const struct vt_option heap_options[] = {
 };
 
 static const struct vt_exit_note heap_exits[] = {
-	{ 3, NULL }, { 4, "it exited meanwhile" },
+	{ 3, NULL },
+	{ 4, "it exited meanwhile (with --follow: the curve up to its exit is reported)" },
 	{ 5, "ptrace not permitted and no agent (the message says which rule)" },
 	{ 6, "kernel thread" }, { 7, "zombie" },
 	{ 8, "refused before any thread was stopped: a malloc it does not read, a sanitizer\n"
 	     "runtime, a 32-bit or x32 program, a stopped process (docs/inject.md)" },
 	{ 10, "a call timed out (abandoned, the target restored)" },
-	{ 11, "a call faulted (abandoned, the target restored)" }, { -1, NULL },
+	{ 11, "a call faulted (abandoned, the target restored)" },
+	{ 130, "--follow stopped on request (Ctrl-C, SIGTERM): the trim had returned, the curve so far\n"
+	       "is reported" },
+	{ -1, NULL },
 };
 
 static const char *const heap_examples[] = {
 	"vitals heap PID",
 	"vitals heap --trim PID",
+	"vitals heap --trim --follow 2m PID",
 	"vitals heap --json --no-agent PID",
 	NULL,
 };
@@ -45,6 +69,9 @@ static const char *const heap_examples[] = {
 struct heap_opts {
 	struct vt_heap_opts heap;
 	bool json;
+	double follow_s, follow_every_s, trim_period_s;   /* 0: not given */
+	const char *html;
+	bool force;
 };
 
 static int heap_option(void *ctx, int id, const char *arg)
@@ -59,6 +86,11 @@ static int heap_option(void *ctx, int id, const char *arg)
 	case OPT_NO_AGENT: o->heap.no_agent = true; break;
 	case OPT_AGENT_ONLY: o->heap.no_ptrace = true; break;
 	case OPT_NO_ARENAS: o->heap.arenas = false; break;
+	case OPT_FOLLOW: return vt_cli_duration(&vt_cmd_heap, "follow", arg, 1, 7 * 86400, &o->follow_s);
+	case OPT_FOLLOW_EVERY: return vt_cli_duration(&vt_cmd_heap, "follow-every", arg, 0.05, 3600, &o->follow_every_s);
+	case OPT_HTML: o->html = arg; break;
+	case OPT_FORCE: o->force = true; break;
+	case OPT_TRIM_PERIOD: return vt_cli_duration(&vt_cmd_heap, "trim-period", arg, 0.1, 0, &o->trim_period_s);
 	case OPT_TIMEOUT:
 		if ((rc = vt_cli_count(&vt_cmd_heap, "timeout", arg, 10, 600000, &ms)))
 			return rc;
@@ -68,40 +100,155 @@ static int heap_option(void *ctx, int id, const char *arg)
 	return 0;
 }
 
+struct html_out {
+	const struct vt_heap_sample *h;
+	const struct vt_heap_refill *r;
+};
+
+static int write_html(FILE *f, const void *ctx, struct vt_err *err)
+{
+	const struct html_out *o = ctx;
+
+	(void)err;
+	return vt_render_heap_html(f, o->h, o->r);
+}
+
+/* The follow's progress on stderr: redrawn on a terminal, a line every 30 s elsewhere. */
+struct follow_show {
+	double before;                /* committed before the trim */
+	double after;
+	bool tty, drawn;
+	double last_line;
+};
+
+static void follow_progress(void *ctx, const struct vt_trim_follow *f, double left_s)
+{
+	struct follow_show *sh = ctx;
+	double c = f->committed[f->n - 1], t = f->t_s[f->n - 1], back = NAN;
+	char now[32], left[32];
+
+	if (!sh->tty && t - sh->last_line < 30)
+		return;
+	sh->last_line = t;
+	if (isfinite(c) && sh->before > sh->after)
+		back = 100 * (c - sh->after) / (sh->before - sh->after);
+	fprintf(stderr, "%svitals heap: following the refill, %s left: committed %s, %.0f%% of what the "
+		"trim returned is back%s", sh->tty ? "\r\033[K" : "",
+		vt_fmt_span(left_s < 0 ? 0 : left_s, left, sizeof(left)), vt_fmt_size(c, now, sizeof(now)),
+		isfinite(back) ? back : 0.0, sh->tty ? "" : "\n");
+	sh->drawn = sh->tty;
+}
+
 static int heap_run(const struct vt_command *cmd, int argc, char **argv)
 {
 	struct heap_opts o = { .heap.arenas = true, .heap.timeout_ms = 2000 };
 	struct vt_heap_sample h;
 	struct vt_heap_verdict v;
 	struct vt_heap_report report;
+	struct vt_trim_follow follow = { 0 };
+	struct vt_refill_verdict rv;
+	struct vt_heap_refill refill = { 0 };
 	struct vt_args args;
 	struct vt_procfs pfs;
+	struct vt_watch *w = NULL;
 	struct vt_err err;
-	int pid, rc;
+	volatile sig_atomic_t *stop = NULL;
+	int pid, rc, status = VT_EXIT_OK;
 
 	if ((rc = vt_cli_parse(cmd, argc, argv, heap_option, &o, &args)))
 		return rc == VT_CLI_HELP ? VT_EXIT_OK : rc;
 	if (o.heap.no_agent && o.heap.no_ptrace)
 		return vt_cli_usage_error("heap", "--no-agent and --agent-only leave no way to read");
+	if (o.follow_s > 0 && !o.heap.trim)
+		return vt_cli_usage_error("heap", "--follow follows the refill after a trim: give --trim too");
+	if ((o.follow_every_s > 0 || o.trim_period_s > 0) && !(o.follow_s > 0))
+		return vt_cli_usage_error("heap", "--%s is for --follow", o.follow_every_s > 0 ? "follow-every"
+					  : "trim-period");
+	if (o.html && !(o.follow_s > 0))
+		return vt_cli_usage_error("heap", "--html draws the refill: give --trim --follow too");
+	/* said now, not after the trim and its follow */
+	if (o.html && !o.force && lstat(o.html, &(struct stat){ 0 }) == 0)
+		return vt_cli_usage_error("heap", "'%s' already exists: give another --html, or --force to "
+					  "overwrite it", o.html);
+	if (o.follow_s > 0 && o.follow_every_s > o.follow_s)
+		return vt_cli_usage_error("heap", "--follow-every is longer than --follow");
 	if (args.noperands != 1)
 		return vt_cli_usage_error("heap", args.noperands == 0 ? "which process? give one PID"
 								   : "one PID at a time");
 	if (!vt_cli_parse_pid(args.operands[0], &pid))
 		return vt_cli_usage_error("heap", "'%s' is not a process id", args.operands[0]);
+	if (o.follow_s > 0 && !(o.follow_every_s > 0))
+		o.follow_every_s = fmin(1, fmax(0.1, o.follow_s / 120));
 	o.heap.thread_arenas = o.heap.arenas;     /* the THREADS column of the per-arena table */
 	if (vt_cli_open_procfs(&pfs, &err))
 		return vt_cli_error(&err);
+	if (o.follow_s > 0) {
+		/* held open before the trim: the follow reads this process, never a reused pid */
+		if ((rc = vt_watch_open(&pfs, pid, &(struct vt_watch_opts){ 0 }, &w, NULL, NULL, &err))) {
+			vt_procfs_close(&pfs);
+			return vt_cli_error(&err);
+		}
+		/* from here Ctrl-C lets a trim under way finish, then ends the follow */
+		vt_cli_catch_stop(&stop);
+	}
 	rc = vt_heap_take(&pfs, pid, &o.heap, &h, &err);
-	vt_procfs_close(&pfs);
-	if (rc)
+	if (rc) {
+		vt_watch_close(w);
+		vt_procfs_close(&pfs);
 		return vt_cli_error(&err);
-	report = (struct vt_heap_report){ &h, &v, (uint64_t)sysconf(_SC_PAGESIZE) };
+	}
+	if (w && h.trim.done) {
+		struct follow_show sh = { (double)h.trim.committed_before, (double)h.trim.committed_after,
+					  isatty(STDERR_FILENO) != 0, false, 0 };
+		struct vt_trim_follow_opts fo = { o.follow_s, o.follow_every_s, stop, follow_progress, &sh };
+		char span[32], every[32];
+
+		if (!sh.tty)
+			fprintf(stderr, "vitals heap: following the refill for %s, committed every %s; Ctrl-C ends it\n",
+				vt_fmt_span(o.follow_s, span, sizeof(span)),
+				vt_fmt_span(o.follow_every_s, every, sizeof(every)));
+		rc = vt_trim_follow_run(w, h.trim.after_mono_s,
+					vt_known(h.trim.committed_after) ? (double)h.trim.committed_after : NAN, &fo,
+					&follow, &err);
+		if (sh.drawn)
+			fputs("\r\033[K", stderr);
+		if (rc) {
+			status = vt_cli_error(&err);
+			goto out;
+		}
+		refill.follow = &follow;
+		refill.utf8 = vt_cli_utf8();
+		if (vt_refill_judge(&(struct vt_refill_input){ follow.t_s, follow.committed, follow.n,
+							       vt_known(h.trim.committed_before)
+							       ? (double)h.trim.committed_before : NAN,
+							       follow.every_s, o.trim_period_s }, &rv) == 0)
+			refill.verdict = &rv;
+		if (follow.end == VT_FOLLOW_GONE)
+			fprintf(stderr, "vitals heap: process %d exited during the follow; the curve up to then is "
+				"reported\n", pid);
+		else if (follow.end == VT_FOLLOW_STOPPED)
+			fprintf(stderr, "vitals heap: the follow was stopped on request; the curve so far is reported\n");
+	} else if (w) {
+		fprintf(stderr, "vitals heap: note: the trim's figures were not returned; nothing to follow\n");
+	}
+	report = (struct vt_heap_report){ &h, &v, (uint64_t)sysconf(_SC_PAGESIZE), w ? &refill : NULL };
 	vt_heap_judge(&h, report.page_size, &v);
 	rc = vt_view(o.json ? "json" : "text")->heap(stdout, &report);
+	if ((status = vt_cli_stdout_done("heap", rc)))
+		goto out;
+	if (o.html && refill.follow &&
+	    (status = vt_cli_write_out("heap", o.html, o.force, write_html, &(struct html_out){ &h, &refill })))
+		goto out;
+	if (refill.follow && follow.end == VT_FOLLOW_GONE)
+		status = vt_code_exit(VT_E_GONE);
+	else if (refill.follow && follow.end == VT_FOLLOW_STOPPED)
+		status = VT_EXIT_STOPPED;
+out:
 	vt_heap_release(&h);
-	if ((rc = vt_cli_stdout_done("heap", rc)))
-		return rc;
-	return VT_EXIT_OK;
+	vt_trim_follow_release(&follow);
+	vt_watch_close(w);
+	vt_procfs_close(&pfs);
+	return status;
 }
 
 const struct vt_command vt_cmd_heap = {

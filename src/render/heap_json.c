@@ -7,6 +7,7 @@
 #include "render/json.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <time.h>
 
 static json_t *mallinfo_json(const struct vt_mallinfo *mi)
@@ -69,8 +70,73 @@ static json_t *other_json(const struct vt_alloc_stats *st)
 	return o;
 }
 
+static json_t *num_or_null(double x)
+{
+	return isfinite(x) ? json_real(x) : json_null();
+}
+
+static const char *follow_end_name(enum vt_follow_end e)
+{
+	switch (e) {
+	case VT_FOLLOW_DONE: return "done";
+	case VT_FOLLOW_STOPPED: return "stopped";
+	case VT_FOLLOW_GONE: return "target_exited";
+	}
+	return "unknown";
+}
+
+/* The follow's points and the refill's verdict (--trim --follow). */
+static json_t *follow_json(const struct vt_trim_follow *f)
+{
+	json_t *o = json_object(), *pts = json_array();
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		json_array_append_new(pts, json_pack("[f, o]", f->t_s[i], isfinite(f->committed[i])
+						     ? json_integer((json_int_t)f->committed[i]) : json_null()));
+	json_object_set_new(o, "every_s", json_real(f->every_s));
+	json_object_set_new(o, "asked_s", json_real(f->asked_s));
+	json_object_set_new(o, "followed_s", json_real(f->n ? f->t_s[f->n - 1] : 0));
+	json_object_set_new(o, "end", json_string(follow_end_name(f->end)));
+	json_object_set_new(o, "read_ms", json_real(f->read_ms));
+	json_object_set_new(o, "points", pts);
+	return o;
+}
+
+static json_t *refill_json(const struct vt_heap_sample *h, const struct vt_heap_refill *r)
+{
+	const struct vt_refill_verdict *v = r->verdict;
+	json_t *o, *ev = json_array();
+	char line[VT_HEAP_LINE_MAX];
+	int e;
+
+	if (!v)
+		return json_null();
+	for (e = 0; e < VT_REFILL_EVIDENCE; e++)
+		if (vt_render_refill_evidence(v, h, r->follow, e, line, sizeof(line))[0])
+			json_array_append_new(ev, json_string(line));
+	o = json_object();
+	json_object_set_new(o, "kind", json_string(vt_refill_kind_name(v->kind)));
+	json_object_set_new(o, "headline", json_string(vt_render_refill_headline(v, h, line, sizeof(line))));
+	json_object_set_new(o, "evidence", ev);
+	json_object_set_new(o, "before_bytes", num_or_null(v->before));
+	json_object_set_new(o, "after_bytes", num_or_null(v->after));
+	json_object_set_new(o, "returned_bytes", num_or_null(v->returned));
+	json_object_set_new(o, "half_life_s", num_or_null(v->half_life_s));
+	json_object_set_new(o, "level_bytes", num_or_null(v->level));
+	json_object_set_new(o, "level_at_s", num_or_null(v->level_at_s));
+	json_object_set_new(o, "refilled_share", num_or_null(v->refilled_share));
+	json_object_set_new(o, "held_for_good_bytes", json_real(v->held_for_good));
+	json_object_set_new(o, "period_s", num_or_null(v->period_s));
+	json_object_set_new(o, "relief_bytes", num_or_null(v->relief));
+	json_object_set_new(o, "tick_s", json_real(v->tick_s));
+	json_object_set_new(o, "stop_ms_per_trim", json_real(h->method == VT_HEAP_PTRACE ? h->stopped_us / 1000
+								 : h->trim.took_ms));
+	return o;
+}
+
 int vt_render_heap_json(FILE *out, const struct vt_heap_sample *h, const struct vt_heap_verdict *v,
-			uint64_t page)
+			uint64_t page, const struct vt_heap_refill *refill)
 {
 	json_t *root, *evidence = json_array();
 	char when[64], line[VT_HEAP_LINE_MAX];
@@ -109,6 +175,8 @@ int vt_render_heap_json(FILE *out, const struct vt_heap_sample *h, const struct 
 			json_object_set_new(root, vt_alloc_kind_name(a->kind), a == h->other
 					    ? other_json(&h->stats) : json_null());
 	json_object_set_new(root, "trim", trim_json(&h->trim));
+	json_object_set_new(root, "follow", refill && refill->follow ? follow_json(refill->follow) : json_null());
+	json_object_set_new(root, "refill", refill && refill->follow ? refill_json(h, refill) : json_null());
 	json_object_set_new(root, "verdict", json_pack("{s:s, s:s, s:o, s:I, s:I}",
 				"lever", vt_heap_lever_name(v->lever),
 				"headline", vt_render_heap_headline(v, line, sizeof(line)),

@@ -7,7 +7,10 @@
 #include "render/arena_threads.h"
 #include "render/table.h"
 
+#include "render/soak.h"
+
 #include <ctype.h>
+#include <math.h>
 #include <time.h>
 
 /* One buffer per call site: never two B() with the same slot in one statement. */
@@ -182,8 +185,42 @@ static void print_trim(FILE *out, const struct vt_heap_trim *tr)
 		BN(tr->after.uordblks, 1));
 }
 
+/* The refill after the trim: the curve as a sparkline, its evidence, its verdict. */
+static void print_refill(FILE *out, const struct vt_heap_sample *h, const struct vt_heap_refill *r)
+{
+	const struct vt_trim_follow *f = r->follow;
+	char line[VT_HEAP_LINE_MAX], spark[64 * 3 + 1], lo[32], hi[32], every[32], span[32];
+	double min = INFINITY, max = -INFINITY;
+	size_t i, width = f->n < 60 ? f->n : 60;
+	int e;
+
+	for (i = 0; i < f->n; i++)
+		if (isfinite(f->committed[i])) {
+			min = fmin(min, f->committed[i]);
+			max = fmax(max, f->committed[i]);
+		}
+	fprintf(out, "REFILL  committed (RssAnon + VmSwap) every %s for %s after the trim: %zu points "
+		"(reading them took %.1f ms of vitals' time, nothing of the target's)\n",
+		vt_fmt_span(f->every_s, every, sizeof(every)),
+		vt_fmt_span(f->n ? f->t_s[f->n - 1] : 0, span, sizeof(span)), f->n, f->read_ms);
+	if (isfinite(min)) {
+		vt_sparkline(spark, sizeof(spark), f->committed, f->n, width, r->utf8, 0.1 * 1024 * 1024);
+		fprintf(out, "  %s %s %s   (from the trim on, %s a cell)\n", vt_fmt_size(min, lo, sizeof(lo)), spark,
+			vt_fmt_size(max, hi, sizeof(hi)),
+			vt_fmt_span((double)f->n / (double)width * f->every_s, span, sizeof(span)));
+	}
+	if (!r->verdict) {
+		fprintf(out, "  the curve cannot be judged: committed was not read just before and after the trim\n\n");
+		return;
+	}
+	for (e = 0; e < VT_REFILL_EVIDENCE; e++)
+		if (vt_render_refill_evidence(r->verdict, h, f, e, line, sizeof(line))[0])
+			fprintf(out, "  - %s\n", line);
+	fprintf(out, "REFILL VERDICT  %s\n\n", vt_render_refill_headline(r->verdict, h, line, sizeof(line)));
+}
+
 int vt_render_heap_text(FILE *out, const struct vt_heap_sample *h, const struct vt_heap_verdict *v,
-			uint64_t page)
+			uint64_t page, const struct vt_heap_refill *refill)
 {
 	char line[VT_HEAP_LINE_MAX];
 	int i;
@@ -198,6 +235,8 @@ int vt_render_heap_text(FILE *out, const struct vt_heap_sample *h, const struct 
 	}
 	if (h->trim.done)
 		print_trim(out, &h->trim);
+	if (refill && refill->follow)
+		print_refill(out, h, refill);
 	fprintf(out, "VERDICT  %s\n", vt_render_heap_headline(v, line, sizeof(line)));
 	for (i = 0; i < v->n_evidence; i++)
 		fprintf(out, "  - %s\n", vt_render_heap_evidence(v, i, line, sizeof(line)));

@@ -4,6 +4,7 @@
  * verdict holds.  vitals heap (text and JSON) and the demo print these.
  */
 #include "render/heap.h"
+#include "base/units.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -129,6 +130,168 @@ const char *vt_render_heap_evidence(const struct vt_heap_verdict *v, int i, char
 				 (unsigned long long)v->narenas, v->narenas == 1 ? "" : "s");
 		break;
 	}
+	}
+	return buf;
+}
+
+/* ---- the refill after a trim (analyze/refill.h) ---- */
+
+const char *vt_refill_kind_name(enum vt_refill_kind k)
+{
+	switch (k) {
+	case VT_REFILL_NOTHING: return "returned_nothing";
+	case VT_REFILL_WITHIN_TICK: return "refills_within_a_tick";
+	case VT_REFILL_BACK: return "back_at_its_level";
+	case VT_REFILL_SETTLED_LOWER: return "settled_lower";
+	case VT_REFILL_CANNOT_TELL: return "cannot_tell_yet";
+	}
+	return "unknown";
+}
+
+/* A time after the trim: tenths of a second under two minutes, else as spans are written. */
+static const char *after_s(double s, char *buf, size_t cap)
+{
+	if (isfinite(s) && s >= 0 && s < 1)
+		snprintf(buf, cap, "%.2f s", s);
+	else if (isfinite(s) && s >= 0 && s < 120)
+		snprintf(buf, cap, "%.1f s", s);
+	else
+		vt_fmt_span(s, buf, cap);
+	return buf;
+}
+
+/* How long one trim costs: the stopped thread's whole stop (ptrace), or the call (agent). */
+static double per_trim_ms(const struct vt_heap_sample *h)
+{
+	return h->method == VT_HEAP_PTRACE ? h->stopped_us / 1000 : h->trim.took_ms;
+}
+
+static const char *cost_words(const struct vt_heap_sample *h, char *buf, size_t cap)
+{
+	if (h->method == VT_HEAP_PTRACE)
+		snprintf(buf, cap, "at this stop time (%.1f ms per trim)", per_trim_ms(h));
+	else
+		snprintf(buf, cap, "at %.1f ms of malloc_trim per trim (in the agent's thread: none stopped)",
+			 per_trim_ms(h));
+	return buf;
+}
+
+const char *vt_render_refill_headline(const struct vt_refill_verdict *v, const struct vt_heap_sample *h,
+				      char *buf, size_t cap)
+{
+	char a[32], b[32], c[32], cost[128], more[256] = "";
+
+	cost_words(h, cost, sizeof(cost));
+	if (isfinite(v->relief) && (v->kind == VT_REFILL_SETTLED_LOWER || v->kind == VT_REFILL_CANNOT_TELL))
+		snprintf(more, sizeof(more), "; over the %s after a trim it held %s less on average",
+			 after_s(v->period_s, a, sizeof(a)), vt_fmt_size(v->relief, b, sizeof(b)));
+	switch (v->kind) {
+	case VT_REFILL_NOTHING:
+		snprintf(buf, cap, "the trim returned %s (%.1f%% of committed): not a lever",
+			 vt_fmt_size(v->returned, a, sizeof(a)),
+			 v->before > 0 ? 100 * v->returned / v->before : 0.0);
+		break;
+	case VT_REFILL_WITHIN_TICK:
+		snprintf(buf, cap, "it refills within a tick (half of the %s returned was back %s after the "
+			 "trim): not a lever", vt_fmt_size(v->returned, a, sizeof(a)),
+			 after_s(v->half_life_s, b, sizeof(b)));
+		break;
+	case VT_REFILL_BACK:
+		if (isfinite(v->relief))
+			snprintf(buf, cap, "a trim every %s would hold about %s less, %s",
+				 after_s(v->period_s, a, sizeof(a)), vt_fmt_size(v->relief, b, sizeof(b)), cost);
+		else
+			snprintf(buf, cap, "back at its level %s after the trim; a trim every %s is longer than "
+				 "the follow: follow longer to know what it holds", after_s(v->level_at_s, a, sizeof(a)),
+				 after_s(v->period_s, b, sizeof(b)));
+		break;
+	case VT_REFILL_SETTLED_LOWER:
+		snprintf(buf, cap, "one trim holds %s less for good (it settled at %s, %s after the trim)%s",
+			 vt_fmt_size(v->held_for_good, a, sizeof(a)), vt_fmt_size(v->level, b, sizeof(b)),
+			 after_s(v->level_at_s, c, sizeof(c)), more);
+		break;
+	case VT_REFILL_CANNOT_TELL:
+	default:
+		snprintf(buf, cap, "cannot tell yet: not back to its level after %s (%.0f%% refilled)%s",
+			 after_s(v->followed_s, a, sizeof(a)),
+			 isfinite(v->refilled_share) ? 100 * v->refilled_share : 0.0, more);
+		break;
+	}
+	return buf;
+}
+
+const char *vt_render_refill_evidence(const struct vt_refill_verdict *v, const struct vt_heap_sample *h,
+				      const struct vt_trim_follow *f, int i, char *buf, size_t cap)
+{
+	char a[32], b[32], c[32], d[32];
+
+	buf[0] = '\0';
+	switch (i) {
+	case 0:
+		snprintf(buf, cap, "returned %s: committed %s -> %s (RssAnon + VmSwap, read just before and "
+			 "after the call)", vt_fmt_size(v->returned, a, sizeof(a)), vt_fmt_size(v->before, b, sizeof(b)),
+			 vt_fmt_size(v->after, c, sizeof(c)));
+		break;
+	case 1:
+		if (v->kind == VT_REFILL_NOTHING)
+			break;
+		if (isfinite(v->half_life_s))
+			snprintf(buf, cap, "half-life %s (read every %s: within one interval): half of it was "
+				 "back (%s) at %s after the trim", after_s(v->half_life_s, a, sizeof(a)),
+				 vt_fmt_span(f->every_s, b, sizeof(b)),
+				 vt_fmt_size(v->after + v->returned / 2, c, sizeof(c)), after_s(v->half_life_s, d, sizeof(d)));
+		else
+			snprintf(buf, cap, "half of it was not back in the %s followed", after_s(v->followed_s, a, sizeof(a)));
+		break;
+	case 2:
+		if (v->kind == VT_REFILL_BACK)
+			snprintf(buf, cap, "back at its level: %s (median of the last points), within 10%% of what "
+				 "was returned from %s after the trim", vt_fmt_size(v->level, a, sizeof(a)),
+				 after_s(v->level_at_s, b, sizeof(b)));
+		else if (v->kind == VT_REFILL_SETTLED_LOWER)
+			snprintf(buf, cap, "flat again at %s, %s below where it was, from %s after the trim",
+				 vt_fmt_size(v->level, a, sizeof(a)), vt_fmt_size(v->held_for_good, b, sizeof(b)),
+				 after_s(v->level_at_s, c, sizeof(c)));
+		else if (v->kind == VT_REFILL_CANNOT_TELL && isfinite(v->level))
+			snprintf(buf, cap, "still on its way back when the follow ended: %s (median of the last "
+				 "points), %.0f%% of what was returned", vt_fmt_size(v->level, a, sizeof(a)),
+				 100 * v->refilled_share);
+		break;
+	case 3:
+		if (isfinite(v->relief))
+			snprintf(buf, cap, "relief over a %s period: %s on average (the mean of %s - committed "
+				 "over the %s after the trim, read off the curve; a trim every %s repeats it if each "
+				 "brings it back to %s and it refills the same way)", after_s(v->period_s, a, sizeof(a)),
+				 vt_fmt_size(v->relief, b, sizeof(b)), vt_fmt_size(v->before, c, sizeof(c)), a, a,
+				 vt_fmt_size(v->after, d, sizeof(d)));
+		else if (isfinite(v->period_s))
+			snprintf(buf, cap, "a %s period is longer than the %s followed: no relief figure for it",
+				 after_s(v->period_s, a, sizeof(a)), after_s(v->followed_s, b, sizeof(b)));
+		break;
+	case 4:
+		if (h->method == VT_HEAP_PTRACE) {
+			char share[96] = "";
+
+			if (isfinite(v->period_s) && v->period_s > 0 && v->kind != VT_REFILL_NOTHING)
+				snprintf(share, sizeof(share), "; one trim every %s stops it %.3f%% of the time",
+					 after_s(v->period_s, a, sizeof(a)), per_trim_ms(h) / 10 / v->period_s);
+			snprintf(buf, cap, "the trim stopped one thread for %.1f ms, malloc_trim ran %.1f ms of it%s "
+				 "(threads that allocate meanwhile wait on malloc's locks)%s", per_trim_ms(h),
+				 h->trim.took_ms, h->has_info ? " (malloc_info too: --no-arenas leaves it out)" : "",
+				 share);
+		} else {
+			snprintf(buf, cap, "the agent ran malloc_trim for %.1f ms in its own thread (none stopped; "
+				 "threads that allocate meanwhile wait on malloc's locks)", h->trim.took_ms);
+		}
+		break;
+	case 5:
+		if (f->end == VT_FOLLOW_STOPPED)
+			snprintf(buf, cap, "the follow was stopped on request after %s of %s: the curve so far",
+				 after_s(v->followed_s, a, sizeof(a)), vt_fmt_span(f->asked_s, b, sizeof(b)));
+		else if (f->end == VT_FOLLOW_GONE)
+			snprintf(buf, cap, "the process exited during the follow, after %s: the curve up to then",
+				 after_s(v->followed_s, a, sizeof(a)));
+		break;
 	}
 	return buf;
 }

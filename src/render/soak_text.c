@@ -392,18 +392,21 @@ static void print_stalls(FILE *out, const struct vt_stalls *st)
 
 static void print_events(FILE *out, const struct vt_series *s)
 {
-	size_t i, counts[VT_EV_OOM_KILL + 1] = { 0 };
+	size_t i, counts[VT_EV_TRIM + 1] = { 0 };
+	char trims[48] = "";
 	struct vt_table t;
 	char a[32], b[256];
 
 	if (!s->nevents)
 		return;
 	for (i = 0; i < s->nevents; i++)
-		if ((unsigned)s->events[i].kind <= VT_EV_OOM_KILL)
+		if ((unsigned)s->events[i].kind <= VT_EV_TRIM)
 			counts[s->events[i].kind]++;
-	fprintf(out, "\nevents (%zu: %zu restart%s, %zu gap%s, %zu error%s)\n", s->nevents,
+	if (counts[VT_EV_TRIM])
+		snprintf(trims, sizeof(trims), ", %zu trim%s", counts[VT_EV_TRIM], counts[VT_EV_TRIM] == 1 ? "" : "s");
+	fprintf(out, "\nevents (%zu: %zu restart%s, %zu gap%s, %zu error%s%s)\n", s->nevents,
 		counts[VT_EV_RESTART], counts[VT_EV_RESTART] == 1 ? "" : "s", counts[VT_EV_GAP],
-		counts[VT_EV_GAP] == 1 ? "" : "s", counts[VT_EV_ERROR], counts[VT_EV_ERROR] == 1 ? "" : "s");
+		counts[VT_EV_GAP] == 1 ? "" : "s", counts[VT_EV_ERROR], counts[VT_EV_ERROR] == 1 ? "" : "s", trims);
 	vt_table_init(&t, 5);
 	vt_table_align(&t, 0, VT_RIGHT);
 	vt_table_align(&t, 3, VT_RIGHT);

@@ -26,6 +26,7 @@ const char *vt_soak_event_name(enum vt_event_kind k)
 	case VT_EV_ERROR: return "error";
 	case VT_EV_NOTE: return "note";
 	case VT_EV_OOM_KILL: return "oom_kill";
+	case VT_EV_TRIM: return "trim";
 	}
 	return "unknown";
 }

@@ -8,12 +8,12 @@
 
 static int heap_text(FILE *out, const struct vt_heap_report *r)
 {
-	return vt_render_heap_text(out, r->sample, r->verdict, r->page_size);
+	return vt_render_heap_text(out, r->sample, r->verdict, r->page_size, r->refill);
 }
 
 static int heap_json(FILE *out, const struct vt_heap_report *r)
 {
-	return vt_render_heap_json(out, r->sample, r->verdict, r->page_size);
+	return vt_render_heap_json(out, r->sample, r->verdict, r->page_size, r->refill);
 }
 
 static int threads_text(FILE *out, const struct vt_threads_report *r)

@@ -25,6 +25,7 @@ struct vt_heap_report {
 	const struct vt_heap_sample *sample;
 	const struct vt_heap_verdict *verdict;
 	uint64_t page_size;
+	const struct vt_heap_refill *refill;   /* --trim --follow: the refill; NULL none */
 };
 
 /* vitals threads: one interval's rates and their diagnosis. */

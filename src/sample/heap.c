@@ -110,6 +110,7 @@ static int glibc_by_agent(struct probe *p, struct vt_err *err)
 		h->has_info = true;
 	if (r.has_trim) {
 		read_anon(p, &h->trim.rss_anon_after, &h->trim.committed_after);
+		h->trim.after_mono_s = vt_mono_s();
 		h->trim.done = true;
 		h->trim.returned = r.trim.returned;
 		mallinfo_from_agent(&h->trim.before, &r.trim.before);
@@ -181,6 +182,7 @@ static int glibc_calls(struct session *ss, struct vt_err *err)
 		return rc;
 	h->trim.took_ms = (vt_mono_s() - t0) * 1000.0;
 	read_anon(p, &h->trim.rss_anon_after, &h->trim.committed_after);
+	h->trim.after_mono_s = vt_mono_s();
 	if ((rc = vt_glibc_mallinfo(&ss->cs, f, &h->trim.after, err)))
 		return rc;
 	h->trim.done = true;

@@ -33,6 +33,8 @@ struct vt_heap_trim {
 	uint64_t rss_anon_before, rss_anon_after;     /* /proc status, bytes */
 	uint64_t committed_before, committed_after;
 	double took_ms;               /* the malloc_trim call itself */
+	double after_mono_s;          /* CLOCK_MONOTONIC when the "after" figures were read: where
+	                               * a follow of the refill (sample/trim_follow.h) starts */
 };
 
 struct vt_heap_sample {

@@ -58,6 +58,8 @@ enum vt_event_kind {
 	VT_EV_ERROR,         /* a sample failed (detail: why); the soak went on */
 	VT_EV_NOTE,
 	VT_EV_OOM_KILL,      /* after the target exited, its cgroup's oom_kill count had risen (detail: the counts) */
+	VT_EV_TRIM,          /* the soak called malloc_trim(0) in it (--trim-every; detail: what it returned,
+	                      * committed before and after, how long a thread was stopped) */
 };
 
 struct vt_event {

@@ -214,6 +214,7 @@ static int arm_prepare(const struct vt_experiment *ex, size_t i, struct arm_run 
 	cfg->every_s = ex->every_s;
 	cfg->for_s = ex->for_s;
 	cfg->heap = ex->heap;
+	cfg->trim_every_s = arm->trim_every_s;
 	if (ex->heap_every_s > 0)
 		cfg->heap_every_s = ex->heap_every_s;
 	cfg->smaps_every_s = ex->smaps_every_s > 0 ? ex->smaps_every_s : ex->for_s / 4;

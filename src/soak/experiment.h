@@ -25,6 +25,8 @@ struct vt_experiment_arm {
 	char *env[VT_EXPERIMENT_MAX_ENV + 1];  /* owned "KEY=VALUE" (added) or "KEY" (removed), NULL-terminated */
 	size_t nenv;
 	char env_text[512];                    /* "KEY=VALUE KEY2=VALUE2" for people, "" none */
+	double trim_every_s;                   /* its soak calls malloc_trim(0) in the command this
+	                                        * often (soak.h trim_every_s); 0: never */
 };
 
 /* "cap2:MALLOC_ARENA_MAX=2[:KEY=VALUE...]" -> arm.  0, or -1 when malformed. */

@@ -103,6 +103,8 @@ struct vt_soak {
 	bool free_error_noted;       /* and a free walk's that gave no figure */
 	bool access_noted;           /* what cannot be read of it is in the events */
 	double next_smaps, next_threads;
+	double next_trim;            /* with trim_every_s: when the next malloc_trim(0) is due (monotonic) */
+	bool trim_off;               /* a trim was refused for good (not glibc, ptrace refused): no more */
 	int incarnations;
 
 	/* progress */
@@ -159,6 +161,7 @@ static void drop_incarnation(struct vt_soak *sk)
 	sk->heap_error_noted = false;
 	sk->free_error_noted = false;
 	sk->access_noted = false;
+	sk->trim_off = false;
 }
 
 /* ---- one tick ---- */
@@ -595,6 +598,51 @@ static int tick(struct vt_soak *sk, double now, bool last, struct vt_err *err)
 	return VT_OK;
 }
 
+/*
+ * With trim_every_s: malloc_trim(0) in the target when it is due, right
+ * after a sample (which holds the level before it), through the agent or
+ * one stopped thread (sample/heap.h: bounded, restored also when vitals is
+ * killed or stopped mid-call).  Each is an event with what it returned and
+ * what it cost; a refusal that lasts (not glibc, ptrace refused) is said
+ * once and ends the trims of this incarnation.
+ */
+static void trim_if_due(struct vt_soak *sk, double now)
+{
+	const struct vt_soak_config *cfg = sk->cfg;
+	struct vt_heap_opts o = { .trim = true, .timeout_ms = 2000 };
+	struct vt_heap_sample h;
+	struct vt_err e;
+	char a[32], b[32], c[32], cost[96];
+	int rc;
+
+	if (cfg->trim_every_s <= 0 || !sk->pid || sk->trim_off || now < sk->next_trim)
+		return;
+	while (sk->next_trim <= now)
+		sk->next_trim += cfg->trim_every_s;
+	rc = vt_heap_take(sk->pfs, sk->pid, &o, &h, &e);
+	if (rc == VT_E_GONE || rc == VT_E_NOPROC)
+		return;          /* the next tick records the exit */
+	if (rc != VT_OK) {
+		sk->trim_off = vt_heap_refusal_lasts(rc, true);
+		event(sk, VT_EV_ERROR, sk->pid, NULL, "malloc_trim(0) not called%s: %.150s",
+		      sk->trim_off ? " (no more are tried)" : "", e.msg);
+		return;
+	}
+	if (h.trim.done) {
+		if (h.method == VT_HEAP_PTRACE)
+			snprintf(cost, sizeof(cost), "a thread stopped %.1f ms (the call %.1f ms)", h.stopped_us / 1000,
+				 h.trim.took_ms);
+		else
+			snprintf(cost, sizeof(cost), "the call %.1f ms in the agent (none stopped)", h.trim.took_ms);
+		event(sk, VT_EV_TRIM, sk->pid, NULL, "malloc_trim(0): committed %s -> %s (%s); %s",
+		      vt_fmt_bytes(h.trim.committed_before, b, sizeof(b)), vt_fmt_bytes(h.trim.committed_after, c, sizeof(c)),
+		      vt_known(h.trim.committed_before) && vt_known(h.trim.committed_after)
+		      ? vt_fmt_size_delta((double)h.trim.committed_after - (double)h.trim.committed_before, a, sizeof(a))
+		      : "?", cost);
+	}
+	vt_heap_release(&h);
+}
+
 /* ---- profiles ---- */
 
 static const char *const job_what[JOBS] = { "profile", "allocation profile" };
@@ -787,6 +835,7 @@ static void adopt(struct vt_soak *sk, pid_t pid, double now)
 	sk->redetect_left = REDETECT_TICKS;
 	sk->next_smaps = now;
 	sk->next_threads = now;
+	sk->next_trim = now + sk->cfg->trim_every_s;
 	sk->ring_n = sk->ring_i = 0;
 	sk->incarnations++;
 }
@@ -1100,7 +1149,7 @@ int vt_soak_start(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
 	for (int k = 0; k < JOBS; k++)
 		sk->jobs[k].next = sk->start;
 	{
-		char cpu[96] = "", allocs[128] = "";
+		char cpu[96] = "", allocs[128] = "", trim[64] = "";
 
 		if (cfg->profile_every_s > 0)
 			snprintf(cpu, sizeof(cpu), ", profiling it for %g s every %g s", cfg->profile_for_s,
@@ -1109,8 +1158,10 @@ int vt_soak_start(const struct vt_procfs *pfs, const struct vt_soak_config *cfg,
 			snprintf(allocs, sizeof(allocs), ", its allocations for %g s every %g s (budget %g%%)",
 				 cfg->allocs_for_s, cfg->allocs_every_s,
 				 100 * (cfg->allocs_budget > 0 ? cfg->allocs_budget : 0.05));
-		event(sk, VT_EV_START, sk->pid, NULL, "sampling process %d every %g s%s%s", (int)sk->pid,
-		      cfg->every_s, cpu, allocs);
+		if (cfg->trim_every_s > 0)
+			snprintf(trim, sizeof(trim), ", malloc_trim(0) in it every %g s", cfg->trim_every_s);
+		event(sk, VT_EV_START, sk->pid, NULL, "sampling process %d every %g s%s%s%s", (int)sk->pid,
+		      cfg->every_s, cpu, allocs, trim);
 	}
 	*out = sk;
 	return VT_OK;
@@ -1172,6 +1223,8 @@ int vt_soak_step(struct vt_soak *sk, double *next, bool *done, struct vt_err *er
 	if (sk->pid) {
 		vt_err_clear(&e2);
 		rc = tick(sk, now, false, &e2);
+		if (rc == VT_OK)
+			trim_if_due(sk, now);
 		if (rc == VT_E_GONE) {
 			sk->wait_since = now;
 			if (!target_gone(sk, NULL))

@@ -75,6 +75,11 @@ struct vt_soak_config {
 	double smaps_every_s;    /* full smaps cadence; 0: never */
 	double threads_every_s;  /* per-thread rows written this often (read every tick) */
 	double heap_every_s;     /* allocator figures this often */
+	double trim_every_s;     /* call malloc_trim(0) in it this often (changes the target: the
+	                          * user asked for it), the first one this long after it is found;
+	                          * each is a VT_EV_TRIM event with what it returned and how long a
+	                          * thread was stopped; glibc only (a lasting refusal is one error
+	                          * event and no more tries); 0: never */
 	bool heap;               /* probe the allocator with ptrace when no agent answers */
 	double free_every_s;     /* free memory on resident pages (sample/free_walk.h): a walk at
 	                          * most this often, glibc only; 0: never */

@@ -166,14 +166,14 @@ static int heap_text(FILE *f, const void *arg)
 {
 	const struct heap_case *c = arg;
 
-	return vt_render_heap_text(f, &c->h, &c->v, 4096);
+	return vt_render_heap_text(f, &c->h, &c->v, 4096, NULL);
 }
 
 static int heap_json(FILE *f, const void *arg)
 {
 	const struct heap_case *c = arg;
 
-	return vt_render_heap_json(f, &c->h, &c->v, 4096);
+	return vt_render_heap_json(f, &c->h, &c->v, 4096, NULL);
 }
 
 static void test_arena_threads__heap_table_lines_up(void)

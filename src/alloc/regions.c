@@ -13,18 +13,18 @@
  *     size | IS_MMAPPED (0x2), and prev_size + size is the mapping length;
  *   - thread stacks are mapped with the guard at the low end (stacks grow down).
  * The kernel merges adjacent anonymous mappings with equal flags, so one
- * rw-p region may hold several mmapped chunks: they are walked header by header.
+ * rw-p region may hold several mmapped chunks and other memory beside them:
+ * alloc/mmap_blocks.c walks it page by page.
  */
 #include "alloc/regions.h"
+#include "alloc/mmap_blocks.h"
 #include "base/unknown.h"
 #include "proc/procfs.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define IS_MMAPPED 0x2ull
 #define GUARD_MAX (1ull << 20)          /* a ---p run this small below rw-p is a guard */
-#define CHUNK_WALK_MAX 4096             /* headers read per region at most */
 #define MAX_WHOLE_HEAPS 1024            /* 64 GiB of whole heaps checked per region */
 
 static bool is_anon(const struct vt_region *r)
@@ -190,26 +190,35 @@ static void find_arena_heaps(struct vt_region_list *list, const struct vt_classi
 	a->verified = a->heaps > 0 && a->arenas >= 0;
 }
 
-/* Walk mmapped-chunk headers through a region; true if they tile it exactly. */
-static bool is_mmapped_chunks(const struct vt_classify_ctx *ctx, const struct vt_region *r)
+/*
+ * The malloc'd blocks inside an anonymous region (alloc/mmap_blocks.h),
+ * attached to it: true when there is at least one.
+ */
+static bool find_blocks(const struct vt_classify_ctx *ctx, struct vt_region *r)
 {
-	uint64_t addr = r->start, hdr[2];
-	int n;
+	const struct vt_heap_mem plain = { ctx->read_mem, NULL, ctx->read_ctx, NULL };
+	struct vt_mmap_blocks_opts o = {
+		.min_size = ctx->mmap_threshold ? ctx->mmap_threshold : VT_MMAP_THRESHOLD_MIN,
+		.heads = ctx->find_blocks,
+		.chained_only = !ctx->find_blocks,
+		.deadline_s = ctx->deadline_s,
+	};
+	struct vt_region_blocks *b;
 
-	if (!ctx->read_mem)
+	if (!ctx->read_mem && !ctx->mem)
 		return false;
-	for (n = 0; addr < r->end && n < CHUNK_WALK_MAX; n++) {
-		uint64_t prev_size, size;
-		if (ctx->read_mem(ctx->read_ctx, addr, hdr, sizeof(hdr)) != VT_OK)
-			return false;
-		prev_size = hdr[0];
-		size = hdr[1] & ~7ull;
-		if (!(hdr[1] & IS_MMAPPED) || prev_size % 16 || size == 0 ||
-		    prev_size >= r->end - addr || size > r->end - addr - prev_size || (size & 4095))
-			return false;
-		addr += prev_size + size;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return false;
+	/* a timeout keeps what was found, the rest counted unread */
+	if (vt_mmap_blocks_walk(ctx->mem ? ctx->mem : &plain, r->start, r->end, &o, b, NULL) == VT_E_NOMEM ||
+	    !b->n) {
+		vt_region_blocks_free(b);
+		return false;
 	}
-	return addr == r->end;
+	vt_region_blocks_free(r->blocks);
+	r->blocks = b;
+	return true;
 }
 
 static int cmp_sp(const void *a, const void *b)
@@ -291,7 +300,7 @@ static void classify_anon(struct vt_region_list *list, size_t i, const struct vt
 	} else if (ctx->alloc == VT_ALLOC_GLIBC &&
 		   vt_region_size(r) >= (ctx->mmap_threshold ? ctx->mmap_threshold
 							   : VT_MMAP_THRESHOLD_MIN) &&
-		   is_mmapped_chunks(ctx, r)) {
+		   find_blocks(ctx, r)) {
 		set_kind(r, VT_REGION_MMAP_CHUNK, VT_KIND_BY_MEMORY);
 	} else if (has_guard_below(list, i) && vt_region_size(r) <= stack_max) {
 		set_kind(r, VT_REGION_THREAD_STACK, VT_KIND_BY_LAYOUT);
@@ -316,6 +325,8 @@ void vt_regions_classify(struct vt_region_list *list, const struct vt_classify_c
 		r->kind = VT_REGION_OTHER;
 		r->kind_flags = 0;
 		r->owner_tid = 0;
+		vt_region_blocks_free(r->blocks);
+		r->blocks = NULL;
 		if (classify_by_name(r) && r->kind == VT_REGION_MAIN_HEAP) {
 			a->main_heap_bytes += vt_region_size(r);
 			a->main_heap_rss = r->rss;

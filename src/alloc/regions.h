@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include "alloc/detect.h"
+#include "alloc/glibc_heap.h"
 #include "base/error.h"
 #include "proc/maps.h"
 
@@ -61,6 +62,19 @@ struct vt_classify_ctx {
 	 * Smaller anonymous mappings are not probed.  0 means the default.
 	 */
 	uint64_t mmap_threshold;
+	/*
+	 * Malloc'd blocks (glibc mmapped chunks, alloc/mmap_blocks.h) inside
+	 * anonymous mappings: with find_blocks every page of a candidate
+	 * mapping is looked at (merged neighbours, blocks after other memory)
+	 * and each block keeps its first bytes; without, only the headers
+	 * chained from a mapping's start are read (a soak tick's cost).  The
+	 * blocks are attached to their region (vt_region.blocks).  mem, when
+	 * set, is how they are read (pagemap for resident pages, batched
+	 * reads); else read_mem alone, every page taken for resident.
+	 */
+	bool find_blocks;
+	const struct vt_heap_mem *mem;
+	double deadline_s;             /* vt_mono_s() past which block walks stop; 0: none */
 };
 
 #define VT_MMAP_THRESHOLD_MIN (128u << 10)   /* glibc DEFAULT_MMAP_THRESHOLD_MIN */

@@ -35,6 +35,38 @@ enum vt_region_kind {
 const char *vt_region_kind_name(enum vt_region_kind kind);   /* "arena_heap" */
 const char *vt_region_kind_label(enum vt_region_kind kind);  /* "glibc arena heap" */
 
+#define VT_BLOCK_HEAD 48            /* bytes of a block's start kept for its shape */
+
+/*
+ * One allocation that a header read from the region names (a glibc
+ * mmapped chunk found by alloc/mmap_blocks.c): a sub-range of its region.
+ */
+struct vt_region_block {
+	uint64_t addr;               /* its chunk header, page aligned */
+	uint64_t size;               /* bytes from the header, a whole number of pages */
+	uint64_t resident;           /* bytes of it on resident pages (pagemap), VT_NA unknown */
+	uint8_t head[VT_BLOCK_HEAD]; /* its first bytes after the 16-byte header: redact before showing */
+	uint8_t head_len;            /* 0: not read (its page not resident) */
+};
+
+/*
+ * The blocks found in a region, and what the rest of it is.  The bytes of
+ * the region are blocks + other + unread + skipped.
+ */
+struct vt_region_blocks {
+	size_t n, cap;
+	struct vt_region_block *v;   /* owned, by address */
+	uint64_t block_bytes;        /* sum of v[].size */
+	uint64_t other_bytes;        /* pages looked at that hold no block header nor lie in a block */
+	uint64_t unread_bytes;       /* pages never looked at: past the scan bound, or a read that failed */
+	uint64_t skipped_bytes;      /* blocks whose header changed under the walk, dropped */
+	unsigned changed;            /* how many such */
+	size_t dropped;              /* blocks past VT_BLOCKS_MAX, counted in other_bytes */
+	bool resident_known;         /* v[].resident came from pagemap */
+};
+
+void vt_region_blocks_free(struct vt_region_blocks *b);
+
 struct vt_region {
 	uint64_t start, end;         /* [start, end) virtual addresses */
 	char perms[5];               /* "rw-p" */
@@ -52,6 +84,8 @@ struct vt_region {
 	enum vt_region_kind kind;
 	uint32_t kind_flags;         /* VT_KIND_* evidence bits */
 	int owner_tid;               /* thread whose stack this is, 0 if unknown */
+	struct vt_region_blocks *blocks;   /* allocations found inside it, NULL: none looked for
+	                                    * or none found; owned (vt_region_list_release) */
 };
 
 /* How a kind was decided (kind_flags), so the report can state its basis. */

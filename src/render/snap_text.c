@@ -3,6 +3,7 @@
  * the summary sections, then one region table per process, then what could
  * not be read and why.
  */
+#include "render/blocks.h"
 #include "render/render.h"
 #include "base/unknown.h"
 #include "render/table.h"
@@ -355,6 +356,95 @@ static void print_regions(FILE *out, const struct vt_snap_report *r, const struc
 	fputc('\n', out);
 }
 
+/* What the rest of a mapping holding blocks is: "8.00 KiB other anonymous memory", and what was not read. */
+static void print_rest(FILE *out, const struct vt_region_blocks *b)
+{
+	char x[32], y[32];
+
+	fprintf(out, "rest of the mapping: %s other anonymous memory", vt_fmt_bytes(b->other_bytes, x, sizeof(x)));
+	if (b->unread_bytes)
+		fprintf(out, ", %s not looked at (past the scan bound, or gone under the walk)",
+			vt_fmt_bytes(b->unread_bytes, y, sizeof(y)));
+	if (b->changed)
+		fprintf(out, ", %u block%s (%s) dropped: the header changed under the walk", b->changed,
+			b->changed == 1 ? "" : "s", vt_fmt_bytes(b->skipped_bytes, y, sizeof(y)));
+	if (b->dropped)
+		fprintf(out, ", %zu more blocks not listed", b->dropped);
+}
+
+/*
+ * The malloc'd blocks found inside the regions (glibc mmapped chunks,
+ * alloc/mmap_blocks.h), mapping by mapping: each with its size, resident
+ * bytes and the shape of its first bytes, then what the rest of the mapping
+ * is.  Blocks under --min-region are counted, not listed (all with --all-regions).
+ */
+static void print_blocks(FILE *out, const struct vt_snap_report *r, const struct vt_sample *s)
+{
+	char bufs[8][32], shape[160];
+	unsigned slot = 0;
+	size_t i, j, nblocks = 0, small = 0;
+	uint64_t bytes = 0, small_bytes = 0;
+
+	for (i = 0; i < s->regions.n; i++)
+		if (s->regions.v[i].blocks) {
+			nblocks += s->regions.v[i].blocks->n;
+			bytes += s->regions.v[i].blocks->block_bytes;
+		}
+	if (!nblocks)
+		return;
+	fprintf(out, "MALLOC'D BLOCKS · pid %d · %zu block%s, %s (glibc mmapped chunks, found header by header: "
+		"one malloc each, at or above the mmap threshold)\n", (int)s->pid, nblocks, nblocks == 1 ? "" : "s",
+		B(bytes));
+	for (i = 0; i < s->regions.n; i++) {
+		const struct vt_region *g = &s->regions.v[i];
+		const struct vt_region_blocks *b = g->blocks;
+		struct vt_table t;
+		size_t shown = 0;
+
+		if (!b)
+			continue;
+		vt_table_init(&t, 4);
+		vt_table_align(&t, 1, VT_RIGHT);
+		vt_table_align(&t, 2, VT_RIGHT);
+		vt_table_cell(&t, "BLOCK");
+		vt_table_cell(&t, "SIZE");
+		vt_table_cell(&t, "RSS");
+		vt_table_cell(&t, "FIRST BYTES (census shape, redacted)");
+		for (j = 0; j < b->n; j++) {
+			const struct vt_region_block *k = &b->v[j];
+			struct vt_block_shape sh;
+
+			if (!r->all_regions && k->size < r->min_region) {
+				small++;
+				small_bytes += k->size;
+				continue;
+			}
+			vt_block_shape(k, &sh);
+			vt_table_cell(&t, "%012llx", (unsigned long long)k->addr);
+			vt_table_cell(&t, "malloc'd block, %s", B(k->size));
+			vt_table_cell(&t, "%s", B(k->resident));
+			vt_table_cell(&t, "%s", vt_block_shape_text(&sh, shape, sizeof(shape)));
+			shown++;
+		}
+		if (shown || b->other_bytes || b->unread_bytes || b->changed) {
+			char size[32];
+
+			fprintf(out, "  mapping %012llx-%012llx (%s): %zu block%s, %s; ", (unsigned long long)g->start,
+				(unsigned long long)g->end, vt_fmt_bytes(vt_region_size(g), size, sizeof(size)), b->n,
+				b->n == 1 ? "" : "s", B(b->block_bytes));
+			print_rest(out, b);
+			fputc('\n', out);
+		}
+		if (shown)
+			vt_table_print(&t, out, 4, true);
+		vt_table_release(&t);
+	}
+	if (small)
+		fprintf(out, "  %zu smaller block%s (%s) under %s not listed (--min-region, --all-regions)\n", small,
+			small == 1 ? "" : "s", B(small_bytes), vt_fmt_bytes(r->min_region, shape, sizeof(shape)));
+	fputc('\n', out);
+}
+
 /* The TCP sockets it listens on and their accept queues, one table per process. */
 static void print_listen(FILE *out, const struct vt_sample *s)
 {
@@ -511,8 +601,10 @@ int vt_render_snap_text(FILE *out, const struct vt_snap_report *r)
 	print_arenas(out, r);
 	print_allocator(out, r);
 	print_cgroup(out, r);
-	for (i = 0; i < r->n; i++)
+	for (i = 0; i < r->n; i++) {
 		print_regions(out, r, &r->samples[i]);
+		print_blocks(out, r, &r->samples[i]);
+	}
 	for (i = 0; i < r->n; i++)
 		print_listen(out, &r->samples[i]);
 	for (i = 0; i < r->n; i++)

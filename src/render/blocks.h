@@ -1,0 +1,45 @@
+/*
+ * blocks.h — how a malloc'd block found in a region (proc/maps.h struct
+ * vt_region_block) is shown: its shape, as census reads an allocation's
+ * head, redacted as census redacts by default.  Shared by snap and heap,
+ * text and JSON.
+ */
+#ifndef VT_RENDER_BLOCKS_H
+#define VT_RENDER_BLOCKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "proc/maps.h"
+
+#include <jansson.h>
+
+struct vt_block_shape {
+	const char *kind;         /* census's kind of its first 16 bytes; "unread" when not read */
+	bool json;                /* text that opens a JSON object or array ({" [{ [" [digit) */
+	char head[96];            /* vt_content_redact of its leading text (or, binary, bytes) within
+	                           * the VT_BLOCK_HEAD bytes read; "" for zero, pointer, small-int */
+};
+
+void vt_block_shape(const struct vt_region_block *b, struct vt_block_shape *out);
+
+/* "text, JSON: len=48 #3fa2c1d0 \"{\\\"us…\"" — what the text views print. */
+const char *vt_block_shape_text(const struct vt_block_shape *s, char *buf, size_t cap);
+
+/*
+ * {"count", "bytes", "mappings": [{"start", "end", "size_bytes", "blocks":
+ * [{"addr", "size_bytes", "rss_bytes", "shape": {"kind", "json", "head"}}],
+ * "other_bytes", "unread_bytes", "changed", "skipped_bytes",
+ * "not_kept"}]} of every region of list that holds blocks (docs/json.md).
+ */
+json_t *vt_blocks_json(const struct vt_region_list *list);
+
+/*
+ * The blocks found held against mallinfo2's hblks and hblkhd, in words:
+ * "all 7 blocks found: ..." or what does not match and what may explain it.
+ * True when count and bytes both match.
+ */
+bool vt_blocks_match(uint64_t found, uint64_t found_bytes, uint64_t hblks, uint64_t hblkhd, uint64_t min_size,
+		     char *buf, size_t cap);
+
+#endif

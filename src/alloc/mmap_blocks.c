@@ -41,24 +41,27 @@ struct walk {
 	uint64_t hdr[VT_BLOCKS_BATCH][2];
 };
 
-static int read_one(const struct vt_heap_mem *m, uint64_t addr, void *out, size_t len)
+static int read_one(const struct vt_heap_mem *m, struct vt_region_blocks *b, uint64_t addr, void *out,
+		    size_t len)
 {
 	if (addr + len < addr)
 		return -1;
+	b->read_bytes += len;
 	return m->read(m->ctx, addr, out, len);
 }
 
-static void read_each(const struct vt_heap_mem *m, const uint64_t *addrs, size_t n, size_t len, void *out,
-		      uint8_t *ok)
+static void read_each(const struct vt_heap_mem *m, struct vt_region_blocks *b, const uint64_t *addrs, size_t n,
+		      size_t len, void *out, uint8_t *ok)
 {
 	size_t i;
 
 	if (m->read_each) {
+		b->read_bytes += n * len;
 		m->read_each(m->ctx, addrs, n, len, out, ok);
 		return;
 	}
 	for (i = 0; i < n; i++)
-		ok[i] = read_one(m, addrs[i], (uint8_t *)out + i * len, len) == 0;
+		ok[i] = read_one(m, b, addrs[i], (uint8_t *)out + i * len, len) == 0;
 }
 
 /* Inside one of the ranges not walked?  (sorted by lo: a binary search) */
@@ -107,7 +110,7 @@ static void window_load(struct walk *w, uint64_t a, uint64_t end, uint64_t expec
 	}
 	if (!n)
 		return;
-	read_each(w->m, addrs, n, HDR, got, got_ok);
+	read_each(w->m, w->out, addrs, n, HDR, got, got_ok);
 	for (i = 0; i < n; i++) {
 		w->tried[idx[i]] = 1;
 		w->ok[idx[i]] = got_ok[i];
@@ -123,10 +126,10 @@ static bool header_at(struct walk *w, uint64_t p, uint64_t hdr[2])
 
 	if (!w->tried[i]) {
 		w->tried[i] = 1;
-		w->ok[i] = read_one(w->m, p, w->hdr[i], HDR) == 0;
+		w->ok[i] = read_one(w->m, w->out, p, w->hdr[i], HDR) == 0;
 	}
 	for (r = 1; !w->ok[i] && r < VT_HEAP_REREADS; r++)
-		w->ok[i] = read_one(w->m, p, w->hdr[i], HDR) == 0;
+		w->ok[i] = read_one(w->m, w->out, p, w->hdr[i], HDR) == 0;
 	if (!w->ok[i])
 		return false;
 	memcpy(hdr, w->hdr[i], HDR);
@@ -205,14 +208,14 @@ static void blocks_confirm(const struct vt_heap_mem *m, const struct vt_mmap_blo
 
 		for (j = 0; j < n; j++)
 			addrs[j] = b->v[i + j].addr;
-		read_each(m, addrs, n, HDR, hdr, ok);
+		read_each(m, b, addrs, n, HDR, hdr, ok);
 		for (j = 0; j < n; j++) {
 			struct vt_region_block *k = &b->v[i + j];
 			int r;
 
 			for (r = 1; (!ok[j] || vt_mmap_block_size(hdr[j], k->addr, end, o->min_size) != k->size) &&
 				    r < VT_HEAP_REREADS; r++)
-				ok[j] = read_one(m, k->addr, hdr[j], HDR) == 0;
+				ok[j] = read_one(m, b, k->addr, hdr[j], HDR) == 0;
 			if (!ok[j] || vt_mmap_block_size(hdr[j], k->addr, end, o->min_size) != k->size) {
 				b->changed++;
 				b->skipped_bytes += k->size;
@@ -229,7 +232,7 @@ static void blocks_confirm(const struct vt_heap_mem *m, const struct vt_mmap_blo
 		struct vt_region_block *k = &b->v[i];
 		size_t len = k->size - HDR < VT_BLOCK_HEAD ? (size_t)(k->size - HDR) : VT_BLOCK_HEAD;
 
-		if (read_one(m, k->addr + HDR, k->head, len) == 0)
+		if (read_one(m, b, k->addr + HDR, k->head, len) == 0)
 			k->head_len = (uint8_t)len;
 	}
 }
@@ -266,7 +269,8 @@ int vt_mmap_blocks_walk(const struct vt_heap_mem *m, uint64_t start, uint64_t en
 			out->unread_bytes += end - a;
 			break;
 		}
-		window_load(w, a, end, expect);
+		/* up to the bound page by page; past it, the one page where a header is due */
+		window_load(w, a, a < scan_end ? scan_end : a + PAGE, expect);
 		wend = w->win + w->npages * PAGE;
 		next = wend;
 		for (p = a; p < wend; p += PAGE) {
@@ -296,7 +300,12 @@ int vt_mmap_blocks_walk(const struct vt_heap_mem *m, uint64_t start, uint64_t en
 				free(w);
 				return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory keeping mmapped chunks");
 			}
-			next = expect = p + size;       /* the next window starts after the block */
+			expect = p + size;
+			if (expect < wend) {
+				p = expect - PAGE;      /* on in this window, after the block */
+				continue;
+			}
+			next = expect;                  /* the next window starts after the block */
 			break;
 		}
 		a = next;

@@ -63,6 +63,7 @@ struct vt_region_blocks {
 	unsigned changed;            /* how many such */
 	size_t dropped;              /* blocks past VT_BLOCKS_MAX, counted in other_bytes */
 	bool resident_known;         /* v[].resident came from pagemap */
+	uint64_t read_bytes;         /* bytes the walk read from the target's memory */
 };
 
 void vt_region_blocks_free(struct vt_region_blocks *b);

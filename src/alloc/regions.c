@@ -17,6 +17,7 @@
  * alloc/mmap_blocks.c walks it page by page.
  */
 #include "alloc/regions.h"
+#include "alloc/cpython.h"
 #include "alloc/mmap_blocks.h"
 #include "base/unknown.h"
 #include "proc/procfs.h"
@@ -221,6 +222,34 @@ static bool find_blocks(const struct vt_classify_ctx *ctx, struct vt_region *r)
 	return true;
 }
 
+/*
+ * CPython's object arenas inside an anonymous region of a Python process
+ * (alloc/cpython.h), attached to it: true when there is at least one.  Only
+ * with find_blocks: every resident page is read.
+ */
+static bool find_pyarenas(const struct vt_classify_ctx *ctx, struct vt_region *r)
+{
+	const struct vt_heap_mem plain = { ctx->read_mem, NULL, ctx->read_ctx, NULL };
+	const struct vt_cpython *py = ctx->python;
+	struct vt_region_pyarenas *a;
+	unsigned alignment = py && py->major == 3 && py->minor > 0 && py->minor < 8 ? 8 : 16;
+
+	if (!py || !py->is_python || !ctx->find_blocks || (!ctx->read_mem && !ctx->mem) ||
+	    vt_region_size(r) < (256u << 10))
+		return false;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return false;
+	if (vt_cpython_arenas_walk(ctx->mem ? ctx->mem : &plain, r->start, r->end, alignment, ctx->deadline_s, a,
+				   NULL) == VT_E_NOMEM || !a->arenas) {
+		free(a);
+		return false;
+	}
+	free(r->py);
+	r->py = a;
+	return true;
+}
+
 static int cmp_sp(const void *a, const void *b)
 {
 	const struct vt_thread_sp *x = a, *y = b;
@@ -284,6 +313,7 @@ static void classify_anon(struct vt_region_list *list, size_t i, const struct vt
 			  uint64_t stack_max)
 {
 	struct vt_region *r = &list->v[i];
+	bool blocks, py;
 	int tid;
 
 	if (perms_are(r, "---p")) {
@@ -297,11 +327,17 @@ static void classify_anon(struct vt_region_list *list, size_t i, const struct vt
 		set_kind(r, VT_REGION_THREAD_STACK, VT_KIND_BY_THREAD_SP |
 			 (has_guard_below(list, i) ? VT_KIND_BY_LAYOUT : 0));
 		r->owner_tid = tid > 0 ? tid : 0;
-	} else if (ctx->alloc == VT_ALLOC_GLIBC &&
-		   vt_region_size(r) >= (ctx->mmap_threshold ? ctx->mmap_threshold
-							   : VT_MMAP_THRESHOLD_MIN) &&
-		   find_blocks(ctx, r)) {
+		return;
+	}
+	/* a region may hold malloc'd blocks and CPython's arenas both: merged mmaps */
+	blocks = ctx->alloc == VT_ALLOC_GLIBC &&
+		 vt_region_size(r) >= (ctx->mmap_threshold ? ctx->mmap_threshold : VT_MMAP_THRESHOLD_MIN) &&
+		 find_blocks(ctx, r);
+	py = find_pyarenas(ctx, r);
+	if (blocks) {
 		set_kind(r, VT_REGION_MMAP_CHUNK, VT_KIND_BY_MEMORY);
+	} else if (py) {
+		set_kind(r, VT_REGION_PY_ARENAS, VT_KIND_BY_MEMORY);
 	} else if (has_guard_below(list, i) && vt_region_size(r) <= stack_max) {
 		set_kind(r, VT_REGION_THREAD_STACK, VT_KIND_BY_LAYOUT);
 	} else if (ctx->alloc == VT_ALLOC_JEMALLOC || ctx->alloc == VT_ALLOC_TCMALLOC ||
@@ -327,6 +363,8 @@ void vt_regions_classify(struct vt_region_list *list, const struct vt_classify_c
 		r->owner_tid = 0;
 		vt_region_blocks_free(r->blocks);
 		r->blocks = NULL;
+		free(r->py);
+		r->py = NULL;
 		if (classify_by_name(r) && r->kind == VT_REGION_MAIN_HEAP) {
 			a->main_heap_bytes += vt_region_size(r);
 			a->main_heap_rss = r->rss;

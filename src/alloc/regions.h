@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include "alloc/detect.h"
+#include "alloc/cpython.h"
 #include "alloc/glibc_heap.h"
 #include "base/error.h"
 #include "proc/maps.h"
@@ -75,6 +76,8 @@ struct vt_classify_ctx {
 	bool find_blocks;
 	const struct vt_heap_mem *mem;
 	double deadline_s;             /* vt_mono_s() past which block walks stop; 0: none */
+	/* a CPython interpreter: with find_blocks its object arenas are found too (alloc/cpython.h); may be NULL */
+	const struct vt_cpython *python;
 };
 
 #define VT_MMAP_THRESHOLD_MIN (128u << 10)   /* glibc DEFAULT_MMAP_THRESHOLD_MIN */

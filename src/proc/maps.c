@@ -27,6 +27,7 @@ static const struct {
 	[VT_REGION_MMAP_CHUNK] = { "mmap_chunk", "malloc'd blocks (glibc mmapped chunks)" },
 	[VT_REGION_ANON] = { "anon", "large anonymous mapping" },
 	[VT_REGION_ALLOC_OTHER] = { "allocator_other", "other allocator's memory" },
+	[VT_REGION_PY_ARENAS] = { "cpython_arenas", "CPython object arenas (not malloc's)" },
 	[VT_REGION_FILE] = { "file", "file-backed" },
 	[VT_REGION_SHMEM] = { "shmem", "shared memory" },
 	[VT_REGION_SPECIAL] = { "special", "kernel special" },
@@ -216,6 +217,7 @@ void vt_region_list_release(struct vt_region_list *list)
 	for (i = 0; i < list->n; i++) {
 		free(list->v[i].path);
 		vt_region_blocks_free(list->v[i].blocks);
+		free(list->v[i].py);
 	}
 	free(list->v);
 	list->v = NULL;

@@ -26,6 +26,7 @@ enum vt_region_kind {
 	VT_REGION_MMAP_CHUNK,      /* glibc mmapped chunk (header verified) */
 	VT_REGION_ANON,            /* large anonymous mapping, owner unknown */
 	VT_REGION_ALLOC_OTHER,     /* anonymous memory of another allocator */
+	VT_REGION_PY_ARENAS,       /* CPython's object arenas (pymalloc): not malloc's */
 	VT_REGION_FILE,            /* file-backed (binary, library, data file) */
 	VT_REGION_SHMEM,           /* shared memory: memfd, /dev/shm, SysV */
 	VT_REGION_SPECIAL,         /* [vdso] [vvar] [vsyscall] */
@@ -68,6 +69,21 @@ struct vt_region_blocks {
 
 void vt_region_blocks_free(struct vt_region_blocks *b);
 
+/*
+ * CPython's object arenas found inside a region (alloc/cpython.h): pools
+ * read from their headers, arenas counted by their index.
+ */
+struct vt_region_pyarenas {
+	uint32_t pool_size;          /* 4096 or 16384 */
+	uint32_t arena_size;         /* 256 KiB or 1 MiB */
+	uint64_t arenas;             /* distinct arena indexes whose pools lie here */
+	uint64_t pools;              /* pool headers found, in use or empty */
+	uint64_t used_pools;         /* of which with blocks in use */
+	uint64_t used_bytes;         /* blocks in use x their size class */
+	uint64_t refused_pools;      /* headers whose arena index the others contradict */
+	uint64_t unread_bytes;       /* not looked at: past the scan bound, the deadline, a read that failed */
+};
+
 struct vt_region {
 	uint64_t start, end;         /* [start, end) virtual addresses */
 	char perms[5];               /* "rw-p" */
@@ -87,6 +103,7 @@ struct vt_region {
 	int owner_tid;               /* thread whose stack this is, 0 if unknown */
 	struct vt_region_blocks *blocks;   /* allocations found inside it, NULL: none looked for
 	                                    * or none found; owned (vt_region_list_release) */
+	struct vt_region_pyarenas *py;     /* CPython's arenas inside it, NULL: none; owned */
 };
 
 /* How a kind was decided (kind_flags), so the report can state its basis. */

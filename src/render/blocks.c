@@ -131,3 +131,58 @@ bool vt_blocks_match(uint64_t found, uint64_t found_bytes, uint64_t hblks, uint6
 			 (unsigned long long)(found - hblks));
 	return false;
 }
+
+void vt_py_totals(const struct vt_region_list *list, struct vt_py_totals *out)
+{
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < list->n; i++) {
+		const struct vt_region_pyarenas *p = list->v[i].py;
+
+		if (!p)
+			continue;
+		out->mappings++;
+		out->arenas += p->arenas;
+		out->arena_bytes += p->arenas * p->arena_size;
+		out->pools += p->pools;
+		out->used_pools += p->used_pools;
+		out->used_bytes += p->used_bytes;
+		out->refused_pools += p->refused_pools;
+		out->unread_bytes += p->unread_bytes;
+		out->pool_size = p->pool_size;
+		out->arena_size = p->arena_size;
+	}
+}
+
+uint64_t vt_region_py_bytes(const struct vt_region *r)
+{
+	uint64_t b;
+
+	if (!r->py)
+		return 0;
+	b = r->py->arenas * r->py->arena_size;
+	if (r->blocks && b > r->blocks->other_bytes)
+		b = r->blocks->other_bytes;
+	if (b > vt_region_size(r))
+		b = vt_region_size(r);
+	return b;
+}
+
+json_t *vt_cpython_json(const struct vt_cpython *py, const struct vt_region_list *list, const char *why_not)
+{
+	struct vt_py_totals t;
+	char version[16];
+
+	if (!py->is_python)
+		return json_null();
+	vt_py_totals(list, &t);
+	snprintf(version, sizeof(version), "%d.%d", py->major, py->minor);
+	return json_pack("{s:o, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+			 "version", py->major ? json_string(version) : json_null(), "evidence", py->evidence,
+			 "arenas", (json_int_t)t.arenas, "arena_bytes", (json_int_t)t.arena_bytes,
+			 "arena_size_bytes", (json_int_t)t.arena_size, "pool_size_bytes", (json_int_t)t.pool_size,
+			 "pools", (json_int_t)t.pools, "used_pools", (json_int_t)t.used_pools,
+			 "used_bytes", (json_int_t)t.used_bytes, "refused_pools", (json_int_t)t.refused_pools,
+			 "mappings", (json_int_t)t.mappings, "not_counted", why_not ? json_string(why_not) : json_null());
+}

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "alloc/cpython.h"
 #include "proc/maps.h"
 
 #include <jansson.h>
@@ -41,5 +42,26 @@ json_t *vt_blocks_json(const struct vt_region_list *list);
  */
 bool vt_blocks_match(uint64_t found, uint64_t found_bytes, uint64_t hblks, uint64_t hblkhd, uint64_t min_size,
 		     char *buf, size_t cap);
+
+/* CPython's object arenas over all regions of a list (vt_region.py). */
+struct vt_py_totals {
+	uint64_t arenas, arena_bytes;     /* arena_bytes: arenas x arena size */
+	uint64_t pools, used_pools, used_bytes, refused_pools, unread_bytes;
+	uint32_t pool_size, arena_size;
+	size_t mappings;
+};
+
+void vt_py_totals(const struct vt_region_list *list, struct vt_py_totals *out);
+
+/* The bytes of a region's rest that are CPython's arenas (at most other_bytes). */
+uint64_t vt_region_py_bytes(const struct vt_region *r);
+
+/*
+ * {"version", "evidence", "arenas", "arena_bytes", "arena_size_bytes",
+ * "pool_size_bytes", "pools", "used_pools", "used_bytes", "refused_pools",
+ * "mappings", "not_counted"} for a CPython process, null for any other.
+ * why_not: why the arenas were not looked for (NULL when they were).
+ */
+json_t *vt_cpython_json(const struct vt_cpython *py, const struct vt_region_list *list, const char *why_not);
 
 #endif

@@ -248,6 +248,27 @@ static void read_allocator(struct reader *rd, struct vt_sample *s, const char *e
 		section_ok(&s->alloc_st);
 }
 
+/* A CPython process whose arenas were not counted: why. */
+static void python_why(struct vt_sample *s, const struct vt_classify_ctx *ctx)
+{
+	size_t i;
+
+	s->python_why[0] = 0;
+	if (!s->python.is_python)
+		return;
+	for (i = 0; i < s->regions.n; i++)
+		if (s->regions.v[i].py)
+			return;
+	if (!ctx->read_mem)
+		snprintf(s->python_why, sizeof(s->python_why), "its memory was not read (%.150s)",
+			 s->memory_st.reason[0] ? s->memory_st.reason : "process_vm_readv refused");
+	else if (!ctx->find_blocks)
+		snprintf(s->python_why, sizeof(s->python_why), "not looked for in a light sample (--light)");
+	else
+		snprintf(s->python_why, sizeof(s->python_why), "no pool header checked in its anonymous mappings "
+			 "(a pool layout vitals does not know, or pymalloc turned off: PYTHONMALLOC=malloc)");
+}
+
 #define BLOCKS_WALK_S 2.0          /* the walk for malloc'd blocks, all mappings together */
 
 static void classify(struct reader *rd, struct vt_sample *s, const struct vt_sample_opts *opts,
@@ -280,9 +301,12 @@ static void classify(struct reader *rd, struct vt_sample *s, const struct vt_sam
 	ctx.threads = sps;
 	ctx.n_threads = n_sps;
 	ctx.mmap_threshold = mmap_threshold;
+	vt_cpython_detect(&s->regions, &s->python);
+	ctx.python = &s->python;
 	vt_regions_classify(&s->regions, &ctx, &s->arenas);
 	if (target.pagemap_fd >= 0)
 		close(target.pagemap_fd);
+	python_why(s, &ctx);
 }
 
 /* ---- the maps memo (sample.h: why its key is enough) ---- */

@@ -41,7 +41,7 @@ void vt_cpython_detect(const struct vt_region_list *maps, struct vt_cpython *out
 	memset(out, 0, sizeof(*out));
 	for (i = 0; maps && i < maps->n; i++) {
 		const char *path = maps->v[i].path, *base = path ? strrchr(path, '/') : NULL;
-		int major, minor;
+		int major = 0, minor = 0;
 
 		if (!base || maps->v[i].inode == 0)
 			continue;
@@ -56,7 +56,7 @@ void vt_cpython_detect(const struct vt_region_list *maps, struct vt_cpython *out
 		if (!out->is_python && (name_version(base, "python", &major, &minor) || !strcmp(base, "python3") ||
 					!strcmp(base, "python"))) {
 			out->is_python = true;
-			out->major = !strcmp(base, "python3") ? 3 : major;
+			out->major = major;      /* 0: "python3" says no minor version */
 			out->minor = minor;
 			snprintf(out->evidence, sizeof(out->evidence), "its executable is %.120s", base);
 		}

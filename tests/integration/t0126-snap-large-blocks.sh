@@ -7,6 +7,7 @@
 # block is found at its address with its exact size, none is invented, the
 # program's own mappings are never called a block, and the shape of each
 # block's first bytes is the one the target wrote.
+# sanitizer: the page-by-page walk of merged mappings, its batched reads and its block lists
 . "$(dirname "$0")/lib.sh"
 
 start_target big_blocks --seconds 60
@@ -70,6 +71,9 @@ for name, mb in (("snap", snap["malloc_blocks"]), ("heap", heap["malloc_blocks"]
             assert a + b["size_bytes"] <= s or a >= e, (name, "own mapping taken for a block", hex(a))
     assert mb["count"] == len(truth) and mb["bytes"] == sum(b["size"] for b in truth.values()), mb
     print("%s: all %d blocks found, sizes exact, none invented" % (name, len(truth)))
+
+# not a Python process: no CPython section
+assert snap["cpython"] is None, snap["cpython"]
 
 # heap holds them against mallinfo2
 mi = heap["mallinfo2"]

@@ -19,6 +19,7 @@
 #include "alloc/regions.h"
 #include "alloc/cpython.h"
 #include "alloc/mmap_blocks.h"
+#include "base/clock.h"
 #include "base/unknown.h"
 #include "proc/procfs.h"
 
@@ -27,6 +28,7 @@
 
 #define GUARD_MAX (1ull << 20)          /* a ---p run this small below rw-p is a guard */
 #define MAX_WHOLE_HEAPS 1024            /* 64 GiB of whole heaps checked per region */
+#define WALK_FIRST_MAX (64ull << 20)    /* mappings walked in the first pass */
 
 static bool is_anon(const struct vt_region *r)
 {
@@ -376,9 +378,24 @@ void vt_regions_classify(struct vt_region_list *list, const struct vt_classify_c
 		find_arena_heaps(list, ctx, a);
 	/* Stacks first (their guards sit below them), then everything else. */
 	stack_max = layout_stack_max(list, ctx);
+	/*
+	 * The smaller mappings first: the walks for blocks and arenas share one
+	 * time bound, and one huge mapping walked first would leave none for
+	 * the many small ones where CPython's arenas and most blocks live.
+	 */
+	for (i = 0; i < list->n; i++)
+		if (list->v[i].kind == VT_REGION_OTHER && is_anon(&list->v[i]) &&
+		    vt_region_size(&list->v[i]) <= WALK_FIRST_MAX)
+			classify_anon(list, i, ctx, stack_max);
 	for (i = 0; i < list->n; i++)
 		if (list->v[i].kind == VT_REGION_OTHER && is_anon(&list->v[i]))
 			classify_anon(list, i, ctx, stack_max);
+	for (i = 0; ctx->deadline_s > 0 && i < list->n; i++)
+		if ((list->v[i].blocks && list->v[i].blocks->unread_bytes) ||
+		    (list->v[i].py && list->v[i].py->unread_bytes))
+			a->walks_cut = true;
+	if (ctx->deadline_s > 0 && vt_mono_s() > ctx->deadline_s)
+		a->walks_cut = true;
 	for (i = 0; i + 1 < list->n; i++) {
 		struct vt_region *g = &list->v[i];
 		if (g->kind == VT_REGION_OTHER && is_anon(g) && perms_are(g, "---p") &&

@@ -40,6 +40,7 @@ struct vt_arena_summary {
 	uint64_t swap_bytes;       /* swapped, VT_NA without smaps */
 	uint64_t main_heap_bytes;  /* [heap] size, 0 if none */
 	uint64_t main_heap_rss;    /* [heap] resident, VT_NA without smaps */
+	bool walks_cut;            /* a walk for blocks or CPython arenas left pages unread (time or scan bound) */
 };
 
 /* Read target memory; NULL when memory may not be read (fixtures, no permission). */

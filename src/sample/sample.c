@@ -248,6 +248,8 @@ static void read_allocator(struct reader *rd, struct vt_sample *s, const char *e
 		section_ok(&s->alloc_st);
 }
 
+#define BLOCKS_WALK_S 2.0          /* the walk for malloc'd blocks, all mappings together */
+
 /* A CPython process whose arenas were not counted: why. */
 static void python_why(struct vt_sample *s, const struct vt_classify_ctx *ctx)
 {
@@ -264,12 +266,14 @@ static void python_why(struct vt_sample *s, const struct vt_classify_ctx *ctx)
 			 s->memory_st.reason[0] ? s->memory_st.reason : "process_vm_readv refused");
 	else if (!ctx->find_blocks)
 		snprintf(s->python_why, sizeof(s->python_why), "not looked for in a light sample (--light)");
+	else if (s->arenas.walks_cut)
+		snprintf(s->python_why, sizeof(s->python_why), "no pool header found in the pages read before the "
+			 "walk's bound (%.0f s, %llu GiB a mapping); the rest were not read", BLOCKS_WALK_S,
+			 (unsigned long long)(VT_HEAP_MMAP_SCAN_MAX >> 30));
 	else
 		snprintf(s->python_why, sizeof(s->python_why), "no pool header checked in its anonymous mappings "
 			 "(a pool layout vitals does not know, or pymalloc turned off: PYTHONMALLOC=malloc)");
 }
-
-#define BLOCKS_WALK_S 2.0          /* the walk for malloc'd blocks, all mappings together */
 
 static void classify(struct reader *rd, struct vt_sample *s, const struct vt_sample_opts *opts,
 		     const struct vt_thread_sp *sps, size_t n_sps, uint64_t mmap_threshold)

@@ -544,6 +544,50 @@ static void print_listen(FILE *out, const struct vt_sample *s)
 	fputc('\n', out);
 }
 
+/* The malloc'd blocks and CPython's arenas, against RssAnon: how many lines it said. */
+static int reading_blocks(FILE *out, const struct vt_sample *s)
+{
+	const struct vt_region_block *largest = NULL;
+	uint64_t n = 0, bytes = 0, res = 0;
+	bool res_known = true;
+	struct vt_py_totals py;
+	char a[32], b[32], c[32];
+	int lines = 0;
+	size_t i, j;
+
+	for (i = 0; i < s->regions.n; i++)
+		for (j = 0; s->regions.v[i].blocks && j < s->regions.v[i].blocks->n; j++) {
+			const struct vt_region_block *k = &s->regions.v[i].blocks->v[j];
+
+			n++;
+			bytes += k->size;
+			if (vt_known(k->resident))
+				res += k->resident;
+			else
+				res_known = false;
+			if (!largest || k->size > largest->size)
+				largest = k;
+		}
+	if (n) {
+		fprintf(out, "  - %llu malloc'd block%s hold%s %s", (unsigned long long)n, n == 1 ? "" : "s",
+			n == 1 ? "s" : "", vt_fmt_bytes(bytes, a, sizeof(a)));
+		if (res_known && vt_known(s->status.rss_anon) && s->status.rss_anon)
+			fprintf(out, ", %s resident (%.0f%% of RssAnon)", vt_fmt_bytes(res, b, sizeof(b)),
+				100.0 * (double)res / (double)s->status.rss_anon);
+		fprintf(out, ": single allocations, not arenas; the largest %s at %012llx\n",
+			vt_fmt_bytes(largest->size, c, sizeof(c)), (unsigned long long)largest->addr);
+		lines++;
+	}
+	vt_py_totals(&s->regions, &py);
+	if (py.arenas) {
+		fprintf(out, "  - CPython's %llu object arenas hold %s, %s of it in use by objects: not malloc's, so "
+			"mallinfo2 and census do not see them\n", (unsigned long long)py.arenas,
+			vt_fmt_bytes(py.arena_bytes, a, sizeof(a)), vt_fmt_bytes(py.used_bytes, b, sizeof(b)));
+		lines++;
+	}
+	return lines;
+}
+
 /* A few plain sentences on what the figures say, each with its numbers. */
 static void print_reading(FILE *out, const struct vt_sample *s)
 {
@@ -581,6 +625,7 @@ static void print_reading(FILE *out, const struct vt_sample *s)
 			fprintf(out, "    each arena keeps the memory its threads freed: how much of this is live\n"
 				"    data and how much is free-but-held takes the allocator's own figures (mallinfo2)\n"), lines++;
 	}
+	lines += reading_blocks(out, s);
 	if (vt_known(s->cgroup.limit) && !s->cgroup.limit_is_max && s->cgroup.limit &&
 	    vt_known(s->cgroup.usage)) {
 		fprintf(out, "  - the cgroup is at %.1f%% of its %s limit (%s)\n",

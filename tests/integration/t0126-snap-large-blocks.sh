@@ -90,6 +90,8 @@ check "snap text names the blocks" grep -q "malloc'd block, 128 MiB" "$WORK/snap
 check "snap text names the 93 MiB blocks" test "$(grep -c "malloc'd block, 93.0 MiB" "$WORK/snap.txt")" -eq 3
 check "snap text says what the rest of the 535 MiB mapping is" \
 	grep -q "(535 MiB): 5 blocks, 535 MiB; rest of the mapping: 8.0 KiB other anonymous memory" "$WORK/snap.txt"
+check "snap's reading counts the blocks as single allocations" \
+	grep -q "7 malloc'd blocks hold 791 MiB, .* resident (.*% of RssAnon): single allocations, not arenas" "$WORK/snap.txt"
 check "snap text never shows a block's content" test -z "$(grep -e alice -e orders "$WORK/snap.txt")"
 vitals heap "$TPID" >"$WORK/heap.txt"
 check "heap text exits 0" test $? -eq 0

@@ -66,6 +66,8 @@ PY
 	grep -A1 '^CPYTHON' "$WORK/snap.txt"
 	check "$py: snap text names the arenas" grep -q "CPython object arenas: [0-9]* arenas" "$WORK/snap.txt"
 	check "$py: snap text says they are not malloc's" grep -q "not malloc's: CPython's allocator" "$WORK/snap.txt"
+	check "$py: snap's reading names the arenas beside RssAnon" \
+		grep -q "CPython's [0-9]* object arenas hold .* in use by objects: not malloc's" "$WORK/snap.txt"
 
 	vitals snap --no-memory --json "$TPID" >"$WORK/nomem.json"
 	check "$py: snap --no-memory exits 0" test $? -eq 0

@@ -276,8 +276,12 @@ int vt_mmap_blocks_walk(const struct vt_heap_mem *m, uint64_t start, uint64_t en
 		for (p = a; p < wend; p += PAGE) {
 			size_t i = (size_t)((p - w->win) / PAGE);
 
-			if (excluded(w, p) || (!w->tried[i] && p != expect)) {
-				out->other_bytes += PAGE;   /* an arena heap's, or never touched: no header there */
+			if (excluded(w, p)) {
+				out->excluded_bytes += PAGE;
+				continue;
+			}
+			if (!w->tried[i] && p != expect) {
+				out->other_bytes += PAGE;   /* never touched: no header there */
 				continue;
 			}
 			if (!header_at(w, p, hdr)) {

@@ -48,7 +48,8 @@
 
 struct vt_mmap_blocks_opts {
 	uint64_t min_size;               /* smallest block (the mmap threshold floor); 0: one page */
-	const uint64_t (*exclude)[2];    /* [lo, hi) ranges not walked (arena heaps), sorted by lo; may be NULL */
+	const uint64_t (*exclude)[2];    /* [lo, hi) ranges not walked (arena heaps: counted in
+	                                  * excluded_bytes), sorted by lo, not overlapping; may be NULL */
 	size_t nexclude;
 	bool heads;                      /* read each block's first VT_BLOCK_HEAD bytes */
 	bool chained_only;               /* only headers chained from the start: no page stepping (cheap) */

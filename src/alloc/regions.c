@@ -133,7 +133,7 @@ static void add_region_rss(struct vt_arena_summary *a, const struct vt_region *r
  */
 static int heaps_in_region(const struct vt_region *rw, const struct vt_region *tail,
 			   const struct vt_classify_ctx *ctx, struct vt_arena_summary *a,
-			   uint32_t *flags)
+			   uint32_t *flags, uint64_t (*at)[2], size_t *nat)
 {
 	uint64_t first = (rw->start + VT_HEAP_MAX_SIZE - 1) & ~(VT_HEAP_MAX_SIZE - 1);
 	uint64_t last = rw->end & ~(VT_HEAP_MAX_SIZE - 1);   /* start of a partial heap */
@@ -152,6 +152,8 @@ static int heaps_in_region(const struct vt_region *rw, const struct vt_region *t
 			continue;
 		*flags |= VT_KIND_BY_MEMORY;
 		add_heap(a, v, VT_HEAP_MAX_SIZE);
+		at[*nat][0] = addr;
+		at[(*nat)++][1] = addr + VT_HEAP_MAX_SIZE;
 		found++;
 	}
 	/* A partial heap at the end, its ---p reservation right after.  Its
@@ -165,16 +167,22 @@ static int heaps_in_region(const struct vt_region *rw, const struct vt_region *t
 		if (v != HEAP_NOT) {
 			*flags |= VT_KIND_BY_LAYOUT | (v == HEAP_UNREAD ? 0 : VT_KIND_BY_MEMORY);
 			add_heap(a, v, rw->end - last);
+			at[*nat][0] = last;
+			at[(*nat)++][1] = rw->end;
 			found++;
 		}
 	}
 	return found;
 }
 
+static bool find_blocks_in(const struct vt_classify_ctx *ctx, struct vt_region *r, const uint64_t (*excl)[2],
+			   size_t nexcl);
+
 static void find_arena_heaps(struct vt_region_list *list, const struct vt_classify_ctx *ctx,
 			     struct vt_arena_summary *a)
 {
-	size_t i;
+	uint64_t at[MAX_WHOLE_HEAPS + 1][2];   /* the heaps of one region (16 KiB) */
+	size_t i, nat;
 
 	for (i = 0; i < list->n; i++) {
 		struct vt_region *rw = &list->v[i], *tail = i + 1 < list->n ? &list->v[i + 1] : NULL;
@@ -182,10 +190,14 @@ static void find_arena_heaps(struct vt_region_list *list, const struct vt_classi
 
 		if (!is_anon(rw) || !perms_are(rw, "rw-p") || rw->kind != VT_REGION_OTHER)
 			continue;
-		if (!heaps_in_region(rw, tail, ctx, a, &flags))
+		nat = 0;
+		if (!heaps_in_region(rw, tail, ctx, a, &flags, at, &nat))
 			continue;
 		add_region_rss(a, rw);
 		set_kind(rw, VT_REGION_ARENA_HEAP, flags);
+		/* malloc'd blocks merged with the heaps: below the first, above a whole last one */
+		if (ctx->find_blocks && nat && (at[0][0] > rw->start || at[nat - 1][1] < rw->end))
+			find_blocks_in(ctx, rw, (const uint64_t (*)[2])at, nat);
 		if (tail && tail->start == rw->end && is_anon(tail) && perms_are(tail, "---p") &&
 		    tail->end % VT_HEAP_MAX_SIZE == 0)
 			set_kind(tail, VT_REGION_ARENA_RESERVE, flags);
@@ -199,12 +211,21 @@ static void find_arena_heaps(struct vt_region_list *list, const struct vt_classi
  */
 static bool find_blocks(const struct vt_classify_ctx *ctx, struct vt_region *r)
 {
+	return find_blocks_in(ctx, r, NULL, 0);
+}
+
+/* The same, the ranges excl (sorted: arena heaps merged into the region) left out. */
+static bool find_blocks_in(const struct vt_classify_ctx *ctx, struct vt_region *r, const uint64_t (*excl)[2],
+			   size_t nexcl)
+{
 	const struct vt_heap_mem plain = { ctx->read_mem, NULL, ctx->read_ctx, NULL };
 	struct vt_mmap_blocks_opts o = {
 		.min_size = ctx->mmap_threshold ? ctx->mmap_threshold : VT_MMAP_THRESHOLD_MIN,
 		.heads = ctx->find_blocks,
 		.chained_only = !ctx->find_blocks,
 		.deadline_s = ctx->deadline_s,
+		.exclude = excl,
+		.nexclude = nexcl,
 	};
 	struct vt_region_blocks *b;
 

@@ -52,7 +52,7 @@ struct vt_region_block {
 
 /*
  * The blocks found in a region, and what the rest of it is.  The bytes of
- * the region are blocks + other + unread + skipped.
+ * the region are blocks + other + unread + skipped + excluded.
  */
 struct vt_region_blocks {
 	size_t n, cap;
@@ -61,6 +61,7 @@ struct vt_region_blocks {
 	uint64_t other_bytes;        /* pages looked at that hold no block header nor lie in a block */
 	uint64_t unread_bytes;       /* pages never looked at: past the scan bound, or a read that failed */
 	uint64_t skipped_bytes;      /* blocks whose header changed under the walk, dropped */
+	uint64_t excluded_bytes;     /* glibc arena heaps merged into the region: not walked */
 	unsigned changed;            /* how many such */
 	size_t dropped;              /* blocks past VT_BLOCKS_MAX, counted in other_bytes */
 	bool resident_known;         /* v[].resident came from pagemap */

@@ -97,10 +97,12 @@ json_t *vt_blocks_json(const struct vt_region_list *list)
 		bytes += b->block_bytes;
 		snprintf(addr[0], sizeof(addr[0]), "0x%llx", (unsigned long long)g->start);
 		snprintf(addr[1], sizeof(addr[1]), "0x%llx", (unsigned long long)g->end);
-		json_array_append_new(maps, json_pack("{s:s, s:s, s:I, s:o, s:I, s:I, s:i, s:I, s:I}", "start", addr[0],
-			"end", addr[1], "size_bytes", (json_int_t)vt_region_size(g), "blocks", blocks,
-			"other_bytes", (json_int_t)b->other_bytes, "unread_bytes", (json_int_t)b->unread_bytes,
-			"changed", (int)b->changed, "skipped_bytes", (json_int_t)b->skipped_bytes,
+		json_array_append_new(maps, json_pack("{s:s, s:s, s:I, s:o, s:I, s:I, s:I, s:i, s:I, s:I, s:I}", "start",
+			addr[0], "end", addr[1], "size_bytes", (json_int_t)vt_region_size(g), "blocks", blocks,
+			"other_bytes", (json_int_t)(b->other_bytes - vt_region_py_bytes(g)),
+			"cpython_arena_bytes", (json_int_t)vt_region_py_bytes(g),
+			"arena_heap_bytes", (json_int_t)b->excluded_bytes, "changed", (int)b->changed,
+			"unread_bytes", (json_int_t)b->unread_bytes, "skipped_bytes", (json_int_t)b->skipped_bytes,
 			"not_kept", (json_int_t)b->dropped));
 	}
 	return json_pack("{s:I, s:I, s:o}", "count", (json_int_t)count, "bytes", (json_int_t)bytes, "mappings", maps);
@@ -114,6 +116,10 @@ bool vt_blocks_match(uint64_t found, uint64_t found_bytes, uint64_t hblks, uint6
 	vt_fmt_bytes(found_bytes, a, sizeof(a));
 	vt_fmt_bytes(hblkhd, b, sizeof(b));
 	vt_fmt_bytes(min_size, m, sizeof(m));
+	if (!found && !hblks) {
+		snprintf(buf, cap, "no malloc'd block, and mallinfo2 counts none (hblks 0)");
+		return true;
+	}
 	if (found == hblks && found_bytes == hblkhd) {
 		snprintf(buf, cap, "all %llu blocks found: %s, as mallinfo2 counts them (hblks %llu, hblkhd %s)",
 			 (unsigned long long)found, a, (unsigned long long)hblks, b);

@@ -364,6 +364,8 @@ static void print_rest(FILE *out, const struct vt_region *g)
 	char x[32], y[32];
 
 	fprintf(out, "rest of the mapping: ");
+	if (b->excluded_bytes)
+		fprintf(out, "%s glibc arena heap, ", vt_fmt_bytes(b->excluded_bytes, y, sizeof(y)));
 	if (py)
 		fprintf(out, "%s CPython object arenas (%llu), ", vt_fmt_bytes(py, y, sizeof(y)),
 			(unsigned long long)g->py->arenas);

@@ -48,7 +48,8 @@ for name, mb in (("snap", snap["malloc_blocks"]), ("heap", heap["malloc_blocks"]
             assert lo <= a and a + b["size_bytes"] <= hi, (name, b, m)
             found[a] = b
         in_blocks = sum(b["size_bytes"] for b in m["blocks"])
-        assert in_blocks + m["other_bytes"] + m["unread_bytes"] + m["skipped_bytes"] == hi - lo, (name, m)
+        assert in_blocks + m["other_bytes"] + m["cpython_arena_bytes"] + m["arena_heap_bytes"] + \
+            m["unread_bytes"] + m["skipped_bytes"] == hi - lo, (name, m)
         print("%s: mapping %x (%.1f MiB): %d blocks, rest %d bytes other, %d unread" %
               (name, lo, (hi - lo) / 2**20, len(m["blocks"]), m["other_bytes"], m["unread_bytes"]))
     # every block of the truth, at its address, with its exact size

@@ -7,13 +7,18 @@
  * bins check (so that the walk starts) with its top, fast bins and size
  * taken from the input, a [heap] mapping holding the input, and the same
  * bytes again as an anonymous mapping (mmapped chunks).  Every walk must end,
- * read nothing outside the mappings, and never crash.
+ * read nothing outside the mappings, and never crash.  The anonymous
+ * mapping is also walked as snap walks it: for malloc'd blocks with their
+ * first bytes (alloc/mmap_blocks.h) and for CPython's pool headers
+ * (alloc/cpython.h), whose figures must add up to the mapping.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc/cpython.h"
 #include "alloc/glibc_heap.h"
+#include "alloc/mmap_blocks.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -120,5 +125,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		vt_heap_walk_mallinfo(&w, &mi);
 	}
 	vt_heap_walk_release(&w);
+	{
+		struct vt_mmap_blocks_opts bo = { .min_size = 4096, .heads = true, .chained_only = v[0] & 4 };
+		struct vt_region_pyarenas py;
+		struct vt_region_blocks b;
+
+		if (vt_mmap_blocks_walk(&mem, regions[1].start, regions[1].end, &bo, &b, NULL) == VT_OK &&
+		    b.block_bytes + b.other_bytes + b.unread_bytes + b.skipped_bytes != regions[1].end - regions[1].start)
+			abort();
+		for (i = 0; i < b.n; i++)
+			if (b.v[i].addr < regions[1].start || b.v[i].addr + b.v[i].size > regions[1].end)
+				abort();
+		free(b.v);
+		if (vt_cpython_arenas_walk(&mem, regions[1].start, regions[1].end, v[0] & 8 ? 8 : 16, 0, &py, NULL) ==
+			    VT_OK &&
+		    py.pools + py.refused_pools > (regions[1].end - regions[1].start) / 4096)
+			abort();
+	}
 	return 0;
 }

@@ -9,6 +9,7 @@
  * size, ... }.
  */
 #include "alloc/glibc_heap.h"
+#include "alloc/mmap_blocks.h"
 
 #include "base/clock.h"
 
@@ -678,82 +679,66 @@ static void walk_main(struct walker *k)
 	aw->heaps = 1;
 }
 
-static bool in_arena_heap(const struct walker *k, uint64_t a)
+static int cmp_range(const void *a, const void *b)
 {
-	size_t i;
+	const uint64_t *x = a, *y = b;
 
-	for (i = 0; i < k->nheaps; i++)
-		if (a >= k->heaps[i] && a < k->heaps[i] + HEAP_MAX)
-			return true;
-	return false;
-}
-
-/* The chunk mmapped alone that starts at a, if one does: its size. */
-static uint64_t mmapped_at(struct walker *k, uint64_t a, uint64_t end)
-{
-	uint64_t hdr[2], csize;
-
-	if (mem_read(k->m, a, hdr, sizeof(hdr)))
-		return 0;
-	k->w->read_bytes += sizeof(hdr);
-	csize = hdr[1] & ~SIZE_BITS;
-	if (hdr[0] || (hdr[1] & SIZE_BITS) != IS_MMAPPED || !csize || (csize & (VT_HEAP_PAGE - 1)) || csize > end - a)
-		return 0;
-	return csize;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
 /*
- * Chunks mmapped alone: a resident page of an anonymous mapping, outside the
- * arenas' heaps, that starts with a header (prev_size 0, IS_MMAPPED alone, a
- * whole number of pages).  Neighbouring anonymous mappings merge, so every
- * page is a candidate, not only a mapping's first; but in a mapping larger
- * than VT_HEAP_MMAP_SCAN_MAX (a runtime's or a sanitizer's reservation of
- * terabytes) only the chunks chained from its first page are.
+ * Chunks mmapped alone, found by the one walker of alloc/mmap_blocks.h in
+ * every anonymous read-write mapping, the arenas' heaps left out: any page
+ * may start one (neighbouring mappings merge), and in a mapping larger than
+ * VT_HEAP_MMAP_SCAN_MAX (a runtime's or a sanitizer's reservation of
+ * terabytes) pages are stepped over up to that bound and only chained
+ * headers followed past it.  Any page-multiple size counts here, as
+ * mallinfo2's hblks does.
  */
 static void walk_mmapped(struct walker *k)
 {
 	struct vt_heap_walk *w = k->w;
-	uint8_t present[VT_HEAP_WINDOW / VT_HEAP_PAGE];
-	uint64_t block = 0;           /* present[] is of the pages from here */
-	size_t i;
+	uint64_t (*excl)[2] = k->nheaps ? calloc(k->nheaps, sizeof(*excl)) : NULL;
+	struct vt_mmap_blocks_opts bo = { .min_size = VT_HEAP_PAGE, .deadline_s = k->o->deadline_s };
+	size_t i, j;
 
+	for (i = 0; excl && i < k->nheaps; i++) {
+		excl[i][0] = k->heaps[i];
+		excl[i][1] = k->heaps[i] + HEAP_MAX;
+	}
+	if (excl) {
+		qsort(excl, k->nheaps, sizeof(*excl), cmp_range);
+		bo.exclude = (const uint64_t (*)[2])excl;
+		bo.nexclude = k->nheaps;
+	}
 	for (i = 0; k->o->maps && i < k->o->maps->n; i++) {
 		const struct vt_region *r = &k->o->maps->v[i];
-		uint64_t a = r->start, scan_end;
+		struct vt_region_blocks b;
+		int rc;
 
 		if ((r->path && r->path[0]) || strncmp(r->perms, "rw", 2))
 			continue;
-		scan_end = r->end - r->start > VT_HEAP_MMAP_SCAN_MAX ? r->start + VT_HEAP_PAGE : r->end;
-		block = 0;
-		while (a + CHUNK_HDR <= r->end) {
-			struct vt_chunk_piece tmpl = { .chunk = a, .kind = VT_CHUNK_MMAPPED, .arena = w->narenas };
-			uint64_t csize, res, whole, npages = sizeof(present);
+		if (late(k))
+			break;
+		rc = vt_mmap_blocks_walk(k->m, r->start, r->end, &bo, &b, NULL);
+		w->read_bytes += b.read_bytes;
+		for (j = 0; j < b.n; j++) {
+			struct vt_chunk_piece tmpl = { .chunk = b.v[j].addr, .size = b.v[j].size,
+						       .kind = VT_CHUNK_MMAPPED, .arena = w->narenas };
+			uint64_t res, whole, a = b.v[j].addr;
 
-			if (!block || a < block || a >= block + npages * VT_HEAP_PAGE) {
-				if (late(k))
-					return;
-				block = a;
-				if (npages > (r->end - a) / VT_HEAP_PAGE)
-					npages = (r->end - a) / VT_HEAP_PAGE;
-				if (!k->m->resident || k->m->resident(k->m->ctx, block, (size_t)npages, present))
-					memset(present, 1, sizeof(present));
-			}
-			if (in_arena_heap(k, a) || !present[(a - block) / VT_HEAP_PAGE] || !(csize = mmapped_at(k, a, r->end))) {
-				a += VT_HEAP_PAGE;
-				if (a >= scan_end)
-					break;      /* a huge reservation: only the chunks chained from its start */
-				continue;
-			}
-			tmpl.size = csize;
 			w->mmapped_chunks++;
-			w->mmapped_bytes += csize;
-			resident_of(k, a, a + csize, &res, NULL, &whole);
+			w->mmapped_bytes += b.v[j].size;
+			resident_of(k, a, a + b.v[j].size, &res, NULL, &whole);
 			w->mmapped_resident += res;
-			if (visit_content(k, &tmpl, a + CHUNK_HDR, a + csize, r->end))
+			if (visit_content(k, &tmpl, a + CHUNK_HDR, a + b.v[j].size, r->end))
 				break;
-			a += csize;
 		}
+		free(b.v);
+		if (rc == VT_E_TIMEOUT)
+			k->late = true;
 	}
+	free(excl);
 }
 
 void vt_heap_walk_release(struct vt_heap_walk *w)

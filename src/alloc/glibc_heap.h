@@ -68,6 +68,12 @@ struct vt_heap_mem {
 	 */
 	int (*resident)(void *ctx, uint64_t addr, size_t npages, uint8_t *present);
 	void *ctx;
+	/*
+	 * may be NULL (read is called for each): n stretches of len bytes, the
+	 * i-th at addrs[i] into out + i * len, in one go; ok[i] 1 when it was
+	 * read, 0 when not
+	 */
+	void (*read_each)(void *ctx, const uint64_t *addrs, size_t n, size_t len, void *out, uint8_t *ok);
 };
 
 enum vt_chunk_kind {

@@ -13,19 +13,22 @@
  *     size | IS_MMAPPED (0x2), and prev_size + size is the mapping length;
  *   - thread stacks are mapped with the guard at the low end (stacks grow down).
  * The kernel merges adjacent anonymous mappings with equal flags, so one
- * rw-p region may hold several mmapped chunks: they are walked header by header.
+ * rw-p region may hold several mmapped chunks and other memory beside them:
+ * alloc/mmap_blocks.c walks it page by page.
  */
 #include "alloc/regions.h"
+#include "alloc/cpython.h"
+#include "alloc/mmap_blocks.h"
+#include "base/clock.h"
 #include "base/unknown.h"
 #include "proc/procfs.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define IS_MMAPPED 0x2ull
 #define GUARD_MAX (1ull << 20)          /* a ---p run this small below rw-p is a guard */
-#define CHUNK_WALK_MAX 4096             /* headers read per region at most */
 #define MAX_WHOLE_HEAPS 1024            /* 64 GiB of whole heaps checked per region */
+#define WALK_FIRST_MAX (64ull << 20)    /* mappings walked in the first pass */
 
 static bool is_anon(const struct vt_region *r)
 {
@@ -130,7 +133,7 @@ static void add_region_rss(struct vt_arena_summary *a, const struct vt_region *r
  */
 static int heaps_in_region(const struct vt_region *rw, const struct vt_region *tail,
 			   const struct vt_classify_ctx *ctx, struct vt_arena_summary *a,
-			   uint32_t *flags)
+			   uint32_t *flags, uint64_t (*at)[2], size_t *nat)
 {
 	uint64_t first = (rw->start + VT_HEAP_MAX_SIZE - 1) & ~(VT_HEAP_MAX_SIZE - 1);
 	uint64_t last = rw->end & ~(VT_HEAP_MAX_SIZE - 1);   /* start of a partial heap */
@@ -149,6 +152,8 @@ static int heaps_in_region(const struct vt_region *rw, const struct vt_region *t
 			continue;
 		*flags |= VT_KIND_BY_MEMORY;
 		add_heap(a, v, VT_HEAP_MAX_SIZE);
+		at[*nat][0] = addr;
+		at[(*nat)++][1] = addr + VT_HEAP_MAX_SIZE;
 		found++;
 	}
 	/* A partial heap at the end, its ---p reservation right after.  Its
@@ -162,16 +167,22 @@ static int heaps_in_region(const struct vt_region *rw, const struct vt_region *t
 		if (v != HEAP_NOT) {
 			*flags |= VT_KIND_BY_LAYOUT | (v == HEAP_UNREAD ? 0 : VT_KIND_BY_MEMORY);
 			add_heap(a, v, rw->end - last);
+			at[*nat][0] = last;
+			at[(*nat)++][1] = rw->end;
 			found++;
 		}
 	}
 	return found;
 }
 
+static bool find_blocks_in(const struct vt_classify_ctx *ctx, struct vt_region *r, const uint64_t (*excl)[2],
+			   size_t nexcl);
+
 static void find_arena_heaps(struct vt_region_list *list, const struct vt_classify_ctx *ctx,
 			     struct vt_arena_summary *a)
 {
-	size_t i;
+	uint64_t at[MAX_WHOLE_HEAPS + 1][2];   /* the heaps of one region (16 KiB) */
+	size_t i, nat;
 
 	for (i = 0; i < list->n; i++) {
 		struct vt_region *rw = &list->v[i], *tail = i + 1 < list->n ? &list->v[i + 1] : NULL;
@@ -179,10 +190,14 @@ static void find_arena_heaps(struct vt_region_list *list, const struct vt_classi
 
 		if (!is_anon(rw) || !perms_are(rw, "rw-p") || rw->kind != VT_REGION_OTHER)
 			continue;
-		if (!heaps_in_region(rw, tail, ctx, a, &flags))
+		nat = 0;
+		if (!heaps_in_region(rw, tail, ctx, a, &flags, at, &nat))
 			continue;
 		add_region_rss(a, rw);
 		set_kind(rw, VT_REGION_ARENA_HEAP, flags);
+		/* malloc'd blocks merged with the heaps: below the first, above a whole last one */
+		if (ctx->find_blocks && nat && (at[0][0] > rw->start || at[nat - 1][1] < rw->end))
+			find_blocks_in(ctx, rw, (const uint64_t (*)[2])at, nat);
 		if (tail && tail->start == rw->end && is_anon(tail) && perms_are(tail, "---p") &&
 		    tail->end % VT_HEAP_MAX_SIZE == 0)
 			set_kind(tail, VT_REGION_ARENA_RESERVE, flags);
@@ -190,26 +205,72 @@ static void find_arena_heaps(struct vt_region_list *list, const struct vt_classi
 	a->verified = a->heaps > 0 && a->arenas >= 0;
 }
 
-/* Walk mmapped-chunk headers through a region; true if they tile it exactly. */
-static bool is_mmapped_chunks(const struct vt_classify_ctx *ctx, const struct vt_region *r)
+/*
+ * The malloc'd blocks inside an anonymous region (alloc/mmap_blocks.h),
+ * attached to it: true when there is at least one.
+ */
+static bool find_blocks(const struct vt_classify_ctx *ctx, struct vt_region *r)
 {
-	uint64_t addr = r->start, hdr[2];
-	int n;
+	return find_blocks_in(ctx, r, NULL, 0);
+}
 
-	if (!ctx->read_mem)
+/* The same, the ranges excl (sorted: arena heaps merged into the region) left out. */
+static bool find_blocks_in(const struct vt_classify_ctx *ctx, struct vt_region *r, const uint64_t (*excl)[2],
+			   size_t nexcl)
+{
+	const struct vt_heap_mem plain = { ctx->read_mem, NULL, ctx->read_ctx, NULL };
+	struct vt_mmap_blocks_opts o = {
+		.min_size = ctx->mmap_threshold ? ctx->mmap_threshold : VT_MMAP_THRESHOLD_MIN,
+		.heads = ctx->find_blocks,
+		.chained_only = !ctx->find_blocks,
+		.deadline_s = ctx->deadline_s,
+		.exclude = excl,
+		.nexclude = nexcl,
+	};
+	struct vt_region_blocks *b;
+
+	if (!ctx->read_mem && !ctx->mem)
 		return false;
-	for (n = 0; addr < r->end && n < CHUNK_WALK_MAX; n++) {
-		uint64_t prev_size, size;
-		if (ctx->read_mem(ctx->read_ctx, addr, hdr, sizeof(hdr)) != VT_OK)
-			return false;
-		prev_size = hdr[0];
-		size = hdr[1] & ~7ull;
-		if (!(hdr[1] & IS_MMAPPED) || prev_size % 16 || size == 0 ||
-		    prev_size >= r->end - addr || size > r->end - addr - prev_size || (size & 4095))
-			return false;
-		addr += prev_size + size;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return false;
+	/* a timeout keeps what was found, the rest counted unread */
+	if (vt_mmap_blocks_walk(ctx->mem ? ctx->mem : &plain, r->start, r->end, &o, b, NULL) == VT_E_NOMEM ||
+	    !b->n) {
+		vt_region_blocks_free(b);
+		return false;
 	}
-	return addr == r->end;
+	vt_region_blocks_free(r->blocks);
+	r->blocks = b;
+	return true;
+}
+
+/*
+ * CPython's object arenas inside an anonymous region of a Python process
+ * (alloc/cpython.h), attached to it: true when there is at least one.  Only
+ * with find_blocks: every resident page is read.
+ */
+static bool find_pyarenas(const struct vt_classify_ctx *ctx, struct vt_region *r)
+{
+	const struct vt_heap_mem plain = { ctx->read_mem, NULL, ctx->read_ctx, NULL };
+	const struct vt_cpython *py = ctx->python;
+	struct vt_region_pyarenas *a;
+	unsigned alignment = py && py->major == 3 && py->minor > 0 && py->minor < 8 ? 8 : 16;
+
+	if (!py || !py->is_python || !ctx->find_blocks || (!ctx->read_mem && !ctx->mem) ||
+	    vt_region_size(r) < (256u << 10))
+		return false;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return false;
+	if (vt_cpython_arenas_walk(ctx->mem ? ctx->mem : &plain, r->start, r->end, alignment, ctx->deadline_s, a,
+				   NULL) == VT_E_NOMEM || !a->arenas) {
+		free(a);
+		return false;
+	}
+	free(r->py);
+	r->py = a;
+	return true;
 }
 
 static int cmp_sp(const void *a, const void *b)
@@ -275,6 +336,7 @@ static void classify_anon(struct vt_region_list *list, size_t i, const struct vt
 			  uint64_t stack_max)
 {
 	struct vt_region *r = &list->v[i];
+	bool blocks, py;
 	int tid;
 
 	if (perms_are(r, "---p")) {
@@ -288,11 +350,17 @@ static void classify_anon(struct vt_region_list *list, size_t i, const struct vt
 		set_kind(r, VT_REGION_THREAD_STACK, VT_KIND_BY_THREAD_SP |
 			 (has_guard_below(list, i) ? VT_KIND_BY_LAYOUT : 0));
 		r->owner_tid = tid > 0 ? tid : 0;
-	} else if (ctx->alloc == VT_ALLOC_GLIBC &&
-		   vt_region_size(r) >= (ctx->mmap_threshold ? ctx->mmap_threshold
-							   : VT_MMAP_THRESHOLD_MIN) &&
-		   is_mmapped_chunks(ctx, r)) {
+		return;
+	}
+	/* a region may hold malloc'd blocks and CPython's arenas both: merged mmaps */
+	blocks = ctx->alloc == VT_ALLOC_GLIBC &&
+		 vt_region_size(r) >= (ctx->mmap_threshold ? ctx->mmap_threshold : VT_MMAP_THRESHOLD_MIN) &&
+		 find_blocks(ctx, r);
+	py = find_pyarenas(ctx, r);
+	if (blocks) {
 		set_kind(r, VT_REGION_MMAP_CHUNK, VT_KIND_BY_MEMORY);
+	} else if (py) {
+		set_kind(r, VT_REGION_PY_ARENAS, VT_KIND_BY_MEMORY);
 	} else if (has_guard_below(list, i) && vt_region_size(r) <= stack_max) {
 		set_kind(r, VT_REGION_THREAD_STACK, VT_KIND_BY_LAYOUT);
 	} else if (ctx->alloc == VT_ALLOC_JEMALLOC || ctx->alloc == VT_ALLOC_TCMALLOC ||
@@ -316,6 +384,10 @@ void vt_regions_classify(struct vt_region_list *list, const struct vt_classify_c
 		r->kind = VT_REGION_OTHER;
 		r->kind_flags = 0;
 		r->owner_tid = 0;
+		vt_region_blocks_free(r->blocks);
+		r->blocks = NULL;
+		free(r->py);
+		r->py = NULL;
 		if (classify_by_name(r) && r->kind == VT_REGION_MAIN_HEAP) {
 			a->main_heap_bytes += vt_region_size(r);
 			a->main_heap_rss = r->rss;
@@ -327,9 +399,24 @@ void vt_regions_classify(struct vt_region_list *list, const struct vt_classify_c
 		find_arena_heaps(list, ctx, a);
 	/* Stacks first (their guards sit below them), then everything else. */
 	stack_max = layout_stack_max(list, ctx);
+	/*
+	 * The smaller mappings first: the walks for blocks and arenas share one
+	 * time bound, and one huge mapping walked first would leave none for
+	 * the many small ones where CPython's arenas and most blocks live.
+	 */
+	for (i = 0; i < list->n; i++)
+		if (list->v[i].kind == VT_REGION_OTHER && is_anon(&list->v[i]) &&
+		    vt_region_size(&list->v[i]) <= WALK_FIRST_MAX)
+			classify_anon(list, i, ctx, stack_max);
 	for (i = 0; i < list->n; i++)
 		if (list->v[i].kind == VT_REGION_OTHER && is_anon(&list->v[i]))
 			classify_anon(list, i, ctx, stack_max);
+	for (i = 0; ctx->deadline_s > 0 && i < list->n; i++)
+		if ((list->v[i].blocks && list->v[i].blocks->unread_bytes) ||
+		    (list->v[i].py && list->v[i].py->unread_bytes))
+			a->walks_cut = true;
+	if (ctx->deadline_s > 0 && vt_mono_s() > ctx->deadline_s)
+		a->walks_cut = true;
 	for (i = 0; i + 1 < list->n; i++) {
 		struct vt_region *g = &list->v[i];
 		if (g->kind == VT_REGION_OTHER && is_anon(g) && perms_are(g, "---p") &&

@@ -23,6 +23,8 @@
 #include <sys/types.h>
 
 #include "alloc/detect.h"
+#include "alloc/cpython.h"
+#include "alloc/glibc_heap.h"
 #include "base/error.h"
 #include "proc/maps.h"
 
@@ -38,6 +40,7 @@ struct vt_arena_summary {
 	uint64_t swap_bytes;       /* swapped, VT_NA without smaps */
 	uint64_t main_heap_bytes;  /* [heap] size, 0 if none */
 	uint64_t main_heap_rss;    /* [heap] resident, VT_NA without smaps */
+	bool walks_cut;            /* a walk for blocks or CPython arenas left pages unread (time or scan bound) */
 };
 
 /* Read target memory; NULL when memory may not be read (fixtures, no permission). */
@@ -61,6 +64,21 @@ struct vt_classify_ctx {
 	 * Smaller anonymous mappings are not probed.  0 means the default.
 	 */
 	uint64_t mmap_threshold;
+	/*
+	 * Malloc'd blocks (glibc mmapped chunks, alloc/mmap_blocks.h) inside
+	 * anonymous mappings: with find_blocks every page of a candidate
+	 * mapping is looked at (merged neighbours, blocks after other memory)
+	 * and each block keeps its first bytes; without, only the headers
+	 * chained from a mapping's start are read (a soak tick's cost).  The
+	 * blocks are attached to their region (vt_region.blocks).  mem, when
+	 * set, is how they are read (pagemap for resident pages, batched
+	 * reads); else read_mem alone, every page taken for resident.
+	 */
+	bool find_blocks;
+	const struct vt_heap_mem *mem;
+	double deadline_s;             /* vt_mono_s() past which block walks stop; 0: none */
+	/* a CPython interpreter: with find_blocks its object arenas are found too (alloc/cpython.h); may be NULL */
+	const struct vt_cpython *python;
 };
 
 #define VT_MMAP_THRESHOLD_MIN (128u << 10)   /* glibc DEFAULT_MMAP_THRESHOLD_MIN */

@@ -141,7 +141,7 @@ static void follow_progress(void *ctx, const struct vt_trim_follow *f, double le
 
 static int heap_run(const struct vt_command *cmd, int argc, char **argv)
 {
-	struct heap_opts o = { .heap.arenas = true, .heap.timeout_ms = 2000 };
+	struct heap_opts o = { .heap.arenas = true, .heap.blocks = true, .heap.timeout_ms = 2000 };
 	struct vt_heap_sample h;
 	struct vt_heap_verdict v;
 	struct vt_heap_report report;
@@ -264,7 +264,11 @@ const struct vt_command vt_cmd_heap = {
 "it (THREADS: each thread's glibc thread_arena, read from its memory with\n"
 "process_vm_readv before the calls, nothing stopped for it, no debug symbols; ?\n"
 "and a note saying why when it cannot be read); for jemalloc its stats.*\n"
-"after an epoch refresh, for gperftools tcmalloc its numeric properties.  Then a verdict: live data the program holds (whether\n"
+"after an epoch refresh, for gperftools tcmalloc its numeric properties.  For\n"
+"glibc also every malloc'd block it finds in the anonymous mappings (mmapped\n"
+"chunks, walked header by header, read with process_vm_readv, nothing stopped):\n"
+"address, size, resident bytes and the shape of its first bytes, redacted, held\n"
+"against mallinfo2's hblks and hblkhd.  Then a verdict: live data the program holds (whether\n"
 "it keeps growing is a question for vitals soak) or memory the allocator holds\n"
 "(trim, fewer arenas, another allocator), with the figures it rests on.\n"
 "\n"

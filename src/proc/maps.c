@@ -24,9 +24,10 @@ static const struct {
 	[VT_REGION_THREAD_STACK] = { "thread_stack", "thread stack" },
 	[VT_REGION_MAIN_STACK] = { "main_stack", "main thread stack" },
 	[VT_REGION_GUARD] = { "guard", "guard pages" },
-	[VT_REGION_MMAP_CHUNK] = { "mmap_chunk", "glibc mmapped chunk" },
+	[VT_REGION_MMAP_CHUNK] = { "mmap_chunk", "malloc'd blocks (glibc mmapped chunks)" },
 	[VT_REGION_ANON] = { "anon", "large anonymous mapping" },
 	[VT_REGION_ALLOC_OTHER] = { "allocator_other", "other allocator's memory" },
+	[VT_REGION_PY_ARENAS] = { "cpython_arenas", "CPython object arenas (not malloc's)" },
 	[VT_REGION_FILE] = { "file", "file-backed" },
 	[VT_REGION_SHMEM] = { "shmem", "shared memory" },
 	[VT_REGION_SPECIAL] = { "special", "kernel special" },
@@ -201,12 +202,23 @@ bad_line:
 	return vt_err_set(err, VT_E_PARSE, 0, "maps: line %d is neither a mapping nor a field", lineno);
 }
 
+void vt_region_blocks_free(struct vt_region_blocks *b)
+{
+	if (!b)
+		return;
+	free(b->v);
+	free(b);
+}
+
 void vt_region_list_release(struct vt_region_list *list)
 {
 	size_t i;
 
-	for (i = 0; i < list->n; i++)
+	for (i = 0; i < list->n; i++) {
 		free(list->v[i].path);
+		vt_region_blocks_free(list->v[i].blocks);
+		free(list->v[i].py);
+	}
 	free(list->v);
 	list->v = NULL;
 	list->n = list->cap = 0;

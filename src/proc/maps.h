@@ -26,6 +26,7 @@ enum vt_region_kind {
 	VT_REGION_MMAP_CHUNK,      /* glibc mmapped chunk (header verified) */
 	VT_REGION_ANON,            /* large anonymous mapping, owner unknown */
 	VT_REGION_ALLOC_OTHER,     /* anonymous memory of another allocator */
+	VT_REGION_PY_ARENAS,       /* CPython's object arenas (pymalloc): not malloc's */
 	VT_REGION_FILE,            /* file-backed (binary, library, data file) */
 	VT_REGION_SHMEM,           /* shared memory: memfd, /dev/shm, SysV */
 	VT_REGION_SPECIAL,         /* [vdso] [vvar] [vsyscall] */
@@ -34,6 +35,55 @@ enum vt_region_kind {
 
 const char *vt_region_kind_name(enum vt_region_kind kind);   /* "arena_heap" */
 const char *vt_region_kind_label(enum vt_region_kind kind);  /* "glibc arena heap" */
+
+#define VT_BLOCK_HEAD 48            /* bytes of a block's start kept for its shape */
+
+/*
+ * One allocation that a header read from the region names (a glibc
+ * mmapped chunk found by alloc/mmap_blocks.c): a sub-range of its region.
+ */
+struct vt_region_block {
+	uint64_t addr;               /* its chunk header, page aligned */
+	uint64_t size;               /* bytes from the header, a whole number of pages */
+	uint64_t resident;           /* bytes of it on resident pages (pagemap), VT_NA unknown */
+	uint8_t head[VT_BLOCK_HEAD]; /* its first bytes after the 16-byte header: redact before showing */
+	uint8_t head_len;            /* 0: not read (its page not resident) */
+};
+
+/*
+ * The blocks found in a region, and what the rest of it is.  The bytes of
+ * the region are blocks + other + unread + skipped + excluded.
+ */
+struct vt_region_blocks {
+	size_t n, cap;
+	struct vt_region_block *v;   /* owned, by address */
+	uint64_t block_bytes;        /* sum of v[].size */
+	uint64_t other_bytes;        /* pages looked at that hold no block header nor lie in a block */
+	uint64_t unread_bytes;       /* pages never looked at: past the scan bound, or a read that failed */
+	uint64_t skipped_bytes;      /* blocks whose header changed under the walk, dropped */
+	uint64_t excluded_bytes;     /* glibc arena heaps merged into the region: not walked */
+	unsigned changed;            /* how many such */
+	size_t dropped;              /* blocks past VT_BLOCKS_MAX, counted in other_bytes */
+	bool resident_known;         /* v[].resident came from pagemap */
+	uint64_t read_bytes;         /* bytes the walk read from the target's memory */
+};
+
+void vt_region_blocks_free(struct vt_region_blocks *b);
+
+/*
+ * CPython's object arenas found inside a region (alloc/cpython.h): pools
+ * read from their headers, arenas counted by their index.
+ */
+struct vt_region_pyarenas {
+	uint32_t pool_size;          /* 4096 or 16384 */
+	uint32_t arena_size;         /* 256 KiB or 1 MiB */
+	uint64_t arenas;             /* distinct arena indexes whose pools lie here */
+	uint64_t pools;              /* pool headers found, in use or empty */
+	uint64_t used_pools;         /* of which with blocks in use */
+	uint64_t used_bytes;         /* blocks in use x their size class */
+	uint64_t refused_pools;      /* headers whose arena index the others contradict */
+	uint64_t unread_bytes;       /* not looked at: past the scan bound, the deadline, a read that failed */
+};
 
 struct vt_region {
 	uint64_t start, end;         /* [start, end) virtual addresses */
@@ -52,6 +102,9 @@ struct vt_region {
 	enum vt_region_kind kind;
 	uint32_t kind_flags;         /* VT_KIND_* evidence bits */
 	int owner_tid;               /* thread whose stack this is, 0 if unknown */
+	struct vt_region_blocks *blocks;   /* allocations found inside it, NULL: none looked for
+	                                    * or none found; owned (vt_region_list_release) */
+	struct vt_region_pyarenas *py;     /* CPython's arenas inside it, NULL: none; owned */
 };
 
 /* How a kind was decided (kind_flags), so the report can state its basis. */

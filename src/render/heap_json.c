@@ -4,6 +4,7 @@
  */
 #include "render/heap.h"
 #include "render/arena_threads.h"
+#include "render/blocks.h"
 #include "render/json.h"
 
 #include <jansson.h>
@@ -135,6 +136,24 @@ static json_t *refill_json(const struct vt_heap_sample *h, const struct vt_heap_
 	return o;
 }
 
+/* The malloc'd blocks found, held against hblks and hblkhd; null when not looked for. */
+static json_t *blocks_json(const struct vt_heap_sample *h)
+{
+	char words[512];
+	json_t *b;
+	bool all;
+
+	if (!h->blocks_walked)
+		return h->blocks_why[0] ? json_pack("{s:s}", "not_looked_for", h->blocks_why) : json_null();
+	all = vt_blocks_match(h->blocks_count, h->blocks_bytes, h->mi.hblks, h->mi.hblkhd, h->blocks_min, words,
+			      sizeof(words));
+	b = vt_blocks_json(&h->maps);
+	json_object_set_new(b, "min_size_bytes", json_integer((json_int_t)h->blocks_min));
+	json_object_set_new(b, "all_found", json_boolean(all));
+	json_object_set_new(b, "match", json_string(words));
+	return b;
+}
+
 int vt_render_heap_json(FILE *out, const struct vt_heap_sample *h, const struct vt_heap_verdict *v,
 			uint64_t page, const struct vt_heap_refill *refill)
 {
@@ -177,6 +196,7 @@ int vt_render_heap_json(FILE *out, const struct vt_heap_sample *h, const struct 
 	json_object_set_new(root, "trim", trim_json(&h->trim));
 	json_object_set_new(root, "follow", refill && refill->follow ? follow_json(refill->follow) : json_null());
 	json_object_set_new(root, "refill", refill && refill->follow ? refill_json(h, refill) : json_null());
+	json_object_set_new(root, "malloc_blocks", blocks_json(h));
 	json_object_set_new(root, "verdict", json_pack("{s:s, s:s, s:o, s:I, s:I}",
 				"lever", vt_heap_lever_name(v->lever),
 				"headline", vt_render_heap_headline(v, line, sizeof(line)),

@@ -5,6 +5,7 @@
  */
 #include "render/heap.h"
 #include "render/arena_threads.h"
+#include "render/blocks.h"
 #include "render/table.h"
 
 #include "render/soak.h"
@@ -170,6 +171,59 @@ static void print_other(FILE *out, const struct vt_heap_sample *h)
 	fprintf(out, "\n\n");
 }
 
+/* The malloc'd blocks found in its mappings, held against hblks and hblkhd. */
+static void print_blocks(FILE *out, const struct vt_heap_sample *h)
+{
+	char bufs[8][32], words[512], shape[160];
+	unsigned slot = 0;
+	struct vt_table t;
+	size_t i, j;
+
+	if (!h->blocks_walked) {
+		if (h->blocks_why[0])
+			fprintf(out, "MALLOC'D BLOCKS  not looked for: %s\n\n", h->blocks_why);
+		return;
+	}
+	vt_blocks_match(h->blocks_count, h->blocks_bytes, h->mi.hblks, h->mi.hblkhd, h->blocks_min, words,
+			sizeof(words));
+	fprintf(out, "MALLOC'D BLOCKS  mmapped chunks found header by header in its mappings, after mallinfo2\n"
+		"  %s\n", words);
+	if (!h->blocks_count) {
+		fputc('\n', out);
+		return;
+	}
+	vt_table_init(&t, 5);
+	vt_table_align(&t, 1, VT_RIGHT);
+	vt_table_align(&t, 2, VT_RIGHT);
+	vt_table_cell(&t, "BLOCK");
+	vt_table_cell(&t, "SIZE");
+	vt_table_cell(&t, "RSS");
+	vt_table_cell(&t, "IN MAPPING");
+	vt_table_cell(&t, "FIRST BYTES (census shape, redacted)");
+	for (i = 0; i < h->maps.n; i++) {
+		const struct vt_region *g = &h->maps.v[i];
+
+		for (j = 0; g->blocks && j < g->blocks->n; j++) {
+			const struct vt_region_block *k = &g->blocks->v[j];
+			struct vt_block_shape sh;
+
+			vt_block_shape(k, &sh);
+			vt_table_cell(&t, "%012llx", (unsigned long long)k->addr);
+			vt_table_cell(&t, "malloc'd block, %s", B(k->size));
+			vt_table_cell(&t, "%s", B(k->resident));
+			char size[32];
+
+			vt_fmt_bytes(vt_region_size(g), size, sizeof(size));
+			vt_table_cell(&t, "%012llx (%s, %s other)", (unsigned long long)g->start, size,
+				      B(g->blocks->other_bytes));
+			vt_table_cell(&t, "%s", vt_block_shape_text(&sh, shape, sizeof(shape)));
+		}
+	}
+	vt_table_print(&t, out, 2, true);
+	vt_table_release(&t);
+	fputc('\n', out);
+}
+
 static void print_trim(FILE *out, const struct vt_heap_trim *tr)
 {
 	char bufs[8][32];
@@ -232,6 +286,7 @@ int vt_render_heap_text(FILE *out, const struct vt_heap_sample *h, const struct 
 		print_mallinfo(out, &h->mi);
 		if (h->has_info)
 			print_arenas(out, h, page);
+		print_blocks(out, h);
 	}
 	if (h->trim.done)
 		print_trim(out, &h->trim);

@@ -6,6 +6,7 @@
  */
 #include "render/render.h"
 #include "base/unknown.h"
+#include "render/blocks.h"
 #include "render/json.h"
 
 #include <jansson.h>
@@ -215,6 +216,10 @@ static json_t *process_json(const struct vt_sample *s, const struct vt_snap_repo
 	json_object_set_new(p, "regions_total", s->regions_st.available
 				? json_integer((json_int_t)s->regions.n) : json_null());
 	json_object_set_new(p, "regions", s->regions_st.available ? regions_json(s, r) : json_null());
+	json_object_set_new(p, "malloc_blocks", s->regions_st.available ? vt_blocks_json(&s->regions) : json_null());
+	json_object_set_new(p, "cpython", s->regions_st.available
+				? vt_cpython_json(&s->python, &s->regions, s->python_why[0] ? s->python_why : NULL)
+				: json_null());
 	json_object_set_new(p, "memory_read", json_boolean(s->memory_read));
 	json_object_set_new(p, "unavailable", unavailable_json(s));
 	json_object_set_new(p, "read_ms", json_real(s->read_ms));

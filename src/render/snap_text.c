@@ -3,6 +3,7 @@
  * the summary sections, then one region table per process, then what could
  * not be read and why.
  */
+#include "render/blocks.h"
 #include "render/render.h"
 #include "base/unknown.h"
 #include "render/table.h"
@@ -355,6 +356,142 @@ static void print_regions(FILE *out, const struct vt_snap_report *r, const struc
 	fputc('\n', out);
 }
 
+/* What the rest of a mapping holding blocks is: "8.00 KiB other anonymous memory", and what was not read. */
+static void print_rest(FILE *out, const struct vt_region *g)
+{
+	const struct vt_region_blocks *b = g->blocks;
+	uint64_t py = vt_region_py_bytes(g);
+	char x[32], y[32];
+
+	fprintf(out, "rest of the mapping: ");
+	if (b->excluded_bytes)
+		fprintf(out, "%s glibc arena heap, ", vt_fmt_bytes(b->excluded_bytes, y, sizeof(y)));
+	if (py)
+		fprintf(out, "%s CPython object arenas (%llu), ", vt_fmt_bytes(py, y, sizeof(y)),
+			(unsigned long long)g->py->arenas);
+	fprintf(out, "%s other anonymous memory", vt_fmt_bytes(b->other_bytes - py, x, sizeof(x)));
+	if (b->unread_bytes)
+		fprintf(out, ", %s not looked at (past the scan bound, or gone under the walk)",
+			vt_fmt_bytes(b->unread_bytes, y, sizeof(y)));
+	if (b->changed)
+		fprintf(out, ", %u block%s (%s) dropped: the header changed under the walk", b->changed,
+			b->changed == 1 ? "" : "s", vt_fmt_bytes(b->skipped_bytes, y, sizeof(y)));
+	if (b->dropped)
+		fprintf(out, ", %zu more blocks not listed", b->dropped);
+}
+
+/*
+ * The malloc'd blocks found inside the regions (glibc mmapped chunks,
+ * alloc/mmap_blocks.h), mapping by mapping: each with its size, resident
+ * bytes and the shape of its first bytes, then what the rest of the mapping
+ * is.  Blocks under --min-region are counted, not listed (all with --all-regions).
+ */
+static void print_blocks(FILE *out, const struct vt_snap_report *r, const struct vt_sample *s)
+{
+	char bufs[8][32], shape[160];
+	unsigned slot = 0;
+	size_t i, j, nblocks = 0, small = 0;
+	uint64_t bytes = 0, small_bytes = 0;
+
+	for (i = 0; i < s->regions.n; i++)
+		if (s->regions.v[i].blocks) {
+			nblocks += s->regions.v[i].blocks->n;
+			bytes += s->regions.v[i].blocks->block_bytes;
+		}
+	if (!nblocks)
+		return;
+	fprintf(out, "MALLOC'D BLOCKS · pid %d · %zu block%s, %s (glibc mmapped chunks, found header by header: "
+		"one malloc each, at or above the mmap threshold)\n", (int)s->pid, nblocks, nblocks == 1 ? "" : "s",
+		B(bytes));
+	for (i = 0; i < s->regions.n; i++) {
+		const struct vt_region *g = &s->regions.v[i];
+		const struct vt_region_blocks *b = g->blocks;
+		struct vt_table t;
+		size_t shown = 0;
+
+		if (!b)
+			continue;
+		vt_table_init(&t, 4);
+		vt_table_align(&t, 1, VT_RIGHT);
+		vt_table_align(&t, 2, VT_RIGHT);
+		vt_table_cell(&t, "BLOCK");
+		vt_table_cell(&t, "SIZE");
+		vt_table_cell(&t, "RSS");
+		vt_table_cell(&t, "FIRST BYTES (census shape, redacted)");
+		for (j = 0; j < b->n; j++) {
+			const struct vt_region_block *k = &b->v[j];
+			struct vt_block_shape sh;
+
+			if (!r->all_regions && k->size < r->min_region) {
+				small++;
+				small_bytes += k->size;
+				continue;
+			}
+			vt_block_shape(k, &sh);
+			vt_table_cell(&t, "%012llx", (unsigned long long)k->addr);
+			vt_table_cell(&t, "malloc'd block, %s", B(k->size));
+			vt_table_cell(&t, "%s", B(k->resident));
+			vt_table_cell(&t, "%s", vt_block_shape_text(&sh, shape, sizeof(shape)));
+			shown++;
+		}
+		if (shown || b->other_bytes || b->unread_bytes || b->changed) {
+			char size[32];
+
+			fprintf(out, "  mapping %012llx-%012llx (%s): %zu block%s, %s; ", (unsigned long long)g->start,
+				(unsigned long long)g->end, vt_fmt_bytes(vt_region_size(g), size, sizeof(size)), b->n,
+				b->n == 1 ? "" : "s", B(b->block_bytes));
+			print_rest(out, g);
+			fputc('\n', out);
+		}
+		if (shown)
+			vt_table_print(&t, out, 4, true);
+		vt_table_release(&t);
+	}
+	if (small)
+		fprintf(out, "  %zu smaller block%s (%s) under %s not listed (--min-region, --all-regions)\n", small,
+			small == 1 ? "" : "s", B(small_bytes), vt_fmt_bytes(r->min_region, shape, sizeof(shape)));
+	fputc('\n', out);
+}
+
+/*
+ * A CPython interpreter: its object arenas (alloc/cpython.h), which are not
+ * malloc's, counted from their pool headers; or why they were not.
+ */
+static void print_cpython(FILE *out, const struct vt_sample *s)
+{
+	char bufs[3][32], version[16] = "";
+	struct vt_py_totals t;
+	size_t i;
+
+	if (!s->python.is_python || !s->regions_st.available)
+		return;
+	if (s->python.major)
+		snprintf(version, sizeof(version), " %d.%d", s->python.major, s->python.minor);
+	fprintf(out, "CPYTHON%s · pid %d · %s\n", version, (int)s->pid, s->python.evidence);
+	if (s->python_why[0]) {
+		fprintf(out, "  its object arenas (not malloc's: CPython's allocator, mmapped by itself) not counted: %s\n\n",
+			s->python_why);
+		return;
+	}
+	vt_py_totals(&s->regions, &t);
+	vt_fmt_bytes(t.arena_bytes, bufs[0], sizeof(bufs[0]));
+	vt_fmt_bytes(t.used_bytes, bufs[1], sizeof(bufs[1]));
+	vt_fmt_bytes(t.pool_size, bufs[2], sizeof(bufs[2]));
+	fprintf(out, "  CPython object arenas: %llu arenas, %s, %s in use by objects (used blocks x size class) "
+		"in %llu of %llu pools of %s\n", (unsigned long long)t.arenas, bufs[0], bufs[1],
+		(unsigned long long)t.used_pools, (unsigned long long)t.pools, bufs[2]);
+	fprintf(out, "  not malloc's: CPython's allocator maps them itself, so mallinfo2 and census do not count them\n");
+	if (t.refused_pools)
+		fprintf(out, "  %llu pool headers left out: their arena index disagrees with the others'\n",
+			(unsigned long long)t.refused_pools);
+	fprintf(out, "  in %zu mapping%s:", t.mappings, t.mappings == 1 ? "" : "s");
+	for (i = 0; i < s->regions.n; i++)
+		if (s->regions.v[i].py)
+			fprintf(out, " %012llx (%llu)", (unsigned long long)s->regions.v[i].start,
+				(unsigned long long)s->regions.v[i].py->arenas);
+	fprintf(out, "\n\n");
+}
+
 /* The TCP sockets it listens on and their accept queues, one table per process. */
 static void print_listen(FILE *out, const struct vt_sample *s)
 {
@@ -409,6 +546,50 @@ static void print_listen(FILE *out, const struct vt_sample *s)
 	fputc('\n', out);
 }
 
+/* The malloc'd blocks and CPython's arenas, against RssAnon: how many lines it said. */
+static int reading_blocks(FILE *out, const struct vt_sample *s)
+{
+	const struct vt_region_block *largest = NULL;
+	uint64_t n = 0, bytes = 0, res = 0;
+	bool res_known = true;
+	struct vt_py_totals py;
+	char a[32], b[32], c[32];
+	int lines = 0;
+	size_t i, j;
+
+	for (i = 0; i < s->regions.n; i++)
+		for (j = 0; s->regions.v[i].blocks && j < s->regions.v[i].blocks->n; j++) {
+			const struct vt_region_block *k = &s->regions.v[i].blocks->v[j];
+
+			n++;
+			bytes += k->size;
+			if (vt_known(k->resident))
+				res += k->resident;
+			else
+				res_known = false;
+			if (!largest || k->size > largest->size)
+				largest = k;
+		}
+	if (n) {
+		fprintf(out, "  - %llu malloc'd block%s hold%s %s", (unsigned long long)n, n == 1 ? "" : "s",
+			n == 1 ? "s" : "", vt_fmt_bytes(bytes, a, sizeof(a)));
+		if (res_known && vt_known(s->status.rss_anon) && s->status.rss_anon)
+			fprintf(out, ", %s resident (%.0f%% of RssAnon)", vt_fmt_bytes(res, b, sizeof(b)),
+				100.0 * (double)res / (double)s->status.rss_anon);
+		fprintf(out, ": single allocations, not arenas; the largest %s at %012llx\n",
+			vt_fmt_bytes(largest->size, c, sizeof(c)), (unsigned long long)largest->addr);
+		lines++;
+	}
+	vt_py_totals(&s->regions, &py);
+	if (py.arenas) {
+		fprintf(out, "  - CPython's %llu object arenas hold %s, %s of it in use by objects: not malloc's, so "
+			"mallinfo2 and census do not see them\n", (unsigned long long)py.arenas,
+			vt_fmt_bytes(py.arena_bytes, a, sizeof(a)), vt_fmt_bytes(py.used_bytes, b, sizeof(b)));
+		lines++;
+	}
+	return lines;
+}
+
 /* A few plain sentences on what the figures say, each with its numbers. */
 static void print_reading(FILE *out, const struct vt_sample *s)
 {
@@ -446,6 +627,7 @@ static void print_reading(FILE *out, const struct vt_sample *s)
 			fprintf(out, "    each arena keeps the memory its threads freed: how much of this is live\n"
 				"    data and how much is free-but-held takes the allocator's own figures (mallinfo2)\n"), lines++;
 	}
+	lines += reading_blocks(out, s);
 	if (vt_known(s->cgroup.limit) && !s->cgroup.limit_is_max && s->cgroup.limit &&
 	    vt_known(s->cgroup.usage)) {
 		fprintf(out, "  - the cgroup is at %.1f%% of its %s limit (%s)\n",
@@ -511,8 +693,11 @@ int vt_render_snap_text(FILE *out, const struct vt_snap_report *r)
 	print_arenas(out, r);
 	print_allocator(out, r);
 	print_cgroup(out, r);
-	for (i = 0; i < r->n; i++)
+	for (i = 0; i < r->n; i++) {
 		print_regions(out, r, &r->samples[i]);
+		print_blocks(out, r, &r->samples[i]);
+		print_cpython(out, &r->samples[i]);
+	}
 	for (i = 0; i < r->n; i++)
 		print_listen(out, &r->samples[i]);
 	for (i = 0; i < r->n; i++)

@@ -56,6 +56,15 @@ static int target_resident(void *ctx, uint64_t addr, size_t npages, uint8_t *pre
 	return 0;
 }
 
+/* Many headers at once (the walk for mmapped chunks): one process_vm_readv for many pages. */
+static void target_read_each(void *ctx, const uint64_t *addrs, size_t n, size_t len, void *out, uint8_t *ok)
+{
+	struct target_mem *t = ctx;
+	struct vt_mem_target mt = { t->pid, t->pagemap_fd };
+
+	vt_mem_target_read_each(&mt, addrs, n, len, out, ok);
+}
+
 /* The visitor: live content to one census, free content to the other. */
 struct sides {
 	struct vt_content *live, *freed;
@@ -278,7 +287,7 @@ static int map_threads(struct probe *p, const struct vt_heap_mem *m, struct vt_e
 
 static int take(struct probe *p, struct vt_err *err)
 {
-	const struct vt_heap_mem m = { target_read, target_resident, &p->mem };
+	const struct vt_heap_mem m = { target_read, target_resident, &p->mem, target_read_each };
 	struct vt_content_opts co;
 	struct vt_proc_status status;
 	struct vt_proc_stat st;

@@ -544,6 +544,13 @@ static enum vt_content_kind head_kind(const struct vt_content *c, const uint8_t 
 	return VT_CONTENT_BINARY;
 }
 
+enum vt_content_kind vt_content_head_kind(const uint8_t *p, size_t len)
+{
+	const struct vt_content none = { 0 };
+
+	return head_kind(&none, p, len);
+}
+
 void vt_content_add(struct vt_content *c, const uint8_t *bytes, size_t len, uint64_t chunk_size)
 {
 	unsigned bucket = chunk_size ? 63 - (unsigned)__builtin_clzll(chunk_size) : 0;

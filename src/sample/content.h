@@ -158,6 +158,12 @@ enum vt_content_kind {
 	VT_CONTENT_BINARY,
 };
 
+/*
+ * The kind of a head of len bytes as a census without ranges names it (the
+ * rules above; a pointer is any canonical user-space address).
+ */
+enum vt_content_kind vt_content_head_kind(const uint8_t *p, size_t len);
+
 /* "zero", "text", "pointer", "small-int", "binary"; "?" for anything else. */
 const char *vt_content_kind_name(enum vt_content_kind kind);
 

@@ -14,8 +14,11 @@
 #include "inject/inject.h"
 #include "proc/access.h"
 #include "proc/maps.h"
+#include "proc/mem.h"
+#include "alloc/regions.h"
 #include "sample/target.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +59,7 @@ void vt_heap_release(struct vt_heap_sample *h)
 {
 	vt_malloc_info_release(&h->info);
 	h->has_info = false;
+	vt_region_list_release(&h->maps);
 	vt_arena_threads_release(&h->threads);
 }
 
@@ -304,6 +308,46 @@ static void map_threads_after(struct probe *p)
 					   "their ring (%zu, then %zu)", h->info.n_arenas, h->threads.narenas);
 }
 
+#define BLOCKS_WALK_S 2.0          /* the walk for malloc'd blocks, all mappings together */
+
+/*
+ * The malloc'd blocks in its mappings, read right after mallinfo2 (nothing
+ * is stopped for it): the regions are classified as snap does (arena heaps
+ * and stacks are not walked) and the list is kept with its blocks.
+ */
+static void find_blocks(struct probe *p)
+{
+	struct vt_heap_sample *h = p->h;
+	struct vt_mem_target target = { p->pid, -1 };
+	const struct vt_heap_mem mem = { vt_mem_target_read, vt_mem_target_resident, &target,
+					 vt_mem_target_read_each };
+	struct vt_classify_ctx ctx = { .alloc = VT_ALLOC_GLIBC, .read_mem = vt_mem_target_read, .read_ctx = &target,
+				       .mmap_threshold = VT_MMAP_THRESHOLD_MIN, .find_blocks = true, .mem = &mem };
+	struct vt_arena_summary arenas;
+	uint64_t word;
+	size_t i;
+
+	h->blocks_min = VT_MMAP_THRESHOLD_MIN;
+	if (!p->maps.n || vt_mem_read(p->pid, p->maps.v[0].start, &word, sizeof(word), NULL) != VT_OK) {
+		snprintf(h->blocks_why, sizeof(h->blocks_why), "its memory cannot be read (process_vm_readv "
+			 "needs the permission ptrace needs)");
+		return;
+	}
+	target.pagemap_fd = openat(p->fd, "pagemap", O_RDONLY | O_CLOEXEC);
+	ctx.deadline_s = vt_mono_s() + BLOCKS_WALK_S;
+	vt_regions_classify(&p->maps, &ctx, &arenas);
+	if (target.pagemap_fd >= 0)
+		close(target.pagemap_fd);
+	for (i = 0; i < p->maps.n; i++)
+		if (p->maps.v[i].blocks) {
+			h->blocks_count += p->maps.v[i].blocks->n;
+			h->blocks_bytes += p->maps.v[i].blocks->block_bytes;
+		}
+	h->blocks_walked = true;
+	h->maps = p->maps;             /* kept with its blocks */
+	memset(&p->maps, 0, sizeof(p->maps));
+}
+
 /* glibc: the agent when one answers, else ptrace; then the threads of each arena. */
 static int take_glibc(struct probe *p, struct vt_err *err)
 {
@@ -324,6 +368,8 @@ static int take_glibc(struct probe *p, struct vt_err *err)
 		return rc;
 	if (o->thread_arenas)
 		map_threads_after(p);
+	if (o->blocks)
+		find_blocks(p);
 	return VT_OK;
 }
 

@@ -20,6 +20,7 @@
 #include "alloc/glibc.h"
 #include "alloc/malloc_info.h"
 #include "base/error.h"
+#include "proc/maps.h"
 #include "proc/procfs.h"
 #include "proc/status.h"
 #include "sample/arena_threads.h"
@@ -55,6 +56,17 @@ struct vt_heap_sample {
 	const struct vt_allocator *other;   /* NULL: glibc's figures above */
 	struct vt_alloc_stats stats;
 	struct vt_heap_trim trim;
+	/*
+	 * glibc: the malloc'd blocks (mmapped chunks, alloc/mmap_blocks.h)
+	 * found in its anonymous mappings right after the calls, attached to
+	 * the regions of maps (vt_region.blocks), to hold against mallinfo2's
+	 * hblks and hblkhd.  blocks_why says why they were not looked for.
+	 */
+	struct vt_region_list maps;   /* owned */
+	bool blocks_walked;
+	uint64_t blocks_count, blocks_bytes;
+	uint64_t blocks_min;          /* smallest block looked for (the mmap threshold floor) */
+	char blocks_why[160];
 	struct vt_alloc_summary sum;  /* of whichever allocator: what consumers read */
 	/* cost */
 	double stopped_us;            /* the probed thread was stopped this long (ptrace) */
@@ -69,6 +81,8 @@ struct vt_heap_opts {
 	bool arenas;                  /* per-arena figures too (glibc: malloc_info, 4 more calls) */
 	bool thread_arenas;           /* with arenas: which threads use each arena (reads their
 	                               * memory with process_vm_readv, stops nothing) */
+	bool blocks;                  /* glibc: look for malloc'd blocks in its mappings too (reads its memory
+	                               * with process_vm_readv, stops nothing) */
 	bool no_agent;                /* use ptrace even if an agent answers */
 	bool no_ptrace;               /* agent only */
 	int timeout_ms;               /* per injected call */

@@ -21,6 +21,7 @@
 #include "proc/uptime.h"
 #include "base/scan.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,10 +248,40 @@ static void read_allocator(struct reader *rd, struct vt_sample *s, const char *e
 		section_ok(&s->alloc_st);
 }
 
+#define BLOCKS_WALK_S 2.0          /* the walk for malloc'd blocks, all mappings together */
+
+/* A CPython process whose arenas were not counted: why. */
+static void python_why(struct vt_sample *s, const struct vt_classify_ctx *ctx)
+{
+	size_t i;
+
+	s->python_why[0] = 0;
+	if (!s->python.is_python)
+		return;
+	for (i = 0; i < s->regions.n; i++)
+		if (s->regions.v[i].py)
+			return;
+	if (!ctx->read_mem)
+		snprintf(s->python_why, sizeof(s->python_why), "its memory was not read (%.150s)",
+			 s->memory_st.reason[0] ? s->memory_st.reason : "process_vm_readv refused");
+	else if (!ctx->find_blocks)
+		snprintf(s->python_why, sizeof(s->python_why), "not looked for in a light sample (--light)");
+	else if (s->arenas.walks_cut)
+		snprintf(s->python_why, sizeof(s->python_why), "no pool header found in the pages read before the "
+			 "walk's bound (%.0f s, %llu GiB a mapping); the rest were not read", BLOCKS_WALK_S,
+			 (unsigned long long)(VT_HEAP_MMAP_SCAN_MAX >> 30));
+	else
+		snprintf(s->python_why, sizeof(s->python_why), "no pool header checked in its anonymous mappings "
+			 "(a pool layout vitals does not know, or pymalloc turned off: PYTHONMALLOC=malloc)");
+}
+
 static void classify(struct reader *rd, struct vt_sample *s, const struct vt_sample_opts *opts,
 		     const struct vt_thread_sp *sps, size_t n_sps, uint64_t mmap_threshold)
 {
 	struct vt_classify_ctx ctx = { 0 };
+	struct vt_mem_target target = { rd->pid, -1 };
+	const struct vt_heap_mem mem = { vt_mem_target_read, vt_mem_target_resident, &target,
+					 vt_mem_target_read_each };
 
 	section_ok(&s->memory_st);
 	if (!s->regions_st.available)
@@ -263,11 +294,23 @@ static void classify(struct reader *rd, struct vt_sample *s, const struct vt_sam
 		ctx.read_mem = mem_reader;
 		ctx.read_ctx = &rd->pid;
 		s->memory_read = true;
+		/* a full sample looks for malloc'd blocks page by page: pagemap says which pages to read */
+		if (!opts->light) {
+			target.pagemap_fd = openat(rd->fd, "pagemap", O_RDONLY | O_CLOEXEC);
+			ctx.mem = &mem;
+			ctx.find_blocks = true;
+			ctx.deadline_s = vt_mono_s() + BLOCKS_WALK_S;
+		}
 	}
 	ctx.threads = sps;
 	ctx.n_threads = n_sps;
 	ctx.mmap_threshold = mmap_threshold;
+	vt_cpython_detect(&s->regions, &s->python);
+	ctx.python = &s->python;
 	vt_regions_classify(&s->regions, &ctx, &s->arenas);
+	if (target.pagemap_fd >= 0)
+		close(target.pagemap_fd);
+	python_why(s, &ctx);
 }
 
 /* ---- the maps memo (sample.h: why its key is enough) ---- */

@@ -86,6 +86,8 @@ struct vt_sample {
 	struct vt_section regions_st;
 	struct vt_arena_summary arenas;
 	bool memory_read;                /* glibc headers were read from target memory */
+	struct vt_cpython python;        /* a CPython interpreter? (alloc/cpython.h); its arenas are on the regions */
+	char python_why[200];            /* why its arenas were not counted, "" when they were */
 	struct vt_section memory_st;     /* why target memory could not be read */
 
 	/* allocator */

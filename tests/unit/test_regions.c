@@ -267,6 +267,46 @@ static void test_regions__merged_mmapped_chunks(void)
 	vt_region_list_release(&list);
 }
 
+static void test_regions__block_merged_below_an_arena_heap(void)
+{
+	/* a 1 MiB mmapped chunk right below a partial arena heap: the kernel
+	 * merged the two; the heap is not walked, the block is found */
+	const char *text =
+		"7f0003f00000-7f0004200000 rw-p 00000000 00:00 0 \n"
+		"7f0004200000-7f0008000000 ---p 00000000 00:00 0 \n";
+	const struct fake_word words[] = {
+		{ 0x7f0003f00008, (1 * MiB) | 2 },
+		{ 0x7f0004000000, 0x7f0004000030 }, { 0x7f0004000008, 0 },
+		{ 0x7f0004000010, 0x200000 }, { 0x7f0004000018, 0x200000 },
+		{ 0x7f0004100008, (512 << 10) | 2 },      /* inside the heap: a chunk's bytes, not walked */
+	};
+	struct fake_mem mem = { words, sizeof(words) / sizeof(words[0]) };
+	struct vt_classify_ctx ctx = { .alloc = VT_ALLOC_GLIBC, .read_mem = fake_read, .read_ctx = &mem,
+				       .find_blocks = true };
+	struct vt_region_list list;
+	struct vt_arena_summary a;
+
+	parse_text(text, &list);
+	vt_regions_classify(&list, &ctx, &a);
+	CHECK_EQ_I64(a.heaps, 1);
+	CHECK(list.v[0].kind == VT_REGION_ARENA_HEAP);
+	CHECK(list.v[0].blocks != NULL);
+	if (list.v[0].blocks) {
+		CHECK_EQ_U64(list.v[0].blocks->n, 1);
+		CHECK_EQ_U64(list.v[0].blocks->v[0].addr, 0x7f0003f00000);
+		CHECK_EQ_U64(list.v[0].blocks->v[0].size, 1 * MiB);
+		CHECK_EQ_U64(list.v[0].blocks->excluded_bytes, 2 * MiB);
+		CHECK_EQ_U64(list.v[0].blocks->other_bytes, 0);
+	}
+	vt_region_list_release(&list);
+	/* a light sample does not look there */
+	ctx.find_blocks = false;
+	parse_text(text, &list);
+	vt_regions_classify(&list, &ctx, &a);
+	CHECK(list.v[0].blocks == NULL);
+	vt_region_list_release(&list);
+}
+
 static void test_regions__thread_stack_by_sp(void)
 {
 	const char *text =
@@ -373,5 +413,6 @@ VT_TEST_MAIN(test_regions__arena_sprawl_by_layout, test_regions__capped_process_
 	     test_regions__not_glibc_has_no_arenas, test_regions__heap_info_counts_arenas,
 	     test_regions__merged_full_and_partial_heaps, test_regions__busy_arena_races,
 	     test_regions__aligned_mapping_that_is_not_a_heap, test_regions__merged_mmapped_chunks,
+	     test_regions__block_merged_below_an_arena_heap,
 	     test_regions__thread_stack_by_sp, test_regions__big_region_over_guard_is_not_a_stack,
 	     test_regions__names, test_arena_cap__sources)

@@ -172,11 +172,6 @@ int vt_render_alloc_trend_text(FILE *out, const struct vt_alloc_trend *t)
 	return ferror(out) ? -1 : 0;
 }
 
-static json_t *real_or_null(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *look_site_json(const struct vt_alloc_look_site *s)
 {
 	return json_pack("{s:o s:o s:I s:I s:I s:I s:I s:I s:I s:I}", "name", vt_json_text(s->name), "module",
@@ -189,14 +184,14 @@ static json_t *look_site_json(const struct vt_alloc_look_site *s)
 static json_t *look_json(const struct vt_alloc_look *l)
 {
 	json_t *o = json_pack("{s:f s:o s:i s:b s:b s:o s:f s:f s:I s:o s:o s:o s:I s:I s:I s:I s:I s:o s:o s:I}",
-			      "t", l->t, "wall", real_or_null(l->wall), "pid", (int)l->pid, "partial", l->partial,
+			      "t", l->t, "wall", vt_json_real(l->wall), "pid", (int)l->pid, "partial", l->partial,
 			      "exited", l->exited, "allocator", vt_json_text(l->allocator), "duration_s",
 			      l->duration_s, "armed_s", l->armed_s, "windows", (json_int_t)l->windows, "window_s",
-			      real_or_null(l->window_s), "budget", real_or_null(l->budget), "slowdown",
-			      real_or_null(l->slowdown), "hits", (json_int_t)l->hits, "calls", (json_int_t)l->calls,
+			      vt_json_real(l->window_s), "budget", vt_json_real(l->budget), "slowdown",
+			      vt_json_real(l->slowdown), "hits", (json_int_t)l->hits, "calls", (json_int_t)l->calls,
 			      "bytes", (json_int_t)l->bytes, "frees", (json_int_t)l->frees, "lost",
-			      (json_int_t)l->lost, "calls_per_s", real_or_null(per_s(l->calls, l->armed_s)),
-			      "bytes_per_s", real_or_null(per_s(l->bytes, l->armed_s)), "sites_total",
+			      (json_int_t)l->lost, "calls_per_s", vt_json_real(per_s(l->calls, l->armed_s)),
+			      "bytes_per_s", vt_json_real(per_s(l->bytes, l->armed_s)), "sites_total",
 			      (json_int_t)l->sites_total);
 
 	if (o && (json_object_set_new(o, "path", json_string(l->agent ? "agent" : "uprobes")) ||
@@ -240,7 +235,7 @@ json_t *vt_render_alloc_trend_json(const struct vt_alloc_trend *t)
 	    json_object_set_new(o, "why", t->looks.n ? json_null() : vt_json_text(t->why)) == 0 &&
 	    json_object_set_new(o, "armed_s", json_real(t->armed_s)) == 0 &&
 	    json_object_set_new(o, "duration_s", json_real(t->duration_s)) == 0 &&
-	    json_object_set_new(o, "slowdown_max", real_or_null(t->slowdown_max)) == 0 &&
+	    json_object_set_new(o, "slowdown_max", vt_json_real(t->slowdown_max)) == 0 &&
 	    json_object_set_new(o, "lost", json_integer((json_int_t)t->lost)) == 0 &&
 	    json_object_set_new(o, "profiles", looks) == 0 && json_object_set_new(o, "sites", sites) == 0)
 		return o;

@@ -71,11 +71,6 @@ static json_t *other_json(const struct vt_alloc_stats *st)
 	return o;
 }
 
-static json_t *num_or_null(double x)
-{
-	return isfinite(x) ? json_real(x) : json_null();
-}
-
 static const char *follow_end_name(enum vt_follow_end e)
 {
 	switch (e) {
@@ -120,16 +115,16 @@ static json_t *refill_json(const struct vt_heap_sample *h, const struct vt_heap_
 	json_object_set_new(o, "kind", json_string(vt_refill_kind_name(v->kind)));
 	json_object_set_new(o, "headline", json_string(vt_render_refill_headline(v, h, line, sizeof(line))));
 	json_object_set_new(o, "evidence", ev);
-	json_object_set_new(o, "before_bytes", num_or_null(v->before));
-	json_object_set_new(o, "after_bytes", num_or_null(v->after));
-	json_object_set_new(o, "returned_bytes", num_or_null(v->returned));
-	json_object_set_new(o, "half_life_s", num_or_null(v->half_life_s));
-	json_object_set_new(o, "level_bytes", num_or_null(v->level));
-	json_object_set_new(o, "level_at_s", num_or_null(v->level_at_s));
-	json_object_set_new(o, "refilled_share", num_or_null(v->refilled_share));
+	json_object_set_new(o, "before_bytes", vt_json_real(v->before));
+	json_object_set_new(o, "after_bytes", vt_json_real(v->after));
+	json_object_set_new(o, "returned_bytes", vt_json_real(v->returned));
+	json_object_set_new(o, "half_life_s", vt_json_real(v->half_life_s));
+	json_object_set_new(o, "level_bytes", vt_json_real(v->level));
+	json_object_set_new(o, "level_at_s", vt_json_real(v->level_at_s));
+	json_object_set_new(o, "refilled_share", vt_json_real(v->refilled_share));
 	json_object_set_new(o, "held_for_good_bytes", json_real(v->held_for_good));
-	json_object_set_new(o, "period_s", num_or_null(v->period_s));
-	json_object_set_new(o, "relief_bytes", num_or_null(v->relief));
+	json_object_set_new(o, "period_s", vt_json_real(v->period_s));
+	json_object_set_new(o, "relief_bytes", vt_json_real(v->relief));
 	json_object_set_new(o, "tick_s", json_real(v->tick_s));
 	json_object_set_new(o, "stop_ms_per_trim", json_real(h->method == VT_HEAP_PTRACE ? h->stopped_us / 1000
 								 : h->trim.took_ms));

@@ -3,7 +3,10 @@
  */
 #include "render/json.h"
 
+#include "base/units.h"
 #include "base/version.h"
+
+#include <math.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -67,4 +70,50 @@ json_t *vt_json_text(const char *text)
 	j = json_string(clean);
 	free(clean);
 	return j ? j : json_null();
+}
+
+json_t *vt_json_real(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *vt_json_whole(double v)
+{
+	return isfinite(v) && fabs(v) < 9e18 ? json_integer((json_int_t)llround(v)) : json_null();
+}
+
+json_t *vt_json_metric(enum vt_metric m, double v)
+{
+	if ((unsigned)m >= VT_M_COUNT || vt_metrics[m].unit == VT_UNIT_BYTES)
+		return vt_json_whole(v);
+	return vt_json_real(v);
+}
+
+json_t *vt_json_utc(double wall)
+{
+	char buf[40];
+
+	if (!isfinite(wall) || wall <= 0)
+		return json_null();
+	return json_string(vt_fmt_utc(wall, true, buf, sizeof(buf)));
+}
+
+void vt_json_put(struct vt_json_put *p, const char *key, json_t *v)
+{
+	if (!p->o) {
+		json_decref(v);
+		p->failed = true;
+	} else if (!v || json_object_set_new(p->o, key, v)) {
+		p->failed = true;
+	}
+}
+
+void vt_json_append(json_t *arr, json_t *v, bool *failed)
+{
+	if (!arr) {
+		json_decref(v);
+		*failed = true;
+	} else if (!v || json_array_append_new(arr, v)) {
+		*failed = true;
+	}
 }

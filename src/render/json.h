@@ -14,6 +14,8 @@
 
 #include <jansson.h>
 
+#include "sample/metric.h"
+
 enum vt_schema {
 	VT_SCHEMA_SNAP,              /* vitals snap --json */
 	VT_SCHEMA_HEAP,              /* vitals heap --json */
@@ -56,5 +58,26 @@ json_t *vt_json_text(const char *text);
  * written.
  */
 int vt_json_write(FILE *out, json_t *root, bool compact, bool failed);
+
+/* A real, or null when it is not finite (unknown is null, never 0 or "nan"). */
+json_t *vt_json_real(double v);
+/* Bytes and counts as integers, or null when not finite. */
+json_t *vt_json_whole(double v);
+/* A figure of metric m: whole bytes; counts (a median may fall between two) and seconds as reals. */
+json_t *vt_json_metric(enum vt_metric m, double v);
+/* A unix time as ISO 8601 UTC, or null when unknown (not finite, or 0). */
+json_t *vt_json_utc(double wall);
+
+/*
+ * Many sets into one object, one failure (out of memory) remembered over
+ * all of them.  Both steal v, as json_object_set_new does, also when they
+ * fail; a NULL object or value is a failure.
+ */
+struct vt_json_put {
+	json_t *o;
+	bool failed;
+};
+void vt_json_put(struct vt_json_put *p, const char *key, json_t *v);
+void vt_json_append(json_t *arr, json_t *v, bool *failed);
 
 #endif

@@ -107,11 +107,6 @@ int vt_render_prof_trend_text(FILE *out, const struct vt_prof_trend *t)
 	return ferror(out) ? -1 : 0;
 }
 
-static json_t *num_or_null(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *share_json(const struct vt_prof_share *s)
 {
 	return json_pack("{s:I, s:f, s:f, s:f, s:f}", "samples", (json_int_t)s->samples, "share", s->share, "lo", s->lo,
@@ -152,7 +147,7 @@ json_t *vt_render_prof_trend_json(const struct vt_prof_trend *t)
 			json_object_set_new(x, "error", vt_json_text(row->err_msg));
 			json_decref(shares);
 		} else {
-			json_object_set_new(x, "cores", num_or_null(row->cores));
+			json_object_set_new(x, "cores", vt_json_real(row->cores));
 			json_object_set_new(x, "cores_from", isnan(row->cores) ? json_null()
 							     : json_string(row->cores_from_samples ? "samples" : "profile"));
 			json_object_set_new(x, "cpu_samples", json_integer((json_int_t)row->cpu_samples));

@@ -72,10 +72,17 @@ static void judge_glibc(const struct vt_heap_sample *h, uint64_t page, struct vt
 		v->trim_low += e.low_bytes;
 		v->trim_high += e.high_bytes;
 	}
+	/* CPython's arenas are resident anonymous memory malloc does not hold */
+	for (i = 0; h->blocks_walked && i < h->maps.n; i++)
+		if (h->maps.v[i].py) {
+			v->py_arenas += h->maps.v[i].py->arenas;
+			v->py_pool_bytes += h->maps.v[i].py->pools * h->maps.v[i].py->pool_size;
+		}
 	/* Trim returns resident pages only: never more than the resident
-	 * anonymous memory that is not live. */
+	 * anonymous memory that is neither live nor the runtime's own. */
 	if (vt_known(h->status.rss_anon)) {
-		v->trim_cap = h->status.rss_anon > v->live ? h->status.rss_anon - v->live : 0;
+		v->trim_cap = h->status.rss_anon > v->live + v->py_pool_bytes
+			      ? h->status.rss_anon - v->live - v->py_pool_bytes : 0;
 		if (v->trim_high > v->trim_cap) {
 			v->trim_high = v->trim_cap;
 			if (v->trim_low > v->trim_cap)
@@ -97,6 +104,8 @@ static void judge_glibc(const struct vt_heap_sample *h, uint64_t page, struct vt
 	}
 	if (!mi->wide)
 		cite(v, VT_HEAP_EV_MALLINFO_32);
+	if (v->py_arenas)
+		cite(v, VT_HEAP_EV_RUNTIME);
 
 	if (v->held < SMALL_HEAP) {
 		v->lever = VT_LEVER_NONE;

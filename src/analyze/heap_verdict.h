@@ -35,9 +35,10 @@ enum vt_heap_evidence {
 	VT_HEAP_EV_MALLINFO_32,     /* the figures come from 32-bit mallinfo(): sizes wrap at 4 GiB */
 	VT_HEAP_EV_TRIM_ONCE,       /* fewer arenas: a trim returns about trim_low once, churn refills */
 	VT_HEAP_EV_FIGURES,         /* another allocator's own figures, arenas (jemalloc: stats.*) */
+	VT_HEAP_EV_RUNTIME,         /* CPython's object arenas: py_pool_bytes of RssAnon are not malloc's */
 };
 
-#define VT_VERDICT_EVIDENCE 8
+#define VT_VERDICT_EVIDENCE 9
 
 struct vt_heap_verdict {
 	enum vt_heap_lever lever;
@@ -60,7 +61,9 @@ struct vt_heap_verdict {
 
 	/* a trim: the estimate over all arenas, and the measure when --trim ran (glibc), bytes */
 	uint64_t trim_low, trim_high;
-	uint64_t trim_cap;              /* RssAnon - live: what is resident and not live (0 unknown) */
+	uint64_t trim_cap;              /* RssAnon - live - py_pool_bytes: resident, not live, malloc's (0 unknown) */
+	uint64_t py_arenas;             /* CPython's object arenas found (heap_sample.python), 0 none */
+	uint64_t py_pool_bytes;         /* ... their pools found on resident pages x the pool size */
 	uint64_t trim_rss_before, trim_rss_after;   /* RssAnon around the measured trim */
 	double trim_ms;                 /* how long the measured trim took */
 

@@ -192,3 +192,39 @@ json_t *vt_cpython_json(const struct vt_cpython *py, const struct vt_region_list
 			 "used_bytes", (json_int_t)t.used_bytes, "refused_pools", (json_int_t)t.refused_pools,
 			 "mappings", (json_int_t)t.mappings, "not_counted", why_not ? json_string(why_not) : json_null());
 }
+
+void vt_render_cpython_text(FILE *out, pid_t pid, const struct vt_cpython *py, const struct vt_region_list *list,
+			    const char *why_not)
+{
+	char bufs[3][32], version[16] = "";
+	struct vt_py_totals t;
+	size_t i;
+
+	if (!py->is_python)
+		return;
+	if (py->major)
+		snprintf(version, sizeof(version), " %d.%d", py->major, py->minor);
+	fprintf(out, "CPYTHON%s · pid %d · %s\n", version, (int)pid, py->evidence);
+	if (why_not && why_not[0]) {
+		fprintf(out, "  its object arenas (not malloc's: CPython's allocator, mmapped by itself) not counted: %s\n\n",
+			why_not);
+		return;
+	}
+	vt_py_totals(list, &t);
+	vt_fmt_bytes(t.arena_bytes, bufs[0], sizeof(bufs[0]));
+	vt_fmt_bytes(t.used_bytes, bufs[1], sizeof(bufs[1]));
+	vt_fmt_bytes(t.pool_size, bufs[2], sizeof(bufs[2]));
+	fprintf(out, "  CPython object arenas: %llu arenas, %s, %s in use by objects (used blocks x size class) "
+		"in %llu of %llu pools of %s\n", (unsigned long long)t.arenas, bufs[0], bufs[1],
+		(unsigned long long)t.used_pools, (unsigned long long)t.pools, bufs[2]);
+	fprintf(out, "  not malloc's: CPython's allocator maps them itself, so mallinfo2 and census do not count them\n");
+	if (t.refused_pools)
+		fprintf(out, "  %llu pool headers left out: their arena index disagrees with the others'\n",
+			(unsigned long long)t.refused_pools);
+	fprintf(out, "  in %zu mapping%s:", t.mappings, t.mappings == 1 ? "" : "s");
+	for (i = 0; i < list->n; i++)
+		if (list->v[i].py)
+			fprintf(out, " %012llx (%llu)", (unsigned long long)list->v[i].start,
+				(unsigned long long)list->v[i].py->arenas);
+	fprintf(out, "\n\n");
+}

@@ -9,6 +9,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 #include "alloc/cpython.h"
 #include "proc/maps.h"
@@ -62,6 +64,15 @@ uint64_t vt_region_py_bytes(const struct vt_region *r);
  * "mappings", "not_counted"} for a CPython process, null for any other.
  * why_not: why the arenas were not looked for (NULL when they were).
  */
+/*
+ * The CPYTHON section of snap and heap: a CPython interpreter's object
+ * arenas (alloc/cpython.h), which are not malloc's, counted from their pool
+ * headers in list's regions; or why_not ("" or NULL when they were looked
+ * for).  Nothing for another process.
+ */
+void vt_render_cpython_text(FILE *out, pid_t pid, const struct vt_cpython *py, const struct vt_region_list *list,
+			    const char *why_not);
+
 json_t *vt_cpython_json(const struct vt_cpython *py, const struct vt_region_list *list, const char *why_not);
 
 #endif

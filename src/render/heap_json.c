@@ -192,6 +192,9 @@ int vt_render_heap_json(FILE *out, const struct vt_heap_sample *h, const struct 
 	json_object_set_new(root, "follow", refill && refill->follow ? follow_json(refill->follow) : json_null());
 	json_object_set_new(root, "refill", refill && refill->follow ? refill_json(h, refill) : json_null());
 	json_object_set_new(root, "malloc_blocks", blocks_json(h));
+	json_object_set_new(root, "cpython", h->blocks_walked ? vt_cpython_json(&h->python, &h->maps, h->python_why[0]
+										      ? h->python_why : NULL)
+							    : json_null());
 	json_object_set_new(root, "verdict", json_pack("{s:s, s:s, s:o, s:I, s:I}",
 				"lever", vt_heap_lever_name(v->lever),
 				"headline", vt_render_heap_headline(v, line, sizeof(line)),

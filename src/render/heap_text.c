@@ -174,7 +174,7 @@ static void print_other(FILE *out, const struct vt_heap_sample *h)
 /* The malloc'd blocks found in its mappings, held against hblks and hblkhd. */
 static void print_blocks(FILE *out, const struct vt_heap_sample *h)
 {
-	char bufs[8][32], words[512], shape[160];
+	char bufs[8][32], words[512], shape[160], mapping[32];
 	unsigned slot = 0;
 	struct vt_table t;
 	size_t i, j;
@@ -211,10 +211,8 @@ static void print_blocks(FILE *out, const struct vt_heap_sample *h)
 			vt_table_cell(&t, "%012llx", (unsigned long long)k->addr);
 			vt_table_cell(&t, "malloc'd block, %s", B(k->size));
 			vt_table_cell(&t, "%s", B(k->resident));
-			char size[32];
-
-			vt_fmt_bytes(vt_region_size(g), size, sizeof(size));
-			vt_table_cell(&t, "%012llx (%s, %s other)", (unsigned long long)g->start, size,
+			vt_fmt_bytes(vt_region_size(g), mapping, sizeof(mapping));
+			vt_table_cell(&t, "%012llx (%s, %s other)", (unsigned long long)g->start, mapping,
 				      B(g->blocks->other_bytes));
 			vt_table_cell(&t, "%s", vt_block_shape_text(&sh, shape, sizeof(shape)));
 		}
@@ -287,6 +285,8 @@ int vt_render_heap_text(FILE *out, const struct vt_heap_sample *h, const struct 
 		if (h->has_info)
 			print_arenas(out, h, page);
 		print_blocks(out, h);
+		if (h->blocks_walked)
+			vt_render_cpython_text(out, h->pid, &h->python, &h->maps, h->python_why);
 	}
 	if (h->trim.done)
 		print_trim(out, &h->trim);

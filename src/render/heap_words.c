@@ -95,8 +95,8 @@ const char *vt_render_heap_evidence(const struct vt_heap_verdict *v, int i, char
 		else
 			snprintf(range, sizeof(range), "%.1f-%.1f", mib(v->trim_low), mib(v->trim_high));
 		snprintf(buf, cap, "malloc_trim(0) could return %s MiB now (whole pages inside free "
-			 "chunks plus the main arena's top, at most RssAnon - live = %.1f MiB resident)",
-			 range, mib(v->trim_cap));
+			 "chunks plus the main arena's top, at most RssAnon - live%s = %.1f MiB resident)",
+			 range, v->py_arenas ? " - CPython's pools" : "", mib(v->trim_cap));
 		break;
 	}
 	case VT_HEAP_EV_TRIM_MEASURED:
@@ -109,6 +109,12 @@ const char *vt_render_heap_evidence(const struct vt_heap_verdict *v, int i, char
 	case VT_HEAP_EV_TRIM_ONCE:
 		snprintf(buf, cap, "a trim would return about %.1f MiB once; continued churn refills every "
 			 "arena, so it is relief, not the fix", mib(v->trim_low));
+		break;
+	case VT_HEAP_EV_RUNTIME:
+		snprintf(buf, cap, "CPython's %llu object arenas hold %.1f MiB of pools (RssAnon %.1f MiB) that are "
+			 "not malloc's: no trim or arena cap reaches them; the interpreter frees an arena only "
+			 "when every object in it is gone", (unsigned long long)v->py_arenas, mib(v->py_pool_bytes),
+			 mib(v->rss_anon));
 		break;
 	case VT_HEAP_EV_FIGURES: {
 		size_t len = 0;

@@ -453,45 +453,6 @@ static void print_blocks(FILE *out, const struct vt_snap_report *r, const struct
 	fputc('\n', out);
 }
 
-/*
- * A CPython interpreter: its object arenas (alloc/cpython.h), which are not
- * malloc's, counted from their pool headers; or why they were not.
- */
-static void print_cpython(FILE *out, const struct vt_sample *s)
-{
-	char bufs[3][32], version[16] = "";
-	struct vt_py_totals t;
-	size_t i;
-
-	if (!s->python.is_python || !s->regions_st.available)
-		return;
-	if (s->python.major)
-		snprintf(version, sizeof(version), " %d.%d", s->python.major, s->python.minor);
-	fprintf(out, "CPYTHON%s · pid %d · %s\n", version, (int)s->pid, s->python.evidence);
-	if (s->python_why[0]) {
-		fprintf(out, "  its object arenas (not malloc's: CPython's allocator, mmapped by itself) not counted: %s\n\n",
-			s->python_why);
-		return;
-	}
-	vt_py_totals(&s->regions, &t);
-	vt_fmt_bytes(t.arena_bytes, bufs[0], sizeof(bufs[0]));
-	vt_fmt_bytes(t.used_bytes, bufs[1], sizeof(bufs[1]));
-	vt_fmt_bytes(t.pool_size, bufs[2], sizeof(bufs[2]));
-	fprintf(out, "  CPython object arenas: %llu arenas, %s, %s in use by objects (used blocks x size class) "
-		"in %llu of %llu pools of %s\n", (unsigned long long)t.arenas, bufs[0], bufs[1],
-		(unsigned long long)t.used_pools, (unsigned long long)t.pools, bufs[2]);
-	fprintf(out, "  not malloc's: CPython's allocator maps them itself, so mallinfo2 and census do not count them\n");
-	if (t.refused_pools)
-		fprintf(out, "  %llu pool headers left out: their arena index disagrees with the others'\n",
-			(unsigned long long)t.refused_pools);
-	fprintf(out, "  in %zu mapping%s:", t.mappings, t.mappings == 1 ? "" : "s");
-	for (i = 0; i < s->regions.n; i++)
-		if (s->regions.v[i].py)
-			fprintf(out, " %012llx (%llu)", (unsigned long long)s->regions.v[i].start,
-				(unsigned long long)s->regions.v[i].py->arenas);
-	fprintf(out, "\n\n");
-}
-
 /* The TCP sockets it listens on and their accept queues, one table per process. */
 static void print_listen(FILE *out, const struct vt_sample *s)
 {
@@ -696,7 +657,9 @@ int vt_render_snap_text(FILE *out, const struct vt_snap_report *r)
 	for (i = 0; i < r->n; i++) {
 		print_regions(out, r, &r->samples[i]);
 		print_blocks(out, r, &r->samples[i]);
-		print_cpython(out, &r->samples[i]);
+		if (r->samples[i].regions_st.available)
+			vt_render_cpython_text(out, r->samples[i].pid, &r->samples[i].python, &r->samples[i].regions,
+					       r->samples[i].python_why);
 	}
 	for (i = 0; i < r->n; i++)
 		print_listen(out, &r->samples[i]);

@@ -325,6 +325,7 @@ static void find_blocks(struct probe *p)
 				       .mmap_threshold = VT_MMAP_THRESHOLD_MIN, .find_blocks = true, .mem = &mem };
 	struct vt_arena_summary arenas;
 	uint64_t word;
+	bool pyarenas = false;
 	size_t i;
 
 	h->blocks_min = VT_MMAP_THRESHOLD_MIN;
@@ -335,14 +336,24 @@ static void find_blocks(struct probe *p)
 	}
 	target.pagemap_fd = openat(p->fd, "pagemap", O_RDONLY | O_CLOEXEC);
 	ctx.deadline_s = vt_mono_s() + BLOCKS_WALK_S;
+	vt_cpython_detect(&p->maps, &h->python);
+	ctx.python = &h->python;
 	vt_regions_classify(&p->maps, &ctx, &arenas);
 	if (target.pagemap_fd >= 0)
 		close(target.pagemap_fd);
-	for (i = 0; i < p->maps.n; i++)
+	for (i = 0; i < p->maps.n; i++) {
 		if (p->maps.v[i].blocks) {
 			h->blocks_count += p->maps.v[i].blocks->n;
 			h->blocks_bytes += p->maps.v[i].blocks->block_bytes;
 		}
+		if (p->maps.v[i].py)
+			pyarenas = true;
+	}
+	if (h->python.is_python && !pyarenas)
+		snprintf(h->python_why, sizeof(h->python_why), "%s", arenas.walks_cut
+			 ? "no pool header found in the pages read before the walk's bound; the rest were not read"
+			 : "no pool header checked in its anonymous mappings (a pool layout vitals does not know, or "
+			   "pymalloc turned off: PYTHONMALLOC=malloc)");
 	h->blocks_walked = true;
 	h->maps = p->maps;             /* kept with its blocks */
 	memset(&p->maps, 0, sizeof(p->maps));

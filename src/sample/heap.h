@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "alloc/allocator.h"
+#include "alloc/cpython.h"
 #include "alloc/detect.h"
 #include "alloc/glibc.h"
 #include "alloc/malloc_info.h"
@@ -67,6 +68,10 @@ struct vt_heap_sample {
 	uint64_t blocks_count, blocks_bytes;
 	uint64_t blocks_min;          /* smallest block looked for (the mmap threshold floor) */
 	char blocks_why[160];
+	/* a CPython interpreter: its object arenas, found with the blocks
+	 * (vt_region.py), or why they were not (python_why, "" when they were) */
+	struct vt_cpython python;
+	char python_why[200];
 	struct vt_alloc_summary sum;  /* of whichever allocator: what consumers read */
 	/* cost */
 	double stopped_us;            /* the probed thread was stopped this long (ptrace) */

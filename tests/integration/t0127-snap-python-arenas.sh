@@ -69,6 +69,26 @@ PY
 	check "$py: snap's reading names the arenas beside RssAnon" \
 		grep -q "CPython's [0-9]* object arenas hold .* in use by objects: not malloc's" "$WORK/snap.txt"
 
+	# heap: the same arenas beside malloc's figures, and left out of what a trim could reach
+	vitals heap --json "$TPID" >"$WORK/heap.json"
+	check "$py: heap --json exits 0" test $? -eq 0
+	python3 - "$WORK/heap.json" "$TRUTH" <<'PY' || fail "$py: heap's arenas"
+import json, sys
+h = json.load(open(sys.argv[1]))
+t = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")][-1]
+py = h["cpython"]
+print("heap: cpython", py["arenas"], "arenas,", py["used_bytes"], "bytes in use; truth", t["arenas"])
+assert py["not_counted"] is None, py
+assert t["arenas"] - 1 <= py["arenas"] <= t["arenas"], (py["arenas"], t["arenas"])
+assert abs(py["used_bytes"] - t["allocated_blocks_bytes"]) <= 0.02 * t["allocated_blocks_bytes"], py
+ev = " ".join(h["verdict"]["evidence"])
+assert "object arenas hold" in ev and "not malloc's" in ev, ev
+assert "RssAnon - live - CPython's pools" in ev, ev
+PY
+	echo "ok - $py: heap counts the arenas as the interpreter does and leaves them out of a trim's reach"
+	vitals heap "$TPID" >"$WORK/heap.txt"
+	check "$py: heap text has the CPYTHON section" grep -q "^CPYTHON" "$WORK/heap.txt"
+
 	vitals snap --no-memory --json "$TPID" >"$WORK/nomem.json"
 	check "$py: snap --no-memory exits 0" test $? -eq 0
 	check "$py: without memory the arenas are named as not counted, with why" \

@@ -28,16 +28,22 @@ int vt_mem_read(pid_t pid, uint64_t addr, void *out, size_t len, struct vt_err *
 
 int vt_mem_target_read(void *ctx, uint64_t addr, void *out, size_t len)
 {
-	const struct vt_mem_target *t = ctx;
+	struct vt_mem_target *t = ctx;
+	struct iovec local = { out, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
 
-	return vt_mem_read(t->pid, addr, out, len, NULL) == VT_OK ? 0 : -1;
+	if (n == (ssize_t)len)
+		return 0;
+	t->last_errno = n < 0 ? errno : EFAULT;
+	return -1;
 }
 
 #define PAGEMAP_BATCH 512
 
 int vt_mem_target_resident(void *ctx, uint64_t addr, size_t npages, uint8_t *present)
 {
-	const struct vt_mem_target *t = ctx;
+	struct vt_mem_target *t = ctx;
 	uint64_t e[PAGEMAP_BATCH];
 	size_t done = 0, i;
 
@@ -47,8 +53,10 @@ int vt_mem_target_resident(void *ctx, uint64_t addr, size_t npages, uint8_t *pre
 		size_t n = npages - done < PAGEMAP_BATCH ? npages - done : PAGEMAP_BATCH;
 		off_t off = (off_t)((addr / 4096 + done) * sizeof(uint64_t));
 
-		if (pread(t->pagemap_fd, e, n * sizeof(uint64_t), off) != (ssize_t)(n * sizeof(uint64_t)))
+		if (pread(t->pagemap_fd, e, n * sizeof(uint64_t), off) != (ssize_t)(n * sizeof(uint64_t))) {
+			t->resident_failed = true;
 			return -1;
+		}
 		for (i = 0; i < n; i++)
 			present[done + i] = (uint8_t)((e[i] >> 63) & 1);
 		done += n;

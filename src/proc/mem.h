@@ -8,6 +8,7 @@
 #ifndef VT_PROC_MEM_H
 #define VT_PROC_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -25,14 +26,17 @@ int vt_mem_read(pid_t pid, uint64_t addr, void *out, size_t len, struct vt_err *
 struct vt_mem_target {
 	pid_t pid;
 	int pagemap_fd;
+	int last_errno;              /* of the last failed read (EFAULT: unmapped; ESRCH: gone) */
+	bool resident_failed;        /* pagemap was open and a read of it failed */
 };
 
-/* 0 when all len bytes at addr were read, else -1. */
+/* 0 when all len bytes at addr were read, else -1 (last_errno says why). */
 int vt_mem_target_read(void *ctx, uint64_t addr, void *out, size_t len);
 /*
  * present[i] = 1 when page i from addr (page aligned) is resident (pagemap
- * bit 63; an unprivileged reader sees that bit, not the frame): 0, or -1
- * when pagemap cannot tell.
+ * bit 63; an unprivileged reader sees that bit, not the frame; a swapped
+ * page is not resident): 0, or -1 when pagemap cannot tell (not open, or
+ * its read failed: resident_failed).
  */
 int vt_mem_target_resident(void *ctx, uint64_t addr, size_t npages, uint8_t *present);
 /* n stretches of len bytes in as few process_vm_readv calls as IOV_MAX allows; ok[i] per stretch. */

@@ -21,50 +21,6 @@
 #include <unistd.h>
 
 
-/* The target's memory: process_vm_readv, and pagemap for which pages are resident. */
-struct target_mem {
-	pid_t pid;
-	int pagemap_fd;              /* -1: unknown, every page is read */
-	uint64_t entries[VT_HEAP_WINDOW / VT_HEAP_PAGE];
-	int last_errno;              /* of the last failed read */
-};
-
-static int target_read(void *ctx, uint64_t addr, void *out, size_t len)
-{
-	struct target_mem *t = ctx;
-	struct iovec local = { out, len };
-	struct iovec remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
-
-	if (n == (ssize_t)len)
-		return 0;
-	t->last_errno = n < 0 ? errno : EFAULT;
-	return -1;
-}
-
-/* Present (bit 63) and not swapped (bit 62): a page whose content is read. */
-static int target_resident(void *ctx, uint64_t addr, size_t npages, uint8_t *present)
-{
-	struct target_mem *t = ctx;
-	size_t i, len = npages * sizeof(uint64_t);
-
-	if (t->pagemap_fd < 0 || npages > sizeof(t->entries) / sizeof(t->entries[0]) ||
-	    pread(t->pagemap_fd, t->entries, len, (off_t)(addr / VT_HEAP_PAGE * sizeof(uint64_t))) != (ssize_t)len)
-		return -1;
-	for (i = 0; i < npages; i++)
-		present[i] = (t->entries[i] >> 63) & 1;
-	return 0;
-}
-
-/* Many headers at once (the walk for mmapped chunks): one process_vm_readv for many pages. */
-static void target_read_each(void *ctx, const uint64_t *addrs, size_t n, size_t len, void *out, uint8_t *ok)
-{
-	struct target_mem *t = ctx;
-	struct vt_mem_target mt = { t->pid, t->pagemap_fd };
-
-	vt_mem_target_read_each(&mt, addrs, n, len, out, ok);
-}
-
 /* The visitor: live content to one census, free content to the other. */
 struct sides {
 	struct vt_content *live, *freed;
@@ -164,7 +120,7 @@ struct probe {
 	struct vt_buf buf;
 	struct vt_region_list maps;
 	struct vt_census *c;
-	struct target_mem mem;
+	struct vt_mem_target mem;
 	struct vt_content *live, *freed;
 	long uid;                    /* the target's real uid */
 	bool alive;
@@ -287,7 +243,8 @@ static int map_threads(struct probe *p, const struct vt_heap_mem *m, struct vt_e
 
 static int take(struct probe *p, struct vt_err *err)
 {
-	const struct vt_heap_mem m = { target_read, target_resident, &p->mem, target_read_each };
+	const struct vt_heap_mem m = { vt_mem_target_read, vt_mem_target_resident, &p->mem,
+				       vt_mem_target_read_each };
 	struct vt_content_opts co;
 	struct vt_proc_status status;
 	struct vt_proc_stat st;

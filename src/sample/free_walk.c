@@ -9,6 +9,7 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "proc/maps.h"
+#include "proc/mem.h"
 #include "proc/procfs.h"
 
 #include <errno.h>
@@ -76,43 +77,11 @@ struct vt_free_walk {
 	const struct vt_procfs *pfs;
 	int dirfd;                   /* borrowed */
 	pid_t pid;
-	int pagemap_fd;              /* -1: not open (then every page counts as resident: refused) */
+	struct vt_mem_target mem;    /* pagemap_fd -1: not open (then every page counts as resident: refused) */
 	bool safe_linking, key_is_tcache;
 	uint64_t main_arena;         /* 0: to be found */
-	uint64_t entries[VT_HEAP_WINDOW / VT_HEAP_PAGE];
-	int last_errno;              /* of the last failed read */
-	bool pagemap_failed;         /* a read of pagemap failed in this walk: residency unknown */
 	struct vt_buf buf;
 };
-
-static int fw_read(void *ctx, uint64_t addr, void *out, size_t len)
-{
-	struct vt_free_walk *fw = ctx;
-	struct iovec local = { out, len };
-	struct iovec remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv(fw->pid, &local, 1, &remote, 1, 0);
-
-	if (n == (ssize_t)len)
-		return 0;
-	fw->last_errno = n < 0 ? errno : EFAULT;
-	return -1;
-}
-
-/* Present (bit 63): a page in RAM.  A swapped page (bit 62) costs no RAM and counts as not resident. */
-static int fw_resident(void *ctx, uint64_t addr, size_t npages, uint8_t *present)
-{
-	struct vt_free_walk *fw = ctx;
-	size_t i, len = npages * sizeof(uint64_t);
-
-	if (npages > sizeof(fw->entries) / sizeof(fw->entries[0]) ||
-	    pread(fw->pagemap_fd, fw->entries, len, (off_t)(addr / VT_HEAP_PAGE * sizeof(uint64_t))) != (ssize_t)len) {
-		fw->pagemap_failed = true;     /* the walker then reads every page: its counts are no figure */
-		return -1;
-	}
-	for (i = 0; i < npages; i++)
-		present[i] = (fw->entries[i] >> 63) & 1;
-	return 0;
-}
 
 static unsigned glibc_version(const char *v)
 {
@@ -148,7 +117,8 @@ int vt_free_walk_open(const struct vt_procfs *pfs, int dirfd, pid_t pid, const s
 	fw->pfs = pfs;
 	fw->dirfd = dirfd;
 	fw->pid = pid;
-	fw->pagemap_fd = -1;
+	fw->mem.pid = pid;
+	fw->mem.pagemap_fd = -1;
 	fw->safe_linking = !v || v >= 2032;
 	fw->key_is_tcache = v && v >= 2029 && v < 2034;
 	fw->buf = (struct vt_buf)VT_BUF_INIT(VT_PROC_FILE_MAX);
@@ -160,8 +130,8 @@ void vt_free_walk_close(struct vt_free_walk *fw)
 {
 	if (!fw)
 		return;
-	if (fw->pagemap_fd >= 0)
-		close(fw->pagemap_fd);
+	if (fw->mem.pagemap_fd >= 0)
+		close(fw->mem.pagemap_fd);
 	vt_buf_release(&fw->buf);
 	free(fw);
 }
@@ -183,7 +153,7 @@ static double thread_cpu_s(void)
 /* A failed read of the process's memory: gone, refused, or changed under the walk. */
 static int read_failed(struct vt_free_walk *fw, const char *what, struct vt_err *err)
 {
-	int e = fw->last_errno;
+	int e = fw->mem.last_errno;
 
 	if (e == ESRCH)
 		return vt_err_set(err, VT_E_GONE, e, "process %d exited", (int)fw->pid);
@@ -194,7 +164,7 @@ static int read_failed(struct vt_free_walk *fw, const char *what, struct vt_err 
 
 static int walk(struct vt_free_walk *fw, struct vt_free_figures *out, struct vt_err *err)
 {
-	const struct vt_heap_mem m = { fw_read, fw_resident, fw };
+	const struct vt_heap_mem m = { vt_mem_target_read, vt_mem_target_resident, &fw->mem };
 	struct vt_region_list maps = { 0 };
 	struct vt_heap_walk w = { 0 };
 	struct vt_heap_walk_opts wo = { .safe_linking = fw->safe_linking, .key_is_tcache = fw->key_is_tcache,
@@ -203,9 +173,9 @@ static int walk(struct vt_free_walk *fw, struct vt_free_figures *out, struct vt_
 	size_t i;
 	int rc;
 
-	if (fw->pagemap_fd < 0) {
-		fw->pagemap_fd = openat(fw->dirfd, "pagemap", O_RDONLY | O_CLOEXEC);
-		if (fw->pagemap_fd < 0) {
+	if (fw->mem.pagemap_fd < 0) {
+		fw->mem.pagemap_fd = openat(fw->dirfd, "pagemap", O_RDONLY | O_CLOEXEC);
+		if (fw->mem.pagemap_fd < 0) {
 			int e = errno;
 
 			return vt_err_set(err, e == ENOENT || e == ESRCH ? VT_E_GONE : e == EACCES || e == EPERM
@@ -233,12 +203,12 @@ static int walk(struct vt_free_walk *fw, struct vt_free_figures *out, struct vt_
 	wo.main_arena = fw->main_arena;
 	wo.maps = &maps;
 	wo.deadline_s = vt_mono_s() + VT_FREE_WALK_DEADLINE_S;
-	fw->last_errno = 0;
-	fw->pagemap_failed = false;
+	fw->mem.last_errno = 0;
+	fw->mem.resident_failed = false;
 	rc = vt_heap_walk(&m, &wo, &w, err);
 	if (rc == VT_E_PARSE || rc == VT_E_GONE) {
 		fw->main_arena = 0;     /* found again at the next walk */
-		rc = fw->last_errno ? read_failed(fw, "the heap", err)
+		rc = fw->mem.last_errno ? read_failed(fw, "the heap", err)
 				    : vt_err_set(err, VT_E_BUSY, 0, "the arenas of %d changed while read", (int)fw->pid);
 		goto out;
 	}
@@ -261,12 +231,12 @@ static int walk(struct vt_free_walk *fw, struct vt_free_figures *out, struct vt_
 	}
 	out->arenas = (unsigned)w.narenas;
 	out->read_bytes = w.read_bytes;
-	if (fw->pagemap_failed) {
+	if (fw->mem.resident_failed) {
 		rc = vt_err_set(err, VT_E_BUSY, 0, "pagemap of %d could not be read for every page: which free "
 				"bytes are resident is unknown this time", (int)fw->pid);
 	} else if (skipped) {
 		/* a figure without that stretch would be too low: none at all */
-		if (fw->last_errno == ESRCH)
+		if (fw->mem.last_errno == ESRCH)
 			rc = read_failed(fw, "the heap", err);
 		else
 			rc = vt_err_set(err, VT_E_BUSY, 0, "%llu bytes of %d's heap changed under the walk and were "

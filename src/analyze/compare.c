@@ -215,6 +215,38 @@ out:
 	return rc;
 }
 
+/* The trims the soak made in the arm (experiment --trim-every), and those inside its window. */
+static void count_trims(const struct vt_series *s, struct vt_cmp_arm *arm)
+{
+	size_t i;
+
+	arm->trims = arm->window_trims = 0;
+	for (i = 0; i < s->nevents; i++) {
+		if (s->events[i].kind != VT_EV_TRIM)
+			continue;
+		arm->trims++;
+		if (s->events[i].t >= arm->window_t0 && s->events[i].t <= arm->window_t1)
+			arm->window_trims++;
+	}
+}
+
+bool vt_cmp_arm_trimmed(const struct vt_cmp_arm *arm)
+{
+	return arm->trims >= VT_CMP_PERIODIC_TRIMS && arm->window_trims >= 1;
+}
+
+/* A memory row of an arm trimmed periodically swings between trims: no noise judgement. */
+static void judge_trimmed(const struct vt_comparison *c, size_t i, enum vt_metric m, struct vt_cmp_diff *d)
+{
+	if (!d->known || vt_metrics[m].unit != VT_UNIT_BYTES ||
+	    fabs(d->delta) < vt_soak_change_floor(m, c->arms[0].cell[m].median))
+		return;
+	if (!vt_cmp_arm_trimmed(&c->arms[0]) && !vt_cmp_arm_trimmed(&c->arms[i]))
+		return;
+	d->trimmed = true;
+	d->within_noise = false;
+}
+
 static int compare_arm(const struct vt_series *s, const char *name, const struct vt_soak_opts *o,
 		       struct vt_cmp_arm *arm)
 {
@@ -225,6 +257,7 @@ static int compare_arm(const struct vt_series *s, const char *name, const struct
 	if (vt_soak_analyze(s, o, &arm->verdict))
 		return -1;
 	arm_window(s, arm, &a, &b);
+	count_trims(s, arm);
 	vt_mem_limit_recommend(s, &arm->verdict, &arm->limit);
 	return vt_cmp_cells(s, a, b, arm->cell);
 }
@@ -234,7 +267,7 @@ void vt_cmp_diff_cells(enum vt_metric m, const struct vt_cmp_cell *base, const s
 {
 	double spread;
 
-	*d = (struct vt_cmp_diff){ false, NAN, NAN, false };
+	*d = (struct vt_cmp_diff){ false, NAN, NAN, false, false };
 	if (!base->known || !c->known)
 		return;
 	d->known = true;
@@ -301,11 +334,13 @@ int vt_compare(const struct vt_series *const *series, const char *const *names, 
 		if (compare_arm(series[i], names ? names[i] : NULL, opts, &out->arms[i]))
 			goto fail;
 	for (f = 0; f < VT_M_COUNT; f++)
-		out->diff[0][f] = (struct vt_cmp_diff){ false, NAN, NAN, false };
+		out->diff[0][f] = (struct vt_cmp_diff){ false, NAN, NAN, false, false };
 	for (i = 1; i < n; i++)
-		for (f = 0; f < VT_M_COUNT; f++)
+		for (f = 0; f < VT_M_COUNT; f++) {
 			vt_cmp_diff_cells((enum vt_metric)f, &out->arms[0].cell[f], &out->arms[i].cell[f],
 				     &out->diff[i][f]);
+			judge_trimmed(out, i, (enum vt_metric)f, &out->diff[i][f]);
+		}
 	out->other_command = other_command(series, n);
 	return 0;
 fail:

@@ -37,6 +37,9 @@ struct vt_cmp_arm {
 	size_t window_samples;
 	struct vt_cmp_cell cell[VT_M_COUNT];
 	struct vt_mem_limit limit;   /* the memory limit its recording supports (analyze/mem_limit.h) */
+	unsigned trims;              /* malloc_trim(0) calls the soak made in it (VT_EV_TRIM, experiment
+	                              * --trim-every), over the whole recording */
+	unsigned window_trims;       /* ... inside its window */
 };
 
 /* An arm against the baseline (arm 0), one field. */
@@ -45,7 +48,19 @@ struct vt_cmp_diff {
 	double delta;                /* arm - baseline */
 	double pct;                  /* delta / baseline * 100, NAN when the baseline is 0 */
 	bool within_noise;           /* |delta| is within both arms' noise and ranges overlap */
+	bool trimmed;                /* a memory row of an arm the soak trimmed periodically (either
+	                              * side: vt_cmp_arm_trimmed): its range is the swing
+	                              * between trims, not noise, so no noise judgement (within_noise
+	                              * false); the medians are set side by side as they are */
 };
+
+/*
+ * Did the soak trim the arm periodically: at least VT_CMP_PERIODIC_TRIMS
+ * trims in the recording, one of them or more inside its window?  Its
+ * memory then swings between trims: a sawtooth, not noise.
+ */
+#define VT_CMP_PERIODIC_TRIMS 2
+bool vt_cmp_arm_trimmed(const struct vt_cmp_arm *arm);
 
 struct vt_comparison {
 	size_t narms;

@@ -189,6 +189,10 @@ void vt_render_cmp_table_html(FILE *out, const struct vt_comparison *cmp)
 				fputs("<td class=\"n noise\">", out);
 				vt_html_text(out, vt_fmt_pct_change(d->pct, buf, sizeof(buf)));
 				fputs(" (within noise)</td>", out);
+			} else if (d && d->known && d->trimmed) {
+				fputs("<td class=\"n\">", out);
+				vt_html_text(out, vt_fmt_pct_change(d->pct, buf, sizeof(buf)));
+				fputs(" (trimmed: swing, not noise)</td>", out);
 			} else {
 				vt_html_td(out, true, d && d->known ? vt_fmt_pct_change(d->pct, buf, sizeof(buf)) : "n/a");
 			}

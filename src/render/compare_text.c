@@ -79,7 +79,8 @@ int vt_render_cmp_table_text(FILE *out, const struct vt_comparison *cmp, size_t 
 			vt_table_cell(&t, "%s", vt_fmt_cmp_cell(f, &cmp->arms[i].cell[f], buf, sizeof(buf)));
 			vt_table_cell(&t, "%s", known ? vt_fmt_value_delta(vt_metrics[f].unit, d->delta, cmp->arms[0].cell[f].median, buf, sizeof(buf)) : "n/a");
 			vt_table_cell(&t, "%s", known ? vt_fmt_pct_change(d->pct, buf, sizeof(buf)) : "n/a");
-			vt_table_cell(&t, "%s", known && d->within_noise ? "within noise" : "");
+			vt_table_cell(&t, "%s", known && d->within_noise ? "within noise"
+						: known && d->trimmed ? "trimmed: swing, not noise" : "");
 		}
 	}
 	if (t.oom) {
@@ -135,6 +136,14 @@ int vt_render_compare_text(FILE *out, const struct vt_compare_report *r)
 	fprintf(out, "  each figure: median over the arm's window (5th–95th percentile of its points);\n"
 		"  Δ and %% against %s; within noise: the change is inside both arms' noise and their ranges overlap\n",
 		cmp->arms[0].name ? cmp->arms[0].name : "arm 0");
+	for (i = 0; i < cmp->narms; i++)
+		if (vt_cmp_arm_trimmed(&cmp->arms[i]))
+			fprintf(out, "  trimmed: %s's soak called malloc_trim(0) %u time%s in its window (%u in all; "
+				"its trim events say what each returned and how long a thread was stopped): its memory "
+				"swings between trims, so its range is that swing, not noise, and its median is "
+				"compared without a noise judgement\n",
+				cmp->arms[i].name ? cmp->arms[i].name : "an arm", cmp->arms[i].window_trims,
+				cmp->arms[i].window_trims == 1 ? "" : "s", cmp->arms[i].trims);
 	/* the rows a recording has: not said of series that are not recordings */
 	for (f = 0; !r->metric_label && f < VT_M_COUNT; f++) {
 		if (!(vt_metrics[f].flags & VT_MF_COMPARE) || vt_cmp_row_recorded(cmp, f))

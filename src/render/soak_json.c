@@ -587,6 +587,7 @@ static json_t *field_json(const struct vt_comparison *cmp, enum vt_metric f, con
 		vt_json_put(&x, "delta", dk ? field_value(f, d->delta) : json_null());
 		vt_json_put(&x, "pct", dk ? vt_json_real(d->pct) : json_null());
 		vt_json_put(&x, "within_noise", dk ? json_boolean(d->within_noise) : json_null());
+		vt_json_put(&x, "trimmed", dk ? json_boolean(d->trimmed) : json_null());
 		p.failed |= x.failed;
 		vt_json_append(arms, x.o, &p.failed);
 	}

@@ -147,6 +147,7 @@ int vt_refill_judge(const struct vt_refill_input *in, struct vt_refill_verdict *
 	memset(out, 0, sizeof(*out));
 	out->half_life_s = out->level = out->level_at_s = out->refilled_share = NAN;
 	out->period_s = out->relief = out->followed_s = NAN;
+	out->lead_slope = out->growth_share = NAN;
 	if (in->n < 1 || !isfinite(in->before) || !isfinite(in->committed[0]) || !isfinite(in->t[0]))
 		return -1;
 	after = in->committed[0];
@@ -158,6 +159,10 @@ int vt_refill_judge(const struct vt_refill_input *in, struct vt_refill_verdict *
 		if (isfinite(in->t[i]) && isfinite(in->committed[i]))
 			out->followed_s = in->t[i];
 	out->tick_s = fmax(in->every_s, VT_REFILL_MIN_PERIOD_S);
+	if (in->lead_s > 0 && isfinite(in->lead_slope)) {
+		out->lead_s = in->lead_s;
+		out->lead_slope = in->lead_slope;
+	}
 	if (in->period_s > 0) {
 		out->period_s = in->period_s;
 		out->relief = vt_refill_relief(in->t, in->committed, in->n, in->before, in->period_s);
@@ -188,10 +193,38 @@ int vt_refill_judge(const struct vt_refill_input *in, struct vt_refill_verdict *
 		out->held_for_good = in->before - level;
 	if (out->kind == VT_REFILL_CANNOT_TELL)
 		out->level_at_s = NAN;      /* not a level yet: where it was when the follow ended */
+	out->overshot = isfinite(level) && level >= in->before + returned / 2;
+	/* growth before the trim, carried on the same pace, explains this much of the refill */
+	if (isfinite(out->lead_slope) && returned > 0) {
+		double span = isfinite(out->half_life_s) ? out->half_life_s : out->followed_s;
+
+		out->growth_share = fmax(0, out->lead_slope) * span / returned;
+		out->growing = out->growth_share >= VT_REFILL_GROWTH_SHARE;
+	}
 	/* the period: the user's, or near the half-life (where a trim still has most of its relief) */
 	if (!(in->period_s > 0) && isfinite(out->half_life_s) && out->kind != VT_REFILL_WITHIN_TICK) {
 		out->period_s = vt_refill_round_period(out->half_life_s, out->tick_s);
 		out->relief = vt_refill_relief(in->t, in->committed, in->n, in->before, out->period_s);
 	}
 	return 0;
+}
+
+double vt_refill_slope(const double *t, const double *committed, size_t n)
+{
+	double st = 0, sc = 0, stt = 0, stc = 0, k = 0, den;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!isfinite(t[i]) || !isfinite(committed[i]))
+			continue;
+		st += t[i];
+		sc += committed[i];
+		stt += t[i] * t[i];
+		stc += t[i] * committed[i];
+		k++;
+	}
+	if (k < 2)
+		return NAN;
+	den = k * stt - st * st;
+	return den > 0 ? (k * stc - st * sc) / den : NAN;
 }

@@ -39,7 +39,16 @@ struct vt_refill_input {
 	double every_s;           /* the sampling interval of the follow */
 	double period_s;          /* the trim period to compute the relief for; 0: picked (near the
 	                           * half-life) */
+	double lead_s;            /* committed was read this long before the trim (0: it was not) */
+	double lead_slope;        /* ... and rose this fast meanwhile, bytes/s (least squares) */
 };
+
+/*
+ * Growth the lead-in saw counts against the refill when, at its pace, it
+ * alone would bring back at least this share of what the trim returned by
+ * the half-life (or by the end of the follow when half never came back).
+ */
+#define VT_REFILL_GROWTH_SHARE 0.25
 
 enum vt_refill_kind {
 	VT_REFILL_NOTHING = 1,    /* the trim returned too little to follow: not a lever */
@@ -64,7 +73,17 @@ struct vt_refill_verdict {
 	double period_s;          /* the trim period the relief is for, NAN none */
 	double relief;            /* mean of (before - committed(t)) over t in [0, period_s], bytes;
 	                           * NAN when the follow did not cover period_s */
+	double lead_s, lead_slope;   /* as given; lead_slope NAN without a lead-in */
+	double growth_share;      /* lead_slope x (half-life, or followed_s) / returned: how much of
+	                           * the refill the growth before the trim explains; NAN unknown */
+	bool growing;             /* growth_share >= VT_REFILL_GROWTH_SHARE: the curve is growth as
+	                           * much as refill, and its half-life flatters the trim less than it seems */
+	bool overshot;            /* the level ended above before by half of returned or more: the
+	                           * process grew past where the trim found it (growth, not only refill) */
 };
+
+/* Least-squares slope of committed over t (points with both finite); NAN with fewer than 2. */
+double vt_refill_slope(const double *t, const double *committed, size_t n);
 
 /*
  * Judge the curve.  Needs in->n >= 1 and a finite in->before and

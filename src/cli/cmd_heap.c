@@ -7,6 +7,7 @@
 #include "base/unknown.h"
 #include "render/view.h"
 #include "sample/heap.h"
+#include "base/clock.h"
 #include "sample/trim_follow.h"
 #include "sample/watch.h"
 
@@ -17,7 +18,7 @@
 #include <unistd.h>
 
 enum { OPT_TRIM = 1, OPT_JSON, OPT_NO_AGENT, OPT_AGENT_ONLY, OPT_TIMEOUT, OPT_NO_ARENAS, OPT_FOLLOW,
-       OPT_FOLLOW_EVERY, OPT_TRIM_PERIOD, OPT_HTML, OPT_FORCE };
+       OPT_FOLLOW_EVERY, OPT_TRIM_PERIOD, OPT_LEAD_IN, OPT_HTML, OPT_FORCE };
 
 static const struct vt_option heap_options[] = {
 	{ "trim", 0, NULL, "call malloc_trim(0) in the target (changes it: it releases\n"
@@ -32,6 +33,10 @@ static const struct vt_option heap_options[] = {
 					 "0.1s to 1s)", OPT_FOLLOW_EVERY },
 	{ "trim-period", 0, "DURATION", "with --follow: the trim period the verdict computes the\n"
 					"relief for (default: near the half-life)", OPT_TRIM_PERIOD },
+	{ "lead-in", 0, "DURATION", "with --follow: read committed this long before the trim,\n"
+				    "at the follow's interval, to know whether it was still\n"
+				    "growing (default: --follow / 12, from 2s to 10s; 0:\n"
+				    "none)", OPT_LEAD_IN },
 	{ "html", 0, "FILE", "with --follow: the refill's chart and verdict as one HTML\n"
 			     "file", OPT_HTML },
 	{ "force", 0, NULL, "overwrite the --html file", OPT_FORCE },
@@ -70,6 +75,7 @@ struct heap_opts {
 	struct vt_heap_opts heap;
 	bool json;
 	double follow_s, follow_every_s, trim_period_s;   /* 0: not given */
+	double lead_s;                /* NAN: not given */
 	const char *html;
 	bool force;
 };
@@ -91,6 +97,7 @@ static int heap_option(void *ctx, int id, const char *arg)
 	case OPT_HTML: o->html = arg; break;
 	case OPT_FORCE: o->force = true; break;
 	case OPT_TRIM_PERIOD: return vt_cli_duration(&vt_cmd_heap, "trim-period", arg, 0.1, 0, &o->trim_period_s);
+	case OPT_LEAD_IN: return vt_cli_duration(&vt_cmd_heap, "lead-in", arg, 0, 3600, &o->lead_s);
 	case OPT_TIMEOUT:
 		if ((rc = vt_cli_count(&vt_cmd_heap, "timeout", arg, 10, 600000, &ms)))
 			return rc;
@@ -139,9 +146,50 @@ static void follow_progress(void *ctx, const struct vt_trim_follow *f, double le
 	sh->drawn = sh->tty;
 }
 
+/*
+ * Before the trim: committed read for o->lead_s at the follow's interval,
+ * its least-squares slope into *slope (bytes/s), so the verdict can tell a
+ * refill from growth that was going on anyway.  Reads only.  The target
+ * exiting, or Ctrl-C, ends the command here: no trim was made.
+ */
+static int lead_in(struct vt_watch *w, int pid, const struct heap_opts *o, volatile sig_atomic_t *stop,
+		   double *slope)
+{
+	struct vt_trim_follow lead = { 0 };
+	struct vt_trim_follow_opts lo = { o->lead_s, o->follow_every_s, stop, NULL, NULL };
+	struct vt_proc_status st;
+	struct vt_err err;
+	char span[32];
+	double t0 = vt_mono_s();
+	int rc;
+
+	if ((rc = vt_watch_status(w, &st, &err)))
+		return vt_cli_error(&err);
+	fprintf(stderr, "vitals heap: reading committed for %s before the trim: was it still growing?\n",
+		vt_fmt_span(o->lead_s, span, sizeof(span)));
+	rc = vt_trim_follow_run(w, t0, vt_known(st.rss_anon) && vt_known(st.vm_swap)
+				? (double)(st.rss_anon + st.vm_swap) : NAN, &lo, &lead, &err);
+	if (rc) {
+		vt_trim_follow_release(&lead);
+		return vt_cli_error(&err);
+	}
+	*slope = vt_refill_slope(lead.t_s, lead.committed, lead.n);
+	rc = lead.end;
+	vt_trim_follow_release(&lead);
+	if (rc == VT_FOLLOW_GONE) {
+		fprintf(stderr, "vitals heap: process %d exited before the trim: nothing was trimmed\n", pid);
+		return vt_code_exit(VT_E_GONE);
+	}
+	if (rc == VT_FOLLOW_STOPPED) {
+		fprintf(stderr, "vitals heap: stopped on request before the trim: nothing was trimmed\n");
+		return VT_EXIT_STOPPED;
+	}
+	return VT_EXIT_OK;
+}
+
 static int heap_run(const struct vt_command *cmd, int argc, char **argv)
 {
-	struct heap_opts o = { .heap.arenas = true, .heap.blocks = true, .heap.timeout_ms = 2000 };
+	struct heap_opts o = { .heap.arenas = true, .heap.blocks = true, .heap.timeout_ms = 2000, .lead_s = NAN };
 	struct vt_heap_sample h;
 	struct vt_heap_verdict v;
 	struct vt_heap_report report;
@@ -153,6 +201,7 @@ static int heap_run(const struct vt_command *cmd, int argc, char **argv)
 	struct vt_watch *w = NULL;
 	struct vt_err err;
 	volatile sig_atomic_t *stop = NULL;
+	double lead_slope = NAN;
 	int pid, rc, status = VT_EXIT_OK;
 
 	if ((rc = vt_cli_parse(cmd, argc, argv, heap_option, &o, &args)))
@@ -161,9 +210,9 @@ static int heap_run(const struct vt_command *cmd, int argc, char **argv)
 		return vt_cli_usage_error("heap", "--no-agent and --agent-only leave no way to read");
 	if (o.follow_s > 0 && !o.heap.trim)
 		return vt_cli_usage_error("heap", "--follow follows the refill after a trim: give --trim too");
-	if ((o.follow_every_s > 0 || o.trim_period_s > 0) && !(o.follow_s > 0))
+	if ((o.follow_every_s > 0 || o.trim_period_s > 0 || isfinite(o.lead_s)) && !(o.follow_s > 0))
 		return vt_cli_usage_error("heap", "--%s is for --follow", o.follow_every_s > 0 ? "follow-every"
-					  : "trim-period");
+					  : o.trim_period_s > 0 ? "trim-period" : "lead-in");
 	if (o.html && !(o.follow_s > 0))
 		return vt_cli_usage_error("heap", "--html draws the refill: give --trim --follow too");
 	/* said now, not after the trim and its follow */
@@ -179,6 +228,8 @@ static int heap_run(const struct vt_command *cmd, int argc, char **argv)
 		return vt_cli_usage_error("heap", "'%s' is not a process id", args.operands[0]);
 	if (o.follow_s > 0 && !(o.follow_every_s > 0))
 		o.follow_every_s = fmin(1, fmax(0.1, o.follow_s / 120));
+	if (o.follow_s > 0 && !isfinite(o.lead_s))
+		o.lead_s = fmin(10, fmax(2, o.follow_s / 12));
 	o.heap.thread_arenas = o.heap.arenas;     /* the THREADS column of the per-arena table */
 	if (vt_cli_open_procfs(&pfs, &err))
 		return vt_cli_error(&err);
@@ -190,6 +241,11 @@ static int heap_run(const struct vt_command *cmd, int argc, char **argv)
 		}
 		/* from here Ctrl-C lets a trim under way finish, then ends the follow */
 		vt_cli_catch_stop(&stop);
+		if (o.lead_s > 0 && (status = lead_in(w, pid, &o, stop, &lead_slope)) != VT_EXIT_OK) {
+			vt_watch_close(w);
+			vt_procfs_close(&pfs);
+			return status;
+		}
 	}
 	rc = vt_heap_take(&pfs, pid, &o.heap, &h, &err);
 	if (rc) {
@@ -221,7 +277,8 @@ static int heap_run(const struct vt_command *cmd, int argc, char **argv)
 		if (vt_refill_judge(&(struct vt_refill_input){ follow.t_s, follow.committed, follow.n,
 							       vt_known(h.trim.committed_before)
 							       ? (double)h.trim.committed_before : NAN,
-							       follow.every_s, o.trim_period_s }, &rv) == 0)
+							       follow.every_s, o.trim_period_s,
+							       isfinite(lead_slope) ? o.lead_s : 0, lead_slope }, &rv) == 0)
 			refill.verdict = &rv;
 		if (follow.end == VT_FOLLOW_GONE)
 			fprintf(stderr, "vitals heap: process %d exited during the follow; the curve up to then is "

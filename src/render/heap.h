@@ -48,7 +48,7 @@ const char *vt_render_heap_evidence(const struct vt_heap_verdict *v, int i, char
  * (VT_REFILL_EVIDENCE lines at most; an empty one in between is skipped).
  * h gives the trim's own figures (what it stopped, for how long).
  */
-#define VT_REFILL_EVIDENCE 6
+#define VT_REFILL_EVIDENCE 7
 const char *vt_render_refill_headline(const struct vt_refill_verdict *v, const struct vt_heap_sample *h,
 				      char *buf, size_t cap);
 const char *vt_render_refill_evidence(const struct vt_refill_verdict *v, const struct vt_heap_sample *h,

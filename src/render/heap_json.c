@@ -126,6 +126,11 @@ static json_t *refill_json(const struct vt_heap_sample *h, const struct vt_heap_
 	json_object_set_new(o, "period_s", vt_json_real(v->period_s));
 	json_object_set_new(o, "relief_bytes", vt_json_real(v->relief));
 	json_object_set_new(o, "tick_s", json_real(v->tick_s));
+	json_object_set_new(o, "lead_s", isfinite(v->lead_slope) ? json_real(v->lead_s) : json_null());
+	json_object_set_new(o, "lead_slope_bytes_per_s", vt_json_real(v->lead_slope));
+	json_object_set_new(o, "growth_share", vt_json_real(v->growth_share));
+	json_object_set_new(o, "growing", json_boolean(v->growing));
+	json_object_set_new(o, "overshot", json_boolean(v->overshot));
 	json_object_set_new(o, "stop_ms_per_trim", json_real(h->method == VT_HEAP_PTRACE ? h->stopped_us / 1000
 								 : h->trim.took_ms));
 	return o;

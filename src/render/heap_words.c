@@ -7,6 +7,7 @@
 #include "base/units.h"
 
 #include <math.h>
+#include <string.h>
 #include <stdio.h>
 
 #define MiB (1024.0 * 1024.0)
@@ -223,6 +224,13 @@ const char *vt_render_refill_headline(const struct vt_refill_verdict *v, const s
 			 isfinite(v->refilled_share) ? 100 * v->refilled_share : 0.0, more);
 		break;
 	}
+	/* a curve that is partly growth: the verdict stands on less than it seems */
+	if ((v->growing || v->overshot) && v->kind != VT_REFILL_NOTHING) {
+		size_t len = strlen(buf);
+
+		if (len < cap)
+			snprintf(buf + len, cap - len, " — but it was still growing: follow again once it has settled");
+	}
 	return buf;
 }
 
@@ -297,6 +305,25 @@ const char *vt_render_refill_evidence(const struct vt_refill_verdict *v, const s
 		else if (f->end == VT_FOLLOW_GONE)
 			snprintf(buf, cap, "the process exited during the follow, after %s: the curve up to then",
 				 after_s(v->followed_s, a, sizeof(a)));
+		break;
+	case 6:
+		if (v->overshot && !v->growing)
+			snprintf(buf, cap, "it rose past where the trim found it (%s, then %s): the process was still "
+				 "growing, so the curve is growth as much as refill%s",
+				 vt_fmt_size(v->before, a, sizeof(a)), vt_fmt_size(v->level, b, sizeof(b)),
+				 isfinite(v->lead_slope) ? " (the lead-in before the trim was too short to see it)" : "");
+		else if (!isfinite(v->lead_slope))
+			break;
+		else if (v->growing)
+			snprintf(buf, cap, "before the trim committed was still growing, %s/s over the %s read: at that "
+				 "pace growth alone brings back %.0f%% of what was returned by %s, so the curve is growth "
+				 "as much as refill", vt_fmt_size(v->lead_slope, a, sizeof(a)),
+				 vt_fmt_span(v->lead_s, b, sizeof(b)), 100 * v->growth_share,
+				 after_s(isfinite(v->half_life_s) ? v->half_life_s : v->followed_s, c, sizeof(c)));
+		else
+			snprintf(buf, cap, "before the trim committed moved %s/s over the %s read: the refill is not "
+				 "growth that was going on anyway", vt_fmt_size_delta(v->lead_slope, a, sizeof(a)),
+				 vt_fmt_span(v->lead_s, b, sizeof(b)));
 		break;
 	}
 	return buf;

@@ -58,6 +58,17 @@ assert f["end"] == "done" and abs(pts[-1][0] - 16) <= every
 assert len(pts) >= 16 / every - 2
 PY
 echo "ok - returned = the drop in committed; half-life within 2 intervals of the truth"
+python3 - "$WORK/follow.json" <<'PY' || fail "the lead-in"
+import json, sys
+r = json.load(open(sys.argv[1]))["refill"]
+print("lead-in: %.1f s, committed moved %.0f B/s; growing %s, overshot %s" % (
+      r["lead_s"], r["lead_slope_bytes_per_s"], r["growing"], r["overshot"]))
+# trim_refill holds still between trims: flat before, and back at (not past) its level
+assert r["lead_s"] >= 1 and abs(r["lead_slope_bytes_per_s"]) < 1 << 20, r
+assert r["growing"] is False and r["overshot"] is False, r
+assert any("not growth that was going on anyway" in e for e in r["evidence"]), r["evidence"]
+PY
+echo "ok - the lead-in saw it flat before the trim"
 grep -q "following the refill" "$WORK/follow.err" || fail "no progress line on stderr"
 check "--html: the refill's chart" grep -q '<svg' "$WORK/refill.html"
 check "--html: the verdict and the half-life mark" grep -q 'a trim every.*half-life' <(tr -d '\n' <"$WORK/refill.html")
@@ -78,7 +89,11 @@ sleep 9     # its refill of the last trim is done
 before=$(truth_py "$TRUTH" 't["trims_seen"]')
 "$B/vitals" heap --trim --follow 60s --json "$TPID" >"$WORK/stopped.json" 2>"$WORK/stopped.err" &
 vp=$!
-sleep 3
+for i in $(seq 100); do    # past the lead-in and the trim: the follow has begun
+	grep -q "following the refill" "$WORK/stopped.err" 2>/dev/null && break
+	sleep 0.1
+done
+sleep 2
 kill -INT "$vp"
 wait "$vp"
 rc=$?
@@ -110,6 +125,20 @@ assert t["phase"] == "waiting" and t["half_back_s"] > 0
 assert t["rss_anon"] >= 0.9 * t["rss_anon_before_trim"]
 PY
 echo "ok - the target finished its refill after the stopped follow"
+
+# --- SIGINT in the lead-in, before the trim: nothing trimmed ---
+sleep 9
+before=$(truth_py "$TRUTH" 't["trims_seen"]')
+"$B/vitals" heap --trim --follow 60s --lead-in 5s "$TPID" >/dev/null 2>"$WORK/lead.err" &
+vp=$!
+sleep 1
+kill -INT "$vp"
+wait "$vp"
+rc=$?
+check "Ctrl-C in the lead-in exits 130" test $rc -eq 130
+check "... saying nothing was trimmed" grep -q "before the trim: nothing was trimmed" "$WORK/lead.err"
+sleep 0.5
+check "... and the target saw no trim" test "$(truth_py "$TRUTH" 't["trims_seen"]')" = "$before"
 
 # --- vitals SIGKILLed mid-follow: the trim had returned, the follow only reads ---
 sleep 9
@@ -145,7 +174,7 @@ echo "ok - a refill of 30% settles lower and says what stays returned"
 # --- the target exits during the follow ---
 start_target trim_refill --seconds 4 --refill-seconds 20 --hole-mb 16
 sleep 1
-"$B/vitals" heap --trim --follow 20s --no-arenas --json "$TPID" >"$WORK/gone.json" 2>"$WORK/gone.err"
+"$B/vitals" heap --trim --follow 20s --lead-in 0 --no-arenas --json "$TPID" >"$WORK/gone.json" 2>"$WORK/gone.err"
 rc=$?
 check "a target gone during the follow exits 4" test $rc -eq 4
 grep -q "exited during the follow" "$WORK/gone.err" || fail "no word of the exit"

@@ -233,7 +233,46 @@ static void test_refill__relief_needs_the_start(void)
 	CHECK(isnan(vt_refill_relief(tt, cc, 2, 5, 0)));
 }
 
+/* 100 MiB before the trim and rising 4 MiB/s all along: 40 MiB returned, the ramp is growth too */
+static double growing(double x)
+{
+	return 60 * MiB + 4 * MiB * x;
+}
+
+static void test_refill__growth_before_the_trim(void)
+{
+	size_t n = sample(0.5, 30, growing);
+	struct vt_refill_input in = { t, c, n, 100 * MiB, 0.5, 0, 5, 4 * MiB };
+	struct vt_refill_verdict v;
+	double lt[] = { 0, 1, 2, 3, 4, 5 }, lc[] = { 80, 84, 88, 92, 96, 100 };
+
+	for (int i = 0; i < 6; i++)
+		lc[i] *= MiB;
+	CHECK(near(vt_refill_slope(lt, lc, 6), 4 * MiB, 1));
+	CHECK(isnan(vt_refill_slope(lt, lc, 1)));
+	CHECK(vt_refill_judge(&in, &v) == 0);
+	CHECK(near(v.half_life_s, 5, 0.01));
+	CHECK(near(v.lead_slope, 4 * MiB, 1));
+	/* 4 MiB/s over the 5 s half-life is half of the 40 MiB returned */
+	CHECK(near(v.growth_share, 0.5, 1e-6));
+	CHECK(v.growing);
+	CHECK(v.overshot);          /* it ended at 180 MiB, far past the 100 it was at */
+	/* the same curve seen flat before the trim: not growth, though it overshot */
+	in.lead_slope = 0;
+	CHECK(vt_refill_judge(&in, &v) == 0);
+	CHECK(!v.growing && near(v.growth_share, 0, 1e-9) && v.overshot);
+	/* no lead-in: nothing said of growth before */
+	in.lead_s = 0;
+	CHECK(vt_refill_judge(&in, &v) == 0);
+	CHECK(isnan(v.lead_slope) && isnan(v.growth_share) && !v.growing);
+	/* the linear refill back to its level neither grew before nor overshot */
+	n = sample(1, 120, linear30);
+	in = (struct vt_refill_input){ t, c, n, 512 * MiB, 1, 0, 5, 0 };
+	CHECK(vt_refill_judge(&in, &v) == 0);
+	CHECK(!v.growing && !v.overshot);
+}
+
 VT_TEST_MAIN(test_refill__linear_back, test_refill__exponential_half_life, test_refill__within_a_tick,
 	     test_refill__nothing_returned, test_refill__cannot_tell_yet, test_refill__settled_lower,
 	     test_refill__noise_on_the_plateau, test_refill__stopped_mid_ramp, test_refill__round_period,
-	     test_refill__relief_needs_the_start)
+	     test_refill__relief_needs_the_start, test_refill__growth_before_the_trim)

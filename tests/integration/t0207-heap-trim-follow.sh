@@ -93,7 +93,7 @@ for i in $(seq 100); do    # past the lead-in and the trim: the follow has begun
 	grep -q "following the refill" "$WORK/stopped.err" 2>/dev/null && break
 	sleep 0.1
 done
-sleep 2
+sleep 3
 kill -INT "$vp"
 wait "$vp"
 rc=$?
@@ -104,7 +104,7 @@ h = json.load(open(sys.argv[1]))
 f, r = h["follow"], h["refill"]
 print("stopped: %d points over %.2f s, kind %s: %s" % (len(f["points"]), f["followed_s"], r["kind"], r["headline"]))
 assert f["end"] == "stopped" and 1 < f["followed_s"] < 10, f["followed_s"]
-assert len(f["points"]) >= 5
+assert len(f["points"]) >= 3     # a starved vitals skips the points it missed, never bursts
 assert r["kind"] == "cannot_tell_yet", r["kind"]
 assert any("stopped on request" in e for e in r["evidence"]), r["evidence"]
 PY

@@ -294,10 +294,12 @@ bench-smoke: all
 
 # The Debian package (debian/, debhelper) from the committed tree: refused
 # with local changes or when debian/changelog's version is not VT_VERSION
-# (src/base/version.h).  Writes build-deb/: the .deb, the -dbgsym .ddeb,
+# (src/base/version.h).  Installs what is missing to build it
+# (scripts/deps.sh --deb), then writes build-deb/: vitals_<v>_amd64.deb, vitals-dbgsym_<v>_amd64.deb,
 # .changes and .buildinfo (DEB_OUT=dir elsewhere).
 DEB_OUT ?= build-deb
 deb:
+	@scripts/deps.sh --deb
 	@scripts/deb.sh $(DEB_OUT)
 
 clean:

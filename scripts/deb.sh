@@ -26,6 +26,7 @@ refuse() { echo "vitals: make deb: $*" >&2; exit 2; }
 # the build dependencies, in one list (deps.sh) and the control file
 build_pkgs=$(sed -n 's/^build_pkgs="\(.*\)"$/\1/p' scripts/deps.sh)
 [ -n "$build_pkgs" ] || refuse "no build_pkgs=\"...\" line in scripts/deps.sh"
+# shellcheck disable=SC2086 # one package a word
 want=$( { printf '%s\n' $build_pkgs | grep -vxE 'gcc|make|libc6-dev'; echo debhelper-compat; } | sort -u)
 have=$(awk '/^Build-Depends:/ { on = 1; sub(/^Build-Depends:/, "") }
             on && /^[A-Za-z-]+:/ && !/^Build-Depends:/ { on = 0 }
@@ -68,7 +69,10 @@ echo "vitals: building the package of $version ($(git rev-parse --short HEAD)) i
 	exit 1
 }
 rm -f "$out"/vitals_* "$out"/vitals-dbgsym_*
-files=$(cd "$tmp" && ls vitals_*.deb vitals-dbgsym_*.deb vitals_*.changes vitals_*.buildinfo 2>/dev/null)
-(cd "$tmp" && mv $files "$out"/)
+files=()
+for f in "$tmp"/vitals_*.deb "$tmp"/vitals-dbgsym_*.deb "$tmp"/vitals_*.changes "$tmp"/vitals_*.buildinfo; do
+	[ -e "$f" ] && files+=("$f")
+done
+mv "${files[@]}" "$out"/
 cp "$tmp/build.log" "$out/build.log"
-for f in $files; do echo "$out/$f"; done
+for f in "${files[@]}"; do echo "$out/${f##*/}"; done

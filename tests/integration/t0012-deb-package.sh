@@ -23,6 +23,7 @@ for tool in git dpkg-buildpackage dh lintian dpkg-deb readelf; do
 	command -v "$tool" >/dev/null || skip "no $tool (scripts/deps.sh --test installs debhelper, dpkg-dev, lintian, git)"
 done
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
+git -C "$SRC" rev-parse --verify -q HEAD >/dev/null || skip "$SRC is not a git checkout: make deb builds from a commit"
 S=$WORK/src
 mkdir "$S"
 (cd "$SRC" && git ls-files -z -co --exclude-standard | tar --null --ignore-failed-read -T - -cf -) | tar -x -C "$S" ||

@@ -11,6 +11,7 @@
 #   make man           write man/vitals.1 from man/vitals.1.in and the option tables
 #   make install       install vitals (stripped), its agents, the demo target, the man page
 #                      and bash completion under PREFIX (default /usr/local), DESTDIR first
+#   make deb           the Debian package (debian/) from the committed tree, into build-deb/
 #   make bench-smoke   every bench/ script once with its shortest settings
 #   make WERROR=0      do not treat warnings as errors (they are errors by default)
 #
@@ -79,7 +80,7 @@ SHIMS      := $(SHIM_SRC:tests/shims/%.c=$(B)/tests/shims/%.so)
 DOC        := $(B)/vitals-doc
 COMPLETION := $(B)/vitals.bash-completion
 
-.PHONY: all check check-unit test test-loaded demo fuzz fuzz-bins fuzz-if-clang clean deps man install uninstall bench-smoke
+.PHONY: all check check-unit test test-loaded demo fuzz fuzz-bins fuzz-if-clang clean deps man install installables uninstall bench-smoke deb
 # Objects built on the way to a test or fuzz program are kept: make deleted them
 # as intermediates after each build (a 1,900-character 'rm' line before the demo).
 .SECONDARY:
@@ -87,7 +88,7 @@ all: $(B)/vitals $(TARGETS) $(SANITIZED) $(PROFILE_FP) $(UNITS) $(FUZZ_REPLAY) $
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # System call names come from the kernel's own header for this architecture
 # (linux-libc-dev): every "#define __NR_name nr" becomes a table row.
@@ -264,9 +265,17 @@ LIBDIR  := $(DESTDIR)$(PREFIX)/lib/vitals
 MANDIR  := $(DESTDIR)$(PREFIX)/share/man/man1
 COMPDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 
-install: $(B)/vitals $(AGENT) $(AGENT_ALLOCS) $(B)/targets/arena_churn $(COMPLETION)
+# INSTALL_STRIP= installs vitals with its debug information (the Debian
+# package's dh_strip makes vitals-dbgsym from it).
+INSTALL_STRIP ?= -s
+INSTALLABLES := $(B)/vitals $(AGENT) $(AGENT_ALLOCS) $(B)/targets/arena_churn $(COMPLETION)
+
+# what make install installs, built (and nothing else of make all)
+installables: $(INSTALLABLES)
+
+install: $(INSTALLABLES)
 	install -d $(BINDIR) $(LIBDIR)/targets $(MANDIR) $(COMPDIR)
-	install -s -m 755 $(B)/vitals $(BINDIR)/vitals
+	install $(INSTALL_STRIP) -m 755 $(B)/vitals $(BINDIR)/vitals
 	install -m 755 $(AGENT) $(LIBDIR)/libvitals-agent.so
 	install -m 755 $(AGENT_ALLOCS) $(LIBDIR)/libvitals-agent-allocs.so
 	install -m 755 $(B)/targets/arena_churn $(LIBDIR)/targets/arena_churn
@@ -283,7 +292,17 @@ uninstall:
 bench-smoke: all
 	@B=$(B) bench/smoke
 
+# The Debian package (debian/, debhelper) from the committed tree: refused
+# with local changes or when debian/changelog's version is not VT_VERSION
+# (src/base/version.h).  Installs what is missing to build it
+# (scripts/deps.sh --deb), then writes build-deb/: vitals_<v>_amd64.deb, vitals-dbgsym_<v>_amd64.deb,
+# .changes and .buildinfo (DEB_OUT=dir elsewhere).
+DEB_OUT ?= build-deb
+deb:
+	@scripts/deps.sh --deb
+	@scripts/deb.sh $(DEB_OUT)
+
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-fuzz build-deb
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -487,7 +487,7 @@ static void print_evidence(FILE *out, const struct vt_analyze_report *r)
 	const struct vt_soak_verdict *v = r->verdict;
 	struct vt_soak_fact f[VT_SOAK_FACTS_MAX];
 	int n = vt_soak_facts(r, f, VT_SOAK_FACTS_MAX), i;
-	char a[64], b[64];
+	char a[64], b[160], t1[64];
 
 	fputs("<h2>evidence: ", out);
 	vt_html_text(out, (unsigned)v->metric < VT_M_COUNT ? vt_metrics[v->metric].label : "?");
@@ -497,9 +497,8 @@ static void print_evidence(FILE *out, const struct vt_analyze_report *r)
 		const struct vt_quarter *q = &v->q[i];
 
 		fprintf(out, "<tr><td>q%d</td>", i + 1);
-		snprintf(b, sizeof(b), "%s – ", vt_fmt_span(q->t0, a, sizeof(a)));
-		vt_fmt_span(q->t1, a, sizeof(a));
-		strncat(b, a, sizeof(b) - strlen(b) - 1);
+		vt_fmt_span(q->t0, a, sizeof(a));
+		snprintf(b, sizeof(b), "%s – %s", a, vt_fmt_span(q->t1, t1, sizeof(t1)));
 		td(out, NULL, b);
 		snprintf(a, sizeof(a), "%zu", q->samples);
 		td(out, "n", a);

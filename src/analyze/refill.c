@@ -185,7 +185,8 @@ int vt_refill_judge(const struct vt_refill_input *in, struct vt_refill_verdict *
 		out->kind = VT_REFILL_WITHIN_TICK;
 	else if (back)
 		out->kind = VT_REFILL_BACK;
-	else if (isfinite(level) && flat)
+	else if (isfinite(level) && flat && isfinite(out->level_at_s) &&
+		 out->followed_s - out->level_at_s >= VT_REFILL_SETTLE_TICKS * out->tick_s)
 		out->kind = VT_REFILL_SETTLED_LOWER;
 	else
 		out->kind = VT_REFILL_CANNOT_TELL;

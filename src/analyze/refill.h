@@ -29,6 +29,12 @@
  */
 #define VT_REFILL_MIN_PERIOD_S 1.0
 #define VT_REFILL_TICKS 2.0
+/*
+ * "Settled lower" needs the curve flat for at least this many ticks after
+ * it came to its level: a follow cut short (Ctrl-C, a target slow to start
+ * its refill) that saw only the bottom for a moment cannot tell "for good".
+ */
+#define VT_REFILL_SETTLE_TICKS 5.0
 
 struct vt_refill_input {
 	const double *t;          /* s since the trim call returned, ascending; t[0] = 0 (the

@@ -272,7 +272,32 @@ static void test_refill__growth_before_the_trim(void)
 	CHECK(!v.growing && !v.overshot);
 }
 
+/* 60 MiB returned and nothing back yet: flat at the bottom for 3 s of a follow cut short */
+static double bottom(double x)
+{
+	(void)x;
+	return 20 * MiB;
+}
+
+static void test_refill__flat_bottom_too_short_to_settle(void)
+{
+	size_t n = sample(0.5, 3, bottom);
+	struct vt_refill_input in = { t, c, n, 80 * MiB, 0.5, 0 };
+	struct vt_refill_verdict v;
+
+	CHECK(vt_refill_judge(&in, &v) == 0);
+	CHECK(v.kind == VT_REFILL_CANNOT_TELL);
+	CHECK(v.held_for_good == 0);
+	/* the same bottom held for 10 s is settled: the trim's relief stays */
+	n = sample(0.5, 10, bottom);
+	in.n = n;
+	CHECK(vt_refill_judge(&in, &v) == 0);
+	CHECK(v.kind == VT_REFILL_SETTLED_LOWER);
+	CHECK(near(v.held_for_good, 60 * MiB, 1));
+}
+
 VT_TEST_MAIN(test_refill__linear_back, test_refill__exponential_half_life, test_refill__within_a_tick,
 	     test_refill__nothing_returned, test_refill__cannot_tell_yet, test_refill__settled_lower,
 	     test_refill__noise_on_the_plateau, test_refill__stopped_mid_ramp, test_refill__round_period,
-	     test_refill__relief_needs_the_start, test_refill__growth_before_the_trim)
+	     test_refill__relief_needs_the_start, test_refill__growth_before_the_trim,
+	     test_refill__flat_bottom_too_short_to_settle)

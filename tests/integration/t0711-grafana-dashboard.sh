@@ -93,14 +93,24 @@ curl -sf "$PROM/-/ready" >/dev/null || fail "prometheus not ready: $(tail -5 "$W
 started=$(date +%s)
 
 # rate() over 10 s needs two samples in it, the rules two evaluations, the heap
-# probe and the free walk their first run: 15 s of scrapes at 1 s give all that
+# probe and the free walk their first run: 15 s of scrapes at 1 s give all
+# that; on a loaded host the probe and the walk may come later, so wait for
+# them too (at most 60 s), then 3 s for Prometheus to scrape them
 sleep 15
+for _ in $(seq 60); do
+	curl -sf "http://127.0.0.1:$port/metrics" >"$WORK/m1" 2>/dev/null || fail "vitals serve stopped answering"
+	grep -q '^vitals_heap_live_bytes{target="churn"}' "$WORK/m1" &&
+		grep -q '^vitals_heap_free_resident_bytes{target="churn"}' "$WORK/m1" && break
+	sleep 1
+done
+sleep 3
 up=$(curl -s "$PROM/api/v1/query?query=up" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["result"][0]["value"][1])')
 check "Prometheus scrapes vitals serve (up 1)" test "$up" = 1
 n_rules=$(grep -cE '^\s*- (record|alert):' "$RULES")
 loaded=$(curl -s "$PROM/api/v1/rules" | python3 -c 'import json,sys; print(sum(len(g["rules"]) for g in json.load(sys.stdin)["data"]["groups"]))')
 check "Prometheus loaded every rule of the file ($loaded of $n_rules)" test "$loaded" = "$n_rules"
 curl -sf "http://127.0.0.1:$port/metrics" >"$WORK/m1" || fail "vitals serve stopped answering"
+grep -v '^#' "$WORK/m1" | sed 's/[{ ].*//' | sort -u | wc -l | sed 's/^/# families in the exposition: /'
 
 # ---- every expression returns data -------------------------------------------------
 $CHECK query "$PROM" "$DASH" "$SRC/src/serve/exporter.c" "$WORK/m1" 10s >"$WORK/query.out" 2>&1

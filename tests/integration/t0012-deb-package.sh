@@ -87,10 +87,11 @@ for p in ./usr/bin/vitals ./usr/lib/vitals/libvitals-agent.so ./usr/lib/vitals/l
 	./usr/share/bash-completion/completions/vitals ./usr/share/doc/vitals/copyright; do
 	check "the .deb holds $p" grep -qxF "$p" "$WORK/contents"
 done
-for f in "$S"/contrib/*; do
-	check "the .deb holds contrib/$(basename "$f") as an example" \
-		grep -qxF "./usr/share/doc/vitals/examples/$(basename "$f")" "$WORK/contents"
-done
+# every file, those of contrib/grafana/ too (dpkg-deb lists a directory with a trailing /)
+while IFS= read -r f; do
+	check "the .deb holds contrib/$f as an example" \
+		grep -qxF "./usr/share/doc/vitals/examples/$f" "$WORK/contents"
+done < <(cd "$S/contrib" && find . -type f | sed 's|^\./||' | sort)
 
 # the control fields
 field() { dpkg-deb -f "$1" "$2"; }

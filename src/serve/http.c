@@ -21,7 +21,11 @@
  *
  * Requests: basic auth first when the web config has users (every path, as
  * exporter-toolkit does), then the path (404), then the method (405), then
- * the handler.  Nothing here prints: libmicrohttpd's own messages are kept
+ * the handler.  A request under /debug/pprof/ is begun by its handler on
+ * this thread, then (accepted) its connection is suspended and a detached
+ * thread runs the profile; done, it resumes the connection and the answer
+ * is sent from this thread.  vt_http_stop tells those threads to stop and
+ * waits for them before stopping libmicrohttpd.  Nothing here prints: libmicrohttpd's own messages are kept
  * only while it starts, to explain a failure.
  */
 #include "serve/http.h"

@@ -2,7 +2,9 @@
  * http.h — the exporter's HTTP side, on libmicrohttpd: GET /metrics (the
  * exposition format the scraper's Accept asks for), GET /healthz, and a
  * small index page at /.  One thread serves every connection, so scrapes
- * never run at once and an idle exporter sleeps in poll.
+ * never run at once and an idle exporter sleeps in poll.  Requests under
+ * /debug/pprof/ (profiles, seconds long) are the exception: each runs on a
+ * thread of its own while its connection is suspended (slow_* below).
  *
  * TLS and basic auth come from a Prometheus web configuration file (the
  * exporter-toolkit format every exporter reads):

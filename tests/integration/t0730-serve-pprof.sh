@@ -13,6 +13,8 @@
 #   - /debug/pprof/wall: a wall-clock profile;
 #   - a web config with basic auth: no password -> 401, the right one -> 200;
 #   - SIGTERM during a profile -> exit 0 within 2 s.
+# sanitizer: the profile threads, suspended and resumed connections, a profile stopped by a
+# client gone or by SIGTERM (exit 0 under LeakSanitizer: nothing leaked)
 # Prerequisites: perf events (root, or perf_event_paranoid <= 1), curl, go.
 . "$(dirname "$0")/lib.sh"
 

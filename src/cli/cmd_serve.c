@@ -123,12 +123,14 @@ static const char *const serve_examples[] = {
 "new ones get a quarter of the server's time at most (401 beyond it), so a\n" \
 "client guessing passwords cannot hold up the scrapes.\n" \
 "\n" \
-"GET /debug/pprof/profile?seconds=N (CPU) and /debug/pprof/wall (wall\n" \
-"clock) answer a gzipped pprof profile of a target as Go's net/http/pprof\n" \
-"does, for go tool pprof, Parca and Pyroscope: N from 1 to 60 (default 30,\n" \
-"more: 400); target=LABEL or pid=PID with several targets (unknown: 404);\n" \
-"one profile per target at a time (429 with Retry-After); each on a thread\n" \
-"of its own, so /metrics never waits.  docs/pprof.md has the details.\n"
+"GET /debug/pprof/profile?seconds=N (CPU), /debug/pprof/wall (wall clock)\n" \
+"and /debug/pprof/allocs (allocations, from a target that preloads\n" \
+"libvitals-agent-allocs.so) answer a gzipped pprof profile as Go's\n" \
+"net/http/pprof does, for go tool pprof, Parca and Pyroscope: N from 1 to\n" \
+"60 (default 30, more: 400); target=LABEL or pid=PID with several targets\n" \
+"(unknown: 404); one profile per target at a time (429 with Retry-After);\n" \
+"each on a thread of its own, so /metrics never waits.  docs/pprof.md has\n" \
+"the details.\n"
 
 struct serve_opts {
 	const char *listen;

@@ -4,7 +4,9 @@
 #include "serve/pprof_serve.h"
 
 #include "base/clock.h"
+#include "render/allocs.h"
 #include "render/profile_pprof.h"
+#include "sample/allocs.h"
 #include "sample/profiler.h"
 
 #include <errno.h>
@@ -32,6 +34,7 @@ struct pprof_job {
 	pid_t pid;
 	unsigned seconds;
 	bool wall;
+	bool allocs;                  /* an allocation profile (the agent's sampling) */
 	char label[256];              /* the target's, copied on the server's thread */
 	struct vt_http_job *j;        /* while it runs */
 	volatile sig_atomic_t stop;
@@ -184,7 +187,7 @@ void vt_pprof_serve_begin(struct vt_pprof_serve *ps, const char *path, void *req
 {
 	struct pprof_job *jb;
 	unsigned seconds;
-	bool wall;
+	bool wall = false, allocs = false;
 	size_t ti = 0;
 	pid_t pid = 0;
 	double now;
@@ -194,10 +197,12 @@ void vt_pprof_serve_begin(struct vt_pprof_serve *ps, const char *path, void *req
 		wall = false;
 	else if (strcmp(path, "/debug/pprof/wall") == 0)
 		wall = true;
+	else if (strcmp(path, "/debug/pprof/allocs") == 0)
+		allocs = true;
 	else {
-		answer(a, 404, "not found: vitals serves /debug/pprof/profile (CPU) and /debug/pprof/wall "
-		       "(wall clock), ?seconds=N (default %d, at most %d)", VT_PPROF_SECONDS_DEFAULT,
-		       VT_PPROF_SECONDS_MAX);
+		answer(a, 404, "not found: vitals serves /debug/pprof/profile (CPU), /debug/pprof/wall "
+		       "(wall clock) and /debug/pprof/allocs (allocations, with the agent), ?seconds=N "
+		       "(default %d, at most %d)", VT_PPROF_SECONDS_DEFAULT, VT_PPROF_SECONDS_MAX);
 		return;
 	}
 	if (!(seconds = parse_seconds(vt_http_arg(req, "seconds"), a)))
@@ -228,6 +233,7 @@ void vt_pprof_serve_begin(struct vt_pprof_serve *ps, const char *path, void *req
 	jb->pid = pid;
 	jb->seconds = seconds;
 	jb->wall = wall;
+	jb->allocs = allocs;
 	snprintf(jb->label, sizeof(jb->label), "%s", vt_exporter_target_label(ps->x, ti));
 	*job = jb;
 }
@@ -270,6 +276,53 @@ static unsigned status_of(int code)
 	}
 }
 
+/*
+ * An allocation profile over the job's seconds, on the agent's path only
+ * (libvitals-agent-allocs.so preloaded in the target: no probe, nothing
+ * written to it); uprobes would put breakpoints in the target's code at a
+ * client's request, which serve does not do.  Go's heap sample types.
+ */
+static void run_allocs(struct pprof_job *jb, struct vt_http_answer *a, int64_t time_nanos)
+{
+	struct vt_allocs_opts ao = { 0 };
+	struct vt_allocs *al = NULL;
+	struct vt_err err;
+	char *mem = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc;
+
+	ao.duration_s = jb->seconds;
+	ao.path = VT_ALLOCS_AGENT;
+	ao.stop = &jb->stop;
+	ao.progress = on_tick;
+	ao.progress_ctx = jb;
+	vt_err_clear(&err);
+	rc = vt_allocs_run(jb->ps->pfs, jb->pid, &ao, &al, &err);
+	jb->j = NULL;
+	if (rc != VT_OK) {
+		answer(a, rc == VT_E_NOTFOUND ? 501 : status_of(rc), "vitals: allocations of pid %d: %s — "
+		       "serve reads them from the agent's sampling only (start the target with "
+		       "LD_PRELOAD=libvitals-agent-allocs.so); it arms no uprobes",
+		       (int)jb->pid, err.msg[0] ? err.msg : vt_code_str(rc));
+		return;
+	}
+	f = open_memstream(&mem, &len);
+	rc = f ? vt_render_allocs_pprof(f, al, time_nanos, &err) : VT_E_NOMEM;
+	if (f && fclose(f) != 0 && rc == VT_OK)
+		rc = VT_E_NOMEM;
+	vt_allocs_free(&al);
+	vt_buf_reset(&a->body);
+	if (rc != VT_OK || vt_buf_append(&a->body, mem, len) != VT_OK) {
+		free(mem);
+		answer(a, 500, "vitals: writing the allocation profile failed");
+		return;
+	}
+	free(mem);
+	a->status = 200;
+	a->content_type = "application/octet-stream";
+}
+
 void vt_pprof_serve_run(void *job, struct vt_http_job *j, struct vt_http_answer *a)
 {
 	struct pprof_job *jb = job;
@@ -288,6 +341,10 @@ void vt_pprof_serve_run(void *job, struct vt_http_job *j, struct vt_http_answer 
 		return;
 	}
 	clock_gettime(CLOCK_REALTIME, &t0);
+	if (jb->allocs) {
+		run_allocs(jb, a, (int64_t)t0.tv_sec * 1000000000 + t0.tv_nsec);
+		return;
+	}
 	po.duration_s = jb->seconds;
 	po.wall = jb->wall;
 	po.stop = &jb->stop;

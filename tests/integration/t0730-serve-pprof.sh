@@ -11,6 +11,8 @@
 #   - a client gone mid-profile (curl --max-time 1) -> the next profile of that target is
 #     accepted at once, and the server's threads are back to their number;
 #   - /debug/pprof/wall: a wall-clock profile;
+#   - /debug/pprof/allocs: Go's heap sample types from a target running the agent's
+#     allocation sampling (libvitals-agent-allocs.so); without it -> 501 naming it;
 #   - a web config with basic auth: no password -> 401, the right one -> 200;
 #   - SIGTERM during a profile -> exit 0 within 2 s.
 # sanitizer: the profile threads, suspended and resumed connections, a profile stopped by a
@@ -144,6 +146,11 @@ check "/debug/pprof/wall -> 200 (got $code)" test "$code" = 200
 go tool pprof -top "$WORK/wall.pb.gz" >"$WORK/wall.txt" 2>&1
 check "... a wall-clock profile" grep -q "^Type: wall" "$WORK/wall.txt"
 
+# --- allocations: on the agent's path only; a target without it -> 501 naming the library
+code=$(req "$URL/debug/pprof/allocs?seconds=1&target=busy")
+check "/debug/pprof/allocs of a target without the agent -> 501 naming it (got $code: $(cat "$WORK/body"))" \
+	bash -c "[ $code = 501 ] && grep -q 'libvitals-agent-allocs' '$WORK/body'"
+
 # --- SIGTERM during a profile: out within 2 s
 req "$URL/debug/pprof/profile?seconds=30&target=busy" >/dev/null &
 sleep 0.5
@@ -160,4 +167,23 @@ code=$(req "$URL/debug/pprof/profile?seconds=1")
 check "no password -> 401 (got $code)" test "$code" = 401
 code=$(req -u prom:pw "$URL/debug/pprof/profile?seconds=1")
 check "the right password, the only target -> 200 (got $code)" test "$code" = 200
+stop_auth=$SPID
+kill "$stop_auth"
+
+# --- /debug/pprof/allocs with the agent's sampling: Go's heap sample types
+AGENT_ALLOCS=$B/agent/libvitals-agent-allocs.so
+[ -e "$AGENT_ALLOCS" ] || AGENT_ALLOCS=$T/agent/libvitals-agent-allocs.so
+(LD_PRELOAD="$AGENT_ALLOCS" exec "$T/targets/alloc_sites" --seconds 40 >"$WORK/as.out" 2>&1) &
+APID=$!
+PIDS+=("$APID")
+sleep 0.5
+start_serve --pid "$APID"
+code=$(curl -s -o "$WORK/allocs.pb.gz" -w '%{http_code}' --max-time 30 "$URL/debug/pprof/allocs?seconds=3")
+check "/debug/pprof/allocs with the agent -> 200 (got $code)" test "$code" = 200
+go tool pprof -raw "$WORK/allocs.pb.gz" >"$WORK/allocs.txt" 2>&1
+grep -E '^(PeriodType|Duration|Samples)' -A1 "$WORK/allocs.txt" | head -6
+check "... Go's heap sample types" grep -qE "alloc_objects/count alloc_space/bytes(\[dflt\])? inuse_objects/count inuse_space/bytes" "$WORK/allocs.txt"
+go tool pprof -top -sample_index=alloc_space "$WORK/allocs.pb.gz" >"$WORK/allocs.top" 2>&1
+head -n 12 "$WORK/allocs.top"
+check "... with allocations in it" grep -qE "Showing nodes accounting for [0-9.]+[kMG]?B" "$WORK/allocs.top"
 echo "ok - t0730"

@@ -5,6 +5,9 @@
  *   GET /debug/pprof/profile?seconds=N   CPU profile of a target
  *   GET /debug/pprof/wall?seconds=N      wall-clock profile (every thread,
  *                                        every state: what blocked ones wait in)
+ *   GET /debug/pprof/allocs?seconds=N    allocations, Go's heap sample types, from
+ *                                        the agent's sampling only (501 without it:
+ *                                        serve arms no uprobes in a target)
  *
  * seconds defaults to 30 (as in Go) and is at most VT_PPROF_SECONDS_MAX
  * (400 with the cap beyond).  With several targets, target=LABEL or pid=PID

@@ -11,6 +11,7 @@
 #include "cli/name_cli.h"
 #include "serve/exporter.h"
 #include "serve/http.h"
+#include "serve/pprof_serve.h"
 #include "render/prom.h"
 
 #include <pthread.h>
@@ -120,7 +121,16 @@ static const char *const serve_examples[] = {
 "idle exporter sleeps.  GET /metrics answers gzip when Accept-Encoding asks.\n" \
 "With basic auth, a password once matched is checked again without bcrypt;\n" \
 "new ones get a quarter of the server's time at most (401 beyond it), so a\n" \
-"client guessing passwords cannot hold up the scrapes.\n"
+"client guessing passwords cannot hold up the scrapes.\n" \
+"\n" \
+"GET /debug/pprof/profile?seconds=N (CPU), /debug/pprof/wall (wall clock)\n" \
+"and /debug/pprof/allocs (allocations, from a target that preloads\n" \
+"libvitals-agent-allocs.so) answer a gzipped pprof profile as Go's\n" \
+"net/http/pprof does, for go tool pprof, Parca and Pyroscope: N from 1 to\n" \
+"60 (default 30, more: 400); target=LABEL or pid=PID with several targets\n" \
+"(unknown: 404); one profile per target at a time (429 with Retry-After);\n" \
+"each on a thread of its own, so /metrics never waits.  docs/pprof.md has\n" \
+"the details.\n"
 
 struct serve_opts {
 	const char *listen;
@@ -133,10 +143,11 @@ struct serve_opts {
 	double free_every_s;         /* -1: never */
 };
 
-/* What the metrics handler needs: the exporter, one scrape at a time. */
+/* What the metrics handler needs: the exporter, one scrape at a time (and the profiles'). */
 struct serve_ctx {
 	pthread_mutex_t lock;
 	struct vt_exporter *x;
+	struct vt_pprof_serve *ps;
 };
 
 static int add_target(struct serve_opts *o, enum vt_exp_kind kind, const char *arg)
@@ -251,6 +262,16 @@ static int serve_metrics(void *ctx, const char *accept, struct vt_buf *body, con
 	return rc == VT_OK ? 0 : -1;
 }
 
+/* GET /debug/pprof/...: which target, under the exporter's lock; the profile runs on a thread of its own. */
+static void serve_pprof_begin(void *ctx, const char *path, void *req, struct vt_http_answer *a, void **job)
+{
+	struct serve_ctx *sc = ctx;
+
+	pthread_mutex_lock(&sc->lock);
+	vt_pprof_serve_begin(sc->ps, path, req, a, job);
+	pthread_mutex_unlock(&sc->lock);
+}
+
 /* GET /healthz: the server answers, so it is up. */
 static int serve_health(void *ctx, struct vt_buf *body)
 {
@@ -274,9 +295,10 @@ static void stop_signals(sigset_t *set)
 
 static int serve_run(const struct vt_command *cmd, int argc, char **argv)
 {
-	struct serve_ctx sc = { PTHREAD_MUTEX_INITIALIZER, NULL };
+	struct serve_ctx sc = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL };
 	struct vt_http_config hc;
-	struct vt_http_handlers hh = { serve_metrics, serve_health, &sc };
+	struct vt_http_handlers hh = { serve_metrics, serve_health, &sc, serve_pprof_begin, vt_pprof_serve_run,
+				       vt_pprof_serve_end };
 	struct vt_exporter_config xc;
 	struct vt_http *http = NULL;
 	struct vt_procfs pfs;
@@ -311,6 +333,10 @@ static int serve_run(const struct vt_command *cmd, int argc, char **argv)
 		status = vt_cli_error(&err);
 		goto out_pfs;
 	}
+	if (vt_pprof_serve_open(&pfs, sc.x, &sc.ps, &err) != VT_OK) {
+		status = vt_cli_error(&err);
+		goto out_exporter;
+	}
 	hc.listen = o->listen;
 	hc.web_config = o->web_config;
 	if (vt_http_start(&hc, &hh, &http, &err) != VT_OK) {
@@ -331,6 +357,7 @@ static int serve_run(const struct vt_command *cmd, int argc, char **argv)
 		;
 	vt_http_stop(http);
 out_exporter:
+	vt_pprof_serve_close(sc.ps);
 	vt_exporter_close(sc.x);
 out_pfs:
 	vt_procfs_close(&pfs);

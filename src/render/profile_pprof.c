@@ -512,7 +512,7 @@ static const char *const unwind_names[VT_UNWIND__COUNT] = { "leaf", "dwarf", "fr
 							    "kernel" };
 
 /* How the profile was taken, for people: pprof -comments shows these. */
-static int comments_build(struct build *b, bool wall, const struct vt_pprof_types *ty)
+static int comments_build(struct build *b, bool wall, const struct vt_pprof_types *ty, const char *note)
 {
 	const struct vt_profile *p = b->p;
 	const struct vt_prof_meta *m = &p->meta;
@@ -543,6 +543,8 @@ static int comments_build(struct build *b, bool wall, const struct vt_pprof_type
 	if (m->overhead >= 0 && !isnan(m->overhead))
 		c[n++] = str_addf(b, "overhead on the target %.2f%% (%s)", 100 * m->overhead,
 				  m->overhead_how[0] ? m->overhead_how : "measured");
+	if (note)
+		c[n++] = str_add(b, note);
 modules:
 	/* symbols and unwinding method, module by module */
 	for (uint32_t i = 0; i < p->nmodules; i++) {
@@ -583,7 +585,7 @@ int vt_profile_pprof(const struct vt_profile *p, const struct vt_pprof_opts *opt
 		return vt_err_set(err, VT_E_USAGE, 0, "pprof: %u sample types (1 to %d)", opts->types->n,
 				  VT_PPROF_TYPES_MAX);
 	if (strings_init(&b, &k) || mappings_build(&b) || locations_build(&b, &k) ||
-	    samples_build(&b, &k, opts->wall, opts->types) || comments_build(&b, opts->wall, opts->types)) {
+	    samples_build(&b, &k, opts->wall, opts->types) || comments_build(&b, opts->wall, opts->types, opts->note)) {
 		rc = vt_err_set(err, VT_E_NOMEM, 0, "pprof: %u stacks, %u locations", p->nstacks,
 				p->nlocs);
 		goto out_build;

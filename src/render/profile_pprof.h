@@ -53,6 +53,7 @@ struct vt_pprof_opts {
 	bool wall;                /* every state, wall time; else running samples, CPU time */
 	int64_t time_nanos;       /* when sampling began, ns since the epoch (UTC); 0 unknown */
 	const struct vt_pprof_types *types;   /* NULL: CPU or wall as above */
+	const char *note;         /* one more comment (the caller's cost, say), NULL none */
 };
 
 /*

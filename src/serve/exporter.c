@@ -151,6 +151,30 @@ void vt_exporter_close(struct vt_exporter *x)
 	free(x);
 }
 
+size_t vt_exporter_target_count(const struct vt_exporter *x)
+{
+	return x->ntargets;
+}
+
+const char *vt_exporter_target_label(const struct vt_exporter *x, size_t i)
+{
+	return x->targets[i].label;
+}
+
+int vt_exporter_target_pids(struct vt_exporter *x, size_t i, pid_t *pids, size_t cap, size_t *n,
+			    struct vt_err *err)
+{
+	struct exp_target *t = &x->targets[i];
+	int rc;
+
+	*n = 0;
+	if ((rc = exp_target_resolve(x, t, vt_mono_s(), false, err)) != VT_OK)
+		return rc;
+	for (size_t k = 0; k < t->nprocs && *n < cap; k++)
+		pids[(*n)++] = t->procs[k]->pid;
+	return VT_OK;
+}
+
 /* ---- reading ---- */
 
 /* Read every process of t; a gone one is dropped and t resolved again at once. */

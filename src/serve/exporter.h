@@ -87,6 +87,17 @@ int vt_exporter_scrape(struct vt_exporter *x, struct vt_prom *p, struct vt_err *
 
 void vt_exporter_close(struct vt_exporter *x);
 
+/* The targets, by their label (as in target="LABEL"). */
+size_t vt_exporter_target_count(const struct vt_exporter *x);
+const char *vt_exporter_target_label(const struct vt_exporter *x, size_t i);
+/*
+ * The processes target i is now (found again when due, as a scrape does):
+ * up to cap pids into pids, *n how many.  Same thread rules as a scrape.
+ * VT_OK or VT_E_NOMEM.
+ */
+int vt_exporter_target_pids(struct vt_exporter *x, size_t i, pid_t *pids, size_t cap, size_t *n,
+			    struct vt_err *err);
+
 /*
  * The families a scrape declares, in order, for the documentation's check
  * (tools/vitals_doc.c: docs/metrics.md lists each once, with its type):

@@ -21,7 +21,11 @@
  *
  * Requests: basic auth first when the web config has users (every path, as
  * exporter-toolkit does), then the path (404), then the method (405), then
- * the handler.  Nothing here prints: libmicrohttpd's own messages are kept
+ * the handler.  A request under /debug/pprof/ is begun by its handler on
+ * this thread, then (accepted) its connection is suspended and a detached
+ * thread runs the profile; done, it resumes the connection and the answer
+ * is sent from this thread.  vt_http_stop tells those threads to stop and
+ * waits for them before stopping libmicrohttpd.  Nothing here prints: libmicrohttpd's own messages are kept
  * only while it starts, to explain a failure.
  */
 #include "serve/http.h"
@@ -37,6 +41,8 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -73,8 +79,23 @@ struct conn {
 	bool closing;                        /* shut down by us: no longer counted */
 };
 
+/* A request under /debug/pprof/ answered by a thread of its own (see on_request). */
+struct slow {
+	struct slow *prev, *next;            /* s->slows, under s->slow_lock */
+	struct vt_http *s;
+	struct MHD_Connection *c;            /* suspended while the thread runs */
+	void *job;                           /* the handler's, until its end */
+	struct vt_http_job j;
+	struct vt_http_answer a;
+	bool done;                           /* the thread is through with a (under slow_lock) */
+};
+
 struct vt_http {
 	struct MHD_Daemon *daemon;
+	pthread_mutex_t slow_lock;
+	pthread_cond_t slow_cond;
+	struct slow *slows;                  /* every slow request not yet completed */
+	unsigned slow_running;               /* of them, threads that have not ended */
 	struct conn *oldest, *newest;        /* every open connection */
 	size_t nconns;                       /* of them not closing */
 	struct vt_http_handlers h;
@@ -586,6 +607,152 @@ static const char index_html[] =
 	"<ul><li><a href=\"metrics\">metrics</a></li><li><a href=\"healthz\">healthz</a></li></ul>\n"
 	"</body></html>\n";
 
+/* ---- slow requests: /debug/pprof/ on threads of their own ---------------------- */
+
+bool vt_http_job_over(struct vt_http_job *j)
+{
+	struct pollfd pf = { .fd = j->fd, .events = POLLRDHUP };
+
+	if (j->stop)
+		return true;
+	/* the client closed its side, or the socket failed; data it sent is left unread */
+	return j->fd >= 0 && poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
+
+const char *vt_http_arg(void *req, const char *name)
+{
+	return vt_mhd.lookup_connection_value(req, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static void slow_free(struct slow *w)
+{
+	vt_buf_release(&w->a.body);
+	free(w);
+}
+
+/* The answer of a slow request, begun or done: its body goes to libmicrohttpd. */
+static enum MHD_Result reply_answer(struct vt_http *s, struct MHD_Connection *c, struct vt_http_answer *a)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	char retry[24];
+
+	r = vt_mhd.create_response_from_buffer(a->body.len, a->body.len ? a->body.data : (void *)"",
+					       a->body.len ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	if (a->body.len)
+		a->body.data = NULL;         /* libmicrohttpd's now */
+	vt_buf_release(&a->body);
+	add_headers(s, r, a->content_type ? a->content_type : "text/plain; charset=utf-8");
+	if (a->status == MHD_HTTP_TOO_MANY_REQUESTS || a->status == MHD_HTTP_SERVICE_UNAVAILABLE) {
+		snprintf(retry, sizeof(retry), "%u", a->retry_after_s ? a->retry_after_s : 1);
+		vt_mhd.add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, retry);
+	}
+	if (a->status == MHD_HTTP_OK)
+		vt_mhd.add_response_header(r, "Content-Disposition", "attachment; filename=\"profile\"");
+	ret = vt_mhd.queue_response(c, a->status, r);
+	vt_mhd.destroy_response(r);
+	return ret;
+}
+
+/* The thread of a slow request: the handler's run and end, then the connection is resumed. */
+static void *slow_main(void *arg)
+{
+	struct slow *w = arg;
+	struct vt_http *s = w->s;
+	struct MHD_Connection *c = w->c;
+
+	s->h.slow_run(w->job, &w->j, &w->a);
+	s->h.slow_end(w->job);
+	w->job = NULL;
+	if (!w->a.status) {
+		w->a.status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+		vt_buf_reset(&w->a.body);
+	}
+	pthread_mutex_lock(&s->slow_lock);
+	w->done = true;
+	pthread_mutex_unlock(&s->slow_lock);
+	vt_mhd.resume_connection(c);         /* w may be freed from here on */
+	pthread_mutex_lock(&s->slow_lock);
+	s->slow_running--;
+	pthread_cond_broadcast(&s->slow_cond);
+	pthread_mutex_unlock(&s->slow_lock);
+	return NULL;
+}
+
+/*
+ * A request under /debug/pprof/: the handler answers at once, or the
+ * connection is suspended (libmicrohttpd's thread goes on serving others)
+ * while a thread runs the job; resumed, the request comes back here with
+ * *req the slow request, and its answer is sent.
+ */
+static enum MHD_Result serve_slow(struct vt_http *s, struct MHD_Connection *c, const char *url, void **req)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct slow *w;
+	pthread_attr_t attr;
+	pthread_t t;
+	enum MHD_Result ret;
+	int rc;
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return MHD_NO;
+	w->s = s;
+	w->c = c;
+	w->a.body = (struct vt_buf)VT_BUF_INIT(BODY_MAX);
+	ci = vt_mhd.get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	w->j.fd = ci ? ci->connect_fd : -1;
+	s->h.slow_begin(s->h.ctx, url, c, &w->a, &w->job);
+	if (w->a.status) {
+		ret = reply_answer(s, c, &w->a);
+		slow_free(w);
+		return ret;
+	}
+	pthread_mutex_lock(&s->slow_lock);
+	w->next = s->slows;
+	if (s->slows)
+		s->slows->prev = w;
+	s->slows = w;
+	s->slow_running++;
+	pthread_mutex_unlock(&s->slow_lock);
+	*req = w;
+	vt_mhd.suspend_connection(c);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &attr, slow_main, w);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		s->h.slow_end(w->job);
+		w->job = NULL;
+		w->a.status = MHD_HTTP_SERVICE_UNAVAILABLE;
+		w->a.content_type = NULL;
+		vt_buf_reset(&w->a.body);
+		vt_buf_appendf(&w->a.body, "vitals: no thread for the profile: %s\n", strerror(rc));
+		pthread_mutex_lock(&s->slow_lock);
+		w->done = true;
+		s->slow_running--;
+		pthread_mutex_unlock(&s->slow_lock);
+		vt_mhd.resume_connection(c);
+	}
+	return MHD_YES;
+}
+
+/* A slow request is over (answered, or its client gone): off the list, freed. */
+static void slow_completed(struct vt_http *s, struct slow *w)
+{
+	pthread_mutex_lock(&s->slow_lock);
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		s->slows = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	pthread_mutex_unlock(&s->slow_lock);
+	slow_free(w);
+}
+
 /* ---- connections: a deadline for headers, and room for new clients ------------- */
 
 static void conn_close(struct vt_http *s, struct conn *k)
@@ -671,11 +838,14 @@ static struct conn *conn_of(struct MHD_Connection *c)
 /* A request was answered (or failed): the next one's headers are due from now. */
 static void on_completed(void *cls, struct MHD_Connection *c, void **req, enum MHD_RequestTerminationCode why)
 {
+	struct vt_http *s = cls;
 	struct conn *k = conn_of(c);
 
-	(void)cls;
-	(void)req;
 	(void)why;
+	if (req && *req && *req != s) {
+		slow_completed(s, *req);
+		*req = NULL;
+	}
 	if (k) {
 		k->headed = false;
 		k->since = vt_mono_s();
@@ -687,7 +857,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
 	struct vt_http *s = cls;
 	bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
-	enum { P_NONE, P_METRICS, P_HEALTH, P_INDEX } path;
+	enum { P_NONE, P_METRICS, P_HEALTH, P_INDEX, P_SLOW } path;
 
 	(void)version;
 	(void)upload_data;
@@ -711,10 +881,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	if (*req && *req != s) {
+		/* a slow request resumed: its thread is through */
+		struct slow *w = *req;
+		bool done;
+
+		pthread_mutex_lock(&s->slow_lock);
+		done = w->done;
+		pthread_mutex_unlock(&s->slow_lock);
+		return done ? reply_answer(s, c, &w->a) : MHD_YES;
+	}
 	if (s->wc.nusers && !authorized(s, c))
 		return reply_static(s, c, MHD_HTTP_UNAUTHORIZED, "text/plain; charset=utf-8", "unauthorized\n");
 	path = strcmp(url, "/metrics") == 0 ? P_METRICS : strcmp(url, "/healthz") == 0 ? P_HEALTH :
-	       strcmp(url, "/") == 0 ? P_INDEX : P_NONE;
+	       strcmp(url, "/") == 0 ? P_INDEX :
+	       s->h.slow_begin && strncmp(url, "/debug/pprof/", 13) == 0 ? P_SLOW : P_NONE;
 	if (path == P_NONE)
 		return reply_static(s, c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8",
 				    "not found: try /metrics\n");
@@ -725,6 +906,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return serve_metrics(s, c);
 	if (path == P_HEALTH)
 		return serve_health(s, c);
+	if (path == P_SLOW)
+		return serve_slow(s, c, url, req);
 	return reply_static(s, c, MHD_HTTP_OK, "text/html; charset=utf-8", index_html);
 }
 
@@ -761,7 +944,8 @@ int vt_http_start(const struct vt_http_config *cfg, const struct vt_http_handler
 		  struct vt_err *err)
 {
 	struct MHD_OptionItem opts[16];
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC |
+			 MHD_ALLOW_SUSPEND_RESUME;
 	struct vt_http *s;
 	size_t no = 0;
 	int fd = -1, rc;
@@ -774,6 +958,8 @@ int vt_http_start(const struct vt_http_config *cfg, const struct vt_http_handler
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory starting the HTTP server");
+	pthread_mutex_init(&s->slow_lock, NULL);
+	pthread_cond_init(&s->slow_cond, NULL);
 	s->h = *h;
 	if (cfg->web_config && (rc = vt_web_config_load(cfg->web_config, &s->wc, err)))
 		goto fail;
@@ -865,6 +1051,13 @@ void vt_http_stop(struct vt_http *s)
 
 	if (!s)
 		return;
+	/* slow requests end first (each resumes its connection), then the daemon */
+	pthread_mutex_lock(&s->slow_lock);
+	for (struct slow *w = s->slows; w; w = w->next)
+		w->j.stop = 1;
+	while (s->slow_running)
+		pthread_cond_wait(&s->slow_cond, &s->slow_lock);
+	pthread_mutex_unlock(&s->slow_lock);
 	if (s->daemon)
 		vt_mhd.stop_daemon(s->daemon);          /* joins its thread, closes every socket */
 	for (i = 0; s->verified && i < s->wc.nusers; i++) {
@@ -874,5 +1067,7 @@ void vt_http_stop(struct vt_http *s)
 	}
 	free(s->verified);
 	vt_web_config_release(&s->wc);
+	pthread_mutex_destroy(&s->slow_lock);
+	pthread_cond_destroy(&s->slow_cond);
 	free(s);
 }

@@ -2,7 +2,9 @@
  * http.h — the exporter's HTTP side, on libmicrohttpd: GET /metrics (the
  * exposition format the scraper's Accept asks for), GET /healthz, and a
  * small index page at /.  One thread serves every connection, so scrapes
- * never run at once and an idle exporter sleeps in poll.
+ * never run at once and an idle exporter sleeps in poll.  Requests under
+ * /debug/pprof/ (profiles, seconds long) are the exception: each runs on a
+ * thread of its own while its connection is suspended (slow_* below).
  *
  * TLS and basic auth come from a Prometheus web configuration file (the
  * exporter-toolkit format every exporter reads):
@@ -21,8 +23,30 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <signal.h>
+
 #include "base/buf.h"
 #include "base/error.h"
+
+/* A request's answer, as a slow handler gives it. */
+struct vt_http_answer {
+	unsigned status;             /* 0: accepted (begin only) */
+	const char *content_type;    /* a static string */
+	struct vt_buf body;          /* set up by the server (VT_BUF_INIT), filled by the handler */
+	unsigned retry_after_s;      /* 429: sent as Retry-After */
+};
+
+/* What a slow handler's run sees of its request. */
+struct vt_http_job {
+	volatile sig_atomic_t stop;  /* set when the server stops */
+	int fd;                      /* the client's socket */
+};
+
+/* The job should end now: the server stops, or the client hung up (its socket, polled). */
+bool vt_http_job_over(struct vt_http_job *j);
+
+/* A request's query argument by name, NULL absent (req: what begin was given). */
+const char *vt_http_arg(void *req, const char *name);
 
 struct vt_http_handlers {
 	/*
@@ -35,6 +59,19 @@ struct vt_http_handlers {
 	/* /healthz: 0 healthy (200), -1 not (503); body says why in one line. */
 	int (*health)(void *ctx, struct vt_buf *body);
 	void *ctx;
+	/*
+	 * Paths under /debug/pprof/ (NULL: 404): answered by a thread of their
+	 * own, so that /metrics never waits for them.  begin runs on the
+	 * server's thread (as metrics does) with the path and the request
+	 * (vt_http_arg): it answers at once (a->status set: 400, 404, 429 ...)
+	 * or accepts (a->status 0, *job its own); then run(job) runs on a new
+	 * thread with the connection held, fills a (status, type, body), and
+	 * end(job) frees it on that thread.  run should end soon after
+	 * vt_http_job_over(j) says so.
+	 */
+	void (*slow_begin)(void *ctx, const char *path, void *req, struct vt_http_answer *a, void **job);
+	void (*slow_run)(void *job, struct vt_http_job *j, struct vt_http_answer *a);
+	void (*slow_end)(void *job);
 };
 
 struct vt_http_config {

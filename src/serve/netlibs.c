@@ -28,6 +28,8 @@ static const struct vt_dynsym mhd_syms[] = {
 	MHD_SYM(lookup_connection_value, "MHD_lookup_connection_value"),
 	MHD_SYM(free, "MHD_free"),
 	MHD_SYM(get_connection_info, "MHD_get_connection_info"),
+	MHD_SYM(suspend_connection, "MHD_suspend_connection"),
+	MHD_SYM(resume_connection, "MHD_resume_connection"),
 };
 #undef MHD_SYM
 

@@ -29,6 +29,8 @@ struct vt_mhd_api {
 	__typeof__(&MHD_lookup_connection_value) lookup_connection_value;
 	__typeof__(&MHD_free) free;
 	__typeof__(&MHD_get_connection_info) get_connection_info;
+	__typeof__(&MHD_suspend_connection) suspend_connection;
+	__typeof__(&MHD_resume_connection) resume_connection;
 };
 
 struct vt_curl_api {

@@ -32,6 +32,36 @@ check() {
 
 vitals() { "$B/vitals" "$@"; }
 
+# a TCP port free on 127.0.0.1 now
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# start_prometheus SCRAPE_PORT [RULES_FILE]: Debian's prometheus scraping
+# 127.0.0.1:SCRAPE_PORT every second (the rules, if given, evaluated every
+# second), its config, tsdb and log under $WORK; sets PROM (its URL) and
+# prom_pid, and returns once it is ready.
+start_prometheus() {
+	local pport rules="" i
+	pport=$(free_port)
+	[ -n "${2:-}" ] && rules="rule_files:
+  - $2
+"
+	printf 'global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n%sscrape_configs:\n  - job_name: vitals\n    static_configs:\n      - targets: [%s]\n' \
+		"$rules" "'127.0.0.1:$1'" >"$WORK/prometheus.yml"
+	prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+		--web.listen-address="127.0.0.1:$pport" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
+	prom_pid=$!
+	PIDS+=("$prom_pid")
+	PROM=http://127.0.0.1:$pport
+	for i in $(seq 100); do
+		curl -sf "$PROM/-/ready" >/dev/null 2>&1 && break
+		kill -0 $prom_pid 2>/dev/null || fail "prometheus exited: $(tail -5 "$WORK/prometheus.log")"
+		sleep 0.2
+	done
+	curl -sf "$PROM/-/ready" >/dev/null || fail "prometheus not ready: $(tail -5 "$WORK/prometheus.log")"
+}
+
 # start_target NAME [ARGS...]: env vars may be set by the caller with `env`.
 # ARGV0=NAME runs it under that name (its comm and argv[0]), as a service would be.
 start_target() {

@@ -57,11 +57,6 @@ measure() {
 	say "$WORK/$name.loaded.json"
 }
 
-# a TCP port free on 127.0.0.1 now
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # wait_port PORT: until something accepts on 127.0.0.1:PORT (5 s at most)
 wait_port() {
 	python3 - "$1" <<'PY'

@@ -15,8 +15,6 @@ command -v curl >/dev/null || skip "curl is not installed (scripts/deps.sh --tes
 # One real Prometheus run is enough: the sanitizer build's serve is tested by t0700.
 case "$B" in *-san*) skip "the sanitizer build's serve is covered by t0700" ;; esac
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
 # ---- the rules and scrape config in contrib/ ---------------------------------
 check "promtool accepts contrib/vitals-rules.yml" promtool check rules "$SRC/contrib/vitals-rules.yml"
 check "the rules' own tests pass (promtool test rules)" promtool test rules "$SRC/contrib/vitals-rules.test.yml"
@@ -47,27 +45,7 @@ for t in fleet-leak fleet-flat; do
 done
 
 # ---- a real Prometheus scraping it every second --------------------------------
-pport=$(free_port)
-cat >"$WORK/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: vitals
-    static_configs:
-      - targets: ['127.0.0.1:$port']
-EOF
-prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-	--web.listen-address="127.0.0.1:$pport" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
-prom_pid=$!
-PIDS+=("$prom_pid")
-PROM=http://127.0.0.1:$pport
-for i in $(seq 100); do
-	curl -sf "$PROM/-/ready" >/dev/null 2>&1 && break
-	kill -0 $prom_pid 2>/dev/null || fail "prometheus exited: $(tail -5 "$WORK/prometheus.log")"
-	sleep 0.2
-done
-curl -sf "$PROM/-/ready" >/dev/null || fail "prometheus not ready: $(tail -5 "$WORK/prometheus.log")"
+start_prometheus "$port"
 ARGV0=fleet-step start_target step_growth --seconds 600 --step-at 22 --step-mb 64
 started=$(date +%s)
 step_up=0

@@ -43,8 +43,6 @@ case "$B" in *-san*) skip "the sanitizer build's serve is covered by t0700" ;; e
 check "promtool accepts the rules ($RULES)" promtool check rules "$RULES"
 check "the rules' own tests pass (promtool test rules)" promtool test rules "$SRC/contrib/vitals-rules.test.yml"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
 # ---- 2. targets that fill every family ---------------------------------------
 start_target arena_churn --seconds 300 --threads 2 --live-mb 16
 churn_pid=$TPID
@@ -67,29 +65,7 @@ check "vitals serve answers /metrics" test -s "$WORK/m0"
 
 # ---- a real Prometheus, the rules loaded ------------------------------------------
 sed 's/^\(\s*interval:\s*\)1m\s*$/\11s/' "$RULES" >"$WORK/rules.yml"
-pport=$(free_port)
-cat >"$WORK/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files:
-  - $WORK/rules.yml
-scrape_configs:
-  - job_name: vitals
-    static_configs:
-      - targets: ['127.0.0.1:$port']
-EOF
-prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-	--web.listen-address="127.0.0.1:$pport" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
-prom_pid=$!
-PIDS+=("$prom_pid")
-PROM=http://127.0.0.1:$pport
-for _ in $(seq 100); do
-	curl -sf "$PROM/-/ready" >/dev/null 2>&1 && break
-	kill -0 $prom_pid 2>/dev/null || fail "prometheus exited: $(tail -5 "$WORK/prometheus.log")"
-	sleep 0.2
-done
-curl -sf "$PROM/-/ready" >/dev/null || fail "prometheus not ready: $(tail -5 "$WORK/prometheus.log")"
+start_prometheus "$port" "$WORK/rules.yml"
 started=$(date +%s)
 
 # rate() over 10 s needs two samples in it, the rules two evaluations, the heap

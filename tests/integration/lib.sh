@@ -62,6 +62,32 @@ start_prometheus() {
 	curl -sf "$PROM/-/ready" >/dev/null || fail "prometheus not ready: $(tail -5 "$WORK/prometheus.log")"
 }
 
+# start_serve ARGS...: vitals serve on a free loopback port, run as the command
+# in AS_USER (an array, default none: this user); returns once it listens.
+# Sets SPID, URL (no /metrics) and PORT.
+AS_USER=()
+start_serve() {
+	local log=$WORK/serve.$RANDOM.err i
+	: >"$log"                   # there before the background job opens it
+	"${AS_USER[@]}" "$B/vitals" serve --listen 127.0.0.1:0 "$@" 2>"$log" &
+	SPID=$!
+	PIDS+=("$SPID")
+	for i in $(seq 100); do
+		grep -q "listening on" "$log" && break
+		kill -0 "$SPID" 2>/dev/null || break
+		sleep 0.1
+	done
+	URL=$(sed -nE 's#^vitals serve: listening on (https?://[^ ]+)/metrics .*#\1#p' "$log")
+	[ -n "$URL" ] || { cat "$log"; fail "vitals serve $* did not start"; }
+	PORT=${URL##*:}
+}
+
+# req ARGS...: curl, at most REQ_TIMEOUT (default 10) seconds; the status on
+# stdout, headers in $WORK/head, body in $WORK/body
+req() {
+	curl -s -o "$WORK/body" -D "$WORK/head" -w '%{http_code}' --max-time "${REQ_TIMEOUT:-10}" "$@"
+}
+
 # start_target NAME [ARGS...]: env vars may be set by the caller with `env`.
 # ARGV0=NAME runs it under that name (its comm and argv[0]), as a service would be.
 start_target() {

@@ -24,25 +24,6 @@ command -v curl >/dev/null || skip "curl is needed (scripts/deps.sh --test)"
 # a bcrypt hash (cost 4) of the password "pw", made by libxcrypt's crypt_r
 PW_HASH='$2b$04$qbntsOR7fkxLECMbwmKEBuUZIOh2GkFH8jnQT6y1k7BqvLEjs/i7.'
 
-# start_serve ARGS...: vitals serve on a free loopback port, as the command in AS_USER
-# (an array, default none: this user); sets SPID, URL (no /metrics)
-AS_USER=()
-start_serve() {
-	local log=$WORK/serve.$RANDOM.err i
-	: >"$log"                   # there before the background job opens it
-	"${AS_USER[@]}" "$B/vitals" serve --listen 127.0.0.1:0 "$@" 2>"$log" &
-	SPID=$!
-	PIDS+=("$SPID")
-	for i in $(seq 100); do
-		grep -q "listening on" "$log" && break
-		kill -0 "$SPID" 2>/dev/null || break
-		sleep 0.1
-	done
-	URL=$(sed -nE 's#^vitals serve: listening on (https?://[^ ]+)/metrics .*#\1#p' "$log")
-	[ -n "$URL" ] || { cat "$log"; fail "vitals serve $* did not start"; }
-	echo "# $(cat "$log")"
-}
-
 # stop_serve SIGNAL: it exits 0 within 2 s
 stop_serve() {
 	local t0=$SECONDS rc
@@ -54,10 +35,6 @@ stop_serve() {
 	check "SIG$1 -> exit 0 (got $rc) in $((SECONDS - t0)) s" test "$rc" = 0
 }
 
-# req ARGS...: curl; the status on stdout, headers in $WORK/head, body in $WORK/body
-req() {
-	curl -s -o "$WORK/body" -D "$WORK/head" -w '%{http_code}' --max-time 10 "$@"
-}
 header() { tr -d '\r' <"$WORK/head" | sed -nE "s/^$1: //Ip" | head -1; }
 # req_fresh ARGS...: req with a password the server has not matched yet; bcrypt gets a
 # quarter of the server's time, so one asked for just after another run may get 401

@@ -14,20 +14,6 @@
 . "$(dirname "$0")/lib.sh"
 ip addr show lo 2>/dev/null | grep -q '127.0.0.1/8' || skip "needs the whole 127.0.0.0/8 on lo"
 
-start_serve() {
-	local log=$WORK/serve.$RANDOM.err i
-	: >"$log"
-	"$B/vitals" serve --listen 127.0.0.1:0 "$@" 2>"$log" &
-	SPID=$!
-	PIDS+=("$SPID")
-	for i in $(seq 100); do
-		grep -q "listening on" "$log" && break
-		sleep 0.1
-	done
-	PORT=$(sed -nE 's#^vitals serve: listening on http://127\.0\.0\.1:([0-9]+)/metrics .*#\1#p' "$log")
-	[ -n "$PORT" ] || fail "serve did not start: $(cat "$log")"
-}
-
 start_serve --pid $$
 out=$(python3 "$(dirname "$0")/serve_attack.py" slowloris "$PORT" 4 16 12) ||
 	fail "slowloris beside a scraper: $out"

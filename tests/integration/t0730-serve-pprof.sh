@@ -28,26 +28,7 @@ export HOME=$WORK GOCACHE=$WORK/gocache   # go wants a cache of its own
 
 PW_HASH='$2b$04$qbntsOR7fkxLECMbwmKEBuUZIOh2GkFH8jnQT6y1k7BqvLEjs/i7.'   # "pw", bcrypt cost 4
 
-start_serve() {
-	local log=$WORK/serve.$RANDOM.err i
-	: >"$log"
-	"$B/vitals" serve --listen 127.0.0.1:0 "$@" 2>"$log" &
-	SPID=$!
-	PIDS+=("$SPID")
-	for i in $(seq 100); do
-		grep -q "listening on" "$log" && break
-		kill -0 "$SPID" 2>/dev/null || break
-		sleep 0.1
-	done
-	URL=$(sed -nE 's#^vitals serve: listening on (https?://[^ ]+)/metrics .*#\1#p' "$log")
-	[ -n "$URL" ] || { cat "$log"; fail "vitals serve $* did not start"; }
-}
-
-# req ARGS...: the status on stdout, headers in $WORK/head, body in $WORK/body
-req() {
-	curl -s -o "$WORK/body" -D "$WORK/head" -w '%{http_code}' --max-time 20 "$@"
-}
-
+REQ_TIMEOUT=20
 cpu_ticks() { awk '{print $14 + $15}' /proc/"$1"/stat; }
 threads() { ls /proc/"$1"/task | wc -l; }
 

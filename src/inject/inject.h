@@ -213,6 +213,30 @@ int vt_inject_save_errno(struct vt_inject_session *s, uint64_t errno_location, i
 int vt_inject_detach(struct vt_inject_session **s, double *stopped_us, struct vt_err *err);
 
 /*
+ * A probe's calls, made while the thread stands stopped: vt_inject_run and
+ * vt_inject_save_errno on s, nothing that waits for another thread.
+ */
+typedef int (*vt_inject_body)(struct vt_inject_session *s, void *arg, struct vt_err *err);
+
+/*
+ * vt_inject_attach, body(s, arg), vt_inject_detach as one piece of work on
+ * the session's tracer thread: from PTRACE_INTERRUPT to PTRACE_DETACH no
+ * thread of vitals waits for another (each hand-off costs the stopped
+ * thread a scheduling round), and the caller's thread sleeps once, for the
+ * whole probe.  The body runs on the tracer thread, with every signal
+ * blocked; it must not print or take a lock that the caller's thread may
+ * hold.  The guarantees are those of attach, run and detach: the thread is
+ * restored exactly whatever the body returns, also if vitals dies.
+ *
+ * *attached says whether the thread was stopped (false: the attach's error,
+ * VT_E_BUSY among them, nothing was called).  Returns the body's error if
+ * it failed, else the detach's; *stopped_us as vt_inject_detach.
+ */
+int vt_inject_probe(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned flags, int timeout_ms,
+		    vt_inject_body body, void *arg, bool *attached, double *stopped_us,
+		    struct vt_err *err);
+
+/*
  * The address of function symbol in the first library mapped by pid whose
  * file name starts with lib_basename_prefix ("libc.so.6", "libjemalloc.so"),
  * from its .dynsym (else .symtab) and its load bias (start of its mapping at
@@ -374,6 +398,8 @@ struct vt_arch_frame {
 };
 
 void vt_arch_stop_state(const void *gp, struct vt_arch_stop *out);
+/* Ask once, before any thread is stopped, what the calls need from the CPU (slow in a VM). */
+void vt_arch_prepare(void);
 /* Upper bound of a call's image for these sizes. */
 size_t vt_arch_image_max(size_t scratch_len, size_t fp_len);
 /*

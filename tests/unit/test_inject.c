@@ -1705,6 +1705,12 @@ struct stress {
 
 #define STRESS_TRIES 20
 
+/* The call of a probe made in one piece (vt_inject_probe). */
+static int stress_body(struct vt_inject_session *s, void *arg, struct vt_err *err)
+{
+	return vt_inject_run(s, arg, T_CALL_MS, err);
+}
+
 static void stress_one(struct stress *st, const struct vt_procfs *pfs, pid_t pid,
 		       const pid_t *role_tid, unsigned i, uint64_t fn)
 {
@@ -1716,7 +1722,9 @@ static void stress_one(struct stress *st, const struct vt_procfs *pfs, pid_t pid
 	double t0 = now_ms(), us;
 	char why[256];
 	pid_t tid = role_tid[role];
-	int rc, tries;
+	/* every other probe in one piece, as vitals heap makes it; the others call by call */
+	bool in_one = (i / 6) % 2 == 1, attached = false;
+	int rc = VT_OK, tries;
 
 	/*
 	 * Refused: the thread was awake (between pick and stop, or, back to
@@ -1734,14 +1742,38 @@ static void stress_one(struct stress *st, const struct vt_procfs *pfs, pid_t pid
 			st->refused++;
 			continue;
 		}
-		rc = vt_inject_attach(pfs, pid, tid, 0, T_ATTACH_MS, &s, &err);
-		if (rc != VT_E_BUSY)
-			break;
+		if (in_one) {
+			memset(&c, 0, sizeof(c));
+			c.func = fn;
+			c.scratch_args = 1;
+			c.scratch_len = sizeof(m);
+			c.scratch_out = &m;
+			memset(&m, 0, sizeof(m));
+			rc = vt_inject_probe(pfs, pid, tid, 0, T_ATTACH_MS, stress_body, &c, &attached, &us,
+					     &err);
+			if (attached || rc != VT_E_BUSY)
+				break;
+		} else {
+			rc = vt_inject_attach(pfs, pid, tid, 0, T_ATTACH_MS, &s, &err);
+			if (rc != VT_E_BUSY)
+				break;
+		}
 		st->refused++;
 	}
 	if (tries == STRESS_TRIES) {
 		printf("#   probe %u: thread %d refused %d times in a row\n", i, (int)tid, tries);
 		return;
+	}
+	if (in_one && attached) {
+		/* one piece: the call's error, else the detach's */
+		if (rc || m.arena == 0 || m.uordblks == 0) {
+			printf("#   probe %u in one piece on %d: %s\n", i, (int)tid,
+			       rc ? err.msg : "empty mallinfo2");
+			st->failed++;
+			if (rc)
+				return;
+		}
+		goto done;
 	}
 	if (rc) {
 		printf("#   probe %u attach %d: %s\n", i, (int)tid, err.msg);
@@ -1763,6 +1795,7 @@ static void stress_one(struct stress *st, const struct vt_procfs *pfs, pid_t pid
 		st->failed++;
 		return;
 	}
+done:
 	st->stopped[st->n] = us;
 	st->call[st->n] = c.call_us;
 	st->e2e[st->n] = (now_ms() - t0) * 1e3;

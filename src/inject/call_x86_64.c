@@ -250,21 +250,31 @@ static void put64(unsigned char *p, uint64_t v)
 
 /*
  * Where each XSAVE component ends (CPUID leaf 0xd, standard format), asked
- * once per process: a CPUID traps to the hypervisor in a virtual machine,
- * tens of microseconds for the sixty components, which must not be spent
- * while a thread stands stopped (vt_arch_prepare asks before any stop).
+ * once per process for the components the CPU has: a CPUID traps to the
+ * hypervisor in a virtual machine, microseconds each, which must not be
+ * spent while a thread stands stopped (vt_arch_prepare asks before any stop).
  */
 static uint32_t comp_end[63];
+static uint64_t comp_asked;       /* the components comp_end holds */
 static pthread_once_t comp_once = PTHREAD_ONCE_INIT;
 
 static void comp_ask(void)
 {
 	uint32_t eax, ebx, ecx, edx;
+	uint64_t supported;
 	int i;
 
+	if (__get_cpuid_max(0, NULL) < 0xd)
+		return;
+	/* sub-leaf 0: the components this CPU can save; only theirs are asked */
+	__cpuid_count(0xd, 0, eax, ebx, ecx, edx);
+	supported = (uint64_t)edx << 32 | eax;
 	for (i = 2; i < 63; i++) {
+		if (!(supported & ((uint64_t)1 << i)))
+			continue;
 		__cpuid_count(0xd, i, eax, ebx, ecx, edx);
 		comp_end[i] = ebx ? ebx + eax : 0;
+		comp_asked |= (uint64_t)1 << i;
 	}
 }
 
@@ -280,9 +290,18 @@ static uint32_t xsave_end(uint64_t mask)
 	int i;
 
 	vt_arch_prepare();
-	for (i = 2; i < 63; i++)
-		if ((mask & ((uint64_t)1 << i)) && comp_end[i] > end)
-			end = comp_end[i];
+	for (i = 2; i < 63; i++) {
+		uint32_t eax, ebx, ecx, edx, e = comp_end[i];
+
+		if (!(mask & ((uint64_t)1 << i)))
+			continue;
+		if (!(comp_asked & ((uint64_t)1 << i))) {     /* not announced by sub-leaf 0: ask now */
+			__cpuid_count(0xd, i, eax, ebx, ecx, edx);
+			e = ebx ? ebx + eax : 0;
+		}
+		if (e > end)
+			end = e;
+	}
 	return end;
 }
 

@@ -312,6 +312,8 @@ struct vt_arch_tramp;
  * what calls return through (tramp.c).  VT_E_UNSUPPORTED when it lacks it.
  */
 int vt_inject_find_tramp(int pid_fd, pid_t pid, struct vt_arch_tramp *t, struct vt_err *err);
+/* How many vt_inject_find_tramp calls took a checked cache entry instead of scanning (tests). */
+unsigned vt_inject_tramp_cache_hits(void);
 /* Rewrite an EPERM from PTRACE_SEIZE in err with its reason (uid, yama, capability). */
 void vt_inject_explain_perm(const struct vt_procfs *pfs, int pid_fd,
 			    const struct vt_inject_precheck *pc, pid_t tid, struct vt_err *err);

@@ -213,7 +213,7 @@ static bool parse_line(const char *line, struct vt_tramp_key *k, struct vt_tramp
 	k->size = size;
 	k->mtime_s = ms;
 	k->mtime_ns = mns;
-	snprintf(k->build_id, sizeof(k->build_id), "%s", id);
+	memcpy(k->build_id, id, strlen(id) + 1);       /* strlen(id) <= VT_BUILD_ID_MAX: checked above */
 	e->sigreturn_off = sig;
 	e->store_off = store;
 	e->store_reg = reg;
@@ -282,6 +282,7 @@ static void keep_line(const char *line, void *ctx)
 	struct keep *kp = ctx;
 	struct vt_tramp_key k;
 	struct vt_tramp_entry e;
+	size_t len;
 
 	if (!parse_line(line, &k, &e) || key_eq(&k, kp->drop))
 		return;
@@ -289,7 +290,10 @@ static void keep_line(const char *line, void *ctx)
 		memmove(kp->lines[0], kp->lines[1], sizeof(kp->lines[0]) * (CACHE_ENTRIES - 2));
 		kp->n--;
 	}
-	snprintf(kp->lines[kp->n++], LINE_MAX_LEN, "%s", line);
+	len = strlen(line);
+	if (len >= LINE_MAX_LEN)
+		return;
+	memcpy(kp->lines[kp->n++], line, len + 1);
 }
 
 static bool write_all(int fd, const char *s, size_t len)

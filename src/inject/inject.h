@@ -23,6 +23,11 @@
  *	call.func = fn; ...; vt_inject_run(s, &call, 2000, &err);
  *	vt_inject_detach(&s, &stopped_us, &err);                    always
  *
+ * or, shortest for the stopped thread, the same in one piece on the
+ * session's tracer thread (what vitals heap does):
+ *
+ *	vt_inject_probe(pfs, pid, tid, 0, 1000, body, &arg, &attached, &stopped_us, &err);
+ *
  * A VT_E_BUSY from pick or attach means no thread was where a call is safe
  * at that moment (awake, or in an unsafe call): not right now, so retry after
  * a millisecond or so.  VT_E_UNSUPPORTED is lasting: never for this process.

@@ -61,25 +61,31 @@ double vt_mallinfo_live_fraction(const struct vt_mallinfo *mi)
 int vt_glibc_resolve(const struct vt_procfs *pfs, pid_t pid, const struct vt_region_list *maps,
 		     struct vt_glibc_fns *f, struct vt_err *err)
 {
-	static const char *const names[] = { "malloc_info", "open_memstream", "fclose", "free",
+	/* mallinfo2 first: glibc < 2.33 has only the 32-bit mallinfo() */
+	static const char *const names[] = { "mallinfo2", "malloc_info", "open_memstream", "fclose", "free",
 					     "malloc_trim", "__errno_location" };
-	uint64_t addrs[6];
+	uint64_t addrs[7];
 	int rc;
 
 	memset(f, 0, sizeof(*f));
-	/* glibc < 2.33 has only the 32-bit mallinfo() */
-	if (vt_inject_resolve(pfs, pid, maps, "libc.so.6", "mallinfo2", &f->mallinfo2, NULL) != VT_OK &&
-	    (rc = vt_inject_resolve(pfs, pid, maps, "libc.so.6", "mallinfo", &f->mallinfo, err)))
-		return rc;
-	rc = vt_inject_resolve_many(pfs, pid, maps, "libc.so.6", names, addrs, 6, err);
-	if (rc)
-		return rc;
-	f->malloc_info = addrs[0];
-	f->open_memstream = addrs[1];
-	f->fclose = addrs[2];
-	f->free = addrs[3];
-	f->malloc_trim = addrs[4];
-	f->errno_location = addrs[5];
+	/* One read of libc's symbols when mallinfo2 is there (2.33 and later)... */
+	rc = vt_inject_resolve_many(pfs, pid, maps, "libc.so.6", names, addrs, 7, NULL);
+	if (rc == VT_OK) {
+		f->mallinfo2 = addrs[0];
+	} else {
+		/* ... else mallinfo, then the others (the error said is theirs) */
+		if ((rc = vt_inject_resolve(pfs, pid, maps, "libc.so.6", "mallinfo", &f->mallinfo, err)))
+			return rc;
+		rc = vt_inject_resolve_many(pfs, pid, maps, "libc.so.6", names + 1, addrs + 1, 6, err);
+		if (rc)
+			return rc;
+	}
+	f->malloc_info = addrs[1];
+	f->open_memstream = addrs[2];
+	f->fclose = addrs[3];
+	f->free = addrs[4];
+	f->malloc_trim = addrs[5];
+	f->errno_location = addrs[6];
 	return VT_OK;
 }
 

@@ -333,7 +333,7 @@ const struct vt_command vt_cmd_heap = {
 "answers over its Unix socket.  Otherwise vitals calls the functions inside the\n"
 "process with ptrace: it stops ONE thread that is blocked in a system call\n"
 "(never the others), the called functions included, for about 0.1 ms on a quiet\n"
-"host and 1-4 ms (median) on a busy one; it blocks that thread's signals for the\n"
+"host and under 1 ms (median) on a busy one; it blocks that thread's signals for the\n"
 "call and restores every register, the signal mask and the interrupted system\n"
 "call exactly.  docs/inject.md gives the measurements and the remaining risks.\n",
 	.options = heap_options,

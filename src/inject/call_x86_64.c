@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
@@ -247,18 +248,59 @@ static void put64(unsigned char *p, uint64_t v)
 	memcpy(p, &v, sizeof(v));
 }
 
-/* End of the highest XSAVE component in mask (CPUID leaf 0xd, standard format). */
-static uint32_t xsave_end(uint64_t mask)
+/*
+ * Where each XSAVE component ends (CPUID leaf 0xd, standard format), asked
+ * once per process for the components the CPU has: a CPUID traps to the
+ * hypervisor in a virtual machine, microseconds each, which must not be
+ * spent while a thread stands stopped (vt_arch_prepare asks before any stop).
+ */
+static uint32_t comp_end[63];
+static uint64_t comp_asked;       /* the components comp_end holds */
+static pthread_once_t comp_once = PTHREAD_ONCE_INIT;
+
+static void comp_ask(void)
 {
-	uint32_t end = XSAVE_HEADER_END, eax, ebx, ecx, edx;
+	uint32_t eax, ebx, ecx, edx;
+	uint64_t supported;
 	int i;
 
+	if (__get_cpuid_max(0, NULL) < 0xd)
+		return;
+	/* sub-leaf 0: the components this CPU can save; only theirs are asked */
+	__cpuid_count(0xd, 0, eax, ebx, ecx, edx);
+	supported = (uint64_t)edx << 32 | eax;
 	for (i = 2; i < 63; i++) {
-		if (!(mask & ((uint64_t)1 << i)))
+		if (!(supported & ((uint64_t)1 << i)))
 			continue;
 		__cpuid_count(0xd, i, eax, ebx, ecx, edx);
-		if (ebx && ebx + eax > end)
-			end = ebx + eax;
+		comp_end[i] = ebx ? ebx + eax : 0;
+		comp_asked |= (uint64_t)1 << i;
+	}
+}
+
+void vt_arch_prepare(void)
+{
+	pthread_once(&comp_once, comp_ask);
+}
+
+/* End of the highest XSAVE component in mask. */
+static uint32_t xsave_end(uint64_t mask)
+{
+	uint32_t end = XSAVE_HEADER_END;
+	int i;
+
+	vt_arch_prepare();
+	for (i = 2; i < 63; i++) {
+		uint32_t eax, ebx, ecx, edx, e = comp_end[i];
+
+		if (!(mask & ((uint64_t)1 << i)))
+			continue;
+		if (!(comp_asked & ((uint64_t)1 << i))) {     /* not announced by sub-leaf 0: ask now */
+			__cpuid_count(0xd, i, eax, ebx, ecx, edx);
+			e = ebx ? ebx + eax : 0;
+		}
+		if (e > end)
+			end = e;
 	}
 	return end;
 }
@@ -271,28 +313,41 @@ static uint32_t xsave_end(uint64_t mask)
  * area.  The size covers the components the thread has (a size above the
  * task's own, as with AMX present but not permitted, would make the kernel
  * restore only x87/SSE).  An fxsave-only area (no XSAVE) has no software
- * bytes: the kernel restores it as x87/SSE state.  Returns the bytes used.
+ * bytes: the kernel restores it as x87/SSE state.
+ *
+ * fp_plan: the bytes the image takes (*xfeatures, *used: what fp_image
+ * writes); fp_image: write it at out.
  */
-static size_t fp_image(const unsigned char *fp, size_t fp_len, unsigned char *out)
+static size_t fp_plan(const unsigned char *fp, size_t fp_len, uint64_t *xfeatures, uint32_t *used)
 {
-	uint64_t xfeatures, present;
-	uint32_t used;
+	uint64_t present, xf;
 
-	memcpy(out, fp, fp_len < FXSAVE_SIZE ? fp_len : FXSAVE_SIZE);
-	if (fp_len < XSAVE_HEADER_END) {
-		memset(out + SW_BYTES_OFF, 0, FXSAVE_SIZE - SW_BYTES_OFF);
+	*xfeatures = 0;
+	*used = 0;
+	if (fp_len < XSAVE_HEADER_END)
 		return FXSAVE_SIZE;
-	}
 	present = get64(fp + FXSAVE_SIZE);        /* XSAVE header: xstate_bv */
-	xfeatures = get64(fp + SW_BYTES_OFF);     /* XCR0, as ptrace reports it */
-	if (!xfeatures)
-		xfeatures = present;
-	xfeatures |= 3;                           /* x87, SSE */
+	xf = get64(fp + SW_BYTES_OFF);            /* XCR0, as ptrace reports it */
+	if (!xf)
+		xf = present;
+	xf |= 3;                                  /* x87, SSE */
 	if (!(present & XFEATURE_AMX_MASK))
-		xfeatures &= ~XFEATURE_AMX_MASK;
-	used = xsave_end(xfeatures);
-	if (used > fp_len)
-		used = (uint32_t)fp_len;
+		xf &= ~XFEATURE_AMX_MASK;
+	*used = xsave_end(xf);
+	if (*used > fp_len)
+		*used = (uint32_t)fp_len;
+	*xfeatures = xf;
+	return *used + 4;
+}
+
+static void fp_image(const unsigned char *fp, size_t fp_len, uint64_t xfeatures, uint32_t used,
+		     unsigned char *out)
+{
+	if (fp_len < XSAVE_HEADER_END) {
+		memcpy(out, fp, fp_len < FXSAVE_SIZE ? fp_len : FXSAVE_SIZE);
+		memset(out + SW_BYTES_OFF, 0, FXSAVE_SIZE - SW_BYTES_OFF);
+		return;
+	}
 	memcpy(out, fp, used);
 	memset(out + SW_BYTES_OFF, 0, FXSAVE_SIZE - SW_BYTES_OFF);
 	put32(out + SW_BYTES_OFF, FP_XSTATE_MAGIC1);
@@ -300,7 +355,6 @@ static size_t fp_image(const unsigned char *fp, size_t fp_len, unsigned char *ou
 	put64(out + SW_BYTES_OFF + 8, xfeatures);
 	put32(out + SW_BYTES_OFF + 16, used);     /* xstate_size */
 	put32(out + used, FP_XSTATE_MAGIC2);
-	return used + 4;
 }
 
 size_t vt_arch_image_max(size_t scratch_len, size_t fp_len)
@@ -315,13 +369,14 @@ int vt_arch_setup_call(const struct vt_arch_call_in *in, void *call_gp, unsigned
 	struct user_regs_struct *r = call_gp;
 	struct k_rt_sigframe sf;
 	uint64_t sp = resume->rsp, top, scratch, slot, fpstate, f1, entry, a[6];
-	unsigned char fp[64 * 1024 + 8];
+	uint64_t xfeatures;
+	uint32_t xused;
 	size_t fp_used;
 	int i;
 
-	if (in->fp_len > sizeof(fp) - 8)
+	if (in->fp_len > 64 * 1024)
 		return vt_err_set(err, VT_E_USAGE, 0, "floating-point state of %zu bytes", in->fp_len);
-	fp_used = fp_image(in->fp, in->fp_len, fp);
+	fp_used = fp_plan(in->fp, in->fp_len, &xfeatures, &xused);
 	if (sp < RED_ZONE + in->scratch_len + fp_used + STACK_MARGIN + 4096)
 		return vt_err_set(err, VT_E_USAGE, 0, "stack pointer 0x%llx leaves no room for the call",
 				  (unsigned long long)sp);
@@ -356,7 +411,7 @@ int vt_arch_setup_call(const struct vt_arch_call_in *in, void *call_gp, unsigned
 	sf.uc.uc_mcontext.fpstate = (struct _fpstate *)(uintptr_t)fpstate;
 	sf.uc.uc_sigmask = in->mask;
 	memcpy(image + (f1 - entry), &sf, sizeof(sf));
-	memcpy(image + (fpstate - entry), fp, fp_used);
+	fp_image(in->fp, in->fp_len, xfeatures, xused, image + (fpstate - entry));
 
 	for (i = 0; i < 6; i++)
 		a[i] = (in->scratch_args & (1u << i)) ? scratch + in->args[i] : in->args[i];

@@ -23,6 +23,11 @@
  *	call.func = fn; ...; vt_inject_run(s, &call, 2000, &err);
  *	vt_inject_detach(&s, &stopped_us, &err);                    always
  *
+ * or, shortest for the stopped thread, the same in one piece on the
+ * session's tracer thread (what vitals heap does):
+ *
+ *	vt_inject_probe(pfs, pid, tid, 0, 1000, body, &arg, &attached, &stopped_us, &err);
+ *
  * A VT_E_BUSY from pick or attach means no thread was where a call is safe
  * at that moment (awake, or in an unsafe call): not right now, so retry after
  * a millisecond or so.  VT_E_UNSUPPORTED is lasting: never for this process.
@@ -213,6 +218,30 @@ int vt_inject_save_errno(struct vt_inject_session *s, uint64_t errno_location, i
 int vt_inject_detach(struct vt_inject_session **s, double *stopped_us, struct vt_err *err);
 
 /*
+ * A probe's calls, made while the thread stands stopped: vt_inject_run and
+ * vt_inject_save_errno on s, nothing that waits for another thread.
+ */
+typedef int (*vt_inject_body)(struct vt_inject_session *s, void *arg, struct vt_err *err);
+
+/*
+ * vt_inject_attach, body(s, arg), vt_inject_detach as one piece of work on
+ * the session's tracer thread: from PTRACE_INTERRUPT to PTRACE_DETACH no
+ * thread of vitals waits for another (each hand-off costs the stopped
+ * thread a scheduling round), and the caller's thread sleeps once, for the
+ * whole probe.  The body runs on the tracer thread, with every signal
+ * blocked; it must not print or take a lock that the caller's thread may
+ * hold.  The guarantees are those of attach, run and detach: the thread is
+ * restored exactly whatever the body returns, also if vitals dies.
+ *
+ * *attached says whether the thread was stopped (false: the attach's error,
+ * VT_E_BUSY among them, nothing was called).  Returns the body's error if
+ * it failed, else the detach's; *stopped_us as vt_inject_detach.
+ */
+int vt_inject_probe(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned flags, int timeout_ms,
+		    vt_inject_body body, void *arg, bool *attached, double *stopped_us,
+		    struct vt_err *err);
+
+/*
  * The address of function symbol in the first library mapped by pid whose
  * file name starts with lib_basename_prefix ("libc.so.6", "libjemalloc.so"),
  * from its .dynsym (else .symtab) and its load bias (start of its mapping at
@@ -288,6 +317,8 @@ struct vt_arch_tramp;
  * what calls return through (tramp.c).  VT_E_UNSUPPORTED when it lacks it.
  */
 int vt_inject_find_tramp(int pid_fd, pid_t pid, struct vt_arch_tramp *t, struct vt_err *err);
+/* How many vt_inject_find_tramp calls took a checked cache entry instead of scanning (tests). */
+unsigned vt_inject_tramp_cache_hits(void);
 /* Rewrite an EPERM from PTRACE_SEIZE in err with its reason (uid, yama, capability). */
 void vt_inject_explain_perm(const struct vt_procfs *pfs, int pid_fd,
 			    const struct vt_inject_precheck *pc, pid_t tid, struct vt_err *err);
@@ -374,6 +405,8 @@ struct vt_arch_frame {
 };
 
 void vt_arch_stop_state(const void *gp, struct vt_arch_stop *out);
+/* Ask once, before any thread is stopped, what the calls need from the CPU (slow in a VM). */
+void vt_arch_prepare(void);
 /* Upper bound of a call's image for these sizes. */
 size_t vt_arch_image_max(size_t scratch_len, size_t fp_len);
 /*

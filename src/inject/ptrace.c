@@ -114,6 +114,8 @@ struct vt_inject_session {
 	void *frame_gp;                /* the registers the signal frame returns to */
 	struct regbuf regs[MAX_REGSETS];
 	unsigned nregs;
+	void *regdata[MAX_REGSETS];    /* one buffer per vt_arch_regsets entry, allocated before the stop */
+	bool on_tracer;                /* a probe's body runs on the tracer thread: jobs run in place */
 	void *work_gp;                 /* general registers of the latest stop / next call */
 	uint64_t saved_mask;           /* kernel sigset, 64 signals */
 	bool dirty;                    /* registers or mask differ from the saved ones */
@@ -369,9 +371,7 @@ static int save_regs(struct vt_inject_session *s, struct vt_err *err)
 
 		if (rs->group == done_group)
 			continue;
-		b->data = calloc(1, rs->max);
-		if (!b->data)
-			return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory saving registers");
+		b->data = s->regdata[i];
 		vt_err_clear(&e);
 		rc = regset_get(s, rs->type, b->data, &len, &e);
 		if (rc == VT_E_GONE) {
@@ -380,7 +380,6 @@ static int save_regs(struct vt_inject_session *s, struct vt_err *err)
 			return rc;
 		}
 		if (rc || (rs->exact ? len != rs->max : len >= rs->max) || len == 0) {
-			free(b->data);
 			b->data = NULL;
 			if (i == 0)
 				return vt_err_set(err, VT_E_FAIL, e.sys_errno, "cannot save the %s of "
@@ -590,8 +589,8 @@ static void session_free(struct vt_inject_session *s)
 {
 	unsigned i;
 
-	for (i = 0; i < s->nregs; i++)
-		free(s->regs[i].data);
+	for (i = 0; i < MAX_REGSETS; i++)
+		free(s->regdata[i]);
 	free(s->work_gp);
 	free(s->frame_gp);
 	free(s->image);
@@ -649,6 +648,8 @@ static int run_job(struct vt_inject_session *s, job_fn job, void *arg, struct vt
 {
 	struct job_call c = { .s = s, .fn = job, .arg = arg };
 
+	if (s->on_tracer)             /* a probe's body, already on the tracer thread */
+		return job(s, arg, err);
 	vt_tracer_run(s->tracer, job_on_tracer, &c);
 	if (c.rc && err)
 		*err = c.err;
@@ -791,12 +792,7 @@ static int job_attach(struct vt_inject_session *s, void *arg, struct vt_err *err
 		return rc;
 	if (vt_inject_ptrace(PTRACE_GETSIGMASK, s->tid, (void *)sizeof(uint64_t), &s->saved_mask) < 0)
 		return ptrace_failed(s, err, errno, "PTRACE_GETSIGMASK");
-	/* Where a call's signal frame returns the thread to. */
-	s->frame_gp = malloc(s->regs[0].len);
-	s->image_cap = vt_arch_image_max(VT_INJECT_SCRATCH_MAX, s->regs[1].len);
-	s->image = malloc(s->image_cap);
-	if (!s->frame_gp || !s->image)
-		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory for the call frame");
+	/* Where a call's signal frame returns the thread to (buffers from session_new). */
 	vt_arch_resume_gp(s->regs[0].data, VT_RESUME_REEXEC, s->frame_gp);
 	return VT_OK;
 }
@@ -1242,27 +1238,47 @@ static void hold_signals(sigset_t *old)
 static struct vt_inject_session *session_new(pid_t pid, pid_t tid, unsigned flags)
 {
 	struct vt_inject_session *s = calloc(1, sizeof(*s));
+	unsigned i;
+	bool ok;
 
 	if (!s)
 		return NULL;
+	s->pid_fd = -1;
+	/*
+	 * Every buffer the stop needs is allocated here, before it: a malloc
+	 * on the tracer thread while the thread stands stopped could be its
+	 * first, and give it an arena of its own (an mmap and two munmaps).
+	 */
 	s->work_gp = calloc(1, vt_arch_regsets[0].max);
-	if (!s->work_gp) {
-		free(s);
+	s->frame_gp = calloc(1, vt_arch_regsets[0].max);
+	s->image_cap = vt_arch_image_max(VT_INJECT_SCRATCH_MAX, vt_arch_nregsets > 1 ? vt_arch_regsets[1].max : 0);
+	s->image = malloc(s->image_cap);
+	if (s->image)
+		memset(s->image, 0, s->image_cap);   /* its pages faulted in now, not during the stop */
+	ok = s->work_gp && s->frame_gp && s->image;
+	for (i = 0; i < vt_arch_nregsets && i < MAX_REGSETS && ok; i++)
+		ok = (s->regdata[i] = malloc(vt_arch_regsets[i].max)) != NULL;
+	if (!ok) {
+		session_free(s);
 		return NULL;
 	}
 	s->pid = pid;
 	s->tid = tid;
 	s->flags = flags;
-	s->pid_fd = -1;
 	return s;
 }
 
-int vt_inject_attach(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned flags,
-		     int timeout_ms, struct vt_inject_session **out, struct vt_err *err)
+/*
+ * Everything before the stop, on the caller's thread: checks, the session,
+ * the way back of every call (found before anything is stopped), the guard
+ * (a stopped vitals cannot keep the thread stopped), the held signals and
+ * the tracer thread.  On error nothing is left to undo.
+ */
+static int session_open(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned flags,
+			unsigned spin_us, struct vt_inject_session **out, struct vt_inject_precheck *pc,
+			struct vt_err *err)
 {
-	struct attach_args a = { timeout_ms > 0 ? timeout_ms : 1, false };
 	struct vt_inject_session *s = NULL;
-	struct vt_inject_precheck pc;
 	int pid_fd = -1, rc;
 
 	*out = NULL;
@@ -1274,24 +1290,23 @@ int vt_inject_attach(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned
 	rc = vt_pid_open(pfs, pid, &pid_fd, err);
 	if (rc)
 		return rc;
-	rc = vt_inject_precheck(pfs, pid_fd, pid, tid, &pc, err);
-	if (rc)
-		goto close_fd;
-	a.suspend_seccomp = pc.seccomp;
+	rc = vt_inject_precheck(pfs, pid_fd, pid, tid, pc, err);
+	if (rc) {
+		close(pid_fd);
+		return rc;
+	}
 	s = session_new(pid, tid, flags);
 	if (!s) {
-		rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory for an injection session");
-		goto close_fd;
+		close(pid_fd);
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory for an injection session");
 	}
 	s->pid_fd = pid_fd;   /* the session's from here on */
-	pid_fd = -1;
-	/* The way back of every call, found before anything is stopped. */
+	vt_arch_prepare();
 	rc = vt_inject_find_tramp(s->pid_fd, pid, &s->tramp, err);
 	if (rc) {
 		session_free(s);
 		return rc;
 	}
-	/* Kept by a watchdog: a stopped vitals cannot keep the thread stopped. */
 	rc = vt_stop_guard_arm(err);
 	if (rc) {
 		session_free(s);
@@ -1299,27 +1314,123 @@ int vt_inject_attach(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned
 	}
 	vt_stop_guard_hold();
 	hold_signals(&s->caller_mask);
-	rc = vt_tracer_start(HANDOFF_SPIN_US, &s->tracer, err);
+	rc = vt_tracer_start(spin_us, &s->tracer, err);
+	if (rc) {
+		pthread_sigmask(SIG_SETMASK, &s->caller_mask, NULL);
+		session_free(s);
+		unguard();
+		return rc;
+	}
+	*out = s;
+	return VT_OK;
+}
+
+/*
+ * After the last job: end the tracer thread (or, detach_rc VT_E_TIMEOUT,
+ * let it go on rescuing the thread in the background, freeing s itself),
+ * and give the caller its signals back (a Ctrl-C held meanwhile comes now).
+ */
+static void session_close(struct vt_inject_session *s, int detach_rc)
+{
+	sigset_t caller_mask = s->caller_mask;
+
+	if (detach_rc == VT_E_TIMEOUT) {
+		end_tracer(s, true);
+	} else {
+		end_tracer(s, false);
+		session_free(s);
+		unguard();
+	}
+	pthread_sigmask(SIG_SETMASK, &caller_mask, NULL);
+}
+
+int vt_inject_attach(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned flags,
+		     int timeout_ms, struct vt_inject_session **out, struct vt_err *err)
+{
+	struct attach_args a = { timeout_ms > 0 ? timeout_ms : 1, false };
+	struct vt_inject_session *s = NULL;
+	struct vt_inject_precheck pc;
+	int rc;
+
+	*out = NULL;
+	rc = session_open(pfs, pid, tid, flags, HANDOFF_SPIN_US, &s, &pc, err);
 	if (rc)
-		goto free_session;
+		return rc;
+	a.suspend_seccomp = pc.seccomp;
 	rc = run_job(s, job_attach, &a, err);
 	if (rc) {
 		vt_inject_explain_perm(pfs, s->pid_fd, &pc, tid, err);
 		/* A seized thread that never stopped is released by the tracer's exit. */
-		goto end_thread;
+		session_close(s, VT_OK);
+		return rc;
 	}
 	*out = s;
 	return VT_OK;
+}
 
-end_thread:
-	end_tracer(s, false);
-free_session:
-	pthread_sigmask(SIG_SETMASK, &s->caller_mask, NULL);
-	session_free(s);
-	unguard();
-	return rc;
-close_fd:
-	close(pid_fd);
+struct probe_args {
+	struct attach_args a;
+	vt_inject_body body;
+	void *arg;
+	bool attached;
+	int body_rc;
+	struct vt_err body_err;
+};
+
+/* Attach, the caller's body, detach: one job, so no hand-off while the thread is stopped. */
+static int job_probe(struct vt_inject_session *s, void *arg, struct vt_err *err)
+{
+	struct probe_args *pa = arg;
+	int rc = job_attach(s, &pa->a, err);
+
+	if (rc)
+		return rc;
+	pa->attached = true;
+	vt_err_clear(&pa->body_err);
+	s->on_tracer = true;
+	pa->body_rc = pa->body(s, pa->arg, &pa->body_err);
+	s->on_tracer = false;
+	return job_detach(s, NULL, err);
+}
+
+int vt_inject_probe(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned flags, int timeout_ms,
+		    vt_inject_body body, void *arg, bool *attached, double *stopped_us,
+		    struct vt_err *err)
+{
+	struct probe_args pa = { { timeout_ms > 0 ? timeout_ms : 1, false }, body, arg, false, VT_OK, { 0 } };
+	struct vt_inject_session *s = NULL;
+	struct vt_inject_precheck pc;
+	struct vt_err derr;
+	int rc;
+
+	*attached = false;
+	if (stopped_us)
+		*stopped_us = 0;
+	/* No spin: the caller waits once, for the whole probe, and nothing stands stopped for that wait. */
+	rc = session_open(pfs, pid, tid, flags, 0, &s, &pc, err);
+	if (rc)
+		return rc;
+	pa.a.suspend_seccomp = pc.seccomp;
+	vt_err_clear(&derr);
+	rc = run_job(s, job_probe, &pa, &derr);
+	if (!pa.attached) {
+		if (err)
+			*err = derr;
+		vt_inject_explain_perm(pfs, s->pid_fd, &pc, tid, err);
+		session_close(s, VT_OK);
+		return rc;
+	}
+	*attached = true;
+	if (stopped_us && s->t_detached > 0)
+		*stopped_us = s->t_detached - s->t_interrupt;
+	session_close(s, rc);
+	if (pa.body_rc) {
+		if (err)
+			*err = pa.body_err;
+		return pa.body_rc;
+	}
+	if (rc && err)
+		*err = derr;
 	return rc;
 }
 
@@ -1352,7 +1463,6 @@ int vt_inject_save_errno(struct vt_inject_session *s, uint64_t errno_location, i
 int vt_inject_detach(struct vt_inject_session **sp, double *stopped_us, struct vt_err *err)
 {
 	struct vt_inject_session *s;
-	sigset_t caller_mask;
 	int rc;
 
 	if (stopped_us)
@@ -1364,17 +1474,8 @@ int vt_inject_detach(struct vt_inject_session **sp, double *stopped_us, struct v
 	rc = run_job(s, job_detach, NULL, err);
 	if (stopped_us && s->t_detached > 0)
 		*stopped_us = s->t_detached - s->t_interrupt;
-	caller_mask = s->caller_mask;
-	if (rc == VT_E_TIMEOUT) {
-		/* The tracer thread keeps waiting for the thread to stop, then frees s. */
-		end_tracer(s, true);
-	} else {
-		end_tracer(s, false);
-		session_free(s);
-		unguard();
-	}
-	/* Held signals (Ctrl-C during the call) are delivered now. */
-	pthread_sigmask(SIG_SETMASK, &caller_mask, NULL);
+	/* VT_E_TIMEOUT: the tracer thread keeps waiting for the thread to stop, then frees s. */
+	session_close(s, rc);
 	return rc;
 }
 

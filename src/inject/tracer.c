@@ -31,12 +31,13 @@ struct vt_tracer {
 	int sigchld_fd;            /* the tracer thread's own; -1 when signalfd failed */
 };
 
-/* Yield until *flag is set or spin_us passed. */
-static void spin_for(const bool *flag, unsigned spin_us)
+/* Yield until *flag or the tracer's quit is set, or spin_us passed. */
+static void spin_for(const struct vt_tracer *t, const bool *flag, unsigned spin_us)
 {
 	uint64_t until = vt_mono_ns() + (uint64_t)spin_us * 1000;
 
-	while (spin_us && !__atomic_load_n(flag, __ATOMIC_ACQUIRE) && vt_mono_ns() < until)
+	while (spin_us && !__atomic_load_n(flag, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&t->quit, __ATOMIC_ACQUIRE) && vt_mono_ns() < until)
 		sched_yield();
 }
 
@@ -52,11 +53,18 @@ static void tracer_free(struct vt_tracer *t)
 static void *tracer_main(void *arg)
 {
 	struct vt_tracer *t = arg;
+	void *volatile warm;
 	sigset_t chld;
 	vt_tracer_job job;
 	void *job_arg;
 	bool retire = false;
 
+	/*
+	 * This thread's first malloc gives it an arena (an mmap and munmaps):
+	 * made now, before any job, so that it never lands in a target's stop.
+	 */
+	warm = malloc(64);
+	free(warm);
 	/* Naps of tens of microseconds must be that short (the default slack is 50 us). */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	sigemptyset(&chld);
@@ -66,7 +74,7 @@ static void *tracer_main(void *arg)
 	while (!retire) {
 		if (!t->job && !t->quit) {
 			pthread_mutex_unlock(&t->lock);
-			spin_for(&t->posted, t->spin_us);
+			spin_for(t, &t->posted, t->spin_us);
 			pthread_mutex_lock(&t->lock);
 		}
 		while (!t->job && !t->quit)
@@ -134,7 +142,7 @@ bool vt_tracer_run(struct vt_tracer *t, vt_tracer_job job, void *arg)
 	__atomic_store_n(&t->posted, true, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&t->cond);
 	pthread_mutex_unlock(&t->lock);
-	spin_for(&t->done, t->spin_us);
+	spin_for(t, &t->done, t->spin_us);
 	pthread_mutex_lock(&t->lock);
 	while (!t->done)
 		pthread_cond_wait(&t->cond, &t->lock);
@@ -150,7 +158,7 @@ bool vt_tracer_retired(const struct vt_tracer *t)
 static void tracer_quit(struct vt_tracer *t, void (*last)(void *), void *last_arg)
 {
 	pthread_mutex_lock(&t->lock);
-	t->quit = true;
+	__atomic_store_n(&t->quit, true, __ATOMIC_RELEASE);   /* also read spinning */
 	t->last = last;
 	t->last_arg = last_arg;
 	pthread_cond_broadcast(&t->cond);

@@ -226,14 +226,36 @@ struct allocator_calls {
 static const struct allocator_calls glibc_ops = { glibc_prepare, glibc_calls, glibc_finish };
 static const struct allocator_calls other_ops = { other_prepare, other_calls, NULL };
 
-/* Prepare, pick a thread, attach, run the allocator's calls, always detach, finish. */
+struct body_args {
+	struct session *ss;
+	const struct allocator_calls *ops;
+};
+
+/* The calls, on the session's tracer thread while the thread stands stopped. */
+static int calls_body(struct vt_inject_session *s, void *arg, struct vt_err *err)
+{
+	struct body_args *b = arg;
+	int rc;
+
+	b->ss->cs.s = s;
+	rc = b->ops->calls(b->ss, err);
+	b->ss->cs.s = NULL;
+	return rc;
+}
+
+/*
+ * Prepare, pick a thread, then attach, the allocator's calls and detach
+ * (always) in one probe, so that nothing of vitals hands work from thread
+ * to thread while the target's thread stands stopped; then finish.
+ */
 static int by_ptrace(struct probe *p, const struct allocator_calls *ops, struct vt_err *err)
 {
 	struct session ss = { .p = p };
-	struct vt_err derr;
+	struct body_args body = { &ss, ops };
+	bool attached = false;
 	char why[200];
 	pid_t tid;
-	int rc, drc, attempt;
+	int rc, attempt;
 
 	ss.cs.pid = p->pid;
 	ss.cs.timeout_ms = p->opts->timeout_ms;
@@ -248,18 +270,15 @@ static int by_ptrace(struct probe *p, const struct allocator_calls *ops, struct 
 	for (attempt = 1;; attempt++) {
 		if ((rc = vt_inject_pick_thread(p->pfs, p->pid, 0, &tid, why, sizeof(why), err)))
 			return rc;
-		rc = vt_inject_attach(p->pfs, p->pid, tid, 0, p->opts->timeout_ms, &ss.cs.s, err);
-		if (rc != VT_E_BUSY || attempt == ATTACH_ATTEMPTS)
+		rc = vt_inject_probe(p->pfs, p->pid, tid, 0, p->opts->timeout_ms, calls_body, &body,
+				     &attached, &p->h->stopped_us, err);
+		if (attached || rc != VT_E_BUSY || attempt == ATTACH_ATTEMPTS)
 			break;
 		usleep(200);
 	}
-	if (rc)
+	if (!attached) {
+		free(ss.xml);
 		return rc;
-	rc = ops->calls(&ss, err);
-	drc = vt_inject_detach(&ss.cs.s, &p->h->stopped_us, &derr);
-	if (drc && !rc) {
-		*err = derr;
-		rc = drc;
 	}
 	p->h->callee_us = ss.cs.callee_us;
 	p->h->calls = ss.cs.calls;

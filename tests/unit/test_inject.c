@@ -1705,6 +1705,12 @@ struct stress {
 
 #define STRESS_TRIES 20
 
+/* The call of a probe made in one piece (vt_inject_probe). */
+static int stress_body(struct vt_inject_session *s, void *arg, struct vt_err *err)
+{
+	return vt_inject_run(s, arg, T_CALL_MS, err);
+}
+
 static void stress_one(struct stress *st, const struct vt_procfs *pfs, pid_t pid,
 		       const pid_t *role_tid, unsigned i, uint64_t fn)
 {
@@ -1716,7 +1722,9 @@ static void stress_one(struct stress *st, const struct vt_procfs *pfs, pid_t pid
 	double t0 = now_ms(), us;
 	char why[256];
 	pid_t tid = role_tid[role];
-	int rc, tries;
+	/* every other probe in one piece, as vitals heap makes it; the others call by call */
+	bool in_one = (i / 6) % 2 == 1, attached = false;
+	int rc = VT_OK, tries;
 
 	/*
 	 * Refused: the thread was awake (between pick and stop, or, back to
@@ -1734,14 +1742,38 @@ static void stress_one(struct stress *st, const struct vt_procfs *pfs, pid_t pid
 			st->refused++;
 			continue;
 		}
-		rc = vt_inject_attach(pfs, pid, tid, 0, T_ATTACH_MS, &s, &err);
-		if (rc != VT_E_BUSY)
-			break;
+		if (in_one) {
+			memset(&c, 0, sizeof(c));
+			c.func = fn;
+			c.scratch_args = 1;
+			c.scratch_len = sizeof(m);
+			c.scratch_out = &m;
+			memset(&m, 0, sizeof(m));
+			rc = vt_inject_probe(pfs, pid, tid, 0, T_ATTACH_MS, stress_body, &c, &attached, &us,
+					     &err);
+			if (attached || rc != VT_E_BUSY)
+				break;
+		} else {
+			rc = vt_inject_attach(pfs, pid, tid, 0, T_ATTACH_MS, &s, &err);
+			if (rc != VT_E_BUSY)
+				break;
+		}
 		st->refused++;
 	}
 	if (tries == STRESS_TRIES) {
 		printf("#   probe %u: thread %d refused %d times in a row\n", i, (int)tid, tries);
 		return;
+	}
+	if (in_one && attached) {
+		/* one piece: the call's error, else the detach's */
+		if (rc || m.arena == 0 || m.uordblks == 0) {
+			printf("#   probe %u in one piece on %d: %s\n", i, (int)tid,
+			       rc ? err.msg : "empty mallinfo2");
+			st->failed++;
+			if (rc)
+				return;
+		}
+		goto done;
 	}
 	if (rc) {
 		printf("#   probe %u attach %d: %s\n", i, (int)tid, err.msg);
@@ -1763,6 +1795,7 @@ static void stress_one(struct stress *st, const struct vt_procfs *pfs, pid_t pid
 		st->failed++;
 		return;
 	}
+done:
 	st->stopped[st->n] = us;
 	st->call[st->n] = c.call_us;
 	st->e2e[st->n] = (now_ms() - t0) * 1e3;
@@ -1898,6 +1931,134 @@ static void test_inject__stress_busy_victim(void)
 	vt_procfs_close(&pfs);
 }
 
+/* ---- the trampoline cache ------------------------------------------------ */
+
+static bool tramp_same(const struct vt_arch_tramp *a, const struct vt_arch_tramp *b)
+{
+	return a->sigreturn == b->sigreturn && a->store == b->store && a->store_reg == b->store_reg &&
+	       a->store_disp == b->store_disp;
+}
+
+static bool write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	bool ok = f && fputs(text, f) >= 0;
+
+	return f && fclose(f) == 0 && ok;
+}
+
+static bool read_text(const char *path, char *out, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(out, 1, cap - 1, f) : 0;
+
+	out[n] = '\0';
+	return f && fclose(f) == 0 && n > 0;
+}
+
+/* Find the trampoline of pid; *hit: it came from the cache. */
+static bool find_tramp(int pid_fd, pid_t pid, struct vt_arch_tramp *t, bool *hit)
+{
+	unsigned before = vt_inject_tramp_cache_hits();
+	struct vt_err err;
+	int rc = vt_inject_find_tramp(pid_fd, pid, t, &err);
+
+	if (rc)
+		printf("#   find_tramp: %s\n", err.msg);
+	*hit = vt_inject_tramp_cache_hits() != before;
+	return rc == VT_OK;
+}
+
+/*
+ * The scan of libc's code is remembered per libc file, and a remembered
+ * place is used only when the target's own bytes there are what the scan
+ * accepts: an entry pointing one byte off (a stale or forged cache) gives
+ * the scanned answer, as do garbage, a symbolic link and a directory that
+ * others may write.
+ */
+static void test_inject__tramp_cache(void)
+{
+	char dir[] = "/tmp/vitals-tramp-XXXXXX", vdir[128], file[160], other[160], good[512], text[1024];
+	unsigned long long f[10];
+	char id[80], *old = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+	struct vt_arch_tramp scanned, t;
+	struct stat st;
+	struct child c;
+	bool hit;
+	int pid_fd;
+
+	if (skip_live())
+		return;
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(vdir, sizeof(vdir), "%s/vitals", dir);
+	snprintf(file, sizeof(file), "%s/tramp-v1", vdir);
+	snprintf(other, sizeof(other), "%s/elsewhere", dir);
+	setenv("XDG_CACHE_HOME", dir, 1);
+	CHECK(start_quiet(&c, "100"));
+	CHECK(wait_blocked(c.pid, c.pid, SYS_read));
+	snprintf(text, sizeof(text), "/proc/%d", (int)c.pid);
+	pid_fd = open(text, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(pid_fd >= 0);
+
+	/* first: scanned, and remembered in a 0700 directory, a 0600 file */
+	CHECK(find_tramp(pid_fd, c.pid, &scanned, &hit));
+	CHECK(!hit);
+	CHECK(scanned.sigreturn && scanned.store);
+	CHECK(stat(vdir, &st) == 0 && (st.st_mode & 0777) == 0700);
+	CHECK(lstat(file, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600);
+	/* second: from the cache, the same places */
+	CHECK(find_tramp(pid_fd, c.pid, &t, &hit));
+	CHECK(hit);
+	CHECK(tramp_same(&t, &scanned));
+
+	/* an entry for this very file, one byte off: the bytes there disagree */
+	CHECK(read_text(file, good, sizeof(good)));
+	CHECK(sscanf(good, "%llu %llu %llu %llu %llu %79s %llu %llu %llu %llu", &f[0], &f[1], &f[2], &f[3],
+		     &f[4], id, &f[6], &f[7], &f[8], &f[9]) == 10);
+	snprintf(text, sizeof(text), "%llu %llu %llu %llu %llu %s %llu %llu %llu %llu\n", f[0], f[1], f[2],
+		 f[3], f[4], id, f[6] + 1, f[7] + 1, f[8], f[9]);
+	CHECK(write_text(file, text));
+	CHECK(find_tramp(pid_fd, c.pid, &t, &hit));
+	CHECK(!hit);
+	CHECK(tramp_same(&t, &scanned));
+	/* the scan put the right entry back */
+	CHECK(find_tramp(pid_fd, c.pid, &t, &hit));
+	CHECK(hit && tramp_same(&t, &scanned));
+
+	/* garbage */
+	CHECK(write_text(file, "not a cache\n\x01\x02 1 2 3\n"));
+	CHECK(find_tramp(pid_fd, c.pid, &t, &hit));
+	CHECK(!hit && tramp_same(&t, &scanned));
+
+	/* a symbolic link, even to a good entry: not followed, and its target left alone */
+	CHECK(write_text(other, good));
+	CHECK(unlink(file) == 0 && symlink(other, file) == 0);
+	CHECK(find_tramp(pid_fd, c.pid, &t, &hit));
+	CHECK(!hit && tramp_same(&t, &scanned));
+	CHECK(read_text(other, text, sizeof(text)) && !strcmp(text, good));
+	CHECK(lstat(file, &st) == 0 && S_ISREG(st.st_mode));
+
+	/* a directory others may write: neither read nor written */
+	CHECK(chmod(vdir, 0777) == 0);
+	CHECK(find_tramp(pid_fd, c.pid, &t, &hit));
+	CHECK(!hit && tramp_same(&t, &scanned));
+	CHECK(unlink(file) == 0);
+	CHECK(find_tramp(pid_fd, c.pid, &t, &hit));
+	CHECK(!hit && tramp_same(&t, &scanned));
+	CHECK(lstat(file, &st) < 0 && errno == ENOENT);
+
+	close(pid_fd);
+	child_end(&c);
+	unlink(other);
+	rmdir(vdir);
+	rmdir(dir);
+	if (old)
+		setenv("XDG_CACHE_HOME", old, 1);
+	else
+		unsetenv("XDG_CACHE_HOME");
+	free(old);
+}
+
 VT_TEST_MAIN(test_inject__syscall_parse, test_inject__syscall_class, test_inject__elfsym_symbol,
 	     test_inject__resolve_self, test_inject__pick_quiet_victim,
 	     test_inject__mallinfo2_matches, test_inject__malloc_trim,
@@ -1908,4 +2069,4 @@ VT_TEST_MAIN(test_inject__syscall_parse, test_inject__syscall_class, test_inject
 	     test_inject__running_thread, test_inject__gone, test_inject__slow_callee,
 	     test_inject__sigstop_during_call, test_inject__attach_timeout_releases,
 	     test_inject__cost_quiet, test_inject__stress_busy_victim,
-	     test_inject__refused_process)
+	     test_inject__refused_process, test_inject__tramp_cache)

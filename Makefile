@@ -46,12 +46,22 @@ ifeq ($(WERROR),1)
   WARN += -Werror
 endif
 
-# libmicrohttpd and libcurl are opened by vitals serve and --prometheus when
-# they need them (src/serve/netlibs.c), not linked: every other command would
-# map and relocate them and what they pull in (GnuTLS, OpenSSL, Kerberos, LDAP).
-DLPKGS  := libmicrohttpd libcurl
+# Libraries a command opens when it needs them (base/dynlib.h), not linked:
+# linked, every command would map and relocate them and what they pull in
+# before main (1,963 relocations and 15 objects, 2x /bin/true's start-up).
+#   libmicrohttpd, libcurl   vitals serve, --prometheus (src/serve/netlibs.c)
+#   libelf, libdw            ELF files, unwinding (src/elf/elf_libs.c)
+#   sqlite3                  recordings (src/store/sqlite_lib.c)
+#   expat                    malloc_info (src/alloc/malloc_info.c)
+#   yaml-0.1, libxcrypt      serve --web-config (src/serve/web_config.c)
+# debian/control Depends on each (dh_shlibdeps cannot see them) and
+# scripts/deps.sh installs them with their -dev packages.
+DLPKGS  := libmicrohttpd libcurl libelf libdw expat sqlite3 yaml-0.1 libxcrypt
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(filter-out $(DLPKGS),$(PKGS)) 2>/dev/null) -ldl
+# The unit tests and fuzz targets call some of them directly (to build a
+# fixture, or an Elf handle), so they link them; vitals never does.
+TEST_PKG_LIBS := $(shell pkg-config --libs $(filter-out libmicrohttpd libcurl,$(PKGS)) 2>/dev/null)
 
 CFLAGS  += -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Isrc -I. -I$(B)/gen $(PKG_CFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
@@ -182,7 +192,7 @@ $(B)/tests/shims/%.so: tests/shims/%.c
 	$(Q)$(CC) -std=gnu11 -O1 -g $(WARN) -fPIC -shared -o $@ $< -ldl
 
 $(B)/tests/%: $(B)/tests/unit/%.o $(B)/libvitals.a
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_PKG_LIBS)
 
 # tests/unit/test_faults.c fails OS calls of libvitals.a on purpose: every
 # call to these lands in its __wrap_<name> (SQLite's own calls are reached
@@ -193,7 +203,7 @@ $(B)/tests/test_faults: LDFLAGS += $(foreach c,$(FAULT_CALLS),-Wl,--wrap=$(c))
 
 # Fuzz targets replayed over their corpus with a small driver (gcc, no libFuzzer needed).
 $(B)/fuzz/%: $(B)/fuzz/%.o $(B)/fuzz/replay_main.o $(B)/libvitals.a
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_PKG_LIBS)
 $(B)/fuzz/replay_main.o: fuzz/replay_main.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
@@ -244,7 +254,7 @@ $(FUZZ_BINS): build-fuzz/fuzz/%: fuzz/%.c build-fuzz/libvitals.a
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ $*"
 	$(Q)clang -std=gnu11 -g -O1 -D_GNU_SOURCE -Isrc -I. $(PKG_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) \
-	  -o $@ $< build-fuzz/libvitals.a $(PKG_LIBS) $(SYS_LIBS)
+	  -o $@ $< build-fuzz/libvitals.a $(PKG_LIBS) $(TEST_PKG_LIBS) $(SYS_LIBS)
 
 # make test builds the libFuzzer targets when clang has libFuzzer, and says so when not
 # (tests/run fuzz-run then reports the stage skipped).

@@ -9,6 +9,7 @@ machine spreads over all of them rather than landing on one.
 """
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -18,6 +19,8 @@ ap.add_argument("--runs", type=int, required=True)
 ap.add_argument("--tool-runs", type=int, required=True)
 ap.add_argument("--vitals", required=True)
 ap.add_argument("--parts", required=True, help="the snap_parts helper")
+ap.add_argument("--floor", required=True, help="the snap_floor helper")
+ap.add_argument("--strace", type=int, required=True, help="1: strace is there to record the floor's reads")
 ap.add_argument("--big", required=True, help="pid threads rss_kb maps_lines")
 ap.add_argument("--ref", required=True, help="pid threads rss_kb maps_lines")
 ap.add_argument("--tiny", required=True, help="pid of a tiny process")
@@ -69,7 +72,8 @@ def measure(cmds, runs):
 
 
 def ms(x):
-    return "—" if x is None else "%.1f ms" % x if x < 100 else "%.0f ms" % x
+    return "—" if x is None else "%.2f ms" % x if x < 10 else "%.1f ms" % x if x < 100 else \
+        "%.0f ms" % x
 
 
 def us(x):
@@ -87,8 +91,115 @@ def row(cols, widths):
                    for i, (c, w) in enumerate(zip(cols, widths))).rstrip()
 
 
+def floor_ops(log_path):
+    """The reads a run traced with strace -y made once the dynamic loader was
+    done, as bench/snap_floor.c's ops: each file, range, directory, link and
+    memory range once (the same bytes read twice are the traced program's
+    cost, not the floor's); the loader opening libraries (dlopen too) is
+    start-up, not a read."""
+    lines = open(log_path, errors="replace").read().splitlines()
+    start = next((i for i, l in enumerate(lines) if l.startswith("set_robust_list(")), None)
+    if start is None:
+        fail("no set_robust_list( in %s: not strace -y output of a program" % log_path)
+    fdpath, read_fds, ops, seen = {}, set(), [], set()
+
+    def add(op):
+        if op not in seen:
+            seen.add(op)
+            ops.append(op)
+
+    def dirpath(arg):
+        d = re.match(r"(AT_FDCWD|\d+)<([^>]*)>", arg)
+        if not d:
+            return None
+        return d.group(2) if d.group(1) == "AT_FDCWD" else fdpath.get(int(d.group(1)), d.group(2))
+
+    def join(d, name):
+        return name if name.startswith("/") else d.rstrip("/") + "/" + name
+
+    for l in lines[start + 1:]:
+        m = re.match(r'openat\(([^,]+), "([^"]*)", [^)]*\) = (\d+)<', l)
+        if m:
+            d = dirpath(m.group(1))
+            path = join(d, m.group(2)) if d is not None else None
+            if m.group(1).startswith("AT_FDCWD") and path and \
+               re.search(r"\.so(\.[\d.]+)?$|^/etc/ld\.so\.cache$", path):
+                path = None
+            fdpath[int(m.group(3))] = path
+            read_fds.discard(int(m.group(3)))
+            continue
+        m = re.match(r"(read|pread64|getdents64)\((\d+)<[^>]*>, ", l)
+        if m:
+            fd = int(m.group(2))
+            path = fdpath.get(fd)
+            if path is None:
+                continue
+            if m.group(1) == "pread64":
+                r = re.search(r", (\d+), (\d+)\) = (\d+)$", l)
+                if r and int(r.group(3)) > 0:
+                    add("pread %s %s %s" % (path, r.group(2), r.group(3)))
+            elif fd not in read_fds:
+                read_fds.add(fd)
+                add(("read %s" if m.group(1) == "read" else "list %s") % path)
+            continue
+        m = re.match(r'(readlinkat|newfstatat)\(([^,]+), "([^"]+)", .* = (\d+)$', l)
+        if m and (m.group(1) == "readlinkat" or m.group(4) == "0"):
+            base = dirpath(m.group(2))
+            if base is not None:
+                add("%s %s" % ("readlink" if m.group(1) == "readlinkat" else "stat",
+                               join(base, m.group(3))))
+            continue
+        m = re.match(r"process_vm_readv\((\d+), \[.*?\], \d+, \[(.*?)\], \d+, 0\) = \d+", l)
+        if m:
+            pairs = re.findall(r"iov_base=0x([0-9a-f]+), iov_len=(\d+)", m.group(2))
+            if pairs:
+                add("vm %s %s" % (m.group(1), " ".join("%s %s" % p for p in pairs)))
+            continue
+        m = re.match(r"close\((\d+)<", l)
+        if m:
+            fdpath.pop(int(m.group(1)), None)
+            read_fds.discard(int(m.group(1)))
+    return ops
+
+
+def trace_floor(name, argv):
+    """Run argv once under strace; write the floor's ops for it; returns (ops path, ops)."""
+    log = os.path.join(a.tmp, name + ".strace")
+    with open(os.devnull, "wb") as null:
+        rc = subprocess.run(["strace", "-y", "-o", log] + argv, stdout=null, stderr=null,
+                            env=ENV).returncode
+    if rc not in (0, 1):
+        fail("'strace %s' exited %d" % (" ".join(argv), rc))
+    ops = floor_ops(log)
+    if not any(o.endswith("/stat") for o in ops) or not any(o.endswith("/maps") for o in ops):
+        fail("the trace of '%s' shows no read of stat and maps: %s" % (" ".join(argv), log))
+    path = os.path.join(a.tmp, name + ".ops")
+    with open(path, "w") as f:
+        f.write("\n".join(ops) + "\n")
+    return path, ops
+
+
+def only_stat_status_maps(name, ops):
+    """The issue's first floor: the same program reading /proc/PID/{stat,status,maps} only."""
+    keep = [o for o in ops if re.match(r"read /proc/\d+/(stat|status|maps)$", o)]
+    path = os.path.join(a.tmp, name + ".ops")
+    with open(path, "w") as f:
+        f.write("\n".join(keep) + "\n")
+    return path
+
+
 # ---- whole invocations -----------------------------------------------------
 V = a.vitals
+load_before = os.getloadavg()
+floors = {}
+if a.strace:
+    ops_big, ops_big_list = trace_floor("floor_big", [V, "snap", "--light", big_pid])
+    ops_tiny, ops_tiny_list = trace_floor("floor_tiny", [V, "snap", "--light", a.tiny])
+    floors = {
+        "floor": ([a.floor, ops_big], False),
+        "floor_min": ([a.floor, only_stat_status_maps("floor_big_min", ops_big_list)], False),
+        "floor_tiny": ([a.floor, ops_tiny], False),
+    }
 runs = measure({
     "light": ([V, "snap", "--light", big_pid], True),
     "full": ([V, "snap", big_pid], True),
@@ -97,6 +208,8 @@ runs = measure({
     "light_tiny": ([V, "snap", "--light", a.tiny], True),
     "full_tiny": ([V, "snap", a.tiny], True),
     "true": (["/bin/true"], False),
+    "version": ([V, "--version"], False),
+    **floors,
 }, a.runs)
 tools = {}
 if a.pidstat:
@@ -130,6 +243,9 @@ print("  /proc/%s/status: Threads %d, VmRSS %s kB; maps: %s lines.  Reference (p
                                              ref_threads, ref_rss_kb, ref_maps))
 print("  %d CPUs, kernel %s.  CPU = user+sys of each run (wait4 rusage); medians."
       % (os.cpu_count(), os.uname().release))
+load_after = os.getloadavg()
+print("  load average %.2f %.2f %.2f before the runs, %.2f %.2f %.2f after (2 CPUs shared: compare"
+      " ratios, not times)" % (load_before + load_after))
 print()
 
 W = (42, 12, 11, 12, 12, 9)
@@ -227,7 +343,35 @@ def verdict(ok):
     return "met" if ok else "NOT met"
 
 
+# snap --light beside its floor, and start-up beside /bin/true
+W4 = (58, 11, 11, 9, 10)
+print(row(("snap --light beside its floor (same runs)", "vitals", "floor", "ratio", "goal"), W4))
+if floors:
+    print(row(("big target (%d threads, %s maps lines)" % (big_threads, big_maps), ms(m["light"]),
+               ms(m["floor"]), ratio(m["light"], m["floor"]), "<= 1.3x"), W4))
+    print(row(("a `sleep`", ms(m["light_tiny"]), ms(m["floor_tiny"]),
+               ratio(m["light_tiny"], m["floor_tiny"]), ""), W4))
+    print(row(("big target, floor reading only stat, status and maps", ms(m["light"]),
+               ms(m["floor_min"]), ratio(m["light"], m["floor_min"]), ""), W4))
+    print("  floor: bench/snap_floor.c, libc only, reads what `vitals snap --light` read in a traced run"
+          " (strace -y),")
+    print("  each file, range, directory, link and memory range once (%d reads on the big target, %d"
+          " on the `sleep`:" % (len(ops_big_list), len(ops_tiny_list)))
+    print("  %s) and parses nothing." % ", ".join(sorted({o.split()[0] for o in ops_big_list})))
+else:
+    print("  skipped: no strace (apt-get install strace)")
+print(row(("start-up: vitals --version beside /bin/true", ms(m["version"]), ms(m["true"]),
+           ratio(m["version"], m["true"]), "<= 1.5x"), W4))
+print()
+
 print("summary (medians on this machine; noisy: compare ratios, not absolute times)")
+if floors:
+    r = m["light"] / m["floor"]
+    print("  snap --light        %.2fx its floor (%s / %s), goal <= 1.3x: %s"
+          % (r, ms(m["light"]), ms(m["floor"]), verdict(r <= 1.3)))
+r = m["version"] / m["true"]
+print("  start-up            %.2fx /bin/true (vitals --version %s / %s), goal <= 1.5x: %s"
+      % (r, ms(m["version"]), ms(m["true"]), verdict(r <= 1.5)))
 for label, key, goal in (("vitals snap --light", "light", 3), ("vitals snap", "full", 40)):
     vs = ", ".join("%s %s" % (ratio(m[key], m[t]), name)
                    for name, t in (("pidstat", "pidstat"), ("pmap -X", "pmap")) if t in m)

@@ -8,7 +8,8 @@
 #                            clang with libFuzzer for the bounded fuzz runs, perf as the
 #                            profiler's witness, chromium to open its flame graph, prometheus
 #                            and promtool for vitals serve and analyze --prometheus, go tool
-#                            pprof to read the pprof files, lintian to check the Debian package)
+#                            pprof to read the pprof files, lintian to check the Debian package,
+#                            strace for bench/snap to record the reads of its floor)
 #   scripts/deps.sh --deb    build dependencies and what make deb uses (debhelper, dpkg-dev, git);
 #                            --test includes them too
 #
@@ -18,7 +19,7 @@
 # Runs apt-get only when something is missing; needs root (or sudo) then.
 set -eu
 build_pkgs="gcc make pkg-config libc6-dev linux-libc-dev libelf-dev libdw-dev zlib1g-dev libjansson-dev libexpat1-dev libsqlite3-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev libcrypt-dev libiberty-dev"
-test_pkgs="python3 python3-psutil redis-server libtcmalloc-minimal4 libjemalloc-dev procps util-linux gdb man-db sysstat gcc-multilib clang linux-perf chromium prometheus curl openssl golang-go g++ rustc xz-utils lintian"
+test_pkgs="python3 python3-psutil strace redis-server libtcmalloc-minimal4 libjemalloc-dev procps util-linux gdb man-db sysstat gcc-multilib clang linux-perf chromium prometheus curl openssl golang-go g++ rustc xz-utils lintian"
 deb_pkgs="debhelper dpkg-dev git"
 pkgs=$build_pkgs
 test=

@@ -4,18 +4,54 @@
  * The document is flat and small (a few KB per arena); elements are read
  * as events, the numbers checked for overflow, unknown elements ignored so
  * that a newer glibc adding fields still parses.
+ *
+ * expat is opened on the first parse (base/dynlib.h says why): only heap
+ * and the commands that read the arenas need it.
  */
 #include "alloc/malloc_info.h"
+#include "base/dynlib.h"
 #include "base/scan.h"
 
 #include <expat.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MI_MAX_ARENAS 4096
 #define MI_MAX_BINS 1024
+
+/* the expat functions the parse calls, typed from <expat.h> */
+struct expat_api {
+	__typeof__(&XML_ParserCreate) parser_create;
+	__typeof__(&XML_SetUserData) set_user_data;
+	__typeof__(&XML_SetElementHandler) set_element_handler;
+	__typeof__(&XML_Parse) parse;
+	__typeof__(&XML_GetErrorCode) get_error_code;
+	__typeof__(&XML_ErrorString) error_string;
+	__typeof__(&XML_ParserFree) parser_free;
+};
+
+static struct expat_api expat;
+
+#define EXPAT_SYM(member, name) { name, offsetof(struct expat_api, member) }
+static const struct vt_dynsym expat_syms[] = {
+	EXPAT_SYM(parser_create, "XML_ParserCreate"),
+	EXPAT_SYM(set_user_data, "XML_SetUserData"),
+	EXPAT_SYM(set_element_handler, "XML_SetElementHandler"),
+	EXPAT_SYM(parse, "XML_Parse"),
+	EXPAT_SYM(get_error_code, "XML_GetErrorCode"),
+	EXPAT_SYM(error_string, "XML_ErrorString"),
+	EXPAT_SYM(parser_free, "XML_ParserFree"),
+};
+#undef EXPAT_SYM
+
+/* Debian's libexpat1, the library <expat.h> comes from; the package Depends on it */
+static struct vt_dynlib expat_lib = {
+	"libexpat.so.1", "libexpat1", "reading malloc_info (the per-arena figures)", expat_syms,
+	sizeof(expat_syms) / sizeof(expat_syms[0]), &expat, false,
+};
 
 struct parser {
 	struct vt_malloc_info *out;
@@ -171,25 +207,32 @@ static void XMLCALL on_end(void *data, const XML_Char *el)
 		p->cur = NULL;
 }
 
+int vt_malloc_info_ready(struct vt_err *err)
+{
+	return vt_dynlib_load(&expat_lib, err);
+}
+
 int vt_malloc_info_parse(const char *xml, size_t len, struct vt_malloc_info *out,
 			 struct vt_err *err)
 {
 	struct parser p = { out, NULL, 0, 0, 0, "" };
 	XML_Parser xp;
-	int ok;
+	int ok, rc;
 
 	memset(out, 0, sizeof(*out));
 	if (len > INT_MAX)
 		return vt_err_set(err, VT_E_PARSE, 0, "malloc_info: document too large");
-	xp = XML_ParserCreate("UTF-8");
+	if ((rc = vt_malloc_info_ready(err)))
+		return rc;
+	xp = expat.parser_create("UTF-8");
 	if (!xp)
 		return vt_err_set(err, VT_E_NOMEM, 0, "malloc_info: out of memory");
-	XML_SetUserData(xp, &p);
-	XML_SetElementHandler(xp, on_start, on_end);
-	ok = XML_Parse(xp, xml, (int)len, 1) == XML_STATUS_OK;
+	expat.set_user_data(xp, &p);
+	expat.set_element_handler(xp, on_start, on_end);
+	ok = expat.parse(xp, xml, (int)len, 1) == XML_STATUS_OK;
 	if (!ok && !p.failed)
-		fail(&p, VT_E_PARSE, XML_ErrorString(XML_GetErrorCode(xp)));
-	XML_ParserFree(xp);
+		fail(&p, VT_E_PARSE, expat.error_string(expat.get_error_code(xp)));
+	expat.parser_free(xp);
 	if (!p.failed && !p.saw_root)
 		fail(&p, VT_E_PARSE, "empty document");
 	if (p.failed) {

@@ -48,6 +48,14 @@ struct vt_malloc_info {
 };
 
 /* Parse the XML.  VT_E_PARSE on anything that is not malloc_info version 1. */
+/*
+ * Open expat, which the parse needs (once; VT_OK at once after): a caller
+ * about to stop a target to get the XML asks first, so that a missing
+ * libexpat1 is said (VT_E_UNSUPPORTED, naming the package) before anything
+ * stops.
+ */
+int vt_malloc_info_ready(struct vt_err *err);
+
 int vt_malloc_info_parse(const char *xml, size_t len, struct vt_malloc_info *out,
 			 struct vt_err *err);
 void vt_malloc_info_release(struct vt_malloc_info *mi);

@@ -15,6 +15,9 @@ int vt_dynlib_load(struct vt_dynlib *lib, struct vt_err *err)
 	size_t i;
 	int rc = VT_OK;
 
+	/* once loaded, a call costs one load: callers may check on every use */
+	if (__atomic_load_n(&lib->loaded, __ATOMIC_ACQUIRE))
+		return VT_OK;
 	pthread_mutex_lock(&dynlib_lock);
 	if (lib->loaded)
 		goto out;
@@ -44,7 +47,7 @@ int vt_dynlib_load(struct vt_dynlib *lib, struct vt_err *err)
 	}
 	for (i = 0; i < lib->nsyms; i++)
 		memcpy((char *)lib->table + lib->syms[i].offset, &fn[i], sizeof(fn[i]));
-	lib->loaded = true;
+	__atomic_store_n(&lib->loaded, true, __ATOMIC_RELEASE);
 out:
 	pthread_mutex_unlock(&dynlib_lock);
 	return rc;

@@ -10,7 +10,6 @@
 #include "elf/elfsym.h"
 
 #include <errno.h>
-#include <gelf.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/scan.h"
+#include "elf/elf_libs.h"
 
 /* Version definitions we look at before giving up (glibc has ~45). */
 #define VERDEF_MAX 4096
@@ -84,7 +84,13 @@ close_fd:
 
 int vt_elfsym_open_fd(int fd, struct vt_elfsym **out, struct vt_err *err)
 {
+	int rc;
+
 	*out = NULL;
+	if ((rc = vt_libelf_load(err))) {
+		close(fd);
+		return rc;
+	}
 	pthread_once(&lib_once, lib_init);
 	if (!lib_ready) {
 		close(fd);
@@ -95,7 +101,11 @@ int vt_elfsym_open_fd(int fd, struct vt_elfsym **out, struct vt_err *err)
 
 int vt_elfsym_open_mem(void *image, size_t len, struct vt_elfsym **out, struct vt_err *err)
 {
+	int rc;
+
 	*out = NULL;
+	if ((rc = vt_libelf_load(err)))
+		return rc;
 	pthread_once(&lib_once, lib_init);
 	if (!lib_ready)
 		return vt_err_set(err, VT_E_UNSUPPORTED, 0, "libelf refuses EV_CURRENT");

@@ -4,6 +4,8 @@
  */
 #include "elf/plt.h"
 
+#include "elf/elf_libs.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -80,7 +82,8 @@ bool vt_plt_name(Elf *elf, uint64_t addr, char *name, size_t len, uint64_t *star
 	const char *secname;
 	uint64_t got;
 
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) < 0)
+	/* elf may come from a caller that links libelf itself (the tests, fuzz_plt) */
+	if (!elf || vt_libelf_load(NULL) || elf_getshdrstrndx(elf, &shstrndx) < 0)
 		return false;
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||

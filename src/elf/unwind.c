@@ -19,18 +19,13 @@
 
 #include "base/buf.h"
 #include "elf/code_map.h"
+#include "elf/elf_libs.h"
 #include "elf/fde_table.h"
 #include "elf/plt.h"
 
-#include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwelf.h>
-#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <libelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -476,10 +471,17 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	return -1;
 }
 
+/* libdw's own, reached through its table (elf/elf_libs.h) once libdw is open */
+static int section_address(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			   const char *secname, GElf_Word shndx, const GElf_Shdr *shdr, Dwarf_Addr *addr)
+{
+	return dwfl_offline_section_address(mod, userdata, modname, base, secname, shndx, shdr, addr);
+}
+
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = find_elf,
 	.find_debuginfo = find_debuginfo,
-	.section_address = dwfl_offline_section_address,
+	.section_address = section_address,
 	.debuginfo_path = NULL,
 };
 
@@ -861,6 +863,8 @@ int vt_unwinder_open(int pid_fd, pid_t pid, struct vt_unwinder **out, struct vt_
 	int rc, e;
 
 	*out = NULL;
+	if ((rc = vt_libdw_load(err)))
+		return rc;
 	elf_version(EV_CURRENT);
 	uw = calloc(1, sizeof(*uw));
 	if (!uw)

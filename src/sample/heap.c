@@ -143,6 +143,11 @@ struct session {
 
 static int glibc_prepare(struct session *ss, struct vt_err *err)
 {
+	int rc;
+
+	/* the XML is parsed after detach: a missing expat is said before anything stops */
+	if (ss->p->opts->arenas && (rc = vt_malloc_info_ready(err)))
+		return rc;
 	return vt_glibc_resolve(ss->p->pfs, ss->p->pid, &ss->p->maps, &ss->fns, err);
 }
 

@@ -10,11 +10,14 @@
  */
 #include "serve/web_config.h"
 
+#include "base/dynlib.h"
+
 #include <crypt.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,54 @@
 #include <yaml.h>
 
 /* What a walk of the tree needs: the document, the file's name and directory. */
+/*
+ * libyaml and libxcrypt, opened when a web config is first read (base/dynlib.h
+ * says why): only vitals serve --web-config uses them.  Debian's libyaml-0-2
+ * and libcrypt1, the libraries the headers come from; the package Depends on
+ * them.
+ */
+struct libyaml_api {
+	__typeof__(&yaml_document_delete) document_delete;
+	__typeof__(&yaml_document_get_node) document_get_node;
+	__typeof__(&yaml_document_get_root_node) document_get_root_node;
+	__typeof__(&yaml_parser_delete) parser_delete;
+	__typeof__(&yaml_parser_initialize) parser_initialize;
+	__typeof__(&yaml_parser_load) parser_load;
+	__typeof__(&yaml_parser_set_input_string) parser_set_input_string;
+};
+
+struct libcrypt_api {
+	__typeof__(&crypt_r) crypt_r;
+};
+
+static struct libyaml_api libyaml;
+static struct libcrypt_api libcrypt;
+
+#define YAML_SYM(member) { "yaml_" #member, offsetof(struct libyaml_api, member) }
+static const struct vt_dynsym libyaml_syms[] = {
+	YAML_SYM(document_delete),
+	YAML_SYM(document_get_node),
+	YAML_SYM(document_get_root_node),
+	YAML_SYM(parser_delete),
+	YAML_SYM(parser_initialize),
+	YAML_SYM(parser_load),
+	YAML_SYM(parser_set_input_string),
+};
+#undef YAML_SYM
+
+static const struct vt_dynsym libcrypt_syms[] = {
+	{ "crypt_r", offsetof(struct libcrypt_api, crypt_r) },
+};
+
+static struct vt_dynlib libyaml_lib = {
+	"libyaml-0.so.2", "libyaml-0-2", "--web-config", libyaml_syms,
+	sizeof(libyaml_syms) / sizeof(libyaml_syms[0]), &libyaml, false,
+};
+static struct vt_dynlib libcrypt_lib = {
+	"libcrypt.so.1", "libcrypt1", "--web-config", libcrypt_syms,
+	sizeof(libcrypt_syms) / sizeof(libcrypt_syms[0]), &libcrypt, false,
+};
+
 struct wc_parse {
 	yaml_document_t *doc;
 	const char *name;
@@ -120,9 +171,9 @@ static yaml_node_pair_t *pairs(struct wc_parse *p, const yaml_node_t *m, const c
 		return NULL;
 	}
 	for (i = m->data.mapping.pairs.start; i < m->data.mapping.pairs.top; i++) {
-		yaml_node_t *k = yaml_document_get_node(p->doc, i->key);
+		yaml_node_t *k = libyaml.document_get_node(p->doc, i->key);
 
-		if (!k || !yaml_document_get_node(p->doc, i->value)) {
+		if (!k || !libyaml.document_get_node(p->doc, i->value)) {
 			bad(p, m, "'%s' is malformed", key);
 			return NULL;
 		}
@@ -131,7 +182,7 @@ static yaml_node_pair_t *pairs(struct wc_parse *p, const yaml_node_t *m, const c
 			return NULL;
 		}
 		for (j = m->data.mapping.pairs.start; j < i; j++) {
-			yaml_node_t *kj = yaml_document_get_node(p->doc, j->key);
+			yaml_node_t *kj = libyaml.document_get_node(p->doc, j->key);
 
 			if (strcmp((const char *)kj->data.scalar.value, (const char *)k->data.scalar.value) == 0) {
 				bad(p, k, "'%s' is given twice", (const char *)k->data.scalar.value);
@@ -145,7 +196,7 @@ static yaml_node_pair_t *pairs(struct wc_parse *p, const yaml_node_t *m, const c
 
 static const char *key_of(struct wc_parse *p, const yaml_node_pair_t *pr)
 {
-	return (const char *)yaml_document_get_node(p->doc, pr->key)->data.scalar.value;
+	return (const char *)libyaml.document_get_node(p->doc, pr->key)->data.scalar.value;
 }
 
 /* A path from the file, joined to its directory when relative. */
@@ -202,7 +253,7 @@ static int parse_tls(struct wc_parse *p, const yaml_node_t *sec)
 		return p->err->code;
 	for (i = 0; i < n; i++) {
 		const char *k = key_of(p, &pr[i]);
-		yaml_node_t *v = yaml_document_get_node(p->doc, pr[i].value);
+		yaml_node_t *v = libyaml.document_get_node(p->doc, pr[i].value);
 
 		if (strcmp(k, "cert_file") == 0)
 			rc = path_value(p, v, k, &c->cert_file);
@@ -230,7 +281,7 @@ static int parse_tls(struct wc_parse *p, const yaml_node_t *sec)
 			for (u = 0; u < sizeof(unsupported) / sizeof(unsupported[0]); u++)
 				if (strcmp(k, unsupported[u]) == 0)
 					return bad(p, v, "tls_server_config.%s is not supported by vitals", k);
-			return bad(p, yaml_document_get_node(p->doc, pr[i].key),
+			return bad(p, libyaml.document_get_node(p->doc, pr[i].key),
 				   "unknown key '%s' in tls_server_config", shown_key(k));
 		}
 		if (rc)
@@ -268,7 +319,7 @@ static int parse_headers(struct wc_parse *p, const yaml_node_t *sec)
 		return vt_err_set(p->err, VT_E_NOMEM, ENOMEM, "out of memory reading web config");
 	for (i = 0; i < n; i++) {
 		const char *k = key_of(p, &pr[i]);
-		yaml_node_t *vn = yaml_document_get_node(p->doc, pr[i].value);
+		yaml_node_t *vn = libyaml.document_get_node(p->doc, pr[i].value);
 		const char *v = string(p, vn, k);
 		struct vt_web_header *h = &c->headers[c->nheaders];
 
@@ -303,7 +354,7 @@ static int parse_http(struct wc_parse *p, const yaml_node_t *sec)
 		return p->err->code;
 	for (i = 0; i < n; i++) {
 		const char *k = key_of(p, &pr[i]);
-		yaml_node_t *v = yaml_document_get_node(p->doc, pr[i].value);
+		yaml_node_t *v = libyaml.document_get_node(p->doc, pr[i].value);
 
 		if (strcmp(k, "http2") == 0) {
 			const char *b = is_null(v) ? "false" : scalar(p, v, k);
@@ -316,7 +367,7 @@ static int parse_http(struct wc_parse *p, const yaml_node_t *sec)
 			if ((rc = parse_headers(p, v)))
 				return rc;
 		} else {
-			return bad(p, yaml_document_get_node(p->doc, pr[i].key),
+			return bad(p, libyaml.document_get_node(p->doc, pr[i].key),
 				   "unknown key '%s' in http_server_config", shown_key(k));
 		}
 	}
@@ -339,7 +390,7 @@ static int parse_users(struct wc_parse *p, const yaml_node_t *sec)
 		return vt_err_set(p->err, VT_E_NOMEM, ENOMEM, "out of memory reading web config");
 	for (i = 0; i < n; i++) {
 		const char *k = key_of(p, &pr[i]);
-		yaml_node_t *vn = yaml_document_get_node(p->doc, pr[i].value);
+		yaml_node_t *vn = libyaml.document_get_node(p->doc, pr[i].value);
 		const char *v = string(p, vn, k);
 		struct vt_web_user *u = &c->users[c->nusers];
 
@@ -374,7 +425,7 @@ static int parse_root(struct wc_parse *p, const yaml_node_t *root)
 		return p->err->code;
 	for (i = 0; i < n; i++) {
 		const char *k = key_of(p, &pr[i]);
-		yaml_node_t *v = yaml_document_get_node(p->doc, pr[i].value);
+		yaml_node_t *v = libyaml.document_get_node(p->doc, pr[i].value);
 
 		if (strcmp(k, "tls_server_config") == 0)
 			rc = parse_tls(p, v);
@@ -383,7 +434,7 @@ static int parse_root(struct wc_parse *p, const yaml_node_t *root)
 		else if (strcmp(k, "basic_auth_users") == 0)
 			rc = parse_users(p, v);
 		else
-			return bad(p, yaml_document_get_node(p->doc, pr[i].key),
+			return bad(p, libyaml.document_get_node(p->doc, pr[i].key),
 				   "unknown key '%s' (tls_server_config, http_server_config or basic_auth_users)",
 				   shown_key(k));
 		if (rc)
@@ -406,36 +457,39 @@ int vt_web_config_parse(const char *text, size_t len, const char *dir, const cha
 		p.err = &scratch;
 	memset(out, 0, sizeof(*out));
 	out->tls_max = VT_WEB_TLS13;
-	if (!yaml_parser_initialize(&parser))
+	/* both here: a missing library is said when vitals serve starts, not at the first login */
+	if ((rc = vt_dynlib_load(&libyaml_lib, p.err)) || (rc = vt_dynlib_load(&libcrypt_lib, p.err)))
+		return rc;
+	if (!libyaml.parser_initialize(&parser))
 		return vt_err_set(p.err, VT_E_NOMEM, ENOMEM, "out of memory reading web config");
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&parser, &doc)) {
+	libyaml.parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!libyaml.parser_load(&parser, &doc)) {
 		rc = vt_err_set(p.err, VT_E_USAGE, 0, "web config '%s' line %lu column %lu: %s%s%s", p.name,
 				(unsigned long)parser.problem_mark.line + 1,
 				(unsigned long)parser.problem_mark.column + 1,
 				parser.problem ? parser.problem : "not YAML", parser.context ? " " : "",
 				parser.context ? parser.context : "");
-		yaml_parser_delete(&parser);
+		libyaml.parser_delete(&parser);
 		return rc;
 	}
 	p.doc = &doc;
-	root = yaml_document_get_root_node(&doc);
+	root = libyaml.document_get_root_node(&doc);
 	rc = root ? parse_root(&p, root) : VT_OK;
 	if (rc == VT_OK && root) {
 		/* one document only: a second one would be silently ignored */
-		if (!yaml_parser_load(&parser, &more)) {
+		if (!libyaml.parser_load(&parser, &more)) {
 			rc = vt_err_set(p.err, VT_E_USAGE, 0, "web config '%s' line %lu: %s", p.name,
 					(unsigned long)parser.problem_mark.line + 1,
 					parser.problem ? parser.problem : "not YAML");
 		} else {
-			if (yaml_document_get_root_node(&more))
+			if (libyaml.document_get_root_node(&more))
 				rc = vt_err_set(p.err, VT_E_USAGE, 0, "web config '%s' holds more than one "
 						"YAML document", p.name);
-			yaml_document_delete(&more);
+			libyaml.document_delete(&more);
 		}
 	}
-	yaml_document_delete(&doc);
-	yaml_parser_delete(&parser);
+	libyaml.document_delete(&doc);
+	libyaml.parser_delete(&parser);
 	return rc;
 }
 
@@ -629,12 +683,12 @@ bool vt_web_password_ok(const char *hash, const char *password)
 	const char *got;
 	bool ok = false;
 
-	if (!vt_web_bcrypt_valid(hash))
+	if (!vt_web_bcrypt_valid(hash) || vt_dynlib_load(&libcrypt_lib, NULL))
 		return false;
 	cd = calloc(1, sizeof(*cd));           /* 32 KiB: not on a server thread's stack */
 	if (!cd)
 		return false;
-	got = crypt_r(password, hash, cd);
+	got = libcrypt.crypt_r(password, hash, cd);
 	/* a failed crypt_r returns "*0" or "*1" (or NULL); never equal to a valid hash */
 	if (got && strlen(got) == 60)
 		ok = vt_web_const_eq(got, hash, 60);

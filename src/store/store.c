@@ -431,6 +431,8 @@ int vt_store_create(const char *path, const struct vt_recording_info *info, bool
 	int rc, fd, why;
 
 	*out = NULL;
+	if ((rc = vt_sqlite_load(err)))
+		return rc;
 	if ((rc = vt_store_check_no_writer(path, err)))
 		return rc;
 	if ((rc = check_writable_dir(path, err)))

@@ -3,17 +3,17 @@
  * sees: the writer (struct vt_store) and the schema helpers its three
  * files (store.c, store_meta.c, store_read.c) share, SQLite errors as
  * vitals errors, and a recording opened for reading.  Only src/store includes this (and with
- * it <sqlite3.h>).
+ * it <sqlite3.h>, whose functions go through store/sqlite_lib.h's table).
  */
 #ifndef VT_STORE_STORE_INTERNAL_H
 #define VT_STORE_STORE_INTERNAL_H
 
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdbool.h>
 
 #include "base/error.h"
 #include "store/rollup.h"
+#include "store/sqlite_lib.h"
 #include "store/store.h"
 
 /* PRAGMA application_id: 'VTLS' */

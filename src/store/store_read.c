@@ -677,6 +677,8 @@ int vt_store_open_read(const char *path, sqlite3 **out, int *schema, bool *wal_u
 	*out = NULL;
 	*schema = 0;
 	*wal_unread = false;
+	if ((rc = vt_sqlite_load(err)))
+		return rc;
 	if (stat(path, &sb) != 0) {
 		int e = errno;
 
@@ -846,7 +848,7 @@ int vt_store_rebuild_rollups(const char *path, struct vt_err *err)
 	int rc, schema = 0;
 
 	vt_series_init(&meta);
-	if ((rc = vt_store_check_no_writer(path, err)))
+	if ((rc = vt_sqlite_load(err)) || (rc = vt_store_check_no_writer(path, err)))
 		return rc;
 	snprintf(st.path, sizeof(st.path), "%s", path);
 	rc = sqlite3_open_v2(path, &st.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL);

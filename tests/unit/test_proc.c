@@ -2,6 +2,7 @@
  * test_proc.c — the /proc parsers on recorded files and hostile input.
  */
 #include "harness.h"
+#include "base/scan.h"
 #include "base/unknown.h"
 
 #include "proc/environ.h"
@@ -180,6 +181,30 @@ static void test_maps__smaps_matches_status(void)
 	vt_region_list_release(&list);
 	free(buf);
 	free(sbuf);
+}
+
+/* every hex digit in either case has its value; the bytes around the digit ranges end the number */
+static void test_scan__hex_digits(void)
+{
+	static const char *const stops = "/:@G`g -\n\x80\xff";
+	struct vt_scan s;
+	uint64_t v;
+	const char *p;
+
+	s = vt_scan_init("0123456789abcdef", 16);
+	CHECK(vt_scan_hex(&s, &v) && v == UINT64_C(0x0123456789abcdef) && s.p == s.end);
+	s = vt_scan_init("ABCDEF", 6);
+	CHECK(vt_scan_hex(&s, &v) && v == 0xabcdef);
+	for (p = stops; *p; p++) {
+		char text[3] = { '7', *p, '1' };
+
+		s = vt_scan_init(text, 3);
+		CHECK(vt_scan_hex(&s, &v) && v == 7 && s.p == text + 1);
+		s = vt_scan_init(text + 1, 2);
+		CHECK(!vt_scan_hex(&s, &v));
+	}
+	s = vt_scan_init("10000000000000000", 17);        /* 2^64: does not fit */
+	CHECK(!vt_scan_hex(&s, &v));
 }
 
 static void test_maps__maps_only_has_no_figures(void)
@@ -405,7 +430,7 @@ VT_TEST_MAIN(test_stat__recorded_process, test_stat__comm_with_paren,
 	     test_stat__kernel_thread_and_zombie, test_stat__malformed,
 	     test_status__recorded_process, test_status__old_kernel_fields_missing,
 	     test_status__kernel_thread_has_no_memory, test_status__bad_values,
-	     test_maps__smaps_matches_status, test_maps__maps_only_has_no_figures,
+	     test_maps__smaps_matches_status, test_scan__hex_digits, test_maps__maps_only_has_no_figures,
 	     test_maps__path_with_spaces_and_deleted, test_maps__garbage_rejected,
 	     test_environ__lookup, test_syscall__stack_pointer, test_syscall__arguments,
 	     test_hostload__loadavg, test_io__parse, test_netstat__listen_counters,

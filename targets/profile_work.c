@@ -27,6 +27,11 @@
  *
  * and two idle threads that never run: "idle-epoll" blocked in
  * epoll_wait() and "idle-futex" in a condition variable's futex wait.
+ * With --sleepers N, N more threads ("sleeper-0" ..., 64 KiB stacks) wait
+ * in the same futex wait until the end: a big, mostly idle process, for
+ * what a profiler's bookkeeping costs per thread (bench/profile
+ * --threads).  They never run after they start, so the truth carries only
+ * their count; their CPU (their start) is in process_cpu_s.
  *
  * The ground truth is each thread's own CPU time, its
  * CLOCK_THREAD_CPUTIME_ID read through pthread_getcpuclockid() ("cpu_s"),
@@ -129,6 +134,7 @@ static struct {
 	double period_ms;
 	double report_every;
 	const char *dir;
+	long sleepers;
 } opt = {
 	.period_ms = 10,
 	.report_every = 1,
@@ -149,6 +155,7 @@ static int net_fds[2];			/* the connection's two ends */
 static char fs_path[4096];		/* the temp file */
 static char *doc;			/* the JSON document */
 static int epoll_fd, wake_fd;		/* idle-epoll waits on wake_fd */
+static pthread_t *sleeper_threads;	/* --sleepers of them */
 static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
 static unsigned marks;			/* SIGUSR1s taken */
@@ -707,9 +714,22 @@ static void *idle_main(void *arg)
 	return NULL;
 }
 
+/* A --sleepers thread: started, then asleep in the futex wait until the end. */
+static void *sleeper_main(void *arg)
+{
+	(void)arg;
+	barrier_wait();
+	check(pthread_mutex_lock(&idle_lock), "pthread_mutex_lock");
+	while (!atomic_load(&stop))
+		check(pthread_cond_wait(&idle_cond, &idle_lock),
+		      "pthread_cond_wait");
+	check(pthread_mutex_unlock(&idle_lock), "pthread_mutex_unlock");
+	return NULL;
+}
+
 static int nstarted(void)
 {
-	int k, n = NIDLE;
+	int k, n = NIDLE + (int)opt.sleepers;
 
 	for (k = 0; k < NKINDS; k++)
 		n += workers[k].pct > 0;
@@ -742,6 +762,21 @@ static void start_all(void)
 	for (i = 0; i < NIDLE; i++)
 		start_thread(&idle_threads[i], NULL, idle_main,
 			     (void *)(intptr_t)i, idle_names[i], -1);
+	if (opt.sleepers > 0) {
+		pthread_attr_t small;
+
+		sleeper_threads = calloc((size_t)opt.sleepers,
+					 sizeof(*sleeper_threads));
+		if (!sleeper_threads)
+			die("calloc");
+		check(pthread_attr_init(&small), "pthread_attr_init");
+		check(pthread_attr_setstacksize(&small, 64 * 1024),
+		      "pthread_attr_setstacksize");
+		for (i = 0; i < opt.sleepers; i++)
+			start_thread(&sleeper_threads[i], &small, sleeper_main,
+				     NULL, "sleeper", i);
+		check(pthread_attr_destroy(&small), "pthread_attr_destroy");
+	}
 	barrier_wait();
 	printf("ready\n");
 	if (fflush(stdout))
@@ -763,6 +798,9 @@ static void stop_all(void)
 		if (workers[k].pct > 0)
 			join_threads(&workers[k].thread, 1);
 	join_threads(idle_threads, NIDLE);
+	if (opt.sleepers > 0)
+		join_threads(sleeper_threads, (int)opt.sleepers);
+	free(sleeper_threads);
 	joined = 1;
 	if (close(epoll_fd) || close(wake_fd) || close(net_fds[0]) ||
 	    close(net_fds[1]))
@@ -821,7 +859,7 @@ static void truth_write(const char *phase)
 	thread_truth(f, "main", program_invocation_short_name, getpid(),
 		     CLOCK_THREAD_CPUTIME_ID,
 		     cpu_seconds(CLOCK_THREAD_CPUTIME_ID));
-	fprintf(f, "}],\"process_cpu_s\":%.6f",
+	fprintf(f, "}],\"sleepers\":%ld,\"process_cpu_s\":%.6f", opt.sleepers,
 		cpu_seconds(CLOCK_PROCESS_CPUTIME_ID));
 	truth_end();
 }
@@ -879,6 +917,9 @@ static void option(int val, const char *name, const char *arg)
 	case 'd':
 		opt.dir = arg;
 		break;
+	case 'n':
+		opt.sleepers = (long)parse_num(name, arg, 0, 30000);
+		break;
 	}
 }
 
@@ -887,6 +928,7 @@ static const struct option options[] = {
 	{ "period-ms", required_argument, NULL, 'P' },
 	{ "report-every", required_argument, NULL, 'r' },
 	{ "dir", required_argument, NULL, 'd' },
+	{ "sleepers", required_argument, NULL, 'n' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -902,7 +944,9 @@ static const struct cli cli = {
 	"  --report-every S    seconds between truth lines (default 1);\n"
 	"                      SIGUSR1 also writes one, with \"mark\" counted\n"
 	"  --dir DIR           where the fs thread's temp file goes\n"
-	"                      (default /tmp)\n",
+	"                      (default /tmp)\n"
+	"  --sleepers N        N more threads, sleeper-0 .., asleep in a futex\n"
+	"                      wait until the end (default 0)\n",
 	.options = options,
 	.option = option,
 };

@@ -814,6 +814,24 @@ static void handle_record(struct vt_perf *pf, const unsigned char *rec, size_t s
 	case PERF_RECORD_THROTTLE:
 		pf->st.throttled++;
 		return;
+	case PERF_RECORD_FORK:   /* header, u32 pid, ppid, tid, ptid, u64 time */
+	case PERF_RECORD_EXIT: {
+		uint32_t ids[4];
+
+		if (size < sizeof(hdr) + sizeof(ids)) {
+			pf->st.malformed++;
+			return;
+		}
+		memcpy(ids, rec + sizeof(hdr), sizeof(ids));
+		/* threads of the process; not a child process (inherit follows a fork too) */
+		if (ids[0] != (uint32_t)pf->pid)
+			return;
+		if (hdr.type == PERF_RECORD_EXIT)
+			pf->st.threads_exited++;
+		else if (ids[2] != ids[0])
+			pf->st.threads_born++;
+		return;
+	}
 	default:
 		return;
 	}
@@ -983,6 +1001,7 @@ static void build_attr(struct vt_perf *pf, const struct vt_perf_opts *o, unsigne
 	a->sample_max_stack = (uint16_t)(max_stack > 0 && max_stack < WANT_MAX_STACK ? max_stack
 										       : WANT_MAX_STACK);
 	a->watermark = 1;             /* wake poll() when half a ring is waiting */
+	a->task = o->tasks && !o->events;   /* FORK and EXIT records: threads made and gone */
 	pf->layout.sample_type = a->sample_type;
 	pf->layout.regs_mask = a->sample_regs_user;
 	if (o->events)

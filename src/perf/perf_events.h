@@ -15,6 +15,12 @@
  * of /proc/PID/task and drops those of threads that exited.  A thread that
  * lives and dies between two syncs is not sampled; the caller measures
  * that CPU from /proc and says so.
+ * With opts->tasks the kernel also writes a record for each thread the
+ * process makes and each that exits (PERF_RECORD_FORK and EXIT, attr.task):
+ * vt_perf_stats counts them, so a caller knows how many threads came and
+ * went without listing task/.  Those made by a thread with events are all
+ * counted; an exit only when the exiting thread had events (with inherit,
+ * every thread born meanwhile has them).
  *
  * With opts->inherit, what `perf record -p` does instead: each thread
  * there at the start gets one event per CPU (pid = tid, cpu = c, inherit),
@@ -114,6 +120,10 @@ struct vt_perf_opts {
 	bool inherit;             /* threads born later are sampled by events they inherit
 	                           * from the thread that made them: one event per thread
 	                           * and CPU, one ring per CPU (see below) */
+	bool tasks;               /* count the process's threads that start and exit while
+	                           * sampled (the kernel's FORK and EXIT records: exact, a
+	                           * thread that lives a microsecond included); one event
+	                           * per thread (and CPU) only, not with opts->events */
 	const struct vt_perf_event *events;   /* NULL: cpu-clock at hz; else these nevents
 	                           * (<= VT_PERF_EVENTS_MAX) events, hz unused.  The array is
 	                           * read by vt_perf_open only */
@@ -185,6 +195,8 @@ struct vt_perf_stats {
 	unsigned hz;              /* the frequency asked of the kernel */
 	bool inherit;             /* new threads sampled through inherited events */
 	uint32_t cpus;            /* inherit: CPUs with events */
+	uint64_t threads_born;    /* opts->tasks: threads the process made while sampled */
+	uint64_t threads_exited;  /* opts->tasks: its threads that exited while sampled */
 };
 
 /* With inherit, at most this many events (threads at the start x CPUs). */

@@ -140,8 +140,9 @@ struct vt_prof_meta {
 	uint64_t lost;            /* samples the kernel dropped (ring full) or that could not be read */
 	uint64_t unwind_failed;   /* samples whose user stack could not be unwound past the leaf */
 	uint32_t threads_started; /* threads seen that started during the profile (a listing
-	                           * or a sample found them new) */
-	uint32_t threads_ended;   /* threads seen that ended during it */
+	                           * or a sample found them new, or perf's records of the
+	                           * threads the process made counted more) */
+	uint32_t threads_ended;   /* threads seen that ended during it (the same) */
 	uint32_t program;         /* string: the process's executable (/proc/PID/exe at the
 	                           * end, else at the start), 0 unknown */
 	char threads_glob[64];    /* --threads: only threads named like this, "" all */

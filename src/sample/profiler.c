@@ -35,6 +35,7 @@
 #include "proc/kallsyms.h"
 #include "proc/maps.h"
 #include "proc/schedstat.h"
+#include "proc/stat.h"
 #include "proc/syscall_names.h"
 #include "proc/task.h"
 #include "proc/thread_watch.h"
@@ -56,6 +57,7 @@ struct tid_info {
 	uint32_t thread;            /* index in the profile, NO_IDX until it has a sample */
 	bool counters;              /* run/wait below were read */
 	bool started, ended;        /* counted in meta.threads_started, threads_ended */
+	bool hot;                   /* light ticks: sampled since the last tick (in pr->hot) */
 	uint64_t run_first, run_last;   /* schedstat run_ns at first and last read */
 	uint64_t ticks_first, ticks_last;   /* utime+stime at first and last read */
 	uint64_t wait_last;         /* schedstat wait_ns at the last read */
@@ -106,6 +108,14 @@ struct profiler {
 	size_t grab_tids_cap;
 	bool nomem;                 /* an allocation failed in a callback: the run ends with VT_E_NOMEM */
 	uint64_t filtered;          /* samples of threads --threads left out */
+	/* CPU mode with perf events: a tick reads the threads sampled since the last one,
+	 * every thread only at the start and the end (see light_tick) */
+	bool light;
+	bool perf_inherit;          /* new threads inherit their maker's events: no sync */
+	pid_t *hot;                 /* light: the threads sampled since the last tick (owned) */
+	size_t nhot, hot_cap;
+	uint64_t unnamed_seen;      /* names.unnamed at the last module refresh */
+	uint64_t refreshed_ns;      /* when the module list was last read */
 };
 
 /* ---- threads ---- */
@@ -155,8 +165,8 @@ static void tid_name(struct profiler *pr, struct tid_info *ti, const char *comm)
 	ti->wanted = !pr->opts->threads_glob || fnmatch(pr->opts->threads_glob, comm, 0) == 0;
 }
 
-/* A thread perf saw before the watch did: its name from task/TID/comm.  false: it is gone. */
-static bool tid_name_from_proc(struct profiler *pr, struct tid_info *ti)
+/* ti's name now, from task/TID/comm.  false: it is gone. */
+static bool tid_rename_from_proc(struct profiler *pr, struct tid_info *ti)
 {
 	char path[64];
 	struct vt_err err;
@@ -170,6 +180,14 @@ static bool tid_name_from_proc(struct profiler *pr, struct tid_info *ti)
 		tid_name(pr, ti, comm);
 		return true;
 	}
+	return false;
+}
+
+/* A thread perf saw before the watch did: its name from task/TID/comm.  false: it is gone. */
+static bool tid_name_from_proc(struct profiler *pr, struct tid_info *ti)
+{
+	if (tid_rename_from_proc(pr, ti))
+		return true;
 	tid_name(pr, ti, "(exited)");   /* a thread that lived between two listings */
 	return false;
 }
@@ -286,6 +304,24 @@ static void remember_stack(struct profiler *pr, struct tid_info *ti, uint32_t de
 	ti->last_truncated = trunc;
 }
 
+/* Light ticks: ti was sampled, so the next tick reads its counters. */
+static void mark_hot(struct profiler *pr, struct tid_info *ti)
+{
+	if (pr->nhot == pr->hot_cap) {
+		size_t cap = pr->hot_cap ? pr->hot_cap * 2 : 64;
+		pid_t *n = realloc(pr->hot, cap * sizeof(*n));
+
+		if (!n) {
+			pr->nomem = true;
+			return;
+		}
+		pr->hot = n;
+		pr->hot_cap = cap;
+	}
+	pr->hot[pr->nhot++] = ti->tid;
+	ti->hot = true;
+}
+
 static void on_sample(void *ctx, const struct vt_perf_sample *s)
 {
 	struct profiler *pr = ctx;
@@ -302,6 +338,8 @@ static void on_sample(void *ctx, const struct vt_perf_sample *s)
 		ti->ended = true;
 		pr->p->meta.threads_ended++;
 	}
+	if (pr->light && !ti->hot)
+		mark_hot(pr, ti);
 	if (!ti->wanted) {
 		pr->filtered++;
 		return;
@@ -642,9 +680,16 @@ static void note_counters(struct profiler *pr, struct tid_info *ti, const struct
 		ti->run_first = fresh ? 0 : row->run_ns;
 		ti->ticks_first = fresh ? 0 : ticks;
 	}
-	ti->run_last = row->run_ns;
-	ti->ticks_last = ticks;
-	ti->wait_last = row->wait_ns;
+	/* a row of an earlier read (an exited thread's last full read) does not take back
+	 * what a light tick read since */
+	bool older = ti->counters && vt_known(ti->run_last) && vt_known(row->run_ns) &&
+		     row->run_ns < ti->run_last;
+	if (!older) {
+		ti->run_last = row->run_ns;
+		ti->wait_last = row->wait_ns;
+	}
+	if (!ti->counters || ticks >= ti->ticks_last)
+		ti->ticks_last = ticks;
 	ti->counters = true;
 }
 
@@ -737,7 +782,107 @@ static int tick(struct profiler *pr, bool first, bool wall, struct vt_err *err)
 	return VT_OK;
 }
 
+/*
+ * A tick of a CPU profile with perf events.  The counters are needed only
+ * at the start and the end (each thread's CPU over the profile), and of a
+ * thread that exits meanwhile, at its last tick: so a tick reads the
+ * threads sampled since the one before, and the main thread's stat (does
+ * the process still live?), not every thread.  An idle thread costs nothing between the
+ * start and the end.  A thread no sample caught used less than a period of
+ * CPU since (or, where perf_event_paranoid refuses kernel frames, spent it
+ * in the kernel); if it exits before the end, its CPU is left to the
+ * process's (unlisted), as a thread's that lived between two ticks always
+ * was.  With --threads, a sampled thread's name is read again, for a
+ * thread that renamed itself.  When most threads were sampled, one read
+ * of all of them through the watch's held fds is cheaper than one by one.
+ * The process has exited when its main thread's stat is gone, or says it
+ * is a zombie and the last thread (as the watch judges it).
+ */
+static void light_counters(struct profiler *pr, struct tid_info *ti)
+{
+	char path[64];
+	struct vt_err err;
+	struct vt_schedstat ss;
+	struct vt_thread_counts row = { .tid = ti->tid, .run_ns = VT_NA, .wait_ns = VT_NA };
+
+	snprintf(path, sizeof(path), "task/%d/schedstat", (int)ti->tid);
+	int rc = vt_read_at(pr->dirfd, path, &pr->buf, &err);
+	if (rc == VT_OK && vt_schedstat_parse(pr->buf.data, pr->buf.len, &ss, &err) == VT_OK) {
+		row.run_ns = ss.run_ns;
+		row.wait_ns = ss.wait_ns;
+		row.utime_ticks = ti->ticks_last;   /* not read: kept as they were */
+	} else if (rc == VT_E_NOTFOUND) {
+		/* a kernel without schedstat: the clock ticks of the thread's stat */
+		struct vt_proc_stat st;
+
+		snprintf(path, sizeof(path), "task/%d/stat", (int)ti->tid);
+		if (vt_read_at(pr->dirfd, path, &pr->buf, &err) != VT_OK ||
+		    vt_proc_stat_parse(pr->buf.data, pr->buf.len, &st, &err) != VT_OK)
+			return;
+		row.utime_ticks = st.utime_ticks;
+		row.stime_ticks = st.stime_ticks;
+	} else {
+		return;   /* it exited: its counters of the last read stand */
+	}
+	snprintf(row.comm, sizeof(row.comm), "%s", ti->comm);
+	/* a thread without counters was not there at the start: all its CPU is inside */
+	note_counters(pr, ti, &row, !ti->counters);
+}
+
+static int light_tick(struct profiler *pr, struct vt_err *err)
+{
+	if (pr->nhot * 2 > vt_thread_watch_count(pr->watch)) {
+		for (size_t i = 0; i < pr->nhot; i++) {
+			struct tid_info *ti = tid_find(pr, pr->hot[i], false);
+			if (ti)
+				ti->hot = false;
+		}
+		pr->nhot = 0;
+		return tick(pr, false, false, err);
+	}
+	/* the main thread's stat, not the process's, which sums every thread's CPU (a
+	 * walk of them all in the kernel): its state and the process's thread count */
+	struct vt_proc_stat st;
+	char path[48];
+	snprintf(path, sizeof(path), "task/%d/stat", (int)pr->pid);
+	int rc = vt_read_at(pr->dirfd, path, &pr->buf, err);
+	if (rc == VT_OK)
+		rc = vt_proc_stat_parse(pr->buf.data, pr->buf.len, &st, err);
+	if (rc == VT_E_GONE || rc == VT_E_NOPROC ||
+	    (rc == VT_OK && (st.state == 'Z' || st.state == 'X') && st.num_threads <= 1))
+		return vt_err_set(err, VT_E_GONE, ESRCH, "process %d exited", (int)pr->pid);
+	for (size_t i = 0; i < pr->nhot; i++) {
+		struct tid_info *ti = tid_find(pr, pr->hot[i], false);
+		if (!ti)
+			continue;
+		ti->hot = false;
+		if (pr->opts->threads_glob)
+			tid_rename_from_proc(pr, ti);
+		if (ti->wanted)
+			light_counters(pr, ti);
+	}
+	pr->nhot = 0;
+	return VT_OK;
+}
+
 /* ---- the run ---- */
+
+/*
+ * The module list again (a dlopen, an exec, JIT code), when a pc no module
+ * holds was sampled since the last read, and at least once a second
+ * otherwise: maps has a line per mapping (two per thread stack), and read
+ * every tick it cost about 9 ms of a 5 s profile of 1,000 threads.
+ */
+#define MODULES_REFRESH_NS 1000000000ull
+
+static void refresh_modules(struct profiler *pr, uint64_t now)
+{
+	if (pr->names.unnamed == pr->unnamed_seen && now - pr->refreshed_ns < MODULES_REFRESH_NS)
+		return;
+	vt_stack_namer_refresh(&pr->names);
+	pr->unnamed_seen = pr->names.unnamed;
+	pr->refreshed_ns = now;
+}
 
 /* vitals' CPU so far, its reaped children's (the calibration) included. */
 static double cpu_self_s(void)
@@ -816,6 +961,7 @@ static void profiler_end(struct profiler *pr)
 	for (size_t i = 0; i < pr->tid_cap; i++)
 		free(pr->tids[i].last);
 	free(pr->tids);
+	free(pr->hot);
 	vt_stack_namer_release(&pr->names);
 	free(pr->grab_sample);
 	free(pr->grab_tids);
@@ -895,6 +1041,7 @@ static int start(struct profiler *pr, struct vt_err *err)
 		.stack_bytes = VT_PROFILER_STACK_BYTES,
 		.kernel = !pr->opts->no_kernel,
 		.inherit = true,   /* threads that live less than a tick are sampled too */
+		.tasks = true,     /* and counted, sampled or not */
 	};
 	if ((rc = tick(pr, true, false, err)))
 		return rc;
@@ -903,6 +1050,13 @@ static int start(struct profiler *pr, struct vt_err *err)
 		return start_ptrace(pr, err);
 	}
 	rc = vt_perf_open(pr->pid, &pr->perf_opts, &pr->perf, err);
+	if (rc == VT_OK) {
+		struct vt_perf_stats ps;
+
+		vt_perf_get_stats(pr->perf, &ps);
+		pr->perf_inherit = ps.inherit;
+		pr->light = !pr->opts->wall;
+	}
 	if (rc != VT_E_PERM && rc != VT_E_UNSUPPORTED)
 		return rc;
 	return start_ptrace(pr, err);
@@ -949,6 +1103,7 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 	uint64_t proc_ticks0 = proc->utime_ticks + proc->stime_ticks;
 	long clk_tck = proc->clk_tck;
 	uint64_t t0 = vt_mono_ns(), next_tick = t0 + tick_ns;
+	pr.refreshed_ns = t0;   /* the unwinder read the module list as it opened */
 	uint64_t next_look = pr.grab ? t0 + (uint64_t)(look_ns * drand48()) : UINT64_MAX;
 	uint64_t end = t0 + (uint64_t)(opts->duration_s * 1e9);
 	bool exited = false;
@@ -987,12 +1142,13 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 			next_tick += tick_ns;
 			pr.ticks++;
 		}
-		if (tick(&pr, false, opts->wall, err) == VT_E_GONE ||
-		    (pr.perf && vt_perf_sync_threads(pr.perf, err) == VT_E_GONE)) {
+		/* with inherited events a thread born meanwhile is sampled without a sync */
+		if ((pr.light ? light_tick(&pr, err) : tick(&pr, false, opts->wall, err)) == VT_E_GONE ||
+		    (pr.perf && !pr.perf_inherit && vt_perf_sync_threads(pr.perf, err) == VT_E_GONE)) {
 			exited = true;
 			break;
 		}
-		vt_stack_namer_refresh(&pr.names);
+		refresh_modules(&pr, now);
 		if (opts->progress)
 			opts->progress(opts->progress_ctx, (double)(now - t0) / 1e9, opts->duration_s,
 				       pr.p->meta.samples);
@@ -1032,6 +1188,14 @@ int vt_profiler_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_prof
 		m->lost = ps.lost;
 		m->kernel_refused = ps.kernel_refused;
 		m->threads_inherited = ps.inherit;
+		/* the kernel's count of threads made and gone, when it saw more than the
+		 * listings and samples did (it sees every one, however short) */
+		if (ps.threads_born > m->threads_started)
+			m->threads_started = (uint32_t)(ps.threads_born < UINT32_MAX ? ps.threads_born
+										   : UINT32_MAX);
+		if (ps.threads_exited > m->threads_ended)
+			m->threads_ended = (uint32_t)(ps.threads_exited < UINT32_MAX ? ps.threads_exited
+										     : UINT32_MAX);
 	}
 	if (pr.grab) {
 		struct vt_stack_grab_stats gs;

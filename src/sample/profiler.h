@@ -12,7 +12,13 @@
  * Every tick (100 ms, or 1/wall_hz in wall mode) the profiler reads the
  * threads' counters (proc/thread_watch.h): which threads there are and
  * their names (new ones get perf events), and each thread's own CPU over
- * the profile, the truth beside which the sample shares are read.  In
+ * the profile, the truth beside which the sample shares are read.  In CPU
+ * mode with perf events every thread is read at the start and the end
+ * only, and a tick reads the threads sampled since the one before (an idle
+ * thread's counters do not move: 1,000 idle threads cost nothing a tick),
+ * the main thread's stat (has the process exited?), and the module list
+ * only when a pc outside it was sampled, or a second has passed.  Threads
+ * started and ended are counted from perf's records.  In
  * wall mode it also samples the threads that are not running: their state,
  * what they wait in (wchan, else the system call), and their user stack,
  * unwound from the stack pointer and program counter /proc/TID/syscall

@@ -221,6 +221,8 @@ uint32_t vt_stack_namer_user(struct vt_stack_namer *nm, uint64_t pc, bool is_ret
 				module_mapping(nm, *module, pc);
 		}
 		off = sym.module_off;
+	} else {
+		nm->unnamed++;
 	}
 	slot->loc = user_locs(nm, pc, is_return, named ? &sym : NULL, off, mod_name);
 	slot->module = *module;

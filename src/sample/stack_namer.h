@@ -42,6 +42,8 @@ struct vt_stack_namer {
 	struct vt_region_list maps; /* the process's mappings, for the modules' ranges */
 	struct vt_buf maps_buf;
 	bool maps_stale;            /* the module list changed since maps was read */
+	uint64_t unnamed;           /* user pcs looked up in no known module (each once until
+	                             * a refresh forgets them): a reason to refresh */
 	bool nomem;                 /* an allocation failed */
 };
 

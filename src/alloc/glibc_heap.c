@@ -455,54 +455,98 @@ static bool is_tcache_entry(const struct walker *k, uint64_t p, uint64_t csize)
 }
 
 /*
- * Pages read for following the fast-bin lists: freed chunks of one size lie
- * close together, so a small cache of pages saves a read per link.
+ * The fast-bin lists, followed before the walk (a fast chunk looks in use
+ * to the walk): one 24-byte read (header and fd) per link, the links of
+ * every list of every arena in one read_each call a round, so the calls
+ * number the longest list's links, not all links, and no page is read
+ * whole for one word of it.  Freed chunks of one size lie anywhere in the
+ * heap, so a cache of pages saved few reads (30,475 pages for 60,000 links
+ * on a 256 MiB heap) and read 1.6 times the heap.
  */
-#define LINK_PAGES 256
+#define LINK_READ 24                /* prev_size, size, fd */
+#define LINK_ROUND 1024             /* links read in one read_each call at most */
 
-struct link_cache {
-	uint64_t page[LINK_PAGES];   /* address + 1 of the page held in each slot, 0 empty */
-	uint8_t data[LINK_PAGES][VT_HEAP_PAGE];
+struct fast_cursor {
+	uint64_t p;                  /* the next link to read; 0: the list ended */
+	unsigned bin;                /* its fast bin: chunks of (bin + 2) * 16 bytes */
+	size_t n;                    /* links followed */
 };
 
-/* len bytes at addr (within one page) through the cache; 0 or -1. */
-static int link_read(struct walker *k, struct link_cache *c, uint64_t addr, void *out, size_t len)
+/* n stretches of LINK_READ bytes: through read_each when there is one, else one read each. */
+static void links_read(struct walker *k, const uint64_t *addrs, size_t n, uint8_t *out, uint8_t *ok)
 {
-	uint64_t page = addr & ~(uint64_t)(VT_HEAP_PAGE - 1);
-	size_t slot = (size_t)(page / VT_HEAP_PAGE) % LINK_PAGES;
+	size_t i;
 
-	if (addr + len > page + VT_HEAP_PAGE)
-		return mem_read(k->m, addr, out, len);
-	if (c->page[slot] != page + 1) {
-		if (mem_read(k->m, page, c->data[slot], VT_HEAP_PAGE))
-			return -1;
-		k->w->read_bytes += VT_HEAP_PAGE;
-		c->page[slot] = page + 1;
+	for (i = 0; i < n; i++)
+		if (addrs[i] + LINK_READ < addrs[i])
+			break;
+	if (k->m->read_each && i == n) {
+		k->m->read_each(k->m->ctx, addrs, n, LINK_READ, out, ok);
+	} else {
+		for (i = 0; i < n; i++)
+			ok[i] = !mem_read(k->m, addrs[i], out + i * LINK_READ, LINK_READ);
 	}
-	memcpy(out, c->data[slot] + (addr - page), len);
-	return 0;
+	for (i = 0; i < n; i++)
+		k->w->read_bytes += ok[i] ? LINK_READ : 0;
 }
 
-/* Follow every fast bin of the arena ms; members into k->fast. */
-static void fast_lists(struct walker *k, struct link_cache *cache, const uint8_t *ms)
+/* One round's reads. */
+struct link_round {
+	uint64_t addrs[LINK_ROUND];
+	size_t which[LINK_ROUND];    /* the cursor each is for */
+	uint8_t data[LINK_ROUND][LINK_READ];
+	uint8_t ok[LINK_ROUND];
+};
+
+/*
+ * Follow the ncur lists of cur, a link of each in a round; members into
+ * k->fast.  A list stops at a link that is misaligned, unreadable, of
+ * another size, or seen already (a cycle): fast_bad counts them.  -1 when
+ * memory runs out.
+ */
+static int fast_follow(struct walker *k, struct fast_cursor *cur, size_t ncur)
 {
-	unsigned i;
+	struct link_round *r = malloc(sizeof(*r));
+	size_t from = 0, i, j, n;
 
-	for (i = 0; i < MS_NFASTBINS; i++) {
-		uint64_t p = word(ms + MS_FASTBINS + 8 * i);
-		size_t n = 0;
+	if (!r)
+		return -1;
+	for (;;) {
+		for (n = 0, i = 0; i < ncur && n < LINK_ROUND; i++) {
+			struct fast_cursor *c = &cur[(from + i) % ncur];
 
-		while (p && n++ < FAST_LIST_MAX) {
-			uint64_t hdr[3];
-
-			if ((p & 15) || link_read(k, cache, p, hdr, sizeof(hdr)) ||
-			    ((hdr[1] & ~SIZE_BITS) >> 4) - 2 != i || !set_add(&k->fast, p)) {
-				k->w->fast_bad++;   /* torn while being read, a cycle, or memory: stop this list */
-				break;
+			if (!c->p)
+				continue;
+			if (c->n++ >= FAST_LIST_MAX) {
+				c->p = 0;
+				continue;
 			}
-			p = k->o->safe_linking ? hdr[2] ^ ((p + 16) >> 12) : hdr[2];
+			if (c->p & 15) {
+				k->w->fast_bad++;
+				c->p = 0;
+				continue;
+			}
+			r->which[n] = (from + i) % ncur;
+			r->addrs[n++] = c->p;
+		}
+		if (!n)
+			break;          /* every list ended */
+		from = (from + i) % ncur;   /* more lists than a round takes: the rest go first next */
+		links_read(k, r->addrs, n, &r->data[0][0], r->ok);
+		for (j = 0; j < n; j++) {
+			struct fast_cursor *c = &cur[r->which[j]];
+			uint64_t size = word(r->data[j] + 8), fd = word(r->data[j] + 16);
+
+			if (!r->ok[j] || ((size & ~SIZE_BITS) >> 4) - 2 != c->bin || !set_add(&k->fast, c->p)) {
+				k->w->fast_bad++;   /* torn while being read, a cycle, or memory: stop this list */
+				c->p = 0;
+				continue;
+			}
+			c->p = k->o->safe_linking ? fd ^ ((c->p + 16) >> 12) : fd;
 		}
 	}
+	free(r);
+	return 0;
 }
 
 /* Count one chunk and hand its content over. */
@@ -752,10 +796,10 @@ int vt_heap_walk(const struct vt_heap_mem *m, const struct vt_heap_walk_opts *o,
 		 struct vt_err *err)
 {
 	struct walker k = { .m = m, .o = o, .w = out };
-	struct link_cache *cache;
+	struct fast_cursor *cur;
 	uint8_t ms[MS_SIZE];
 	uint64_t a, hdr[2];
-	size_t n, i;
+	size_t n, i, j;
 
 	memset(out, 0, sizeof(*out));
 	out->safe_linking = o->safe_linking;
@@ -764,10 +808,10 @@ int vt_heap_walk(const struct vt_heap_mem *m, const struct vt_heap_walk_opts *o,
 				  (unsigned long long)o->main_arena);
 	out->arenas = calloc(n, sizeof(*out->arenas));
 	k.buf = malloc(VT_HEAP_WINDOW);
-	cache = calloc(1, sizeof(*cache));
-	if (!out->arenas || !k.buf || !cache) {
+	cur = calloc(n * MS_NFASTBINS, sizeof(*cur));
+	if (!out->arenas || !k.buf || !cur) {
 		free(k.buf);
-		free(cache);
+		free(cur);
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory walking the heap");
 	}
 	out->narenas = n;
@@ -776,8 +820,7 @@ int vt_heap_walk(const struct vt_heap_mem *m, const struct vt_heap_walk_opts *o,
 
 		if (mem_read(m, a, ms, sizeof(ms))) {
 			free(k.buf);
-			free(cache);
-			free(k.fast.slot);
+			free(cur);
 			return vt_err_set(err, VT_E_GONE, 0, "arena 0x%llx went away while read", (unsigned long long)a);
 		}
 		aw->addr = a;
@@ -786,8 +829,18 @@ int vt_heap_walk(const struct vt_heap_mem *m, const struct vt_heap_walk_opts *o,
 		aw->top = word(ms + MS_TOP);
 		if (aw->top != a + MS_BINS - CHUNK_HDR && !mem_read(m, aw->top, hdr, sizeof(hdr)))
 			aw->top_size = hdr[1] & ~SIZE_BITS;
-		fast_lists(&k, cache, ms);
+		for (j = 0; j < MS_NFASTBINS; j++) {
+			cur[i * MS_NFASTBINS + j].p = word(ms + MS_FASTBINS + 8 * j);
+			cur[i * MS_NFASTBINS + j].bin = (unsigned)j;
+		}
 		a = word(ms + MS_NEXT);
+	}
+	j = fast_follow(&k, cur, n * MS_NFASTBINS);
+	free(cur);
+	if (j) {
+		free(k.buf);
+		free(k.fast.slot);
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory walking the heap");
 	}
 	/* a thread's tcache is its first chunk: the key first, so that no entry is walked as live */
 	learn_key_at(&k, main_heap_start(o->maps));
@@ -803,7 +856,6 @@ int vt_heap_walk(const struct vt_heap_mem *m, const struct vt_heap_walk_opts *o,
 	}
 	if (!o->arenas_only)
 		walk_mmapped(&k);
-	free(cache);
 	free(k.fast.slot);
 	free(k.buf);
 	if (k.late)

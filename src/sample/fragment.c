@@ -218,6 +218,13 @@ static void sampled(struct vt_fragments *f, const uint8_t *s, size_t n, size_t i
 	est = sketch_add(f, h);
 	if (est < 2)
 		return;   /* its first copy (the bound counts this one): neither counted nor to be admitted */
+	/*
+	 * A counted piece's bound is at least its count (both grew by one with each
+	 * copy since it was admitted at the bound), and its count at least the
+	 * smallest: a bound below the smallest is a piece not counted, and not to be.
+	 */
+	if (f->ss.used == f->ss.cap && est < vt_ss_min(&f->ss))
+		return;
 	slot = vt_ss_find(&f->ss, h, 0);
 	if (slot != VT_SS_NONE) {
 		vt_ss_bump(&f->ss, slot, 1);

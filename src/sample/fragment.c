@@ -219,11 +219,12 @@ static void sampled(struct vt_fragments *f, const uint8_t *s, size_t n, size_t i
 	if (est < 2)
 		return;   /* its first copy (the bound counts this one): neither counted nor to be admitted */
 	/*
-	 * A counted piece's bound is at least its count (both grew by one with each
-	 * copy since it was admitted at the bound), and its count at least the
-	 * smallest: a bound below the smallest is a piece not counted, and not to be.
+	 * Not admitted, as below, and not counted either: a counted piece's bound
+	 * (this copy included) is above its count, which is at least the smallest
+	 * (it was admitted at the bound, and each copy since raised both by one).
+	 * So the counters' index is not looked up for it.
 	 */
-	if (f->ss.used == f->ss.cap && est < vt_ss_min(&f->ss))
+	if (f->ss.used == f->ss.cap && est <= vt_ss_min(&f->ss))
 		return;
 	slot = vt_ss_find(&f->ss, h, 0);
 	if (slot != VT_SS_NONE) {
@@ -231,8 +232,6 @@ static void sampled(struct vt_fragments *f, const uint8_t *s, size_t n, size_t i
 		agree(&f->grow[slot], s, n, i);
 		return;
 	}
-	if (f->ss.used == f->ss.cap && est <= vt_ss_min(&f->ss))
-		return;
 	slot = vt_ss_put(&f->ss, h, 0, est, est - 1);
 	keep(&f->grow[slot], s, n, i);
 	agree(&f->grow[slot], s, n, i);

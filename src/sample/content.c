@@ -225,32 +225,76 @@ static void count_blob(struct vt_content *c, const uint8_t *s, size_t a, size_t 
 	c->t.base64_bytes += len + pad;
 }
 
+#if defined(__SSE2__)
+/* 0xff in each byte of v that alphabet_marks marks (the same bytes, 16 at a time). */
+static inline __m128i alphabet16(__m128i v)
+{
+	__m128i y = _mm_or_si128(v, _mm_set1_epi8(0x20));   /* bytes 0x80.. stay negative: none matches */
+
+	return _mm_or_si128(
+		_mm_or_si128(_mm_and_si128(_mm_cmpgt_epi8(y, _mm_set1_epi8('a' - 1)), _mm_cmplt_epi8(y, _mm_set1_epi8('z' + 1))),
+			     _mm_and_si128(_mm_cmpgt_epi8(y, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(y, _mm_set1_epi8('9' + 1)))),
+		_mm_cmpeq_epi8(_mm_andnot_si128(_mm_set1_epi8(0x04), y), _mm_set1_epi8('+')));
+}
+#endif
+
+/* Bit k set when the word s[8k..8k+8) is all alphabet (alphabet_marks), for nw <= 62 words. */
+static uint64_t alphabet_words(const uint8_t *s, size_t nw)
+{
+	uint64_t f = 0;
+	size_t k = 0;
+
+#if defined(__SSE2__)
+	for (; k + 2 <= nw; k += 2) {
+		unsigned m = (unsigned)_mm_movemask_epi8(alphabet16(_mm_loadu_si128((const __m128i *)(s + 8 * k))));
+
+		f |= (uint64_t)((m & 0xff) == 0xff) << k | (uint64_t)((m >> 8) == 0xff) << (k + 1);
+	}
+#endif
+	for (; k < nw; k++)
+		f |= (uint64_t)(alphabet_marks(load64le(s + 8 * k)) == HIGH) << k;
+	return f;
+}
+
+#define BLOB_GROUP 62               /* words flagged at a time: with 2 before them, 64 bits */
+
 /*
  * Base64 and hex bytes in a run of text s[0..n).  A run of alphabet of 32
  * bytes or more holds at least 3 whole words (of 8 bytes from s) of alphabet:
- * only where 3 follow one another is the run looked for, byte by byte.
+ * only where 3 follow one another is the run looked for, byte by byte.  The
+ * words are flagged BLOB_GROUP at a time, and a bit trick finds where three
+ * flagged words follow one another.
  */
 static void count_blobs(struct vt_content *c, const uint8_t *s, size_t n)
 {
-	size_t i, whole = 0;
+	size_t i = 0, whole = 0;    /* whole: words of alphabet right before s + i (0..2) */
 
-	for (i = 0; i + 8 <= n; i += 8) {
-		size_t a, b;
+	while (i + 8 <= n) {
+		size_t nw = (n - i) / 8 < BLOB_GROUP ? (n - i) / 8 : BLOB_GROUP, a, b, k;
+		/* bit j + 2: word j from i; bits 1 and 0: the words before i */
+		uint64_t ext = alphabet_words(s + i, nw) << 2 | (whole >= 2 ? 3 : whole == 1 ? 2 : 0);
+		uint64_t three = ext & ext >> 1 & ext >> 2 & ((1ull << nw) - 1);   /* bit k: words k-2..k */
 
-		if (alphabet_marks(load64le(s + i)) != HIGH) {
-			whole = 0;
+		if (!three) {
+			/* the words of alphabet that reach the group's end, fewer than 3 */
+			uint64_t inv = ~ext & (nw + 2 < 64 ? (1ull << (nw + 2)) - 1 : ~0ull);
+			unsigned top = inv ? 63 - (unsigned)__builtin_clzll(inv) : 0;
+
+			whole = nw + 1 - top;
+			if (whole > 2)
+				whole = 2;
+			i += 8 * nw;
 			continue;
 		}
-		if (++whole < 3)
-			continue;
-		for (a = i - 16; a > 0 && (blob_class[s[a - 1]] & C_B64); a--)
+		k = i + 8 * (size_t)__builtin_ctzll(three);   /* the word where the third in a row is */
+		for (a = k - 16; a > 0 && (blob_class[s[a - 1]] & C_B64); a--)
 			;
-		for (b = i + 8; b < n && (blob_class[s[b]] & C_B64); b++)
+		for (b = k + 8; b < n && (blob_class[s[b]] & C_B64); b++)
 			;
 		if (b - a >= VT_CONTENT_BLOB_MIN)
 			count_blob(c, s, a, b, n);
 		whole = 0;
-		i = b & ~(size_t)7;   /* the word holding s[b] is not all alphabet: go on after it */
+		i = (b & ~(size_t)7) + 8;   /* the word holding s[b] is not all alphabet: go on after it */
 	}
 }
 
@@ -357,6 +401,15 @@ static void end_run(struct vt_content *c, const uint8_t *p, size_t a, size_t b)
 }
 
 #if defined(__SSE2__)
+/* 0xff in each text byte of v: 0x20..0x7e (signed: 0x80..0xff are below 0x1f), \t, \n, \r */
+static inline __m128i text16(__m128i v)
+{
+	return _mm_or_si128(_mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(0x1f)), _mm_cmplt_epi8(v, _mm_set1_epi8(0x7f))),
+			    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
+					 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')),
+						      _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')))));
+}
+
 /*
  * The whole 16-byte blocks of p[0..len) with SSE2: adds their zero and text
  * bytes to *zero and *text, ends the strings that end in them and returns
@@ -366,8 +419,7 @@ static void end_run(struct vt_content *c, const uint8_t *p, size_t a, size_t b)
 static size_t scan16(struct vt_content *c, const uint8_t *p, size_t len, size_t *open_out, uint64_t *zero,
 		     uint64_t *text)
 {
-	const __m128i nul = _mm_setzero_si128(), lo = _mm_set1_epi8(0x1f), hi = _mm_set1_epi8(0x7f);
-	const __m128i tab = _mm_set1_epi8('\t'), lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+	const __m128i nul = _mm_setzero_si128();
 	/* the start of the run of text that reaches i, i itself when the byte before i is not text */
 	size_t i = 0, open = 0;
 
@@ -377,13 +429,32 @@ static size_t scan16(struct vt_content *c, const uint8_t *p, size_t len, size_t 
 		size_t stop = len - i > 255 * 16 ? i + 255 * 16 : len;
 
 		for (; i + 16 <= stop; i += 16) {
-			__m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+			__m128i v, z, t;
+
+			if (i + 64 <= stop) {
+				/* 64 bytes with no text (binary data, zeros): only zeros to count */
+				__m128i v0 = _mm_loadu_si128((const __m128i *)(p + i)),
+					v1 = _mm_loadu_si128((const __m128i *)(p + i + 16)),
+					v2 = _mm_loadu_si128((const __m128i *)(p + i + 32)),
+					v3 = _mm_loadu_si128((const __m128i *)(p + i + 48));
+
+				if (!_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(text16(v0), text16(v1)),
+								    _mm_or_si128(text16(v2), text16(v3))))) {
+					if (i - open >= VT_CONTENT_STRING_MIN)
+						end_run(c, p, open, i);   /* the run that reached them ends */
+					zacc = _mm_sub_epi8(zacc, _mm_cmpeq_epi8(v0, nul));
+					zacc = _mm_sub_epi8(zacc, _mm_cmpeq_epi8(v1, nul));
+					zacc = _mm_sub_epi8(zacc, _mm_cmpeq_epi8(v2, nul));
+					zacc = _mm_sub_epi8(zacc, _mm_cmpeq_epi8(v3, nul));
+					open = i + 64;
+					i += 48;
+					continue;
+				}
+			}
+			v = _mm_loadu_si128((const __m128i *)(p + i));
 			/* 0xff in each byte that is zero */
-			__m128i z = _mm_cmpeq_epi8(v, nul);
-			/* 0xff in each text byte: 0x20..0x7e (signed: 0x80..0xff are below 0x1f), \t, \n, \r */
-			__m128i t = _mm_or_si128(
-				_mm_and_si128(_mm_cmpgt_epi8(v, lo), _mm_cmplt_epi8(v, hi)),
-				_mm_or_si128(_mm_cmpeq_epi8(v, tab), _mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_cmpeq_epi8(v, cr))));
+			z = _mm_cmpeq_epi8(v, nul);
+			t = text16(v);
 			/* bit k set when byte i + k is zero (zmask), is text (tmask), is not text (other) */
 			unsigned zmask = (unsigned)_mm_movemask_epi8(z), tmask = (unsigned)_mm_movemask_epi8(t);
 			unsigned other = ~tmask & 0xffff, top, inner, win;

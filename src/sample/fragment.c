@@ -218,14 +218,20 @@ static void sampled(struct vt_fragments *f, const uint8_t *s, size_t n, size_t i
 	est = sketch_add(f, h);
 	if (est < 2)
 		return;   /* its first copy (the bound counts this one): neither counted nor to be admitted */
+	/*
+	 * Not admitted, as below, and not counted either: a counted piece's bound
+	 * (this copy included) is above its count, which is at least the smallest
+	 * (it was admitted at the bound, and each copy since raised both by one).
+	 * So the counters' index is not looked up for it.
+	 */
+	if (f->ss.used == f->ss.cap && est <= vt_ss_min(&f->ss))
+		return;
 	slot = vt_ss_find(&f->ss, h, 0);
 	if (slot != VT_SS_NONE) {
 		vt_ss_bump(&f->ss, slot, 1);
 		agree(&f->grow[slot], s, n, i);
 		return;
 	}
-	if (f->ss.used == f->ss.cap && est <= vt_ss_min(&f->ss))
-		return;
 	slot = vt_ss_put(&f->ss, h, 0, est, est - 1);
 	keep(&f->grow[slot], s, n, i);
 	agree(&f->grow[slot], s, n, i);

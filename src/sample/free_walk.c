@@ -164,7 +164,7 @@ static int read_failed(struct vt_free_walk *fw, const char *what, struct vt_err 
 
 static int walk(struct vt_free_walk *fw, struct vt_free_figures *out, struct vt_err *err)
 {
-	const struct vt_heap_mem m = { vt_mem_target_read, vt_mem_target_resident, &fw->mem };
+	const struct vt_heap_mem m = { vt_mem_target_read, vt_mem_target_resident, &fw->mem, vt_mem_target_read_each };
 	struct vt_region_list maps = { 0 };
 	struct vt_heap_walk w = { 0 };
 	struct vt_heap_walk_opts wo = { .safe_linking = fw->safe_linking, .key_is_tcache = fw->key_is_tcache,

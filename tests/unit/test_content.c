@@ -683,7 +683,46 @@ static void test_content__speed(void)
 	free(buf);
 }
 
+/*
+ * Long runs of text where alphabet breaks often (records of letters, digits
+ * and a few signs): the words of a run are looked at 62 at a time, and runs
+ * of 24..31 alphabet bytes (3 whole words only when aligned) must count
+ * exactly as the reference counts them, across every group's edge.
+ */
+static void test_content__blobs_in_long_runs(void)
+{
+	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ,.:;_-/";
+	struct vt_content *c = census(NULL);
+	struct vt_content_totals t;
+	struct ref r = { 0 };
+	uint8_t buf[1300];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	int i;
+
+	for (i = 0; i < 4000; i++) {
+		size_t n, k;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		n = 500 + (size_t)(x % 800);
+		for (k = 0; k < n; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			buf[k] = (uint8_t)alphabet[(x >> 20) % (sizeof(alphabet) - 1)];
+		}
+		vt_content_add(c, buf, n, n + 16);
+		ref_chunk(&r, buf, n);
+	}
+	vt_content_totals(c, &t);
+	CHECK(r.base64 > 10000);
+	CHECK_EQ_U64(t.base64_bytes, r.base64);
+	CHECK_EQ_U64(t.hex_bytes, r.hex);
+	vt_content_free(c);
+}
+
 VT_TEST_MAIN(test_content__scan_matches_reference, test_content__zero_and_text, test_content__strings_exact,
 	     test_content__heavy_hitters, test_content__needles, test_content__needle_binary_and_long,
-	     test_content__blobs, test_content__size_buckets, test_content__shapes, test_content__shapes_with_ranges,
+	     test_content__blobs, test_content__blobs_in_long_runs, test_content__size_buckets, test_content__shapes, test_content__shapes_with_ranges,
 	     test_content__shapes_bounded, test_content__redact, test_content__bad_options, test_content__speed)

@@ -7,6 +7,13 @@
  * from mallinfo2's code alone, and count the chunks the child knows it
  * freed into tcaches and fast bins.  Then the same walk over a copy of the
  * heap with one header torn: it must skip, not crash.
+ *
+ * Then long fast-bin lists (alloc/glibc_heap.c follows them a link of every
+ * list a round, in one read_each call): a child with 121 arenas, nine fast
+ * lists each (more lists than a round reads), and a main arena whose lists
+ * hold tens of thousands of links freed in a shuffled order, each link to a
+ * chunk megabytes away; the fast chunks must be exactly those mallinfo2
+ * counts, with and without read_each, and every count the same both ways.
  */
 #include "harness.h"
 
@@ -21,6 +28,7 @@
 #include "alloc/glibc_heap.h"
 #include "base/buf.h"
 #include "proc/maps.h"
+#include "proc/mem.h"
 
 #define THREADS 3
 #define FREED_SMALL 20          /* 40-byte blocks freed per thread: 7 to tcache, 13 to a fast bin */
@@ -288,4 +296,154 @@ static void test_glibc_heap__walk_equals_mallinfo2(void)
 	waitpid(pid, NULL, 0);
 }
 
-VT_TEST_MAIN(test_glibc_heap__busy_arena_checks, test_glibc_heap__walk_equals_mallinfo2)
+/* ---- long fast-bin lists, in many arenas ------------------------------------ */
+
+#define LISTS_THREADS 120        /* arenas beside main: 121 x 9 fast lists, more than a round's 1024 reads */
+#define LISTS_SMALL 60000        /* fast-size blocks in the main arena; 2 in 3 freed, shuffled */
+#define FAST_SIZES 9             /* requests of 24..152 bytes: chunks of 32..160, the fast bins M_MXFAST 160 allows */
+
+static int lists_built;
+
+static void *lists_worker(void *arg)
+{
+	void *v[FAST_SIZES * 12];
+	int i;
+
+	(void)arg;
+	for (i = 0; i < FAST_SIZES * 12; i++)
+		v[i] = malloc(24 + (size_t)(i % FAST_SIZES) * 16);
+	for (i = 0; i < FAST_SIZES * 12; i++)
+		free(v[i]);                    /* 7 of a size into the tcache, 5 into its fast bin */
+	pthread_mutex_lock(&park);
+	lists_built++;
+	pthread_mutex_unlock(&park);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* The child: long shuffled lists in the main arena, short ones in 120 more; mallinfo2 on fd; park. */
+static void lists_child(int fd)
+{
+	static void *small[LISTS_SMALL], *mid[LISTS_SMALL / 8];
+	pthread_attr_t attr;
+	pthread_t t;
+	struct mallinfo2 mi;
+	uint64_t x = 88172645463325252ull;
+	int i, n;
+
+	mallopt(M_MXFAST, 160);              /* nine fast bins: chunks up to 160 bytes */
+	mallopt(M_ARENA_MAX, LISTS_THREADS + 8);
+	for (i = 0; i < LISTS_SMALL; i++) {
+		small[i] = malloc(24 + (size_t)(i % FAST_SIZES) * 16);
+		if (i % 8 == 0)
+			mid[i / 8] = malloc(1000);      /* kept: the fast chunks lie apart, lists cross windows */
+	}
+	for (i = LISTS_SMALL - 1; i > 0; i--) {     /* shuffle: each link leads anywhere in the heap */
+		void *tmp;
+		int j;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		j = (int)(x % (uint64_t)(i + 1));
+		tmp = small[i];
+		small[i] = small[j];
+		small[j] = tmp;
+	}
+	for (i = 0; i < LISTS_SMALL; i++)
+		if (i % 3)
+			free(small[i]);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	for (i = 0; i < LISTS_THREADS; i++)
+		if (pthread_create(&t, &attr, lists_worker, NULL))
+			_exit(1);
+	do {
+		usleep(1000);
+		pthread_mutex_lock(&park);
+		n = lists_built;
+		pthread_mutex_unlock(&park);
+	} while (n < LISTS_THREADS);
+	((void *volatile *)mid)[0] = mid[1];
+	mi = mallinfo2();
+	if (write(fd, &mi, sizeof(mi)) != (ssize_t)sizeof(mi))
+		_exit(1);
+	for (;;)
+		pause();
+}
+
+static void test_glibc_heap__long_fast_lists(void)
+{
+	struct vt_region_list maps = { 0 };
+	struct vt_heap_walk w[2];
+	struct vt_mallinfo got;
+	struct mallinfo2 want;
+	struct tally tally[2] = { { 0 } };
+	struct vt_mem_target t = { .pagemap_fd = -1 };
+	uint64_t main_arena = 0, fast_main = 0;
+	int fds[2], way;
+	pid_t pid;
+	size_t i, k, n;
+
+#if defined(__SANITIZE_ADDRESS__)
+	printf("# under AddressSanitizer malloc is the sanitizer's, not glibc's: nothing to walk\n");
+	return;
+#endif
+	CHECK(pipe(fds) == 0);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		lists_child(fds[1]);
+	}
+	close(fds[1]);
+	CHECK(read(fds[0], &want, sizeof(want)) == (ssize_t)sizeof(want));
+	close(fds[0]);
+	t.pid = pid;
+	read_maps(pid, &maps);
+	for (way = 0; way < 2; way++) {    /* 0: read_each, a round in one call; 1: one read a link */
+		struct vt_heap_mem m = { vt_mem_target_read, NULL, &t, way ? NULL : vt_mem_target_read_each };
+		struct vt_heap_walk_opts o = { .safe_linking = true, .maps = &maps, .visit = count_piece,
+					       .visit_ctx = &tally[way] };
+
+		CHECK(vt_glibc_find_main_arena(&m, (const uint8_t *)(uintptr_t)mallinfo2, 512,
+					       (uint64_t)(uintptr_t)mallinfo2, &main_arena, NULL) == VT_OK);
+		o.main_arena = main_arena;
+		CHECK(vt_heap_walk(&m, &o, &w[way], NULL) == VT_OK);
+		CHECK_EQ_U64(w[way].narenas, LISTS_THREADS + 1);
+		CHECK_EQ_U64(w[way].fast_bad, 0);
+		vt_heap_walk_mallinfo(&w[way], &got);
+		CHECK_EQ_U64(got.smblks, want.smblks);
+		CHECK_EQ_U64(got.fsmblks, want.fsmblks);
+		CHECK_EQ_U64(got.ordblks, want.ordblks);
+		CHECK_EQ_U64(got.fordblks, want.fordblks);
+		CHECK_EQ_U64(got.uordblks, want.uordblks);
+	}
+	for (i = 0; i < w[0].narenas && i < w[1].narenas; i++)
+		for (k = 0; k < VT_CHUNK_KINDS; k++) {
+			CHECK_EQ_U64(w[0].arenas[i].chunks[k], w[1].arenas[i].chunks[k]);
+			CHECK_EQ_U64(w[0].arenas[i].bytes[k], w[1].arenas[i].bytes[k]);
+		}
+	CHECK_EQ_U64(tally[0].pieces, tally[1].pieces);
+	CHECK_EQ_U64(tally[0].bytes, tally[1].bytes);
+	CHECK_EQ_U64(tally[0].first, tally[1].first);
+	/* the main arena: 2 in 3 of its 60,000 small blocks freed, all but 7 a size in fast bins */
+	fast_main = w[0].arenas[0].chunks[VT_CHUNK_FAST];
+	CHECK(fast_main >= LISTS_SMALL * 2 / 3 - 7 * FAST_SIZES - FAST_SIZES);
+	for (i = 1, n = 0; i < w[0].narenas; i++) {
+		n += w[0].arenas[i].chunks[VT_CHUNK_FAST] == 5 * FAST_SIZES;
+		if (i == 1)
+			printf("# arena 1: %" PRIu64 " fast chunks\n", w[0].arenas[i].chunks[VT_CHUNK_FAST]);
+	}
+	CHECK_EQ_U64(n, LISTS_THREADS);
+	printf("# %" PRIu64 " fast chunks in the main arena, %zu arenas with 9 fast bins of 5; %" PRIu64
+	       " B read with read_each, %" PRIu64 " B without\n", fast_main, n, w[0].read_bytes, w[1].read_bytes);
+	vt_heap_walk_release(&w[0]);
+	vt_heap_walk_release(&w[1]);
+	vt_region_list_release(&maps);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+VT_TEST_MAIN(test_glibc_heap__busy_arena_checks, test_glibc_heap__walk_equals_mallinfo2,
+	     test_glibc_heap__long_fast_lists)

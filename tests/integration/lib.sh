@@ -94,6 +94,7 @@ start_target() {
 	local name=$1
 	shift
 	TRUTH=$WORK/$name.$RANDOM.truth
+	: >"$WORK/$name.out"   # emptied here: a previous run's "pid" line must not pass for this one's
 	(exec -a "${ARGV0:-$T/targets/$name}" "$T/targets/$name" --truth "$TRUTH" "$@" >"$WORK/$name.out" 2>&1) &
 	TPID=$!
 	PIDS+=("$TPID")

@@ -87,7 +87,6 @@ kill "$TPID"
 wait "$TPID" 2>/dev/null
 
 # --- a 32-byte fragment, fewer and longer records ----------------------------------------
-rm -f "$WORK/census_records.out"   # else its "pid" and "ready" lines pass for the next one's before it execs
 start_target census_records --live 3000 --freed 1500 --max-len 4000 --seed 7 \
 	--fragment "tenant=eu-west;user=atus-1-dfql6"
 wait_ready census_records
@@ -98,7 +97,6 @@ kill "$TPID"
 wait "$TPID" 2>/dev/null
 
 # --- a needle in a haystack: 1 record in 200 holds it, 66,000 records of unique text ----------
-rm -f "$WORK/census_records.out"
 start_target census_records --live 60000 --freed 6000 --max-len 1200 --every 200 --seed 3
 wait_ready census_records
 vitals census --json --reveal "$TPID" >"$WORK/r3.json" || fail "vitals census --json --reveal (1 in 200)"

@@ -72,14 +72,14 @@ static const char *const threads_examples[] = {
 "samples every 100 ms (less often for a process so large that sampling would\n" \
 "cost over 1% of a core) to count thread states (R running or runnable, S\n" \
 "sleeping, D uninterruptible, ...), the kernel function each thread sleeps in\n" \
-"(wchan) and the system call it is in.  A thread whose schedstat (run time,\n" \
-"timeslices, run-queue wait) has not moved since the sample before has not\n" \
-"run: its state, wchan and system call are carried from that sample, not\n" \
-"read again (a thread woken meanwhile but still queued for a CPU counts as\n" \
-"asleep until it runs); a thread in state R has neither to read.\n" \
+"(wchan) and the system call it is in.  Every thread's state is read each\n" \
+"time; a thread whose schedstat (run time, timeslices, run-queue wait) has\n" \
+"not moved since the sample before, in the same state, has not run: its\n" \
+"wchan, system call and context switches are carried from that sample, not\n" \
+"read again; a thread in state R has no wchan or system call to read.\n" \
 "\n" \
-"  sampled      thread states and waits read, and carried from the sample\n" \
-"               before, over the interval\n" \
+"  sampled      thread states read (and how many had not run since the sample\n" \
+"               before), waits read and carried, over the interval\n" \
 "  process CPU  in cores (0.60 = 60% of one CPU), from the threads' schedstat\n" \
 "               run time (nanoseconds); from /proc/PID/stat utime+stime (10 ms\n" \
 "               ticks, includes exited threads) when schedstat is missing,\n" \

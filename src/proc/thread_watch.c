@@ -486,21 +486,23 @@ static int read_thread_carry(struct vt_thread_watch *w, struct slot *s, pid_t ti
 
 	if ((rc = read_schedstat(w, s, tid, &now)) != VT_OK)
 		return rc;
+	*c = *old;      /* what read_stat does not set */
+	c->carried = 0;
+	/*
+	 * The state is always read: a thread woken since but still queued for
+	 * a CPU has not run either, and must show R, not old's S.
+	 */
+	if ((rc = read_stat(w, s, tid, c, err)) != VT_OK)
+		return rc;
 	if (vt_known(now.run_ns) && vt_known(now.timeslices) && now.run_ns == old->run_ns &&
-	    now.timeslices == old->timeslices && now.wait_ns == old->wait_ns) {
-		/* not on a CPU since old was read: the held fds say it is old's thread */
-		*c = *old;
+	    now.timeslices == old->timeslices && now.wait_ns == old->wait_ns && c->state == old->state) {
+		/* not on a CPU since old was read, and in the same state: asleep in the same wait */
 		c->carried = VT_TW_CARRIED_STAT;
 		w->stat_carried++;
-	} else {
-		*c = *old;      /* what read_stat does not set; every counter is read below */
-		c->carried = 0;
-		if ((rc = read_stat(w, s, tid, c, err)) != VT_OK)
-			return rc;
-		c->run_ns = now.run_ns;
-		c->wait_ns = now.wait_ns;
-		c->timeslices = now.timeslices;
 	}
+	c->run_ns = now.run_ns;
+	c->wait_ns = now.wait_ns;
+	c->timeslices = now.timeslices;
 	c->is_new = false;
 	rc = carry_rest(w, s, tid, old, flags, c, &read);
 	doing_unasked(flags, c);

@@ -72,20 +72,20 @@
  * Reading what changed (VT_TW_CARRY).  A live view samples every thread
  * many times a second, and most threads of a large process sleep through
  * all of it.  With VT_TW_CARRY a thread of the previous read whose stat
- * and schedstat fds are held reads schedstat first; when its run time and
- * its count of timeslices are both as they were, it has not been on a CPU
- * since (every switch in counts a timeslice, every switch out adds run
- * time), and its row is the previous one again, marked carried: stat,
- * context switches, wchan and system call unchanged, nothing else read.
- * That is exact for the counters, the wait channel and the system call
- * (none of them moves while the thread is off a CPU).  It is exact for the
- * state but for one case: a sleeping thread woken since and still waiting
- * for a CPU is R to the kernel and carried as asleep until it runs; its
- * wait shows in wait_ns.  A thread that did run reads stat, and status
- * when VT_TW_CSW asks, and wchan and syscall only when it is not in state R
- * (for a thread on a CPU or queued for one the kernel shows neither: the
- * row says so without asking; the system call only once one thread's
- * was read, so that a refusal is still seen).  vt_thread_watch_stats
+ * and schedstat fds are held reads schedstat and stat; when its run time,
+ * its count of timeslices and its run-queue wait are as they were, it has
+ * not been on a CPU since (every switch in counts a timeslice, every
+ * switch out adds run time), and when its state is also the same it is
+ * asleep in the same wait: its context switches, wchan and system call
+ * are carried from the previous row, marked carried, not read.  That is
+ * exact (none of them moves while the thread is off a CPU).  The state is
+ * read every time, because a thread woken since but still queued for a CPU
+ * has not run either and is R to the kernel.  A thread that did run, or
+ * changed state, reads status when VT_TW_CSW asks, and wchan and syscall
+ * only when it is not in state R (for a thread on a CPU or queued for one
+ * the kernel shows neither: the row says so without asking; the system
+ * call only once one thread's was read, so that a refusal is still seen).
+ * vt_thread_watch_stats
  * counts what the last read read and carried.  status, wchan and syscall fds are held from the
  * second read in a row that reads the file for that thread.
  *
@@ -112,12 +112,12 @@ enum vt_thread_watch_flags {
 	VT_TW_WCHAN = 1 << 1,   /* also read task/TID/wchan */
 	VT_TW_SYSCALL = 1 << 2, /* also read task/TID/syscall */
 	VT_TW_SCHEDSTAT_ONLY = 1 << 3,   /* known threads: schedstat only (see Between full reads) */
-	VT_TW_CARRY = 1 << 4,   /* a thread that has not run since the previous read keeps its row */
+	VT_TW_CARRY = 1 << 4,   /* a thread not run since the previous read, in the same state, keeps its waits */
 };
 
 /* vt_thread_counts.carried: which parts of a row an earlier read gave. */
 enum vt_thread_carried {
-	VT_TW_CARRIED_STAT = 1 << 0,     /* stat fields and state: the thread has not run since */
+	VT_TW_CARRIED_STAT = 1 << 0,     /* not run since, same state (stat is read all the same) */
 	VT_TW_CARRIED_CSW = 1 << 1,      /* vcsw, nvcsw: not switched since status was read */
 	VT_TW_CARRIED_DOING = 1 << 2,    /* wchan and syscall: asleep in the same wait */
 	VT_TW_DOING_RUNNING = 1 << 3,    /* wchan and syscall not read: state R, the kernel shows none */
@@ -179,7 +179,7 @@ struct vt_thread_watch_stats {
 	bool schedstat;         /* the kernel has task/TID/schedstat (CONFIG_SCHED_INFO) */
 	/* What the last read read and carried, thread by thread (rows of the last read). */
 	size_t stat_read;       /* rows whose stat was read */
-	size_t stat_carried;    /* rows carried whole: not run since the previous read (VT_TW_CARRY) */
+	size_t stat_carried;    /* of those, rows not run since the previous read, in the same state (VT_TW_CARRY) */
 	size_t csw_read;        /* rows whose status was read */
 	size_t doing_read;      /* rows whose wchan or syscall was read */
 	size_t doing_carried;   /* rows whose wchan and syscall were carried (asleep, not run since) */

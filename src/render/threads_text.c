@@ -89,8 +89,8 @@ static void print_pool(FILE *out, const struct vt_thread_pool *p)
 
 /*
  * What the state and wait counts rest on: of the thread samples, how many
- * read their state and how many carried it from the sample before (the
- * thread had not run since); the same for wchan and the system call.
+ * read their state (all) and how many of those had not run since the sample
+ * before; how many read wchan and the system call and how many carried them.
  */
 static void print_reads(FILE *out, const struct vt_threads_rates *r)
 {
@@ -99,8 +99,8 @@ static void print_reads(FILE *out, const struct vt_threads_rates *r)
 
 	if (!k->stat_read && !k->stat_carried)
 		return;     /* a recording: not known */
-	fprintf(out, "  sampled    thread states from %u samples over %.2f s: %llu read, %llu carried from the\n"
-		"             sample before (the thread had not run since)", r->nsamples, r->interval_s,
+	fprintf(out, "  sampled    thread states from %u samples over %.2f s: %llu read, %llu of them had not\n"
+		"             run since the sample before", r->nsamples, r->interval_s,
 		(unsigned long long)k->stat_read, (unsigned long long)k->stat_carried);
 	if (doing)
 		fprintf(out, "; wait channels and system\n             calls: %llu read, %llu carried (asleep in "

@@ -1110,19 +1110,21 @@ static void test_thread_watch__fixture_carry(void)
 	tree_thread(&t, 702, "spinner", 100, 1, 1);          /* R throughout */
 	tree_thread(&t, 703, "caught", 100, 1, 1);           /* S with wchan "0": caught going to sleep */
 	tree_thread(&t, 704, "queued", 100, 1, 1);           /* only its run-queue wait moved */
+	tree_thread(&t, 705, "woken", 100, 1, 1);            /* woken, queued for a CPU: not run yet */
 	tree_state(&t, 702, "spinner", 'R', 100);
 	tree_doing(&t, 700, "futex_wait_queue", "202 0x5581 0x80 0x0 0x0 0x0 0x0 0x7ffd 0x7f12\n");
 	tree_doing(&t, 701, "futex_wait_queue", "202 0x5582 0x80 0x0 0x0 0x0 0x0 0x7ffd 0x7f12\n");
 	tree_doing(&t, 702, "0", "running\n");
 	tree_doing(&t, 703, "0", "running\n");
 	tree_doing(&t, 704, "do_epoll_wait", "232 0x3 0x7ffd 0x40 0x3e8 0x0 0x0 0x7ffd 0x7f12\n");
+	tree_doing(&t, 705, "futex_wait_queue", "202 0x5583 0x80 0x0 0x0 0x0 0x0 0x7ffd 0x7f12\n");
 	w = tree_watch(&t, &pfs, &pid_fd);
 
 	CHECK(vt_thread_watch_read(w, flags, &err) == VT_OK);
 	vt_thread_watch_stats(w, &st);
-	CHECK_EQ_U64(st.stat_read, 5);
+	CHECK_EQ_U64(st.stat_read, 6);
 	CHECK_EQ_U64(st.stat_carried, 0);
-	CHECK_EQ_U64(st.doing_read, 4);       /* 702 is R: its none is known without a read */
+	CHECK_EQ_U64(st.doing_read, 5);       /* 702 is R: its none is known without a read */
 	CHECK_EQ_U64(st.doing_running, 1);
 	r = vt_thread_watch_rows(w, &n);
 	c = find(r, n, 702);
@@ -1136,22 +1138,21 @@ static void test_thread_watch__fixture_carry(void)
 	tree_doing(&t, 701, "pipe_read", "0 0x4 0x0 0x0 0x0 0x0 0x0 0x7ffd 0x7f12\n");
 	tree_doing(&t, 703, "pipe_read", "0 0x5 0x0 0x0 0x0 0x0 0x0 0x7ffd 0x7f12\n");
 	tree_doing(&t, 704, "pipe_read", "0 0x6 0x0 0x0 0x0 0x0 0x0 0x7ffd 0x7f12\n");
-	tree_state(&t, 700, "sleeper", 'D', 100);
 	tree_state(&t, 701, "slices", 'D', 100);
-	tree_state(&t, 702, "spinner", 'S', 100);
 	tree_state(&t, 704, "queued", 'D', 100);
+	tree_state(&t, 705, "woken", 'R', 100);              /* woken: R before it runs, schedstat still */
 	tree_schedstat(&t, 701, 1000000, 1000, 8);            /* a timeslice, the same run time */
 	tree_schedstat(&t, 704, 1000000, 2000, 7);            /* waited on a run queue */
 	CHECK(vt_thread_watch_read(w, flags, &err) == VT_OK);
 	vt_thread_watch_stats(w, &st);
-	CHECK_EQ_U64(st.stat_read, 2);        /* 701 and 704 */
-	CHECK_EQ_U64(st.stat_carried, 3);
-	CHECK_EQ_U64(st.csw_read, 2);
+	CHECK_EQ_U64(st.stat_read, 6);        /* the state: every thread */
+	CHECK_EQ_U64(st.stat_carried, 3);     /* 700, 702, 703: not run, the same state */
+	CHECK_EQ_U64(st.csw_read, 3);         /* 701, 704, 705 */
 	CHECK_EQ_U64(st.doing_carried, 1);    /* 700 */
-	CHECK_EQ_U64(st.doing_running, 1);    /* 702, still R: it has not run */
+	CHECK_EQ_U64(st.doing_running, 2);    /* 702, still R: it has not run; 705, R now */
 	CHECK_EQ_U64(st.doing_read, 3);       /* 701, 704, and 703 caught going to sleep */
 	r = vt_thread_watch_rows(w, &n);
-	CHECK_EQ_U64(n, 5);
+	CHECK_EQ_U64(n, 6);
 	c = find(r, n, 700);
 	CHECK(c && c->state == 'S' && !strcmp(c->wchan, "futex_wait_queue") && c->syscall == 202 &&
 	      c->carried == (VT_TW_CARRIED_STAT | VT_TW_CARRIED_CSW | VT_TW_CARRIED_DOING));
@@ -1165,21 +1166,24 @@ static void test_thread_watch__fixture_carry(void)
 	      (c->carried & VT_TW_CARRIED_STAT) && !(c->carried & VT_TW_CARRIED_DOING));
 	c = find(r, n, 704);
 	CHECK(c && c->state == 'D' && c->wait_ns == 2000 && !strcmp(c->wchan, "pipe_read"));
+	c = find(r, n, 705);      /* not asleep in its old wait: R, though it has not run */
+	CHECK(c && c->state == 'R' && !(c->carried & VT_TW_CARRIED_STAT) && (c->carried & VT_TW_DOING_RUNNING) &&
+	      !c->wchan[0]);
 
 	/* what a sample says it rests on */
 	CHECK(vt_threads_sample_take(w, flags, &sample, &err) == VT_OK);
-	CHECK_EQ_U64(sample.reads.stat_read, 0);
-	CHECK_EQ_U64(sample.reads.stat_carried, 5);
+	CHECK_EQ_U64(sample.reads.stat_read, 6);
+	CHECK_EQ_U64(sample.reads.stat_carried, 6);
 	CHECK_EQ_U64(sample.reads.doing_carried, 4);
-	CHECK_EQ_U64(sample.reads.doing_running, 1);
-	CHECK(sample.n == 5 && sample.threads[0].wchan_ok && !strcmp(sample.threads[0].wchan, "futex_wait_queue"));
+	CHECK_EQ_U64(sample.reads.doing_running, 2);
+	CHECK(sample.n == 6 && sample.threads[0].wchan_ok && !strcmp(sample.threads[0].wchan, "futex_wait_queue"));
 	vt_threads_sample_release(&sample);
 
 	/* without the flag every file is read, as before */
 	CHECK(vt_thread_watch_read(w, VT_TW_CSW | VT_TW_WCHAN | VT_TW_SYSCALL, &err) == VT_OK);
 	r = vt_thread_watch_rows(w, &n);
 	c = find(r, n, 700);
-	CHECK(c && c->state == 'D' && !strcmp(c->wchan, "pipe_read") && c->carried == 0);
+	CHECK(c && c->state == 'S' && !strcmp(c->wchan, "pipe_read") && c->carried == 0);
 	vt_thread_watch_close(w);
 	close(pid_fd);
 	vt_procfs_close(&pfs);

@@ -28,6 +28,12 @@
  *       Runs CMD once to warm up, then RUNS times, stdout to /dev/null, and
  *       prints "cpu_median_ms cpu_max_ms wall_median_ms": user + sys of the
  *       child from wait4(), and its wall time.  Exits 2 if CMD fails.
+ *
+ *   threads_parts once CMD [ARG...]
+ *       Runs CMD once, stdout to /dev/null, and prints "cpu_ms user_ms
+ *       sys_ms wall_ms" (user + sys from wait4(): the whole invocation, exec
+ *       and exit included).  Exits 2 if CMD fails.  bench/threads takes
+ *       turns between the tools with it, run by run.
  */
 #include "proc/thread_watch.h"
 #include "sample/locks.h"
@@ -217,8 +223,8 @@ static int lock_ticks(pid_t pid, int n, int gap_ms)
 	return 0;
 }
 
-/* Run argv once; its user+sys CPU and wall time in ms.  Exits 2 on failure. */
-static void run_once(char **argv, double *cpu_ms, double *wall_ms)
+/* Run argv once; its user+sys CPU (and each) and wall time in ms.  Exits 2 on failure. */
+static void run_split(char **argv, double *cpu_ms, double *user_ms, double *sys_ms, double *wall_ms)
 {
 	struct rusage ru;
 	double w0 = clock_us(CLOCK_MONOTONIC);
@@ -245,8 +251,16 @@ static void run_once(char **argv, double *cpu_ms, double *wall_ms)
 		fprintf(stderr, "threads_parts: '%s' failed (status %d)\n", argv[0], status);
 		exit(2);
 	}
-	*cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
-		  (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+	*user_ms = (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3;
+	*sys_ms = (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
+	*cpu_ms = *user_ms + *sys_ms;
+}
+
+static void run_once(char **argv, double *cpu_ms, double *wall_ms)
+{
+	double user, sys;
+
+	run_split(argv, cpu_ms, &user, &sys, wall_ms);
 }
 
 static int exec_runs(int runs, char **argv)
@@ -274,8 +288,16 @@ int main(int argc, char **argv)
 		return lock_ticks((pid_t)atoi(argv[2]), n, atoi(argv[4]));
 	if (argc >= 4 && !strcmp(argv[1], "exec") && (n = atoi(argv[2])) > 0 && n <= 100)
 		return exec_runs(n, argv + 3);
+	if (argc >= 3 && !strcmp(argv[1], "once")) {
+		double cpu, user, sys, wall;
+
+		run_split(argv + 2, &cpu, &user, &sys, &wall);
+		printf("%.2f %.2f %.2f %.1f\n", cpu, user, sys, wall);
+		return 0;
+	}
 	fprintf(stderr, "usage: threads_parts ticks PID TICKS GAP_MS\n"
 			"       threads_parts locks PID TICKS GAP_MS\n"
-			"       threads_parts exec RUNS CMD [ARG...]\n");
+			"       threads_parts exec RUNS CMD [ARG...]\n"
+			"       threads_parts once CMD [ARG...]\n");
 	return 64;
 }

@@ -278,8 +278,10 @@ int vt_threads_rates_compute(const struct vt_threads_sample *samples, size_t n, 
 	out->load1 = out->host_cpu_some = -1;
 	others_runnable(samples, n, out);
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		total += samples[i].n;
+		vt_thread_reads_add(&out->reads, &samples[i].reads);
+	}
 	tids = malloc((total ? total : 1) * sizeof(*tids));
 	if (!tids)
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory computing rates");

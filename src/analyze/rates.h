@@ -100,6 +100,8 @@ struct vt_threads_rates {
 	char comm[64];
 	double interval_s;              /* last.mono - first.mono */
 	unsigned nsamples;
+	struct vt_thread_reads reads;   /* what the samples' reads read and carried, summed over
+	                                 * all of them (zero: not known, a recording) */
 	int ncpu;                       /* CPUs the process may run on (affinity; 0 unknown) */
 	double quota_cores;             /* its cgroup's CPU quota in cores, < 0 none (set by the caller) */
 	char quota_dir[VT_QUOTA_DIR_MAX]; /* the cgroup that sets it (set by the caller) */

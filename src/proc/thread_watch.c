@@ -47,9 +47,13 @@ struct slot {
 	int status_fd;   /* task/TID/status, opened at the first VT_TW_CSW read */
 	int wchan_fd;    /* task/TID/wchan, opened at the first VT_TW_WCHAN read */
 	int syscall_fd;  /* task/TID/syscall, opened at the first VT_TW_SYSCALL read */
+	unsigned read_last;   /* VT_TW_CARRY: the files of enum slot_file the previous read read */
 };
 
-#define SLOT_NONE ((struct slot){ -1, -1, -1, -1, -1 })
+/* status, wchan and syscall: what a VT_TW_CARRY read read for one thread. */
+enum slot_file { READ_STATUS = 1 << 0, READ_WCHAN = 1 << 1, READ_SYSCALL = 1 << 2 };
+
+#define SLOT_NONE ((struct slot){ -1, -1, -1, -1, -1, 0 })
 
 struct vt_thread_watch {
 	pid_t pid;
@@ -58,6 +62,7 @@ struct vt_thread_watch {
 	bool schedstat;               /* the kernel has task/TID/schedstat */
 	int wchan_access;             /* VT_OK, or VT_E_PERM: no ptrace read access (see .h) */
 	int syscall_refused;          /* VT_OK, or why the last syscall read failed for good */
+	bool syscall_seen;            /* a syscall file was read: its access is known */
 	unsigned prev_flags;          /* of the previous read */
 	uint64_t reads;               /* completed reads */
 	uint64_t lists;               /* listings of task/ */
@@ -81,6 +86,7 @@ struct vt_thread_watch {
 
 	struct vt_thread_watch_proc proc;
 	size_t held, reopened;        /* of the last read */
+	size_t stat_read, stat_carried, csw_read, doing_read, doing_carried, doing_running;   /* ditto */
 	struct vt_buf buf;            /* one file at a time */
 	_Alignas(8) char dents[DENTS_BYTES];
 };
@@ -284,6 +290,7 @@ static int read_doing(struct vt_thread_watch *w, struct slot *s, pid_t tid, unsi
 		rc = read_file(w, s->syscall_fd, tid, "syscall", &e);
 		if (is_gone(rc))
 			return VT_E_GONE;
+		w->syscall_seen = true;
 		if (rc == VT_OK)
 			rc = vt_syscall_parse(w->buf.data, w->buf.len, &c->syscall, c->syscall_args, NULL);
 		if (rc != VT_OK || !vt_syscall_parse_sp_pc(w->buf.data, w->buf.len, &c->syscall_sp, &c->syscall_pc))
@@ -305,7 +312,7 @@ static int read_schedstat(struct vt_thread_watch *w, struct slot *s, pid_t tid,
 	struct vt_schedstat ss;
 	int rc;
 
-	c->run_ns = c->wait_ns = VT_NA;
+	c->run_ns = c->wait_ns = c->timeslices = VT_NA;
 	if (!w->schedstat)
 		return VT_OK;
 	rc = read_file(w, s->sched_fd, tid, "schedstat", NULL);
@@ -314,8 +321,193 @@ static int read_schedstat(struct vt_thread_watch *w, struct slot *s, pid_t tid,
 	if (rc == VT_OK && vt_schedstat_parse(w->buf.data, w->buf.len, &ss, NULL) == VT_OK) {
 		c->run_ns = ss.run_ns;
 		c->wait_ns = ss.wait_ns;
+		c->timeslices = ss.timeslices;
 	}
 	return VT_OK;
+}
+
+/*
+ * Whether old's wchan and syscall still hold for a thread that has not run
+ * since (VT_TW_CARRY): both asked for were answered then, and they agree
+ * with its state (asleep in a wait, or in R with none).  A read that
+ * caught the thread between its state and its switch (state S, wchan "0")
+ * is read again.
+ */
+static bool doing_carriable(const struct vt_thread_counts *old, unsigned flags)
+{
+	bool none_w = old->wchan_rc != VT_OK || !old->wchan[0];
+	bool none_s = old->syscall_rc != VT_OK || old->syscall == VT_TW_SYSCALL_RUNNING;
+
+	if (((flags & VT_TW_WCHAN) && old->wchan_rc == VT_TW_UNREAD) ||
+	    ((flags & VT_TW_SYSCALL) && old->syscall_rc == VT_TW_UNREAD))
+		return false;
+	if (old->state == 'R')
+		return none_w && none_s;
+	return (old->wchan_rc != VT_OK || old->wchan[0]) &&
+	       (old->syscall_rc != VT_OK || old->syscall != VT_TW_SYSCALL_RUNNING);
+}
+
+/* Keep only the parts of row c that flags asked for (a carried row has old's). */
+static void doing_unasked(unsigned flags, struct vt_thread_counts *c)
+{
+	if (!(flags & VT_TW_WCHAN)) {
+		c->wchan[0] = '\0';
+		c->wchan_rc = VT_TW_UNREAD;
+	}
+	if (!(flags & VT_TW_SYSCALL)) {
+		c->syscall = VT_TW_SYSCALL_RUNNING;
+		c->syscall_rc = VT_TW_UNREAD;
+		c->syscall_sp = c->syscall_pc = 0;
+		memset(c->syscall_args, 0, sizeof(c->syscall_args));
+	}
+}
+
+/*
+ * wchan and syscall of a thread in state R, not read (VT_TW_CARRY): the
+ * kernel shows none for a thread on a CPU or queued for one.  A refused
+ * file stays refused; the system call is read until one thread's was, so
+ * that a refusal is learnt.  false when they must be read after all.
+ */
+static bool doing_running(struct vt_thread_watch *w, unsigned flags, struct vt_thread_counts *c)
+{
+	if ((flags & VT_TW_SYSCALL) && w->syscall_refused == VT_OK && !w->syscall_seen)
+		return false;
+	c->wchan[0] = '\0';
+	c->wchan_rc = (flags & VT_TW_WCHAN) ? w->wchan_access : VT_TW_UNREAD;
+	c->syscall = VT_TW_SYSCALL_RUNNING;
+	c->syscall_rc = (flags & VT_TW_SYSCALL) ? w->syscall_refused : VT_TW_UNREAD;
+	c->syscall_sp = c->syscall_pc = 0;
+	memset(c->syscall_args, 0, sizeof(c->syscall_args));
+	return true;
+}
+
+/* Hold status, wchan or syscall of a VT_TW_CARRY read from the second read in a row that reads it. */
+static void hold_again(struct vt_thread_watch *w, struct slot *s, pid_t tid, unsigned file, const char *name,
+		       int *fd)
+{
+	if (s->stat_fd >= 0 && *fd < 0 && (s->read_last & file))
+		hold_open(w, tid, name, fd);
+}
+
+/* The context switches of thread tid from its status into *c (VT_NA when they do not parse). */
+static int read_csw(struct vt_thread_watch *w, struct slot *s, pid_t tid, struct vt_thread_counts *c)
+{
+	int rc = read_file(w, s->status_fd, tid, "status", NULL);
+
+	if (is_gone(rc))
+		return VT_E_GONE;
+	if (rc != VT_OK || !parse_csw(w->buf.data, w->buf.len, &c->vcsw, &c->nvcsw))
+		c->vcsw = c->nvcsw = VT_NA;
+	w->csw_read++;
+	return VT_OK;
+}
+
+/*
+ * The rest of a VT_TW_CARRY read of a thread whose stat and schedstat are
+ * in *c: status and what it is doing, read only when they may have changed.
+ * read is what was read (enum slot_file), for the fds held next time.
+ */
+static int carry_rest(struct vt_thread_watch *w, struct slot *s, pid_t tid, const struct vt_thread_counts *old,
+		      unsigned flags, struct vt_thread_counts *c, unsigned *read)
+{
+	bool still = (c->carried & VT_TW_CARRIED_STAT) != 0;
+	int rc;
+
+	if (!(flags & VT_TW_CSW)) {
+		c->vcsw = c->nvcsw = VT_NA;
+	} else if (still && vt_known(old->vcsw)) {
+		c->carried |= VT_TW_CARRIED_CSW;    /* no switch without a timeslice or run time */
+	} else {
+		hold_again(w, s, tid, READ_STATUS, "status", &s->status_fd);
+		if ((rc = read_csw(w, s, tid, c)) != VT_OK)
+			return rc;
+		*read |= READ_STATUS;
+	}
+	if (!(flags & (VT_TW_WCHAN | VT_TW_SYSCALL)))
+		return VT_OK;
+	if (still && doing_carriable(old, flags)) {
+		c->carried |= old->state == 'R' ? VT_TW_DOING_RUNNING : VT_TW_CARRIED_DOING;
+		if (old->state == 'R')
+			w->doing_running++;
+		else
+			w->doing_carried++;
+		return VT_OK;
+	}
+	if (c->state == 'R' && doing_running(w, flags, c)) {
+		c->carried |= VT_TW_DOING_RUNNING;
+		w->doing_running++;
+		return VT_OK;
+	}
+	if (flags & VT_TW_WCHAN) {
+		hold_again(w, s, tid, READ_WCHAN, "wchan", &s->wchan_fd);
+		*read |= READ_WCHAN;
+	}
+	if (flags & VT_TW_SYSCALL) {
+		hold_again(w, s, tid, READ_SYSCALL, "syscall", &s->syscall_fd);
+		*read |= READ_SYSCALL;
+	}
+	w->doing_read++;
+	return read_doing(w, s, tid, flags, c);
+}
+
+/* stat of thread tid into the stat fields of *c. */
+static int read_stat(struct vt_thread_watch *w, struct slot *s, pid_t tid, struct vt_thread_counts *c,
+		     struct vt_err *err)
+{
+	struct vt_proc_stat st;
+	int rc = read_file(w, s->stat_fd, tid, "stat", err);
+
+	if (rc == VT_OK)
+		rc = vt_proc_stat_parse(w->buf.data, w->buf.len, &st, err);
+	if (rc != VT_OK)
+		return is_gone(rc) ? VT_E_GONE : rc;
+	c->tid = tid;
+	memcpy(c->comm, st.comm, sizeof(c->comm));
+	c->state = st.state;
+	c->start_ticks = st.start_ticks;
+	c->utime_ticks = st.utime_ticks;
+	c->stime_ticks = st.stime_ticks;
+	c->processor = st.processor;
+	w->stat_read++;
+	return VT_OK;
+}
+
+/*
+ * A VT_TW_CARRY read of thread tid, whose stat and schedstat fds are held
+ * since an earlier read (old): schedstat first; the rest as it changed.
+ */
+static int read_thread_carry(struct vt_thread_watch *w, struct slot *s, pid_t tid,
+			     const struct vt_thread_counts *old, unsigned flags, struct vt_thread_counts *c,
+			     struct vt_err *err)
+{
+	struct vt_thread_counts now;
+	unsigned read = 0;
+	int rc;
+
+	if ((rc = read_schedstat(w, s, tid, &now)) != VT_OK)
+		return rc;
+	*c = *old;      /* what read_stat does not set */
+	c->carried = 0;
+	/*
+	 * The state is always read: a thread woken since but still queued for
+	 * a CPU has not run either, and must show R, not old's S.
+	 */
+	if ((rc = read_stat(w, s, tid, c, err)) != VT_OK)
+		return rc;
+	if (vt_known(now.run_ns) && vt_known(now.timeslices) && now.run_ns == old->run_ns &&
+	    now.timeslices == old->timeslices && now.wait_ns == old->wait_ns && c->state == old->state) {
+		/* not on a CPU since old was read, and in the same state: asleep in the same wait */
+		c->carried = VT_TW_CARRIED_STAT;
+		w->stat_carried++;
+	}
+	c->run_ns = now.run_ns;
+	c->wait_ns = now.wait_ns;
+	c->timeslices = now.timeslices;
+	c->is_new = false;
+	rc = carry_rest(w, s, tid, old, flags, c, &read);
+	doing_unasked(flags, c);
+	s->read_last = read;
+	return rc;
 }
 
 /*
@@ -331,7 +523,9 @@ static int read_thread(struct vt_thread_watch *w, struct slot *s, pid_t tid,
 	/* Decided before any open below: only fds held since an earlier read
 	 * prove (ESRCH once it exits) that this is still old's thread. */
 	bool sched_only = (flags & VT_TW_SCHEDSTAT_ONLY) && old && s->stat_fd >= 0 && s->sched_fd >= 0;
-	struct vt_proc_stat st;
+	bool carry = (flags & VT_TW_CARRY) != 0;
+	bool carry_old = carry && old && s->stat_fd >= 0 && s->sched_fd >= 0 && w->schedstat;
+	unsigned read = 0;
 	int rc;
 
 	/* Hold what the budget allows; a missing stat means the thread is gone. */
@@ -339,20 +533,22 @@ static int read_thread(struct vt_thread_watch *w, struct slot *s, pid_t tid,
 		return VT_E_GONE;
 	if (s->stat_fd >= 0 && s->sched_fd < 0 && w->schedstat)
 		hold_open(w, tid, "schedstat", &s->sched_fd);
-	if (s->stat_fd >= 0 && s->status_fd < 0 && (flags & VT_TW_CSW))
+	if (s->stat_fd >= 0 && s->status_fd < 0 && (flags & VT_TW_CSW) && !carry)
 		hold_open(w, tid, "status", &s->status_fd);
 	/* held only when asked on consecutive reads (a live view, not a soak's minute) */
 	if (s->stat_fd >= 0 && s->wchan_fd < 0 && (flags & w->prev_flags & VT_TW_WCHAN) &&
-	    w->wchan_access == VT_OK)
+	    w->wchan_access == VT_OK && !carry)
 		hold_open(w, tid, "wchan", &s->wchan_fd);
 	if (s->stat_fd >= 0 && s->syscall_fd < 0 && (flags & w->prev_flags & VT_TW_SYSCALL) &&
-	    w->syscall_refused == VT_OK)
+	    w->syscall_refused == VT_OK && !carry)
 		hold_open(w, tid, "syscall", &s->syscall_fd);
 	if (s->stat_fd >= 0)
 		w->held++;
 	else
 		w->reopened++;
 
+	if (carry_old)
+		return read_thread_carry(w, s, tid, old, flags, c, err);
 	if (sched_only) {
 		/* the stat fields of its last full read (see Between full reads in the .h) */
 		*c = *old;
@@ -361,22 +557,20 @@ static int read_thread(struct vt_thread_watch *w, struct slot *s, pid_t tid,
 		sched_only = vt_known(c->run_ns);   /* else its stat after all */
 	}
 	if (!sched_only) {
-		rc = read_file(w, s->stat_fd, tid, "stat", err);
-		if (rc == VT_OK)
-			rc = vt_proc_stat_parse(w->buf.data, w->buf.len, &st, err);
-		if (rc != VT_OK)
-			return is_gone(rc) ? VT_E_GONE : rc;
-		c->tid = tid;
-		memcpy(c->comm, st.comm, sizeof(c->comm));
-		c->state = st.state;
-		c->start_ticks = st.start_ticks;
-		c->utime_ticks = st.utime_ticks;
-		c->stime_ticks = st.stime_ticks;
-		c->processor = st.processor;
+		if ((rc = read_stat(w, s, tid, c, err)) != VT_OK)
+			return rc;
 		if ((rc = read_schedstat(w, s, tid, c)) != VT_OK)
 			return rc;
 	}
 	c->is_new = false;
+	c->carried = 0;
+	if (carry) {
+		/* new to the watch, read by path, or no schedstat: everything is read */
+		rc = carry_rest(w, s, tid, NULL, flags, c, &read);
+		doing_unasked(flags, c);
+		s->read_last = read;
+		return rc;
+	}
 
 	c->vcsw = c->nvcsw = VT_NA;
 	if (flags & VT_TW_CSW) {
@@ -385,7 +579,10 @@ static int read_thread(struct vt_thread_watch *w, struct slot *s, pid_t tid,
 			return VT_E_GONE;
 		if (rc == VT_OK && !parse_csw(w->buf.data, w->buf.len, &c->vcsw, &c->nvcsw))
 			c->vcsw = c->nvcsw = VT_NA;
+		w->csw_read++;
 	}
+	if (flags & (VT_TW_WCHAN | VT_TW_SYSCALL))
+		w->doing_read++;
 	return read_doing(w, s, tid, flags, c);
 }
 
@@ -760,6 +957,8 @@ int vt_thread_watch_read(struct vt_thread_watch *w, unsigned flags, struct vt_er
 	shed_fds(w);
 	w->n_exited = 0;
 	w->held = w->reopened = 0;
+	w->stat_read = w->stat_carried = w->csw_read = 0;
+	w->doing_read = w->doing_carried = w->doing_running = 0;
 	w->relist = false;
 	g = (struct merge){ .src = w->rows, .src_slots = w->slots, .n_src = w->n,
 			    .dst = w->next_rows, .dst_slots = w->next_slots, .flags = flags,
@@ -823,6 +1022,12 @@ void vt_thread_watch_stats(const struct vt_thread_watch *w, struct vt_thread_wat
 	out->fds = w->thread_fds + 2;
 	out->fd_max = w->fd_max;
 	out->schedstat = w->schedstat;
+	out->stat_read = w->stat_read;
+	out->stat_carried = w->stat_carried;
+	out->csw_read = w->csw_read;
+	out->doing_read = w->doing_read;
+	out->doing_carried = w->doing_carried;
+	out->doing_running = w->doing_running;
 }
 
 void vt_thread_watch_set_fd_max(struct vt_thread_watch *w, size_t fd_max)

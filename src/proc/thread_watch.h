@@ -69,6 +69,26 @@
  * 1.6x the cost); they get held fds as soon as others exit.  EMFILE or ENFILE
  * while opening also falls back to open-read-close.
  *
+ * Reading what changed (VT_TW_CARRY).  A live view samples every thread
+ * many times a second, and most threads of a large process sleep through
+ * all of it.  With VT_TW_CARRY a thread of the previous read whose stat
+ * and schedstat fds are held reads schedstat and stat; when its run time,
+ * its count of timeslices and its run-queue wait are as they were, it has
+ * not been on a CPU since (every switch in counts a timeslice, every
+ * switch out adds run time), and when its state is also the same it is
+ * asleep in the same wait: its context switches, wchan and system call
+ * are carried from the previous row, marked carried, not read.  That is
+ * exact (none of them moves while the thread is off a CPU).  The state is
+ * read every time, because a thread woken since but still queued for a CPU
+ * has not run either and is R to the kernel.  A thread that did run, or
+ * changed state, reads status when VT_TW_CSW asks, and wchan and syscall
+ * only when it is not in state R (for a thread on a CPU or queued for one
+ * the kernel shows neither: the row says so without asking; the system
+ * call only once one thread's was read, so that a refusal is still seen).
+ * vt_thread_watch_stats
+ * counts what the last read read and carried.  status, wchan and syscall fds are held from the
+ * second read in a row that reads the file for that thread.
+ *
  * One watch is used by one thread at a time; several watches may live in
  * different threads (the fd accounting between them is atomic).
  */
@@ -92,6 +112,15 @@ enum vt_thread_watch_flags {
 	VT_TW_WCHAN = 1 << 1,   /* also read task/TID/wchan */
 	VT_TW_SYSCALL = 1 << 2, /* also read task/TID/syscall */
 	VT_TW_SCHEDSTAT_ONLY = 1 << 3,   /* known threads: schedstat only (see Between full reads) */
+	VT_TW_CARRY = 1 << 4,   /* a thread not run since the previous read, in the same state, keeps its waits */
+};
+
+/* vt_thread_counts.carried: which parts of a row an earlier read gave. */
+enum vt_thread_carried {
+	VT_TW_CARRIED_STAT = 1 << 0,     /* not run since, same state (stat is read all the same) */
+	VT_TW_CARRIED_CSW = 1 << 1,      /* vcsw, nvcsw: not switched since status was read */
+	VT_TW_CARRIED_DOING = 1 << 2,    /* wchan and syscall: asleep in the same wait */
+	VT_TW_DOING_RUNNING = 1 << 3,    /* wchan and syscall not read: state R, the kernel shows none */
 };
 
 /* vt_thread_counts.syscall besides a system call number (proc/wchan_syscall.h). */
@@ -110,6 +139,7 @@ struct vt_thread_counts {
 	uint64_t stime_ticks;   /* task stat (15) */
 	uint64_t run_ns;        /* task schedstat (1): on a CPU, VT_NA if unreadable */
 	uint64_t wait_ns;       /* task schedstat (2): runnable, waiting for a CPU, VT_NA if unreadable */
+	uint64_t timeslices;    /* task schedstat (3): times it was switched in, VT_NA if unreadable */
 	uint64_t vcsw;          /* task status voluntary_ctxt_switches, VT_NA if not read this tick */
 	uint64_t nvcsw;         /* task status nonvoluntary_ctxt_switches, VT_NA if not read this tick */
 	int64_t processor;      /* task stat (39): CPU last run on, -1 unknown */
@@ -122,6 +152,7 @@ struct vt_thread_counts {
 	                         * VT_E_NOTFOUND no such file; VT_TW_UNREAD not asked for */
 	int syscall_rc;         /* the same for syscall (ptrace attach access needed) */
 	bool is_new;            /* appeared since the previous read; false in the first read */
+	unsigned carried;       /* enum vt_thread_carried: the parts an earlier read gave (VT_TW_CARRY) */
 };
 
 /* The process as a whole, from the held /proc/PID/stat, at the same read. */
@@ -146,6 +177,13 @@ struct vt_thread_watch_stats {
 	size_t fds;             /* fds this watch holds now, directory and process stat included */
 	size_t fd_max;          /* this watch's own cap on held thread fds (SIZE_MAX: none) */
 	bool schedstat;         /* the kernel has task/TID/schedstat (CONFIG_SCHED_INFO) */
+	/* What the last read read and carried, thread by thread (rows of the last read). */
+	size_t stat_read;       /* rows whose stat was read */
+	size_t stat_carried;    /* of those, rows not run since the previous read, in the same state (VT_TW_CARRY) */
+	size_t csw_read;        /* rows whose status was read */
+	size_t doing_read;      /* rows whose wchan or syscall was read */
+	size_t doing_carried;   /* rows whose wchan and syscall were carried (asleep, not run since) */
+	size_t doing_running;   /* rows in state R: wchan and syscall not read (the kernel shows none) */
 };
 
 struct vt_thread_watch;   /* opaque; owns its fds and arrays */

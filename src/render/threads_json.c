@@ -108,6 +108,15 @@ int vt_render_threads_json(FILE *out, const struct vt_threads_rates *r, const st
 	json_object_set_new(root, "name", vt_json_text(r->comm));
 	json_object_set_new(root, "interval_s", json_real(r->interval_s));
 	json_object_set_new(root, "samples", json_integer(r->nsamples));
+	if (r->reads.stat_read || r->reads.stat_carried)
+		json_object_set_new(root, "sampled", json_pack("{s:I, s:I, s:I, s:I, s:I}",
+			"states_read", (json_int_t)r->reads.stat_read,
+			"states_carried", (json_int_t)r->reads.stat_carried,
+			"waits_read", (json_int_t)r->reads.doing_read,
+			"waits_carried", (json_int_t)r->reads.doing_carried,
+			"waits_none_running", (json_int_t)r->reads.doing_running));
+	else
+		json_object_set_new(root, "sampled", json_null());
 	json_object_set_new(root, "process_exited", json_boolean(r->process_exited));
 	json_object_set_new(root, "ncpu", r->ncpu > 0 ? json_integer(r->ncpu) : json_null());
 	json_object_set_new(root, "cgroup_quota_cores", num_or_null(r->quota_cores));

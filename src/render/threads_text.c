@@ -87,6 +87,29 @@ static void print_pool(FILE *out, const struct vt_thread_pool *p)
 	fprintf(out, ", %.3f cores together\n", p->total_cores);
 }
 
+/*
+ * What the state and wait counts rest on: of the thread samples, how many
+ * read their state (all) and how many of those had not run since the sample
+ * before; how many read wchan and the system call and how many carried them.
+ */
+static void print_reads(FILE *out, const struct vt_threads_rates *r)
+{
+	const struct vt_thread_reads *k = &r->reads;
+	uint64_t doing = k->doing_read + k->doing_carried + k->doing_running;
+
+	if (!k->stat_read && !k->stat_carried)
+		return;     /* a recording: not known */
+	fprintf(out, "  sampled    thread states from %u samples over %.2f s: %llu read, %llu of them had not\n"
+		"             run since the sample before", r->nsamples, r->interval_s,
+		(unsigned long long)k->stat_read, (unsigned long long)k->stat_carried);
+	if (doing)
+		fprintf(out, "; wait channels and system\n             calls: %llu read, %llu carried (asleep in "
+			"the same wait), %llu none (in state R)",
+			(unsigned long long)k->doing_read, (unsigned long long)k->doing_carried,
+			(unsigned long long)k->doing_running);
+	fprintf(out, "\n");
+}
+
 static void print_summary(FILE *out, const struct vt_threads_rates *r)
 {
 	char threads[32], samples[32], comm[sizeof(r->comm)];
@@ -95,6 +118,7 @@ static void print_summary(FILE *out, const struct vt_threads_rates *r)
 		vt_text_printable(r->comm, comm, sizeof(comm)),
 		vt_fmt_count_of(r->n, "thread", "threads", threads, sizeof(threads)), r->interval_s,
 		vt_fmt_count_of(r->nsamples, "sample", "samples", samples, sizeof(samples)));
+	print_reads(out, r);
 	fprintf(out, "  CPU        %.3f cores", r->cores);
 	print_share(out, r);
 	fprintf(out, "  (from %s deltas)\n", r->cores_source);

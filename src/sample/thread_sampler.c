@@ -34,6 +34,8 @@ struct vt_thread_sampler {
 	size_t n, cap;
 	uint64_t step_ns;                    /* between samples, on average */
 	uint64_t step_min_ns;                /* the least step (VT_SAMPLER_STEP_MIN_NS unless set) */
+	unsigned cost_factor;                /* the step is at least this times a sample's CPU */
+	bool opened;                         /* the first sample (every file opened) was taken */
 	uint64_t jitter;                     /* state of the step's jitter (xorshift) */
 	struct vt_cgroup_cpu cg;             /* at the start of the interval */
 	bool cg_ok;
@@ -78,6 +80,7 @@ int vt_thread_sampler_open(const struct vt_procfs *pfs, pid_t pid, volatile sig_
 	s->pid = pid;
 	s->buf = (struct vt_buf)VT_BUF_INIT(1u << 20);
 	s->step_ns = s->step_min_ns = VT_SAMPLER_STEP_MIN_NS;
+	s->cost_factor = VT_SAMPLER_COST_FACTOR;
 	s->jitter = vt_mono_ns() | 1;
 	s->stop = stop;
 	vt_thread_sampler_set_wait(s, NULL);
@@ -147,6 +150,21 @@ static uint64_t jittered(struct vt_thread_sampler *s)
 	return s->step_ns / 2 + s->jitter % (s->step_ns ? s->step_ns : 1);
 }
 
+void vt_thread_sampler_set_cost_factor(struct vt_thread_sampler *s, unsigned factor)
+{
+	s->cost_factor = factor ? factor : 1;
+}
+
+/* CPU this thread has used, ns (the sampler runs in one thread). */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return vt_mono_ns();
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 void vt_thread_sampler_set_step_min(struct vt_thread_sampler *s, uint64_t ns)
 {
 	s->step_min_ns = ns;
@@ -169,7 +187,7 @@ static int take(struct vt_thread_sampler *s, unsigned flags, struct vt_err *err)
 		s->samples = grown;
 		s->cap = cap;
 	}
-	t0 = vt_mono_ns();
+	t0 = thread_cpu_ns();
 	rc = vt_threads_sample_take(s->watch, flags, &s->samples[s->n], err);
 	if (rc != VT_OK)
 		return rc;
@@ -177,9 +195,10 @@ static int take(struct vt_thread_sampler *s, unsigned flags, struct vt_err *err)
 	s->n++;
 	if (s->hook.sample && (rc = s->hook.sample(s->hook.ctx, &s->samples[s->n - 1], err)) != VT_OK)
 		return rc;
-	cost = vt_mono_ns() - t0;
-	s->step_ns = cost * VT_SAMPLER_COST_FACTOR > s->step_min_ns ? cost * VT_SAMPLER_COST_FACTOR
-								    : s->step_min_ns;
+	cost = thread_cpu_ns() - t0;
+	if (s->opened)        /* the first one opened every file: paid once, not every step */
+		s->step_ns = cost * s->cost_factor > s->step_min_ns ? cost * s->cost_factor : s->step_min_ns;
+	s->opened = true;
 	return VT_OK;
 }
 

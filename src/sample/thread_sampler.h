@@ -5,9 +5,12 @@
  * The sampler holds the process's thread files open (a thread watch) and
  * takes a thread sample (sample/threads.h) at the start of the interval,
  * every step in between (each wait jittered, 0.5 to 1.5 steps, so that a
- * periodic workload is not seen at one phase) and at its end.  The step is 100 ms, or 20 times
- * what one sample cost when that is longer, so that sampling stays under 5%
- * of a core on a process with thousands of threads.  Rates come from the
+ * periodic workload is not seen at one phase) and at its end.  The step is
+ * 100 ms, or 20 times (vt_thread_sampler_set_cost_factor) the CPU the last
+ * sample cost this thread when that is longer, so that sampling stays under
+ * 5% of a core (1% at factor 100) on a process with thousands of threads.
+ * The first sample of a sampler, which opens every thread's files, does not
+ * set the step: its cost is paid once.  Rates come from the
  * first and the last sample, states, wchans and system calls from all of
  * them (analyze/rates.h).  Intervals chain: the last sample of one opens
  * the next (vt_thread_sampler_next), so no CPU falls between two of them.
@@ -34,7 +37,7 @@
 #include "sample/threads.h"
 #include "sample/watch.h"
 
-/* Time between samples: at least this, and at least VT_SAMPLER_COST_FACTOR times one sample's cost. */
+/* Time between samples: at least this, and at least VT_SAMPLER_COST_FACTOR times one sample's CPU. */
 #define VT_SAMPLER_STEP_MIN_NS 100000000ull
 #define VT_SAMPLER_COST_FACTOR 20
 
@@ -100,6 +103,9 @@ int vt_thread_sampler_open(const struct vt_procfs *pfs, pid_t pid, volatile sig_
 /* Sample at least every ns instead of VT_SAMPLER_STEP_MIN_NS (vitals locks: more samples
  * of a few threads); the step still grows to VT_SAMPLER_COST_FACTOR x a sample's cost. */
 void vt_thread_sampler_set_step_min(struct vt_thread_sampler *s, uint64_t ns);
+
+/* The step is at least factor times the CPU of the last sample (VT_SAMPLER_COST_FACTOR unless set). */
+void vt_thread_sampler_set_cost_factor(struct vt_thread_sampler *s, unsigned factor);
 
 /* Wait with wait instead of clock_nanosleep (NULL: back to the default). */
 void vt_thread_sampler_set_wait(struct vt_thread_sampler *s, const struct vt_sampler_wait *wait);

@@ -119,7 +119,23 @@ int vt_threads_sample_from_watch(const struct vt_thread_watch *w, bool live, str
 	}
 	out->n = n;
 	out->ngone = ngone;
+	if (live) {
+		struct vt_thread_watch_stats st;
+
+		vt_thread_watch_stats(w, &st);
+		out->reads = (struct vt_thread_reads){ st.stat_read, st.stat_carried, st.doing_read,
+						       st.doing_carried, st.doing_running };
+	}
 	return VT_OK;
+}
+
+void vt_thread_reads_add(struct vt_thread_reads *a, const struct vt_thread_reads *b)
+{
+	a->stat_read += b->stat_read;
+	a->stat_carried += b->stat_carried;
+	a->doing_read += b->doing_read;
+	a->doing_carried += b->doing_carried;
+	a->doing_running += b->doing_running;
 }
 
 int vt_threads_sample_take(struct vt_thread_watch *w, unsigned flags,

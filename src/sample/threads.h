@@ -53,6 +53,25 @@ struct vt_thread_snap {
 #define VT_TIMEOUT_NONE (-1)
 #define VT_TIMEOUT_UNKNOWN INT64_MIN
 
+/*
+ * What the reads behind samples read and carried, row by row (the watch's
+ * vt_thread_watch_stats): a thread's state read from its stat or carried
+ * from the read before (it had not run since, VT_TW_CARRY), and its wchan
+ * and system call read, carried (asleep in the same wait) or known none
+ * without a read (state R).  Summed over the samples of an interval it is
+ * the evidence of what the state and wait counts rest on.
+ */
+struct vt_thread_reads {
+	uint64_t stat_read;
+	uint64_t stat_carried;
+	uint64_t doing_read;
+	uint64_t doing_carried;
+	uint64_t doing_running;
+};
+
+/* Add b's counts to a. */
+void vt_thread_reads_add(struct vt_thread_reads *a, const struct vt_thread_reads *b);
+
 struct vt_threads_sample {
 	pid_t pid;
 	char comm[64];              /* stat (2) */
@@ -71,6 +90,7 @@ struct vt_threads_sample {
 	struct vt_thread_snap *gone;      /* owned, ngone: threads that left since the watch's
 	                                   * previous read, with their last counters */
 	size_t ngone;
+	struct vt_thread_reads reads;     /* what the read read and carried for the n rows */
 };
 
 /*

@@ -10,6 +10,7 @@
 
 #include "proc/thread_watch.h"
 #include "proc/procfs.h"
+#include "sample/threads.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1065,6 +1066,130 @@ static void *block_in_read(void *arg)
 	return read(*(int *)arg, &byte, 1) == 1 ? arg : NULL;
 }
 
+/* A thread's schedstat as written: run ns, wait ns and timeslices. */
+static void tree_schedstat(struct tree *t, pid_t tid, uint64_t run, uint64_t wait, uint64_t slices)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d/schedstat", t->proc, (int)t->pid, (int)tid);
+	put(path, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n", run, wait, slices);
+}
+
+static void tree_state(struct tree *t, pid_t tid, const char *comm, char state, uint64_t start)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d/stat", t->proc, (int)t->pid, (int)tid);
+	stat_line(path, tid, comm, state, 1, start, 1, 1, 0);
+}
+
+/*
+ * VT_TW_CARRY: a thread whose schedstat is as it was keeps its row (its
+ * other files, changed behind its back here, are not read); one whose run
+ * time, timeslices or run-queue wait moved is read again; a thread in R
+ * gets no wchan or syscall read; a row whose state and wchan disagreed
+ * (S, but wchan "0") reads its wait again.
+ */
+static void test_thread_watch__fixture_carry(void)
+{
+	const unsigned flags = VT_TW_CSW | VT_TW_WCHAN | VT_TW_SYSCALL | VT_TW_CARRY;
+	const struct vt_thread_counts *r, *c;
+	struct vt_thread_watch_stats st;
+	struct vt_threads_sample sample;
+	struct vt_thread_watch *w;
+	struct vt_procfs pfs;
+	struct vt_err err;
+	struct tree t;
+	size_t n;
+	int pid_fd;
+
+	tree_init(&t, 700, true);
+	tree_proc(&t, 'S', 5, 5, 5);
+	tree_thread(&t, 700, "sleeper", 100, 1, 1);          /* asleep throughout */
+	tree_thread(&t, 701, "slices", 100, 1, 1);           /* switched in, no run time counted */
+	tree_thread(&t, 702, "spinner", 100, 1, 1);          /* R throughout */
+	tree_thread(&t, 703, "caught", 100, 1, 1);           /* S with wchan "0": caught going to sleep */
+	tree_thread(&t, 704, "queued", 100, 1, 1);           /* only its run-queue wait moved */
+	tree_thread(&t, 705, "woken", 100, 1, 1);            /* woken, queued for a CPU: not run yet */
+	tree_state(&t, 702, "spinner", 'R', 100);
+	tree_doing(&t, 700, "futex_wait_queue", "202 0x5581 0x80 0x0 0x0 0x0 0x0 0x7ffd 0x7f12\n");
+	tree_doing(&t, 701, "futex_wait_queue", "202 0x5582 0x80 0x0 0x0 0x0 0x0 0x7ffd 0x7f12\n");
+	tree_doing(&t, 702, "0", "running\n");
+	tree_doing(&t, 703, "0", "running\n");
+	tree_doing(&t, 704, "do_epoll_wait", "232 0x3 0x7ffd 0x40 0x3e8 0x0 0x0 0x7ffd 0x7f12\n");
+	tree_doing(&t, 705, "futex_wait_queue", "202 0x5583 0x80 0x0 0x0 0x0 0x0 0x7ffd 0x7f12\n");
+	w = tree_watch(&t, &pfs, &pid_fd);
+
+	CHECK(vt_thread_watch_read(w, flags, &err) == VT_OK);
+	vt_thread_watch_stats(w, &st);
+	CHECK_EQ_U64(st.stat_read, 6);
+	CHECK_EQ_U64(st.stat_carried, 0);
+	CHECK_EQ_U64(st.doing_read, 5);       /* 702 is R: its none is known without a read */
+	CHECK_EQ_U64(st.doing_running, 1);
+	r = vt_thread_watch_rows(w, &n);
+	c = find(r, n, 702);
+	CHECK(c && c->wchan_rc == VT_OK && !c->wchan[0] && c->syscall_rc == VT_OK &&
+	      c->syscall == VT_TW_SYSCALL_RUNNING && (c->carried & VT_TW_DOING_RUNNING));
+	c = find(r, n, 700);
+	CHECK(c && c->carried == 0 && c->vcsw == 1 && c->timeslices == 7 && !strcmp(c->wchan, "futex_wait_queue"));
+
+	/* behind their backs: every other file changes, schedstat only where said */
+	tree_doing(&t, 700, "pipe_read", "0 0x3 0x0 0x0 0x0 0x0 0x0 0x7ffd 0x7f12\n");
+	tree_doing(&t, 701, "pipe_read", "0 0x4 0x0 0x0 0x0 0x0 0x0 0x7ffd 0x7f12\n");
+	tree_doing(&t, 703, "pipe_read", "0 0x5 0x0 0x0 0x0 0x0 0x0 0x7ffd 0x7f12\n");
+	tree_doing(&t, 704, "pipe_read", "0 0x6 0x0 0x0 0x0 0x0 0x0 0x7ffd 0x7f12\n");
+	tree_state(&t, 701, "slices", 'D', 100);
+	tree_state(&t, 704, "queued", 'D', 100);
+	tree_state(&t, 705, "woken", 'R', 100);              /* woken: R before it runs, schedstat still */
+	tree_schedstat(&t, 701, 1000000, 1000, 8);            /* a timeslice, the same run time */
+	tree_schedstat(&t, 704, 1000000, 2000, 7);            /* waited on a run queue */
+	CHECK(vt_thread_watch_read(w, flags, &err) == VT_OK);
+	vt_thread_watch_stats(w, &st);
+	CHECK_EQ_U64(st.stat_read, 6);        /* the state: every thread */
+	CHECK_EQ_U64(st.stat_carried, 3);     /* 700, 702, 703: not run, the same state */
+	CHECK_EQ_U64(st.csw_read, 3);         /* 701, 704, 705 */
+	CHECK_EQ_U64(st.doing_carried, 1);    /* 700 */
+	CHECK_EQ_U64(st.doing_running, 2);    /* 702, still R: it has not run; 705, R now */
+	CHECK_EQ_U64(st.doing_read, 3);       /* 701, 704, and 703 caught going to sleep */
+	r = vt_thread_watch_rows(w, &n);
+	CHECK_EQ_U64(n, 6);
+	c = find(r, n, 700);
+	CHECK(c && c->state == 'S' && !strcmp(c->wchan, "futex_wait_queue") && c->syscall == 202 &&
+	      c->carried == (VT_TW_CARRIED_STAT | VT_TW_CARRIED_CSW | VT_TW_CARRIED_DOING));
+	c = find(r, n, 701);
+	CHECK(c && c->state == 'D' && !strcmp(c->wchan, "pipe_read") && c->syscall == 0 && c->timeslices == 8 &&
+	      c->carried == 0);
+	c = find(r, n, 702);
+	CHECK(c && c->state == 'R' && (c->carried & VT_TW_CARRIED_STAT) && !c->wchan[0]);
+	c = find(r, n, 703);
+	CHECK(c && c->state == 'S' && !strcmp(c->wchan, "pipe_read") && c->syscall == 0 &&
+	      (c->carried & VT_TW_CARRIED_STAT) && !(c->carried & VT_TW_CARRIED_DOING));
+	c = find(r, n, 704);
+	CHECK(c && c->state == 'D' && c->wait_ns == 2000 && !strcmp(c->wchan, "pipe_read"));
+	c = find(r, n, 705);      /* not asleep in its old wait: R, though it has not run */
+	CHECK(c && c->state == 'R' && !(c->carried & VT_TW_CARRIED_STAT) && (c->carried & VT_TW_DOING_RUNNING) &&
+	      !c->wchan[0]);
+
+	/* what a sample says it rests on */
+	CHECK(vt_threads_sample_take(w, flags, &sample, &err) == VT_OK);
+	CHECK_EQ_U64(sample.reads.stat_read, 6);
+	CHECK_EQ_U64(sample.reads.stat_carried, 6);
+	CHECK_EQ_U64(sample.reads.doing_carried, 4);
+	CHECK_EQ_U64(sample.reads.doing_running, 2);
+	CHECK(sample.n == 6 && sample.threads[0].wchan_ok && !strcmp(sample.threads[0].wchan, "futex_wait_queue"));
+	vt_threads_sample_release(&sample);
+
+	/* without the flag every file is read, as before */
+	CHECK(vt_thread_watch_read(w, VT_TW_CSW | VT_TW_WCHAN | VT_TW_SYSCALL, &err) == VT_OK);
+	r = vt_thread_watch_rows(w, &n);
+	c = find(r, n, 700);
+	CHECK(c && c->state == 'S' && !strcmp(c->wchan, "pipe_read") && c->carried == 0);
+	vt_thread_watch_close(w);
+	close(pid_fd);
+	vt_procfs_close(&pfs);
+	tree_free(&t);
+}
+
 /* A live thread blocked in read(2) on a pipe: the kernel's own view of it. */
 static void test_thread_watch__live_doing(void)
 {
@@ -1117,4 +1242,4 @@ VT_TEST_MAIN(test_thread_watch__fixture_churn, test_thread_watch__fixture_tid_re
 	     test_thread_watch__live_self, test_thread_watch__live_child_exit,
 	     test_thread_watch__live_churn_no_fd_leak, test_thread_watch__fixture_doing,
 	     test_thread_watch__live_doing, test_thread_watch__fixture_schedstat_only,
-	     test_thread_watch__live_schedstat_only)
+	     test_thread_watch__live_schedstat_only, test_thread_watch__fixture_carry)

@@ -48,10 +48,8 @@ static const struct vt_dynsym expat_syms[] = {
 #undef EXPAT_SYM
 
 /* Debian's libexpat1, the library <expat.h> comes from; the package Depends on it */
-static struct vt_dynlib expat_lib = {
-	"libexpat.so.1", "libexpat1", "reading malloc_info (the per-arena figures)", expat_syms,
-	sizeof(expat_syms) / sizeof(expat_syms[0]), &expat, false,
-};
+static struct vt_dynlib expat_lib = VT_DYNLIB("libexpat.so.1", "libexpat1",
+					"reading malloc_info (the per-arena figures)", expat_syms, &expat);
 
 struct parser {
 	struct vt_malloc_info *out;

@@ -34,6 +34,10 @@ struct vt_dynlib {
 	bool loaded;             /* set once every function was found */
 };
 
+/* A struct vt_dynlib of soname, package and needed_by whose functions are the array syms, put in *table. */
+#define VT_DYNLIB(soname, package, needed_by, syms, table) \
+	{ (soname), (package), (needed_by), (syms), sizeof(syms) / sizeof((syms)[0]), (table), false }
+
 /*
  * Open lib and fill its table (once; later calls return at once).  A
  * library that is not installed, or lacks a function, is VT_E_UNSUPPORTED

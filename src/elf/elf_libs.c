@@ -96,14 +96,10 @@ static const struct vt_dynsym libdw_syms[] = {
 	{ "dwfl_thread_state_registers", offsetof(struct vt_libdw_api, dwfl_thread_state_registers) },
 };
 
-static struct vt_dynlib libelf_lib = {
-	"libelf.so.1", "libelf1", "reading ELF files", libelf_syms,
-	sizeof(libelf_syms) / sizeof(libelf_syms[0]), &vt_libelf, false,
-};
-static struct vt_dynlib libdw_lib = {
-	"libdw.so.1", "libdw1", "unwinding and symbolising stacks", libdw_syms,
-	sizeof(libdw_syms) / sizeof(libdw_syms[0]), &vt_libdw, false,
-};
+static struct vt_dynlib libelf_lib = VT_DYNLIB("libelf.so.1", "libelf1", "reading ELF files",
+					libelf_syms, &vt_libelf);
+static struct vt_dynlib libdw_lib = VT_DYNLIB("libdw.so.1", "libdw1", "unwinding and symbolising stacks",
+					libdw_syms, &vt_libdw);
 
 int vt_libelf_load(struct vt_err *err)
 {

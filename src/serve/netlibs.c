@@ -48,14 +48,10 @@ static const struct vt_dynsym curl_syms[] = {
 };
 #undef CURL_SYM
 
-static struct vt_dynlib mhd_lib = {
-	"libmicrohttpd.so.12", "libmicrohttpd12", "vitals serve", mhd_syms,
-	sizeof(mhd_syms) / sizeof(mhd_syms[0]), &vt_mhd, false,
-};
-static struct vt_dynlib curl_lib = {
-	"libcurl.so.4", "libcurl4", "--prometheus", curl_syms,
-	sizeof(curl_syms) / sizeof(curl_syms[0]), &vt_curl, false,
-};
+static struct vt_dynlib mhd_lib = VT_DYNLIB("libmicrohttpd.so.12", "libmicrohttpd12", "vitals serve",
+					mhd_syms, &vt_mhd);
+static struct vt_dynlib curl_lib = VT_DYNLIB("libcurl.so.4", "libcurl4", "--prometheus",
+					curl_syms, &vt_curl);
 
 int vt_mhd_load(struct vt_err *err)
 {

@@ -66,14 +66,10 @@ static const struct vt_dynsym libcrypt_syms[] = {
 	{ "crypt_r", offsetof(struct libcrypt_api, crypt_r) },
 };
 
-static struct vt_dynlib libyaml_lib = {
-	"libyaml-0.so.2", "libyaml-0-2", "--web-config", libyaml_syms,
-	sizeof(libyaml_syms) / sizeof(libyaml_syms[0]), &libyaml, false,
-};
-static struct vt_dynlib libcrypt_lib = {
-	"libcrypt.so.1", "libcrypt1", "--web-config", libcrypt_syms,
-	sizeof(libcrypt_syms) / sizeof(libcrypt_syms[0]), &libcrypt, false,
-};
+static struct vt_dynlib libyaml_lib = VT_DYNLIB("libyaml-0.so.2", "libyaml-0-2", "--web-config",
+					libyaml_syms, &libyaml);
+static struct vt_dynlib libcrypt_lib = VT_DYNLIB("libcrypt.so.1", "libcrypt1", "--web-config",
+					libcrypt_syms, &libcrypt);
 
 struct wc_parse {
 	yaml_document_t *doc;

@@ -46,10 +46,8 @@ static const struct vt_dynsym sqlite_syms[] = {
 	{ "sqlite3_wal_checkpoint_v2", offsetof(struct vt_sqlite_api, sqlite3_wal_checkpoint_v2) },
 };
 
-static struct vt_dynlib sqlite_lib = {
-	"libsqlite3.so.0", "libsqlite3-0", "reading or writing a recording", sqlite_syms,
-	sizeof(sqlite_syms) / sizeof(sqlite_syms[0]), &vt_sqlite, false,
-};
+static struct vt_dynlib sqlite_lib = VT_DYNLIB("libsqlite3.so.0", "libsqlite3-0", "reading or writing a recording",
+					sqlite_syms, &vt_sqlite);
 
 int vt_sqlite_load(struct vt_err *err)
 {

@@ -22,7 +22,8 @@ static void ask(struct vt_elfsym *ef)
 {
 	char version[32], soname[64];
 	const char *bytes;
-	size_t len;
+	uint64_t value;
+	size_t len, i;
 
 	(void)vt_elfsym_defines(ef, VT_ELFSYM_DYNSYM | VT_ELFSYM_SYMTAB, names,
 				sizeof(names) / sizeof(names[0]));
@@ -31,6 +32,9 @@ static void ask(struct vt_elfsym *ef)
 		(void)vt_glibc_banner_version(bytes, len, version, sizeof(version));
 	(void)vt_elfsym_verdef_max(ef, "GLIBC_", version, sizeof(version));
 	(void)vt_elfsym_soname(ef, soname, sizeof(soname));
+	/* by the GNU hash table when there is one (a malformed one must only mean the scan) */
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		(void)vt_elfsym_symbol(ef, names[i], &value, NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

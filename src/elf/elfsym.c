@@ -370,6 +370,9 @@ bool vt_elfsym_soname(struct vt_elfsym *ef, char *out, size_t cap)
 
 #define VERSYM_HIDDEN 0x8000   /* not the default version: name@VER, not name@@VER */
 
+bool vt_elfsym_scan_only;
+unsigned long vt_elfsym_hash_lookups;
+
 struct sym_pick {
 	bool found;
 	bool ifunc;
@@ -407,15 +410,118 @@ static void unreadable(struct sym_pick *pick)
 	pick->read_why = elf_errmsg(-1);
 }
 
-static void pick_in_table(struct vt_elfsym *ef, Elf_Scn *scn, const GElf_Shdr *sh,
-			  const char *name, struct sym_pick *pick)
+/*
+ * Symbol i of the table (sh, data) into pick if it is the defined function
+ * name, the default version winning; true once the default version is found.
+ */
+static bool consider(struct vt_elfsym *ef, const GElf_Shdr *sh, Elf_Data *data, Elf_Data *versym, size_t i,
+		     const char *name, struct sym_pick *pick)
 {
-	Elf_Data *data, *versym;
-	size_t entsize, count, i;
 	const char *sname;
 	GElf_Versym vs;
 	GElf_Sym sym;
 	bool dflt;
+
+	if (i > INT_MAX || !gelf_getsym(data, (int)i, &sym) || !is_defined_func(&sym))
+		return false;
+	sname = elf_strptr(ef->elf, sh->sh_link, sym.st_name);
+	if (!sname || strcmp(sname, name) != 0)
+		return false;
+	dflt = !versym || !gelf_getversym(versym, (int)i, &vs) || !(vs & VERSYM_HIDDEN);
+	if (pick->found && (pick->default_version || !dflt))
+		return false;
+	pick->found = true;
+	pick->default_version = dflt;
+	pick->ifunc = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC;
+	pick->value = sym.st_value;
+	return dflt;
+}
+
+/*
+ * A .gnu.hash section (DT_GNU_HASH): nbuckets, symoffset, bloom_size,
+ * bloom_shift, the bloom words, the buckets, then one chain word for each
+ * symbol from symoffset on, whose low bit ends a chain.  Every word is
+ * checked against the section's size and the symbol count before use, so
+ * a malformed table only means the linear scan.
+ */
+struct gnu_hash {
+	const uint32_t *buckets, *chain;
+	uint32_t nbuckets, symoffset;
+	size_t nchain;              /* chain words: count - symoffset */
+};
+
+static uint32_t gnu_hash(const char *name)
+{
+	uint32_t h = 5381;
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)name; *p; p++)
+		h = h * 33 + *p;
+	return h;
+}
+
+/* The GNU hash table of the dynamic symbol table sym_scn (count symbols): false when none fits. */
+static bool gnu_hash_for(struct vt_elfsym *ef, Elf_Scn *sym_scn, size_t count, struct gnu_hash *gh)
+{
+	size_t sym_index = elf_ndxscn(sym_scn), words, bloom_words;
+	Elf_Scn *scn = NULL;
+	Elf_Data *d = NULL;
+	const uint32_t *w;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(ef->elf, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_GNU_HASH && sh.sh_link == sym_index &&
+		    sh.sh_size <= VT_ELFSYM_SECTION_MAX) {
+			d = elf_rawdata(scn, NULL);
+			break;
+		}
+	if (!d || !d->d_buf || d->d_size < 16 || ((uintptr_t)d->d_buf & 3) ||
+	    gelf_getclass(ef->elf) != ELFCLASS64)
+		return false;
+	w = d->d_buf;
+	words = d->d_size / 4;
+	gh->nbuckets = w[0];
+	gh->symoffset = w[1];
+	bloom_words = (size_t)w[2] * 2;            /* 64-bit bloom words, in 32-bit words */
+	if (!gh->nbuckets || gh->symoffset > count || bloom_words > words ||
+	    4 + bloom_words + gh->nbuckets > words)
+		return false;
+	gh->buckets = w + 4 + bloom_words;
+	gh->chain = gh->buckets + gh->nbuckets;
+	gh->nchain = count - gh->symoffset;
+	if ((size_t)(gh->chain - w) + gh->nchain > words)
+		return false;
+	return true;
+}
+
+/* The first symbol of h's bucket, 0 when it is empty or out of range. */
+static size_t gnu_hash_first(const struct gnu_hash *gh, uint32_t h)
+{
+	uint32_t i = gh->buckets[h % gh->nbuckets];
+
+	return i >= gh->symoffset && i - gh->symoffset < gh->nchain ? i : 0;
+}
+
+/* The symbol after i in h's chain whose hash matches h's, 0 at the chain's end. */
+static size_t gnu_hash_next(const struct gnu_hash *gh, uint32_t h, size_t i)
+{
+	for (;;) {
+		if (gh->chain[i - gh->symoffset] & 1)
+			return 0;                    /* i ended its chain */
+		i++;
+		if (i - gh->symoffset >= gh->nchain)
+			return 0;
+		if ((gh->chain[i - gh->symoffset] | 1) == (h | 1))
+			return i;
+	}
+}
+
+static void pick_in_table(struct vt_elfsym *ef, Elf_Scn *scn, const GElf_Shdr *sh,
+			  const char *name, struct sym_pick *pick)
+{
+	Elf_Data *data, *versym;
+	struct gnu_hash gh;
+	size_t entsize, count, i;
 
 	if (sh->sh_size > VT_ELFSYM_SECTION_MAX)
 		return;
@@ -436,22 +542,20 @@ static void pick_in_table(struct vt_elfsym *ef, Elf_Scn *scn, const GElf_Shdr *s
 	}
 	versym = sh->sh_type == SHT_DYNSYM ? versym_for(ef, scn) : NULL;
 	count = data->d_size / entsize;
-	for (i = 1; i < count && i <= INT_MAX; i++) {
-		if (!gelf_getsym(data, (int)i, &sym) || !is_defined_func(&sym))
-			continue;
-		sname = elf_strptr(ef->elf, sh->sh_link, sym.st_name);
-		if (!sname || strcmp(sname, name) != 0)
-			continue;
-		dflt = !versym || !gelf_getversym(versym, (int)i, &vs) || !(vs & VERSYM_HIDDEN);
-		if (pick->found && (pick->default_version || !dflt))
-			continue;
-		pick->found = true;
-		pick->default_version = dflt;
-		pick->ifunc = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC;
-		pick->value = sym.st_value;
-		if (dflt)
-			return;
+	/* the dynamic symbols by the GNU hash table when there is one: only those of this name's hash */
+	if (sh->sh_type == SHT_DYNSYM && !vt_elfsym_scan_only && gnu_hash_for(ef, scn, count, &gh)) {
+		uint32_t h = gnu_hash(name);
+
+		vt_elfsym_hash_lookups++;
+
+		for (i = gnu_hash_first(&gh, h); i; i = gnu_hash_next(&gh, h, i))
+			if (consider(ef, sh, data, versym, i, name, pick))
+				return;
+		return;
 	}
+	for (i = 1; i < count && i <= INT_MAX; i++)
+		if (consider(ef, sh, data, versym, i, name, pick))
+			return;
 }
 
 int vt_elfsym_symbol(struct vt_elfsym *ef, const char *name, uint64_t *value, struct vt_err *err)

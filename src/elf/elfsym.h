@@ -115,4 +115,11 @@ bool vt_elfsym_vaddr_offset(struct vt_elfsym *ef, uint64_t vaddr, uint64_t *offs
 /* p_vaddr of the first PT_LOAD program header (load bias = its mapping's start - this). */
 bool vt_elfsym_first_load_vaddr(struct vt_elfsym *ef, uint64_t *vaddr);
 
+/* ---- for tests ------------------------------------------------------- */
+
+/* true: vt_elfsym_symbol scans .dynsym whole even where a GNU hash table would find the name. */
+extern bool vt_elfsym_scan_only;
+/* How many vt_elfsym_symbol lookups went through a GNU hash table. */
+extern unsigned long vt_elfsym_hash_lookups;
+
 #endif

@@ -343,6 +343,79 @@ static void test_detect__elfsym_fake_lib(void)
 	vt_elfsym_free(NULL);
 }
 
+/* every function name of a real library: the GNU hash table finds what the whole scan finds */
+struct names {
+	char **v;
+	size_t n, cap;
+};
+
+static bool collect_name(void *ctx, const char *name, uint64_t value, uint64_t size)
+{
+	struct names *ns = ctx;
+
+	(void)value;
+	(void)size;
+	if (ns->n == ns->cap) {
+		size_t cap = ns->cap ? 2 * ns->cap : 1024;
+		char **v = realloc(ns->v, cap * sizeof(*v));
+
+		if (!v)
+			return false;
+		ns->v = v;
+		ns->cap = cap;
+	}
+	ns->v[ns->n] = strdup(name);
+	return ns->v[ns->n++] != NULL;
+}
+
+static void test_detect__elfsym_gnu_hash_agrees(void)
+{
+	static const char *const libs[] = { "/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libm.so.6",
+					    "/lib/x86_64-linux-gnu/libz.so.1" };
+	static const char *const absent[] = { "", "mallinfo3", "malloc_", "pthread_cond_wait@GLIBC_2.2.5" };
+	size_t l, i, found = 0;
+
+	for (l = 0; l < sizeof(libs) / sizeof(libs[0]); l++) {
+		struct names ns = { 0 };
+		struct vt_elfsym *ef = NULL;
+		struct vt_err err;
+		unsigned long before;
+		int fd = open(libs[l], O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0 || vt_elfsym_open_fd(fd, &ef, &err) != VT_OK) {
+			printf("# skip %s: not here\n", libs[l]);
+			continue;
+		}
+		vt_elfsym_each_func(ef, collect_name, &ns);
+		CHECK(ns.n > 10);
+		before = vt_elfsym_hash_lookups;
+		for (i = 0; i < ns.n + sizeof(absent) / sizeof(absent[0]); i++) {
+			const char *name = i < ns.n ? ns.v[i] : absent[i - ns.n];
+			uint64_t by_hash = 1, by_scan = 2;
+			int rc_hash, rc_scan;
+
+			vt_elfsym_scan_only = false;
+			rc_hash = vt_elfsym_symbol(ef, name, &by_hash, NULL);
+			vt_elfsym_scan_only = true;
+			rc_scan = vt_elfsym_symbol(ef, name, &by_scan, NULL);
+			vt_elfsym_scan_only = false;
+			if (rc_hash != rc_scan || by_hash != by_scan) {
+				CHECK(!"the hash table and the scan disagree");
+				printf("#   %s in %s: %d %#llx by hash, %d %#llx by scan\n", name, libs[l], rc_hash,
+				       (unsigned long long)by_hash, rc_scan, (unsigned long long)by_scan);
+				break;
+			}
+			found += rc_hash == VT_OK;
+		}
+		CHECK(vt_elfsym_hash_lookups > before);     /* these libraries have .gnu.hash */
+		for (i = 0; i < ns.n; i++)
+			free(ns.v[i]);
+		free(ns.v);
+		vt_elfsym_free(&ef);
+	}
+	CHECK(found > 1000);
+}
+
 static void test_detect__elfsym_verdef_numeric(void)
 {
 	struct vt_elfsym *ef = open_elf(vt_fixture_path("detect/elf/libnobanner.so"));
@@ -869,7 +942,7 @@ static void test_detect__process_gone(void)
 }
 
 VT_TEST_MAIN(test_detect__banner_debian, test_detect__banner_variants, test_detect__banner_rejects,
-	     test_detect__kind_names, test_detect__elfsym_fake_lib, test_detect__elfsym_verdef_numeric,
+	     test_detect__kind_names, test_detect__elfsym_fake_lib, test_detect__elfsym_gnu_hash_agrees, test_detect__elfsym_verdef_numeric,
 	     test_detect__elfsym_static_exe, test_detect__elfsym_hostile,
 	     test_detect__fixture_missing_files, test_detect__fixture_libc_unreadable,
 	     test_detect__fixture_corrupt_files, test_detect__fixture_glibc_banner,

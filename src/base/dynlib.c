@@ -4,10 +4,32 @@
 #include "base/dynlib.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 static pthread_mutex_t dynlib_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * The resource a failed dlopen ran out of (EMFILE, ENFILE, ENOMEM), else 0:
+ * the errno it left, or, since dlopen does not promise one, whether a
+ * descriptor can be had now.
+ */
+static int short_of(int dlopen_errno)
+{
+	int fd;
+
+	if (vt_code_resource(dlopen_errno))
+		return dlopen_errno;
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	return vt_code_resource(errno) ? errno : 0;
+}
 
 int vt_dynlib_load(struct vt_dynlib *lib, struct vt_err *err)
 {
@@ -27,10 +49,17 @@ int vt_dynlib_load(struct vt_dynlib *lib, struct vt_err *err)
 		goto out;
 	}
 	/* RTLD_NOW: a missing function is found here, not halfway through a request */
+	errno = 0;
 	handle = dlopen(lib->soname, RTLD_NOW | RTLD_LOCAL);
 	if (!handle) {
 		const char *why = dlerror();
+		int e = short_of(errno);
 
+		if (e) {     /* installed, most likely, but vitals ran short: the limit is named */
+			rc = vt_err_set(err, VT_E_FAIL, e, "%s needs %s, which cannot be opened: %s",
+					lib->needed_by, lib->soname, why ? why : strerror(e));
+			goto out;
+		}
 		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "%s needs %s, which cannot be opened: %s",
 				lib->needed_by, lib->soname, why ? why : "unknown reason");
 		vt_err_hint(err, "install it: apt-get install %s", lib->package);

@@ -340,5 +340,6 @@ const struct vt_command vt_cmd_allocs = {
 	.after = ALLOCS_AFTER,
 	.exits = allocs_exits,
 	.examples = allocs_examples,
+	.libs = VT_CMD_LIBDW,
 	.run = allocs_run,
 };

@@ -152,5 +152,6 @@ const struct vt_command vt_cmd_census = {
 	.options = census_options,
 	.exits = census_exits,
 	.examples = census_examples,
+	.libs = VT_CMD_LIBELF,
 	.run = census_run,
 };

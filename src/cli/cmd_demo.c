@@ -463,5 +463,6 @@ const struct vt_command vt_cmd_demo = {
 	.options = demo_options,
 	.exits = demo_exits,
 	.examples = demo_examples,
+	.libs = VT_CMD_LIBDW,
 	.run = demo_run,
 };

@@ -315,5 +315,6 @@ const struct vt_command vt_cmd_experiment = {
 	.exits = experiment_exits,
 	.examples = experiment_examples,
 	.takes_command = true,
+	.libs = VT_CMD_LIBDW,
 	.run = experiment_run,
 };

@@ -339,5 +339,6 @@ const struct vt_command vt_cmd_heap = {
 	.options = heap_options,
 	.exits = heap_exits,
 	.examples = heap_examples,
+	.libs = VT_CMD_LIBELF,
 	.run = heap_run,
 };

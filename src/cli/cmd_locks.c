@@ -226,5 +226,6 @@ const struct vt_command vt_cmd_locks = {
 	.after = LOCKS_AFTER,
 	.exits = locks_exits,
 	.examples = locks_examples,
+	.libs = VT_CMD_LIBDW,
 	.run = locks_run,
 };

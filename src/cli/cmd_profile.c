@@ -447,5 +447,6 @@ const struct vt_command vt_cmd_profile = {
 	.after = PROFILE_AFTER,
 	.exits = profile_exits,
 	.examples = profile_examples,
+	.libs = VT_CMD_LIBDW,
 	.run = profile_run,
 };

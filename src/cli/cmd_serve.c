@@ -375,5 +375,6 @@ const struct vt_command vt_cmd_serve = {
 	.after = SERVE_AFTER,
 	.exits = serve_exits,
 	.examples = serve_examples,
+	.libs = VT_CMD_LIBDW,
 	.run = serve_run,
 };

@@ -162,5 +162,6 @@ const struct vt_command vt_cmd_snap = {
 "still shown.\n",
 	.exits = snap_exits,
 	.examples = snap_examples,
+	.libs = VT_CMD_LIBELF,
 	.run = snap_run,
 };

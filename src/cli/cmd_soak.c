@@ -461,5 +461,6 @@ const struct vt_command vt_cmd_soak = {
 	.exits = soak_exits,
 	.examples = soak_examples,
 	.takes_command = true,
+	.libs = VT_CMD_LIBDW,
 	.run = soak_run,
 };

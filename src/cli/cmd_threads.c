@@ -543,5 +543,6 @@ const struct vt_command vt_cmd_threads = {
 	.after = THREADS_AFTER,
 	.exits = threads_exits,
 	.examples = threads_examples,
+	.libs = VT_CMD_LIBDW,
 	.run = threads_run,
 };

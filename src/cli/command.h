@@ -38,6 +38,12 @@ struct vt_exit_note {
 	const char *meaning;
 };
 
+/* The libraries opened on demand (base/dynlib.h) that a command will use. */
+enum vt_command_libs {
+	VT_CMD_LIBELF = 1 << 0,   /* ELF files: allocator detection, symbols */
+	VT_CMD_LIBDW = 1 << 1,    /* unwinding and symbolising stacks (libelf too) */
+};
+
 struct vt_command {
 	const char *name;                       /* "threads" */
 	const char *summary;                    /* one line, for `vitals --help` */
@@ -49,6 +55,9 @@ struct vt_command {
 	const char *const *examples;            /* command lines, NULL-terminated (PID, FILE, ... stand for the user's) */
 	bool takes_command;                     /* what follows "--" is a command to run (soak, experiment);
 	                                         * for the others it is more operands ("snap -- -5") */
+	unsigned libs;                          /* enum vt_command_libs: opened before run, while
+	                                         * descriptors are plenty (best effort: a library that
+	                                         * cannot be opened is said where it is first needed) */
 	int (*run)(const struct vt_command *cmd, int argc, char **argv);
 };
 

@@ -3,6 +3,7 @@
  */
 #include "cli/cli.h"
 #include "base/version.h"
+#include "elf/elf_libs.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +33,20 @@ static void usage(FILE *out)
  * fails here (a full disk, and the command said nothing of it) fails the
  * command with the I/O status; a command that failed already keeps its own.
  */
+/*
+ * The libraries a command will use, opened before it opens anything else:
+ * a dlopen needs a descriptor and address space, which a command that
+ * holds one fd per thread may no longer have when it first asks.  Errors
+ * are left for the first use to report (a command may do without).
+ */
+static void preload(unsigned libs)
+{
+	if (libs & VT_CMD_LIBDW)
+		(void)vt_libdw_load(NULL);
+	else if (libs & VT_CMD_LIBELF)
+		(void)vt_libelf_load(NULL);
+}
+
 static int finish(const struct vt_command *cmd, int status)
 {
 	bool failed = fflush(stdout) != 0 || ferror(stdout);
@@ -85,5 +100,6 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return VT_EXIT_USAGE;
 	}
+	preload(cmd->libs);
 	return finish(cmd, cmd->run(cmd, argc - i, argv + i));
 }

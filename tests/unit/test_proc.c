@@ -2,6 +2,7 @@
  * test_proc.c — the /proc parsers on recorded files and hostile input.
  */
 #include "harness.h"
+#include "base/dynlib.h"
 #include "base/scan.h"
 #include "base/unknown.h"
 
@@ -18,7 +19,9 @@
 
 #include <fcntl.h>
 #include <math.h>
+#include <dlfcn.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -426,6 +429,62 @@ static void test_buf__cap_is_enforced(void)
 	vt_buf_release(&b);
 }
 
+/*
+ * A library opened on demand: a missing one names its package; one that
+ * cannot be opened because vitals ran out of descriptors is VT_E_NOFILE
+ * naming the limit, not "install it" (t0125 met this as profile's exit 8).
+ */
+struct expat_version_api {
+	void *(*version)(void);
+};
+
+static void test_dynlib__missing_and_short(void)
+{
+	static const struct vt_dynsym syms[] = { { "XML_ExpatVersion", 0 } };
+	struct expat_version_api api = { 0 };
+	struct vt_dynlib none = VT_DYNLIB("libvitals-none.so.9", "vitals-none", "a test", syms, &api);
+	struct vt_err err;
+	int status;
+	pid_t child;
+
+	CHECK_EQ_I64(vt_dynlib_load(&none, &err), VT_E_UNSUPPORTED);
+	CHECK(strstr(err.hint, "apt-get install vitals-none") != NULL);
+	if (dlopen("libexpat.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+		printf("# skip: libexpat is loaded already\n");
+		return;
+	}
+	child = fork();
+	if (child == 0) {
+		struct vt_dynlib expat = VT_DYNLIB("libexpat.so.1", "libexpat1", "a test", syms, &api);
+		struct rlimit rl;
+		int fd = open("/dev/null", O_RDONLY), rc;
+
+		/* no descriptor left above the ones open now (the hard limit kept, to go back) */
+		close(fd);
+		if (getrlimit(RLIMIT_NOFILE, &rl))
+			_exit(10);
+		rl.rlim_cur = (rlim_t)fd;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(10);
+		rc = vt_dynlib_load(&expat, &err);
+		if (rc != VT_E_NOFILE)
+			_exit(11);
+		if (!strstr(err.hint, "ulimit -n"))
+			_exit(12);
+		rl.rlim_cur = (rlim_t)fd + 8;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(13);
+		if (vt_dynlib_load(&expat, &err) != VT_OK || !api.version) {
+			printf("#   %s\n", err.msg);
+			_exit(14);
+		}
+		_exit(0);
+	}
+	CHECK(child > 0 && waitpid(child, &status, 0) == child);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ_I64(WEXITSTATUS(status), 0);
+}
+
 VT_TEST_MAIN(test_stat__recorded_process, test_stat__comm_with_paren,
 	     test_stat__kernel_thread_and_zombie, test_stat__malformed,
 	     test_status__recorded_process, test_status__old_kernel_fields_missing,
@@ -434,4 +493,5 @@ VT_TEST_MAIN(test_stat__recorded_process, test_stat__comm_with_paren,
 	     test_maps__path_with_spaces_and_deleted, test_maps__garbage_rejected,
 	     test_environ__lookup, test_syscall__stack_pointer, test_syscall__arguments,
 	     test_hostload__loadavg, test_io__parse, test_netstat__listen_counters,
-	     test_procfs__reads_after_exit_say_gone, test_buf__cap_is_enforced)
+	     test_procfs__reads_after_exit_say_gone, test_buf__cap_is_enforced,
+	     test_dynlib__missing_and_short)

@@ -90,6 +90,13 @@ static const struct vt_region *libc_code(const struct vt_region_list *maps)
 	return NULL;
 }
 
+/* Whether r maps lib's file executable. */
+static bool code_of(const struct vt_region *r, const struct vt_region *lib)
+{
+	return r->perms[2] == 'x' && r->inode == lib->inode && r->dev_major == lib->dev_major &&
+	       r->dev_minor == lib->dev_minor;
+}
+
 /* Where file offset off of lib's file is mapped executable; 0: nowhere. */
 static uint64_t code_addr(const struct vt_region_list *maps, const struct vt_region *lib, uint64_t off,
 			  uint64_t *map_end)
@@ -99,10 +106,7 @@ static uint64_t code_addr(const struct vt_region_list *maps, const struct vt_reg
 	for (i = 0; i < maps->n; i++) {
 		const struct vt_region *r = &maps->v[i];
 
-		if (r->perms[2] != 'x' || r->inode != lib->inode || r->dev_major != lib->dev_major ||
-		    r->dev_minor != lib->dev_minor)
-			continue;
-		if (off >= r->offset && off - r->offset < r->end - r->start) {
+		if (code_of(r, lib) && off >= r->offset && off - r->offset < r->end - r->start) {
 			*map_end = r->end;
 			return r->start + (off - r->offset);
 		}
@@ -119,8 +123,7 @@ static bool code_off(const struct vt_region_list *maps, const struct vt_region *
 	for (i = 0; i < maps->n; i++) {
 		const struct vt_region *r = &maps->v[i];
 
-		if (r->perms[2] == 'x' && r->inode == lib->inode && r->dev_major == lib->dev_major &&
-		    r->dev_minor == lib->dev_minor && addr >= r->start && addr < r->end) {
+		if (code_of(r, lib) && addr >= r->start && addr < r->end) {
 			*off = r->offset + (addr - r->start);
 			return true;
 		}
@@ -152,16 +155,15 @@ static bool bytes_hold(pid_t pid, uint64_t addr, uint64_t map_end, bool sigretur
 	return found.store == addr && found.store_reg == want->store_reg && found.store_disp == want->store_disp;
 }
 
-/* What the cache remembers for this libc, checked in the target's memory; false: scan. */
-static bool from_cache(int pid_fd, pid_t pid, const struct vt_region_list *maps, struct vt_arch_tramp *t)
+/* What the cache remembers for libc file key, checked in the target's memory; false: scan. */
+static bool from_cache(pid_t pid, const struct vt_region_list *maps, const struct vt_region *lib,
+		       const struct vt_tramp_key *key, struct vt_arch_tramp *t)
 {
-	const struct vt_region *lib = libc_code(maps);
-	struct vt_tramp_key key;
 	struct vt_tramp_entry e;
 	struct vt_arch_tramp c;
 	uint64_t sig_end = 0, store_end = 0;
 
-	if (!lib || !vt_tramp_key_of(pid_fd, lib, &key) || !vt_tramp_cache_get(&key, &e))
+	if (!vt_tramp_cache_get(key, &e))
 		return false;
 	memset(&c, 0, sizeof(c));
 	c.sigreturn = code_addr(maps, lib, e.sigreturn_off, &sig_end);
@@ -175,27 +177,28 @@ static bool from_cache(int pid_fd, pid_t pid, const struct vt_region_list *maps,
 	return true;
 }
 
-/* Remember what the scan found, when both lie in libc's code. */
-static void to_cache(int pid_fd, const struct vt_region_list *maps, const struct vt_arch_tramp *t)
+/* Remember what the scan found for libc file key, when both lie in its code. */
+static void to_cache(const struct vt_region_list *maps, const struct vt_region *lib,
+		     const struct vt_tramp_key *key, const struct vt_arch_tramp *t)
 {
-	const struct vt_region *lib = libc_code(maps);
-	struct vt_tramp_key key;
 	struct vt_tramp_entry e;
 
-	if (!lib || !code_off(maps, lib, t->sigreturn, &e.sigreturn_off) ||
-	    !code_off(maps, lib, t->store, &e.store_off) || !vt_tramp_key_of(pid_fd, lib, &key))
+	if (!code_off(maps, lib, t->sigreturn, &e.sigreturn_off) || !code_off(maps, lib, t->store, &e.store_off))
 		return;
 	e.store_reg = (unsigned)t->store_reg;
 	e.store_disp = (int)t->store_disp;
-	vt_tramp_cache_put(&key, &e);
+	vt_tramp_cache_put(key, &e);
 }
 
 int vt_inject_find_tramp(int pid_fd, pid_t pid, struct vt_arch_tramp *t, struct vt_err *err)
 {
 	struct vt_region_list maps = { 0 };
 	struct vt_buf text = VT_BUF_INIT(VT_PROC_FILE_MAX);
+	const struct vt_region *lib;
+	struct vt_tramp_key key;
 	unsigned char *buf = NULL;
 	size_t budget = SCAN_MAX, i;
+	bool keyed;
 	int rc, pass;
 
 	memset(t, 0, sizeof(*t));
@@ -205,7 +208,10 @@ int vt_inject_find_tramp(int pid_fd, pid_t pid, struct vt_arch_tramp *t, struct 
 	vt_buf_release(&text);
 	if (rc)
 		goto out;
-	if (from_cache(pid_fd, pid, &maps, t))
+	/* libc's file is looked at once: for the cache's answer, and to store the scan's */
+	lib = libc_code(&maps);
+	keyed = lib && vt_tramp_key_of(pid_fd, lib, &key);
+	if (keyed && from_cache(pid, &maps, lib, &key, t))
 		goto out;
 	buf = malloc(CHUNK);
 	if (!buf) {
@@ -224,8 +230,8 @@ int vt_inject_find_tramp(int pid_fd, pid_t pid, struct vt_arch_tramp *t, struct 
 		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "no instruction sequence in the code of "
 				"process %d to store a call's return value through (see "
 				"docs/inject.md), so no call is made", (int)pid);
-	else if (!rc)
-		to_cache(pid_fd, &maps, t);
+	else if (!rc && keyed)
+		to_cache(&maps, lib, &key, t);
 out:
 	free(buf);
 	vt_region_list_release(&maps);

@@ -45,6 +45,7 @@
 #define T_ATTACH_MS 1000
 #define T_CALL_MS 2000
 #define STRESS_PROBES_DEFAULT 2000   /* VT_STRESS_PROBES=10000 for the long run */
+#define STRESS_MIN_MS 1500           /* and for at least this long */
 
 static double now_ms(void)
 {
@@ -1871,7 +1872,7 @@ static void test_inject__stress_busy_victim(void)
 	double t0;
 	unsigned i;
 	int fd, status = -1;
-	unsigned n_probes;
+	unsigned n_probes, max_probes;
 
 	if (skip_live())
 		return;
@@ -1892,11 +1893,18 @@ static void test_inject__stress_busy_victim(void)
 	CHECK(roles[5] > 0);
 	CHECK(resolve_all(&pfs, c.pid, &f));
 	n_probes = stress_probes();
-	st.stopped = calloc(n_probes, sizeof(double));
-	st.e2e = calloc(n_probes, sizeof(double));
-	st.call = calloc(n_probes, sizeof(double));
+	/*
+	 * At least STRESS_MIN_MS of probing, however fast the probes are: the
+	 * victim's signal thread must send its thousand signals while they
+	 * run (at 0.2 ms a probe, 2,000 of them are over in 0.4 s).
+	 */
+	max_probes = n_probes * 8;
+	st.stopped = calloc(max_probes, sizeof(double));
+	st.e2e = calloc(max_probes, sizeof(double));
+	st.call = calloc(max_probes, sizeof(double));
 	t0 = now_ms();
-	for (i = 0; roles[5] > 0 && f.mallinfo2 && i < n_probes && st.failed < 10; i++)
+	for (i = 0; roles[5] > 0 && f.mallinfo2 && st.failed < 10 &&
+		    (i < n_probes || (i < max_probes && now_ms() - t0 < STRESS_MIN_MS)); i++)
 		stress_one(&st, &pfs, c.pid, roles, i, f.mallinfo2);
 	t0 = now_ms() - t0;
 	printf("#   %u probes in %.1f s (%u retried: thread awake; %u failed); per thread: "

@@ -81,6 +81,9 @@ bool vt_inject_syscall_parse(const char *buf, size_t len, struct vt_inject_sysca
 	return true;
 }
 
+/* A refusal compared by address in tally(). */
+static const char unsafe_call[] = "in a system call where a call is unsafe";
+
 struct candidate {
 	pid_t tid;
 	int rank;            /* vt_sys_class, or -1: not usable */
@@ -157,7 +160,7 @@ static int read_candidate(int pid_fd, pid_t tid, struct vt_buf *buf, struct cand
 	c->rank = (int)vt_arch_syscall_class(sc.nr, sc.args);
 	if (c->rank == VT_SYS_NEVER) {
 		c->rank = -1;
-		c->reason = "in a system call where a call is unsafe";
+		c->reason = unsafe_call;
 	}
 	return VT_OK;
 }
@@ -188,26 +191,42 @@ static void describe(const struct candidate *c, bool running, char *why, size_t 
 			 c->comm, c->nr, class_note((enum vt_sys_class)c->rank));
 }
 
-/* "3 running, 1 in uninterruptible sleep" for the error message. */
-static void tally(const struct candidate *v, size_t n, char *out, size_t cap)
+static bool same_refusal(const struct candidate *a, const struct candidate *b)
+{
+	return a->reason == b->reason && (a->reason != unsafe_call || a->nr == b->nr);
+}
+
+/*
+ * "3 running, 1 in rt_sigsuspend, where a call is unsafe" for the error
+ * message; *may_pass says whether a thread may yet move on (all but unsafe calls).
+ */
+static void tally(const struct candidate *v, size_t n, char *out, size_t cap, bool *may_pass)
 {
 	size_t i, j, used = 0;
 	int k;
 
 	out[0] = '\0';
+	*may_pass = false;
 	for (i = 0; i < n; i++) {
+		const char *name = vt_arch_syscall_name(v[i].nr);
 		bool seen = false;
 		unsigned count = 0;
 
+		*may_pass |= v[i].reason && v[i].reason != unsafe_call;
 		if (!v[i].reason)
 			continue;
 		for (j = 0; j < i && !seen; j++)
-			seen = v[j].reason == v[i].reason;
+			seen = same_refusal(&v[j], &v[i]);
 		if (seen)
 			continue;
 		for (j = i; j < n; j++)
-			count += v[j].reason == v[i].reason;
-		k = snprintf(out + used, cap - used, "%s%u %s", used ? ", " : "", count, v[i].reason);
+			count += same_refusal(&v[j], &v[i]);
+		if (v[i].reason == unsafe_call && name)
+			k = snprintf(out + used, cap - used, "%s%u in %s, where a call is unsafe",
+				     used ? ", " : "", count, name);
+		else
+			k = snprintf(out + used, cap - used, "%s%u %s", used ? ", " : "", count,
+				     v[i].reason);
 		if (k < 0 || (size_t)k >= cap - used)
 			return;
 		used += (size_t)k;
@@ -362,11 +381,18 @@ int vt_inject_pick_thread(const struct vt_procfs *pfs, pid_t pid, unsigned flags
 	} else if (m == 0) {
 		rc = vt_err_set(err, VT_E_GONE, 0, "process %d exited: it has no threads left", (int)pid);
 	} else {
-		tally(v, m, summary, sizeof(summary));
+		bool may_pass;
+
+		tally(v, m, summary, sizeof(summary), &may_pass);
 		rc = vt_err_set(err, VT_E_BUSY, 0, "no thread of process %d is blocked in a "
 				"system call where a call is safe (%s)", (int)pid, summary);
-		vt_err_hint(err, "retry when the process is less busy, or allow a running thread "
-			    "(it may be inside malloc: risk of deadlock)");
+		if (may_pass)
+			vt_err_hint(err, "retry when the process is less busy; 'vitals census %d' "
+				    "reads the heap without stopping a thread", (int)pid);
+		else
+			vt_err_hint(err, "a retry finds the same unless one of its threads moves on; "
+				    "'vitals census %d' reads the heap without stopping a thread",
+				    (int)pid);
 	}
 out:
 	free(v);

@@ -1449,6 +1449,49 @@ static void test_inject__running_thread(void)
 	vt_procfs_close(&pfs);
 }
 
+/* The life of an nginx master: it waits in sigsuspend() for its workers. */
+static void sigsuspend_child(int in, int out)
+{
+	sigset_t none;
+
+	(void)in;
+	(void)out;
+	sigemptyset(&none);
+	for (;;)
+		sigsuspend(&none);
+}
+
+/*
+ * A process whose only thread sits in an unsafe call is refused, naming the
+ * call, and the hint does not promise that a retry will do: the thread will
+ * still be there.  It offers what answers without a stop.
+ */
+static void test_inject__refusal_names_unsafe_call(void)
+{
+	struct vt_procfs pfs;
+	struct vt_err err;
+	struct forked k;
+	char why[256];
+	pid_t tid;
+	int rc, i;
+
+	if (skip_live())
+		return;
+	vt_procfs_open(&pfs, NULL, NULL, &err);
+	CHECK(fork_child(&k, sigsuspend_child));
+	for (i = 0, rc = VT_OK; i < 200 && rc != VT_E_BUSY; i++) {
+		usleep(10 * 1000);
+		rc = vt_inject_pick_thread(&pfs, k.pid, 0, &tid, why, sizeof(why), &err);
+	}
+	CHECK_EQ_I64(rc, VT_E_BUSY);
+	printf("#   %s\n#   hint: %s\n", err.msg, err.hint);
+	CHECK(contains(err.msg, "1 in rt_sigsuspend, where a call is unsafe"));
+	CHECK(contains(err.hint, "census"));
+	CHECK(!contains(err.hint, "less busy"));
+	forked_end(&k);
+	vt_procfs_close(&pfs);
+}
+
 static void block_child(int in, int out)
 {
 	char byte;
@@ -2074,7 +2117,8 @@ VT_TEST_MAIN(test_inject__syscall_parse, test_inject__syscall_class, test_inject
 	     test_inject__registers_restored, test_inject__tracer_killed_mid_call,
 	     test_inject__nanosleep_restart,
 	     test_inject__signals_during_probe, test_inject__refusals,
-	     test_inject__running_thread, test_inject__gone, test_inject__slow_callee,
+	     test_inject__running_thread, test_inject__refusal_names_unsafe_call,
+	     test_inject__gone, test_inject__slow_callee,
 	     test_inject__sigstop_during_call, test_inject__attach_timeout_releases,
 	     test_inject__cost_quiet, test_inject__stress_busy_victim,
 	     test_inject__refused_process, test_inject__tramp_cache)

@@ -70,7 +70,7 @@ static int swap_facts(const struct vt_soak_verdict *v, struct vt_soak_fact *f, i
 static int free_facts(const struct vt_series *s, struct vt_soak_fact *f, int n, int max)
 {
 	struct vt_free_mem fm;
-	char a[32], b[32], c[32], d[64], e[32];
+	char a[32], b[32], c[32], d[64], e[32], g[96];
 
 	vt_free_mem_summarize(s, &fm);
 	if (!fm.points) {
@@ -81,14 +81,18 @@ static int free_facts(const struct vt_series *s, struct vt_soak_fact *f, int n, 
 			    ? "no walk of the heap gave a figure: see the events"
 			    : "a recording made before vitals measured it, or with --free-every 0");
 	}
-	if (isfinite(fm.q4_heap_free))
+	d[0] = '\0';
+	g[0] = '\0';
+	/* the walk counts the tcache's chunks as free, mallinfo2 as in use: never "170 KiB of 161 KiB" */
+	if (isfinite(fm.q4_heap_free) && fm.q4_resident <= fm.q4_heap_free)
 		snprintf(d, sizeof(d), " of %s free-held (fordblks)", vt_fmt_metric(VT_M_HEAP_FREE, fm.q4_heap_free,
 										 e, sizeof(e)));
-	else
-		d[0] = '\0';
-	return fact(f, n, max, "free mem", "%s%s on resident pages (free_resident), %s trimmable (last "
+	else if (isfinite(fm.q4_heap_free))
+		snprintf(g, sizeof(g), "; above fordblks' %s, which counts the tcache's free chunks as in use",
+			 vt_fmt_metric(VT_M_HEAP_FREE, fm.q4_heap_free, e, sizeof(e)));
+	return fact(f, n, max, "free mem", "%s%s on resident pages (free_resident%s), %s trimmable (last "
 		    "quarter, from t+%s); %s over the recording, %zu points",
-		    vt_fmt_metric(VT_M_FREE_RESIDENT, fm.q4_resident, a, sizeof(a)), d,
+		    vt_fmt_metric(VT_M_FREE_RESIDENT, fm.q4_resident, a, sizeof(a)), d, g,
 		    vt_fmt_metric(VT_M_TRIMMABLE, fm.q4_trimmable, b, sizeof(b)), vt_fmt_span(fm.q4_t0, e, sizeof(e)),
 		    vt_fmt_metric_pair(VT_M_FREE_RESIDENT, fm.lo, fm.hi, "–", c, sizeof(c)), fm.points);
 }

@@ -671,8 +671,9 @@ int vt_render_analyze_html(FILE *out, const struct vt_analyze_report *r)
 				    VT_CHART_BYTES, anon_swap, 2);
 	rc |= chart_metrics(out, s, "heap", "allocator — live and free-held", VT_CHART_BYTES, heap, 2);
 	if (s->m[VT_M_FREE_RESIDENT])    /* else the heap chart has free-held already */
-		rc |= chart_metrics(out, s, "freemem", "free memory — free-held (fordblks), its part on resident pages "
-				    "(what costs RAM) and the resident pages a trim could give back", VT_CHART_BYTES,
+		rc |= chart_metrics(out, s, "freemem", "free memory — free-held (fordblks), free chunks on resident pages "
+				    "(what costs RAM; with the tcache's, which fordblks counts in use) and the resident "
+				    "pages a trim could give back", VT_CHART_BYTES,
 				    freemem, 3);
 	rc |= chart_metrics(out, s, "arenas", "arenas and 64 MiB regions", VT_CHART_COUNT, arenas, 2);
 	rc |= chart_cpu(out, s);

@@ -924,6 +924,7 @@ static void test_thread_watch__live_churn_no_fd_leak(void)
 	pid_t self = getpid();
 	pthread_t sp[2];
 	int pid_fd = -1, fds0, tick, rc, bad = 0;
+	time_t t0;
 
 	atomic_store(&churn_stop, 0);
 	CHECK(vt_procfs_open(&pfs, NULL, NULL, &err) == VT_OK);
@@ -934,8 +935,15 @@ static void test_thread_watch__live_churn_no_fd_leak(void)
 		return;
 	pthread_create(&sp[0], NULL, spawner, NULL);
 	pthread_create(&sp[1], NULL, spawner, NULL);
-	/* 300 reads, more on a loaded machine until 10 threads came and went */
-	for (tick = 0; tick < 5000 && (tick < 300 || news < 10 || exits < 10); tick++) {
+	/*
+	 * 300 reads, more on a loaded machine until 11 threads came and went
+	 * (20 s at most): past 300 a read waits 1 ms, as a busy reader once
+	 * took 5000 reads before the spawners ran at all.
+	 */
+	t0 = time(NULL);
+	for (tick = 0; tick < 300 || ((news <= 10 || exits <= 10) && time(NULL) < t0 + 20); tick++) {
+		if (tick >= 300)
+			usleep(1000);
 		rc = vt_thread_watch_read(w, tick % 2 ? VT_TW_CSW : 0, &err);
 		if (rc != VT_OK) {
 			printf("#   read %d: %s\n", tick, err.msg);

@@ -131,6 +131,38 @@ static pid_t spawn(void (*fn)(void), void (*reader)(int), int *pipe_w)
 	return pid;
 }
 
+/*
+ * Wait until the spawned child has run 30 ms of user CPU (5 s at most): by
+ * then it spins in its innermost function.  A fixed sleep was not enough on
+ * a loaded host: the child was sampled still inside fork (_Fork).
+ */
+static void wait_spinning(pid_t pid)
+{
+	long tick = sysconf(_SC_CLK_TCK);
+	char path[64], buf[1024];
+	unsigned long long utime;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (i = 0; i < 500; i++) {
+		FILE *f = fopen(path, "r");
+		char *p = NULL;
+		size_t got = 0;
+
+		if (f) {
+			got = fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+		}
+		buf[got] = '\0';
+		p = strrchr(buf, ')');
+		/* after the comm: state, then 10 fields, then utime */
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu", &utime) == 1 &&
+		    utime * 1000 >= 30ull * (unsigned long long)(tick > 0 ? tick : 100))
+			return;
+		usleep(10 * 1000);
+	}
+}
+
 static int open_pid_dir(pid_t pid)
 {
 	char path[64];
@@ -292,7 +324,7 @@ static void unwind_running(void (*fn)(void), const char *const *want, size_t nwa
 	c.pid = c.pid_fd = c.pipe_w = -1;
 	c.pid = spawn(fn, NULL, NULL);
 	CHECK(c.pid > 0);
-	usleep(50 * 1000);
+	wait_spinning(c.pid);
 	c.pid_fd = open_pid_dir(c.pid);
 	CHECK(c.pid_fd >= 0);
 	if (!sample_running(&c)) {
@@ -547,7 +579,7 @@ static void test_unwind__limits(void)
 	memset(&c, 0, sizeof(c));
 	c.pid = c.pid_fd = c.pipe_w = -1;
 	c.pid = spawn(vt_test_nofp_a, NULL, NULL);
-	usleep(30 * 1000);
+	wait_spinning(c.pid);
 	c.pid_fd = open_pid_dir(c.pid);
 	if (!sample_running(&c)) {
 		CHECK(!"sampled the child");

@@ -170,6 +170,11 @@ static const struct builtin_rule builtin_rules[] = {
 	U(MEMORY, "operator delete*"), U(MEMORY, "__rust_alloc*"), U(MEMORY, "__rust_dealloc"),
 	U(MEMORY, "__rust_realloc"), U(MEMORY, "__rdl_*"), U(MEMORY, "__rg_*"),
 	U(MEMORY, "runtime.mallocgc*"), U(MEMORY, "mmap"), U(MEMORY, "mmap64"),
+	/* CPython's allocator (obmalloc), inside libpython: allocation, not the interpreter */
+	U(MEMORY, "pymalloc_*"), U(MEMORY, "_PyObject_Malloc"), U(MEMORY, "_PyObject_Calloc"),
+	U(MEMORY, "_PyObject_Realloc"), U(MEMORY, "_PyObject_Free"), U(MEMORY, "PyObject_Malloc"),
+	U(MEMORY, "PyObject_Calloc"), U(MEMORY, "PyObject_Realloc"), U(MEMORY, "PyObject_Free"),
+	U(MEMORY, "PyMem_*"), U(MEMORY, "_PyMem_Raw*"),
 	U(MEMORY, "__mmap*"), U(MEMORY, "munmap"), U(MEMORY, "__munmap"), U(MEMORY, "mremap"),
 	U(MEMORY, "__mremap"), U(MEMORY, "brk"), U(MEMORY, "__brk"), U(MEMORY, "sbrk"),
 	U(MEMORY, "__sbrk"), U(MEMORY, "madvise"), U(MEMORY, "__madvise"),
@@ -233,6 +238,10 @@ static const struct builtin_rule builtin_rules[] = {
 	L(SERIALIZATION, "libprotobuf*.so*"), L(SERIALIZATION, "libyaml*.so*"),
 	L(SERIALIZATION, "libsimdjson.so*"), L(SERIALIZATION, "libcjson.so*"),
 	L(SERIALIZATION, "libexpat.so*"), L(SERIALIZATION, "libxml2.so*"),
+	/* Python's codecs in C: _json, _pickle, pyexpat, _elementtree; orjson, ujson, _yaml, msgpack */
+	L(SERIALIZATION, "_json.*.so"), L(SERIALIZATION, "_pickle.*.so"), L(SERIALIZATION, "pyexpat.*.so"),
+	L(SERIALIZATION, "_elementtree.*.so"), L(SERIALIZATION, "orjson*.so"), L(SERIALIZATION, "ujson*.so"),
+	L(SERIALIZATION, "_yaml*.so"), L(SERIALIZATION, "_cmsgpack*.so"),
 	U(SERIALIZATION, "*json*"), U(SERIALIZATION, "*Json*"), U(SERIALIZATION, "*JSON*"),
 	U(SERIALIZATION, "*protobuf*"), U(SERIALIZATION, "*yaml*"), U(SERIALIZATION, "*Yaml*"),
 	U(SERIALIZATION, "*YAML*"), U(SERIALIZATION, "*msgpack*"), U(SERIALIZATION, "*serializ*"),

@@ -224,6 +224,22 @@ static void test_buckets__selectors_and_runtimes(void)
 	CHECK_STR(bucket_of_last(r, p, NULL), "JVM");
 	CHECK(r->buckets[VT_BK_PYTHON].runtime && r->buckets[VT_BK_JVM].runtime);
 	CHECK(!r->buckets[VT_BK_NETWORK].runtime);
+	/* CPython's own codecs and allocator under the interpreter: what they do, not "the interpreter" */
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1,
+		       "_json.cpython-311-x86_64-linux-gnu.so!ascii_escape_unicode",
+		       "libpython3.11.so.1.0!_PyEval_EvalFrameDefault", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "JSON/serialization");
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "libpython3.11.so.1.0!pymalloc_alloc",
+		       "libpython3.11.so.1.0!_PyObject_Malloc", "libpython3.11.so.1.0!PyUnicode_New",
+		       NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "memory allocation");
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "_pickle.cpython-311-x86_64-linux-gnu.so!save",
+		       NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "JSON/serialization");
+	/* a module of the program's own is not a codec for being loaded beside them */
+	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "_socket.cpython-311-x86_64-linux-gnu.so!sock_call",
+		       "libpython3.11.so.1.0!_PyEval_EvalFrameDefault", NULL) == VT_OK);
+	CHECK_STR(bucket_of_last(r, p, NULL), "Python interpreter");
 	/* a deflate frame in libz under the interpreter is compression */
 	CHECK(pb_stack(p, 0, VT_PROF_RUNNING, NULL, 1, "libz.so.1!", "libpython3.11.so.1.0!",
 		       NULL) == VT_OK);

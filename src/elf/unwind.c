@@ -1236,27 +1236,47 @@ void vt_unwind_start_blocked(struct vt_unwind_start *st, uint64_t sp, uint64_t p
 	st->known = 1u << VT_DW_RIP | 1u << VT_DW_RSP;
 }
 
-bool vt_unwind_data_symbol(struct vt_unwinder *uw, uint64_t addr, struct vt_unwind_sym *out)
+/* The module whose image may hold data at addr: the last one starting at or below it (its .bss may run past its file mappings). */
+static Dwfl_Module *data_module(struct vt_unwinder *uw, uint64_t addr, const struct vt_code_module **cmp,
+				struct mod_info **mip)
 {
 	const struct vt_code_module *cm = NULL;
+	Dwfl_Module *mod;
+	size_t i;
+
+	for (i = 0; i < uw->map.n && uw->map.v[i].low <= addr; i++)
+		if (!uw->map.v[i].vdso)
+			cm = &uw->map.v[i];
+	if (!cm || !(mod = module_at(uw, cm->low, mip)))
+		return NULL;
+	learn_module(*mip, mod);
+	*cmp = cm;
+	return mod;
+}
+
+static void data_answer(const struct vt_code_module *cm, const struct mod_info *mi, uint64_t addr,
+			struct vt_unwind_sym *out)
+{
+	out->module = vt_code_basename(cm->path);
+	out->path = cm->path;
+	out->module_off = addr - (mi->known ? mi->bias : cm->low);
+	out->symbols = mi->syms;
+	out->has_cfi = mi->has_cfi;
+}
+
+bool vt_unwind_data_symbol(struct vt_unwinder *uw, uint64_t addr, struct vt_unwind_sym *out)
+{
+	const struct vt_code_module *cm;
 	struct mod_info *mi;
 	Dwfl_Module *mod;
 	GElf_Sym sym;
 	GElf_Off off = 0;
 	const char *name;
 	int type;
-	size_t i;
 
 	memset(out, 0, sizeof(*out));
-	if (!uw)
+	if (!uw || !(mod = data_module(uw, addr, &cm, &mi)))
 		return false;
-	/* the last module starting at or below addr: its .bss may run past its file mappings */
-	for (i = 0; i < uw->map.n && uw->map.v[i].low <= addr; i++)
-		if (!uw->map.v[i].vdso)
-			cm = &uw->map.v[i];
-	if (!cm || !(mod = module_at(uw, cm->low, &mi)))
-		return false;
-	learn_module(mi, mod);
 	name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
 	type = GELF_ST_TYPE(sym.st_info);
 	if (!name || !name[0] || sym.st_size == 0 || off >= sym.st_size ||
@@ -1264,11 +1284,34 @@ bool vt_unwind_data_symbol(struct vt_unwinder *uw, uint64_t addr, struct vt_unwi
 		return false;
 	out->func = unversioned(uw, name);
 	out->func_off = off;
-	out->module = vt_code_basename(cm->path);
-	out->path = cm->path;
-	out->module_off = addr - (mi->known ? mi->bias : cm->low);
-	out->symbols = mi->syms;
-	out->has_cfi = mi->has_cfi;
+	data_answer(cm, mi, addr, out);
+	return true;
+}
+
+bool vt_unwind_data_module(struct vt_unwinder *uw, uint64_t addr, struct vt_unwind_sym *out)
+{
+	const struct vt_code_module *cm;
+	struct mod_info *mi;
+	Dwfl_Module *mod;
+	Dwarf_Addr bias = 0;
+	uint64_t end = 0;
+	size_t n = 0, i;
+	Elf *elf;
+
+	memset(out, 0, sizeof(*out));
+	if (!uw || !(mod = data_module(uw, addr, &cm, &mi)) || !(elf = dwfl_module_getelf(mod, &bias)) ||
+	    elf_getphdrnum(elf, &n) != 0)
+		return false;
+	/* the image ends where its last loaded segment does in memory (p_memsz: the .bss included) */
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr + ph.p_memsz > end)
+			end = ph.p_vaddr + ph.p_memsz;
+	}
+	if (addr - bias >= end)
+		return false;
+	data_answer(cm, mi, addr, out);
 	return true;
 }
 

@@ -185,6 +185,16 @@ bool vt_unwind_symbolize(struct vt_unwinder *uw, uint64_t pc, bool is_return,
 bool vt_unwind_data_symbol(struct vt_unwinder *uw, uint64_t addr, struct vt_unwind_sym *out);
 
 /*
+ * The module whose image holds a data address, where no symbol names it (a
+ * stripped executable's static variable): true when addr lies in the
+ * module's loaded segments in memory (p_memsz: its .bss beyond the file's
+ * last page, an anonymous mapping, included); out->module, path and
+ * module_off (the file's virtual address: addr2line or gdb on the file
+ * name it) are set, func is NULL.
+ */
+bool vt_unwind_data_module(struct vt_unwinder *uw, uint64_t addr, struct vt_unwind_sym *out);
+
+/*
  * One function of a pc's inline chain, from the module's DWARF (its own or a
  * separate debug file): the functions the compiler inlined at pc, innermost
  * first, and last the function the code belongs to.  Strings belong to the

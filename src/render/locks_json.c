@@ -100,8 +100,14 @@ static json_t *place_json(const struct vt_lock *k)
 		}
 		json_object_set_new(o, "chunk_why", why_or_null(k->chunk ? "" : k->chunk_why));
 		/* fall through */
-	case VT_LOCK_AT_SHARED: case VT_LOCK_AT_FILE:
+	case VT_LOCK_AT_SHARED:
 		json_object_set_new(o, "mapping", vt_json_text(k->mapping));
+		break;
+	case VT_LOCK_AT_FILE:
+		json_object_set_new(o, "mapping", vt_json_text(k->mapping));
+		/* the file's virtual address, where the module is known (older recordings: null) */
+		json_object_set_new(o, "module", k->module[0] ? vt_json_text(k->module) : json_null());
+		json_object_set_new(o, "offset", k->module[0] ? json_integer((json_int_t)k->symbol_off) : json_null());
 		break;
 	default:
 		break;

@@ -55,6 +55,14 @@ const char *vt_render_lock_what(const struct vt_lock *k, char *buf, size_t cap)
 		snprintf(buf, cap, "memory shared with other processes (%s)", text);
 		break;
 	case VT_LOCK_AT_FILE:
+		if (k->module[0]) {
+			/* where in the file: addr2line or gdb on it names the variable */
+			snprintf(text, sizeof(text), "%s", k->module);
+			vt_text_sanitize(text);
+			snprintf(buf, cap, "%s+0x%llx (static data, no symbol)", text,
+				 (unsigned long long)k->symbol_off);
+			break;
+		}
 		snprintf(text, sizeof(text), "%s", k->mapping);
 		vt_text_sanitize(text);
 		snprintf(buf, cap, "in %s's data, no symbol", text);

@@ -5,6 +5,7 @@
  */
 #include "sample/locks.h"
 
+#include "alloc/detect.h"
 #include "alloc/glibc.h"
 #include "alloc/glibc_heap.h"
 #include "alloc/thread_arena.h"
@@ -235,8 +236,15 @@ static void read_arenas(struct vt_lock_probe *lp)
 		lp->arenas_tried = true;
 		vt_err_clear(&err);
 		int rc = vt_glibc_main_arena_locate(lp->pfs, lp->pid, &lp->maps, &m, 3, &main_arena, &err);
+		struct vt_alloc_info ai;
+
 		if (rc == VT_E_IO)
 			mem_why(lp, "glibc's arenas", lp->arenas_why, sizeof(lp->arenas_why));
+		else if (rc && vt_alloc_detect(lp->pfs, lp->dirfd, lp->pid, &lp->maps, NULL, 0, &ai, &err) == VT_OK &&
+			 ai.kind != VT_ALLOC_GLIBC && ai.kind != VT_ALLOC_UNKNOWN)
+			/* glibc's malloc is there but unused: a jemalloc process's main_arena never started */
+			snprintf(lp->arenas_why, sizeof(lp->arenas_why), "the process's malloc is %s, not glibc's: "
+				 "only glibc's chunks are looked up", vt_alloc_kind_name(ai.kind));
 		else if (rc)
 			snprintf(lp->arenas_why, sizeof(lp->arenas_why), "glibc's arenas: %.*s",
 				 (int)sizeof(lp->arenas_why) - 20, err.msg);
@@ -819,6 +827,14 @@ static void place_of(struct vt_lock_probe *lp, const struct vt_threads_sample *s
 			row->stack_tid = s->threads[i].tid;
 			return;
 		}
+	/* a static of a stripped module: in its data, or its .bss past the file (an anonymous mapping) */
+	if ((!r->path || r->path[0] != '[') && lp->uw && vt_unwind_data_module(lp->uw, row->addr, &sym)) {
+		row->place = VT_LOCK_AT_FILE;
+		row->symbol_off = sym.module_off;
+		snprintf(row->module, sizeof(row->module), "%s", sym.module ? sym.module : "?");
+		snprintf(row->mapping, sizeof(row->mapping), "%s", sym.path ? sym.path : "");
+		return;
+	}
 	row->place = r->path && r->path[0] && r->path[0] != '[' ? VT_LOCK_AT_FILE : VT_LOCK_AT_HEAP;
 	snprintf(row->mapping, sizeof(row->mapping), "%s", r->path ? r->path : "");
 }

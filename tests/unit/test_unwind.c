@@ -635,6 +635,82 @@ out:
 	CHECK(vt_unwinder_open(-1, 1, &uw, &err) == VT_E_IO && uw == NULL);   /* no directory */
 }
 
+/* 4 MiB of zeros: its end lies far past the file's last page, in the anonymous part of .bss */
+static char vt_test_big_bss[4 << 20];
+
+/* The lowest address the test program is mapped at (its first PT_LOAD: vaddr 0 in a PIE). */
+static uint64_t own_base(pid_t pid)
+{
+	char path[64], line[512], exe[256], *name;
+	uint64_t lo = 0, base = 0;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return 0;
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		name = strchr(line, '/');
+		if (name && !strcmp(name, exe) && sscanf(line, "%" SCNx64, &lo) == 1 && (!base || lo < base))
+			base = lo;
+	}
+	fclose(f);
+	return base;
+}
+
+/*
+ * Data addresses (vt_unwind_data_symbol, vt_unwind_data_module): a static
+ * object by its symbol; the end of a 4 MiB static array, in the anonymous
+ * mapping past the file (what a stripped program's statics are named by:
+ * its module and the file's address); a malloc'd block in no module's image.
+ */
+static void test_unwind__data_addresses(void)
+{
+	static struct child c;
+	struct vt_unwinder *uw = NULL;
+	struct vt_unwind_sym s, m;
+	struct vt_err err;
+	uint64_t tail = (uint64_t)(uintptr_t)&vt_test_big_bss[sizeof(vt_test_big_bss) - 8], base;
+	char *block = malloc(64);   /* the child has it at the same address */
+
+	memset(&c, 0, sizeof(c));
+	c.pid = c.pid_fd = c.pipe_w = -1;
+	c.pid = spawn(vt_test_nofp_a, NULL, NULL);
+	wait_spinning(c.pid);
+	c.pid_fd = open_pid_dir(c.pid);
+	base = own_base(c.pid);
+	CHECK(base != 0);
+	CHECK(vt_unwinder_open(c.pid_fd, c.pid, &uw, &err) == VT_OK);
+	if (!uw)
+		goto out;
+	CHECK(vt_unwind_data_symbol(uw, (uint64_t)(uintptr_t)&vt_test_spin, &s));
+	CHECK_STR(s.func, "vt_test_spin");
+	CHECK(vt_unwind_data_module(uw, (uint64_t)(uintptr_t)&vt_test_spin, &m));
+	CHECK(m.func == NULL && m.module && strncmp(m.module, "test_unwind", 11) == 0);
+	CHECK_EQ_U64(m.module_off, s.module_off);
+	CHECK_EQ_U64(m.module_off, (uint64_t)(uintptr_t)&vt_test_spin - base);
+	/* past the file's last page: the anonymous part of .bss, still the program's image */
+	CHECK(vt_unwind_data_module(uw, tail, &m));
+	CHECK_EQ_U64(m.module_off, tail - base);
+	CHECK(vt_unwind_data_symbol(uw, tail, &s));
+	CHECK_STR(s.func, "vt_test_big_bss");
+	CHECK_EQ_U64(s.func_off, sizeof(vt_test_big_bss) - 8);
+	/* a heap block is in no module's image, though a module is mapped below it */
+	CHECK(block && !vt_unwind_data_module(uw, (uint64_t)(uintptr_t)block, &m));
+	CHECK(m.module == NULL);
+	CHECK(!vt_unwind_data_module(uw, 0x10, &m));
+out:
+	vt_unwinder_free(&uw);
+	reap(&c);
+	free(block);
+}
+
 static void test_code_map__modules(void)
 {
 	static const char maps[] =
@@ -774,7 +850,7 @@ static void test_kallsyms__live(void)
 	vt_ksyms_free(&ks);
 }
 
-VT_TEST_MAIN(test_unwind__frame_pointers, test_unwind__no_frame_pointers,
+VT_TEST_MAIN(test_unwind__frame_pointers, test_unwind__no_frame_pointers, test_unwind__data_addresses,
 	     test_unwind__no_cfi_falls_back_to_frame_pointers,
 	     test_unwind__blocked_in_read_from_syscall_file,
 	     test_unwind__blocked_with_frame_pointers_stops_without_rbp,

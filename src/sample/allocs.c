@@ -122,6 +122,9 @@ struct run {
 	const struct vt_procfs *pfs;
 	pid_t pid;
 	int dirfd;
+	/* vt_mono_ns() when this window's probes were all in: calls and frees before
+	 * (made while they went in one by one) are not counted, nor is that time armed */
+	uint64_t armed_ns;
 	const struct vt_allocs_opts *opts;
 	struct vt_allocs *A;
 	struct vt_unwinder *uw;
@@ -614,6 +617,8 @@ static void freed(struct run *r, uint64_t addr, uint64_t t, pid_t tid)
 {
 	struct live b;
 
+	if (t < r->armed_ns)
+		return;
 	r->A->meta.frees++;
 	if (!live_take(r, addr, &b) || b.site == NO_IDX)
 		return;
@@ -630,6 +635,8 @@ static void allocated(struct run *r, const struct pending *c, uint64_t ptr, uint
 {
 	struct vt_allocs_meta *m = &r->A->meta;
 
+	if (c->t < r->armed_ns)
+		return;   /* entered while the probes were still going in */
 	if (c->fn == VT_AFN_REALLOC && c->old)
 		freed(r, c->old, t, tid);
 	if (c->fn == VT_AFN_REALLOC && c->old && c->size == 0)
@@ -846,6 +853,7 @@ static int one_window(struct run *r, double window_s, struct vt_err *err)
 	if (rc)
 		return rc == VT_E_NOPROC ? VT_E_GONE : rc;
 	t_armed = vt_mono_ns();
+	r->armed_ns = t_armed;
 	m->open_ms += (double)(t_armed - t0) / 1e6;
 	end = t_armed + (uint64_t)(window_s * 1e9);
 	while (vt_mono_ns() < end && !r->nomem && !(r->opts->stop && *r->opts->stop) &&
@@ -878,9 +886,12 @@ out:
 	m->threads_missed += ps.threads_missed;
 	if (ps.threads_opened > m->threads_probed_max)
 		m->threads_probed_max = ps.threads_opened;
+	if (!t_closing)
+		t_closing = vt_mono_ns();
 	vt_perf_close(&pf);   /* the breakpoints leave the target's code here */
 	m->close_ms += (double)(vt_mono_ns() - t_closing) / 1e6;
-	m->armed_s += (double)(vt_mono_ns() - t0) / 1e9;
+	/* armed: from all probes in to the disable; arming and disarming are the cost line's */
+	m->armed_s += (double)(t_closing - t_armed) / 1e9;
 	m->windows++;
 	name_snaps(r);
 	replay(r);

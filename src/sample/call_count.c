@@ -219,13 +219,16 @@ struct vt_call_counter {
 	pthread_t thread;
 	atomic_int stop;
 	uint64_t calls[VT_CALLS_MAX];
+	/* vt_mono_ns() when this window's probes were all in: hits before are not
+	 * counted, nor is the time they took to go in armed (calls / armed_s) */
+	uint64_t armed_ns;
 };
 
 static void on_hit(void *ctx, const struct vt_perf_sample *s)
 {
 	struct vt_call_counter *c = ctx;
 
-	if (s->event < c->counts->n)
+	if (s->event < c->counts->n && s->time_ns >= c->armed_ns)
 		c->calls[s->event]++;
 }
 
@@ -273,24 +276,26 @@ static void *count_loop(void *arg)
 		struct vt_perf *pf = NULL;
 		struct vt_perf_stats ps;
 		struct vt_err err;
-		uint64_t t0 = vt_mono_ns(), end;
+		uint64_t end, t_closing;
 		int rc;
 
 		if (vt_perf_open(c->pid, &po, &pf, &err) != VT_OK) {
 			snprintf(k->why, sizeof(k->why), "%.200s", err.msg);
 			break;
 		}
-		end = t0 + (uint64_t)(window * 1e9);
+		c->armed_ns = vt_mono_ns();
+		end = c->armed_ns + (uint64_t)(window * 1e9);
 		rc = VT_OK;
 		while (!atomic_load(&c->stop) && (continuous || vt_mono_ns() < end) && rc == VT_OK)
 			rc = vt_perf_poll(pf, POLL_MS, on_hit, c, NULL);
 		vt_perf_disable(pf);
+		t_closing = vt_mono_ns();
 		vt_perf_poll(pf, 0, on_hit, c, NULL);
 		vt_perf_get_stats(pf, &ps);
 		k->hits += ps.samples + ps.lost;
 		k->lost += ps.lost;
 		vt_perf_close(&pf);
-		k->armed_s += (double)(vt_mono_ns() - t0) / 1e9;
+		k->armed_s += (double)(t_closing - c->armed_ns) / 1e9;
 		k->windows++;
 		if (rc == VT_E_GONE) {
 			snprintf(k->why, sizeof(k->why), "the process exited");

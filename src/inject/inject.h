@@ -103,6 +103,22 @@ enum vt_inject_flags {
 int vt_inject_pick_thread(const struct vt_procfs *pfs, pid_t pid, unsigned flags, pid_t *tid,
 			  char *why, size_t why_cap, struct vt_err *err);
 
+/* A thread's user stack pointer, as the pick read it from its syscall file. */
+struct vt_inject_thread_sp {
+	uint64_t sp;
+	pid_t tid;
+};
+
+/*
+ * The same, and the stack pointer of every thread whose syscall file gave
+ * one (blocked, or preempted outside a system call; not those on a CPU) in
+ * *sps (malloc'd, *nsps entries; NULL and 0 on error or when none did), so
+ * that a caller can tell the threads' stacks without reading /proc again.
+ */
+int vt_inject_pick_thread_sps(const struct vt_procfs *pfs, pid_t pid, unsigned flags, pid_t *tid,
+			      char *why, size_t why_cap, struct vt_inject_thread_sp **sps, size_t *nsps,
+			      struct vt_err *err);
+
 /*
  * Stop thread tid of process pid and save its state: PTRACE_SEIZE (never
  * PTRACE_O_EXITKILL; PTRACE_O_SUSPEND_SECCOMP when the thread has a seccomp

@@ -251,11 +251,14 @@ typedef int (*vt_inject_body)(struct vt_inject_session *s, void *arg, struct vt_
  *
  * *attached says whether the thread was stopped (false: the attach's error,
  * VT_E_BUSY among them, nothing was called).  Returns the body's error if
- * it failed, else the detach's; *stopped_us as vt_inject_detach.
+ * it failed, else the detach's; *stopped_us as vt_inject_detach.  maps, when
+ * not NULL, is the caller's recent read of pid's maps, used to find the code
+ * calls return through (checked byte by byte in the target all the same)
+ * instead of reading them again.
  */
 int vt_inject_probe(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned flags, int timeout_ms,
-		    vt_inject_body body, void *arg, bool *attached, double *stopped_us,
-		    struct vt_err *err);
+		    const struct vt_region_list *maps, vt_inject_body body, void *arg, bool *attached,
+		    double *stopped_us, struct vt_err *err);
 
 /*
  * The address of function symbol in the first library mapped by pid whose
@@ -333,6 +336,9 @@ struct vt_arch_tramp;
  * what calls return through (tramp.c).  VT_E_UNSUPPORTED when it lacks it.
  */
 int vt_inject_find_tramp(int pid_fd, pid_t pid, struct vt_arch_tramp *t, struct vt_err *err);
+/* The same with maps the caller read (NULL: read them). */
+int vt_inject_find_tramp_in(int pid_fd, pid_t pid, const struct vt_region_list *maps, struct vt_arch_tramp *t,
+			    struct vt_err *err);
 /* How many vt_inject_find_tramp calls took a checked cache entry instead of scanning (tests). */
 unsigned vt_inject_tramp_cache_hits(void);
 /* Rewrite an EPERM from PTRACE_SEIZE in err with its reason (uid, yama, capability). */

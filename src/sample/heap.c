@@ -282,8 +282,9 @@ static int by_ptrace(struct probe *p, const struct allocator_calls *ops, struct 
 		if ((rc = vt_inject_pick_thread_sps(p->pfs, p->pid, 0, &tid, why, sizeof(why), &sps, &nsps,
 						    err)))
 			return rc;
-		rc = vt_inject_probe(p->pfs, p->pid, tid, 0, p->opts->timeout_ms, calls_body, &body,
-				     &attached, &p->h->stopped_us, err);
+		/* the maps read_inputs read: libc's code is found there, not in a second read */
+		rc = vt_inject_probe(p->pfs, p->pid, tid, 0, p->opts->timeout_ms, p->maps.n ? &p->maps : NULL,
+				     calls_body, &body, &attached, &p->h->stopped_us, err);
 		if (attached || rc != VT_E_BUSY || attempt == ATTACH_ATTEMPTS)
 			break;
 		usleep(200);

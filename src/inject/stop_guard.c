@@ -41,7 +41,8 @@ static struct {
 	atomic_int deferred;    /* a SIGTSTP put off while a thread was held */
 	void *stack;            /* the watchdog's stack (WATCH_SHARES_MEMORY), its guard page first */
 	pid_t alive;            /* the watchdog's tid while it runs: the kernel zeroes it and wakes us at its exit */
-} g = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, -1, false, 0, NULL, 0 };
+	pid_t owner;            /* the process that started it (a fork of vitals inherits these fields) */
+} g = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, -1, false, 0, NULL, 0, 0 };
 
 /*
  * ---- the watchdog ---------------------------------------------------------
@@ -397,6 +398,8 @@ static void end_watchdog(void)
 		return;
 	close(g.sock);
 	g.sock = -1;
+	if (g.owner != getpid())      /* a fork of vitals: the watchdog is not its child */
+		return;
 #if WATCH_SHARES_MEMORY
 	{
 		/* half a second at most: it exits as soon as it reads the end of file */
@@ -530,6 +533,7 @@ static int start_watchdog(struct vt_err *err)
 	}
 	setpgid(w, w);   /* as the child does: whichever runs first */
 	g.watchdog = w;
+	g.owner = a.vitals;
 	g.sock = sv[0];
 	if (!at_exit)
 		at_exit = atexit(end_watchdog) == 0;

@@ -20,6 +20,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -31,6 +32,7 @@
 
 /* How far after "GNU C Library" the banner's "release version" may be. */
 #define BANNER_SPAN 256
+#define BANNER_TAIL (64u << 10)    /* the bytes of .rodata looked at first, from its end */
 
 static const char *const kind_names[] = {
 	[VT_ALLOC_UNKNOWN] = "unknown",
@@ -741,8 +743,17 @@ static const char *glibc_version(struct detect *d, struct vt_elfsym *elf)
 	char *v = d->out->version;
 	size_t cap = sizeof(d->out->version);
 	const char *bytes;
+	char *tail;
 	size_t len;
+	bool found;
 
+	/* The banner sits near the end of .rodata (27 KiB before it in Debian's 2.36): its tail first. */
+	if (vt_elfsym_section_tail(elf, ".rodata", BANNER_TAIL, &tail, &len)) {
+		found = vt_glibc_banner_version(tail, len, v, cap);
+		free(tail);
+		if (found)
+			return "banner says release version";
+	}
 	if (vt_elfsym_section(elf, ".rodata", &bytes, &len) &&
 	    vt_glibc_banner_version(bytes, len, v, cap))
 		return "banner says release version";

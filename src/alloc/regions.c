@@ -346,7 +346,7 @@ static void classify_anon(struct vt_region_list *list, size_t i, const struct vt
 		return;
 	}
 	tid = thread_in(ctx, r);
-	if (tid) {
+	if (tid && (!ctx->stack_needs_guard || has_guard_below(list, i))) {
 		set_kind(r, VT_REGION_THREAD_STACK, VT_KIND_BY_THREAD_SP |
 			 (has_guard_below(list, i) ? VT_KIND_BY_LAYOUT : 0));
 		r->owner_tid = tid > 0 ? tid : 0;

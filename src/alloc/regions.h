@@ -59,6 +59,13 @@ struct vt_classify_ctx {
 	const struct vt_thread_sp *threads;  /* sorted by sp (vt_thread_sp_sort), may be NULL */
 	size_t n_threads;
 	/*
+	 * A thread's stack pointer makes its mapping a thread stack (not walked
+	 * for blocks) only when a guard page lies right below it, as below every
+	 * stack pthread makes; another mapping with a thread on it (a coroutine's
+	 * stack, which may itself be a malloc'd block) is walked like any other.
+	 */
+	bool stack_needs_guard;
+	/*
 	 * Smallest mapping that may be a glibc mmapped chunk: glibc's mmap
 	 * threshold floor (128 KiB) unless the environment sets a lower one.
 	 * Smaller anonymous mappings are not probed.  0 means the default.

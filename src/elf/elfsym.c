@@ -240,6 +240,47 @@ bool vt_elfsym_section(struct vt_elfsym *ef, const char *name, const char **byte
 	return false;
 }
 
+bool vt_elfsym_section_tail(struct vt_elfsym *ef, const char *name, size_t max, char **bytes, size_t *len)
+{
+	Elf_Scn *scn = NULL;
+	const char *sname;
+	GElf_Shdr sh;
+	size_t n, got = 0;
+	char *buf;
+
+	*bytes = NULL;
+	*len = 0;
+	if (!ef->has_shstrndx || ef->fd < 0)
+		return false;
+	while ((scn = elf_nextscn(ef->elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		sname = elf_strptr(ef->elf, ef->shstrndx, sh.sh_name);
+		if (!sname || strcmp(sname, name) != 0)
+			continue;
+		if (sh.sh_type == SHT_NOBITS || sh.sh_offset > (uint64_t)INT64_MAX - sh.sh_size)
+			return false;
+		n = sh.sh_size < max ? (size_t)sh.sh_size : max;
+		if (!n || !(buf = malloc(n)))
+			return false;
+		while (got < n) {
+			ssize_t r = pread(ef->fd, buf + got, n - got, (off_t)(sh.sh_offset + sh.sh_size - n + got));
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				free(buf);
+				return false;
+			}
+			got += (size_t)r;
+		}
+		*bytes = buf;
+		*len = n;
+		return true;
+	}
+	return false;
+}
+
 /* "2.36" or "2.2.5" -> up to 4 numbers; false unless the whole string is that. */
 static bool parse_dotted(const char *s, uint64_t v[4])
 {

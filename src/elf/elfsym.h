@@ -79,6 +79,14 @@ bool vt_elfsym_section(struct vt_elfsym *ef, const char *name, const char **byte
 		       size_t *len);
 
 /*
+ * The last max bytes (all of it when smaller) of the first section called
+ * name, read from the file alone: *bytes is malloc'd (the caller frees it),
+ * *len its size.  False for an in-memory image, a SHT_NOBITS section, a
+ * failed read, or no such section.
+ */
+bool vt_elfsym_section_tail(struct vt_elfsym *ef, const char *name, size_t max, char **bytes, size_t *len);
+
+/*
  * The highest version definition (.gnu.version_d) named prefix followed by
  * numbers ("GLIBC_" -> "2.36" from GLIBC_2.36; GLIBC_PRIVATE is ignored).
  * Writes the numbers without the prefix into out (cap bytes, NUL-terminated).

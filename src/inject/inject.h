@@ -103,6 +103,22 @@ enum vt_inject_flags {
 int vt_inject_pick_thread(const struct vt_procfs *pfs, pid_t pid, unsigned flags, pid_t *tid,
 			  char *why, size_t why_cap, struct vt_err *err);
 
+/* A thread's user stack pointer, as the pick read it from its syscall file. */
+struct vt_inject_thread_sp {
+	uint64_t sp;
+	pid_t tid;
+};
+
+/*
+ * The same, and the stack pointer of every thread whose syscall file gave
+ * one (blocked, or preempted outside a system call; not those on a CPU) in
+ * *sps (malloc'd, *nsps entries; NULL and 0 on error or when none did), so
+ * that a caller can tell the threads' stacks without reading /proc again.
+ */
+int vt_inject_pick_thread_sps(const struct vt_procfs *pfs, pid_t pid, unsigned flags, pid_t *tid,
+			      char *why, size_t why_cap, struct vt_inject_thread_sp **sps, size_t *nsps,
+			      struct vt_err *err);
+
 /*
  * Stop thread tid of process pid and save its state: PTRACE_SEIZE (never
  * PTRACE_O_EXITKILL; PTRACE_O_SUSPEND_SECCOMP when the thread has a seccomp
@@ -235,11 +251,14 @@ typedef int (*vt_inject_body)(struct vt_inject_session *s, void *arg, struct vt_
  *
  * *attached says whether the thread was stopped (false: the attach's error,
  * VT_E_BUSY among them, nothing was called).  Returns the body's error if
- * it failed, else the detach's; *stopped_us as vt_inject_detach.
+ * it failed, else the detach's; *stopped_us as vt_inject_detach.  maps, when
+ * not NULL, is the caller's recent read of pid's maps, used to find the code
+ * calls return through (checked byte by byte in the target all the same)
+ * instead of reading them again.
  */
 int vt_inject_probe(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned flags, int timeout_ms,
-		    vt_inject_body body, void *arg, bool *attached, double *stopped_us,
-		    struct vt_err *err);
+		    const struct vt_region_list *maps, vt_inject_body body, void *arg, bool *attached,
+		    double *stopped_us, struct vt_err *err);
 
 /*
  * The address of function symbol in the first library mapped by pid whose
@@ -317,6 +336,9 @@ struct vt_arch_tramp;
  * what calls return through (tramp.c).  VT_E_UNSUPPORTED when it lacks it.
  */
 int vt_inject_find_tramp(int pid_fd, pid_t pid, struct vt_arch_tramp *t, struct vt_err *err);
+/* The same with maps the caller read (NULL: read them). */
+int vt_inject_find_tramp_in(int pid_fd, pid_t pid, const struct vt_region_list *maps, struct vt_arch_tramp *t,
+			    struct vt_err *err);
 /* How many vt_inject_find_tramp calls took a checked cache entry instead of scanning (tests). */
 unsigned vt_inject_tramp_cache_hits(void);
 /* Rewrite an EPERM from PTRACE_SEIZE in err with its reason (uid, yama, capability). */

@@ -93,6 +93,7 @@ struct candidate {
 	long nr;
 	const char *reason;  /* why not usable */
 	bool user_mode;      /* running or preempted outside a system call */
+	uint64_t sp;         /* its user stack pointer, 0 when the syscall file gave none */
 };
 
 static const char *class_note(enum vt_sys_class cls)
@@ -141,6 +142,8 @@ static int read_candidate(int pid_fd, pid_t tid, struct vt_buf *buf, struct cand
 		c->reason = "unreadable syscall state";
 		return VT_OK;
 	}
+	if (!sc.running)
+		c->sp = sc.sp;
 	if (sc.running || st.state == 'R') {
 		c->reason = "running";
 		c->user_mode = sc.running || sc.nr < 0;
@@ -331,6 +334,29 @@ static void explain_denied(const struct vt_procfs *pfs, int pid_fd, pid_t pid, s
 int vt_inject_pick_thread(const struct vt_procfs *pfs, pid_t pid, unsigned flags, pid_t *tid,
 			  char *why, size_t why_cap, struct vt_err *err)
 {
+	return vt_inject_pick_thread_sps(pfs, pid, flags, tid, why, why_cap, NULL, NULL, err);
+}
+
+/* The stack pointers the candidates' syscall files gave, into *sps. */
+static void keep_sps(const struct candidate *v, size_t m, struct vt_inject_thread_sp **sps, size_t *nsps)
+{
+	size_t i, n = 0;
+
+	*sps = NULL;
+	*nsps = 0;
+	for (i = 0; i < m; i++)
+		n += v[i].sp != 0;
+	if (!n || !(*sps = malloc(n * sizeof(**sps))))
+		return;
+	for (i = 0; i < m; i++)
+		if (v[i].sp)
+			(*sps)[(*nsps)++] = (struct vt_inject_thread_sp){ v[i].sp, v[i].tid };
+}
+
+int vt_inject_pick_thread_sps(const struct vt_procfs *pfs, pid_t pid, unsigned flags, pid_t *tid,
+			      char *why, size_t why_cap, struct vt_inject_thread_sp **sps, size_t *nsps,
+			      struct vt_err *err)
+{
 	struct vt_buf buf = VT_BUF_INIT(TASK_FILE_MAX);
 	struct candidate *v = NULL, *best = NULL, *idlest = NULL;
 	char summary[256];
@@ -341,6 +367,10 @@ int vt_inject_pick_thread(const struct vt_procfs *pfs, pid_t pid, unsigned flags
 	*tid = 0;
 	if (why && why_cap)
 		why[0] = '\0';
+	if (sps) {
+		*sps = NULL;
+		*nsps = 0;
+	}
 	rc = vt_pid_open(pfs, pid, &pid_fd, err);
 	if (rc)
 		return rc;
@@ -394,6 +424,8 @@ int vt_inject_pick_thread(const struct vt_procfs *pfs, pid_t pid, unsigned flags
 				    "'vitals census %d' reads the heap without stopping a thread",
 				    (int)pid);
 	}
+	if (rc == VT_OK && sps)
+		keep_sps(v, m, sps, nsps);
 out:
 	free(v);
 	free(tids);

@@ -1275,8 +1275,8 @@ static struct vt_inject_session *session_new(pid_t pid, pid_t tid, unsigned flag
  * the tracer thread.  On error nothing is left to undo.
  */
 static int session_open(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned flags,
-			unsigned spin_us, struct vt_inject_session **out, struct vt_inject_precheck *pc,
-			struct vt_err *err)
+			unsigned spin_us, const struct vt_region_list *maps, struct vt_inject_session **out,
+			struct vt_inject_precheck *pc, struct vt_err *err)
 {
 	struct vt_inject_session *s = NULL;
 	int pid_fd = -1, rc;
@@ -1302,7 +1302,8 @@ static int session_open(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsig
 	}
 	s->pid_fd = pid_fd;   /* the session's from here on */
 	vt_arch_prepare();
-	rc = vt_inject_find_tramp(s->pid_fd, pid, &s->tramp, err);
+	rc = maps ? vt_inject_find_tramp_in(s->pid_fd, pid, maps, &s->tramp, err)
+		  : vt_inject_find_tramp(s->pid_fd, pid, &s->tramp, err);
 	if (rc) {
 		session_free(s);
 		return rc;
@@ -1353,7 +1354,7 @@ int vt_inject_attach(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned
 	int rc;
 
 	*out = NULL;
-	rc = session_open(pfs, pid, tid, flags, HANDOFF_SPIN_US, &s, &pc, err);
+	rc = session_open(pfs, pid, tid, flags, HANDOFF_SPIN_US, NULL, &s, &pc, err);
 	if (rc)
 		return rc;
 	a.suspend_seccomp = pc.seccomp;
@@ -1394,8 +1395,8 @@ static int job_probe(struct vt_inject_session *s, void *arg, struct vt_err *err)
 }
 
 int vt_inject_probe(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned flags, int timeout_ms,
-		    vt_inject_body body, void *arg, bool *attached, double *stopped_us,
-		    struct vt_err *err)
+		    const struct vt_region_list *maps, vt_inject_body body, void *arg, bool *attached,
+		    double *stopped_us, struct vt_err *err)
 {
 	struct probe_args pa = { { timeout_ms > 0 ? timeout_ms : 1, false }, body, arg, false, VT_OK, { 0 } };
 	struct vt_inject_session *s = NULL;
@@ -1407,7 +1408,7 @@ int vt_inject_probe(const struct vt_procfs *pfs, pid_t pid, pid_t tid, unsigned 
 	if (stopped_us)
 		*stopped_us = 0;
 	/* No spin: the caller waits once, for the whole probe, and nothing stands stopped for that wait. */
-	rc = session_open(pfs, pid, tid, flags, 0, &s, &pc, err);
+	rc = session_open(pfs, pid, tid, flags, 0, maps, &s, &pc, err);
 	if (rc)
 		return rc;
 	pa.a.suspend_seccomp = pc.seccomp;

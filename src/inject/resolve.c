@@ -20,12 +20,14 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "elf/elfsym.h"
 #include "proc/mapped_file.h"
+#include "proc/mem.h"
 #include "proc/mem.h"
 
 #define CHECK_BYTES 16
@@ -84,7 +86,7 @@ static const struct vt_region *find_addr(const struct vt_region_list *maps, uint
  * are compared up to its end.
  */
 static int check_bytes(pid_t pid, int fd, const struct vt_region *text, uint64_t addr,
-		       const char *symbol, const char *lib, struct vt_err *err)
+		       const unsigned char *read, const char *symbol, const char *lib, struct vt_err *err)
 {
 	unsigned char mem[CHECK_BYTES], file[CHECK_BYTES];
 	size_t len = CHECK_BYTES;
@@ -93,8 +95,9 @@ static int check_bytes(pid_t pid, int fd, const struct vt_region *text, uint64_t
 
 	if (text->end - addr < len)
 		len = (size_t)(text->end - addr);
-	rc = vt_mem_read(pid, addr, mem, len, err);
-	if (rc)
+	if (read && len == CHECK_BYTES)
+		memcpy(mem, read, len);
+	else if ((rc = vt_mem_read(pid, addr, mem, len, err)))
 		return rc;
 	do
 		n = pread(fd, file, len, (off_t)(addr - text->start + text->offset));
@@ -133,13 +136,11 @@ static int symbol_address(struct vt_elfsym *ef, const struct vt_region *base, co
 	return VT_OK;
 }
 
-/* One symbol of the open library: its address, checked against the code mapped. */
-static int resolve_one(const struct vt_procfs *pfs, pid_t pid, const struct vt_region_list *maps,
-		       struct vt_elfsym *ef, int check_fd, const struct vt_region *lib,
-		       const struct vt_region *base, const char *symbol, uint64_t *addr,
-		       struct vt_err *err)
+/* One symbol of the open library: its address, in the library's code as mapped (*text). */
+static int resolve_one(pid_t pid, const struct vt_region_list *maps, struct vt_elfsym *ef,
+		       const struct vt_region *lib, const struct vt_region *base, const char *symbol,
+		       uint64_t *addr, const struct vt_region **text, struct vt_err *err)
 {
-	const struct vt_region *text;
 	uint64_t a = 0;
 	int rc;
 
@@ -147,22 +148,44 @@ static int resolve_one(const struct vt_procfs *pfs, pid_t pid, const struct vt_r
 	rc = symbol_address(ef, base, lib->path, symbol, &a, err);
 	if (rc)
 		return rc;
-	text = find_addr(maps, a);
-	if (!text || !same_file(text, lib) || text->perms[2] != 'x')
+	*text = find_addr(maps, a);
+	if (!*text || !same_file(*text, lib) || (*text)->perms[2] != 'x')
 		return vt_err_set(err, VT_E_FAIL, 0, "'%s' resolves to 0x%" PRIx64 ", which is not "
 				  "in the code of %s in process %d", symbol, a, lib->path, (int)pid);
-	/* A recorded tree has no memory to compare with. */
-	if (pfs->live && (rc = check_bytes(pid, check_fd, text, a, symbol, lib->path, err)))
-		return rc;
 	*addr = a;
 	return VT_OK;
+}
+
+#define CHECK_BATCH 16   /* symbols whose first bytes are read in one process_vm_readv */
+
+/*
+ * The first bytes of every resolved function in the target equal the
+ * file's: read from the target together (one call for up to CHECK_BATCH),
+ * each compared in order, the first mismatch or failure reported.
+ */
+static int check_all(pid_t pid, int check_fd, const char *lib, const char *const *symbols,
+		     const uint64_t *addrs, const struct vt_region *const *texts, size_t n, struct vt_err *err)
+{
+	unsigned char got[CHECK_BATCH][CHECK_BYTES];
+	uint8_t ok[CHECK_BATCH] = { 0 };
+	struct vt_mem_target target = { pid, -1, 0, false };
+	size_t i;
+	int rc = VT_OK;
+
+	if (n <= CHECK_BATCH)
+		vt_mem_target_read_each(&target, addrs, n, CHECK_BYTES, got, ok);
+	/* one that the batch could not read (near its mapping's end, or n too large) is read alone */
+	for (i = 0; i < n && rc == VT_OK; i++)
+		rc = check_bytes(pid, check_fd, texts[i], addrs[i], i < CHECK_BATCH && ok[i] ? got[i] : NULL,
+				 symbols[i], lib, err);
+	return rc;
 }
 
 int vt_inject_resolve_many(const struct vt_procfs *pfs, pid_t pid, const struct vt_region_list *maps,
 			   const char *lib_basename_prefix, const char *const *symbols,
 			   uint64_t *addrs, size_t n, struct vt_err *err)
 {
-	const struct vt_region *lib, *base;
+	const struct vt_region *lib, *base, **texts = NULL;
 	struct vt_elfsym *ef = NULL;
 	struct stat st;
 	char why[128];
@@ -206,8 +229,20 @@ int vt_inject_resolve_many(const struct vt_procfs *pfs, pid_t pid, const struct 
 	if (rc)
 		goto out;
 	/* One open file for all the symbols; the first failure stops. */
+	texts = calloc(n ? n : 1, sizeof(*texts));
+	if (!texts) {
+		rc = vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory resolving %zu functions", n);
+		goto out;
+	}
 	for (i = 0; i < n && rc == VT_OK; i++)
-		rc = resolve_one(pfs, pid, maps, ef, check_fd, lib, base, symbols[i], &addrs[i], err);
+		rc = resolve_one(pid, maps, ef, lib, base, symbols[i], &addrs[i], &texts[i], err);
+	/* A recorded tree has no memory to compare with. */
+	if (rc == VT_OK && pfs->live)
+		rc = check_all(pid, check_fd, lib->path, symbols, addrs, texts, n, err);
+	if (rc)
+		for (i = 0; i < n; i++)
+			addrs[i] = 0;
+	free(texts);
 out:
 	vt_elfsym_free(&ef);
 	if (check_fd >= 0)

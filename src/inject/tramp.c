@@ -194,24 +194,34 @@ int vt_inject_find_tramp(int pid_fd, pid_t pid, struct vt_arch_tramp *t, struct 
 {
 	struct vt_region_list maps = { 0 };
 	struct vt_buf text = VT_BUF_INIT(VT_PROC_FILE_MAX);
-	const struct vt_region *lib;
-	struct vt_tramp_key key;
-	unsigned char *buf = NULL;
-	size_t budget = SCAN_MAX, i;
-	bool keyed;
-	int rc, pass;
+	int rc;
 
 	memset(t, 0, sizeof(*t));
 	rc = vt_read_at(pid_fd, "maps", &text, err);
 	if (!rc)
 		rc = vt_maps_parse(text.data, text.len, &maps, err);
 	vt_buf_release(&text);
-	if (rc)
-		goto out;
+	if (!rc)
+		rc = vt_inject_find_tramp_in(pid_fd, pid, &maps, t, err);
+	vt_region_list_release(&maps);
+	return rc;
+}
+
+int vt_inject_find_tramp_in(int pid_fd, pid_t pid, const struct vt_region_list *maps, struct vt_arch_tramp *t,
+			    struct vt_err *err)
+{
+	const struct vt_region *lib;
+	struct vt_tramp_key key;
+	unsigned char *buf = NULL;
+	size_t budget = SCAN_MAX, i;
+	bool keyed;
+	int rc = VT_OK, pass;
+
+	memset(t, 0, sizeof(*t));
 	/* libc's file is looked at once: for the cache's answer, and to store the scan's */
-	lib = libc_code(&maps);
+	lib = libc_code(maps);
 	keyed = lib && vt_tramp_key_of(pid_fd, lib, &key);
-	if (keyed && from_cache(pid, &maps, lib, &key, t))
+	if (keyed && from_cache(pid, maps, lib, &key, t))
 		goto out;
 	buf = malloc(CHUNK);
 	if (!buf) {
@@ -219,9 +229,9 @@ int vt_inject_find_tramp(int pid_fd, pid_t pid, struct vt_arch_tramp *t, struct 
 		goto out;
 	}
 	for (pass = 0; pass < 3 && !(t->sigreturn && t->store); pass++)
-		for (i = 0; i < maps.n && !rc && !(t->sigreturn && t->store); i++)
-			if (in_pass(&maps.v[i], pass))
-				rc = scan_region(pid, &maps.v[i], buf, &budget, t, err);
+		for (i = 0; i < maps->n && !rc && !(t->sigreturn && t->store); i++)
+			if (in_pass(&maps->v[i], pass))
+				rc = scan_region(pid, &maps->v[i], buf, &budget, t, err);
 	if (!rc && !t->sigreturn)
 		rc = vt_err_set(err, VT_E_UNSUPPORTED, 0, "no signal-return trampoline (glibc's "
 				"__restore_rt) in the code of process %d: a call could not restore "
@@ -231,9 +241,8 @@ int vt_inject_find_tramp(int pid_fd, pid_t pid, struct vt_arch_tramp *t, struct 
 				"process %d to store a call's return value through (see "
 				"docs/inject.md), so no call is made", (int)pid);
 	else if (!rc && keyed)
-		to_cache(&maps, lib, &key, t);
+		to_cache(maps, lib, &key, t);
 out:
 	free(buf);
-	vt_region_list_release(&maps);
 	return rc;
 }

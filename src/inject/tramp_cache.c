@@ -36,18 +36,21 @@
 static bool build_id_of(int fd, char *out, size_t cap)
 {
 	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
+	Elf64_Phdr phs[64];
 	unsigned char notes[NOTES_MAX];
 	unsigned i;
 
 	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 64)
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 64 ||
+	    eh.e_phoff > (uint64_t)INT64_MAX - sizeof(phs))
+		return false;
+	/* the program headers in one read */
+	if (pread(fd, phs, eh.e_phnum * sizeof(phs[0]), (off_t)eh.e_phoff) != (ssize_t)(eh.e_phnum * sizeof(phs[0])))
 		return false;
 	for (i = 0; i < eh.e_phnum; i++) {
+		const Elf64_Phdr ph = phs[i];
 		size_t len, at = 0;
 
-		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) != (ssize_t)sizeof(ph))
-			return false;
 		if (ph.p_type != PT_NOTE)
 			continue;
 		len = ph.p_filesz < sizeof(notes) ? (size_t)ph.p_filesz : sizeof(notes);

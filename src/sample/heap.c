@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #define AGENT_TIMEOUT_MS 5000
+
 #define ATTACH_ATTEMPTS 20       /* picks of a blocked thread before giving up */
 
 struct probe {
@@ -37,6 +38,8 @@ struct probe {
 	struct vt_region_list maps;
 	struct vt_heap_sample *h;
 	bool alive;                  /* it passed vt_target_check: a later failure may be its exit */
+	struct vt_thread_sp *sps;    /* the threads' stack pointers as the pick read them (ptrace), sorted */
+	size_t nsps;
 };
 
 /*
@@ -259,6 +262,8 @@ static int by_ptrace(struct probe *p, const struct allocator_calls *ops, struct 
 	struct body_args body = { &ss, ops };
 	bool attached = false;
 	char why[200];
+	struct vt_inject_thread_sp *sps = NULL;
+	size_t nsps = 0, i;
 	pid_t tid;
 	int rc, attempt;
 
@@ -273,18 +278,30 @@ static int by_ptrace(struct probe *p, const struct allocator_calls *ops, struct 
 	 * it untouched, and we pick again.
 	 */
 	for (attempt = 1;; attempt++) {
-		if ((rc = vt_inject_pick_thread(p->pfs, p->pid, 0, &tid, why, sizeof(why), err)))
+		free(sps);
+		if ((rc = vt_inject_pick_thread_sps(p->pfs, p->pid, 0, &tid, why, sizeof(why), &sps, &nsps,
+						    err)))
 			return rc;
-		rc = vt_inject_probe(p->pfs, p->pid, tid, 0, p->opts->timeout_ms, calls_body, &body,
-				     &attached, &p->h->stopped_us, err);
+		/* the maps read_inputs read: libc's code is found there, not in a second read */
+		rc = vt_inject_probe(p->pfs, p->pid, tid, 0, p->opts->timeout_ms, p->maps.n ? &p->maps : NULL,
+				     calls_body, &body, &attached, &p->h->stopped_us, err);
 		if (attached || rc != VT_E_BUSY || attempt == ATTACH_ATTEMPTS)
 			break;
 		usleep(200);
 	}
 	if (!attached) {
+		free(sps);
 		free(ss.xml);
 		return rc;
 	}
+	/* kept for the walk for malloc'd blocks: the threads' stacks need no walk */
+	free(p->sps);
+	p->sps = nsps ? malloc(nsps * sizeof(*p->sps)) : NULL;
+	p->nsps = p->sps ? nsps : 0;
+	for (i = 0; i < p->nsps; i++)
+		p->sps[i] = (struct vt_thread_sp){ sps[i].sp, sps[i].tid };
+	vt_thread_sp_sort(p->sps, p->nsps);
+	free(sps);
 	p->h->callee_us = ss.cs.callee_us;
 	p->h->calls = ss.cs.calls;
 	p->h->method = VT_HEAP_PTRACE;
@@ -346,6 +363,7 @@ static void find_blocks(struct probe *p)
 	const struct vt_heap_mem mem = { vt_mem_target_read, vt_mem_target_resident, &target,
 					 vt_mem_target_read_each };
 	struct vt_classify_ctx ctx = { .alloc = VT_ALLOC_GLIBC, .read_mem = vt_mem_target_read, .read_ctx = &target,
+				       .threads = p->sps, .n_threads = p->nsps, .stack_needs_guard = true,
 				       .mmap_threshold = VT_MMAP_THRESHOLD_MIN, .find_blocks = true, .mem = &mem };
 	struct vt_arena_summary arenas;
 	uint64_t word;
@@ -480,6 +498,7 @@ int vt_heap_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_heap_op
 		close(p.fd);
 	vt_buf_release(&p.buf);
 	vt_region_list_release(&p.maps);
+	free(p.sps);
 	out->total_ms = (vt_mono_s() - t0) * 1000.0;
 	if (rc)
 		vt_heap_release(out);

@@ -337,6 +337,23 @@ static void test_detect__elfsym_fake_lib(void)
 	CHECK(vt_glibc_banner_version(bytes, len, v, sizeof(v)));
 	CHECK_STR(v, "2.36");
 	CHECK(!vt_elfsym_section(ef, ".no_such_section", &bytes, &len));
+	/* the tail read from the file: the section's last bytes, all of them when it is smaller */
+	{
+		char *tail;
+		size_t tlen;
+
+		CHECK(vt_elfsym_section(ef, ".rodata", &bytes, &len) && len > 8);
+		CHECK(vt_elfsym_section_tail(ef, ".rodata", len - 3, &tail, &tlen));
+		CHECK_EQ_U64(tlen, len - 3);
+		CHECK(tail && memcmp(tail, bytes + 3, len - 3) == 0);
+		free(tail);
+		CHECK(vt_elfsym_section_tail(ef, ".rodata", len + 100, &tail, &tlen));
+		CHECK_EQ_U64(tlen, len);
+		CHECK(tail && memcmp(tail, bytes, len) == 0 && vt_glibc_banner_version(tail, tlen, v, sizeof(v)));
+		CHECK_STR(v, "2.36");
+		free(tail);
+		CHECK(!vt_elfsym_section_tail(ef, ".no_such_section", 64, &tail, &tlen));
+	}
 	vt_elfsym_free(&ef);
 	CHECK(ef == NULL);
 	vt_elfsym_free(&ef);

@@ -333,6 +333,48 @@ static void test_regions__thread_stack_by_sp(void)
 	vt_region_list_release(&list);
 }
 
+/*
+ * vitals heap gives the threads' stack pointers with stack_needs_guard: a
+ * thread's stack made by pthread (a guard page right below) is not walked for
+ * blocks, even where a word in it looks like a chunk's header; a mapping a
+ * thread runs on without a guard below (a coroutine's stack, here a malloc'd
+ * block of its own) is walked, and its block found.
+ */
+static void test_regions__stack_needs_guard(void)
+{
+	const char *text =
+		"7f3000000000-7f3000001000 ---p 00000000 00:00 0 \n"
+		"7f3000001000-7f3000801000 rw-p 00000000 00:00 0 \n"
+		"7f4000000000-7f4000100000 rw-p 00000000 00:00 0 \n";
+	const struct fake_word words[] = {
+		{ 0x7f3000400008, (256 << 10) | 2 },      /* a stack's bytes that look like a header */
+		{ 0x7f4000000008, (1 * MiB) | 2 },        /* the coroutine's stack: a mmapped chunk */
+	};
+	struct fake_mem mem = { words, sizeof(words) / sizeof(words[0]) };
+	struct vt_thread_sp threads[] = { { 0x7f30007ff000, 101 }, { 0x7f40000ff000, 102 } };
+	struct vt_classify_ctx ctx = { .alloc = VT_ALLOC_GLIBC, .read_mem = fake_read, .read_ctx = &mem,
+				       .threads = threads, .n_threads = 2, .stack_needs_guard = true,
+				       .find_blocks = true };
+	struct vt_region_list list;
+	struct vt_arena_summary a;
+
+	vt_thread_sp_sort(threads, 2);
+	parse_text(text, &list);
+	vt_regions_classify(&list, &ctx, &a);
+	CHECK(list.v[0].kind == VT_REGION_GUARD);
+	CHECK(list.v[1].kind == VT_REGION_THREAD_STACK);
+	CHECK_EQ_I64(list.v[1].owner_tid, 101);
+	CHECK(list.v[1].blocks == NULL);
+	CHECK(list.v[2].kind == VT_REGION_MMAP_CHUNK);
+	CHECK(list.v[2].blocks != NULL);
+	if (list.v[2].blocks) {
+		CHECK_EQ_U64(list.v[2].blocks->n, 1);
+		CHECK_EQ_U64(list.v[2].blocks->v[0].addr, 0x7f4000000000);
+		CHECK_EQ_U64(list.v[2].blocks->v[0].size, 1 * MiB);
+	}
+	vt_region_list_release(&list);
+}
+
 /* mimalloc reserves address space PROT_NONE and commits a segment above it: a guard-like
  * run below a 28 MiB rw-p region no thread runs on is an allocator's, not a cached stack;
  * an 8 MiB one is still a stack glibc keeps for its next thread (a mimalloc process's
@@ -414,5 +456,6 @@ VT_TEST_MAIN(test_regions__arena_sprawl_by_layout, test_regions__capped_process_
 	     test_regions__merged_full_and_partial_heaps, test_regions__busy_arena_races,
 	     test_regions__aligned_mapping_that_is_not_a_heap, test_regions__merged_mmapped_chunks,
 	     test_regions__block_merged_below_an_arena_heap,
-	     test_regions__thread_stack_by_sp, test_regions__big_region_over_guard_is_not_a_stack,
+	     test_regions__thread_stack_by_sp, test_regions__stack_needs_guard,
+	     test_regions__big_region_over_guard_is_not_a_stack,
 	     test_regions__names, test_arena_cap__sources)

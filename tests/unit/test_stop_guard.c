@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -45,13 +46,27 @@ static void nap_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* The child: arm (and hold, if hold), say so, release on 'r', exit 0 on 'q'. */
+/* Set by the child's SIGUSR1 handler: in its memory, which its watchdog shares. */
+static volatile sig_atomic_t got_usr1;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	got_usr1 = 1;
+}
+
+/*
+ * The child: arm (and hold, if hold), say so, release on 'r', say whether its
+ * SIGUSR1 handler ran on 'u', exit 0 on 'q'.
+ */
 static _Noreturn void child_main(int cmd, int ready, bool hold)
 {
+	struct sigaction usr1 = { .sa_handler = on_usr1 };
 	struct vt_err err;
 	char c, line[32];
 	int n;
 
+	sigaction(SIGUSR1, &usr1, NULL);   /* before the watchdog starts, as vitals's own handlers are */
 	/*
 	 * A process group of its own, whose parent (the test) is in another:
 	 * not orphaned, so the kernel lets SIGTSTP stop it even when the test
@@ -72,6 +87,12 @@ static _Noreturn void child_main(int cmd, int ready, bool hold)
 			continue;
 		if (r != 1 || c == 'q')
 			break;
+		if (c == 'u') {
+			n = snprintf(line, sizeof(line), "u%d\n", (int)got_usr1);
+			if (write(ready, line, (size_t)n) != n)
+				_exit(3);
+			continue;
+		}
 		if (c == 'r' && hold) {
 			vt_stop_guard_release();
 			hold = false;
@@ -289,6 +310,49 @@ static void test_stop_guard__traced_killed(void)
 	close(c.ready);
 }
 
+/*
+ * vitals killed (SIGKILL) while it holds a thread: the kernel lets the
+ * thread go, and the watchdog, which shares vitals's memory, lives on to
+ * read the end of file and exit by itself, cleanly (status 0, no fault):
+ * this process takes it as a subreaper to see how it ended.
+ */
+static void test_stop_guard__vitals_killed_watchdog_exits(void)
+{
+	struct child c;
+	int st = 0;
+
+	CHECK(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+	CHECK(child_start(&c, true));
+	kill(c.pid, SIGKILL);
+	CHECK(waitpid(c.pid, &st, 0) == c.pid && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	CHECK(child_wait(c.watchdog, 0, ACT_WITHIN_MS, &st));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	close(c.cmd);
+	close(c.ready);
+}
+
+/*
+ * A signal sent to the watchdog (pkill vitals finds it too) never runs a
+ * handler of vitals there: the watchdog shares vitals's memory, so a handler
+ * of vitals run in it would change vitals's state behind its back.  It takes
+ * the default action (SIGUSR1: it ends) and vitals's flag stays unset.
+ */
+static void test_stop_guard__no_handler_of_vitals_in_watchdog(void)
+{
+	struct child c;
+	char buf[8] = "";
+
+	CHECK(child_start(&c, false));
+	kill(c.watchdog, SIGUSR1);
+	CHECK(gone_within(c.watchdog, 2000));
+	child_say(&c, 'u');
+	CHECK(read(c.ready, buf, sizeof(buf) - 1) >= 2);
+	CHECK_STR(buf, "u0\n");
+	child_end(&c);
+}
+
 VT_TEST_MAIN(test_stop_guard__watchdog_apart, test_stop_guard__sigstop_undone,
 	     test_stop_guard__tstp_put_off, test_stop_guard__idle_stop_left_alone,
-	     test_stop_guard__traced_killed)
+	     test_stop_guard__traced_killed, test_stop_guard__vitals_killed_watchdog_exits,
+	     test_stop_guard__no_handler_of_vitals_in_watchdog)

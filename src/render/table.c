@@ -79,7 +79,13 @@ void vt_table_cell(struct vt_table *t, const char *fmt, ...)
 		t->nrows++;
 	}
 	va_start(ap, fmt);
-	text = cell_text(fmt, ap);
+	if (!strcmp(fmt, "%s")) {     /* most cells: text formatted already */
+		const char *arg = va_arg(ap, const char *);
+
+		text = strdup(arg ? arg : "(null)");
+	} else {
+		text = cell_text(fmt, ap);
+	}
 	va_end(ap);
 	if (text)
 		vt_text_sanitize(text);

@@ -70,13 +70,15 @@ static const char *const threads_examples[] = {
 "the end of the interval and divides the deltas by the interval: the figures\n" \
 "are the rate over that interval, never a since-start average.  In between it\n" \
 "samples every 100 ms (less often for a process so large that sampling would\n" \
-"cost over 1% of a core) to count thread states (R running or runnable, S\n" \
-"sleeping, D uninterruptible, ...), the kernel function each thread sleeps in\n" \
-"(wchan) and the system call it is in.  Every thread's state is read each\n" \
-"time; a thread whose schedstat (run time, timeslices, run-queue wait) has\n" \
-"not moved since the sample before, in the same state, has not run: its\n" \
-"wchan, system call and context switches are carried from that sample, not\n" \
-"read again; a thread in state R has no wchan or system call to read.\n" \
+"cost over 1% of a core, the first sample, which opens every thread's files,\n" \
+"included: over 1 s a process of 1,000 threads gets its two ends only) to\n" \
+"count thread states (R running or runnable, S sleeping, D uninterruptible,\n" \
+"...), the kernel function each thread sleeps in (wchan) and the system call\n" \
+"it is in.  Every thread's state is read each time; a thread whose schedstat\n" \
+"(run time, timeslices, run-queue wait) has not moved since the sample\n" \
+"before, in the same state, has not run: its wchan, system call and context\n" \
+"switches are carried from that sample, not read again; a thread in state R\n" \
+"has no wchan or system call to read.\n" \
 "\n" \
 "  sampled      thread states read (and how many had not run since the sample\n" \
 "               before), waits read and carried, over the interval\n" \

@@ -151,6 +151,7 @@ struct vt_unwinder {
 	struct mod_info *info;     /* parallel to map.v */
 	bool reported;
 	struct vt_buf maps;
+	bool maps_read;           /* maps holds the whole text of the last read */
 	struct vdso_copy *vdsos;   /* images libdw's vdso Elf reads from: kept until free */
 	struct pc_entry *cache;
 	size_t cache_used;
@@ -796,6 +797,7 @@ static int read_maps(struct vt_unwinder *uw, struct vt_err *err)
 	int e;
 	bool reopened = false;
 
+	uw->maps_read = false;
 again:
 	vt_buf_reset(&uw->maps);
 	if (lseek(uw->maps_fd, 0, SEEK_SET) < 0) {
@@ -835,7 +837,14 @@ again:
 	}
 	if (uw->maps.len == 0)   /* an exited process's maps reads empty */
 		return vt_err_set(err, VT_E_GONE, ESRCH, "process %d exited", (int)uw->pid);
+	uw->maps_read = true;
 	return VT_OK;
+}
+
+const char *vt_unwinder_maps_text(const struct vt_unwinder *uw, size_t *len)
+{
+	*len = uw->maps_read ? uw->maps.len : 0;
+	return uw->maps_read ? uw->maps.data : NULL;
 }
 
 int vt_unwinder_refresh(struct vt_unwinder *uw, struct vt_err *err)

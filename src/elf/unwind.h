@@ -163,6 +163,12 @@ int vt_unwinder_open(int pid_fd, pid_t pid, struct vt_unwinder **out, struct vt_
  * before are no longer valid.  VT_E_GONE when the process exited. */
 int vt_unwinder_refresh(struct vt_unwinder *uw, struct vt_err *err);
 
+/* The text of /proc/PID/maps as the last read of it (open or refresh) left it,
+ * NUL-terminated, *len bytes, for a caller that needs the whole of maps about
+ * then (a read costs a millisecond on a process of thousands of mappings);
+ * NULL when that read failed.  Valid until the next refresh or close. */
+const char *vt_unwinder_maps_text(const struct vt_unwinder *uw, size_t *len);
+
 /* Walk thread tid's stack from start; writes up to max frames, leaf first, and why
  * the walk ended (why may be NULL).  0 frames when start lacks RIP or RSP. */
 size_t vt_unwind(struct vt_unwinder *uw, pid_t tid, const struct vt_unwind_start *start,

@@ -23,6 +23,39 @@ void vt_table_align(struct vt_table *t, int col, enum vt_align align)
 		t->align[col] = align;
 }
 
+/* fmt formatted into a string of its own (NULL out of memory): most cells are
+ * short, formatted once on the stack and copied, without vasprintf's growing. */
+static char *cell_text(const char *fmt, va_list ap)
+{
+	char small[128], *text = NULL;
+	va_list again;
+	int n;
+
+	va_copy(again, ap);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	if (n >= 0 && (size_t)n < sizeof(small)) {
+		if ((text = malloc((size_t)n + 1)))
+			memcpy(text, small, (size_t)n + 1);
+	} else if (n >= 0 && vasprintf(&text, fmt, again) < 0) {
+		text = NULL;
+	}
+	va_end(again);
+	return text;
+}
+
+/* n spaces. */
+static void pad_out(FILE *out, size_t n)
+{
+	static const char spaces[] = "                                ";
+
+	while (n > 0) {
+		size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
+
+		fwrite(spaces, 1, k, out);
+		n -= k;
+	}
+}
+
 void vt_table_cell(struct vt_table *t, const char *fmt, ...)
 {
 	va_list ap;
@@ -46,8 +79,13 @@ void vt_table_cell(struct vt_table *t, const char *fmt, ...)
 		t->nrows++;
 	}
 	va_start(ap, fmt);
-	if (vasprintf(&text, fmt, ap) < 0)
-		text = NULL;
+	if (!strcmp(fmt, "%s")) {     /* most cells: text formatted already */
+		const char *arg = va_arg(ap, const char *);
+
+		text = strdup(arg ? arg : "(null)");
+	} else {
+		text = cell_text(fmt, ap);
+	}
 	va_end(ap);
 	if (text)
 		vt_text_sanitize(text);
@@ -277,7 +315,7 @@ void vt_table_print(const struct vt_table *t, FILE *out, int indent, bool underl
 		while (last > 0 && !*(t->cells[r * (size_t)t->ncols + (size_t)last] ?
 				      t->cells[r * (size_t)t->ncols + (size_t)last] : ""))
 			last--;
-		fprintf(out, "%*s", indent, "");
+		pad_out(out, indent > 0 ? (size_t)indent : 0);
 		for (c = 0; c <= last; c++) {
 			const char *cell = t->cells[r * (size_t)t->ncols + (size_t)c];
 			size_t pad;
@@ -286,11 +324,10 @@ void vt_table_print(const struct vt_table *t, FILE *out, int indent, bool underl
 			if (c)
 				fputs("  ", out);
 			if (t->align[c] == VT_RIGHT)
-				fprintf(out, "%*s%s", (int)pad, "", cell);
-			else if (c == last)
-				fputs(cell, out);
-			else
-				fprintf(out, "%s%*s", cell, (int)pad, "");
+				pad_out(out, pad);
+			fputs(cell, out);
+			if (t->align[c] != VT_RIGHT && c != last)
+				pad_out(out, pad);
 		}
 		fputc('\n', out);
 		if (r == 0 && underline) {

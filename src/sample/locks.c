@@ -146,6 +146,7 @@ struct vt_lock_probe {
 	struct vt_buf buf;
 	struct vt_region_list maps;
 	bool maps_ok;
+	bool maps_borrowed;       /* the unwinder's maps text served once (first_maps) */
 	uint64_t arenas[ARENAS_MAX];
 	size_t narenas;
 	bool arenas_tried;
@@ -202,6 +203,29 @@ static void read_maps(struct vt_lock_probe *lp)
 		      vt_maps_parse(lp->buf.data, lp->buf.len, &lp->maps, &err) == VT_OK;
 }
 
+/*
+ * The maps a probe starts with: those the unwinder read when the probe was
+ * opened, moments before its first sample (one read fewer of a file that
+ * costs a millisecond on a process of thousands of mappings), else a read.
+ * An address they do not hold is looked up in a fresh read (place_of), as
+ * after any change of the process's mappings.
+ */
+static void first_maps(struct vt_lock_probe *lp)
+{
+	struct vt_err err;
+	const char *text;
+	size_t len;
+
+	if (!lp->maps_borrowed && lp->uw && (text = vt_unwinder_maps_text(lp->uw, &len)) != NULL) {
+		lp->maps_borrowed = true;
+		vt_region_list_release(&lp->maps);
+		lp->maps_ok = vt_maps_parse(text, len, &lp->maps, &err) == VT_OK;
+		if (lp->maps_ok)
+			return;
+	}
+	read_maps(lp);
+}
+
 static const struct vt_region *region_at(const struct vt_lock_probe *lp, uint64_t addr)
 {
 	size_t lo = 0, hi = lp->maps.n;
@@ -229,7 +253,7 @@ static void read_arenas(struct vt_lock_probe *lp)
 	size_t n = 0;
 
 	if (!lp->maps_ok)
-		read_maps(lp);
+		first_maps(lp);
 	if (!main_arena) {
 		if (lp->arenas_tried)
 			return;
@@ -761,7 +785,7 @@ static void arena_users(struct vt_lock_probe *lp, const struct vt_threads_sample
 	for (i = 0; i < s->n; i++)
 		tids[i] = s->threads[i].tid;
 	if (!lp->maps_ok)
-		read_maps(lp);
+		first_maps(lp);
 	if (vt_glibc_thread_arenas(&m, &lp->maps, tids, s->n, lp->arenas, lp->narenas, arena_of, &err) != VT_OK) {
 		snprintf(row->users_why, sizeof(row->users_why), "%.*s", (int)sizeof(row->users_why) - 1, err.msg);
 		goto out;
@@ -795,6 +819,8 @@ static void place_of(struct vt_lock_probe *lp, const struct vt_threads_sample *s
 			arena_users(lp, s, row);
 			return;
 		}
+	if (!lp->maps_ok)
+		first_maps(lp);
 	r = region_at(lp, row->addr);
 	if (!r) {
 		read_maps(lp);

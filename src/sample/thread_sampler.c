@@ -36,6 +36,8 @@ struct vt_thread_sampler {
 	uint64_t step_min_ns;                /* the least step (VT_SAMPLER_STEP_MIN_NS unless set) */
 	unsigned cost_factor;                /* the step is at least this times a sample's CPU */
 	bool opened;                         /* the first sample (every file opened) was taken */
+	uint64_t open_cpu_ns;                /* its CPU, until the interval it opened has paid for it */
+	double step_scale;                   /* later steps, stretched to pay for it (1: nothing to pay) */
 	uint64_t jitter;                     /* state of the step's jitter (xorshift) */
 	struct vt_cgroup_cpu cg;             /* at the start of the interval */
 	bool cg_ok;
@@ -81,6 +83,7 @@ int vt_thread_sampler_open(const struct vt_procfs *pfs, pid_t pid, volatile sig_
 	s->buf = (struct vt_buf)VT_BUF_INIT(1u << 20);
 	s->step_ns = s->step_min_ns = VT_SAMPLER_STEP_MIN_NS;
 	s->cost_factor = VT_SAMPLER_COST_FACTOR;
+	s->step_scale = 1;
 	s->jitter = vt_mono_ns() | 1;
 	s->stop = stop;
 	vt_thread_sampler_set_wait(s, NULL);
@@ -175,7 +178,7 @@ void vt_thread_sampler_set_step_min(struct vt_thread_sampler *s, uint64_t ns)
 /* Take one sample into samples[n], growing the array; adapts the step. */
 static int take(struct vt_thread_sampler *s, unsigned flags, struct vt_err *err)
 {
-	uint64_t t0, cost;
+	uint64_t t0, cost, step;
 	int rc;
 
 	if (s->n == s->cap) {
@@ -196,10 +199,35 @@ static int take(struct vt_thread_sampler *s, unsigned flags, struct vt_err *err)
 	if (s->hook.sample && (rc = s->hook.sample(s->hook.ctx, &s->samples[s->n - 1], err)) != VT_OK)
 		return rc;
 	cost = thread_cpu_ns() - t0;
-	if (s->opened)        /* the first one opened every file: paid once, not every step */
-		s->step_ns = cost * s->cost_factor > s->step_min_ns ? cost * s->cost_factor : s->step_min_ns;
+	if (s->opened) {      /* the first one opened every file: not the cost of a step */
+		step = (uint64_t)((double)cost * s->cost_factor * s->step_scale);
+		s->step_ns = step > s->step_min_ns ? step : s->step_min_ns;
+	} else {
+		s->open_cpu_ns = cost;
+	}
 	s->opened = true;
 	return VT_OK;
+}
+
+/*
+ * What the interval of interval_ns that the sampler's first sample opened
+ * may still spend: 1/cost_factor of a core over the interval, less that
+ * sample.  Later steps are stretched so that the rest is spread over the
+ * interval (*scale); false when nothing is left (only its end is sampled).
+ * Intervals after the first have nothing to pay.
+ */
+static bool pay_for_opening(struct vt_thread_sampler *s, uint64_t interval_ns, double *scale)
+{
+	uint64_t budget = interval_ns / s->cost_factor, opening = s->open_cpu_ns;
+
+	*scale = 1;
+	s->open_cpu_ns = 0;
+	if (opening == 0)
+		return true;
+	if (opening >= budget)
+		return false;
+	*scale = (double)budget / (double)(budget - opening);
+	return true;
 }
 
 static int allowed_cpus(pid_t pid)
@@ -287,6 +315,7 @@ int vt_thread_sampler_measure(struct vt_thread_sampler *s, double interval_s, un
 {
 	double cpu0 = own_cpu(), cpu1;
 	uint64_t start, end, next;
+	bool room;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -294,8 +323,9 @@ int vt_thread_sampler_measure(struct vt_thread_sampler *s, double interval_s, un
 		return rc;
 	start = s->samples[0].mono_ns;
 	end = start + (uint64_t)(interval_s * 1e9);
+	room = pay_for_opening(s, end - start, &s->step_scale);
 	for (next = start; !stopping(s);) {
-		next += jittered(s);
+		next = room ? next + jittered(s) : end;
 		if (next > end)
 			next = end;
 		s->wait.until(s->wait.ctx, next);
@@ -311,6 +341,7 @@ int vt_thread_sampler_measure(struct vt_thread_sampler *s, double interval_s, un
 		if (s->samples[s->n - 1].mono_ns >= end)
 			break;
 	}
+	s->step_scale = 1;
 	/* ps's since-start average needs the uptime at the last sample only */
 	s->samples[s->n - 1].uptime_s = fmax(0, vt_uptime_read(s->pfs, &s->buf));
 	out->samples = s->samples;

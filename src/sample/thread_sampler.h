@@ -9,8 +9,13 @@
  * 100 ms, or 20 times (vt_thread_sampler_set_cost_factor) the CPU the last
  * sample cost this thread when that is longer, so that sampling stays under
  * 5% of a core (1% at factor 100) on a process with thousands of threads.
- * The first sample of a sampler, which opens every thread's files, does not
- * set the step: its cost is paid once.  Rates come from the
+ * The first sample of a sampler, which opens every thread's files, costs
+ * several later ones and does not set the step; it is paid for within the
+ * interval it opens, which may spend 1/factor of a core in all: the later
+ * steps of that interval are stretched so that what is left is spread over
+ * it, and when nothing is left (1,000 threads over 1 s at factor 100) only
+ * the interval's end is sampled.  Later intervals owe nothing for it.
+ * Rates come from the
  * first and the last sample, states, wchans and system calls from all of
  * them (analyze/rates.h).  Intervals chain: the last sample of one opens
  * the next (vt_thread_sampler_next), so no CPU falls between two of them.

@@ -39,11 +39,11 @@ void vt_cpython_detect(const struct vt_region_list *maps, struct vt_cpython *out
 	size_t i;
 
 	memset(out, 0, sizeof(*out));
-	for (i = 0; maps && i < maps->n; i++) {
-		const char *path = maps->v[i].path, *base = path ? strrchr(path, '/') : NULL;
+	for (i = 0; maps && i < maps->nfiles; i++) {
+		const char *path = maps->v[maps->files[i]].path, *base;
 		int major = 0, minor = 0;
 
-		if (!base || maps->v[i].inode == 0)
+		if (!path || !(base = strrchr(path, '/')))
 			continue;
 		base++;
 		if (name_version(base, "libpython", &major, &minor)) {

@@ -121,6 +121,8 @@ struct detect {
 	int pid_fd;
 	pid_t pid;
 	const struct vt_region_list *regions;
+	const struct vt_region **files;  /* its file-backed mappings (inode set), in order; owned */
+	size_t nfiles;
 	const char *env;                 /* NULL when environ was unreadable */
 	size_t env_len;
 	struct vt_alloc_info *out;
@@ -504,10 +506,10 @@ static int step_sanitizer(struct detect *d, bool *done)
 		set_str(d->out->sanitizer, sizeof(d->out->sanitizer), "%s", sanitizers[i].name);
 		return VT_OK;
 	}
-	for (i = 0; i < d->regions->n; i++) {
-		const struct vt_region *r = &d->regions->v[i];
+	for (i = 0; i < d->nfiles; i++) {
+		const struct vt_region *r = d->files[i];
 
-		if (!r->inode || (last && strcmp(last, r->path) == 0))
+		if (last && strcmp(last, r->path) == 0)
 			continue;
 		last = r->path;
 		if ((k = sanitizer_of_lib(r->path)) < 0)
@@ -585,18 +587,17 @@ static const struct vt_region *region_of_preload(const struct detect *d, const c
 
 	if (r)
 		return r;
-	for (i = 0; i < d->regions->n; i++)
-		if (d->regions->v[i].inode &&
-		    vt_maps_path_is(base_name(d->regions->v[i].path), name, name_len))
-			return &d->regions->v[i];
+	for (i = 0; i < d->nfiles; i++)
+		if (vt_maps_path_is(base_name(d->files[i]->path), name, name_len))
+			return d->files[i];
 	if (strlen(entry) + sizeof("root/") > sizeof(rel))
 		return NULL;
 	set_str(rel, sizeof(rel), "%s%s", entry[0] == '/' ? "root" : "cwd/", entry);
 	if (fstatat(d->pid_fd, rel, &st, 0) < 0)
 		return NULL;
-	for (i = 0; i < d->regions->n; i++) {
-		r = &d->regions->v[i];
-		if (r->inode && st.st_ino == r->inode && major(st.st_dev) == r->dev_major &&
+	for (i = 0; i < d->nfiles; i++) {
+		r = d->files[i];
+		if (st.st_ino == r->inode && major(st.st_dev) == r->dev_major &&
 		    minor(st.st_dev) == r->dev_minor)
 			return r;
 	}
@@ -661,10 +662,10 @@ static int step_known_libs(struct detect *d, bool *done)
 	size_t i;
 	int rc;
 
-	for (i = 0; i < d->regions->n && !*done; i++) {
-		const struct vt_region *r = &d->regions->v[i];
+	for (i = 0; i < d->nfiles && !*done; i++) {
+		const struct vt_region *r = d->files[i];
 
-		if (!r->inode || (last && strcmp(last, r->path) == 0))
+		if (last && strcmp(last, r->path) == 0)
 			continue;
 		last = r->path;
 		if (!is_allocator_lib(kind_of_lib(r->path)))
@@ -694,10 +695,10 @@ static int step_other_libs(struct detect *d, bool *done)
 	size_t i;
 	int rc;
 
-	for (i = 0; i < d->regions->n && !*done; i++) {
-		const struct vt_region *r = &d->regions->v[i];
+	for (i = 0; i < d->nfiles && !*done; i++) {
+		const struct vt_region *r = d->files[i];
 
-		if (!r->inode || r->perms[2] != 'x' || (last && strcmp(last, r->path) == 0))
+		if (r->perms[2] != 'x' || (last && strcmp(last, r->path) == 0))
 			continue;
 		last = r->path;
 		if (kind_of_lib(r->path) != VT_ALLOC_UNKNOWN || strcmp(r->path, d->exe_path) == 0 ||
@@ -819,14 +820,12 @@ static void find_libcs(struct detect *d)
 	enum vt_alloc_kind kind;
 	size_t i;
 
-	for (i = 0; i < d->regions->n; i++) {
-		if (!d->regions->v[i].inode)
-			continue;
-		kind = kind_of_lib(d->regions->v[i].path);
+	for (i = 0; i < d->nfiles; i++) {
+		kind = kind_of_lib(d->files[i]->path);
 		if (kind == VT_ALLOC_GLIBC && !d->glibc)
-			d->glibc = &d->regions->v[i];
+			d->glibc = d->files[i];
 		if (kind == VT_ALLOC_MUSL && !d->musl)
-			d->musl = &d->regions->v[i];
+			d->musl = d->files[i];
 	}
 }
 
@@ -860,6 +859,21 @@ static int open_executable(struct detect *d)
 	return VT_OK;
 }
 
+/* The file-backed mappings, the only ones the steps look at (the list's index of them). */
+static int collect_files(struct detect *d)
+{
+	size_t i;
+
+	if (!d->regions->nfiles)
+		return VT_OK;
+	d->files = malloc(d->regions->nfiles * sizeof(*d->files));
+	if (!d->files)
+		return vt_err_set(d->err, VT_E_NOMEM, ENOMEM, "out of memory detecting the allocator");
+	for (i = 0; i < d->regions->nfiles; i++)
+		d->files[d->nfiles++] = &d->regions->v[d->regions->files[i]];
+	return VT_OK;
+}
+
 static int run_steps(struct detect *d)
 {
 	static int (*const steps[])(struct detect *, bool *) = {
@@ -890,9 +904,12 @@ int vt_alloc_detect(const struct vt_procfs *pfs, int pid_fd, pid_t pid,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	if ((rc = collect_files(&d)))
+		return rc;
 	find_libcs(&d);
 	rc = run_steps(&d);
 	vt_elfsym_free(&d.exe);
+	free(d.files);
 	if (rc) {
 		memset(out, 0, sizeof(*out));
 		return rc;

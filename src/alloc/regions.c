@@ -46,8 +46,8 @@ static void set_kind(struct vt_region *r, enum vt_region_kind kind, uint32_t fla
 	r->kind_flags |= flags;
 }
 
-/* Kinds decided by the name alone. */
-static bool classify_by_name(struct vt_region *r)
+/* Names the kernel or glibc put in brackets: [heap], [vdso], [anon: glibc: ...]. */
+static bool classify_by_bracket_name(struct vt_region *r)
 {
 	const char *p = r->path;
 
@@ -65,8 +65,20 @@ static bool classify_by_name(struct vt_region *r)
 		set_kind(r, VT_REGION_THREAD_STACK, VT_KIND_BY_NAME);
 	else if (!strncmp(p, "[anon: glibc: malloc", 20))
 		set_kind(r, VT_REGION_MMAP_CHUNK, VT_KIND_BY_NAME);
-	else if (r->perms[3] == 's' || !strncmp(p, "/dev/shm/", 9) || !strncmp(p, "/memfd:", 7) ||
-		 !strncmp(p, "/SYSV", 5))
+	else
+		return false;
+	return true;
+}
+
+/* Kinds decided by the name alone (most mappings have none: only their first byte is looked at). */
+static bool classify_by_name(struct vt_region *r)
+{
+	const char *p = r->path;
+
+	if (p[0] == '[' && classify_by_bracket_name(r))
+		return true;
+	if (r->perms[3] == 's' ||
+	    (p[0] == '/' && (!strncmp(p, "/dev/shm/", 9) || !strncmp(p, "/memfd:", 7) || !strncmp(p, "/SYSV", 5))))
 		set_kind(r, VT_REGION_SHMEM, VT_KIND_BY_NAME);
 	else if (r->inode != 0)
 		set_kind(r, VT_REGION_FILE, VT_KIND_BY_NAME);
@@ -324,7 +336,7 @@ static uint64_t layout_stack_max(const struct vt_region_list *list, const struct
 {
 	uint64_t max = LAYOUT_STACK_MIN;
 
-	for (size_t i = 0; i < list->n; i++)
+	for (size_t i = 0; ctx->n_threads && i < list->n; i++)   /* no thread's stack pointer: none is on a stack */
 		if (list->v[i].kind == VT_REGION_OTHER && is_anon(&list->v[i]) &&
 		    !perms_are(&list->v[i], "---p") && thread_in(ctx, &list->v[i]) &&
 		    vt_region_size(&list->v[i]) > max)

@@ -43,57 +43,216 @@ const char *vt_region_kind_label(enum vt_region_kind kind)
 	return (unsigned)kind < VT_REGION__COUNT ? kind_names[kind].label : "other";
 }
 
-static int list_push(struct vt_region_list *list, struct vt_region **out)
+/* Room for one more region at v[n]. */
+static int list_room(struct vt_region_list *list)
 {
 	struct vt_region *v;
 	size_t cap;
 
-	if (list->n == list->cap) {
-		cap = list->cap ? list->cap * 2 : 64;
-		v = realloc(list->v, cap * sizeof(*v));
-		if (!v)
-			return VT_E_NOMEM;
-		list->v = v;
-		list->cap = cap;
-	}
-	*out = &list->v[list->n++];
-	memset(*out, 0, sizeof(**out));
+	if (list->n < list->cap)
+		return VT_OK;
+	/* past the first 64, straight to a size malloc maps on its own, which realloc then moves without copying */
+	cap = list->cap ? (list->cap < 1024 ? 1024 : list->cap * 2) : 64;
+	v = realloc(list->v, cap * sizeof(*v));
+	if (!v)
+		return VT_E_NOMEM;
+	list->v = v;
+	list->cap = cap;
 	return VT_OK;
 }
 
-/* A header line starts with a lowercase hex address followed by '-'. */
-static bool parse_header(const char *line, size_t len, struct vt_region *r)
+static int files_push(struct vt_region_list *list, size_t i)
 {
-	struct vt_scan s = vt_scan_init(line, len);
-	const char *perms, *path;
-	size_t perms_len, path_len;
+	size_t *v, cap;
+
+	if (list->nfiles == list->files_cap) {
+		cap = list->files_cap ? list->files_cap * 2 : 64;
+		v = realloc(list->files, cap * sizeof(*v));
+		if (!v)
+			return VT_E_NOMEM;
+		list->files = v;
+		list->files_cap = cap;
+	}
+	list->files[list->nfiles++] = i;
+	return VT_OK;
+}
+
+/*
+ * The paths' text: blocks that never move (a region points into them), each
+ * filled before the next.  Most mappings share their path with the one
+ * before (a library's segments) or have none (anonymous): those cost nothing.
+ */
+#define NAMES_BLOCK (16u << 10)
+
+struct vt_maps_names {
+	struct vt_maps_names *next;  /* the block filled before */
+	size_t used, cap;
+	char text[];
+};
+
+static const char no_path[] = "";
+
+static const char *name_keep(struct vt_region_list *list, const char *path, size_t len)
+{
+	struct vt_maps_names *b = list->names;
+	const char *prev;
+	char *dst;
+
+	len = strnlen(path, len);    /* a NUL in the text ends the path, as it would a copy of the line */
+	if (!len)
+		return no_path;
+	prev = list->n ? list->v[list->n - 1].path : NULL;
+	if (prev && !strncmp(prev, path, len) && prev[len] == '\0')
+		return prev;
+	if (!b || b->cap - b->used < len + 1) {
+		size_t cap = len + 1 > NAMES_BLOCK ? len + 1 : NAMES_BLOCK;
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = list->names;
+		b->used = 0;
+		b->cap = cap;
+		list->names = b;
+	}
+	dst = b->text + b->used;
+	memcpy(dst, path, len);
+	dst[len] = '\0';
+	b->used += len + 1;
+	return dst;
+}
+
+static void names_free(struct vt_maps_names *b)
+{
+	while (b) {
+		struct vt_maps_names *next = b->next;
+		free(b);
+		b = next;
+	}
+}
+
+/*
+ * The grammar of base/scan.h's cursor (hex without 0x, overflow refused,
+ * blanks are space and tab), written out for the one line type read
+ * thousands of times a snapshot.
+ */
+static const unsigned char hex_value1[256] = {   /* 1 + a hex digit's value, 0 for any other byte */
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
+	['8'] = 9, ['9'] = 10,
+	['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
+static inline bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static inline const char *skip_blanks(const char *p, const char *end)
+{
+	while (p < end && is_blank(*p))
+		p++;
+	return p;
+}
+
+/* 1 + the value of the 8 hex digits at p, each a table load and no branch; 0 when one is not a digit. */
+static inline __attribute__((always_inline)) uint64_t hex8(const char *p)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	unsigned d0 = hex_value1[u[0]], d1 = hex_value1[u[1]], d2 = hex_value1[u[2]], d3 = hex_value1[u[3]];
+	unsigned d4 = hex_value1[u[4]], d5 = hex_value1[u[5]], d6 = hex_value1[u[6]], d7 = hex_value1[u[7]];
+
+	if (!(d0 && d1 && d2 && d3 && d4 && d5 && d6 && d7))
+		return 0;
+	return 1 + ((uint64_t)(d0 - 1) << 28 | (uint64_t)(d1 - 1) << 24 | (uint64_t)(d2 - 1) << 20 |
+		    (uint64_t)(d3 - 1) << 16 | (uint64_t)(d4 - 1) << 12 | (uint64_t)(d5 - 1) << 8 |
+		    (uint64_t)(d6 - 1) << 4 | (uint64_t)(d7 - 1));
+}
+
+/* A hex number at p: the byte after it, NULL when none or it overflows. */
+static inline __attribute__((always_inline)) const char *take_hex(const char *p, const char *end, uint64_t *out)
+{
+	uint64_t v = 0, first8;
+	unsigned d;
+
+	if (p >= end || !hex_value1[(unsigned char)*p])
+		return NULL;
+	/* the kernel writes addresses and offsets with 8 digits at least: take them at once */
+	if (end - p > 8 && (first8 = hex8(p)) != 0) {
+		v = first8 - 1;
+		p += 8;
+	}
+	while (p < end && (d = hex_value1[(unsigned char)*p]) != 0) {
+		if (v >> 60)
+			return NULL;
+		v = (v << 4) | (d - 1);
+		p++;
+	}
+	*out = v;
+	return p;
+}
+
+/* A decimal number after optional blanks, as vt_scan_u64. */
+static inline const char *take_u64(const char *p, const char *end, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned d;
+
+	p = skip_blanks(p, end);
+	if (p >= end || *p < '0' || *p > '9')
+		return NULL;
+	while (p < end && *p >= '0' && *p <= '9') {
+		d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return NULL;
+		v = v * 10 + d;
+		p++;
+	}
+	*out = v;
+	return p;
+}
+
+/*
+ * A header line at line: a hex address followed by '-', ...  It is parsed up
+ * to end, the end of the text: each field stops at the '\n' that ends the
+ * line as it would at the end of a line cut out first, and only the path is
+ * looked for it.  The path is kept by the caller (*path, *path_len);
+ * *next: the byte after the line's '\n' (or end).
+ */
+static bool parse_header(const char *line, const char *end, struct vt_region *r, const char **path,
+			 size_t *path_len, const char **next)
+{
+	const char *p = line, *perms, *nl;
 	uint64_t maj, min;
 
-	if (!vt_scan_hex(&s, &r->start) || !vt_scan_char(&s, '-') || !vt_scan_hex(&s, &r->end))
+	if (!(p = take_hex(p, end, &r->start)) || p >= end || *p++ != '-' || !(p = take_hex(p, end, &r->end)))
 		return false;
 	if (r->end < r->start)
 		return false;
-	if (!vt_scan_word(&s, &perms, &perms_len) || perms_len != 4)
+	/* perms: one word of four bytes after blanks */
+	p = skip_blanks(p, end);
+	perms = p;
+	while (p < end && !is_blank(*p) && *p != '\n')
+		p++;
+	if (p - perms != 4)
 		return false;
 	memcpy(r->perms, perms, 4);
 	r->perms[4] = '\0';
-	vt_scan_blanks(&s);
-	if (!vt_scan_hex(&s, &r->offset))
+	if (!(p = take_hex(skip_blanks(p, end), end, &r->offset)))
 		return false;
-	vt_scan_blanks(&s);
-	if (!vt_scan_hex(&s, &maj) || !vt_scan_char(&s, ':') || !vt_scan_hex(&s, &min))
+	if (!(p = take_hex(skip_blanks(p, end), end, &maj)) || p >= end || *p++ != ':' ||
+	    !(p = take_hex(p, end, &min)))
 		return false;
 	if (maj > UINT32_MAX || min > UINT32_MAX)
 		return false;
 	r->dev_major = (unsigned)maj;
 	r->dev_minor = (unsigned)min;
-	if (!vt_scan_u64(&s, &r->inode))
+	if (!(p = take_u64(p, end, &r->inode)))
 		return false;
-	vt_scan_rest(&s, &path, &path_len);
-	r->path = malloc(path_len + 1);
-	if (!r->path)
-		return false;
-	vt_copy_str(r->path, path_len + 1, path, path_len);
+	p = skip_blanks(p, end);
+	nl = memchr(p, '\n', (size_t)(end - p));
+	*path = p;
+	*path_len = (size_t)((nl ? nl : end) - p);
+	*next = nl ? nl + 1 : end;
 	return true;
 }
 
@@ -156,50 +315,112 @@ static void mark_smaps(struct vt_region_list *list)
 	}
 }
 
-int vt_maps_parse(const char *buf, size_t len, struct vt_region_list *list, struct vt_err *err)
+void vt_maps_parse_start(struct vt_maps_parser *p, struct vt_region_list *list)
 {
-	struct vt_scan file = vt_scan_init(buf, len);
-	struct vt_region *cur = NULL, tmp;
-	const char *line;
-	size_t line_len;
-	int lineno = 0;
-
+	p->list = list;
+	p->lineno = 0;
 	list->has_smaps = false;
 	list->stale = 0;
-	while (vt_scan_line(&file, &line, &line_len)) {
-		lineno++;
-		if (line_len == 0)
+}
+
+/*
+ * One header line: a new region at the end of the list, parsed in place,
+ * older views of its memory dropped.  *next: where the next line starts.
+ */
+static int add_region(struct vt_region_list *list, const char *line, const char *end, const char **next)
+{
+	struct vt_region *r;
+	const char *path;
+	size_t path_len;
+
+	if (list_room(list))
+		return VT_E_NOMEM;
+	r = &list->v[list->n];
+	if (!parse_header(line, end, r, &path, &path_len, next))
+		return VT_E_PARSE;
+	if (list->n && list->v[list->n - 1].end > r->start) {
+		struct vt_region *older = &list->v[list->n - 1];
+		while (list->n && older->end > r->start) {
+			list->n--;
+			list->stale++;
+			older--;
+		}
+		list->v[list->n] = *r;
+		r = &list->v[list->n];
+		while (list->nfiles && list->files[list->nfiles - 1] >= list->n)
+			list->nfiles--;
+	}
+	if (!(r->path = name_keep(list, path, path_len)) || (r->inode && files_push(list, list->n)))
+		return VT_E_NOMEM;
+	region_mark_unread(r);
+	r->kind = VT_REGION_OTHER;
+	r->kind_flags = 0;
+	r->owner_tid = 0;
+	r->blocks = NULL;
+	r->py = NULL;
+	list->n++;
+	return VT_OK;
+}
+
+int vt_maps_parse_more(struct vt_maps_parser *p, const char *text, size_t len, struct vt_err *err)
+{
+	struct vt_region_list *list = p->list;
+	const char *line = text, *end = text + len, *nl;
+	int rc;
+
+	while (line < end) {
+		p->lineno++;
+		if (*line == '\n') {
+			line++;
 			continue;
+		}
 		if (is_field_line(line)) {
-			if (!cur || !memchr(line, ':', line_len))
+			struct vt_region *cur = list->n ? &list->v[list->n - 1] : NULL;
+			nl = memchr(line, '\n', (size_t)(end - line));
+			if (!nl)
+				nl = end;
+			if (!cur || !memchr(line, ':', (size_t)(nl - line)))
 				goto bad_line;
 			if (!list->has_smaps)
 				mark_smaps(list);
 			if (cur->rss == VT_NA)
 				cur->rss = cur->pss = cur->private_dirty = cur->anonymous = cur->swap =
 					cur->locked = 0;
-			parse_smaps_line(line, line_len, cur);
+			parse_smaps_line(line, (size_t)(nl - line), cur);
+			line = nl < end ? nl + 1 : end;
 			continue;
 		}
-		memset(&tmp, 0, sizeof(tmp));
-		if (!parse_header(line, line_len, &tmp)) {
-			free(tmp.path);
-			goto bad_line;
-		}
-		while (list->n && list->v[list->n - 1].end > tmp.start) {
-			free(list->v[--list->n].path);
-			list->stale++;
-		}
-		if (list_push(list, &cur)) {
-			free(tmp.path);
+		rc = add_region(list, line, end, &line);
+		if (rc == VT_E_NOMEM)
 			return vt_err_set(err, VT_E_NOMEM, 0, "maps: out of memory");
-		}
-		*cur = tmp;
-		region_mark_unread(cur);
+		if (rc)
+			goto bad_line;
 	}
 	return VT_OK;
 bad_line:
-	return vt_err_set(err, VT_E_PARSE, 0, "maps: line %d is neither a mapping nor a field", lineno);
+	return vt_err_set(err, VT_E_PARSE, 0, "maps: line %d is neither a mapping nor a field", p->lineno);
+}
+
+int vt_maps_parse(const char *buf, size_t len, struct vt_region_list *list, struct vt_err *err)
+{
+	struct vt_maps_parser p;
+
+	vt_maps_parse_start(&p, list);
+	return vt_maps_parse_more(&p, buf, len, err);
+}
+
+static int take_maps(void *ctx, const char *text, size_t len, struct vt_err *err)
+{
+	return vt_maps_parse_more(ctx, text, len, err);
+}
+
+int vt_maps_read_at(int dirfd, const char *name, struct vt_buf *buf, struct vt_region_list *list,
+		    struct vt_err *err)
+{
+	struct vt_maps_parser p;
+
+	vt_maps_parse_start(&p, list);
+	return vt_read_lines_at(dirfd, name, buf, take_maps, &p, err);
 }
 
 void vt_region_blocks_free(struct vt_region_blocks *b)
@@ -215,11 +436,14 @@ void vt_region_list_release(struct vt_region_list *list)
 	size_t i;
 
 	for (i = 0; i < list->n; i++) {
-		free(list->v[i].path);
 		vt_region_blocks_free(list->v[i].blocks);
 		free(list->v[i].py);
 	}
 	free(list->v);
+	names_free(list->names);
+	free(list->files);
 	list->v = NULL;
-	list->n = list->cap = 0;
+	list->names = NULL;
+	list->files = NULL;
+	list->n = list->cap = list->nfiles = list->files_cap = 0;
 }

@@ -3,7 +3,8 @@
  *
  * One parser reads both: smaps is maps with "Key: N kB" lines after each
  * header.  From maps alone the smaps figures stay VT_NA.  The list owns the
- * path strings; free it with vt_region_list_release().
+ * path strings (kept together in its names, one block for many mappings,
+ * not one allocation each); free it with vt_region_list_release().
  */
 #ifndef VT_PROC_MAPS_H
 #define VT_PROC_MAPS_H
@@ -12,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "base/error.h"
 
 /* What a region is, as far as vitals can tell.  Set by src/alloc/regions.c. */
@@ -91,7 +93,7 @@ struct vt_region {
 	uint64_t offset;             /* file offset */
 	uint64_t inode;
 	unsigned dev_major, dev_minor;
-	char *path;                  /* pathname or pseudo name, "" for anonymous; owned */
+	const char *path;            /* pathname or pseudo name, "" for anonymous; the list's */
 	/* smaps figures in bytes, VT_NA when read from maps only */
 	uint64_t rss;                /* Rss: */
 	uint64_t pss;                /* Pss: */
@@ -115,11 +117,17 @@ enum vt_kind_evidence {
 	VT_KIND_BY_THREAD_SP = 1 << 3,   /* a thread's stack pointer lies inside */
 };
 
+struct vt_maps_names;           /* the text of the paths (maps.c) */
+
 struct vt_region_list {
 	struct vt_region *v;
 	size_t n, cap;
 	bool has_smaps;              /* figures came from smaps */
 	size_t stale;                /* regions dropped as read twice (see vt_maps_parse) */
+	struct vt_maps_names *names; /* where v[].path point; owned */
+	size_t *files;               /* indexes in v of the file-backed mappings (inode set), in
+	                              * order: what looks for libraries walks these alone; owned */
+	size_t nfiles, files_cap;
 };
 
 static inline uint64_t vt_region_size(const struct vt_region *r)
@@ -141,6 +149,22 @@ static inline bool vt_region_is_anon(const struct vt_region *r)
  * older view of that memory and is dropped (counted in list->stale).
  */
 int vt_maps_parse(const char *buf, size_t len, struct vt_region_list *list, struct vt_err *err);
+
+/*
+ * The same text given a piece at a time, each piece whole lines but the
+ * last (vt_read_lines_at hands them so): start, then more for each piece.
+ * The result is that of vt_maps_parse on the pieces joined.
+ */
+struct vt_maps_parser {
+	struct vt_region_list *list;
+	int lineno;                  /* lines seen, for the error message */
+};
+void vt_maps_parse_start(struct vt_maps_parser *p, struct vt_region_list *list);
+int vt_maps_parse_more(struct vt_maps_parser *p, const char *text, size_t len, struct vt_err *err);
+
+/* Read maps or smaps (name) of the process whose /proc directory is dirfd into list, parsed as it is read. */
+int vt_maps_read_at(int dirfd, const char *name, struct vt_buf *buf, struct vt_region_list *list,
+		    struct vt_err *err);
 void vt_region_list_release(struct vt_region_list *list);
 
 #endif

@@ -92,36 +92,122 @@ static int read_fd(int fd, struct vt_buf *buf, int *sys_errno)
 	return VT_OK;
 }
 
-int vt_read_at(int dirfd, const char *name, struct vt_buf *buf, struct vt_err *err)
+/* Open dirfd/name for reading: the fd, or -1 with err set (vt_read_at's errors) and *rc. */
+static int open_at(int dirfd, const char *name, int *rc, struct vt_err *err)
 {
 	struct stat st;
+	int fd, e;
+
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	e = errno;
+	if (e == ENOENT) {
+		/* A missing file under a vanished process reads as ENOENT too. */
+		if (fstatat(dirfd, "stat", &st, 0) < 0 && (errno == ENOENT || errno == ESRCH))
+			*rc = vt_err_set(err, VT_E_GONE, e, "process exited while reading '%s'", name);
+		else
+			*rc = vt_err_set(err, VT_E_NOTFOUND, e, "'%s' does not exist", name);
+		return -1;
+	}
+	*rc = vt_code_from_errno(e);
+	if (*rc == VT_E_GONE)
+		vt_err_set(err, *rc, e, "process exited while reading '%s'", name);
+	else
+		vt_err_set(err, *rc, e, "cannot open '%s': %s", name, strerror(e));
+	return -1;
+}
+
+/* A read that failed (rc from read_fd, e its errno), worded as vt_read_at words it. */
+static int read_failed(const char *name, const struct vt_buf *buf, int rc, int e, struct vt_err *err)
+{
+	if (rc == VT_E_NOMEM && !e)
+		return vt_err_set(err, rc, 0, "'%s' is larger than %zu bytes", name, buf->max);
+	return vt_err_set(err, rc, e, rc == VT_E_GONE ? "process exited while reading '%s'" : "cannot read '%s'",
+			  name);
+}
+
+int vt_read_at(int dirfd, const char *name, struct vt_buf *buf, struct vt_err *err)
+{
 	int fd, rc, e = 0;
 
 	vt_buf_reset(buf);
 	if (vt_buf_reserve(buf, 0))
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory reading '%s'", name);
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		e = errno;
-		if (e == ENOENT) {
-			/* A missing file under a vanished process reads as ENOENT too. */
-			if (fstatat(dirfd, "stat", &st, 0) < 0 && (errno == ENOENT || errno == ESRCH))
-				return vt_err_set(err, VT_E_GONE, e, "process exited while reading '%s'", name);
-			return vt_err_set(err, VT_E_NOTFOUND, e, "'%s' does not exist", name);
-		}
-		rc = vt_code_from_errno(e);
-		if (rc == VT_E_GONE)
-			return vt_err_set(err, rc, e, "process exited while reading '%s'", name);
-		return vt_err_set(err, rc, e, "cannot open '%s': %s", name, strerror(e));
-	}
+	fd = open_at(dirfd, name, &rc, err);
+	if (fd < 0)
+		return rc;
 	rc = read_fd(fd, buf, &e);
 	close(fd);
-	if (rc == VT_E_NOMEM && !e)
-		return vt_err_set(err, rc, 0, "'%s' is larger than %zu bytes", name, buf->max);
-	if (rc)
-		return vt_err_set(err, rc, e, rc == VT_E_GONE ? "process exited while reading '%s'"
-							     : "cannot read '%s'", name);
+	return rc ? read_failed(name, buf, rc, e, err) : VT_OK;
+}
+
+/*
+ * The piece read: whole lines at [0, used) go to take, the rest (a line cut
+ * by the end of the buffer) moves to the front for the next read.
+ */
+static int take_lines(struct vt_buf *buf, bool last, vt_lines_fn take, void *ctx, struct vt_err *err)
+{
+	const char *nl;
+	size_t used;
+	int rc;
+
+	if (last) {
+		used = buf->len;
+	} else {
+		nl = memrchr(buf->data, '\n', buf->len);
+		used = nl ? (size_t)(nl - buf->data) + 1 : 0;
+	}
+	if (used && (rc = take(ctx, buf->data, used, err)))
+		return rc;
+	memmove(buf->data, buf->data + used, buf->len - used);
+	buf->len -= used;
+	buf->data[buf->len] = '\0';
 	return VT_OK;
+}
+
+int vt_read_lines_at(int dirfd, const char *name, struct vt_buf *buf, vt_lines_fn take, void *ctx,
+		     struct vt_err *err)
+{
+	size_t total = 0, grow;
+	ssize_t n;
+	int fd, rc = VT_OK, e = 0;
+
+	vt_buf_reset(buf);
+	if (vt_buf_reserve(buf, VT_READ_LINES_PIECE < buf->max ? VT_READ_LINES_PIECE : buf->max))
+		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory reading '%s'", name);
+	fd = open_at(dirfd, name, &rc, err);
+	if (fd < 0)
+		return rc;
+	for (;;) {
+		if (buf->cap - 1 == buf->len) {
+			/* a line longer than the buffer: let it grow, within max */
+			grow = buf->len < buf->max - buf->len ? buf->len : buf->max - buf->len;
+			if (!grow || vt_buf_reserve(buf, grow)) {
+				rc = read_failed(name, buf, VT_E_NOMEM, grow ? ENOMEM : 0, err);
+				break;
+			}
+		}
+		n = read(fd, buf->data + buf->len, buf->cap - 1 - buf->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			e = errno;
+			rc = read_failed(name, buf, vt_code_from_errno(e), e, err);
+			break;
+		}
+		total += (size_t)n;
+		if (total > buf->max) {
+			rc = read_failed(name, buf, VT_E_NOMEM, 0, err);
+			break;
+		}
+		buf->len += (size_t)n;
+		buf->data[buf->len] = '\0';
+		if ((rc = take_lines(buf, n == 0, take, ctx, err)) || n == 0)
+			break;
+	}
+	close(fd);
+	return rc;
 }
 
 int vt_pread_fd(int fd, const char *what, struct vt_buf *buf, struct vt_err *err)

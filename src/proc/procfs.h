@@ -55,6 +55,19 @@ int vt_pid_open(const struct vt_procfs *pfs, pid_t pid, int *dirfd, struct vt_er
 int vt_read_at(int dirfd, const char *name, struct vt_buf *buf, struct vt_err *err);
 
 /*
+ * Read dirfd/name a piece at a time (VT_READ_LINES_PIECE bytes, more for a
+ * longer line), handing each run of whole lines to take, the last line
+ * without its newline too: a large file (maps, smaps) parsed as it comes
+ * costs one small buffer, not a copy of the whole file.  take returns VT_OK
+ * or an error that ends the read, returned as is.  Errors as vt_read_at,
+ * VT_E_NOMEM when the file is larger than buf->max.
+ */
+#define VT_READ_LINES_PIECE (64u << 10)
+typedef int (*vt_lines_fn)(void *ctx, const char *text, size_t len, struct vt_err *err);
+int vt_read_lines_at(int dirfd, const char *name, struct vt_buf *buf, vt_lines_fn take, void *ctx,
+		     struct vt_err *err);
+
+/*
  * Read again, from offset 0, a file held open as fd (pread: the fd's offset
  * does not matter) into buf (reset first).  For files kept open across
  * samples: a /proc seq_file (stat, status, schedstat) regenerates its text on

@@ -33,8 +33,16 @@ struct vt_snap_report {
 int vt_render_snap_text(FILE *out, const struct vt_snap_report *report);
 int vt_render_snap_json(FILE *out, const struct vt_snap_report *report);
 
-/* Regions worth listing under the report's rules. */
-bool vt_region_listed(const struct vt_region *r, const struct vt_snap_report *report);
+/* Regions worth listing under the report's rules (asked of every mapping: inline). */
+static inline bool vt_region_listed(const struct vt_region *r, const struct vt_snap_report *report)
+{
+	if (report->all_regions)
+		return true;
+	/* Reservations and guards hold no memory; the arena summary covers them. */
+	if (r->kind == VT_REGION_ARENA_RESERVE || r->kind == VT_REGION_GUARD)
+		return false;
+	return vt_region_size(r) >= report->min_region;
+}
 /* "layout+memory" style evidence text for a region (static buffer per call site). */
 const char *vt_region_evidence(const struct vt_region *r, char *buf, size_t cap);
 

@@ -50,16 +50,6 @@ const struct vt_view *vt_view(const char *name)
 	return NULL;
 }
 
-bool vt_region_listed(const struct vt_region *r, const struct vt_snap_report *report)
-{
-	if (report->all_regions)
-		return true;
-	/* Reservations and guards hold no memory; the arena summary covers them. */
-	if (r->kind == VT_REGION_ARENA_RESERVE || r->kind == VT_REGION_GUARD)
-		return false;
-	return vt_region_size(r) >= report->min_region;
-}
-
 const char *vt_region_evidence(const struct vt_region *r, char *buf, size_t cap)
 {
 	static const struct {

@@ -215,14 +215,13 @@ static int online_cpus(struct reader *rd)
 static void read_regions(struct reader *rd, struct vt_sample *s, bool light)
 {
 	struct vt_err e;
-	int rc = vt_read_at(rd->fd, light ? "maps" : "smaps", &rd->buf, &e);
+	int rc = vt_maps_read_at(rd->fd, light ? "maps" : "smaps", &rd->buf, &s->regions, &e);
 
 	if (rc == VT_E_PERM) {
+		vt_region_list_release(&s->regions);
 		section_denied(&s->regions_st, rd, light ? "maps" : "smaps", (long)s->uid);
 		return;
 	}
-	if (rc == VT_OK)
-		rc = vt_maps_parse(rd->buf.data, rd->buf.len, &s->regions, &e);
 	if (rc != VT_OK) {
 		section_fail(&s->regions_st, &e);
 		vt_region_list_release(&s->regions);

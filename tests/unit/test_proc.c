@@ -261,6 +261,184 @@ static void test_maps__garbage_rejected(void)
 	}
 }
 
+/* One mapping of the text maps_text() writes, as written. */
+struct gen_region {
+	uint64_t start, end, offset, inode;
+	unsigned maj, min;
+	char perms[5];
+	char path[80000];
+};
+
+/*
+ * Maps text of n mappings: runs of one library's segments, anonymous ones,
+ * bracketed names, one path of 70,000 bytes (a line longer than a piece
+ * read), and smaps field lines when smaps; the last line without '\n'.
+ * Writes what each line says into want (n entries).
+ */
+static char *maps_text(size_t n, bool smaps, struct gen_region *want, size_t *len)
+{
+	struct vt_buf b = VT_BUF_INIT(64u << 20);
+	uint64_t addr = 0x55550000000ull;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct gen_region *g = &want[i];
+		g->start = addr;
+		g->end = addr + 4096 * (1 + i % 7);
+		addr = g->end + (i % 3 ? 0 : 4096);
+		g->offset = (i % 4) * 0x1000;
+		g->maj = i % 5 ? 0 : 0xfe;
+		g->min = (unsigned)(i % 3);
+		g->inode = i % 5 ? 0 : 1000 + i / 20;
+		snprintf(g->perms, sizeof(g->perms), "%s", i % 2 ? "rw-p" : "r-xp");
+		if (g->inode)
+			snprintf(g->path, sizeof(g->path), "/usr/lib/lib%zu.so (deleted)", i / 20);
+		else if (i % 97 == 1)
+			snprintf(g->path, sizeof(g->path), "[anon: glibc: malloc arena]");
+		else
+			g->path[0] = '\0';
+		if (i == n / 2) {
+			memset(g->path, 'x', 70000);
+			g->path[0] = '/';
+			g->path[70000] = '\0';
+		}
+		vt_buf_appendf(&b, "%08llx-%08llx %s %08llx %02x:%02x %llu", (unsigned long long)g->start,
+			       (unsigned long long)g->end, g->perms, (unsigned long long)g->offset, g->maj, g->min,
+			       (unsigned long long)g->inode);
+		vt_buf_appendf(&b, "%s%s%s", g->path[0] ? "                    " : " ", g->path,
+			       i + 1 < n || smaps ? "\n" : "");
+		if (smaps)
+			vt_buf_appendf(&b, "Size:  %zu kB\nRss:   %zu kB\nSwap:  0 kB\nVmFlags: rd wr mr mw me ac%s",
+				       (size_t)(g->end - g->start) / 1024, i % 9, i + 1 < n ? "\n" : "");
+	}
+	*len = b.len;
+	return b.data;
+}
+
+static void check_regions(const struct vt_region_list *l, const struct gen_region *want, size_t n, bool smaps)
+{
+	size_t i, bad = 0;
+
+	CHECK_EQ_U64(l->n, n);
+	CHECK(l->has_smaps == smaps);
+	for (i = 0; i < n && i < l->n; i++) {
+		const struct vt_region *r = &l->v[i];
+		const struct gen_region *g = &want[i];
+		bad += r->start != g->start || r->end != g->end || r->offset != g->offset || r->inode != g->inode ||
+		       r->dev_major != g->maj || r->dev_minor != g->min || strcmp(r->perms, g->perms) ||
+		       strcmp(r->path, g->path) || r->rss != (smaps ? (uint64_t)(i % 9) * 1024 : VT_NA) ||
+		       r->kind != VT_REGION_OTHER || r->blocks || r->py;
+	}
+	CHECK_EQ_U64(bad, 0);
+}
+
+/*
+ * maps and smaps read a piece at a time (vt_maps_read_at): lines cut by the
+ * end of a piece, a line longer than a piece, the last line without '\n',
+ * give what the whole text parsed at once gives, field by field.
+ */
+static void test_maps__read_in_pieces(void)
+{
+	static struct gen_region want[6000];
+	char dir[] = "/tmp/vt-test-maps.XXXXXX", path[64];
+	struct vt_buf buf = VT_BUF_INIT(64u << 20), small = VT_BUF_INIT(100000);
+	struct vt_region_list whole = { 0 }, pieces = { 0 };
+	struct vt_err err;
+	int smaps, dfd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(dfd >= 0);
+	for (smaps = 0; smaps < 2; smaps++) {
+		size_t len;
+		char *text = maps_text(6000, smaps, want, &len);
+		FILE *f;
+
+		CHECK(len > 4 * VT_READ_LINES_PIECE);
+		snprintf(path, sizeof(path), "%s/maps", dir);
+		f = fopen(path, "w");
+		CHECK(f && fwrite(text, 1, len, f) == len);
+		fclose(f);
+		CHECK_EQ_I64(vt_maps_parse(text, len, &whole, &err), VT_OK);
+		check_regions(&whole, want, 6000, smaps);
+		CHECK_EQ_I64(vt_maps_read_at(dfd, "maps", &buf, &pieces, &err), VT_OK);
+		check_regions(&pieces, want, 6000, smaps);
+		CHECK(buf.cap < len);                /* the file was never held whole */
+		/* larger than the buffer allows: refused, as a whole read is */
+		vt_region_list_release(&pieces);
+		CHECK_EQ_I64(vt_maps_read_at(dfd, "maps", &small, &pieces, &err), VT_E_NOMEM);
+		CHECK(strstr(err.msg, "larger than") != NULL);
+		vt_region_list_release(&pieces);
+		vt_region_list_release(&whole);
+		unlink(path);
+		free(text);
+	}
+	/* a missing file: the error a whole read gives (here: no "stat" beside it, so the process is gone) */
+	CHECK_EQ_I64(vt_maps_read_at(dfd, "maps", &buf, &pieces, &err), vt_read_at(dfd, "maps", &buf, NULL));
+	CHECK_EQ_I64(err.code, VT_E_GONE);
+	vt_region_list_release(&pieces);
+	close(dfd);
+	rmdir(dir);
+	vt_buf_release(&buf);
+	vt_buf_release(&small);
+}
+
+/*
+ * The index of file-backed mappings follows the list: a file mapping read
+ * twice (it grew between two reads of the kernel's buffer) and dropped as
+ * stale leaves no index behind, so what walks the index alone (the
+ * allocator's detection, CPython's) sees each mapping in v once.
+ */
+static void test_maps__files_index_drops_stale(void)
+{
+	const char *text =
+		"7f0000000000-7f0000001000 r--p 00000000 fe:00 11 /usr/lib/liba.so\n"
+		"7f0000001000-7f0000002000 rw-p 00000000 00:00 0 \n"
+		"7f0000002000-7f0000003000 r-xp 00001000 fe:00 12 /usr/lib/libb.so\n"
+		"7f0000003000-7f0000004000 r--p 00002000 fe:00 12 /usr/lib/libb.so\n"
+		/* the kernel's next buffer: the last two seen again, grown */
+		"7f0000002000-7f0000005000 r-xp 00001000 fe:00 13 /usr/lib/libc.so\n"
+		"7f0000005000-7f0000006000 rw-p 00000000 00:00 0 [heap]\n"
+		"7f0000006000-7f0000007000 r--p 00000000 fe:00 14 /usr/lib/libd.so\n";
+	struct vt_region_list l = { 0 };
+	size_t i, files = 0;
+
+	CHECK_EQ_I64(vt_maps_parse(text, strlen(text), &l, NULL), VT_OK);
+	CHECK_EQ_U64(l.n, 5);
+	CHECK_EQ_U64(l.stale, 2);
+	for (i = 0; i < l.n; i++)
+		files += l.v[i].inode != 0;
+	CHECK_EQ_U64(l.nfiles, files);
+	for (i = 0; i < l.nfiles; i++)
+		CHECK(l.files[i] < l.n && l.v[l.files[i]].inode && (!i || l.files[i] > l.files[i - 1]));
+	CHECK_STR(l.v[l.files[1]].path, "/usr/lib/libc.so");
+	/* a library's segments share their path's text; an anonymous mapping has "" */
+	CHECK_STR(l.v[1].path, "");
+	CHECK_STR(l.v[3].path, "[heap]");
+	vt_region_list_release(&l);
+	CHECK(l.files == NULL && l.nfiles == 0 && l.names == NULL);
+}
+
+/* A NUL byte inside a path (hostile or corrupt text) ends it, whatever the mapping before had (found by fuzz_maps). */
+static void test_maps__nul_in_path(void)
+{
+	static const char text[] =
+		"1000-2000 rw-p 00000000 00:00 0 \n"
+		"2000-3000 rw-p 00000000 00:00 0 \0/x\n"
+		"3000-4000 r--p 00000000 fe:00 7 /lib/a\0b\n"
+		"4000-5000 r--p 00000000 fe:00 7 /lib/a\0c\n"
+		"5000-6000 r--p 00000000 fe:00 7 /lib/ab\n";
+	struct vt_region_list l = { 0 };
+
+	CHECK_EQ_I64(vt_maps_parse(text, sizeof(text) - 1, &l, NULL), VT_OK);
+	CHECK_EQ_U64(l.n, 5);
+	CHECK_STR(l.v[1].path, "");
+	CHECK_STR(l.v[2].path, "/lib/a");
+	CHECK_STR(l.v[3].path, "/lib/a");
+	CHECK_STR(l.v[4].path, "/lib/ab");
+	vt_region_list_release(&l);
+}
+
 static void test_environ__lookup(void)
 {
 	static const char env[] = "A=1\0MALLOC_ARENA_MAX=2\0GLIBC_TUNABLES=glibc.malloc.trim_threshold=1:glibc.malloc.arena_max=4\0MALLOC_ARENA_MAX=9";
@@ -491,6 +669,7 @@ VT_TEST_MAIN(test_stat__recorded_process, test_stat__comm_with_paren,
 	     test_status__kernel_thread_has_no_memory, test_status__bad_values,
 	     test_maps__smaps_matches_status, test_scan__hex_digits, test_maps__maps_only_has_no_figures,
 	     test_maps__path_with_spaces_and_deleted, test_maps__garbage_rejected,
+	     test_maps__read_in_pieces, test_maps__files_index_drops_stale, test_maps__nul_in_path,
 	     test_environ__lookup, test_syscall__stack_pointer, test_syscall__arguments,
 	     test_hostload__loadavg, test_io__parse, test_netstat__listen_counters,
 	     test_procfs__reads_after_exit_say_gone, test_buf__cap_is_enforced,

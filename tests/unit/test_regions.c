@@ -424,6 +424,51 @@ static void test_regions__names(void)
 	vt_region_list_release(&list);
 }
 
+/* Every name that decides a kind, and names that look like one but do not (most mappings are looked at by their first byte only). */
+static void test_regions__every_name(void)
+{
+	static const struct {
+		const char *line;
+		enum vt_region_kind kind;
+	} cases[] = {
+		{ "1000-2000 rw-p 00000000 00:00 0 [heap]", VT_REGION_MAIN_HEAP },
+		{ "1000-2000 rw-p 00000000 00:00 0 [stack]", VT_REGION_MAIN_STACK },
+		{ "1000-2000 r--p 00000000 00:00 0 [vvar]", VT_REGION_SPECIAL },
+		{ "1000-2000 r--p 00000000 00:00 0 [vvar_vclock]", VT_REGION_SPECIAL },
+		{ "1000-2000 r-xp 00000000 00:00 0 [vdso]", VT_REGION_SPECIAL },
+		{ "1000-2000 --xp 00000000 00:00 0 [vsyscall]", VT_REGION_SPECIAL },
+		{ "1000-2000 r-xp 00000000 00:00 0 [uprobes]", VT_REGION_SPECIAL },
+		{ "1000-2000 rw-p 00000000 00:00 0 [anon: glibc: malloc arena]", VT_REGION_ARENA_HEAP },
+		{ "1000-2000 rw-p 00000000 00:00 0 [anon: glibc: pthread stack: 77]", VT_REGION_THREAD_STACK },
+		{ "1000-2000 rw-p 00000000 00:00 0 [anon: glibc: malloc]", VT_REGION_MMAP_CHUNK },
+		{ "1000-2000 rw-p 00000000 00:00 0 [anon: mine]", VT_REGION_OTHER },
+		{ "1000-2000 rw-p 00000000 00:00 0 [heapx]", VT_REGION_OTHER },
+		{ "1000-2000 rw-s 00000000 00:01 0 [anon: mine]", VT_REGION_SHMEM },
+		{ "1000-2000 rw-s 00000000 00:01 5 ", VT_REGION_SHMEM },
+		{ "1000-2000 rw-p 00000000 00:05 9 /dev/shm/x", VT_REGION_SHMEM },
+		{ "1000-2000 rw-p 00000000 00:01 9 /memfd:buf (deleted)", VT_REGION_SHMEM },
+		{ "1000-2000 rw-p 00000000 00:01 0 /SYSV00000001", VT_REGION_SHMEM },
+		{ "1000-2000 r--p 00000000 08:01 9 /usr/lib/libc.so.6", VT_REGION_FILE },
+		{ "1000-2000 r--p 00000000 08:01 9 dev/shm/x", VT_REGION_FILE },
+		{ "1000-2000 rw-p 00000000 00:00 0 ", VT_REGION_ANON },   /* no name: decided by layout */
+	};
+	struct vt_classify_ctx ctx = { .alloc = VT_ALLOC_UNKNOWN };
+	struct vt_region_list list;
+	struct vt_arena_summary a;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		parse_text(cases[i].line, &list);
+		CHECK_EQ_U64(list.n, 1);
+		vt_regions_classify(&list, &ctx, &a);
+		if (list.v[0].kind != cases[i].kind)
+			printf("#   %s: %s, want %s\n", cases[i].line, vt_region_kind_name(list.v[0].kind),
+			       vt_region_kind_name(cases[i].kind));
+		CHECK(list.v[0].kind == cases[i].kind);
+		vt_region_list_release(&list);
+	}
+}
+
 static void test_arena_cap__sources(void)
 {
 	static const char env_max[] = "PATH=/bin\0MALLOC_ARENA_MAX=2";
@@ -458,4 +503,4 @@ VT_TEST_MAIN(test_regions__arena_sprawl_by_layout, test_regions__capped_process_
 	     test_regions__block_merged_below_an_arena_heap,
 	     test_regions__thread_stack_by_sp, test_regions__stack_needs_guard,
 	     test_regions__big_region_over_guard_is_not_a_stack,
-	     test_regions__names, test_arena_cap__sources)
+	     test_regions__names, test_regions__every_name, test_arena_cap__sources)

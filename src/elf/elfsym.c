@@ -135,6 +135,11 @@ static bool is_defined_func(const GElf_Sym *sym)
 	return type == STT_FUNC || type == STT_GNU_IFUNC;
 }
 
+struct gnu_hash;
+static bool gnu_hash_for(struct vt_elfsym *ef, Elf_Scn *sym_scn, size_t count, struct gnu_hash *gh);
+static uint32_t defines_by_hash(struct vt_elfsym *ef, Elf_Scn *scn, const GElf_Shdr *sh, Elf_Data *data,
+				size_t count, const char *const *names, size_t n, uint32_t found, bool *done);
+
 static uint32_t scan_symbols(struct vt_elfsym *ef, Elf_Scn *scn, const GElf_Shdr *sh,
 			     const char *const *names, size_t n, uint32_t found)
 {
@@ -151,6 +156,14 @@ static uint32_t scan_symbols(struct vt_elfsym *ef, Elf_Scn *scn, const GElf_Shdr
 	if (!entsize || !data || data->d_type != ELF_T_SYM)
 		return found;
 	count = data->d_size / entsize;
+	/* the dynamic symbols by the GNU hash table when there is one: a chain a name, not every symbol */
+	if (sh->sh_type == SHT_DYNSYM && !vt_elfsym_scan_only) {
+		bool done = false;
+
+		found = defines_by_hash(ef, scn, sh, data, count, names, n, found, &done);
+		if (done)
+			return found;
+	}
 	for (i = 1; i < count && i <= INT_MAX && found != all; i++) {
 		if (!gelf_getsym(data, (int)i, &sym))
 			break;
@@ -555,6 +568,42 @@ static size_t gnu_hash_next(const struct gnu_hash *gh, uint32_t h, size_t i)
 		if ((gh->chain[i - gh->symoffset] | 1) == (h | 1))
 			return i;
 	}
+}
+
+/*
+ * vt_elfsym_defines on a .dynsym through its GNU hash table: *done false
+ * (and found unchanged) when it has none that fits, for the scan.
+ */
+static uint32_t defines_by_hash(struct vt_elfsym *ef, Elf_Scn *scn, const GElf_Shdr *sh, Elf_Data *data,
+				size_t count, const char *const *names, size_t n, uint32_t found, bool *done)
+{
+	struct gnu_hash gh;
+	size_t i, j;
+
+	*done = false;
+	if (!gnu_hash_for(ef, scn, count, &gh))
+		return found;
+	*done = true;
+	vt_elfsym_hash_lookups++;
+	for (j = 0; j < n; j++) {
+		uint32_t h = gnu_hash(names[j]);
+
+		if (found & (UINT32_C(1) << j))
+			continue;
+		for (i = gnu_hash_first(&gh, h); i; i = gnu_hash_next(&gh, h, i)) {
+			const char *name;
+			GElf_Sym sym;
+
+			if (i > INT_MAX || !gelf_getsym(data, (int)i, &sym) || !is_defined_func(&sym))
+				continue;
+			name = elf_strptr(ef->elf, sh->sh_link, sym.st_name);
+			if (name && strcmp(name, names[j]) == 0) {
+				found |= UINT32_C(1) << j;
+				break;
+			}
+		}
+	}
+	return found;
 }
 
 static void pick_in_table(struct vt_elfsym *ef, Elf_Scn *scn, const GElf_Shdr *sh,

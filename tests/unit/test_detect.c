@@ -425,6 +425,30 @@ static void test_detect__elfsym_gnu_hash_agrees(void)
 			found += rc_hash == VT_OK;
 		}
 		CHECK(vt_elfsym_hash_lookups > before);     /* these libraries have .gnu.hash */
+		/* vt_elfsym_defines, 32 names at a time: every function, with absent and imported names between */
+		for (i = 0; i < ns.n; i += 29) {
+			static const char *const extra[] = { "mallinfo3", "__libc_start_main", "_ITM_registerTMCloneTable" };
+			const char *batch[32];
+			size_t k, nb = 0;
+			uint32_t by_hash, by_scan;
+
+			for (k = i; k < ns.n && nb < 29; k++)
+				batch[nb++] = ns.v[k];
+			for (k = 0; k < 3; k++)
+				batch[nb++] = extra[k];
+			before = vt_elfsym_hash_lookups;
+			vt_elfsym_scan_only = false;
+			by_hash = vt_elfsym_defines(ef, VT_ELFSYM_DYNSYM, batch, nb);
+			CHECK(vt_elfsym_hash_lookups > before);
+			vt_elfsym_scan_only = true;
+			by_scan = vt_elfsym_defines(ef, VT_ELFSYM_DYNSYM, batch, nb);
+			vt_elfsym_scan_only = false;
+			if (by_hash != by_scan) {
+				CHECK(!"vt_elfsym_defines: the hash table and the scan disagree");
+				printf("#   %s: %#x by hash, %#x by scan, from %s\n", libs[l], by_hash, by_scan, batch[0]);
+				break;
+			}
+		}
 		for (i = 0; i < ns.n; i++)
 			free(ns.v[i]);
 		free(ns.v);

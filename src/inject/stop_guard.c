@@ -182,8 +182,9 @@ static NOSAN int watch(void *arg)
 	if (null_fd > 2)
 		sys1(SYS_close, null_fd);
 	stat_fd = (int)sys3(SYS_openat, AT_FDCWD, a->stat_path, O_RDONLY);
+	/* vitals killed before this point: nothing to guard, and no error (nobody waits for one) */
 	if (stat_fd < 0)
-		watch_exit(-stat_fd);
+		watch_exit(sys0(SYS_getppid) != a->vitals ? 0 : -stat_fd);
 	for (;;) {
 		struct pollfd p = { sock, POLLIN, 0 };
 		struct timespec poll_ts = { 0, VT_STOP_GUARD_POLL_MS * 1000000L };
@@ -273,7 +274,7 @@ static _Noreturn void watch_forked(const struct watch_args *a)
 		close(null_fd);
 	stat_fd = open(a->stat_path, O_RDONLY);
 	if (stat_fd < 0)
-		_exit(errno);
+		_exit(getppid() != a->vitals ? 0 : errno);
 	for (;;) {
 		struct pollfd p = { sock, POLLIN, 0 };
 		int n = poll(&p, 1, atomic_load(a->armed) > 0 ? VT_STOP_GUARD_POLL_MS : -1);

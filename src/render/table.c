@@ -25,7 +25,7 @@ void vt_table_align(struct vt_table *t, int col, enum vt_align align)
 
 /* fmt formatted into a string of its own (NULL out of memory): most cells are
  * short, formatted once on the stack and copied, without vasprintf's growing. */
-static char *cell_text(const char *fmt, va_list ap)
+__attribute__((format(printf, 1, 0))) static char *cell_text(const char *fmt, va_list ap)
 {
 	char small[128], *text = NULL;
 	va_list again;

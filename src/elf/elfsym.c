@@ -223,75 +223,74 @@ bool vt_elfsym_abi(struct vt_elfsym *ef, int *elf_class, int *machine)
 	return true;
 }
 
-bool vt_elfsym_section(struct vt_elfsym *ef, const char *name, const char **bytes,
-		       size_t *len)
+/* The first section called name, its header in *sh; NULL when there is none. */
+static Elf_Scn *section_named(struct vt_elfsym *ef, const char *name, GElf_Shdr *sh)
 {
 	Elf_Scn *scn = NULL;
 	const char *sname;
+
+	if (!ef->has_shstrndx)
+		return NULL;
+	while ((scn = elf_nextscn(ef->elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		sname = elf_strptr(ef->elf, ef->shstrndx, sh->sh_name);
+		if (sname && strcmp(sname, name) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
+bool vt_elfsym_section(struct vt_elfsym *ef, const char *name, const char **bytes,
+		       size_t *len)
+{
+	Elf_Scn *scn;
 	Elf_Data *data;
 	GElf_Shdr sh;
 
 	*bytes = NULL;
 	*len = 0;
-	if (!ef->has_shstrndx)
+	if (!(scn = section_named(ef, name, &sh)))
 		return false;
-	while ((scn = elf_nextscn(ef->elf, scn)) != NULL) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		sname = elf_strptr(ef->elf, ef->shstrndx, sh.sh_name);
-		if (!sname || strcmp(sname, name) != 0)
-			continue;
-		if (sh.sh_type == SHT_NOBITS || sh.sh_size > VT_ELFSYM_SECTION_MAX)
-			return false;
-		data = elf_rawdata(scn, NULL);
-		if (!data || !data->d_buf)
-			return false;
-		*bytes = data->d_buf;
-		*len = data->d_size;
-		return true;
-	}
-	return false;
+	if (sh.sh_type == SHT_NOBITS || sh.sh_size > VT_ELFSYM_SECTION_MAX)
+		return false;
+	data = elf_rawdata(scn, NULL);
+	if (!data || !data->d_buf)
+		return false;
+	*bytes = data->d_buf;
+	*len = data->d_size;
+	return true;
 }
 
 bool vt_elfsym_section_tail(struct vt_elfsym *ef, const char *name, size_t max, char **bytes, size_t *len)
 {
-	Elf_Scn *scn = NULL;
-	const char *sname;
 	GElf_Shdr sh;
 	size_t n, got = 0;
 	char *buf;
 
 	*bytes = NULL;
 	*len = 0;
-	if (!ef->has_shstrndx || ef->fd < 0)
+	if (ef->fd < 0 || !section_named(ef, name, &sh))
 		return false;
-	while ((scn = elf_nextscn(ef->elf, scn)) != NULL) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		sname = elf_strptr(ef->elf, ef->shstrndx, sh.sh_name);
-		if (!sname || strcmp(sname, name) != 0)
-			continue;
-		if (sh.sh_type == SHT_NOBITS || sh.sh_offset > (uint64_t)INT64_MAX - sh.sh_size)
-			return false;
-		n = sh.sh_size < max ? (size_t)sh.sh_size : max;
-		if (!n || !(buf = malloc(n)))
-			return false;
-		while (got < n) {
-			ssize_t r = pread(ef->fd, buf + got, n - got, (off_t)(sh.sh_offset + sh.sh_size - n + got));
+	if (sh.sh_type == SHT_NOBITS || sh.sh_offset > (uint64_t)INT64_MAX - sh.sh_size)
+		return false;
+	n = sh.sh_size < max ? (size_t)sh.sh_size : max;
+	if (!n || !(buf = malloc(n)))
+		return false;
+	while (got < n) {
+		ssize_t r = pread(ef->fd, buf + got, n - got, (off_t)(sh.sh_offset + sh.sh_size - n + got));
 
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0) {
-				free(buf);
-				return false;
-			}
-			got += (size_t)r;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			free(buf);
+			return false;
 		}
-		*bytes = buf;
-		*len = n;
-		return true;
+		got += (size_t)r;
 	}
-	return false;
+	*bytes = buf;
+	*len = n;
+	return true;
 }
 
 /* "2.36" or "2.2.5" -> up to 4 numbers; false unless the whole string is that. */

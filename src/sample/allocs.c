@@ -1172,6 +1172,12 @@ static int run_windows(struct run *r, struct vt_err *err)
 		if (cpu_ok && target_cpu(r, &u1, &s1))
 			base_rate = (double)(u1 + s1 - bu0 - bs0) / (double)hz /
 				    ((double)(vt_mono_ns() - start) / 1e9);
+		/*
+		 * Naming the code past the baseline (libc's DWARF on a loaded host: seconds)
+		 * is not taken from the run: --for 2s once ended there with no window at all.
+		 */
+		if (vt_mono_ns() > until)
+			stop_at += vt_mono_ns() - until;
 	}
 	while (!(o->stop && *o->stop) && !r->nomem) {
 		uint64_t t_begin = vt_mono_ns();

@@ -26,6 +26,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "alloc/detect_cache.h"
 #include "elf/elfsym.h"
 #include "proc/environ.h"
 #include "proc/mapped_file.h"
@@ -134,6 +135,9 @@ struct detect {
 	const struct vt_region *glibc;   /* libc.so.6 mapping, NULL if none */
 	const struct vt_region *musl;    /* ld-musl / libc.musl mapping, NULL if none */
 	char notes[192];                 /* "; "-separated things not checked */
+	bool uncached;                   /* the answer rests on something the cache's key does not
+	                                  * hold (a file that could not be read, a preload found
+	                                  * by stat): not to be remembered */
 };
 
 /* A target file as an open ELF, or why it could not be read. */
@@ -239,7 +243,9 @@ static int open_mapped(struct detect *d, const struct vt_region *r, struct tfile
 
 	memset(tf, 0, sizeof(*tf));
 	rc = vt_mapped_file_open(d->pfs, d->pid_fd, d->pid, r, &fd, tf->why, sizeof(tf->why), d->err);
-	return rc || fd < 0 ? rc : tfile_from_fd(d, tf, fd);
+	rc = rc || fd < 0 ? rc : tfile_from_fd(d, tf, fd);
+	d->uncached |= !tf->elf;
+	return rc;
 }
 
 static int open_exe(struct detect *d, struct tfile *tf)
@@ -249,7 +255,9 @@ static int open_exe(struct detect *d, struct tfile *tf)
 	memset(tf, 0, sizeof(*tf));
 	rc = vt_mapped_exe_open(d->pfs, d->pid_fd, d->pid, d->regions, d->exe_path, sizeof(d->exe_path),
 				&fd, tf->why, sizeof(tf->why), d->err);
-	return rc || fd < 0 ? rc : tfile_from_fd(d, tf, fd);
+	rc = rc || fd < 0 ? rc : tfile_from_fd(d, tf, fd);
+	d->uncached |= !tf->elf;
+	return rc;
 }
 
 /* ---- what names and symbols say --------------------------------------- */
@@ -577,7 +585,7 @@ static int check_library(struct detect *d, const struct vt_region *r, bool prelo
 }
 
 /* The mapping of an LD_PRELOAD entry: same path, same file name, or same inode (a symlink). */
-static const struct vt_region *region_of_preload(const struct detect *d, const char *entry)
+static const struct vt_region *region_of_preload(struct detect *d, const char *entry)
 {
 	const struct vt_region *r = vt_maps_find_path(d->regions, entry);
 	const char *name = base_name(entry);
@@ -593,6 +601,7 @@ static const struct vt_region *region_of_preload(const struct detect *d, const c
 	if (strlen(entry) + sizeof("root/") > sizeof(rel))
 		return NULL;
 	set_str(rel, sizeof(rel), "%s%s", entry[0] == '/' ? "root" : "cwd/", entry);
+	d->uncached = true;          /* a symbolic link or the working directory decides */
 	if (fstatat(d->pid_fd, rel, &st, 0) < 0)
 		return NULL;
 	for (i = 0; i < d->nfiles; i++) {
@@ -900,21 +909,34 @@ int vt_alloc_detect(const struct vt_procfs *pfs, int pid_fd, pid_t pid,
 		.pfs = pfs, .pid_fd = pid_fd, .pid = pid, .regions = regions,
 		.env = env, .env_len = env ? env_len : 0, .out = out, .err = err,
 	};
+	char *key = NULL;
 	size_t used;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = collect_files(&d)))
+	/* a remembered answer for exactly these files and LD_PRELOAD: no file opened, no libelf */
+	if (pfs->live && vt_detect_cache_key(pid_fd, regions, env, env_len, &key) &&
+	    vt_detect_cache_get(key, out)) {
+		free(key);
+		return VT_OK;
+	}
+	if ((rc = collect_files(&d))) {
+		free(key);
 		return rc;
+	}
 	find_libcs(&d);
 	rc = run_steps(&d);
 	vt_elfsym_free(&d.exe);
 	free(d.files);
 	if (rc) {
 		memset(out, 0, sizeof(*out));
+		free(key);
 		return rc;
 	}
 	used = strlen(out->evidence);
 	set_str(out->evidence + used, sizeof(out->evidence) - used, "%s", d.notes);
+	if (key && !d.uncached && !d.notes[0])
+		vt_detect_cache_put(key, out);
+	free(key);
 	return VT_OK;
 }

@@ -31,6 +31,10 @@
  *      or, when stripped, glibc malloc's messages in .rodata; else "unknown
  *      (static)".
  *
+ * The answer is remembered across runs (alloc/detect_cache.h), keyed by
+ * LD_PRELOAD and the identity of the executable and of every mapped file:
+ * on an exact match no file is opened and libelf is not loaded.
+ *
  * A file that cannot be read never fails the call: an allocator library
  * known by name then decides by name ("malloc not verified"), and the
  * evidence line ends with "; "-separated notes on what was not checked.

@@ -3,6 +3,7 @@
  */
 #include "cli/cli.h"
 #include "cli/name_cli.h"
+#include "elf/elf_libs.h"
 #include "render/view.h"
 #include "sample/sample.h"
 
@@ -78,6 +79,14 @@ static int snap_run(const struct vt_command *cmd, int argc, char **argv)
 
 	if ((rc = vt_cli_parse(cmd, argc, argv, snap_option, &o, &args)))
 		return rc == VT_CLI_HELP ? VT_EXIT_OK : rc;
+	/*
+	 * libelf serves allocator detection only.  A full snap opens it first,
+	 * while descriptors are plenty (it holds files per thread later); --light
+	 * holds none, and most often has the answer remembered (alloc/detect_cache.h):
+	 * libelf is opened there only when the detection runs.
+	 */
+	if (!o.sample.light)
+		(void)vt_libelf_load(NULL);
 	npids = o.name ? 1 : (int)args.noperands;
 	if (o.name && args.noperands)
 		return vt_cli_usage_error("snap", "give PIDs or --name, not both");
@@ -162,6 +171,6 @@ const struct vt_command vt_cmd_snap = {
 "still shown.\n",
 	.exits = snap_exits,
 	.examples = snap_examples,
-	.libs = VT_CMD_LIBELF,
+	.libs = 0,              /* libelf: opened by snap_run, see there */
 	.run = snap_run,
 };

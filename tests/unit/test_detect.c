@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "alloc/detect.h"
+#include "alloc/detect_cache.h"
 #include "elf/elfsym.h"
 #include "proc/maps.h"
 #include "proc/procfs.h"
@@ -982,6 +983,240 @@ static void test_detect__process_gone(void)
 	vt_buf_release(&maps);
 }
 
+/* ---- the remembered answer (alloc/detect_cache.c) ------------------------------ */
+
+/* Detection of pid with environ block env (len bytes); *hit: the answer came from the cache. */
+static bool detect_env(pid_t pid, const char *env, size_t env_len, struct vt_alloc_info *info, bool *hit)
+{
+	struct vt_buf maps = VT_BUF_INIT(64u << 20);
+	struct vt_region_list regions = { 0 };
+	unsigned before = vt_detect_cache_hits();
+	struct vt_procfs pfs;
+	struct vt_err err;
+	int fd = -1, rc;
+	bool opened;
+
+	memset(info, 0, sizeof(*info));
+	vt_err_clear(&err);
+	rc = vt_procfs_open(&pfs, NULL, NULL, &err);
+	opened = rc == VT_OK;
+	if (!rc)
+		rc = vt_pid_open(&pfs, pid, &fd, &err);
+	if (!rc)
+		rc = vt_read_at(fd, "maps", &maps, &err);
+	if (!rc)
+		rc = vt_maps_parse(maps.data, maps.len, &regions, &err);
+	if (!rc)
+		rc = vt_alloc_detect(&pfs, fd, pid, &regions, env, env_len, info, &err);
+	if (fd >= 0)
+		close(fd);
+	if (opened)
+		vt_procfs_close(&pfs);
+	*hit = vt_detect_cache_hits() != before;
+	printf("#   %s: %s\n", *hit ? "hit" : "miss", rc ? err.msg : info->evidence);
+	vt_region_list_release(&regions);
+	vt_buf_release(&maps);
+	return rc == VT_OK;
+}
+
+/* Whether pid's case has a key at all (environ as given). */
+static bool has_key(pid_t pid, const char *env, size_t env_len)
+{
+	struct vt_buf maps = VT_BUF_INIT(64u << 20);
+	struct vt_region_list regions = { 0 };
+	char path[64], *key = NULL;
+	bool keyed = false;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0 && vt_read_at(fd, "maps", &maps, NULL) == VT_OK &&
+	    vt_maps_parse(maps.data, maps.len, &regions, NULL) == VT_OK)
+		keyed = vt_detect_cache_key(fd, &regions, env, env_len, &key);
+	free(key);
+	if (fd >= 0)
+		close(fd);
+	vt_region_list_release(&regions);
+	vt_buf_release(&maps);
+	return keyed;
+}
+
+static bool same_info(const struct vt_alloc_info *a, const struct vt_alloc_info *b)
+{
+	return a->kind == b->kind && !strcmp(a->version, b->version) && a->is_static == b->is_static &&
+	       !strcmp(a->path, b->path) && !strcmp(a->evidence, b->evidence) &&
+	       !strcmp(a->sanitizer, b->sanitizer) && !strcmp(a->prefix, b->prefix);
+}
+
+static bool file_text(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, cap - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return true;
+}
+
+static bool put_text(const char *path, const char *text, size_t len)
+{
+	FILE *f = fopen(path, "w");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fwrite(text, 1, len, f) == len;
+	return fclose(f) == 0 && ok;
+}
+
+/*
+ * The answer is remembered per executable, mapped files and LD_PRELOAD, and
+ * used only for exactly those: a keyed file touched, grown or replaced, or
+ * another LD_PRELOAD, runs the detection again (the same answer, stored
+ * anew); so do garbage, a cut-short file, a symbolic link at the file's
+ * place, and a directory others may write or own.
+ */
+static void test_detect__cache(void)
+{
+	static char text[1u << 17], good[1u << 17];
+	char dir[] = "/tmp/vitals-detect-cache-XXXXXX", vdir[128], file[160], other[160];
+	char lib[256], lib2[256], env_a[512], env_b[600];
+	char *old = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+	struct vt_alloc_info first, info;
+	struct timespec times[2];
+	struct stat st;
+	size_t env_a_len, env_b_len;
+	bool hit;
+	pid_t pid;
+	int fd;
+
+	if (!scratch()[0] || access("/usr/lib/x86_64-linux-gnu/libm.so.6", R_OK) != 0) {
+		printf("# skip: no scratch directory or libm\n");
+		return;
+	}
+	/* a library of our own, preloaded: one that can be touched and grown */
+	snprintf(lib, sizeof(lib), "%s/libcachetest.so", scratch());
+	snprintf(lib2, sizeof(lib2), "%s/libcachetest.so.new", scratch());
+	snprintf(text, sizeof(text), "cp /usr/lib/x86_64-linux-gnu/libm.so.6 '%s' && cp '%s' '%s'", lib, lib, lib2);
+	CHECK(system(text) == 0);
+	env_a_len = (size_t)snprintf(env_a, sizeof(env_a), "PATH=/bin%cLD_PRELOAD=%s", '\0', lib) + 1;
+	env_b_len = (size_t)snprintf(env_b, sizeof(env_b), "PATH=/bin%cLD_PRELOAD=%s:", '\0', lib) + 1;
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(vdir, sizeof(vdir), "%s/vitals", dir);
+	snprintf(file, sizeof(file), "%s/detect-v1", vdir);
+	snprintf(other, sizeof(other), "%s/elsewhere", dir);
+	setenv("XDG_CACHE_HOME", dir, 1);
+	pid = spawn_sleep(lib);
+	CHECK(pid > 0);
+	if (pid <= 0)
+		goto out;
+
+	/* first: detected, and remembered in a 0700 directory, a 0600 file */
+	CHECK(detect_env(pid, env_a, env_a_len, &first, &hit) && !hit);
+	CHECK_EQ_I64(first.kind, VT_ALLOC_GLIBC);
+	CHECK(stat(vdir, &st) == 0 && (st.st_mode & 0777) == 0700);
+	CHECK(lstat(file, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600);
+	/* second: from the cache, the same answer */
+	CHECK(detect_env(pid, env_a, env_a_len, &info, &hit) && hit);
+	CHECK(same_info(&info, &first));
+	CHECK(file_text(file, good, sizeof(good)));
+
+	/* another LD_PRELOAD (the same library, a colon more): detected again */
+	CHECK(detect_env(pid, env_b, env_b_len, &info, &hit) && !hit);
+	CHECK(same_info(&info, &first));
+	/* environ unreadable: detected, and nothing remembered for it */
+	CHECK(detect_env(pid, NULL, 0, &info, &hit) && !hit);
+	CHECK(detect_env(pid, NULL, 0, &info, &hit) && !hit);
+
+	/* the library's modification time, nanoseconds only: detected again */
+	CHECK(stat(lib, &st) == 0);
+	times[0] = st.st_atim;
+	times[1] = st.st_mtim;
+	times[1].tv_nsec = (times[1].tv_nsec + 1) % 1000000000;
+	CHECK(utimensat(AT_FDCWD, lib, times, 0) == 0);
+	CHECK(detect_env(pid, env_a, env_a_len, &info, &hit) && !hit);
+	CHECK(same_info(&info, &first));
+	CHECK(detect_env(pid, env_a, env_a_len, &info, &hit) && hit);
+	/* its size (a byte past what is mapped), the times put back as they were */
+	fd = open(lib, O_WRONLY | O_APPEND | O_CLOEXEC);
+	CHECK(fd >= 0 && write(fd, "", 1) == 1);
+	if (fd >= 0)
+		close(fd);
+	CHECK(utimensat(AT_FDCWD, lib, times, 0) == 0);
+	CHECK(detect_env(pid, env_a, env_a_len, &info, &hit) && !hit);
+	CHECK(same_info(&info, &first));
+	CHECK(detect_env(pid, env_a, env_a_len, &info, &hit) && hit);
+	/* replaced by another file (another inode) at its path: not the mapped file, no key */
+	CHECK(has_key(pid, env_a, env_a_len));
+	CHECK(rename(lib2, lib) == 0);
+	CHECK(!has_key(pid, env_a, env_a_len));
+	CHECK(detect_env(pid, env_a, env_a_len, &info, &hit) && !hit);
+	CHECK(detect_env(pid, env_a, env_a_len, &info, &hit) && !hit);
+	reap(pid);
+
+	/* a fresh process of the same files: the remembered answer */
+	pid = spawn_sleep(lib);
+	CHECK(pid > 0);
+	if (pid <= 0)
+		goto out;
+	CHECK(detect_env(pid, env_a, env_a_len, &first, &hit) && !hit);
+	CHECK(detect_env(pid, env_a, env_a_len, &info, &hit) && hit);
+	/* the file with this one entry only */
+	CHECK(unlink(file) == 0);
+	CHECK(detect_env(pid, env_a, env_a_len, &info, &hit) && !hit);
+	CHECK(file_text(file, good, sizeof(good)) && strchr(good, '\n') == good + strlen(good) - 1);
+
+	/* garbage: detected, and the file rewritten */
+	CHECK(put_text(file, "not a cache\n\x01\x02\tV\t1\n", 19));
+	CHECK(detect_env(pid, env_a, env_a_len, &info, &hit) && !hit);
+	CHECK(same_info(&info, &first));
+	CHECK(file_text(file, text, sizeof(text)) && !strcmp(text, good));
+	/* cut short inside the answer: the same */
+	CHECK(put_text(file, good, strlen(good) - 12));
+	CHECK(detect_env(pid, env_a, env_a_len, &info, &hit) && !hit);
+	CHECK(same_info(&info, &first));
+	CHECK(file_text(file, text, sizeof(text)) && !strcmp(text, good));
+	CHECK(detect_env(pid, env_a, env_a_len, &info, &hit) && hit);
+
+	/* a symbolic link, even to a good file: not followed, and its target left alone */
+	CHECK(put_text(other, good, strlen(good)));
+	CHECK(unlink(file) == 0 && symlink(other, file) == 0);
+	CHECK(detect_env(pid, env_a, env_a_len, &info, &hit) && !hit);
+	CHECK(same_info(&info, &first));
+	CHECK(file_text(other, text, sizeof(text)) && !strcmp(text, good));
+	CHECK(lstat(file, &st) == 0 && S_ISREG(st.st_mode));
+
+	/* a directory others may write, or another user's: neither read nor written */
+	CHECK(chmod(vdir, 0777) == 0);
+	CHECK(detect_env(pid, env_a, env_a_len, &info, &hit) && !hit);
+	CHECK(chmod(vdir, 0700) == 0);
+	if (geteuid() == 0) {
+		CHECK(chown(vdir, 1, 1) == 0);
+		CHECK(detect_env(pid, env_a, env_a_len, &info, &hit) && !hit);
+		CHECK(chown(vdir, 0, 0) == 0);
+	} else {
+		printf("# skip: another user's directory (needs root to make one)\n");
+	}
+	CHECK(unlink(file) == 0);
+	CHECK(chmod(vdir, 0777) == 0);
+	CHECK(detect_env(pid, env_a, env_a_len, &info, &hit) && !hit);
+	CHECK(lstat(file, &st) < 0 && errno == ENOENT);
+	CHECK(same_info(&info, &first));
+	reap(pid);
+out:
+	unlink(other);
+	rmdir(vdir);
+	rmdir(dir);
+	if (old)
+		setenv("XDG_CACHE_HOME", old, 1);
+	else
+		unsetenv("XDG_CACHE_HOME");
+	free(old);
+}
+
 VT_TEST_MAIN(test_detect__banner_debian, test_detect__banner_variants, test_detect__banner_rejects,
 	     test_detect__kind_names, test_detect__elfsym_fake_lib, test_detect__elfsym_gnu_hash_agrees, test_detect__elfsym_verdef_numeric,
 	     test_detect__elfsym_static_exe, test_detect__elfsym_hostile,
@@ -996,4 +1231,4 @@ VT_TEST_MAIN(test_detect__banner_debian, test_detect__banner_variants, test_dete
 	     test_detect__exe_prefixed_jemalloc, test_detect__sanitizer_linked,
 	     test_detect__sanitizer_static, test_detect__glibc_static,
 	     test_detect__glibc_static_stripped, test_detect__static_without_libc,
-	     test_detect__process_gone)
+	     test_detect__process_gone, test_detect__cache)

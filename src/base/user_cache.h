@@ -9,7 +9,8 @@
  * nobody else.  A file is replaced whole (a new file written beside it, then
  * renamed over it), so a reader sees the old one or the new one, and a full
  * disk leaves no partial file.  Any failure means "no cache", silently.
- * (src/inject/tramp_cache.c keeps its own copy of these rules.)
+ * Used by the trampoline cache (inject/tramp_cache.c) and the allocator's
+ * detection (alloc/detect_cache.c).
  */
 #ifndef VT_BASE_USER_CACHE_H
 #define VT_BASE_USER_CACHE_H

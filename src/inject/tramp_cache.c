@@ -12,6 +12,8 @@
  */
 #include "inject/tramp_cache.h"
 
+#include "base/user_cache.h"
+
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -117,79 +119,7 @@ static bool key_eq(const struct vt_tramp_key *a, const struct vt_tramp_key *b)
 	       a->mtime_ns == b->mtime_ns && !strcmp(a->build_id, b->build_id);
 }
 
-/* ---- the directory and the file -------------------------------------------- */
-
-/* A directory we may trust: ours, and writable by nobody else. */
-static bool dir_ours(int dfd)
-{
-	struct stat st;
-
-	return fstat(dfd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
-	       !(st.st_mode & (S_IWGRP | S_IWOTH));
-}
-
-/*
- * The cache directory, opened (-1: none).  create: make it (0700) and its
- * parent when missing, but only inside a directory the user owns.
- */
-static int cache_dir(bool create)
-{
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char base[4096], path[4200];
-	struct stat st;
-	int dfd;
-
-	if (xdg && xdg[0] == '/') {
-		snprintf(base, sizeof(base), "%s", xdg);
-	} else if (home && home[0] == '/') {
-		if ((size_t)snprintf(base, sizeof(base), "%s/.cache", home) >= sizeof(base))
-			return -1;
-		if (create && stat(base, &st) < 0 && errno == ENOENT &&
-		    stat(home, &st) == 0 && st.st_uid == geteuid())
-			(void)mkdir(base, 0700);
-	} else {
-		return -1;
-	}
-	if ((size_t)snprintf(path, sizeof(path), "%s/vitals", base) >= sizeof(path))
-		return -1;
-	if (create && stat(base, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
-		(void)mkdir(path, 0700);
-	dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
-		return -1;
-	if (!dir_ours(dfd)) {
-		close(dfd);
-		return -1;
-	}
-	return dfd;
-}
-
-/* The file's text into buf (NUL-terminated); false when absent or not to be trusted. */
-static bool read_cache(int dfd, char *buf, size_t cap)
-{
-	struct stat st;
-	ssize_t n;
-	size_t got = 0;
-	int fd = openat(dfd, CACHE_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-	     !(st.st_mode & (S_IWGRP | S_IWOTH)) && st.st_size >= 0 && (size_t)st.st_size < cap;
-	while (ok && got + 1 < cap && (n = read(fd, buf + got, cap - 1 - got)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			ok = false;
-			break;
-		}
-		got += (size_t)n;
-	}
-	close(fd);
-	buf[ok ? got : 0] = '\0';
-	return ok;
-}
+/* ---- the file (in the user's cache directory: base/user_cache.h) ------------ */
 
 /* One line of the file; false when it is not exactly an entry. */
 static bool parse_line(const char *line, struct vt_tramp_key *k, struct vt_tramp_entry *e)
@@ -263,11 +193,12 @@ bool vt_tramp_cache_get(const struct vt_tramp_key *k, struct vt_tramp_entry *e)
 {
 	char text[CACHE_FILE_MAX];
 	struct lookup l = { k, e, false };
-	int dfd = cache_dir(false);
+	int dfd = vt_user_cache_dir(false);
+	size_t len;
 
 	if (dfd < 0)
 		return false;
-	if (read_cache(dfd, text, sizeof(text)))
+	if (vt_user_cache_read(dfd, CACHE_NAME, text, sizeof(text), &len))
 		each_line(text, lookup_line, &l);
 	close(dfd);
 	return l.found;
@@ -299,56 +230,39 @@ static void keep_line(const char *line, void *ctx)
 	memcpy(kp->lines[kp->n++], line, len + 1);
 }
 
-static bool write_all(int fd, const char *s, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, s, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		s += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
 void vt_tramp_cache_put(const struct vt_tramp_key *k, const struct vt_tramp_entry *e)
 {
-	char text[CACHE_FILE_MAX], tmp[64], line[LINE_MAX_LEN];
+	char text[CACHE_FILE_MAX], line[LINE_MAX_LEN];
 	struct keep *kp = calloc(1, sizeof(*kp));
-	struct timespec now;
-	size_t i;
-	bool ok;
-	int dfd, fd;
+	size_t i, len = 0, n;
+	int dfd;
 
 	if (!kp)
 		return;
-	dfd = cache_dir(true);
+	dfd = vt_user_cache_dir(true);
 	if (dfd < 0) {
 		free(kp);
 		return;
 	}
 	kp->drop = k;
-	if (read_cache(dfd, text, sizeof(text)))
+	if (vt_user_cache_read(dfd, CACHE_NAME, text, sizeof(text), &n))
 		each_line(text, keep_line, kp);
 	snprintf(line, sizeof(line), "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 " %s %" PRIu64
 		 " %" PRIu64 " %u %d", k->dev, k->ino, k->size, k->mtime_s, k->mtime_ns, k->build_id,
 		 e->sigreturn_off, e->store_off, e->store_reg, e->store_disp);
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	snprintf(tmp, sizeof(tmp), "." CACHE_NAME ".%d.%lx", (int)getpid(), (unsigned long)now.tv_nsec);
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		ok = true;
-		for (i = 0; i < kp->n && ok; i++)
-			ok = write_all(fd, kp->lines[i], strlen(kp->lines[i])) && write_all(fd, "\n", 1);
-		ok = ok && write_all(fd, line, strlen(line)) && write_all(fd, "\n", 1);
-		ok = close(fd) == 0 && ok;
-		if (!ok || renameat(dfd, tmp, dfd, CACHE_NAME) != 0)
-			unlinkat(dfd, tmp, 0);
+	/* the kept lines, then this one: at most CACHE_ENTRIES lines of under LINE_MAX_LEN bytes */
+	for (i = 0; i <= kp->n; i++) {
+		const char *l = i < kp->n ? kp->lines[i] : line;
+
+		n = strlen(l);
+		if (len + n + 1 >= sizeof(text))
+			break;
+		memcpy(text + len, l, n);
+		text[len + n] = '\n';
+		len += n + 1;
 	}
+	if (i > kp->n)
+		(void)vt_user_cache_replace(dfd, CACHE_NAME, text, len);
 	close(dfd);
 	free(kp);
 }

@@ -94,7 +94,17 @@ static bool fn_of(const char *name, enum vt_alloc_fn *fn)
 	return false;
 }
 
-static bool sample_of(json_t *o, const struct vt_agent_allocs *a, struct vt_agent_alloc_sample *s)
+/* What sample_of made of one sample. */
+enum sample_read { SAMPLE_KEPT, SAMPLE_LATE, SAMPLE_INVALID };
+
+/*
+ * One sample of the reply.  A sample the agent made as it disarmed (a thread
+ * already inside its sampling section reads the clock after the disarming
+ * thread did) falls after t1_ns: it is outside the window, so it is left out
+ * (SAMPLE_LATE) rather than the whole reply refused; a free stamped after
+ * t1_ns is a block that was live when the window closed.
+ */
+static enum sample_read sample_of(json_t *o, const struct vt_agent_allocs *a, struct vt_agent_alloc_sample *s)
 {
 	json_t *pcs = json_object_get(o, "pcs");
 	uint64_t tid, freed_tid;
@@ -105,16 +115,22 @@ static bool sample_of(json_t *o, const struct vt_agent_allocs *a, struct vt_agen
 	    !count(o, "freed_tid", &freed_tid) || tid > INT32_MAX || freed_tid > INT32_MAX ||
 	    !fn_of(json_string_value(json_object_get(o, "fn")), &s->fn) || !json_is_array(pcs) ||
 	    json_array_size(pcs) > VT_AGENT_ALLOC_PCS)
-		return false;
-	/* a sample from outside the armed time, or freed before it was made, is not one */
-	if (s->t_ns < a->t0_ns || s->t_ns > a->t1_ns || (s->freed_ns && (s->freed_ns < s->t_ns || s->freed_ns > a->t1_ns)))
-		return false;
+		return SAMPLE_INVALID;
+	/* made before it was armed, or freed before it was made: not a sample */
+	if (s->t_ns < a->t0_ns || (s->freed_ns && s->freed_ns < s->t_ns))
+		return SAMPLE_INVALID;
 	s->tid = (pid_t)tid;
 	s->freed_tid = (pid_t)freed_tid;
 	for (size_t i = 0; i < json_array_size(pcs); i++)
 		if (!address(json_array_get(pcs, i), &s->pcs[s->npcs++]))
-			return false;
-	return true;
+			return SAMPLE_INVALID;
+	if (s->t_ns > a->t1_ns)
+		return SAMPLE_LATE;
+	if (s->freed_ns > a->t1_ns) {
+		s->freed_ns = 0;
+		s->freed_tid = 0;
+	}
+	return SAMPLE_KEPT;
 }
 
 int vt_agent_allocs_parse(const char *buf, size_t len, struct vt_agent_allocs *out, struct vt_err *err)
@@ -155,11 +171,17 @@ int vt_agent_allocs_parse(const char *buf, size_t len, struct vt_agent_allocs *o
 		goto out;
 	}
 	for (size_t i = 0; i < json_array_size(samples); i++) {
-		if (!sample_of(json_array_get(samples, i), out, &out->samples[out->nsamples])) {
+		switch (sample_of(json_array_get(samples, i), out, &out->samples[out->nsamples])) {
+		case SAMPLE_KEPT:
+			out->nsamples++;
+			break;
+		case SAMPLE_LATE:
+			out->late++;
+			break;
+		case SAMPLE_INVALID:
 			rc = vt_err_set(err, VT_E_PARSE, 0, "agent reply: sample %zu is invalid", i);
 			goto out;
 		}
-		out->nsamples++;
 	}
 out:
 	json_decref(root);

@@ -47,6 +47,7 @@ struct vt_agent_allocs {
 	uint64_t t0_ns, t1_ns;      /* armed from, to (CLOCK_MONOTONIC) */
 	bool expired;               /* it disarmed itself at its deadline */
 	uint64_t calls, bytes, frees, dropped;   /* every call while armed; samples not kept */
+	uint64_t late;              /* samples made as it disarmed, after t1_ns: left out */
 	uint64_t fn_calls[VT_AFN__COUNT];
 	struct vt_agent_alloc_sample *samples;   /* owned */
 	size_t nsamples;

@@ -129,9 +129,10 @@ int vt_render_allocs_json(FILE *out, const struct vt_allocs *a, const struct vt_
 	json_object_set_new(root, "probes_how", vt_json_text(m->probes_how));
 	json_object_set_new(root, "path", json_string(m->agent ? "agent" : "uprobes"));
 	json_object_set_new(root, "path_why", m->path_why[0] ? vt_json_text(m->path_why) : json_null());
-	json_object_set_new(root, "agent", m->agent ? json_pack("{s:I s:I s:I s:b}", "every", (json_int_t)m->every,
+	json_object_set_new(root, "agent", m->agent ? json_pack("{s:I s:I s:I s:I s:b}", "every", (json_int_t)m->every,
 								 "samples", (json_int_t)m->agent_samples, "dropped",
-								 (json_int_t)m->agent_dropped, "expired", m->agent_expired)
+								 (json_int_t)m->agent_dropped, "late", (json_int_t)m->agent_late,
+								 "expired", m->agent_expired)
 						    : json_null());
 	json_object_set_new(root, "cost", cost);
 	json_object_set_new(root, "calls", json_integer((json_int_t)m->calls));

@@ -1458,6 +1458,7 @@ static void agent_absorb(struct run *r, const struct vt_agent_allocs *got)
 	m->hits += got->nsamples;
 	m->agent_samples += got->nsamples;
 	m->agent_dropped += got->dropped;
+	m->agent_late += got->late;
 	m->agent_expired |= got->expired;
 	r->rng ^= got->t0_ns;
 	for (size_t i = 0; i < got->nsamples && !r->nomem && !r->names.nomem; i++)

@@ -121,6 +121,7 @@ struct vt_allocs_meta {
 	bool agent;
 	uint64_t every;           /* agent: mean bytes between samples */
 	uint64_t agent_samples, agent_dropped;
+	uint64_t agent_late;      /* agent: samples made as it disarmed, after its window: left out */
 	bool agent_expired;       /* agent: it disarmed itself at its deadline first */
 	char path_why[256];       /* why this path and not the other ("" when asked for) */
 	bool exited;              /* the target exited: the profile so far */

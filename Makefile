@@ -54,9 +54,10 @@ endif
 #   sqlite3                  recordings (src/store/sqlite_lib.c)
 #   expat                    malloc_info (src/alloc/malloc_info.c)
 #   yaml-0.1, libxcrypt      serve --web-config (src/serve/web_config.c)
+#   zlib                     gzip (pprof, the exporter), CRC32 (src/base/gzip.c)
 # debian/control Depends on each (dh_shlibdeps cannot see them) and
 # scripts/deps.sh installs them with their -dev packages.
-DLPKGS  := libmicrohttpd libcurl libelf libdw expat sqlite3 yaml-0.1 libxcrypt
+DLPKGS  := libmicrohttpd libcurl libelf libdw expat sqlite3 yaml-0.1 libxcrypt zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(filter-out $(DLPKGS),$(PKGS)) 2>/dev/null) -ldl
 # The unit tests and fuzz targets call some of them directly (to build a

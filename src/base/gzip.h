@@ -1,12 +1,15 @@
 /*
- * gzip.h — compressing a buffer into gzip (RFC 1952) with zlib, the one
- * place vitals does it: pprof files (render/profile_pprof.c) and the
- * exporter's compressed answers (serve/http.c).
+ * gzip.h — zlib, the one place vitals calls it: compressing a buffer into
+ * gzip (RFC 1952) for pprof files (render/profile_pprof.c) and the
+ * exporter's compressed answers (serve/http.c), and the CRC32 that checks a
+ * separate debug file (elf/unwind.c).  zlib is opened on first use.
  */
 #ifndef VT_BASE_GZIP_H
 #define VT_BASE_GZIP_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <zlib.h>
 
 #include "base/buf.h"
 #include "base/error.h"
@@ -18,5 +21,11 @@
  * holds a partial stream: the caller drops it); VT_E_FAIL when zlib fails.
  */
 int vt_gzip_append(struct vt_buf *out, const void *data, size_t len, int level, struct vt_err *err);
+
+/* Open zlib (once): VT_E_UNSUPPORTED naming zlib1g when it is not installed. */
+int vt_zlib_load(struct vt_err *err);
+
+/* zlib's crc32 of data[0..len) continued from crc (0 to start); only after vt_zlib_load succeeded. */
+uint32_t vt_crc32(uint32_t crc, const void *data, size_t len);
 
 #endif

@@ -18,6 +18,7 @@
 #include "elf/unwind.h"
 
 #include "base/buf.h"
+#include "base/gzip.h"
 #include "elf/code_map.h"
 #include "elf/elf_libs.h"
 #include "elf/fde_table.h"
@@ -35,7 +36,6 @@
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #define CACHE_SLOTS 4096u          /* pc cache entries (a power of two) */
 #define CACHE_FULL (CACHE_SLOTS / 4 * 3)   /* emptied when this many are used */
@@ -397,13 +397,17 @@ static bool debug_file_matches(Dwfl_Module *mod, int fd, GElf_Word crc, const ch
 		*why = their > 0 ? "its build ID is not the module's" : "it has no build ID; the module has one";
 		return same;
 	}
-	uLong sum = crc32(0, Z_NULL, 0);
+	uint32_t sum = 0;
 	unsigned char buf[65536];
 	off_t at = 0;
 	ssize_t n;
 
+	if (vt_zlib_load(NULL)) {
+		*why = "zlib (zlib1g), which checks its CRC32, is not installed";
+		return false;
+	}
 	while ((n = pread(fd, buf, sizeof(buf), at)) > 0) {
-		sum = crc32(sum, buf, (uInt)n);
+		sum = vt_crc32(sum, buf, (size_t)n);
 		at += n;
 	}
 	*why = "its CRC32 is not the one the module's .gnu_debuglink gives";

@@ -264,10 +264,7 @@ static const struct {
 } smaps_keys[] = {
 	SMAPS_KEY("Rss", rss),
 	SMAPS_KEY("Pss", pss),
-	SMAPS_KEY("Private_Dirty", private_dirty),
-	SMAPS_KEY("Anonymous", anonymous),
 	SMAPS_KEY("Swap", swap),
-	SMAPS_KEY("Locked", locked),
 };
 #undef SMAPS_KEY
 
@@ -300,7 +297,7 @@ static bool is_field_line(const char *line)
 
 static void region_mark_unread(struct vt_region *r)
 {
-	r->rss = r->pss = r->private_dirty = r->anonymous = r->swap = r->locked = VT_NA;
+	r->rss = r->pss = r->swap = VT_NA;
 }
 
 /* The first field line tells us this is smaps: every region so far gets zeros, not n/a. */
@@ -311,7 +308,7 @@ static void mark_smaps(struct vt_region_list *list)
 	list->has_smaps = true;
 	for (i = 0; i < list->n; i++) {
 		struct vt_region *r = &list->v[i];
-		r->rss = r->pss = r->private_dirty = r->anonymous = r->swap = r->locked = 0;
+		r->rss = r->pss = r->swap = 0;
 	}
 }
 
@@ -384,8 +381,7 @@ int vt_maps_parse_more(struct vt_maps_parser *p, const char *text, size_t len, s
 			if (!list->has_smaps)
 				mark_smaps(list);
 			if (cur->rss == VT_NA)
-				cur->rss = cur->pss = cur->private_dirty = cur->anonymous = cur->swap =
-					cur->locked = 0;
+				cur->rss = cur->pss = cur->swap = 0;
 			parse_smaps_line(line, (size_t)(nl - line), cur);
 			line = nl < end ? nl + 1 : end;
 			continue;

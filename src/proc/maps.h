@@ -87,26 +87,29 @@ struct vt_region_pyarenas {
 	uint64_t unread_bytes;       /* not looked at: past the scan bound, the deadline, a read that failed */
 };
 
+/*
+ * One line of maps (and its smaps figures).  A process can have tens of
+ * thousands, and a light snapshot's cost grows with the pages the list
+ * touches: the members are ordered to leave 2 bytes of padding (104 in
+ * all), and smaps figures nothing reads are not kept.
+ */
 struct vt_region {
 	uint64_t start, end;         /* [start, end) virtual addresses */
-	char perms[5];               /* "rw-p" */
 	uint64_t offset;             /* file offset */
 	uint64_t inode;
-	unsigned dev_major, dev_minor;
 	const char *path;            /* pathname or pseudo name, "" for anonymous; the list's */
 	/* smaps figures in bytes, VT_NA when read from maps only */
 	uint64_t rss;                /* Rss: */
-	uint64_t pss;                /* Pss: */
-	uint64_t private_dirty;      /* Private_Dirty: */
-	uint64_t anonymous;          /* Anonymous: */
+	uint64_t pss;                /* Pss: (smaps_rollup) */
 	uint64_t swap;               /* Swap: */
-	uint64_t locked;             /* Locked: */
-	enum vt_region_kind kind;
-	uint32_t kind_flags;         /* VT_KIND_* evidence bits */
-	int owner_tid;               /* thread whose stack this is, 0 if unknown */
 	struct vt_region_blocks *blocks;   /* allocations found inside it, NULL: none looked for
 	                                    * or none found; owned (vt_region_list_release) */
 	struct vt_region_pyarenas *py;     /* CPython's arenas inside it, NULL: none; owned */
+	unsigned dev_major, dev_minor;
+	enum vt_region_kind kind;
+	int owner_tid;               /* thread whose stack this is, 0 if unknown */
+	char perms[5];               /* "rw-p" */
+	uint8_t kind_flags;          /* VT_KIND_* evidence bits */
 };
 
 /* How a kind was decided (kind_flags), so the report can state its basis. */

@@ -64,6 +64,9 @@ int vt_pid_open(const struct vt_procfs *pfs, pid_t pid, int *dirfd, struct vt_er
 	return VT_OK;
 }
 
+/* What read_fd asks room for before each read: 64 KiB less the NUL vt_buf keeps. */
+#define READ_STEP (64u * 1024 - 1)
+
 /* read() until EOF; /proc files must be read in one pass, not stat'ed for size. */
 static int read_fd(int fd, struct vt_buf *buf, int *sys_errno)
 {
@@ -71,8 +74,13 @@ static int read_fd(int fd, struct vt_buf *buf, int *sys_errno)
 	int rc;
 
 	for (;;) {
-		rc = vt_buf_reserve(buf, 64 * 1024 < buf->max - buf->len ? 64 * 1024
-									 : buf->max - buf->len);
+		/*
+		 * 64 KiB with its NUL at first, under malloc's mmap threshold so
+		 * that it needs no mmap of its own; twice as much each time it fills.
+		 */
+		size_t want = buf->cap <= READ_STEP ? READ_STEP - buf->len : buf->cap - 1 == buf->len ? buf->len : 0;
+
+		rc = vt_buf_reserve(buf, want < buf->max - buf->len ? want : buf->max - buf->len);
 		if (rc)
 			return rc;
 		if (buf->cap - 1 - buf->len == 0)
@@ -174,7 +182,7 @@ int vt_read_lines_at(int dirfd, const char *name, struct vt_buf *buf, vt_lines_f
 	int fd, rc = VT_OK, e = 0;
 
 	vt_buf_reset(buf);
-	if (vt_buf_reserve(buf, VT_READ_LINES_PIECE < buf->max ? VT_READ_LINES_PIECE : buf->max))
+	if (vt_buf_reserve(buf, VT_READ_LINES_PIECE - 1 < buf->max ? VT_READ_LINES_PIECE - 1 : buf->max))
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory reading '%s'", name);
 	fd = open_at(dirfd, name, &rc, err);
 	if (fd < 0)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t0013 — vitals links only what every command uses (jansson, protobuf-c,
-# zlib, libm, libc); libelf, libdw, SQLite, expat, libyaml and libcrypt are
+# libm, libc); libelf, libdw, SQLite, expat, zlib, libyaml and libcrypt are
 # opened by the commands that need them.  Where one cannot be opened (an
 # empty file stands in for it, first on LD_LIBRARY_PATH), that command exits
 # 8 naming the Debian package to install, before it stops or writes
@@ -10,8 +10,8 @@
 
 needed=$(readelf -d "$B/vitals" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
 echo "# NEEDED: $needed"
-check "vitals links none of libelf, libdw, SQLite, expat, libyaml, libcrypt, libmicrohttpd, libcurl" \
-	bash -c "! echo '$needed' | grep -E 'libelf|libdw|libsqlite3|libexpat|libyaml|libcrypt|libmicrohttpd|libcurl'"
+check "vitals links none of libelf, libdw, SQLite, expat, zlib, libyaml, libcrypt, libmicrohttpd, libcurl" \
+	bash -c "! echo '$needed' | grep -E 'libelf|libdw|libsqlite3|libexpat|libz\\.|libyaml|libcrypt|libmicrohttpd|libcurl'"
 
 # missing SONAME: a directory whose only file is an empty SONAME
 missing() {
@@ -56,7 +56,7 @@ without libsqlite3.so.0 libsqlite3-0 analyze "$WORK/rec.db"
 LD_LIBRARY_PATH=$(missing libexpat.so.1) "$B/vitals" heap --no-arenas "$TPID" >"$WORK/out" 2>"$WORK/err"
 check "heap --no-arenas runs without expat" test $? -eq 0 -a -s "$WORK/out"
 mkdir -p "$WORK/none"
-for l in libelf.so.1 libdw.so.1 libsqlite3.so.0 libexpat.so.1 libyaml-0.so.2 libcrypt.so.1; do : >"$WORK/none/$l"; done
+for l in libelf.so.1 libdw.so.1 libsqlite3.so.0 libexpat.so.1 libz.so.1 libyaml-0.so.2 libcrypt.so.1; do : >"$WORK/none/$l"; done
 # (an empty cache directory: an allocator remembered from an earlier snap needs no libelf)
 export XDG_CACHE_HOME="$WORK/empty-cache"
 LD_LIBRARY_PATH="$WORK/none" "$B/vitals" snap --light "$TPID" >"$WORK/out" 2>"$WORK/err"

@@ -147,9 +147,14 @@ static inline bool is_blank(char c)
 	return c == ' ' || c == '\t';
 }
 
-static inline const char *skip_blanks(const char *p, const char *end)
+/*
+ * The header line is parsed between line and eol, its '\n': no field can
+ * run past that byte (it is no digit, blank nor letter), so the loops below
+ * stop on it without checking for the end of the text.
+ */
+static inline const char *skip_blanks(const char *p)
 {
-	while (p < end && is_blank(*p))
+	while (is_blank(*p))
 		p++;
 	return p;
 }
@@ -168,20 +173,20 @@ static inline __attribute__((always_inline)) uint64_t hex8(const char *p)
 		    (uint64_t)(d6 - 1) << 4 | (uint64_t)(d7 - 1));
 }
 
-/* A hex number at p: the byte after it, NULL when none or it overflows. */
-static inline __attribute__((always_inline)) const char *take_hex(const char *p, const char *end, uint64_t *out)
+/* A hex number at p, before eol: the byte after it, NULL when none or it overflows. */
+static inline __attribute__((always_inline)) const char *take_hex(const char *p, const char *eol, uint64_t *out)
 {
 	uint64_t v = 0, first8;
 	unsigned d;
 
-	if (p >= end || !hex_value1[(unsigned char)*p])
+	if (!hex_value1[(unsigned char)*p])
 		return NULL;
 	/* the kernel writes addresses and offsets with 8 digits at least: take them at once */
-	if (end - p > 8 && (first8 = hex8(p)) != 0) {
+	if (eol - p >= 8 && (first8 = hex8(p)) != 0) {
 		v = first8 - 1;
 		p += 8;
 	}
-	while (p < end && (d = hex_value1[(unsigned char)*p]) != 0) {
+	while ((d = hex_value1[(unsigned char)*p]) != 0) {
 		if (v >> 60)
 			return NULL;
 		v = (v << 4) | (d - 1);
@@ -192,15 +197,15 @@ static inline __attribute__((always_inline)) const char *take_hex(const char *p,
 }
 
 /* A decimal number after optional blanks, as vt_scan_u64. */
-static inline const char *take_u64(const char *p, const char *end, uint64_t *out)
+static inline const char *take_u64(const char *p, uint64_t *out)
 {
 	uint64_t v = 0;
 	unsigned d;
 
-	p = skip_blanks(p, end);
-	if (p >= end || *p < '0' || *p > '9')
+	p = skip_blanks(p);
+	if (*p < '0' || *p > '9')
 		return NULL;
-	while (p < end && *p >= '0' && *p <= '9') {
+	while (*p >= '0' && *p <= '9') {
 		d = (unsigned)(*p - '0');
 		if (v > (UINT64_MAX - d) / 10)
 			return NULL;
@@ -212,47 +217,41 @@ static inline const char *take_u64(const char *p, const char *end, uint64_t *out
 }
 
 /*
- * A header line at line: a hex address followed by '-', ...  It is parsed up
- * to end, the end of the text: each field stops at the '\n' that ends the
- * line as it would at the end of a line cut out first, and only the path is
- * looked for it.  The path is kept by the caller (*path, *path_len);
- * *next: the byte after the line's '\n' (or end).
+ * The header line [line, eol), *eol being its '\n': a hex address followed
+ * by '-', ...  The path is kept by the caller (*path, *path_len).
  */
-static bool parse_header(const char *line, const char *end, struct vt_region *r, const char **path,
-			 size_t *path_len, const char **next)
+static bool parse_header(const char *line, const char *eol, struct vt_region *r, const char **path,
+			 size_t *path_len)
 {
-	const char *p = line, *perms, *nl;
+	const char *p = line, *perms;
 	uint64_t maj, min;
 
-	if (!(p = take_hex(p, end, &r->start)) || p >= end || *p++ != '-' || !(p = take_hex(p, end, &r->end)))
+	if (!(p = take_hex(p, eol, &r->start)) || *p++ != '-' || !(p = take_hex(p, eol, &r->end)))
 		return false;
 	if (r->end < r->start)
 		return false;
 	/* perms: one word of four bytes after blanks */
-	p = skip_blanks(p, end);
+	p = skip_blanks(p);
 	perms = p;
-	while (p < end && !is_blank(*p) && *p != '\n')
+	while (!is_blank(*p) && *p != '\n')
 		p++;
 	if (p - perms != 4)
 		return false;
 	memcpy(r->perms, perms, 4);
 	r->perms[4] = '\0';
-	if (!(p = take_hex(skip_blanks(p, end), end, &r->offset)))
+	if (!(p = take_hex(skip_blanks(p), eol, &r->offset)))
 		return false;
-	if (!(p = take_hex(skip_blanks(p, end), end, &maj)) || p >= end || *p++ != ':' ||
-	    !(p = take_hex(p, end, &min)))
+	if (!(p = take_hex(skip_blanks(p), eol, &maj)) || *p++ != ':' || !(p = take_hex(p, eol, &min)))
 		return false;
 	if (maj > UINT32_MAX || min > UINT32_MAX)
 		return false;
 	r->dev_major = (unsigned)maj;
 	r->dev_minor = (unsigned)min;
-	if (!(p = take_u64(p, end, &r->inode)))
+	if (!(p = take_u64(p, &r->inode)))
 		return false;
-	p = skip_blanks(p, end);
-	nl = memchr(p, '\n', (size_t)(end - p));
+	p = skip_blanks(p);
 	*path = p;
-	*path_len = (size_t)((nl ? nl : end) - p);
-	*next = nl ? nl + 1 : end;
+	*path_len = (size_t)(eol - p);
 	return true;
 }
 
@@ -326,15 +325,29 @@ void vt_maps_parse_start(struct vt_maps_parser *p, struct vt_region_list *list)
  */
 static int add_region(struct vt_region_list *list, const char *line, const char *end, const char **next)
 {
+	const char *eol = memchr(line, '\n', (size_t)(end - line)), *path;
 	struct vt_region *r;
-	const char *path;
+	char *last = NULL;
 	size_t path_len;
+	int rc = VT_OK;
 
 	if (list_room(list))
 		return VT_E_NOMEM;
+	*next = eol ? eol + 1 : end;
+	if (!eol) {
+		/* the text's last line lacks its '\n': parse a copy that has one */
+		if (!(last = malloc((size_t)(end - line) + 1)))
+			return VT_E_NOMEM;
+		memcpy(last, line, (size_t)(end - line));
+		last[end - line] = '\n';
+		eol = last + (end - line);
+		line = last;
+	}
 	r = &list->v[list->n];
-	if (!parse_header(line, end, r, &path, &path_len, next))
-		return VT_E_PARSE;
+	if (!parse_header(line, eol, r, &path, &path_len)) {
+		rc = VT_E_PARSE;
+		goto out;
+	}
 	if (list->n && list->v[list->n - 1].end > r->start) {
 		struct vt_region *older = &list->v[list->n - 1];
 		while (list->n && older->end > r->start) {
@@ -347,8 +360,10 @@ static int add_region(struct vt_region_list *list, const char *line, const char 
 		while (list->nfiles && list->files[list->nfiles - 1] >= list->n)
 			list->nfiles--;
 	}
-	if (!(r->path = name_keep(list, path, path_len)) || (r->inode && files_push(list, list->n)))
-		return VT_E_NOMEM;
+	if (!(r->path = name_keep(list, path, path_len)) || (r->inode && files_push(list, list->n))) {
+		rc = VT_E_NOMEM;
+		goto out;
+	}
 	region_mark_unread(r);
 	r->kind = VT_REGION_OTHER;
 	r->kind_flags = 0;
@@ -356,7 +371,9 @@ static int add_region(struct vt_region_list *list, const char *line, const char 
 	r->blocks = NULL;
 	r->py = NULL;
 	list->n++;
-	return VT_OK;
+out:
+	free(last);
+	return rc;
 }
 
 int vt_maps_parse_more(struct vt_maps_parser *p, const char *text, size_t len, struct vt_err *err)

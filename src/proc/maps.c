@@ -154,6 +154,8 @@ static inline bool is_blank(char c)
  */
 static inline const char *skip_blanks(const char *p)
 {
+	if (*p == ' ' && !is_blank(p[1]))   /* the kernel's one space (p[1] is at most the '\n') */
+		return p + 1;
 	while (is_blank(*p))
 		p++;
 	return p;
@@ -181,10 +183,19 @@ static inline __attribute__((always_inline)) const char *take_hex(const char *p,
 
 	if (!hex_value1[(unsigned char)*p])
 		return NULL;
-	/* the kernel writes addresses and offsets with 8 digits at least: take them at once */
+	/* the kernel writes addresses and offsets with 8 digits at least: take them at once,
+	 * and the 4 more of a 12-digit address too */
 	if (eol - p >= 8 && (first8 = hex8(p)) != 0) {
+		const unsigned char *u = (const unsigned char *)p + 8;
+		unsigned d0, d1, d2, d3;
+
 		v = first8 - 1;
 		p += 8;
+		if (eol - p >= 4 && (d0 = hex_value1[u[0]]) && (d1 = hex_value1[u[1]]) && (d2 = hex_value1[u[2]]) &&
+		    (d3 = hex_value1[u[3]])) {
+			v = v << 16 | (uint64_t)(d0 - 1) << 12 | (d1 - 1) << 8 | (d2 - 1) << 4 | (d3 - 1);
+			p += 4;
+		}
 	}
 	while ((d = hex_value1[(unsigned char)*p]) != 0) {
 		if (v >> 60)

@@ -993,7 +993,7 @@ static bool want_thread(void *ctx, pid_t tid)
 
 /* Sleep until `until` (ns), a stop, or (dirfd >= 0) the target's exit, looked at
  * every 50 ms: true when it exited. */
-static bool rest_watching(const struct vt_allocs_opts *o, uint64_t until, int dirfd,
+static bool rest_watching(const struct vt_allocs_opts *o, uint64_t until, int dirfd, pid_t pid,
 			  struct vt_buf *buf)
 {
 	for (;;) {
@@ -1001,7 +1001,7 @@ static bool rest_watching(const struct vt_allocs_opts *o, uint64_t until, int di
 		struct timespec ts;
 		uint64_t ns;
 
-		if (dirfd >= 0 && vt_target_exited(dirfd, buf))
+		if (dirfd >= 0 && vt_target_exited(dirfd, pid, buf))
 			return true;
 		if (now >= until || (o->stop && *o->stop) || (o->pause && *o->pause))
 			return false;
@@ -1014,7 +1014,7 @@ static bool rest_watching(const struct vt_allocs_opts *o, uint64_t until, int di
 
 static void rest(const struct vt_allocs_opts *o, uint64_t until)
 {
-	rest_watching(o, until, -1, NULL);
+	rest_watching(o, until, -1, 0, NULL);
 }
 
 /*
@@ -1245,7 +1245,7 @@ static int run_windows(struct run *r, struct vt_err *err)
 			uint64_t until = vt_mono_ns() + (uint64_t)(gap * 1e9);
 
 			/* a target that exits meanwhile ends the run: the profile so far */
-			if (rest_watching(o, until < stop_at ? until : stop_at, r->dirfd, &r->buf)) {
+			if (rest_watching(o, until < stop_at ? until : stop_at, r->dirfd, r->pid, &r->buf)) {
 				m->exited = true;
 				break;
 			}
@@ -1425,7 +1425,7 @@ static bool agent_wait(struct run *r, uint64_t *wait_until, uint64_t start, uint
 	for (;;) {
 		uint64_t step = vt_mono_ns() + 1000000000ull;
 
-		if (rest_watching(o, step < *wait_until ? step : *wait_until, r->dirfd, &r->buf))
+		if (rest_watching(o, step < *wait_until ? step : *wait_until, r->dirfd, r->pid, &r->buf))
 			return true;
 		if (o->pause && *o->pause && o->paused) {
 			uint64_t t = vt_mono_ns();
@@ -1499,7 +1499,7 @@ static int run_agent(struct run *r, struct vt_err *err)
 		}
 		r->agent_armed = false;
 		if ((rc = vt_agent_allocs_stop(r->agent_sock, r->pid, &got, err)) != VT_OK) {
-			if (vt_target_exited(r->dirfd, &r->buf)) {
+			if (vt_target_exited(r->dirfd, r->pid, &r->buf)) {
 				m->exited = true;
 				rc = VT_OK;
 			}
@@ -1515,7 +1515,7 @@ static int run_agent(struct run *r, struct vt_err *err)
 			break;
 		if ((rc = vt_agent_allocs_start(r->agent_sock, r->pid, m->every,
 						(uint64_t)(window * 1000) + AGENT_SLACK_MS, err)) != VT_OK) {
-			if (vt_target_exited(r->dirfd, &r->buf)) {
+			if (vt_target_exited(r->dirfd, r->pid, &r->buf)) {
 				m->exited = true;
 				rc = VT_OK;
 			}

@@ -649,7 +649,7 @@ int vt_caps_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_caps_op
 			if (out->features[i].status == VT_CAPS_UNKNOWN && !out->features[i].reason[0])
 				say(out->features[i].reason, "not tried: a recorded /proc tree");
 	}
-	if (vt_target_exited(p.fd, &p.buf))
+	if (vt_target_exited(p.fd, pid, &p.buf))
 		rc = vt_err_set(err, VT_E_GONE, ESRCH, "process %d exited while vitals was checking it", (int)pid);
 out:
 	if (p.fd >= 0)

@@ -309,7 +309,7 @@ int vt_census_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_censu
 	rc = vt_pid_open(pfs, pid, &p.fd, err);
 	if (rc == VT_OK)
 		rc = take(&p, err);
-	if (rc && rc != VT_E_GONE && p.alive && vt_target_exited(p.fd, &p.buf)) {
+	if (rc && rc != VT_E_GONE && p.alive && vt_target_exited(p.fd, pid, &p.buf)) {
 		vt_err_set(err, VT_E_GONE, 0, "process %d exited during the census", (int)pid);
 		rc = VT_E_GONE;
 	}

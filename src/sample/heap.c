@@ -490,7 +490,7 @@ int vt_heap_take(const struct vt_procfs *pfs, pid_t pid, const struct vt_heap_op
 	rc = vt_pid_open(pfs, pid, &p.fd, err);
 	if (rc == VT_OK)
 		rc = take(&p, err);
-	if (rc && rc != VT_E_GONE && p.alive && vt_target_exited(p.fd, &p.buf)) {
+	if (rc && rc != VT_E_GONE && p.alive && vt_target_exited(p.fd, pid, &p.buf)) {
 		exited_meanwhile(pid, err);
 		rc = VT_E_GONE;
 	}

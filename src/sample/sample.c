@@ -503,7 +503,7 @@ static int take(struct reader *rd, const struct vt_sample_opts *opts, struct vt_
 	/* Still the same, still alive?  Reads through a dead process's fd fail;
 	 * a process between releasing its memory and becoming a zombie is
 	 * PF_EXITING. */
-	if (vt_target_exited(rd->fd, &rd->buf))
+	if (vt_target_exited(rd->fd, rd->pid, &rd->buf))
 		goto gone;
 	return VT_OK;
 gone:

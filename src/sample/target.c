@@ -54,10 +54,16 @@ int vt_target_check(int dirfd, pid_t pid, struct vt_buf *buf, struct vt_proc_sta
 	return VT_OK;
 }
 
-bool vt_target_exited(int dirfd, struct vt_buf *buf)
+bool vt_target_exited(int dirfd, pid_t pid, struct vt_buf *buf)
 {
 	struct vt_proc_stat st;
-	int rc = vt_read_at(dirfd, "stat", buf, NULL);
+	char main_thread[40];
+	int rc;
+
+	snprintf(main_thread, sizeof(main_thread), "task/%d/stat", (int)pid);
+	rc = vt_read_at(dirfd, main_thread, buf, NULL);
+	if (rc == VT_E_NOTFOUND)     /* a recorded tree without task/ */
+		rc = vt_read_at(dirfd, "stat", buf, NULL);
 
 	/* stat needs no permission: only a process that is gone fails to give it (ESRCH) */
 	if (rc == VT_E_GONE)

@@ -1,16 +1,21 @@
 /*
  * test_sample.c — a whole snapshot from recorded /proc + /sys trees, and its
- * JSON rendering: the path `vitals --proc-root ... snap PID` takes; and the
- * maps memo of a soak's ticks on a live child.
+ * JSON rendering: the path `vitals --proc-root ... snap PID` takes; the
+ * maps memo of a soak's ticks on a live child; and the look at whether a
+ * target exited.
  */
 #include "harness.h"
 #include "base/unknown.h"
 
 #include "render/render.h"
 #include "sample/sample.h"
+#include "sample/target.h"
 
+#include <fcntl.h>
 #include <jansson.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -303,6 +308,94 @@ static void test_sample__maps_memo_live(void)
 	vt_procfs_close(&pfs);
 }
 
+/* Open dirfd on DIR/PID (a fixture's proc tree, or /proc). */
+static int open_pid_dir(const char *proc, int pid)
+{
+	char path[1200];
+
+	snprintf(path, sizeof(path), "%s/%d", proc, pid);
+	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/*
+ * A snapshot's last look, whether the target exited meanwhile, reads the
+ * main thread's task/PID/stat (stat adds up every thread's times): a live
+ * child is not gone, the same child killed and not yet reaped (a zombie) is,
+ * and so is it once reaped.  A tree whose stat says zombie and whose
+ * task/PID/stat does not shows which one is read.  A recorded tree without
+ * task/ is read through stat: the zombie fixture is gone, the running one
+ * is not.
+ */
+static void test_sample__target_exited(void)
+{
+	struct vt_buf buf = VT_BUF_INIT(1u << 16);
+	char proc[1100];
+	int fd, status;
+	pid_t child;
+
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK(child > 0);
+	fd = open_pid_dir("/proc", child);
+	CHECK(fd >= 0);
+	CHECK(!vt_target_exited(fd, child, &buf));
+	kill(child, SIGKILL);
+	/* a zombie once the kill is through: waitid without reaping */
+	CHECK(waitid(P_PID, (id_t)child, &(siginfo_t){ 0 }, WEXITED | WNOWAIT) == 0);
+	CHECK(vt_target_exited(fd, child, &buf));
+	waitpid(child, &status, 0);
+	CHECK(vt_target_exited(fd, child, &buf));
+	close(fd);
+
+	/* the main thread's file is the one read: a tree whose stat says Z and task/PID/stat S */
+	{
+		char dir[] = "/tmp/vt-exited-XXXXXX", path[200];
+		FILE *f;
+
+		CHECK(mkdtemp(dir) != NULL);
+		snprintf(path, sizeof(path), "%s/77", dir);
+		CHECK(mkdir(path, 0700) == 0);
+		snprintf(path, sizeof(path), "%s/77/task", dir);
+		CHECK(mkdir(path, 0700) == 0);
+		snprintf(path, sizeof(path), "%s/77/task/77", dir);
+		CHECK(mkdir(path, 0700) == 0);
+		snprintf(path, sizeof(path), "%s/77/stat", dir);
+		CHECK((f = fopen(path, "w")) != NULL);
+		fputs("77 (t) Z 1 77 77 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0\n", f);
+		fclose(f);
+		snprintf(path, sizeof(path), "%s/77/task/77/stat", dir);
+		CHECK((f = fopen(path, "w")) != NULL);
+		fputs("77 (t) S 1 77 77 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0\n", f);
+		fclose(f);
+		fd = open_pid_dir(dir, 77);
+		CHECK(fd >= 0);
+		CHECK(!vt_target_exited(fd, 77, &buf));
+		CHECK((f = fopen(path, "w")) != NULL);
+		fputs("77 (t) Z 1 77 77 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0\n", f);
+		fclose(f);
+		CHECK(vt_target_exited(fd, 77, &buf));
+		close(fd);
+		snprintf(path, sizeof(path), "rm -rf %s", dir);
+		CHECK(system(path) == 0);
+	}
+
+	snprintf(proc, sizeof(proc), "%s/proc", vt_fixture_path("proc/zombie"));
+	fd = open_pid_dir(proc, 9772);
+	CHECK(fd >= 0);
+	CHECK(vt_target_exited(fd, 9772, &buf));
+	close(fd);
+	snprintf(proc, sizeof(proc), "%s/proc", vt_fixture_path("proc/arena_default"));
+	fd = open_pid_dir(proc, 9277);
+	CHECK(fd >= 0);
+	CHECK(!vt_target_exited(fd, 9277, &buf));
+	close(fd);
+	vt_buf_release(&buf);
+}
+
 VT_TEST_MAIN(test_sample__arena_sprawl_fixture, test_sample__capped_fixture_light,
 	     test_sample__missing_kthread_zombie, test_sample__json_has_nulls_not_zeros,
-	     test_sample__other_allocator_has_no_glibc_block, test_sample__maps_memo_live)
+	     test_sample__other_allocator_has_no_glibc_block, test_sample__maps_memo_live,
+	     test_sample__target_exited)

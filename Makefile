@@ -55,9 +55,11 @@ endif
 #   expat                    malloc_info (src/alloc/malloc_info.c)
 #   yaml-0.1, libxcrypt      serve --web-config (src/serve/web_config.c)
 #   zlib                     gzip (pprof, the exporter), CRC32 (src/base/gzip.c)
+#   jansson                  JSON (src/base/json_lib.c)
+#   libprotobuf-c            pprof files (src/render/pprof_lib.c)
 # debian/control Depends on each (dh_shlibdeps cannot see them) and
 # scripts/deps.sh installs them with their -dev packages.
-DLPKGS  := libmicrohttpd libcurl libelf libdw expat sqlite3 yaml-0.1 libxcrypt zlib
+DLPKGS  := libmicrohttpd libcurl libelf libdw expat sqlite3 yaml-0.1 libxcrypt zlib jansson libprotobuf-c
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(filter-out $(DLPKGS),$(PKGS)) 2>/dev/null) -ldl
 # The unit tests and fuzz targets call some of them directly (to build a
@@ -117,12 +119,13 @@ $(B)/src/proc/syscall_names.o: $(B)/gen/syscall_table.h
 # making both (a grouped target, so -j never runs it twice).  The generated
 # code is compiled into libvitals.a with the usual flags but not -Werror: its
 # warnings are protoc-c's to fix, not ours.  Every object that includes
-# "profile.pb-c.h" waits for the header.
+# "profile.pb-c.h" waits for the header.  It calls protobuf-c through
+# src/render/pprof_lib.h (forced in first), which opens the library.
 $(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h &: proto/profile.proto
 	@mkdir -p $(B)/gen
 	$(Q)protoc-c --proto_path=proto --c_out=$(B)/gen profile.proto
-$(B)/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h
-	$(Q)$(CC) $(filter-out -Werror,$(CFLAGS)) -c -o $@ $<
+$(B)/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h src/render/pprof_lib.h
+	$(Q)$(CC) $(filter-out -Werror,$(CFLAGS)) -include src/render/pprof_lib.h -c -o $@ $<
 $(B)/src/render/profile_pprof.o $(B)/tests/unit/test_profile_export.o: $(B)/gen/profile.pb-c.h
 
 $(B)/libvitals.a: $(LIB_OBJ)

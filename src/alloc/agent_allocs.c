@@ -7,7 +7,7 @@
 #include "alloc/agent_client.h"
 
 #include <errno.h>
-#include <jansson.h>
+#include "base/json_lib.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
+#include "base/json_lib.h"
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 #ifndef VT_ALLOC_AGENT_CLIENT_H
 #define VT_ALLOC_AGENT_CLIENT_H
 
-#include <jansson.h>
+#include "base/json_lib.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

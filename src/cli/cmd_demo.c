@@ -23,7 +23,7 @@
 #include "soak/follow.h"
 
 #include <errno.h>
-#include <jansson.h>
+#include "base/json_lib.h"
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>

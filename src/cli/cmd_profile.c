@@ -17,6 +17,7 @@
 #include "render/profile_folded.h"
 #include "render/profile_html.h"
 #include "render/profile_json.h"
+#include "render/pprof_lib.h"
 #include "render/profile_pprof.h"
 #include "render/profile_text.h"
 #include "sample/profiler.h"
@@ -342,6 +343,9 @@ static int profile_run(const struct vt_command *cmd, int argc, char **argv)
 	if ((rc = check_outputs(&o)))
 		return rc;
 	vt_err_clear(&err);
+	/* --pprof needs protobuf-c (opened on demand): said before anything is sampled */
+	if (o.pprof && vt_protobuf_load(&err))
+		return vt_cli_error(&err);
 	/* the rules first: a malformed file is a usage error before anything is sampled */
 	rc = o.buckets ? vt_bucket_rules_load(o.buckets, &rules, &err)
 		       : vt_bucket_rules_builtin(&rules, &err);

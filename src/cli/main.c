@@ -2,11 +2,13 @@
  * main.c — `vitals`: dispatch to one subcommand (cli/commands.c).
  */
 #include "cli/cli.h"
+#include "base/json_lib.h"
 #include "base/version.h"
 #include "elf/elf_libs.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static void usage(FILE *out)
 {
@@ -56,10 +58,19 @@ static int finish(const struct vt_command *cmd, int status)
 	return status;
 }
 
+/* jansson could not be opened at the first JSON call: said as any error, and the end of it
+ * (what stdout holds unwritten is dropped: no half report) */
+static void jansson_missing(const struct vt_err *err)
+{
+	_exit(vt_cli_error(err));
+}
+
 int main(int argc, char **argv)
 {
 	const struct vt_command *cmd;
 	int i = 1;
+
+	vt_jansson_on_missing(jansson_missing);
 
 	/* Global options before the command (hidden: for recorded /proc trees). */
 	while (i + 1 < argc && (!strcmp(argv[i], "--proc-root") || !strcmp(argv[i], "--sys-root"))) {

@@ -10,7 +10,7 @@
 
 #include "base/units.h"
 
-#include <jansson.h>
+#include "base/json_lib.h"
 #include <math.h>
 #include <string.h>
 

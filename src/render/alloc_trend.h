@@ -7,7 +7,7 @@
 #ifndef VT_RENDER_ALLOC_TREND_H
 #define VT_RENDER_ALLOC_TREND_H
 
-#include <jansson.h>
+#include "base/json_lib.h"
 #include <stdio.h>
 
 #include "analyze/alloc_trend.h"

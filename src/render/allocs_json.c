@@ -5,7 +5,7 @@
 
 #include <math.h>
 
-#include <jansson.h>
+#include "base/json_lib.h"
 
 #include "render/json.h"
 

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include <jansson.h>
+#include "base/json_lib.h"
 
 #include "sample/arena_threads.h"
 

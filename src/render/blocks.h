@@ -15,7 +15,7 @@
 #include "alloc/cpython.h"
 #include "proc/maps.h"
 
-#include <jansson.h>
+#include "base/json_lib.h"
 
 struct vt_block_shape {
 	const char *kind;         /* census's kind of its first 16 bytes; "unread" when not read */

@@ -7,7 +7,7 @@
 #include "render/blocks.h"
 #include "render/json.h"
 
-#include <jansson.h>
+#include "base/json_lib.h"
 #include <math.h>
 #include <time.h>
 

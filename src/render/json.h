@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include <jansson.h>
+#include "base/json_lib.h"
 
 #include "sample/metric.h"
 

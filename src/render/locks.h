@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include <jansson.h>
+#include "base/json_lib.h"
 
 #include "sample/locks.h"
 

@@ -10,7 +10,7 @@
 #include "render/json.h"
 
 #include <inttypes.h>
-#include <jansson.h>
+#include "base/json_lib.h"
 #include <string.h>
 
 static const char *const place_keys[] = {

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include <jansson.h>
+#include "base/json_lib.h"
 
 #include "analyze/profile_summary.h"
 

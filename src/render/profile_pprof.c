@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #include "profile.pb-c.h"
+#include "render/pprof_lib.h"
 #include "render/svg_chart.h"
 
 #define LABEL_MAX 4096
@@ -636,6 +637,8 @@ int vt_profile_pprof(const struct vt_profile *p, const struct vt_pprof_opts *opt
 							 ? opts->types->default_type : 0].type
 					       : b.types[1].type;
 
+	if ((rc = vt_protobuf_load(err)))
+		goto out_build;
 	size = perftools__profiles__profile__get_packed_size(&prof);
 	packed = malloc(size ? size : 1);
 	if (!packed) {

@@ -6,7 +6,7 @@
 #ifndef VT_RENDER_PROFILE_TREND_H
 #define VT_RENDER_PROFILE_TREND_H
 
-#include <jansson.h>
+#include "base/json_lib.h"
 #include <stdbool.h>
 #include <stdio.h>
 

@@ -15,7 +15,7 @@
 #include "render/alloc_trend.h"
 #include "render/profile_trend.h"
 
-#include <jansson.h>
+#include "base/json_lib.h"
 #include <math.h>
 #include <string.h>
 

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include <jansson.h>
+#include "base/json_lib.h"
 
 #include "analyze/diagnose.h"
 #include "analyze/rates.h"

@@ -11,7 +11,7 @@
 #include "render/json.h"
 #include "render/locks.h"
 
-#include <jansson.h>
+#include "base/json_lib.h"
 #include <string.h>
 
 static json_t *num_or_null(double v)

@@ -6,7 +6,7 @@
 #include "serve/prom_series.h"
 
 #include <errno.h>
-#include <jansson.h>
+#include "base/json_lib.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,14 +309,16 @@ int vt_prom_parse_range(const char *body, size_t len, long http_status, double s
 	vt_err_clear(err);
 	if (len > VT_PROM_BODY_MAX)
 		return vt_err_set(err, VT_E_PARSE, 0, "the Prometheus answer is over %u MiB", VT_PROM_BODY_MAX >> 20);
+	vt_json_alloc_watch();
 	root = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
 		/*
 		 * jansson's tree takes about ten times the text: a large answer can
 		 * run out.  Some of its allocation failures leave the error empty
-		 * (2.14), while every parse error names itself.
+		 * (2.14), others call it an invalid token (a string's buffer), while
+		 * every parse error names itself.
 		 */
-		if (json_error_code(&jerr) == json_error_out_of_memory || !jerr.text[0])
+		if (vt_json_alloc_failed() || json_error_code(&jerr) == json_error_out_of_memory || !jerr.text[0])
 			return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory parsing the Prometheus answer "
 					  "(%zu KiB of JSON)", len >> 10);
 		if (http_status >= 300)

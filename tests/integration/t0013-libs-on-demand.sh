@@ -10,7 +10,8 @@
 
 needed=$(readelf -d "$B/vitals" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
 echo "# NEEDED: $needed"
-sorted=$(echo $needed | tr ' ' '\n' | sort | tr '\n' ' ')
+# (the sanitizer build links its runtimes too)
+sorted=$(echo $needed | tr ' ' '\n' | grep -vE '^lib(a|ub|t|l)san\.so' | sort | tr '\n' ' ')
 check "vitals links only libm and libc" test "$sorted" = "libc.so.6 libm.so.6 "
 
 # missing SONAME: a directory whose only file is an empty SONAME

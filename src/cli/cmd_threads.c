@@ -30,6 +30,7 @@
 #define THREADS_MAX_INTERVAL_S 3600.0
 #define WATCH_DEFAULT_INTERVAL_S 2.0
 #define THREADS_COST_FACTOR 100      /* the step: at least 100 times a sample's CPU */
+#define THREADS_UNWINDS_PER_WORD 4   /* waiters of one lock unwound a sample: its kind and place */
 
 enum { OPT_INTERVAL = 1, OPT_FOR, OPT_WATCH, OPT_TOP, OPT_JSON, OPT_NAME };
 
@@ -456,8 +457,12 @@ static int threads_run(const struct vt_command *cmd, int argc, char **argv)
 	}
 	/* the locks are one part of the picture: without them (no memory, no fd left) the
 	 * rest is still measured, and the convoy verdict goes unnamed, as it says */
-	if (vt_lock_probe_open(&run.pfs, pid, vt_thread_sampler_dirfd(run.sampler), &run.lock_probe, &err) == VT_OK)
+	if (vt_lock_probe_open(&run.pfs, pid, vt_thread_sampler_dirfd(run.sampler), &run.lock_probe, &err) == VT_OK) {
+		/* each lock's kind and place, which a few of its waiters' stacks say; its call
+		 * sites are vitals locks's */
+		vt_lock_probe_per_word(run.lock_probe, THREADS_UNWINDS_PER_WORD);
 		vt_thread_sampler_set_hook(run.sampler, &lock_hook);
+	}
 	else if (err.code != VT_E_GONE)   /* gone: the sampler's first look says it */
 		fprintf(stderr, "vitals: note: the locks its threads wait on are not read: %s\n", err.msg);
 	if (o.watch && !o.json)

@@ -32,6 +32,7 @@
 #define CHUNK_RETRY_S 30.0        /* a chunk not found is looked for again after this */
 #define FRAMES_MAX 24            /* frames looked at for the kind and the call site */
 #define ARENAS_MAX 256
+#define WORDS_MAX 64              /* futex words whose unwinds a sample counts (per_word) */
 
 /* ---- kinds ---- */
 
@@ -153,6 +154,12 @@ struct vt_lock_probe {
 	char arenas_why[192];
 	struct wait_memo *memo;   /* by tid, open addressing; cap a power of two */
 	size_t memo_cap, memo_used;
+	unsigned per_word;        /* unwinds of one futex word's waiters per sample, 0: no limit */
+	struct word_unwinds {     /* this sample's, for per_word: the first WORDS_MAX words */
+		uint64_t addr;
+		unsigned n;
+	} words[WORDS_MAX];
+	size_t nwords;
 	uint8_t stack[STACK_COPY];
 	int mem_errno;            /* of the last refused memory read */
 	/* chunks found for heap locks, and the ones not found (retried after
@@ -1128,6 +1135,34 @@ struct waiter {
 	size_t row;
 };
 
+void vt_lock_probe_per_word(struct vt_lock_probe *lp, unsigned per_word)
+{
+	lp->per_word = per_word;
+}
+
+/*
+ * Whether one more waiter of futex word addr may be unwound in this sample
+ * (per_word), counting it; a word past the first WORDS_MAX is not limited.
+ */
+static bool word_may_unwind(struct vt_lock_probe *lp, uint64_t addr)
+{
+	size_t i;
+
+	if (!lp->per_word)
+		return true;
+	for (i = 0; i < lp->nwords && lp->words[i].addr != addr; i++)
+		;
+	if (i == lp->nwords) {
+		if (lp->nwords == WORDS_MAX)
+			return true;
+		lp->words[lp->nwords++] = (struct word_unwinds){ addr, 0 };
+	}
+	if (lp->words[i].n >= lp->per_word)
+		return false;
+	lp->words[i].n++;
+	return true;
+}
+
 /* The waiters of sample s, their stacks unwound where their wait is new; *n of them in *out. */
 static int sample_waiters(struct vt_lock_probe *lp, const struct vt_threads_sample *s, struct vt_locks *into,
 			  struct waiter **out, size_t *n, struct vt_err *err)
@@ -1146,6 +1181,7 @@ static int sample_waiters(struct vt_lock_probe *lp, const struct vt_threads_samp
 	}
 	if (!memo_reserve(lp, s->n))
 		goto nomem;
+	lp->nwords = 0;
 	for (i = 0; i < s->n; i++) {
 		const struct vt_thread_snap *t = &s->threads[i];
 		struct wait_memo *m;
@@ -1163,7 +1199,7 @@ static int sample_waiters(struct vt_lock_probe *lp, const struct vt_threads_samp
 			goto nomem;
 		m = memo_slot(lp, t->tid);
 		if (m->addr != t->futex_addr || m->sp != t->sp || m->pc != t->pc || !m->certain) {
-			if (unwinds < VT_LOCKS_UNWINDS_PER_SAMPLE) {
+			if (unwinds < VT_LOCKS_UNWINDS_PER_SAMPLE && word_may_unwind(lp, t->futex_addr)) {
 				m->addr = t->futex_addr;
 				m->sp = t->sp;
 				m->pc = t->pc;

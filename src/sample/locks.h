@@ -207,6 +207,17 @@ int vt_lock_probe_open(const struct vt_procfs *pfs, pid_t pid, int dirfd, struct
 		       struct vt_err *err);
 
 /*
+ * At most per_word waiters of one futex word unwound in a sample (0, the
+ * default: no limit but VT_LOCKS_UNWINDS_PER_SAMPLE).  `vitals threads`
+ * shows each lock's kind and place, which a few waiters' stacks say, not
+ * its call sites: a thousand waiters of one condition variable cost 64
+ * unwinds a sample (about 4 ms), not 4.  The others are counted as waits
+ * without a stack read (unwinds_skipped) and join the lock whose memory
+ * holds their word.
+ */
+void vt_lock_probe_per_word(struct vt_lock_probe *lp, unsigned per_word);
+
+/*
  * Count the futex waits of sample s (read with VT_TW_SYSCALL) into into,
  * which starts zeroed.  Errors: VT_E_NOMEM only; a thread or a lock that
  * went away between the sample and this look is counted as what was read.

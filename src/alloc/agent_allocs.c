@@ -5,9 +5,9 @@
 #include "alloc/agent_allocs.h"
 
 #include "alloc/agent_client.h"
+#include "base/json_lib.h"
 
 #include <errno.h>
-#include "base/json_lib.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -17,10 +17,10 @@
 #include "base/clock.h"
 #include "base/scan.h"
 #include "proc/environ.h"
+#include "base/json_lib.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include "base/json_lib.h"
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,6 +11,7 @@
 #define VT_ALLOC_AGENT_CLIENT_H
 
 #include "base/json_lib.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -21,9 +21,9 @@
 #include "sample/sample.h"
 #include "soak/experiment.h"
 #include "soak/follow.h"
+#include "base/json_lib.h"
 
 #include <errno.h>
-#include "base/json_lib.h"
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>

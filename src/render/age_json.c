@@ -9,8 +9,8 @@
 #include "render/soak.h"
 
 #include "base/units.h"
-
 #include "base/json_lib.h"
+
 #include <math.h>
 #include <string.h>
 

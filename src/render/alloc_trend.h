@@ -8,6 +8,7 @@
 #define VT_RENDER_ALLOC_TREND_H
 
 #include "base/json_lib.h"
+
 #include <stdio.h>
 
 #include "analyze/alloc_trend.h"

@@ -6,8 +6,8 @@
 #include "render/arena_threads.h"
 #include "render/blocks.h"
 #include "render/json.h"
-
 #include "base/json_lib.h"
+
 #include <math.h>
 #include <time.h>
 

@@ -8,9 +8,9 @@
  */
 #include "render/locks.h"
 #include "render/json.h"
+#include "base/json_lib.h"
 
 #include <inttypes.h>
-#include "base/json_lib.h"
 #include <string.h>
 
 static const char *const place_keys[] = {

@@ -7,6 +7,7 @@
 #define VT_RENDER_PROFILE_TREND_H
 
 #include "base/json_lib.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 

@@ -8,8 +8,8 @@
 #include "base/unknown.h"
 #include "render/blocks.h"
 #include "render/json.h"
-
 #include "base/json_lib.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,8 +14,8 @@
 #include "render/locks.h"
 #include "render/alloc_trend.h"
 #include "render/profile_trend.h"
-
 #include "base/json_lib.h"
+
 #include <math.h>
 #include <string.h>
 

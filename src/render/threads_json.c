@@ -10,8 +10,8 @@
 #include "proc/procfs.h"
 #include "render/json.h"
 #include "render/locks.h"
-
 #include "base/json_lib.h"
+
 #include <string.h>
 
 static json_t *num_or_null(double v)

@@ -4,9 +4,9 @@
  * I/O and never prints.
  */
 #include "serve/prom_series.h"
+#include "base/json_lib.h"
 
 #include <errno.h>
-#include "base/json_lib.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -94,6 +94,25 @@ static inline const char *vt_fixture_path(const char *rel)
 	return path;
 }
 
+/* Set environment variable name to value; what it held before (malloc'd, NULL: unset) for vt_test_env_put_back. */
+static inline char *vt_test_env_swap(const char *name, const char *value)
+{
+	char *old = getenv(name) ? strdup(getenv(name)) : NULL;
+
+	setenv(name, value, 1);
+	return old;
+}
+
+/* Put back what vt_test_env_swap saved of name, and free it. */
+static inline void vt_test_env_put_back(const char *name, char *old)
+{
+	if (old)
+		setenv(name, old, 1);
+	else
+		unsetenv(name);
+	free(old);
+}
+
 typedef void (*vt_test_fn)(void);
 
 /* TracerPid of process or thread pid, from /proc/PID/status: -1 when unreadable. */

@@ -1084,7 +1084,7 @@ static void test_detect__cache(void)
 	static char text[1u << 17], good[1u << 17];
 	char dir[] = "/tmp/vitals-detect-cache-XXXXXX", vdir[128], file[160], other[160];
 	char lib[256], lib2[256], env_a[512], env_b[600];
-	char *old = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+	char *old;
 	struct vt_alloc_info first, info;
 	struct timespec times[2];
 	struct stat st;
@@ -1108,7 +1108,7 @@ static void test_detect__cache(void)
 	snprintf(vdir, sizeof(vdir), "%s/vitals", dir);
 	snprintf(file, sizeof(file), "%s/detect-v1", vdir);
 	snprintf(other, sizeof(other), "%s/elsewhere", dir);
-	setenv("XDG_CACHE_HOME", dir, 1);
+	old = vt_test_env_swap("XDG_CACHE_HOME", dir);
 	pid = spawn_sleep(lib);
 	CHECK(pid > 0);
 	if (pid <= 0)
@@ -1210,11 +1210,7 @@ out:
 	unlink(other);
 	rmdir(vdir);
 	rmdir(dir);
-	if (old)
-		setenv("XDG_CACHE_HOME", old, 1);
-	else
-		unsetenv("XDG_CACHE_HOME");
-	free(old);
+	vt_test_env_put_back("XDG_CACHE_HOME", old);
 }
 
 VT_TEST_MAIN(test_detect__banner_debian, test_detect__banner_variants, test_detect__banner_rejects,

@@ -2033,7 +2033,7 @@ static void test_inject__tramp_cache(void)
 {
 	char dir[] = "/tmp/vitals-tramp-XXXXXX", vdir[128], file[160], other[160], good[512], text[1024];
 	unsigned long long f[10];
-	char id[80], *old = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+	char id[80], *old;
 	struct vt_arch_tramp scanned, t;
 	struct stat st;
 	struct child c;
@@ -2046,7 +2046,7 @@ static void test_inject__tramp_cache(void)
 	snprintf(vdir, sizeof(vdir), "%s/vitals", dir);
 	snprintf(file, sizeof(file), "%s/tramp-v1", vdir);
 	snprintf(other, sizeof(other), "%s/elsewhere", dir);
-	setenv("XDG_CACHE_HOME", dir, 1);
+	old = vt_test_env_swap("XDG_CACHE_HOME", dir);
 	CHECK(start_quiet(&c, "100"));
 	CHECK(wait_blocked(c.pid, c.pid, SYS_read));
 	snprintf(text, sizeof(text), "/proc/%d", (int)c.pid);
@@ -2105,11 +2105,7 @@ static void test_inject__tramp_cache(void)
 	unlink(other);
 	rmdir(vdir);
 	rmdir(dir);
-	if (old)
-		setenv("XDG_CACHE_HOME", old, 1);
-	else
-		unsetenv("XDG_CACHE_HOME");
-	free(old);
+	vt_test_env_put_back("XDG_CACHE_HOME", old);
 }
 
 /*

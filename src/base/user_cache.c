@@ -6,11 +6,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <stdlib.h>
 
 /* A directory we may trust: ours, and writable by nobody else. */
 static bool dir_ours(int dfd)
@@ -58,14 +57,15 @@ bool vt_user_cache_read(int dfd, const char *name, char *buf, size_t cap, size_t
 	struct stat st;
 	ssize_t n;
 	size_t got = 0;
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	bool ok;
+	int fd;
 
 	*len = 0;
-	if (cap)
-		buf[0] = '\0';
-	if (fd < 0 || !cap)
-		return fd >= 0 ? (close(fd), false) : false;
+	if (!cap)
+		return false;
+	buf[0] = '\0';
+	if ((fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return false;
 	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
 	     !(st.st_mode & (S_IWGRP | S_IWOTH)) && st.st_size >= 0 && (size_t)st.st_size < cap;
 	while (ok && got + 1 < cap && (n = read(fd, buf + got, cap - 1 - got)) != 0) {

@@ -15,7 +15,6 @@
 #include "base/user_cache.h"
 
 #include <elf.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,7 +22,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 
 #define CACHE_NAME "tramp-v1"

@@ -24,6 +24,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/user_cache.h"
 #include "proc/environ.h"
 #include "proc/mapped_file.h"
@@ -42,43 +43,24 @@ unsigned vt_detect_cache_hits(void)
 
 /* ---- the key ---------------------------------------------------------------- */
 
+/* Text made of several appends, any failure of which spoils it all. */
 struct text {
-	char *s;
-	size_t len, cap;
-	size_t max;     /* the text stays shorter than this */
+	struct vt_buf b;
 	bool bad;       /* out of memory or too long */
 };
+
+/* max: the text stays shorter than this */
+#define TEXT_INIT(max) { VT_BUF_INIT((max) - 1), false }
 
 static void __attribute__((format(printf, 2, 3))) add(struct text *t, const char *fmt, ...)
 {
 	va_list ap;
-	char *grown;
-	size_t cap;
-	int n;
 
 	if (t->bad)
 		return;
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0 || t->len + (size_t)n >= t->max) {
-			t->bad = true;
-			return;
-		}
-		if (t->s && t->len + (size_t)n < t->cap) {
-			t->len += (size_t)n;
-			return;
-		}
-		cap = t->cap ? 2 * t->cap + (size_t)n : 1024 + (size_t)n;
-		grown = realloc(t->s, cap);
-		if (!grown) {
-			t->bad = true;
-			return;
-		}
-		t->s = grown;
-		t->cap = cap;
-	}
+	va_start(ap, fmt);
+	t->bad = vt_buf_vappendf(&t->b, fmt, ap) != VT_OK;
+	va_end(ap);
 }
 
 /* Text that may stand in a field: no tab, no newline. */
@@ -123,7 +105,7 @@ bool vt_detect_cache_key(int pid_fd, const struct vt_region_list *regions, const
 			 size_t env_len, char **key)
 {
 	const struct vt_region *run[64];
-	struct text t = { .max = KEY_MAX };
+	struct text t = TEXT_INIT(KEY_MAX);
 	char exe[4096];
 	const char *val;
 	struct stat st;
@@ -166,10 +148,10 @@ bool vt_detect_cache_key(int pid_fd, const struct vt_region_list *regions, const
 		ok = add_run(&t, pid_fd, run, nrun);
 	if (!ok || t.bad)
 		goto fail;
-	*key = t.s;
+	*key = t.b.data;
 	return true;
 fail:
-	free(t.s);
+	vt_buf_release(&t.b);
 	return false;
 }
 
@@ -288,7 +270,7 @@ void vt_detect_cache_put(const char *key, const struct vt_alloc_info *info)
 {
 	const char *lines[CACHE_ENTRIES];
 	struct vt_alloc_info other;
-	struct text out = { .max = CACHE_FILE_MAX };
+	struct text out = TEXT_INIT(CACHE_FILE_MAX);
 	size_t key_len = strlen(key), n = 0, i, len;
 	char *text = NULL, *line, *nl, *tab;
 	int dfd;
@@ -317,14 +299,13 @@ void vt_detect_cache_put(const char *key, const struct vt_alloc_info *info)
 	for (i = 0; i < n; i++)
 		add(&out, "%s\n", lines[i]);
 	if (out.bad) {                  /* old entries too long together: keep only the new one */
-		free(out.s);
-		memset(&out, 0, sizeof(out));
-		out.max = CACHE_FILE_MAX;
+		vt_buf_reset(&out.b);
+		out.bad = false;
 	}
 	format_entry(&out, key, info);
-	if (!out.bad && out.len < CACHE_FILE_MAX)
-		(void)vt_user_cache_replace(dfd, CACHE_NAME, out.s, out.len);
-	free(out.s);
+	if (!out.bad && out.b.len < CACHE_FILE_MAX)
+		(void)vt_user_cache_replace(dfd, CACHE_NAME, out.b.data, out.b.len);
+	vt_buf_release(&out.b);
 	free(text);
 	close(dfd);
 }

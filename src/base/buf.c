@@ -45,24 +45,33 @@ int vt_buf_append(struct vt_buf *b, const void *bytes, size_t n)
 	return VT_OK;
 }
 
-int vt_buf_appendf(struct vt_buf *b, const char *fmt, ...)
+int vt_buf_vappendf(struct vt_buf *b, const char *fmt, va_list ap)
 {
-	va_list ap;
+	va_list again;
 	int n, rc;
 
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, again);
+	va_end(again);
 	if (n < 0)
 		return VT_E_FAIL;
 	rc = vt_buf_reserve(b, (size_t)n);
 	if (rc)
 		return rc;
-	va_start(ap, fmt);
 	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
 	b->len += (size_t)n;
 	return VT_OK;
+}
+
+int vt_buf_appendf(struct vt_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vt_buf_vappendf(b, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 void vt_buf_reset(struct vt_buf *b)

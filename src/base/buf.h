@@ -9,6 +9,7 @@
 #ifndef VT_BASE_BUF_H
 #define VT_BASE_BUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 struct vt_buf {
@@ -24,6 +25,7 @@ struct vt_buf {
 int vt_buf_reserve(struct vt_buf *b, size_t extra);
 int vt_buf_append(struct vt_buf *b, const void *bytes, size_t n);
 int vt_buf_appendf(struct vt_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int vt_buf_vappendf(struct vt_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Empty the buffer, keeping its memory for reuse. */
 void vt_buf_reset(struct vt_buf *b);
 /* Free the memory; the buffer can be reused (it keeps its max). */

@@ -911,32 +911,28 @@ int vt_alloc_detect(const struct vt_procfs *pfs, int pid_fd, pid_t pid,
 	};
 	char *key = NULL;
 	size_t used;
-	int rc;
+	int rc = VT_OK;
 
 	memset(out, 0, sizeof(*out));
 	/* a remembered answer for exactly these files and LD_PRELOAD: no file opened, no libelf */
 	if (pfs->live && vt_detect_cache_key(pid_fd, regions, env, env_len, &key) &&
-	    vt_detect_cache_get(key, out)) {
-		free(key);
-		return VT_OK;
-	}
-	if ((rc = collect_files(&d))) {
-		free(key);
-		return rc;
-	}
+	    vt_detect_cache_get(key, out))
+		goto out;
+	if ((rc = collect_files(&d)))
+		goto out;
 	find_libcs(&d);
 	rc = run_steps(&d);
 	vt_elfsym_free(&d.exe);
 	free(d.files);
 	if (rc) {
 		memset(out, 0, sizeof(*out));
-		free(key);
-		return rc;
+		goto out;
 	}
 	used = strlen(out->evidence);
 	set_str(out->evidence + used, sizeof(out->evidence) - used, "%s", d.notes);
 	if (key && !d.uncached && !d.notes[0])
 		vt_detect_cache_put(key, out);
+out:
 	free(key);
-	return VT_OK;
+	return rc;
 }

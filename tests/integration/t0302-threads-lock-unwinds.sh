@@ -2,8 +2,9 @@
 # t0302 — vitals threads names the locks its threads wait on (kind and
 # place) from a few waiters' stacks, not all of them: 300 threads of
 # targets/big_process wait on one condition variable (sleep_cond), and a
-# 1 s run unwinds at most 4 of them a sample (8 in two samples; it was 64 a
-# sample, 128 unwinds, about 70 µs each).  The lock is still the condition
+# 1 s run unwinds at most 4 of them a sample (8 in the two samples of a quiet
+# host, 12 in three on a busy one, where each sample costs less of the
+# interval; it was 64 a sample, 128 unwinds, about 70 µs each).  The lock is still the condition
 # variable sleep_cond with all 300 waiting; the other waits are counted as
 # read without a stack.  vitals locks, which says each lock's call sites,
 # still unwinds up to 64 a sample.
@@ -24,12 +25,14 @@ l = json.load(open(sys.argv[1]))["locks"]
 rows = [r for r in l["locks"] if r["kind"] == "condvar"]
 assert rows, [r["kind"] for r in l["locks"]]
 r = rows[0]
-print("# unwinds %d, waits without a stack read %d; %s at %s, %s waiting" %
-      (l["unwinds"], l["waits_without_stack_read"], r["kind"], r["place"].get("symbol"), r["waiting"]))
+n = l["samples"]
+print("# %d samples, unwinds %d, waits without a stack read %d; %s at %s, %s waiting" %
+      (n, l["unwinds"], l["waits_without_stack_read"], r["kind"], r["place"].get("symbol"), r["waiting"]))
 assert r["place"].get("symbol") == "sleep_cond", r["place"]
 assert 295 <= r["waiting"] <= 300, r["waiting"]
-assert 1 <= l["unwinds"] <= 8, l["unwinds"]
-assert l["waits_without_stack_read"] >= 2 * 300 - 8 - 10, l["waits_without_stack_read"]
+assert 2 <= n <= 10, n
+assert 1 <= l["unwinds"] <= 4 * n, (l["unwinds"], n)
+assert l["waits_without_stack_read"] >= n * (300 - 4 - 8), (l["waits_without_stack_read"], n)
 PY
 
 vitals locks --json --for 1s "$TPID" >"$WORK/locks.json" || fail "vitals locks --json --for 1s"

@@ -7,6 +7,8 @@
  *
  *   build/fuzz/fuzz_stat FILE_OR_DIR...
  * Prints "# fuzz: N passed, 0 failed" (a crash aborts the program instead).
+ * An input that runs longer than INPUT_SECONDS is a hang, as libFuzzer's
+ * -timeout says: it is named and the replay exits 70 rather than stall CI.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -14,8 +16,35 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <signal.h>
+#include <unistd.h>
+
+#define INPUT_SECONDS 20        /* an input takes milliseconds, even under ASan on a busy host */
+#define TEXT(x) #x
+#define NUMBER_TEXT(x) TEXT(x)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char *current_input = "(empty input)";
+
+static void on_alarm(int sig)
+{
+	static const char what[] = "fuzz replay: a hang: over " NUMBER_TEXT(INPUT_SECONDS) " s on ";
+
+	(void)sig;
+	(void)!write(STDERR_FILENO, what, sizeof(what) - 1);
+	(void)!write(STDERR_FILENO, current_input, strlen(current_input));
+	(void)!write(STDERR_FILENO, "\n", 1);
+	_exit(70);
+}
+
+static void run_input(const char *name, const uint8_t *data, size_t size)
+{
+	current_input = name;
+	alarm(INPUT_SECONDS);
+	LLVMFuzzerTestOneInput(data, size);
+	alarm(0);
+}
 
 static int run_file(const char *path)
 {
@@ -35,7 +64,7 @@ static int run_file(const char *path)
 		return -1;
 	}
 	fclose(f);
-	LLVMFuzzerTestOneInput(buf, (size_t)n);
+	run_input(path, buf, (size_t)n);
 	free(buf);
 	return 0;
 }
@@ -43,6 +72,8 @@ static int run_file(const char *path)
 int main(int argc, char **argv)
 {
 	int count = 0, bad = 0, i;
+
+	signal(SIGALRM, on_alarm);
 
 	for (i = 1; i < argc; i++) {
 		struct stat st;
@@ -69,7 +100,7 @@ int main(int argc, char **argv)
 		}
 	}
 	/* An empty input must not crash either. */
-	LLVMFuzzerTestOneInput((const uint8_t *)"", 0);
+	run_input("(empty input)", (const uint8_t *)"", 0);
 	count++;
 	printf("# fuzz: %d passed, %d failed\n", count, bad);
 	return bad ? 1 : 0;

@@ -653,7 +653,9 @@ static uint64_t walk_heap(struct walker *k, size_t ai, uint64_t p, uint64_t end,
 		csize = sz & ~SIZE_BITS;
 		if (csize == 0)
 			return p;                       /* a heap's closing fencepost */
-		if ((csize & 15) || p + csize > end || (csize < MINSIZE && p + csize + CHUNK_HDR < end) ||
+		/* csize > end - p, not p + csize > end: a size near 2^64 (torn or not a heap)
+		 * would wrap p backwards, and the walk would go round for ever */
+		if ((csize & 15) || csize > end - p || (csize < MINSIZE && p + csize + CHUNK_HDR < end) ||
 		    header_at(k, p + csize, &nps, &nsz)) {
 			if (++tries <= VT_HEAP_REREADS) {      /* torn by a writer: read it again */
 				aw->rereads++;

@@ -246,15 +246,49 @@ static bool skip_live(void)
 	return true;
 }
 
-/* $VT_BUILD/targets/inject_victim, else $B's (tests/run), else build/'s. */
+/* Whether the program at path links ASan, whose mallinfo2 says all zeros. */
+static bool links_asan(const char *path)
+{
+	static char buf[1 << 20];
+	size_t n;
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	return memmem(buf, n, "libasan.so", 10) != NULL;
+}
+
+/*
+ * $VT_BUILD/targets/inject_victim, else $B's (tests/run), else build/'s: the
+ * first that exists and is a plain glibc build (B=build-san tests/run unit
+ * finds the sanitizer build's first, whose malloc is ASan's).
+ */
 static const char *victim_path(void)
 {
 	static char path[1024];
-	const char *b = getenv("VT_BUILD");
+	const char *dirs[] = { getenv("VT_BUILD"), getenv("B"), "build" };
+	size_t i;
 
-	if (!b || !*b)
-		b = getenv("B");
-	snprintf(path, sizeof(path), "%s/targets/inject_victim", b && *b ? b : "build");
+	path[0] = '\0';
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		char cand[1024];
+
+		if (!dirs[i] || !*dirs[i])
+			continue;
+		snprintf(cand, sizeof(cand), "%s/targets/inject_victim", dirs[i]);
+		if (access(cand, X_OK) != 0)
+			continue;
+		if (!path[0])
+			snprintf(path, sizeof(path), "%s", cand);   /* none plain: the first, as before */
+		if (!links_asan(cand)) {
+			snprintf(path, sizeof(path), "%s", cand);
+			break;
+		}
+	}
+	if (!path[0])
+		snprintf(path, sizeof(path), "build/targets/inject_victim");
 	return path;
 }
 

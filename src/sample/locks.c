@@ -33,6 +33,7 @@
 #define FRAMES_MAX 24            /* frames looked at for the kind and the call site */
 #define ARENAS_MAX 256
 #define WORDS_MAX 64              /* futex words whose unwinds a sample counts (per_word) */
+#define SITE_MAX 256              /* bytes of a waiter's call site, with its NUL */
 
 /* ---- kinds ---- */
 
@@ -135,7 +136,9 @@ struct wait_memo {
 	                           * thread ran between two waits is garbage) */
 	bool rust;                /* kind from Rust's std::sync (its futex word is the lock's own) */
 	unsigned rust_off;        /* the word's offset in the lock: 4 for an RwLock's writer_notify */
-	char site[256];
+	char *site;               /* the call site, SITE_MAX bytes, owned: NULL until its stack is
+	                           * unwound (few are: a slot without it is 48 bytes, and a memo of
+	                           * 4,096 slots for 1,000 threads touches 48 pages, not 300) */
 };
 
 struct vt_lock_probe {
@@ -322,6 +325,8 @@ int vt_lock_probe_open(const struct vt_procfs *pfs, pid_t pid, int dirfd, struct
 	return VT_OK;
 }
 
+static void memo_clear(struct vt_lock_probe *lp);
+
 void vt_lock_probe_close(struct vt_lock_probe *lp)
 {
 	if (!lp)
@@ -329,6 +334,7 @@ void vt_lock_probe_close(struct vt_lock_probe *lp)
 	vt_unwinder_free(&lp->uw);
 	vt_region_list_release(&lp->maps);
 	vt_buf_release(&lp->buf);
+	memo_clear(lp);
 	free(lp->memo);
 	if (lp->dirfd >= 0)
 		close(lp->dirfd);
@@ -475,6 +481,18 @@ static bool memo_reserve(struct vt_lock_probe *lp, size_t extra)
 	return true;
 }
 
+/* Every slot emptied, the call sites they own freed. */
+static void memo_clear(struct vt_lock_probe *lp)
+{
+	size_t i;
+
+	for (i = 0; i < lp->memo_cap; i++)
+		free(lp->memo[i].site);
+	if (lp->memo)
+		memset(lp->memo, 0, lp->memo_cap * sizeof(*lp->memo));
+	lp->memo_used = 0;
+}
+
 /* Thread tid's slot; the room was made by memo_reserve. */
 static struct wait_memo *memo_slot(struct vt_lock_probe *lp, pid_t tid)
 {
@@ -528,13 +546,13 @@ static void set_site(struct vt_lock_probe *lp, const struct vt_unwind_frame *fra
 	char name[128];
 	size_t at;
 
-	site_name(lp, &frames[i], sym, m->site, sizeof(m->site));
+	site_name(lp, &frames[i], sym, m->site, SITE_MAX);
 	at = strlen(m->site);
 	if (i + 1 < n && vt_unwind_symbolize(lp->uw, frames[i + 1].pc, !frames[i + 1].activation, &caller) &&
-	    caller.func && !strstr(caller.func, " (function)") && !in_glibc(caller.module) && at < sizeof(m->site)) {
+	    caller.func && !strstr(caller.func, " (function)") && !in_glibc(caller.module) && at < SITE_MAX) {
 		if (!vt_demangle(caller.func, name, sizeof(name)))
 			snprintf(name, sizeof(name), "%s", caller.func);
-		snprintf(m->site + at, sizeof(m->site) - at, " < %s", name);
+		snprintf(m->site + at, SITE_MAX - at, " < %s", name);
 	}
 }
 
@@ -584,10 +602,10 @@ static bool program_site(struct vt_lock_probe *lp, const struct vt_unwind_frame 
 		if (in[k].file && in[k].line) {
 			const char *base = strrchr(in[k].file, '/');
 
-			snprintf(m->site, sizeof(m->site), "%.160s (%.40s) %.40s:%u", buf, sym.module ? sym.module : "?",
+			snprintf(m->site, SITE_MAX, "%.160s (%.40s) %.40s:%u", buf, sym.module ? sym.module : "?",
 				 base ? base + 1 : in[k].file, in[k].line);
 		} else {
-			snprintf(m->site, sizeof(m->site), "%.160s (%.40s)", buf, sym.module ? sym.module : "?");
+			snprintf(m->site, SITE_MAX, "%.160s (%.40s)", buf, sym.module ? sym.module : "?");
 		}
 		return true;
 	}
@@ -688,6 +706,8 @@ static void unwind_wait(struct vt_lock_probe *lp, const struct vt_thread_snap *t
 	m->unwound = false;
 	m->by_layout = false;
 	m->certain = false;
+	if (!m->site && !(m->site = malloc(SITE_MAX)))
+		return;         /* no memory: no stack, as for a thread that woke */
 	m->site[0] = '\0';
 	if (!lp->uw || !t->sp || !t->pc)
 		return;
@@ -979,7 +999,7 @@ void vt_lock_add_holder_frame(struct vt_lock *k, const char *where)
 
 static void count_site(struct vt_lock *row, const struct wait_memo *m)
 {
-	if (!m || !m->unwound || !m->site[0])
+	if (!m || !m->unwound || !m->site || !m->site[0])
 		row->sites_unknown++;
 	else
 		add_site(row, m->site, 1);
@@ -1175,10 +1195,8 @@ static int sample_waiters(struct vt_lock_probe *lp, const struct vt_threads_samp
 	/* the memo keeps a slot per thread ever seen waiting: a server that makes a thread per
 	 * request would grow it without end, so it starts again once it holds far more
 	 * threads than the process has (its waits are unwound afresh, once each) */
-	if (lp->memo_used > 2 * s->n + 64) {
-		memset(lp->memo, 0, lp->memo_cap * sizeof(*lp->memo));
-		lp->memo_used = 0;
-	}
+	if (lp->memo_used > 2 * s->n + 64)
+		memo_clear(lp);
 	if (!memo_reserve(lp, s->n))
 		goto nomem;
 	lp->nwords = 0;

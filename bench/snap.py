@@ -14,6 +14,9 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from floor_ops import floor_ops  # noqa: E402  (bench/floor_ops.py, shared with bench/threads)
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--runs", type=int, required=True)
 ap.add_argument("--tool-runs", type=int, required=True)
@@ -91,77 +94,6 @@ def row(cols, widths):
                    for i, (c, w) in enumerate(zip(cols, widths))).rstrip()
 
 
-def floor_ops(log_path):
-    """The reads a run traced with strace -y made once the dynamic loader was
-    done, as bench/snap_floor.c's ops: each file, range, directory, link and
-    memory range once (the same bytes read twice are the traced program's
-    cost, not the floor's); the loader opening libraries (dlopen too) is
-    start-up, not a read."""
-    lines = open(log_path, errors="replace").read().splitlines()
-    start = next((i for i, l in enumerate(lines) if l.startswith("set_robust_list(")), None)
-    if start is None:
-        fail("no set_robust_list( in %s: not strace -y output of a program" % log_path)
-    fdpath, read_fds, ops, seen = {}, set(), [], set()
-
-    def add(op):
-        if op not in seen:
-            seen.add(op)
-            ops.append(op)
-
-    def dirpath(arg):
-        d = re.match(r"(AT_FDCWD|\d+)<([^>]*)>", arg)
-        if not d:
-            return None
-        return d.group(2) if d.group(1) == "AT_FDCWD" else fdpath.get(int(d.group(1)), d.group(2))
-
-    def join(d, name):
-        return name if name.startswith("/") else d.rstrip("/") + "/" + name
-
-    for l in lines[start + 1:]:
-        m = re.match(r'openat\(([^,]+), "([^"]*)", [^)]*\) = (\d+)<', l)
-        if m:
-            d = dirpath(m.group(1))
-            path = join(d, m.group(2)) if d is not None else None
-            if m.group(1).startswith("AT_FDCWD") and path and \
-               re.search(r"\.so(\.[\d.]+)?$|^/etc/ld\.so\.cache$", path):
-                path = None
-            fdpath[int(m.group(3))] = path
-            read_fds.discard(int(m.group(3)))
-            continue
-        m = re.match(r"(read|pread64|getdents64)\((\d+)<[^>]*>, ", l)
-        if m:
-            fd = int(m.group(2))
-            path = fdpath.get(fd)
-            if path is None:
-                continue
-            if m.group(1) == "pread64":
-                r = re.search(r", (\d+), (\d+)\) = (\d+)$", l)
-                if r and int(r.group(3)) > 0:
-                    add("pread %s %s %s" % (path, r.group(2), r.group(3)))
-            elif fd not in read_fds:
-                read_fds.add(fd)
-                add(("read %s" if m.group(1) == "read" else "list %s") % path)
-            continue
-        m = re.match(r'(readlinkat|newfstatat)\(([^,]+), "([^"]+)", .* = (\d+)$', l)
-        if m and (m.group(1) == "readlinkat" or m.group(4) == "0"):
-            base = dirpath(m.group(2))
-            if base is not None:
-                add("%s %s" % ("readlink" if m.group(1) == "readlinkat" else "stat",
-                               join(base, m.group(3))))
-            continue
-        m = re.match(r"process_vm_readv\((\d+), \[.*?\], \d+, \[(.*?)\], \d+, 0\) = \d+", l)
-        if m:
-            pairs = re.findall(r"iov_base=0x([0-9a-f]+), iov_len=(\d+)", m.group(2))
-            if pairs:
-                add("vm %s %s" % (m.group(1), " ".join("%s %s" % p for p in pairs)))
-            continue
-        m = re.match(r"close\((\d+)<", l)
-        if m:
-            fdpath.pop(int(m.group(1)), None)
-            read_fds.discard(int(m.group(1)))
-    return ops
-
-
 def trace_floor(name, argv):
     """Run argv once under strace; write the floor's ops for it; returns (ops path, ops)."""
     log = os.path.join(a.tmp, name + ".strace")
@@ -170,7 +102,10 @@ def trace_floor(name, argv):
                             env=ENV).returncode
     if rc not in (0, 1):
         fail("'strace %s' exited %d" % (" ".join(argv), rc))
-    ops = floor_ops(log)
+    try:
+        ops = floor_ops(log)
+    except ValueError as e:
+        fail(str(e))
     if not any(o.endswith("/stat") for o in ops) or not any(o.endswith("/maps") for o in ops):
         fail("the trace of '%s' shows no read of stat and maps: %s" % (" ".join(argv), log))
     path = os.path.join(a.tmp, name + ".ops")

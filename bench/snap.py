@@ -116,7 +116,10 @@ def trace_floor(name, argv):
 
 def only_stat_status_maps(name, ops):
     """The issue's first floor: the same program reading /proc/PID/{stat,status,maps} only."""
-    keep = [o for o in ops if re.match(r"read /proc/\d+/(stat|status|maps)$", o)]
+    keep = [o for o in ops if re.match(r"read /proc/+\d+/+(stat|status|maps)$", o)]
+    if len(keep) != 3:
+        fail("the trace of snap --light reads %d of /proc/PID/stat, status and maps, not 3: %s"
+             % (len(keep), keep))
     path = os.path.join(a.tmp, name + ".ops")
     with open(path, "w") as f:
         f.write("\n".join(keep) + "\n")

@@ -146,6 +146,8 @@ int main(int argc, char **argv)
 		setrlimit(RLIMIT_NOFILE, &nofile);
 	}
 	while (fgets(line, sizeof(line), ops)) {
+		if (line[0] == '\n')
+			continue;
 		if (sscanf(line, "read %4095s", path) == 1) {
 			read_whole(path);
 		} else if (sscanf(line, "pread %4095s %llu %llu", path, &off, &len) == 3) {

@@ -199,9 +199,11 @@ struct vt_lock_probe;
 
 /*
  * A probe of process pid, whose /proc directory is dirfd (duplicated: the
- * caller keeps its own): its unwinder, and glibc's arena ring when it has
- * one (arenas_why in the report says why not).  Errors: VT_E_NOMEM,
- * VT_E_NOFILE, VT_E_GONE; everything else is said in the report.
+ * caller keeps its own): its unwinder, opened by the first sample that sees
+ * a thread in a futex wait (a process that has none never pays for it), and
+ * glibc's arena ring when it has one (arenas_why in the report says why
+ * not).  Errors: VT_E_NOMEM, VT_E_NOFILE; everything else, an unwinder that
+ * cannot be opened too, is said in the report (stacks_why).
  */
 int vt_lock_probe_open(const struct vt_procfs *pfs, pid_t pid, int dirfd, struct vt_lock_probe **out,
 		       struct vt_err *err);

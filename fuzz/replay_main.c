@@ -11,12 +11,12 @@
  * -timeout says: it is named and the replay exits 70 rather than stall CI.
  */
 #include <dirent.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <signal.h>
 #include <unistd.h>
 
 #define INPUT_SECONDS 20        /* an input takes milliseconds, even under ASan on a busy host */

@@ -8,11 +8,12 @@ is its own doing.  Used by bench/snap (snap --light) and bench/threads
 
 TRACE is `strace -y -o TRACE COMMAND` output.  A file the command opened
 relative to a directory fd is named DIR//NAME: the floor opens DIR once and
-NAME in it, as the command did (a whole path walks every component again).  Without --repeats each file,
-range, directory, link and memory range is read once (the same bytes read
-twice are the traced program's cost, not the floor's: what snap needs).
-With --repeats every read stays, in order: a rate needs two reads of the
-same counters, so a sampler's floor reads them as often as it did.
+NAME in it, as the command did (a whole path walks every component again).
+Without --repeats each file, range, directory, link and memory range is
+read once (the same bytes read twice are the traced program's cost, not the
+floor's: what snap needs).  With --repeats every read stays, in order: a
+rate needs two reads of the same counters, so a sampler's floor reads them
+as often as it did.
 """
 import re
 import sys

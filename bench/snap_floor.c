@@ -18,9 +18,10 @@
  *
  * PATH is as vitals named it (/proc/PID/root/usr/lib/..., /proc/PID/fd/3), so
  * the kernel does the same lookups; DIR//NAME is NAME opened in DIR, which is
- * opened once, as vitals opened it through a directory fd.  This program parses nothing it reads,
- * allocates nothing but its buffers, links libc only and prints nothing: a
- * tool that needs those bytes cannot cost less, whatever it does with them.
+ * opened once, as vitals opened it through a directory fd.  This program
+ * parses nothing it reads, allocates nothing but its buffers and the names of
+ * the files it holds, links libc only and prints nothing: a tool that needs
+ * those bytes cannot cost less, whatever it does with them.
  * Exit 0, or 2 when OPS_FILE cannot be read (a read that fails is skipped,
  * as vitals would have seen it fail too).  Built and run by bench/snap.
  */
@@ -56,7 +57,6 @@ static int open_at(const char *path, int flags)
 
 	for (c = path; (c = strstr(c, "//")) != NULL; c++)
 		sep = c;                /* the last: DIR may hold "//" itself */
-
 	if (!sep)
 		return open(path, flags | O_CLOEXEC);
 	len = (size_t)(sep - path);

@@ -43,6 +43,9 @@ SA=$!
 "$B/vitals" soak "$BPID" -o "$WORK/b.db" -q --every 1s --for 13s --allocs-every 4s --allocs-for 2s \
 	--allocs-budget 50 >"$WORK/b.txt" 2>&1 || fail "soak of B: $(tail -3 "$WORK/b.txt")"
 wait "$SA" || fail "soak of A: $(tail -3 "$WORK/a.txt")"
+# (it has failed now and then on a loaded CI host: say what the soak said and recorded)
+grep -qE '^(3|4) allocation profiles stored' "$WORK/a.txt" ||
+	{ echo "soak of A said:"; cat "$WORK/a.txt"; "$B/vitals" analyze "$WORK/a.db" 2>&1 | grep -iE "profile|error" | head -20; }
 check "the soak stored its allocation profiles (one every 4 s of 13 s)" \
 	grep -qE '^(3|4) allocation profiles stored' "$WORK/a.txt"
 check "... and the target's malloc is its own again" test "$(python3 "$MALLOC_BYTE" "$APID")" = "$byte0"

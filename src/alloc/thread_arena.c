@@ -47,6 +47,35 @@ static void scan(const struct vt_heap_mem *m, uint64_t start, uint64_t end, uint
 	}
 }
 
+/*
+ * The VT_TLS_SPAN bytes below thread pointer tp into tls, those below the
+ * start of its mapping as zeros: a thread pointer near the bottom of its
+ * mapping (the main thread's, which the loader allocates: nginx's sits
+ * 0x740 bytes up a 20 KiB mapping) has its static TLS all the same, and a
+ * read of the whole span would fail on the page below.  False when nothing
+ * reads.
+ */
+static bool tls_below(const struct vt_heap_mem *m, const struct vt_region_list *maps, uint64_t tp,
+		      uint64_t tls[VT_TLS_SPAN / 8])
+{
+	uint64_t lo = tp - VT_TLS_SPAN;
+	size_t i;
+
+	if (!tp || tp < VT_TLS_SPAN || tp % 8)
+		return false;
+	if (!m->read(m->ctx, lo, tls, VT_TLS_SPAN))
+		return true;
+	for (i = 0; i < maps->n; i++) {
+		const struct vt_region *r = &maps->v[i];
+
+		if (r->start < tp && tp <= r->end && r->start > lo) {
+			memset(tls, 0, VT_TLS_SPAN);
+			return !m->read(m->ctx, r->start, tls + (r->start - lo) / 8, (size_t)(tp - r->start));
+		}
+	}
+	return false;
+}
+
 /* The offset in [0, span) (step step) at which most of the n blocks hold a match; -1 none. */
 struct vote {
 	unsigned *count;
@@ -137,7 +166,7 @@ int vt_glibc_thread_arenas(const struct vt_heap_mem *m, const struct vt_region_l
 
 	/* 3. thread_arena's offset below the thread pointer: where most threads hold an arena */
 	for (i = 0; i < ntids; i++) {
-		if (!tp[i] || tp[i] < VT_TLS_SPAN || m->read(m->ctx, tp[i] - VT_TLS_SPAN, tls, sizeof(tls)))
+		if (!tls_below(m, maps, tp[i], tls))
 			continue;
 		for (k = 0; k < VT_TLS_SPAN / 8; k++)
 			for (size_t a = 0; a < narenas; a++)
@@ -147,8 +176,8 @@ int vt_glibc_thread_arenas(const struct vt_heap_mem *m, const struct vt_region_l
 				}
 	}
 	if ((arena_slot = best_slot(&av, found >= 2 ? 2 : 1)) < 0) {
-		rc = vt_err_set(err, VT_E_NOTFOUND, 0, "%zu thread pointers found, but no TLS word that %s an "
-				"arena's address", found, found >= 2 ? "two of them hold as" : "holds");
+		rc = vt_err_set(err, VT_E_NOTFOUND, 0, "%zu thread pointer%s found, but no TLS word that %s an "
+				"arena's address", found, found == 1 ? "" : "s", found >= 2 ? "two of them hold as" : "holds");
 		goto out;
 	}
 	/* each thread's value there, by the tid it sorted to */

@@ -282,6 +282,57 @@ static void test_arena_threads__heap_json(void)
 }
 
 /* an arena made after the threads were read: its count is "?", the others' stand */
+/*
+ * ---- thread_arena found from memory alone (alloc/thread_arena.h) ----
+ * One 20 KiB anonymous mapping whose thread pointer sits 0x740 bytes up it,
+ * as nginx's main thread's does (the loader allocated it): its TLS, below
+ * the thread pointer, is in the mapping, but the 4 KiB span read below it
+ * starts on the unmapped page before.  Reads outside the mapping fail.
+ */
+#define FAKE_START 0x7f0000001000ull
+#define FAKE_SIZE 0x5000ull
+#define FAKE_TP (FAKE_START + 0x740)
+
+static uint64_t fake_mem[FAKE_SIZE / 8];
+
+static int fake_read(void *ctx, uint64_t addr, void *out, size_t len)
+{
+	(void)ctx;
+	if (addr < FAKE_START || addr - FAKE_START > FAKE_SIZE || len > FAKE_SIZE - (addr - FAKE_START))
+		return -1;
+	memcpy(out, (const char *)fake_mem + (addr - FAKE_START), len);
+	return 0;
+}
+
+static void test_arena_threads__tls_near_the_mapping_start(void)
+{
+	const uint64_t arenas[2] = { 0x7f0000090c60ull, 0x7f0010000030ull };
+	struct vt_region region = { .start = FAKE_START, .end = FAKE_START + FAKE_SIZE, .path = "",
+				    .perms = "rw-p" };
+	struct vt_region_list maps = { .v = &region, .n = 1, .cap = 1 };
+	struct vt_heap_mem m = { .read = fake_read };
+	const pid_t tids[1] = { 4242 };
+	int arena_of[1] = { -7 };
+	struct vt_err err;
+	int32_t tid = 4242;
+
+	memset(fake_mem, 0, sizeof(fake_mem));
+	fake_mem[(FAKE_TP - FAKE_START) / 8] = FAKE_TP;          /* tcb */
+	fake_mem[(FAKE_TP - FAKE_START) / 8 + 2] = FAKE_TP;      /* self */
+	memcpy((char *)fake_mem + (FAKE_TP - FAKE_START) + 0x2d0, &tid, sizeof(tid));
+	fake_mem[(FAKE_TP - 56 - FAKE_START) / 8] = arenas[0];   /* thread_arena: main_arena */
+	vt_err_clear(&err);
+	CHECK_EQ_I64(vt_glibc_thread_arenas(&m, &maps, tids, 1, arenas, 2, arena_of, &err), VT_OK);
+	CHECK_EQ_I64(arena_of[0], 0);
+
+	/* with no arena's address below it, nothing is guessed, and the message counts right */
+	fake_mem[(FAKE_TP - 56 - FAKE_START) / 8] = 0x1234;
+	vt_err_clear(&err);
+	CHECK_EQ_I64(vt_glibc_thread_arenas(&m, &maps, tids, 1, arenas, 2, arena_of, &err), VT_E_NOTFOUND);
+	CHECK_EQ_I64(arena_of[0], VT_THREAD_ARENA_UNKNOWN);
+	CHECK(strstr(err.msg, "1 thread pointer found") != NULL);
+}
+
 static void test_arena_threads__later_arena(void)
 {
 	struct vt_arena_threads map = hand_map();
@@ -552,4 +603,5 @@ static void test_arena_threads__this_process(void)
 
 VT_TEST_MAIN(test_arena_threads__heap_table_lines_up, test_arena_threads__heap_not_known_says_why,
 	     test_arena_threads__heap_json, test_arena_threads__later_arena, test_arena_threads__census_table_lines_up,
-	     test_arena_threads__census_json, test_arena_threads__this_process)
+	     test_arena_threads__census_json, test_arena_threads__this_process,
+	     test_arena_threads__tls_near_the_mapping_start)

@@ -25,6 +25,7 @@ const char *vt_diag_name(enum vt_diag_kind k)
 	case VT_DIAG_SERVING: return "serving";
 	case VT_DIAG_WAKEUPS: return "frequent wakeups";
 	case VT_DIAG_ACCEPT_STALL: return "accept stall";
+	case VT_DIAG_STOPPED: return "stopped";
 	case VT_DIAG_NONE: break;
 	}
 	return "no pattern";
@@ -401,6 +402,35 @@ static void rule_io(const struct vt_threads_rates *r, struct vt_diagnosis *d)
 	}
 }
 
+/*
+ * Every thread stopped (state T: SIGSTOP, Ctrl-Z, a job-control stop; t: a
+ * debugger's) in VT_DIAG_STOPPED_SHARE of its samples: the process cannot
+ * run, so it is neither idle nor waiting on anything of its own.  True when
+ * so (the other rules then have nothing to say).
+ */
+static bool rule_stopped(const struct vt_threads_rates *r, struct vt_diagnosis *d)
+{
+	struct vt_diag_finding *f;
+	unsigned seen = 0, stopped = 0;
+	size_t i;
+
+	for (i = 0; i < r->n; i++) {
+		const struct vt_thread_rate *t = &r->threads[i];
+		unsigned in_t = t->states[VT_STATE_T];
+
+		if (!t->nsamples || (double)in_t / t->nsamples < VT_DIAG_STOPPED_SHARE)
+			return false;
+		seen += t->nsamples;
+		stopped += in_t;
+	}
+	if (!seen || !(f = add(d, VT_DIAG_STOPPED)))
+		return false;
+	f->stopped.threads = r->n;
+	f->stopped.share = (double)stopped / seen;
+	f->stopped.samples = seen;
+	return true;
+}
+
 static void rule_throttled(const struct vt_threads_rates *r, struct vt_diagnosis *d)
 {
 	struct vt_diag_finding *f;
@@ -465,6 +495,8 @@ void vt_diagnose(const struct vt_threads_rates *r, struct vt_diagnosis *out)
 	bool idle_cpu;
 
 	memset(out, 0, sizeof(*out));
+	if (rule_stopped(r, out))
+		return;
 	rule_io(r, out);
 	rule_accept_stall(r, out);
 	idle_cpu = r->cores < VT_DIAG_IDLE_CORES;

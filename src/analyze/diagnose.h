@@ -28,7 +28,8 @@ enum vt_diag_kind {
 	VT_DIAG_HOST_BUSY,       /* its threads waited for CPUs other processes held */
 	VT_DIAG_SERVING,         /* threads woken often by data or connections: work, not a fault */
 	VT_DIAG_WAKEUPS,         /* woken often, and why cannot be told: cannot tell yet */
-	VT_DIAG_ACCEPT_STALL     /* a listening socket's queue never empty over the interval */
+	VT_DIAG_ACCEPT_STALL,    /* a listening socket's queue never empty over the interval */
+	VT_DIAG_STOPPED          /* every thread stopped (state T or t): it cannot run */
 };
 
 /* Thresholds, in one place (the help text quotes them). */
@@ -50,6 +51,7 @@ enum vt_diag_kind {
 
 #define VT_DIAG_IO_SHARE 0.30           /* a thread's samples in D state */
 #define VT_DIAG_IO_MIN_SAMPLES 5         /* samples a thread needs before its D share counts */
+#define VT_DIAG_STOPPED_SHARE 0.5        /* a thread's samples in state T or t: it is stopped */
 #define VT_DIAG_THROTTLED_SHARE 0.10     /* quota periods throttled */
 
 #define VT_DIAG_STALL_READS 3            /* reads of the accept queues an accept stall needs */
@@ -150,6 +152,11 @@ struct vt_diag_finding {
 			size_t recorded;         /* over a recording: the stalls found (l unset), 0 live */
 			double recorded_s;       /* ... their length, all together */
 		} stall;
+		struct {                         /* VT_DIAG_STOPPED */
+			size_t threads;          /* threads seen */
+			double share;            /* of their samples in state T or t */
+			unsigned samples;        /* their samples */
+		} stopped;
 	};
 };
 

@@ -106,15 +106,16 @@ static const char *const threads_examples[] = {
 "               the process; counted when a sample saw one (--json lists each)\n" \
 "  pools        threads there throughout whose names differ only by trailing\n" \
 "               digits, with the spread of their CPU\n" \
-"  diagnosis    idle, blocked on I/O, CPU throttled, core contention (its\n" \
-"               threads want more CPUs than it may use), host busy (its\n" \
-"               threads queued behind other processes), lock convoy, busy poll\n" \
-"               (woken by a timer or timeout, doing little), serving (woken by\n" \
-"               data or connections) or frequent wakeups that cannot be told\n" \
-"               apart yet, accept stall (a listening TCP socket whose queue\n" \
-"               of connections waiting for accept() was never empty at the\n" \
-"               100 ms reads), each with the figures it rests on; otherwise\n" \
-"               \"no pattern\"\n" \
+"  diagnosis    stopped (every thread in state T: SIGSTOP, Ctrl-Z or a\n" \
+"               debugger), idle, blocked on I/O, CPU throttled, core\n" \
+"               contention (its threads want more CPUs than it may use), host\n" \
+"               busy (its threads queued behind other processes), lock convoy,\n" \
+"               busy poll (woken by a timer or timeout, doing little), serving\n" \
+"               (woken by data or connections) or frequent wakeups that cannot\n" \
+"               be told apart yet, accept stall (a listening TCP socket whose\n" \
+"               queue of connections waiting for accept() was never empty at\n" \
+"               the 100 ms reads), each with the figures it rests on;\n" \
+"               otherwise \"no pattern\"\n" \
 "  listening    each listening TCP socket: fewest and most connections\n" \
 "               waiting for accept() over the reads, and its backlog limit\n"
 

@@ -32,6 +32,19 @@ static void io_evidence(const struct vt_diag_finding *f, char *buf, size_t cap)
 		snprintf(buf + used, cap - used, "; %zu more", f->io.blocked - f->io.shown);
 }
 
+static void stopped_evidence(const struct vt_diag_finding *f, char *buf, size_t cap)
+{
+	char who[48];
+
+	if (f->stopped.threads == 1)
+		snprintf(who, sizeof(who), "its one thread was");
+	else
+		snprintf(who, sizeof(who), "all %zu threads were", f->stopped.threads);
+	snprintf(buf, cap, "%s stopped (state T) in %.0f%% of %u thread samples: a SIGSTOP, Ctrl-Z "
+		 "(SIGTSTP) or a debugger holds it; it runs again only on SIGCONT (or when the debugger "
+		 "lets go)", who, 100 * f->stopped.share, f->stopped.samples);
+}
+
 static void contention_evidence(const struct vt_diag_finding *f, char *buf, size_t cap)
 {
 	char own[96] = "";
@@ -205,10 +218,13 @@ const char *vt_render_diag_evidence(const struct vt_diag_finding *f, char *buf, 
 			 f->stall.listeners > 1 ? ", and more listeners like it" : "");
 		break;
 	}
+	case VT_DIAG_STOPPED:
+		stopped_evidence(f, buf, cap);
+		break;
 	case VT_DIAG_NONE:
 	default:
-		snprintf(buf, cap, "no rule's conditions all held (idle, blocked on I/O, CPU throttled, core "
-			 "contention, host busy, lock convoy, busy poll, serving, accept stall)");
+		snprintf(buf, cap, "no rule's conditions all held (stopped, idle, blocked on I/O, CPU throttled, "
+			 "core contention, host busy, lock convoy, busy poll, serving, accept stall)");
 	}
 	return buf;
 }

@@ -44,11 +44,27 @@ static void grid_print(struct grid *g, FILE *out)
 	fputc('\n', out);
 }
 
+/* " 1T 2Z +1 other": the rarer thread states, only those a thread is in (64 bytes do). */
+static void rare_states(const struct vt_thread_states *t, char *buf, size_t cap)
+{
+	size_t used = 0;
+	int w;
+
+	buf[0] = '\0';
+	if (t->stopped && (w = snprintf(buf + used, cap - used, " %dT", t->stopped)) > 0)
+		used += (size_t)w < cap - used ? (size_t)w : cap - used - 1;
+	if (t->zombie && (w = snprintf(buf + used, cap - used, " %dZ", t->zombie)) > 0)
+		used += (size_t)w < cap - used ? (size_t)w : cap - used - 1;
+	if (t->other)
+		snprintf(buf + used, cap - used, " +%d other", t->other);
+}
+
 static void print_identity(FILE *out, const struct vt_snap_report *r)
 {
 	struct grid g;
 	char buf[64];
 	size_t i;
+	bool any_rare = false;
 
 	grid_init(&g, r, "PROCESS");
 	for (i = 0, vt_table_cell(&g.t, "comm"); i < r->n; i++)
@@ -62,14 +78,18 @@ static void print_identity(FILE *out, const struct vt_snap_report *r)
 	vt_table_cell(&g.t, "%s", "");
 	for (i = 0, vt_table_cell(&g.t, "  by state"); i < r->n; i++) {
 		const struct vt_thread_states *t = &r->samples[i].threads;
+		char more[64] = "";
+
 		if (!r->samples[i].threads_st.available) {
 			vt_table_cell(&g.t, r->samples[i].threads_st.skipped ? "not read" : "n/a");
 			continue;
 		}
-		vt_table_cell(&g.t, "%dR %dS %dD%s", t->running, t->sleeping, t->disk,
-			      t->stopped || t->zombie || t->other ? " +other" : "");
+		rare_states(t, more, sizeof(more));
+		any_rare |= t->stopped || t->zombie;
+		vt_table_cell(&g.t, "%dR %dS %dD%s", t->running, t->sleeping, t->disk, more);
 	}
-	vt_table_cell(&g.t, "running, sleeping, uninterruptible (disk)");
+	vt_table_cell(&g.t, any_rare ? "running, sleeping, uninterruptible (disk), T stopped, Z zombie"
+				     : "running, sleeping, uninterruptible (disk)");
 	grid_print(&g, out);
 	for (i = 0; i < r->n; i++)
 		fprintf(out, "  %d: %s\n", (int)r->samples[i].pid,

@@ -125,7 +125,7 @@ const struct vt_thread_snap *vt_threads_sample_find(const struct vt_threads_samp
 /* State letters counted: R S D T (T,t) Z (Z,X) I, other. */
 #define VT_STATE_KINDS "RSDTZI?"
 #define VT_NSTATES 7
-enum { VT_STATE_R, VT_STATE_S, VT_STATE_D };   /* indexes into VT_STATE_KINDS */
+enum { VT_STATE_R, VT_STATE_S, VT_STATE_D, VT_STATE_T };   /* indexes into VT_STATE_KINDS */
 
 /* Index of a state letter (task stat field 3) in VT_STATE_KINDS. */
 int vt_state_index(char state);

@@ -2,7 +2,7 @@
 # vitals threads, its views and its edges: --for gives back-to-back intervals,
 # --watch redraws on a terminal and prints reports off one, another user sees
 # what it may (and is told what not and why), writers blocked on a disk are
-# "blocked on I/O", an idle process is idle, a process that exits mid-interval
+# "blocked on I/O", an idle process is idle and a stopped one stopped, a process that exits mid-interval
 # gives what was measured, and bad input exits cleanly.  The CPU rates
 # themselves are judged against independent deltas in t0300 (solo lane).
 . "$(dirname "$0")/lib.sh"
@@ -105,6 +105,20 @@ PIDS+=($!)
 "$B/vitals" threads --json -i 1s $! >"$WORK/idle.json" || fail "vitals threads on sleep"
 check "sleep uses ~0 cores" python3 -c "import sys; sys.exit($(jq_py "$WORK/idle.json" 'j["process"]["cores"]') >= 0.01)"
 check "diagnosed as idle" test "$(jq_py "$WORK/idle.json" 'j["diagnosis"][0]["pattern"]')" = idle
+
+# --- a stopped process (SIGSTOP, Ctrl-Z): stopped, not idle; snap counts it T --
+sleep 30 &
+SPID=$!
+PIDS+=($SPID)
+kill -STOP $SPID
+"$B/vitals" threads --json -i 0.5s $SPID >"$WORK/stopped.json" || fail "vitals threads on a stopped sleep"
+"$B/vitals" threads -i 0.5s $SPID >"$WORK/stopped.txt" || fail "vitals threads (text) on a stopped sleep"
+"$B/vitals" snap $SPID >"$WORK/stopped.snap" || fail "vitals snap on a stopped sleep"
+kill -CONT $SPID
+check "a stopped process is diagnosed as stopped, the only pattern" \
+	test "$(jq_py "$WORK/stopped.json" '[d["pattern"] for d in j["diagnosis"]]')" = '["stopped"]'
+check "... saying what holds it and what lets it go" grep -qE '^  stopped: its one thread was stopped .*SIGCONT' "$WORK/stopped.txt"
+check "snap counts its thread as stopped (T), not 'other'" grep -qE '^  by state +0R 0S 0D 1T .*T stopped' "$WORK/stopped.snap"
 
 # --- a process that exits mid-interval: what was measured, exit 1 ------------
 start_target busy_poll --hz 100 --seconds 1.5

@@ -513,6 +513,51 @@ static void io_rates(struct vt_threads_rates *r, struct vt_thread_rate *t, size_
 	r->n = n;
 }
 
+/* Every thread stopped (SIGSTOP, Ctrl-Z, a debugger): "stopped", not idle; one that runs: not. */
+static void test_diagnose__stopped(void)
+{
+	struct vt_threads_rates r;
+	struct vt_thread_rate t[3];
+	struct vt_diagnosis d;
+	int i;
+
+	io_rates(&r, t, 3);
+	r.cores = 0;
+	for (i = 0; i < 3; i++) {
+		snprintf(t[i].comm, sizeof(t[i].comm), "worker-%d", i);
+		t[i].tid = 20 + i;
+		t[i].nsamples = 10;
+		t[i].states[VT_STATE_T] = i ? 10 : 6;     /* the first stopped 0.4 s into the interval */
+		t[i].states[VT_STATE_S] = i ? 0 : 4;
+	}
+	vt_diagnose(&r, &d);
+	CHECK_EQ_U64(d.n, 1);
+	CHECK(d.f[0].kind == VT_DIAG_STOPPED);
+	CHECK_STR(vt_diag_name(d.f[0].kind), "stopped");
+	CHECK(d.f[0].stopped.threads == 3 && d.f[0].stopped.samples == 30);
+	CHECK(strstr(evidence(&d.f[0]), "all 3 threads were stopped (state T) in 87% of 30 thread samples") != NULL);
+	CHECK(strstr(evidence(&d.f[0]), "SIGCONT") != NULL);
+
+	/* one thread of the three not stopped most of the time: the process is not stopped */
+	t[0].states[VT_STATE_T] = 4;
+	t[0].states[VT_STATE_S] = 6;
+	vt_diagnose(&r, &d);
+	CHECK(d.f[0].kind == VT_DIAG_IDLE);
+
+	/* one thread */
+	io_rates(&r, t, 1);
+	t[0].nsamples = 7;
+	t[0].states[VT_STATE_T] = 7;
+	vt_diagnose(&r, &d);
+	CHECK(d.f[0].kind == VT_DIAG_STOPPED);
+	CHECK(strstr(evidence(&d.f[0]), "its one thread was stopped (state T) in 100% of 7") != NULL);
+
+	/* no thread seen: nothing said of it */
+	io_rates(&r, t, 0);
+	vt_diagnose(&r, &d);
+	CHECK(d.f[0].kind != VT_DIAG_STOPPED);
+}
+
 /* Threads in D state most of the time: blocked on I/O, and not "idle". */
 static void test_diagnose__io(void)
 {
@@ -663,5 +708,5 @@ static void test_rates__syscall_tally(void)
 VT_TEST_MAIN(test_schedstat__parse, test_rates__steady_pair, test_rates__thread_churn, test_rates__short_lived,
 	     test_rates__counter_edges, test_rates__zero_and_short_interval, test_rates__pool_key,
 	     test_rates__pool_names, test_rates__pool_of_one_name_without_digits, test_diagnose__rules,
-	     test_diagnose__io, test_diagnose__io_many, test_rates__quota_and_throttling,
+	     test_diagnose__io, test_diagnose__io_many, test_diagnose__stopped, test_rates__quota_and_throttling,
 	     test_rates__syscall_tally)

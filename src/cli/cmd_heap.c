@@ -55,9 +55,11 @@ static const struct vt_exit_note heap_exits[] = {
 	{ 5, "ptrace not permitted and no agent (the message says which rule)" },
 	{ 6, "kernel thread" }, { 7, "zombie" },
 	{ 8, "refused before any thread was stopped: a malloc it does not read, a sanitizer\n"
-	     "runtime, a 32-bit or x32 program, a stopped process (docs/inject.md)" },
+	     "runtime, a 32-bit or x32 program (docs/inject.md)" },
 	{ 10, "a call timed out (abandoned, the target restored)" },
 	{ 11, "a call faulted (abandoned, the target restored)" },
+	{ 14, "not right now, nothing touched: the process is stopped (SIGSTOP, Ctrl-Z), or\n"
+	      "no thread was where a call is safe" },
 	{ 130, "--follow stopped on request (Ctrl-C, SIGTERM): the trim had returned, the curve so far\n"
 	       "is reported" },
 	{ -1, NULL },

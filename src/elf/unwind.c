@@ -1031,19 +1031,15 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	return DWARF_CB_OK;
 }
 
-size_t vt_unwind(struct vt_unwinder *uw, pid_t tid, const struct vt_unwind_start *start,
-		 struct vt_unwind_frame *frames, size_t max, enum vt_unwind_end *why)
+/* One walk from start (see vt_unwind). */
+static size_t walk_once(struct vt_unwinder *uw, pid_t tid, const struct vt_unwind_start *start,
+			struct vt_unwind_frame *frames, size_t max, enum vt_unwind_end *why)
 {
-	const uint32_t need = (1u << VT_DW_RIP) | (1u << VT_DW_RSP);
 	struct walk w = { uw, frames, 0, max, VT_UNWIND_END_ERROR };
 	enum vt_unwind_end end;
 	unsigned i;
 	int rc;
 
-	if (why)
-		*why = VT_UNWIND_END_ERROR;
-	if (!uw || !start || !frames || max == 0 || (start->known & need) != need)
-		return 0;
 	uw->start = start;
 	uw->tid = tid > 0 ? tid : uw->pid;
 	uw->reads_left = VT_UNWIND_TARGET_READS;
@@ -1071,10 +1067,81 @@ size_t vt_unwind(struct vt_unwinder *uw, pid_t tid, const struct vt_unwind_start
 	if (w.n)
 		frames[w.n - 1].method = VT_UNWIND_NONE;
 	uw->start = NULL;
-	uw->stats.frames += w.n;
+	*why = end;
+	return w.n;
+}
+
+/*
+ * A blocked thread's start has RIP and RSP only (/proc/TID/syscall), and a
+ * walk from it ends at the first frame whose CFI finds its caller through
+ * RBP: code built with frame pointers (Rust's std since 1.79, whose
+ * Mutex::lock_contended is where a Rust program's contended lock waits, or
+ * C built with -fno-omit-frame-pointer).  The functions below such a frame
+ * (a system call wrapper) leave RBP as it was, so its value is a slot in
+ * the copied stack above sp whose next word is a return address.  Each
+ * such slot of the first VT_UNWIND_FP_SPAN bytes (VT_UNWIND_FP_TRIES of
+ * them at most, lowest first) is tried as RBP, and the first walk that goes
+ * further and ends at the root (CFI saying so: clone's or _start's frame)
+ * is kept.  A wrong slot gives a walk that breaks off, not one that reaches
+ * the root, except one further up the stack, which the lowest-first order
+ * meets later.  Returns the better walk's length, into frames and *why.
+ */
+#define VT_UNWIND_FP_SPAN 2048
+#define VT_UNWIND_FP_TRIES 12
+
+static size_t walk_guessing_rbp(struct vt_unwinder *uw, pid_t tid, const struct vt_unwind_start *start,
+				struct vt_unwind_frame *frames, size_t max, size_t n, enum vt_unwind_end *why)
+{
+	struct vt_unwind_start guess = *start;
+	struct vt_unwind_frame *tmp;
+	size_t off, span = start->stack_len < VT_UNWIND_FP_SPAN ? start->stack_len : VT_UNWIND_FP_SPAN;
+	unsigned tries = 0;
+
+	if (!(tmp = malloc(max * sizeof(*tmp))))
+		return n;
+	guess.known |= 1u << VT_DW_RBP;
+	for (off = 0; off + 16 <= span && tries < VT_UNWIND_FP_TRIES; off += 8) {
+		uint64_t ra;
+		enum vt_unwind_end end;
+		size_t got;
+
+		memcpy(&ra, start->stack + off + 8, sizeof(ra));
+		if (ra < 2 || !module_at(uw, ra - 1, NULL) || !has_fde(uw, ra - 1))
+			continue;
+		tries++;
+		guess.regs[VT_DW_RBP] = start->stack_addr + off;
+		got = walk_once(uw, tid, &guess, tmp, max, &end);
+		if (end == VT_UNWIND_END_ROOT && got > n) {
+			memcpy(frames, tmp, got * sizeof(*tmp));
+			n = got;
+			*why = end;
+			uw->stats.rbp_found++;
+			break;
+		}
+	}
+	free(tmp);
+	return n;
+}
+
+size_t vt_unwind(struct vt_unwinder *uw, pid_t tid, const struct vt_unwind_start *start,
+		 struct vt_unwind_frame *frames, size_t max, enum vt_unwind_end *why)
+{
+	const uint32_t need = (1u << VT_DW_RIP) | (1u << VT_DW_RSP);
+	enum vt_unwind_end end;
+	size_t n;
+
+	if (why)
+		*why = VT_UNWIND_END_ERROR;
+	if (!uw || !start || !frames || max == 0 || (start->known & need) != need)
+		return 0;
+	n = walk_once(uw, tid, start, frames, max, &end);
+	if (end == VT_UNWIND_END_NOINFO && n >= 2 && !(start->known & (1u << VT_DW_RBP)) && start->stack &&
+	    start->stack_len >= 16)
+		n = walk_guessing_rbp(uw, tid, start, frames, max, n, &end);
+	uw->stats.frames += n;
 	if (why)
 		*why = end;
-	return w.n;
+	return n;
 }
 
 /* ---- naming ---- */

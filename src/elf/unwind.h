@@ -138,7 +138,8 @@ struct vt_unwind_sym {
 
 /* What the unwinder did, for the profile's "how it sampled". */
 struct vt_unwind_stats {
-	uint64_t unwinds;         /* vt_unwind calls */
+	uint64_t unwinds;         /* walks (a vt_unwind call that looks for RBP makes more) */
+	uint64_t rbp_found;       /* vt_unwind calls that found a blocked thread's RBP on its stack */
 	uint64_t frames;          /* frames returned */
 	uint64_t target_reads;    /* process_vm_readv calls (memory outside the stack copies) */
 	uint64_t stack_misses;    /* reads the stack copy could not serve and were not read */

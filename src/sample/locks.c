@@ -641,24 +641,29 @@ static const struct {
 
 /*
  * A wait through syscall() whose first frames outside glibc are Rust's
- * std::sync: its kind, and the site the program's own code (the first frame
- * outside std, core and alloc).
+ * std::sync: its kind (the site is then moved past std by the caller).  A
+ * Barrier waits on its Condvar, which may or may not be inlined into
+ * Barrier::wait: a Barrier frame among std's decides.
  */
 static void rust_std_wait(struct vt_lock_probe *lp, const struct vt_unwind_frame *frames, size_t n, size_t i,
 			  struct wait_memo *m)
 {
 	struct vt_unwind_sym sym;
 	char buf[256];
-	size_t k, j;
+	const size_t nwaits = sizeof(rust_waits) / sizeof(rust_waits[0]);
+	size_t k, found = nwaits;
+	bool barrier = false;
 
 	for (; i < n && i < FRAMES_MAX; i++) {
 		const char *name = frame_name(lp, &frames[i], &sym, buf, sizeof(buf));
 
 		if (strncmp(name, "std::", 5))
-			return;       /* the program's own futex, not std's */
-		if (!strstr(name, "futex"))
-			continue;
-		for (k = 0; k < sizeof(rust_waits) / sizeof(rust_waits[0]); k++) {
+			break;        /* past std: the program's own code (or its own futex) */
+		if (strstr(name, "Barrier>::wait") || strstr(name, "Barrier::wait"))
+			barrier = true;
+		if (!strstr(name, "futex") || found < nwaits)
+			continue;     /* the innermost slow path decides */
+		for (k = 0; k < nwaits; k++) {
 			char want[64];
 
 			snprintf(want, sizeof(want), "%s>::%s", rust_waits[k].type, rust_waits[k].method);
@@ -667,15 +672,37 @@ static void rust_std_wait(struct vt_lock_probe *lp, const struct vt_unwind_frame
 				if (!strstr(name, want))
 					continue;
 			}
-			m->kind = rust_waits[k].kind;
-			m->rust = true;
-			m->rust_off = rust_waits[k].off;
-			for (j = i + 1; j < n; j++)
-				if (program_site(lp, frames, n, j, m))
-					break;
-			return;
+			found = k;
+			break;
 		}
 	}
+	if (barrier) {
+		m->kind = VT_LOCK_BARRIER;
+		m->rust = true;
+		m->rust_off = 0;
+	} else if (found < nwaits) {
+		m->kind = rust_waits[found].kind;
+		m->rust = true;
+		m->rust_off = rust_waits[found].off;
+	}
+}
+
+/* Whether frame f is in glibc: past std's frames, the thread's start, no program code
+ * (a closure the compiler inlined into std's thread start, without DWARF to say so). */
+static bool glibc_frame(struct vt_lock_probe *lp, const struct vt_unwind_frame *f)
+{
+	struct vt_unwind_sym sym;
+
+	return !vt_unwind_symbolize(lp->uw, f->pc, !f->activation, &sym) || in_glibc(sym.module);
+}
+
+/* Whether frame f is Rust's runtime (std, core, alloc). */
+static bool runtime_frame(struct vt_lock_probe *lp, const struct vt_unwind_frame *f)
+{
+	struct vt_unwind_sym sym;
+	char buf[256];
+
+	return rust_runtime(frame_name(lp, f, &sym, buf, sizeof(buf)));
 }
 
 /*
@@ -768,6 +795,12 @@ static void unwind_wait(struct vt_lock_probe *lp, const struct vt_thread_snap *t
 	/* Rust's std::sync waits with syscall(SYS_futex) on the lock's own word */
 	if (m->kind == VT_LOCK_RAW && raw_call && m->site[0])
 		rust_std_wait(lp, frames, n, first_user, m);
+	/* a wait std made for the program (a lock, a channel's park, a join): the site is the
+	 * program's own code, the first frame past std, core and alloc */
+	if (m->site[0] && runtime_frame(lp, &frames[first_user]))
+		for (i = first_user + 1; i < n && i < FRAMES_MAX && !glibc_frame(lp, &frames[i]); i++)
+			if (program_site(lp, frames, n, i, m))
+				break;
 	/* __lll_lock_wait is the slow path of both a mutex and a glibc lock taken with lll_lock */
 	if (m->kind == VT_LOCK_RAW && libc_lock)
 		m->kind = VT_LOCK_LIBC;
@@ -1301,7 +1334,7 @@ static void lock_sampled(struct vt_lock_probe *lp, const struct vt_threads_sampl
 		row->python_gil = false;
 	if (row->rust_std) {
 		snprintf(row->holder_why, sizeof(row->holder_why), "%s",
-			 best == VT_LOCK_CONDVAR ? "it has no holder: its waiters wait to be woken"
+			 !vt_lock_kind_contended(best) ? "it has no holder: its waiters wait to be woken"
 			 : "Rust's std::sync locks record no owner: their futex word says only locked, "
 			   "and contended");
 	} else if (best == VT_LOCK_MUTEX) {

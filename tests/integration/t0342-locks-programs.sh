@@ -3,7 +3,7 @@
 # python3 threads wait on the GIL, named from libpython's own symbols; a
 # lock inside a malloc'd object is placed in its chunk (size and offset);
 # Rust's std Mutex and Condvar are told by std's slow path (a mutex, a
-# condition variable), never left raw futexes; a
+# condition variable, a barrier), never left raw futexes, and taken in the program's code; a
 # lock in memory shared between processes (multiprocessing's semaphore in
 # /dev/shm) is said to be shared; a futex the program calls directly is a
 # raw futex, never a wrong name; another user's process, no such pid, a
@@ -65,6 +65,9 @@ fn main() {
         let g = i2.0.lock().unwrap();
         let _g = i2.1.wait_while(g, |go| !*go).unwrap();
     }).unwrap();
+    // two of three parties at a Barrier: they wait there until the end
+    let bar = Arc::new(std::sync::Barrier::new(3));
+    for i in 0..2 { let b = bar.clone(); thread::Builder::new().name(format!("party-{}", i)).spawn(move || { b.wait(); }).unwrap(); }
     let hs: Vec<_> = (0..4).map(|i| { let m = m.clone(); thread::Builder::new().name(format!("worker-{}", i)).spawn(move || loop {
         let mut g = m.lock().unwrap(); *g = g.wrapping_add(spin(1000)); drop(g); thread::sleep(Duration::from_micros(100)); }).unwrap() }).collect();
     thread::sleep(Duration::from_secs(60));
@@ -91,11 +94,27 @@ assert top['kind'] == 'mutex' and top['rust_std'] and top['contention'], top
 assert {t['name'] for t in top['waiters']} <= workers, top['waiters']
 assert 'no owner' in top['holder']['why'], top['holder']
 "
+	# std (1.79 on) keeps a frame pointer in lock_contended, which a blocked thread's
+	# /proc/TID/syscall (sp and pc only) cannot give: the walk finds it on the stack
+	check "Rust: the mutex is taken in the program's closure (rlock.rs), not in std's slow path" python3 -c "
+import json
+j = json.load(open('$WORK/rlock.json'))
+top = [l for l in j['locks'] if any(t['name'] == 'worker-0' for t in l['waiters'])][0]
+site = top['call_sites'][0]['where']
+assert site.startswith('rlock::main::') and 'rlock.rs:' in site, top['call_sites']
+"
 	check "Rust: the thread in Condvar::wait waits on a condition variable, not contention" python3 -c "
 import json
 j = json.load(open('$WORK/rlock.json'))
 cv = [l for l in j['locks'] if any(t['name'] == 'idler' for t in l['waiters'])]
 assert cv and cv[0]['kind'] == 'condvar' and cv[0]['rust_std'] and not cv[0]['contention'], cv
+"
+	check "Rust: the threads at a Barrier wait at a barrier, not contention" python3 -c "
+import json
+j = json.load(open('$WORK/rlock.json'))
+b = [l for l in j['locks'] if any(t['name'].startswith('party-') for t in l['waiters'])]
+assert len(b) == 1 and b[0]['kind'] == 'barrier' and b[0]['rust_std'] and not b[0]['contention'], b
+assert 'no holder' in b[0]['holder']['why'], b[0]['holder']
 "
 	check "Rust: vitals threads calls the workers a lock convoy on that mutex" \
 		bash -c "'$B/vitals' threads -i 8s '$RPID' | grep -q '^  lock convoy: on a heap object: .*a mutex'"

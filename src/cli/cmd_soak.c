@@ -75,7 +75,8 @@ static const struct vt_exit_note soak_exits[] = {
 	     "or parts of it could not be read (a note names them; the rest is recorded)" },
 	{ 2, "the recording could not be written (disk full: every sample before is kept)" },
 	{ 3, "no such process, or it never appeared, or the command could not be run" },
-	{ 4, "the target exited and nothing came back within --wait-back (the recording says so)" },
+	{ 4, "the target exited and nothing came back within --wait-back, or before --for\n"
+	     "ended (the recording says so)" },
 	{ 5, NULL }, { 6, "kernel thread" }, { 7, "zombie" },
 	{ 64, "usage; FILE or FILE.out exists (without --force), or another soak is writing FILE" }, { -1, NULL },
 };

@@ -1198,6 +1198,13 @@ int vt_soak_step(struct vt_soak *sk, double *next, bool *done, struct vt_err *er
 			tick(sk, now, true, &e2);
 		return VT_OK;
 	}
+	if (cfg->for_s > 0 && now - sk->start >= cfg->for_s - 1e-3 && !sk->pid && sk->gone_pid &&
+	    cfg->wait_back_s > 0) {
+		/* --for ends the wait for a restart: the target is gone, as after --wait-back */
+		end(sk, VT_SOAK_END_GONE, "process %d exited and no process to follow came back in the %.0f s "
+		    "before --for ended", (int)sk->gone_pid, now - sk->wait_since);
+		return VT_OK;
+	}
 	if (cfg->for_s > 0 && now - sk->start >= cfg->for_s - 1e-3) {
 		end(sk, VT_SOAK_END_FOR, "--for %g s reached", cfg->for_s);
 		if (sk->pid && tick(sk, now, true, &e2) == VT_OK)

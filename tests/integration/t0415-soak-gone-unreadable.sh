@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # vitals soak when the target cannot be had: a followed process that exits
-# and never comes back ends the soak after --wait-back with exit 4, a note
-# on stderr and in the recording (not exit 0 at --for, not for ever); a
+# and never comes back ends the soak after --wait-back (or at --for, if
+# sooner) with exit 4, a note on stderr and in the recording (not exit 0 at
+# --for, not for ever); a
 # process vitals may not ptrace-read (another user's) is recorded without
 # the parts that need it, which are named once, on stderr and in the
 # recording, with exit 1.
@@ -33,6 +34,19 @@ check "the recording's stop event says so" \
 	test "$(events_py "$WORK/gone.db" '[e["detail"] for e in ev if e["kind"] == "stop"][0]')" = \
 	"process $TPID exited and no process to follow came back within 2 s (--wait-back)"
 check "and the exit before it" test "$(events_py "$WORK/gone.db" '[e["kind"] for e in ev][-2:]')" = '["exit", "stop"]'
+
+# --for ends the wait first: the target is gone all the same (exit 4), not "--for reached"
+start_target slow_leak --seconds 60
+"$B/vitals" soak -q -o "$WORK/short.db" --every 0.2s --for 3s "$TPID" >"$WORK/short.out" 2>"$WORK/short.err" &
+soak=$!
+sleep 1
+kill "$TPID"
+wait "$soak"
+rc=$?
+echo "# --for 3s, the target killed at 1 s: rc $rc: $(cat "$WORK/short.err")"
+check "exit 4 when --for ends before the target came back" test "$rc" = 4
+check "... and stderr says so" grep -q "exited and no process to follow came back in the [0-9]* s before --for ended" \
+	"$WORK/short.err"
 
 # --wait-back 0 keeps the old behaviour: wait until --for
 start_target slow_leak --seconds 60

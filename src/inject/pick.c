@@ -17,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <elf.h>
@@ -94,7 +97,64 @@ struct candidate {
 	const char *reason;  /* why not usable */
 	bool user_mode;      /* running or preempted outside a system call */
 	uint64_t sp;         /* its user stack pointer, 0 when the syscall file gave none */
+	int64_t wait_ms;     /* how long its call may sleep (sleep_ms), WAIT_UNKNOWN_MS unknown */
 };
+
+#define WAIT_UNKNOWN_MS 1000          /* a read, an accept: woken by events, whenever */
+#define WAIT_FOREVER_MS INT64_MAX     /* pause, poll with no timeout */
+
+/*
+ * How long the call thread tid is blocked in may sleep, from its arguments
+ * (a nanosleep's request read from the thread's memory, without stopping
+ * it): between threads of one class, the longest sleeper is stopped.  A
+ * thread that sleeps a few hundred microseconds at a time may be pacing
+ * itself inside a critical section (a worker sleeping with the program's
+ * hot lock held, 499 threads waiting on it), where a process's idle main
+ * thread sleeps for minutes.
+ */
+static int64_t sleep_ms(pid_t tid, long nr, const uint64_t args[6])
+{
+	struct timespec ts, now;
+	uint64_t ptr = 0;
+	bool absolute = false;
+
+	if (nr == SYS_nanosleep)
+		ptr = args[0];
+	else if (nr == SYS_clock_nanosleep) {
+		ptr = args[2];
+		absolute = args[1] & TIMER_ABSTIME;
+	}
+#ifdef SYS_poll
+	else if (nr == SYS_poll)
+		return (int)args[2] < 0 ? WAIT_FOREVER_MS : (int)args[2];
+#endif
+#ifdef SYS_pause
+	else if (nr == SYS_pause)
+		return WAIT_FOREVER_MS;
+#endif
+	if (!ptr)
+		return WAIT_UNKNOWN_MS;
+	{
+		struct iovec local = { &ts, sizeof(ts) }, remote = { (void *)(uintptr_t)ptr, sizeof(ts) };
+
+		if (process_vm_readv(tid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(ts) || ts.tv_sec < 0 ||
+		    ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000L)
+			return WAIT_UNKNOWN_MS;
+	}
+	if (absolute) {
+		if (clock_gettime((clockid_t)args[0], &now))
+			return WAIT_UNKNOWN_MS;
+		ts.tv_sec -= now.tv_sec;
+		ts.tv_nsec -= now.tv_nsec;
+		if (ts.tv_nsec < 0) {
+			ts.tv_sec--;
+			ts.tv_nsec += 1000000000L;
+		}
+		if (ts.tv_sec < 0)
+			return 0;
+	}
+	return ts.tv_sec > INT64_MAX / 1000 - 1 ? WAIT_FOREVER_MS : ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static const char *class_note(enum vt_sys_class cls)
 {
@@ -165,6 +225,7 @@ static int read_candidate(int pid_fd, pid_t tid, struct vt_buf *buf, struct cand
 		c->rank = -1;
 		c->reason = unsafe_call;
 	}
+	c->wait_ms = c->rank >= 0 ? sleep_ms(tid, sc.nr, sc.args) : WAIT_UNKNOWN_MS;
 	return VT_OK;
 }
 
@@ -172,6 +233,8 @@ static bool better(const struct candidate *a, const struct candidate *b)
 {
 	if (a->rank != b->rank)
 		return a->rank > b->rank;
+	if (a->wait_ms != b->wait_ms)
+		return a->wait_ms > b->wait_ms;
 	if (a->cpu_ticks != b->cpu_ticks)
 		return a->cpu_ticks < b->cpu_ticks;
 	return a->tid < b->tid;

@@ -17,6 +17,7 @@
  */
 #include "harness.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -24,6 +25,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -562,6 +564,107 @@ static void test_inject__pick_quiet_victim(void)
 	CHECK(contains(why, "blocked in read"));
 	printf("#   picked %s\n", why);
 	child_end(&c);
+	vt_procfs_close(&pfs);
+}
+
+/*
+ * Of three sleepers, the longest is stopped: a thread pacing itself with
+ * 200 µs sleeps (inside a critical section, as a worker holding the hot
+ * lock may be), the main thread in read() (woken whenever), and one asleep
+ * for a minute.  The same class and no CPU to tell them apart: before, the
+ * lowest tid (the main thread) was stopped, whatever its sleep.
+ */
+static void *pacer(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct timespec ts = { 0, 200 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void *long_sleeper(void *arg)
+{
+	struct timespec ts = { 60, 0 };
+
+	(void)arg;
+	nanosleep(&ts, NULL);
+	return NULL;
+}
+
+static void test_inject__pick_longest_sleeper(void)
+{
+	struct vt_procfs pfs;
+	struct vt_err err;
+	char why[256];
+	pid_t pid, tid = 0, tids[2] = { 0, 0 };
+	int to_parent[2], to_child[2];
+
+	if (skip_live())
+		return;
+	CHECK(pipe(to_parent) == 0 && pipe(to_child) == 0);
+	pid = fork();
+	if (pid == 0) {
+		pthread_t a, b;
+		char c;
+
+		close(to_parent[0]);
+		close(to_child[1]);
+		if (pthread_create(&a, NULL, pacer, NULL) || pthread_create(&b, NULL, long_sleeper, NULL))
+			_exit(2);
+		if (read(to_child[0], &c, 1) < 0)    /* the main thread waits here */
+			_exit(3);
+		_exit(0);
+	}
+	CHECK(pid > 0);
+	close(to_parent[1]);
+	close(to_child[0]);
+	if (pid <= 0)
+		return;
+	vt_procfs_open(&pfs, NULL, NULL, &err);
+	/* the threads' tids, in creation order: the pacer, then the long sleeper */
+	for (int i = 0; i < 200 && !tids[1]; i++) {
+		char path[64];
+		struct dirent *d;
+		DIR *dir;
+		pid_t lo = 0, hi = 0;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+		if ((dir = opendir(path))) {
+			while ((d = readdir(dir))) {
+				pid_t t = atoi(d->d_name);
+
+				if (t <= pid)
+					continue;
+				if (!lo || t < lo) {
+					hi = hi ? hi : lo;
+					lo = t;
+				} else if (!hi || t > hi) {
+					hi = t;
+				}
+			}
+			closedir(dir);
+		}
+		if (lo && hi) {
+			tids[0] = lo;
+			tids[1] = hi;
+		} else {
+			usleep(5000);
+		}
+	}
+	CHECK(tids[0] > 0 && tids[1] > 0);
+	CHECK(wait_blocked(pid, pid, SYS_read));
+	CHECK(wait_blocked(pid, tids[1], SYS_clock_nanosleep) || wait_blocked(pid, tids[1], SYS_nanosleep));
+	CHECK_EQ_I64(vt_inject_pick_thread(&pfs, pid, 0, &tid, why, sizeof(why), &err), VT_OK);
+	printf("#   picked %s (main %d, pacer %d, long sleeper %d)\n", why, (int)pid, (int)tids[0],
+	       (int)tids[1]);
+	CHECK_EQ_I64(tid, tids[1]);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(to_parent[0]);
+	close(to_child[1]);
 	vt_procfs_close(&pfs);
 }
 
@@ -2211,7 +2314,7 @@ static void test_inject__resolve_checks_every_function(void)
 
 VT_TEST_MAIN(test_inject__syscall_parse, test_inject__syscall_class, test_inject__elfsym_symbol,
 	     test_inject__resolve_self, test_inject__resolve_checks_every_function,
-	     test_inject__pick_quiet_victim,
+	     test_inject__pick_quiet_victim, test_inject__pick_longest_sleeper,
 	     test_inject__mallinfo2_matches, test_inject__malloc_trim,
 	     test_inject__errno_preserved, test_inject__timeout_abandon,
 	     test_inject__registers_restored, test_inject__tracer_killed_mid_call,

@@ -129,6 +129,15 @@ static bool other_allocator(struct grid *g, const struct vt_sample *s)
 	return true;
 }
 
+/* A column whose mappings were not read has no arena figure: "n/a", as in the JSON's null. */
+static bool maps_unread(struct grid *g, const struct vt_sample *s)
+{
+	if (s->regions_st.available)
+		return false;
+	vt_table_cell(&g->t, "n/a");
+	return true;
+}
+
 /*
  * glibc's arenas and arena cap, for the processes that may run glibc malloc;
  * a column of another allocator reads "not glibc" and has no cap, and a
@@ -185,24 +194,24 @@ static void print_arenas(FILE *out, const struct vt_snap_report *r)
 	vt_table_cell(&g.t, "env = MALLOC_ARENA_MAX, tunable = GLIBC_TUNABLES, default = 8 x CPUs");
 	vt_table_cell(&g.t, "arena mapped");
 	for (i = 0; i < r->n; i++)
-		if (!other_allocator(&g, &r->samples[i]))
+		if (!other_allocator(&g, &r->samples[i]) && !maps_unread(&g, &r->samples[i]))
 			vt_table_cell(&g.t, "%s", r->samples[i].arenas.heaps ? B(r->samples[i].arenas.mapped_bytes)
 									: "0 B");
 	vt_table_cell(&g.t, "read-write part of the arena heaps");
 	vt_table_cell(&g.t, "arena Rss");
 	for (i = 0; i < r->n; i++)
-		if (!other_allocator(&g, &r->samples[i]))
+		if (!other_allocator(&g, &r->samples[i]) && !maps_unread(&g, &r->samples[i]))
 			vt_table_cell(&g.t, "%s", r->samples[i].arenas.heaps ? B(r->samples[i].arenas.rss_bytes)
 									: "0 B");
 	vt_table_cell(&g.t, "resident in arena heaps (smaps)");
 	vt_table_cell(&g.t, "main heap");
 	for (i = 0; i < r->n; i++)
-		if (!other_allocator(&g, &r->samples[i]))
+		if (!other_allocator(&g, &r->samples[i]) && !maps_unread(&g, &r->samples[i]))
 			vt_table_cell(&g.t, "%s", B(r->samples[i].arenas.main_heap_bytes));
 	vt_table_cell(&g.t, "[heap]: the main arena's brk heap");
 	vt_table_cell(&g.t, "main heap Rss");
 	for (i = 0; i < r->n; i++)
-		if (!other_allocator(&g, &r->samples[i]))
+		if (!other_allocator(&g, &r->samples[i]) && !maps_unread(&g, &r->samples[i]))
 			vt_table_cell(&g.t, "%s", B(r->samples[i].arenas.main_heap_rss));
 	vt_table_cell(&g.t, "%s", "");
 	grid_print(&g, out);

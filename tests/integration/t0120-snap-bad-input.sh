@@ -65,6 +65,8 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	check "memory counters still shown" grep -q "VmRSS" "$WORK/out"
 	check "the note names the rule: another uid" grep -q "belongs to uid 0" "$WORK/out"
 	check "unreadable regions are marked, not zero" grep -q "REGIONS · pid $GOOD: not available" "$WORK/out"
+	check "... and so are the arena figures that come from them" \
+		test "$(grep -cE '^(arena mapped|arena Rss|main heap|main heap Rss) +n/a' "$WORK/out")" = 4
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$B/vitals" snap --json "$GOOD" >"$WORK/out.json" 2>/dev/null
 	check "--json marks regions null and lists why" test "$(jq_py "$WORK/out.json" \
 		'(j["processes"][0]["regions"], sorted(u["section"] for u in j["processes"][0]["unavailable"])[:2], j["processes"][0]["unavailable"][0]["code"])')" \

@@ -11,9 +11,12 @@
  * functions are noinline and call malloc directly.
  *
  * With --spin-us each round also spins on the CPU that long (a target whose
- * own CPU dwarfs the probes' cost, for counting calls).
+ * own CPU dwarfs the probes' cost, for counting calls).  With --aligned N
+ * each round also calls aligned_round() N times: posix_memalign of 512 B
+ * at an alignment of 16, freed at once (glibc's posix_memalign then calls
+ * malloc itself, which is posix_memalign's call, not one more).
  *
- * Truth (JSON lines): rounds, churn and keep calls so far.
+ * Truth (JSON lines): rounds, churn, keep and aligned calls so far.
  */
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -26,6 +29,7 @@ static struct {
 	double pause_us;
 	double spin_us;
 	long keep;
+	long aligned;
 } opt = { .pause_us = 200, .keep = 10000 };
 
 static atomic_int stop;
@@ -36,6 +40,7 @@ static pthread_t worker;
 
 void churn_round(void);
 void keep_block(void);
+void aligned_round(void);
 
 __attribute__((noinline)) void churn_round(void)
 {
@@ -60,6 +65,16 @@ __attribute__((noinline)) void keep_block(void)
 	ring_pos = (ring_pos + 1) % opt.keep;
 }
 
+__attribute__((noinline)) void aligned_round(void)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 16, 512))
+		die("posix_memalign");
+	memset(p, 0x33, 64);
+	free(p);
+}
+
 static void *work(void *arg)
 {
 	struct timespec ts = { 0, (long)(opt.pause_us * 1000) };
@@ -69,6 +84,8 @@ static void *work(void *arg)
 		for (int i = 0; i < 9; i++)
 			churn_round();
 		keep_block();
+		for (long i = 0; i < opt.aligned; i++)
+			aligned_round();
 		atomic_fetch_add(&rounds, 1);
 		if (opt.spin_us > 0) {   /* CPU of its own: probes cost a small share of it */
 			double until = now() + opt.spin_us / 1e6;
@@ -90,7 +107,8 @@ static void truth_write(const char *phase)
 	if (!f)
 		return;
 	fprintf(f, ",\"rounds\":%" PRIu64 ",\"churn_calls\":%" PRIu64 ",\"keep_calls\":%" PRIu64
-		",\"churn_bytes\":256,\"keep_bytes\":4096", n, 9 * n, n);
+		",\"aligned_calls\":%" PRIu64 ",\"churn_bytes\":256,\"keep_bytes\":4096", n, 9 * n, n,
+		(uint64_t)opt.aligned * n);
 	truth_end();
 }
 
@@ -102,12 +120,15 @@ static void option(int val, const char *name, const char *arg)
 		opt.keep = (long)parse_num(name, arg, 1, 1e7);
 	else if (val == 'u')
 		opt.spin_us = parse_num(name, arg, 0, 1e6);
+	else if (val == 'a')
+		opt.aligned = (long)parse_num(name, arg, 0, 1000);
 }
 
 static const struct option options[] = {
 	{ "pause-us", required_argument, NULL, 'p' },
 	{ "keep", required_argument, NULL, 'k' },
 	{ "spin-us", required_argument, NULL, 'u' },
+	{ "aligned", required_argument, NULL, 'a' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -118,7 +139,8 @@ static const struct cli cli = {
 	"  --truth FILE   append ground truth as JSON lines\n"
 	"  --pause-us N   sleep between rounds (default 200)\n"
 	"  --keep N       blocks keep_block holds before freeing the oldest (default 10000)\n"
-	"  --spin-us N    spin on the CPU for N us each round (default 0)\n",
+	"  --spin-us N    spin on the CPU for N us each round (default 0)\n"
+	"  --aligned N    also N posix_memalign(16, 512) calls each round, freed at once (default 0)\n",
 	.options = options,
 	.option = option,
 };

@@ -80,7 +80,8 @@ struct ev {
 	uint8_t kind;               /* enum ev_kind */
 	uint8_t fn;                 /* enum vt_alloc_fn */
 	uint32_t site;              /* entry: index in sites, NO_IDX unknown */
-	uint64_t a, b;              /* entry: size, old pointer (realloc); ret, free: pointer */
+	uint64_t a, b;              /* entry: size, old pointer (realloc) or alignment
+	                             * (posix_memalign); ret, free: pointer */
 	uint64_t snap;              /* entry: 1 + its registers' and stack's offset in snaps,
 	                             * named after the window; 0 named already */
 };
@@ -108,6 +109,14 @@ struct pending {
 	uint32_t site;
 	uint64_t size, old, t;
 };
+
+/*
+ * glibc's posix_memalign with an alignment malloc gives anyway (16 on
+ * x86-64) calls malloc (_mid_memalign): that malloc is its, not the
+ * program's, and its return is the block posix_memalign hands back through
+ * its pointer argument, which its own return (0 or an errno) does not say.
+ */
+#define GLIBC_MALLOC_ALIGNMENT 16
 
 /* A call inside another comes this soon after the outer one's entry. */
 #define NESTED_NS 1000000ull
@@ -477,7 +486,7 @@ static void on_sample(void *ctx, const struct vt_perf_sample *s)
 		case VT_AFN_CALLOC: e.a = mul_sat(g[VT_PERF_REG_DI], g[VT_PERF_REG_SI]); break;
 		case VT_AFN_REALLOC: e.a = g[VT_PERF_REG_SI]; e.b = g[VT_PERF_REG_DI]; break;
 		case VT_AFN_MEMALIGN: e.a = g[VT_PERF_REG_SI]; break;
-		case VT_AFN_POSIX_MEMALIGN: e.a = g[VT_PERF_REG_DX]; break;
+		case VT_AFN_POSIX_MEMALIGN: e.a = g[VT_PERF_REG_DX]; e.b = g[VT_PERF_REG_SI]; break;
 		default: return;
 		}
 		e.snap = keep_snap(r, s);
@@ -651,8 +660,8 @@ static void allocated(struct run *r, const struct pending *c, uint64_t ptr, uint
 	site->size_bins[size_bin(c->size)]++;
 	site->fn_calls[c->fn]++;
 	count_thread(site, tid, 1);
-	if (c->fn == VT_AFN_POSIX_MEMALIGN || !ptr)
-		return;
+	if (!ptr)
+		return;   /* failed, or posix_memalign's block not seen (it made no malloc call) */
 	site->linked++;
 	live_put(r, &(struct live){ .addr = ptr, .size = c->size, .t = t, .site = c->site,
 				    .tid = tid });
@@ -674,7 +683,10 @@ static void drop_stale(struct run *r, struct thread_state *th, const struct ev *
 		if (outer && top->fn != e->fn && e->t >= top->t && e->t - top->t < NESTED_NS)
 			return;
 		th->n--;
-		r->A->meta.unpaired++;
+		if (top->fn == VT_AFN_POSIX_MEMALIGN && !top->nested)
+			allocated(r, top, 0, top->t, e->tid);   /* its malloc not seen: counted, not followed */
+		else
+			r->A->meta.unpaired++;
 	}
 }
 
@@ -692,13 +704,15 @@ static void replay(struct run *r)
 			break;
 		switch (e->kind) {
 		case EV_ENTRY: {
-			struct pending c = { .fn = e->fn, .site = e->site, .size = e->a, .old = e->b,
-					     .t = e->t };
+			struct pending c = { .fn = e->fn, .site = e->site, .size = e->a,
+					     .old = e->fn == VT_AFN_REALLOC ? e->b : 0, .t = e->t };
 
 			drop_stale(r, th, e);
 			c.nested = th->n > 0;
 
-			if (c.fn == VT_AFN_POSIX_MEMALIGN) {   /* no return probe */
+			/* no return probe: counted now, or when the malloc it makes returns the block */
+			if (c.fn == VT_AFN_POSIX_MEMALIGN &&
+			    (r->plan.alloc.kind != VT_ALLOC_GLIBC || e->b > GLIBC_MALLOC_ALIGNMENT)) {
 				if (!c.nested)
 					allocated(r, &c, 0, e->t, e->tid);
 				break;
@@ -721,6 +735,12 @@ static void replay(struct run *r)
 			struct pending c = th->stack[--th->n];
 			if (!c.nested)
 				allocated(r, &c, e->a, e->t, e->tid);
+			else if (c.fn == VT_AFN_MALLOC && th->n && th->stack[th->n - 1].fn == VT_AFN_POSIX_MEMALIGN) {
+				struct pending pm = th->stack[--th->n];
+
+				if (!pm.nested)
+					allocated(r, &pm, e->a, e->t, e->tid);
+			}
 			break;
 		}
 		case EV_FREE:
@@ -1585,6 +1605,9 @@ int vt_allocs_run(const struct vt_procfs *pfs, pid_t pid, const struct vt_allocs
 		site_arenas(&r, &alloc);
 		if (r.A->nsites)
 			qsort(r.A->sites, r.A->nsites, sizeof(*r.A->sites), site_cmp);
+		/* sites only nested calls were seen at (posix_memalign's malloc): none of their own */
+		while (r.A->nsites && r.A->sites[r.A->nsites - 1].calls == 0)
+			r.A->nsites--;
 		rc = site_stacks(r.A, err);
 		r.A->meta.self_cpu_s = self_cpu_s() - self0;
 	}

@@ -61,7 +61,8 @@ struct vt_alloc_site {
 	uint32_t loc;             /* the site frame's location (its first pc seen) */
 	uint64_t calls, bytes;    /* allocations (calloc, realloc, memalign count as one) */
 	uint64_t size_bins[VT_ALLOCS_SIZE_BINS];
-	uint64_t linked;          /* calls whose block could be followed (not posix_memalign) */
+	uint64_t linked;          /* calls whose block could be followed (posix_memalign's only
+	                           * when glibc's made a malloc call: alignment 16 or less) */
 	uint64_t freed, freed_bytes;          /* of those, freed within the window */
 	uint64_t age_bins[VT_ALLOCS_AGE_BINS];
 	uint64_t live, live_bytes;            /* still live when the window closed */

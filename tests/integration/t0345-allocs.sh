@@ -5,7 +5,8 @@
 # thread come out right; killing vitals while its probes are in leaves the
 # target running with no breakpoint left in its malloc (the kernel took the
 # probes out) and a later run works; Ctrl-Z takes the probes out before
-# vitals stops, and it finishes after fg; bad pids get their distinct errors.
+# vitals stops, and it finishes after fg; bad pids get their distinct errors;
+# posix_memalign is one call, followed to its free.
 # sanitizer: the sampler, its replay and live table, the uprobe set
 . "$(dirname "$0")/lib.sh"
 
@@ -118,6 +119,29 @@ done
 	fail "vitals allocs after the kills: $(tail -3 "$WORK/b.err")"
 check "after 6 SIGKILLs the target runs and is probed again" python3 -c "
 import json; j = json.load(open('$WORK/b.json')); assert j['calls'] > 0, j['calls']"
+
+# posix_memalign at an alignment of 16: glibc's calls malloc for it, which is its call, not
+# one more of a site "__posix_memalign"; the block it returns is followed to its free
+start_target alloc_sites --seconds 60 --aligned 3
+"$B/vitals" allocs --for 3s --budget 50 --json "$TPID" >"$WORK/al.json" 2>"$WORK/al.err" ||
+	fail "vitals allocs on posix_memalign: $(tail -3 "$WORK/al.err")"
+kill "$TPID"
+echo "# posix_memalign: $(jq_py "$WORK/al.json" "[(s['site'], s['calls'], s['linked'], s['freed']) for s in j['sites']]")"
+check "posix_memalign's malloc is not a site of its own" \
+	test "$(jq_py "$WORK/al.json" "[s['site'] for s in j['sites'] if 'memalign' in s['site']]")" = '[]'
+check "aligned_round: 3 calls a round against churn_round's 9 (within 15%)" python3 -c "
+import json
+j = json.load(open('$WORK/al.json'))
+calls = {s['site'].split(' ')[0]: s['calls'] for s in j['sites']}
+r = calls['aligned_round'] / calls['churn_round'] * 3
+assert abs(r - 1) <= 0.15, calls
+"
+check "... and its blocks followed: freed at once, as churn_round's" python3 -c "
+import json
+j = json.load(open('$WORK/al.json'))
+s = [s for s in j['sites'] if s['site'].startswith('aligned_round')][0]
+assert s['linked'] >= 0.9 * s['calls'] and s['freed'] >= 0.95 * s['linked'], s
+"
 
 # A target that exits in a gap between windows ends the run: the profile so far, exit 1
 # (3 s: on the sanitizer build at load 10 naming libc's DWARF before the first

@@ -43,7 +43,10 @@ static int db_err(sqlite3 *db, int rc, struct vt_err *err, const char *path, con
 		return vt_err_set(err, VT_E_NOMEM, ENOMEM, "out of memory while %s '%s'", doing, path);
 	case SQLITE_FULL:
 		vt_err_set(err, VT_E_IO, ENOSPC, "disk full while %s '%s'", doing, path);
-		vt_err_hint(err, "free space on that file system; the samples already in the file are intact");
+		vt_err_hint(err, strcmp(doing, "creating") ? "free space on that file system; the samples already in "
+							 "the file are intact"
+							 : "free space on that file system, or choose a path on "
+							   "another with -o");
 		return VT_E_IO;
 	case SQLITE_NOTADB:
 		return vt_err_set(err, VT_E_RECORDING, 0, "'%s' is not a vitals recording (not a SQLite file)", path);

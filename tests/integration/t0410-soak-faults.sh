@@ -136,6 +136,13 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$WORK/small" && mount -t tmpfs -o size=256k t
 	vitals analyze --json "$WORK/small/run.db" >"$WORK/full.json" || fail "analyze a recording cut by a full disk"
 	check "the samples before it are kept" \
 		python3 -c "import sys; sys.exit($(jq_py "$WORK/full.json" 'j["verdict"]["span"]["samples"]') < 5)"
+	# too full to create the recording at all: no samples to speak of
+	head -c 300k /dev/zero >"$WORK/small/filler" 2>/dev/null
+	"$B/vitals" soak -q -o "$WORK/small/none.db" --every 0.1s --for 2s "$TPID" >"$WORK/none.out" 2>&1
+	rc=$?
+	check "a disk too full to create the file: exit 2, said" \
+		bash -c "[ $rc = 2 ] && grep -q 'disk full while creating' '$WORK/none.out'"
+	check "... with no word of samples that were never written" bash -c "! grep -q 'samples already' '$WORK/none.out'"
 	umount "$WORK/small"
 else
 	echo "# full disk: not tested (needs root to mount a small tmpfs)"

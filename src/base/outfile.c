@@ -4,10 +4,27 @@
 #include "base/outfile.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Whether the directory path would be made in exists. */
+static bool parent_is_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+	struct stat sb;
+
+	if (!slash)
+		return stat(".", &sb) == 0 && S_ISDIR(sb.st_mode);
+	if ((size_t)(slash - path) >= sizeof(dir))
+		return false;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	return stat(dir[0] ? dir : "/", &sb) == 0 && S_ISDIR(sb.st_mode);
+}
 
 static int create_failed(const char *path, int e, struct vt_err *err)
 {
@@ -18,7 +35,13 @@ static int create_failed(const char *path, int e, struct vt_err *err)
 		return VT_E_USAGE;
 	}
 	if (e == ENOENT || e == ENOTDIR) {
-		vt_err_set(err, VT_E_IO, e, "cannot create '%s': no such directory", path);
+		if (parent_is_dir(path)) {   /* /proc, /sys: a directory that makes no new files */
+			vt_err_set(err, VT_E_IO, e, "cannot create '%s': its directory takes no new files "
+				   "(a virtual file system such as /proc or /sys)", path);
+			vt_err_hint(err, "choose a path on a writable file system");
+		} else {
+			vt_err_set(err, VT_E_IO, e, "cannot create '%s': no such directory", path);
+		}
 		return VT_E_IO;
 	}
 	vt_err_set(err, e == EACCES || e == EPERM || e == EROFS ? VT_E_PERM : VT_E_IO, e, "cannot create '%s': %s",
@@ -34,6 +57,8 @@ int vt_out_create(const char *path, mode_t mode, unsigned flags, int *fd, struct
 	int e;
 
 	*fd = -1;
+	if (!path[0])
+		return vt_err_set(err, VT_E_USAGE, 0, "an empty file name: give the file to write");
 	if (lstat(path, &sb) == 0) {
 		if (S_ISCHR(sb.st_mode) && (flags & VT_OUT_DEVICE)) {
 			*fd = open(path, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);

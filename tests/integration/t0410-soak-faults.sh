@@ -115,6 +115,8 @@ expect_exit 64 "give one target" soak -o "$WORK/x.db" --name foo "$TPID"
 : >"$WORK/exists.db"
 expect_exit 64 "already exists" soak -q -o "$WORK/exists.db" --for 1s "$TPID"
 check "an existing file is left alone" test ! -s "$WORK/exists.db"
+expect_exit 64 "an empty file name" soak -q -o '' --for 1s "$TPID"
+expect_exit 2 "its directory takes no new files" soak -q -o /proc/vitals-test.db --for 1s "$TPID"
 
 # --- a path that cannot be written -------------------------------------------------------
 if [ "$(id -u)" = 0 ] && mkdir -p "$WORK/ro" && mount -t tmpfs -o ro,size=1m tmpfs "$WORK/ro" 2>/dev/null; then

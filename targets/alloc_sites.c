@@ -16,6 +16,9 @@
  * at an alignment of 16, freed at once (glibc's posix_memalign then calls
  * malloc itself, which is posix_memalign's call, not one more).
  *
+ * With --busy-seconds S it does not pause for its first S seconds (a target
+ * that allocates flat out, then slows down).
+ *
  * Truth (JSON lines): rounds, churn, keep and aligned calls so far.
  */
 #include <inttypes.h>
@@ -30,6 +33,7 @@ static struct {
 	double spin_us;
 	long keep;
 	long aligned;
+	double busy_s;
 } opt = { .pause_us = 200, .keep = 10000 };
 
 static atomic_int stop;
@@ -78,6 +82,7 @@ __attribute__((noinline)) void aligned_round(void)
 static void *work(void *arg)
 {
 	struct timespec ts = { 0, (long)(opt.pause_us * 1000) };
+	double busy_until = now() + opt.busy_s;
 
 	(void)arg;
 	while (!atomic_load(&stop)) {
@@ -93,7 +98,7 @@ static void *work(void *arg)
 			while (now() < until)
 				;
 		}
-		if (ts.tv_nsec)
+		if (ts.tv_nsec && now() >= busy_until)
 			nanosleep(&ts, NULL);
 	}
 	return NULL;
@@ -122,6 +127,8 @@ static void option(int val, const char *name, const char *arg)
 		opt.spin_us = parse_num(name, arg, 0, 1e6);
 	else if (val == 'a')
 		opt.aligned = (long)parse_num(name, arg, 0, 1000);
+	else if (val == 'b')
+		opt.busy_s = parse_num(name, arg, 0, 3600);
 }
 
 static const struct option options[] = {
@@ -129,6 +136,7 @@ static const struct option options[] = {
 	{ "keep", required_argument, NULL, 'k' },
 	{ "spin-us", required_argument, NULL, 'u' },
 	{ "aligned", required_argument, NULL, 'a' },
+	{ "busy-seconds", required_argument, NULL, 'b' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -140,7 +148,8 @@ static const struct cli cli = {
 	"  --pause-us N   sleep between rounds (default 200)\n"
 	"  --keep N       blocks keep_block holds before freeing the oldest (default 10000)\n"
 	"  --spin-us N    spin on the CPU for N us each round (default 0)\n"
-	"  --aligned N    also N posix_memalign(16, 512) calls each round, freed at once (default 0)\n",
+	"  --aligned N    also N posix_memalign(16, 512) calls each round, freed at once (default 0)\n"
+	"  --busy-seconds S  no pause for the first S seconds: flat out, then --pause-us (default 0)\n",
 	.options = options,
 	.option = option,
 };

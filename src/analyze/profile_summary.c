@@ -325,8 +325,27 @@ static void summarize_unsampled(struct vt_prof_summary *s)
 	if (s->used_cpu_s < VT_PROF_UNSAMPLED_MIN_CPU_S || s->sampled_cpu_s < 0)
 		return;
 	s->unsampled_share = fmax(0, 1 - s->sampled_cpu_s / s->used_cpu_s);
-	if (s->unsampled_share <= VT_PROF_UNSAMPLED_MOST || m->kernel_refused ||
-	    strcmp(m->method, "perf cpu-clock") != 0 || !threads_came_and_went(s))
+	if (m->kernel_refused || strcmp(m->method, "perf cpu-clock") != 0)
+		return;
+	if (s->unsampled_share > VT_PROF_UNSAMPLED_THIN && !threads_came_and_went(s)) {
+		/* threads that stayed, each under a period: where the missed CPU went */
+		double thin_cpu_s = 0;
+
+		for (uint32_t i = 0; i < s->nthreads; i++)
+			if (s->threads[i].cpu.samples == 0 && s->threads[i].cpu_s > 0) {
+				thin_cpu_s += s->threads[i].cpu_s;
+				s->thin_threads++;
+			}
+		if (s->thin_threads && thin_cpu_s >= 0.5 * (s->used_cpu_s - s->sampled_cpu_s)) {
+			s->unsampled_cause = VT_PROF_UNSAMPLED_THIN_THREADS;
+			if (m->hz < VT_PROFILER_HZ_MAX)
+				s->hz_advice = (unsigned)fmin(10 * m->hz, VT_PROFILER_HZ_MAX);
+		} else {
+			s->thin_threads = 0;
+		}
+		return;
+	}
+	if (s->unsampled_share <= VT_PROF_UNSAMPLED_MOST || !threads_came_and_went(s))
 		return;
 	if (!m->threads_inherited) {
 		s->unsampled_cause = VT_PROF_UNSAMPLED_UNLISTED_THREADS;

@@ -38,6 +38,7 @@
 #define VT_PROF_WAIT_MAX 64      /* bytes of a wait's name */
 #define VT_PROF_UNSAMPLED_MIN_CPU_S 0.05   /* CPU used below which no share of it is judged */
 #define VT_PROF_UNSAMPLED_MOST 0.5         /* a share not sampled above which its cause is named */
+#define VT_PROF_UNSAMPLED_THIN 0.1         /* ... when threads that stayed used it: a tenth */
 
 /* A share of n samples with its 95% Wilson interval. */
 struct vt_prof_share {
@@ -126,6 +127,9 @@ enum vt_prof_unsampled_cause {
 	                                      * a higher --hz samples them */
 	VT_PROF_UNSAMPLED_UNLISTED_THREADS,  /* events per thread, opened at each 0.1 s listing:
 	                                      * threads that live less get none, at any rate */
+	VT_PROF_UNSAMPLED_THIN_THREADS,      /* threads there throughout, each under 1/hz s of CPU
+	                                      * over the profile (a pool of 500 mostly idle
+	                                      * workers): a higher --hz samples them */
 };
 
 struct vt_prof_summary {
@@ -163,7 +167,10 @@ struct vt_prof_summary {
 	double unlisted_cpu_s;    /* the process's CPU that no thread of the profile accounts for
 	                           * (threads that lived between two listings), < 0 unknown */
 	enum vt_prof_unsampled_cause unsampled_cause;   /* over VT_PROF_UNSAMPLED_MOST missed and
-	                                                 * threads came and went */
+	                                                 * threads came and went, or over
+	                                                 * VT_PROF_UNSAMPLED_THIN used by threads
+	                                                 * that got no sample */
+	uint32_t thin_threads;    /* THIN_THREADS: threads with CPU measured and no on-CPU sample */
 	unsigned hz_advice;       /* SHORT_THREADS: a --hz that samples a thread once it used
 	                           * 1/hz_advice s; 0 none (the rate is the highest already) */
 	struct vt_prof_module_row *modules;   /* by frames unwound */

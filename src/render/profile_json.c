@@ -172,11 +172,13 @@ static json_t *unsampled_json(const struct vt_prof_summary *s)
 	static const char *const causes[] = {
 		[VT_PROF_UNSAMPLED_SHORT_THREADS] = "short_lived_threads",
 		[VT_PROF_UNSAMPLED_UNLISTED_THREADS] = "unlisted_threads",
+		[VT_PROF_UNSAMPLED_THIN_THREADS] = "threads_under_one_period",
 	};
 	json_t *o = json_object();
 	char advice[160] = "";
 
-	if (s->unsampled_cause == VT_PROF_UNSAMPLED_SHORT_THREADS && s->hz_advice)
+	if ((s->unsampled_cause == VT_PROF_UNSAMPLED_SHORT_THREADS ||
+	     s->unsampled_cause == VT_PROF_UNSAMPLED_THIN_THREADS) && s->hz_advice)
 		snprintf(advice, sizeof(advice), "--hz %u samples threads that use 1/%u s of CPU; "
 			 "`vitals threads` counts their CPU", s->hz_advice, s->hz_advice);
 	else if (s->unsampled_cause)

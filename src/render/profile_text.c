@@ -418,6 +418,17 @@ static void print_unsampled(FILE *out, const struct vt_prof_summary *s)
 
 	if (s->unsampled_cause == VT_PROF_UNSAMPLED_NONE)
 		return;
+	if (s->unsampled_cause == VT_PROF_UNSAMPLED_THIN_THREADS) {
+		w = (size_t)snprintf(text, sizeof(text), "%.0f%% of it was not sampled: %u threads used CPU "
+				     "but under 1/%.0f s each (cpu-clock counts each thread's period from "
+				     "zero), so none of it is in the buckets, whose shares are of the "
+				     "rest", 100 * s->unsampled_share, s->thin_threads, m->hz);
+		if (s->hz_advice)
+			snprintf(text + w, sizeof(text) - w, "; --hz %u samples those that use 1/%u s (%.1f ms)",
+				 s->hz_advice, s->hz_advice, 1e3 / s->hz_advice);
+		vt_print_wrapped(out, text, 13, 100, 0);
+		return;
+	}
 	/* what was seen of the churn: threads that lived between two listings and got no
 	 * sample are in neither count */
 	snprintf(churn, sizeof(churn), "at least %u started and %u ended", m->threads_started,

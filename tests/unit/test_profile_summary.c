@@ -515,7 +515,68 @@ static void test_summary__unsampled_not_named(void)
 	vt_profile_free(&p);
 }
 
+/*
+ * A pool of 500 workers there throughout, each using 2 ms of CPU over the profile (under
+ * one 1/99 s period: no sample), beside one busy thread: the 1 s they use is missed, and
+ * the buckets stand for the busy thread only.  Said, with the rate that samples them.
+ */
+static void test_summary__unsampled_thin_threads(void)
+{
+	struct vt_profile *p;
+	struct vt_prof_summary *s;
+	struct vt_err err;
+	char *text = NULL, name[32];
+	size_t len = 0;
+
+	CHECK(vt_profile_new(&p, &err) == VT_OK);
+	uint32_t busy = vt_profile_intern_thread(p, 100, "busy");
+	p->threads[busy].cpu_s = 2.0;
+	CHECK(pb_stack(p, busy, VT_PROF_RUNNING, NULL, 198, "app!crunch", "app!main", NULL) == VT_OK);
+	for (int i = 0; i < 500; i++) {
+		snprintf(name, sizeof(name), "worker-%d", i);
+		uint32_t t = vt_profile_intern_thread(p, 200 + i, name);   /* may move p->threads */
+
+		p->threads[t].cpu_s = 0.002;
+	}
+	snprintf(p->meta.comm, sizeof(p->meta.comm), "pool");
+	snprintf(p->meta.method, sizeof(p->meta.method), "perf cpu-clock");
+	p->meta.hz = 99;
+	p->meta.duration_s = 5;
+	p->meta.process_cpu_s = 3.0;
+	p->meta.threads_inherited = true;
+	s = summary_of(p);
+	CHECK(NEAR(s->unsampled_share, 1 - 2.0 / 3.0, 1e-9));
+	CHECK(s->unsampled_cause == VT_PROF_UNSAMPLED_THIN_THREADS);
+	CHECK_EQ_U64(s->thin_threads, 500);
+	CHECK_EQ_U64(s->hz_advice, 990);
+	FILE *out = open_memstream(&text, &len);
+	CHECK(vt_render_profile_text(out, s, NULL) == 0);
+	fclose(out);
+	CHECK(strstr(text, "33% of it was not sampled: 500 threads used CPU but under 1/99 s each") != NULL);
+	CHECK(strstr(text, "--hz 990 samples those that use 1/990 s") != NULL);
+	free(text);
+	text = NULL;
+	out = open_memstream(&text, &len);
+	CHECK(vt_render_profile_json(out, s, false) == 0);
+	fclose(out);
+	json_error_t jerr;
+	json_t *doc = json_loads(text, 0, &jerr);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(doc, "unsampled"), "cause")),
+		  "threads_under_one_period");
+	json_decref(doc);
+	free(text);
+	vt_prof_summary_free(&s);
+	/* under a tenth missed: nothing said */
+	p->meta.process_cpu_s = 2.1;
+	for (int i = 0; i < 500; i++)
+		p->threads[1 + i].cpu_s = 0.0002;
+	s = summary_of(p);
+	CHECK(s->unsampled_cause == VT_PROF_UNSAMPLED_NONE && s->thin_threads == 0);
+	vt_prof_summary_free(&s);
+	vt_profile_free(&p);
+}
+
 VT_TEST_MAIN(test_summary__wilson, test_summary__buckets_functions_threads,
 	     test_summary__few_samples_and_ties, test_summary__wall_split, test_summary__text_view,
 	     test_summary__json_and_wall_text, test_summary__unsampled_short_threads,
-	     test_summary__unsampled_not_named)
+	     test_summary__unsampled_not_named, test_summary__unsampled_thin_threads)

@@ -142,7 +142,11 @@ static int64_t sleep_ms(pid_t tid, long nr, const uint64_t args[6])
 			return WAIT_UNKNOWN_MS;
 	}
 	if (absolute) {
-		if (clock_gettime((clockid_t)args[0], &now))
+		/* the system-wide clocks only (a CPU-time clock id would read vitals' own); the
+		 * target's in a time namespace may be offset from vitals', which only the tie
+		 * between two sleepers depends on */
+		if ((args[0] != CLOCK_REALTIME && args[0] != CLOCK_MONOTONIC && args[0] != CLOCK_BOOTTIME &&
+		     args[0] != CLOCK_TAI) || clock_gettime((clockid_t)args[0], &now))
 			return WAIT_UNKNOWN_MS;
 		ts.tv_sec -= now.tv_sec;
 		ts.tv_nsec -= now.tv_nsec;

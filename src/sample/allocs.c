@@ -198,6 +198,9 @@ bool vt_allocs_is_wrapper(const char *name)
 		 * call the allocator's */
 		"malloc", "calloc", "realloc", "free", "memalign", "aligned_alloc", "posix_memalign",
 		"valloc", "pvalloc",
+		/* glibc's posix_memalign by its own names: the malloc it makes for the program (one
+		 * seen without its posix_memalign, at a window's opening) is the program's call */
+		"__posix_memalign", "_mid_memalign",
 		/* the standard libraries' containers and strings (Rust's alloc, core and std,
 		 * C++'s std::): the site is the program's code that uses them */
 		"alloc::*", "<alloc::*", "<* as alloc::*", "core::*", "<core::*", "<* as core::*",

@@ -94,6 +94,7 @@ static void test_uprobe__wrappers(void)
 	CHECK(vt_allocs_is_wrapper("alloc::raw_vec::RawVec<T,A>::grow_one"));
 	CHECK(vt_allocs_is_wrapper("__strdup"));
 	CHECK(vt_allocs_is_wrapper("zmalloc"));
+	CHECK(vt_allocs_is_wrapper("__posix_memalign"));   /* glibc's, calling malloc for the program */
 	CHECK(!vt_allocs_is_wrapper("adapter::poll_round"));
 	CHECK(!vt_allocs_is_wrapper("churn_round"));
 	CHECK(!vt_allocs_is_wrapper(""));

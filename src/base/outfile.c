@@ -6,24 +6,32 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+bool vt_out_dir(const char *path, char *dir, size_t cap)
+{
+	const char *slash = strrchr(path, '/');
+	int n;
+
+	if (!slash)
+		n = snprintf(dir, cap, ".");
+	else if (slash == path)
+		n = snprintf(dir, cap, "/");
+	else
+		n = snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+	return n >= 0 && (size_t)n < cap;
+}
+
 /* Whether the directory path would be made in exists. */
 static bool parent_is_dir(const char *path)
 {
-	const char *slash = strrchr(path, '/');
 	char dir[4096];
 	struct stat sb;
 
-	if (!slash)
-		return stat(".", &sb) == 0 && S_ISDIR(sb.st_mode);
-	if ((size_t)(slash - path) >= sizeof(dir))
-		return false;
-	memcpy(dir, path, (size_t)(slash - path));
-	dir[slash - path] = '\0';
-	return stat(dir[0] ? dir : "/", &sb) == 0 && S_ISDIR(sb.st_mode);
+	return vt_out_dir(path, dir, sizeof(dir)) && stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
 static int create_failed(const char *path, int e, struct vt_err *err)

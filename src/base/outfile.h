@@ -13,6 +13,8 @@
 #ifndef VT_BASE_OUTFILE_H
 #define VT_BASE_OUTFILE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -31,6 +33,12 @@ enum vt_out_flags {
  * says what to do; callers may replace it with their own option names.
  */
 int vt_out_create(const char *path, mode_t mode, unsigned flags, int *fd, struct vt_err *err);
+
+/*
+ * The directory path names its file in, into dir[cap]: "." for a bare name,
+ * "/" for one at the root.  False when it did not fit (dir holds what did).
+ */
+bool vt_out_dir(const char *path, char *dir, size_t cap);
 
 /* The same as a stdio stream for writing; *out is NULL on failure. */
 int vt_out_fopen(const char *path, mode_t mode, unsigned flags, FILE **out, struct vt_err *err);

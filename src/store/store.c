@@ -406,15 +406,9 @@ static int not_ours(const char *path, int why, int code, const char *what, struc
 static int check_writable_dir(const char *path, struct vt_err *err)
 {
 	char dir[4096];
-	const char *slash = strrchr(path, '/');
 	int e;
 
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	(void)vt_out_dir(path, dir, sizeof(dir));   /* longer than PATH_MAX: access says so */
 	if (access(dir, W_OK) == 0)
 		return VT_OK;
 	e = errno;

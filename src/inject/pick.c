@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,6 +26,7 @@
 #include "base/scan.h"
 #include "elf/elfsym.h"
 #include "proc/access.h"
+#include "proc/mem.h"
 #include "proc/stat.h"
 #include "proc/status.h"
 #include "proc/task.h"
@@ -132,15 +132,9 @@ static int64_t sleep_ms(pid_t tid, long nr, const uint64_t args[6])
 	else if (nr == SYS_pause)
 		return WAIT_FOREVER_MS;
 #endif
-	if (!ptr)
+	if (!ptr || vt_mem_read(tid, ptr, &ts, sizeof(ts), NULL) != VT_OK || ts.tv_sec < 0 || ts.tv_nsec < 0 ||
+	    ts.tv_nsec >= 1000000000L)
 		return WAIT_UNKNOWN_MS;
-	{
-		struct iovec local = { &ts, sizeof(ts) }, remote = { (void *)(uintptr_t)ptr, sizeof(ts) };
-
-		if (process_vm_readv(tid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(ts) || ts.tv_sec < 0 ||
-		    ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000L)
-			return WAIT_UNKNOWN_MS;
-	}
 	if (absolute) {
 		/* the system-wide clocks only (a CPU-time clock id would read vitals' own); the
 		 * target's in a time namespace may be offset from vitals', which only the tie

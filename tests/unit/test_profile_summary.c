@@ -412,12 +412,38 @@ static struct vt_prof_summary *summary_of(struct vt_profile *p)
 	return s;
 }
 
+/* s as the text view prints it (the caller frees it). */
+static char *text_of(const struct vt_prof_summary *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	CHECK(vt_render_profile_text(out, s, NULL) == 0);
+	fclose(out);
+	return text;
+}
+
+/* s as the JSON view writes it, parsed (the caller json_decrefs it). */
+static json_t *json_of(const struct vt_prof_summary *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	json_error_t jerr;
+	FILE *out = open_memstream(&text, &len);
+
+	CHECK(vt_render_profile_json(out, s, false) == 0);
+	fclose(out);
+	json_t *doc = json_loads(text, 0, &jerr);
+	free(text);
+	return doc;
+}
+
 static void test_summary__unsampled_short_threads(void)
 {
 	struct vt_profile *p = request_profile();
 	struct vt_prof_summary *s = summary_of(p);
-	char *text = NULL;
-	size_t len = 0;
+	char *text;
 
 	CHECK(NEAR(s->used_cpu_s, 0.45, 1e-9));
 	CHECK(NEAR(s->sampled_cpu_s, 5 / 99.0, 1e-9));
@@ -425,21 +451,14 @@ static void test_summary__unsampled_short_threads(void)
 	CHECK(NEAR(s->unlisted_cpu_s, 0.41, 1e-9));
 	CHECK(s->unsampled_cause == VT_PROF_UNSAMPLED_SHORT_THREADS);
 	CHECK_EQ_U64(s->hz_advice, 990);
-	FILE *out = open_memstream(&text, &len);
-	CHECK(vt_render_profile_text(out, s, NULL) == 0);
-	fclose(out);
+	text = text_of(s);
 	CHECK(strstr(text, "  CPU        the target used 0.45 s of CPU; the samples account for "
 			   "0.05 s at 99 Hz\n"
 			   "             89% of it was not sampled, and threads came and went (at "
 			   "least 12 started and 11\n") != NULL);
 	CHECK(strstr(text, "--hz 990 samples those that use 1/990 s (1.0 ms)") != NULL);
 	free(text);
-	text = NULL;
-	out = open_memstream(&text, &len);
-	CHECK(vt_render_profile_json(out, s, false) == 0);
-	fclose(out);
-	json_error_t jerr;
-	json_t *doc = json_loads(text, 0, &jerr);
+	json_t *doc = json_of(s);
 	json_t *u = json_object_get(doc, "unsampled");
 	CHECK(NEAR(json_real_value(json_object_get(doc, "unsampled_share")), 0.8878, 1e-4));
 	CHECK_STR(json_string_value(json_object_get(u, "cause")), "short_lived_threads");
@@ -448,7 +467,6 @@ static void test_summary__unsampled_short_threads(void)
 	const char *advice = json_string_value(json_object_get(u, "advice"));
 	CHECK(advice && strstr(advice, "--hz 990") != NULL);
 	json_decref(doc);
-	free(text);
 	vt_prof_summary_free(&s);
 
 	/* at the highest rate already: named, no rate to advise */
@@ -525,8 +543,7 @@ static void test_summary__unsampled_thin_threads(void)
 	struct vt_profile *p;
 	struct vt_prof_summary *s;
 	struct vt_err err;
-	char *text = NULL, name[32];
-	size_t len = 0;
+	char *text, name[32];
 
 	CHECK(vt_profile_new(&p, &err) == VT_OK);
 	uint32_t busy = vt_profile_intern_thread(p, 100, "busy");
@@ -549,22 +566,14 @@ static void test_summary__unsampled_thin_threads(void)
 	CHECK(s->unsampled_cause == VT_PROF_UNSAMPLED_THIN_THREADS);
 	CHECK_EQ_U64(s->thin_threads, 500);
 	CHECK_EQ_U64(s->hz_advice, 990);
-	FILE *out = open_memstream(&text, &len);
-	CHECK(vt_render_profile_text(out, s, NULL) == 0);
-	fclose(out);
+	text = text_of(s);
 	CHECK(strstr(text, "33% of it was not sampled: 500 threads used CPU but under 1/99 s each") != NULL);
 	CHECK(strstr(text, "--hz 990 samples those that use 1/990 s") != NULL);
 	free(text);
-	text = NULL;
-	out = open_memstream(&text, &len);
-	CHECK(vt_render_profile_json(out, s, false) == 0);
-	fclose(out);
-	json_error_t jerr;
-	json_t *doc = json_loads(text, 0, &jerr);
+	json_t *doc = json_of(s);
 	CHECK_STR(json_string_value(json_object_get(json_object_get(doc, "unsampled"), "cause")),
 		  "threads_under_one_period");
 	json_decref(doc);
-	free(text);
 	vt_prof_summary_free(&s);
 	/* under a tenth missed: nothing said */
 	p->meta.process_cpu_s = 2.1;
